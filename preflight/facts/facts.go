@@ -1,0 +1,223 @@
+// Package facts holds what gpu-preflight knows about the host and the
+// container before it evaluates anything. Gatherers fill these types; checks
+// read them. Nothing here does I/O.
+//
+// A zero value means "not known": an empty string, a nil pointer or a nil
+// slice is a missing fact, never a default. Checks treat missing facts the
+// way libnvidia-container does (a missing property satisfies its factor).
+package facts
+
+// Facts is everything gathered for one run.
+type Facts struct {
+	Host      Host      `json:"host"`
+	Container Container `json:"container"`
+}
+
+// Host is what the machine and its NVIDIA driver say.
+type Host struct {
+	Hostname string `json:"hostname"`
+	Kernel   string `json:"kernel"`
+	Driver   Driver `json:"driver"`
+	// GPUs are the GPUs the driver reports, before visibility filtering.
+	GPUs []GPU `json:"gpus"`
+	// DeviceNodes are the /dev/nvidia* character devices present
+	// (paths relative to the root, e.g. "/dev/nvidiactl").
+	DeviceNodes []string `json:"deviceNodes"`
+	// ShmBytes is the size of /dev/shm in bytes; 0 when unknown.
+	ShmBytes uint64 `json:"shmBytes"`
+	Cgroup   Cgroup `json:"cgroup"`
+	NVML     NVML   `json:"nvml"`
+}
+
+// Driver describes the NVIDIA kernel driver.
+type Driver struct {
+	// Version is the driver version, e.g. "535.129.03"; empty when no driver.
+	Version string `json:"version"`
+	// CUDAVersion is the highest CUDA version the driver supports, "12.2".
+	// From NVML when it answered, else from the driver-branch table.
+	CUDAVersion string `json:"cudaVersion"`
+	// CUDAVersionSource says where CUDAVersion came from: "nvml" or "branch-table".
+	CUDAVersionSource string `json:"cudaVersionSource,omitempty"`
+	// Source names what answered for the driver: "nvml-memfd",
+	// "nvml-file", "procfs", or "none".
+	Source string `json:"source"`
+	// OpenKernelModule is true for the open GPU kernel module.
+	OpenKernelModule bool `json:"openKernelModule,omitempty"`
+}
+
+// Present reports whether any evidence of a driver was found.
+func (d Driver) Present() bool { return d.Version != "" }
+
+// GPU is one physical GPU. Fields NVML did not answer are empty; the reason
+// is in Errors, keyed by the JSON field name.
+type GPU struct {
+	Index int    `json:"index"`
+	Name  string `json:"name"`
+	UUID  string `json:"uuid"`
+	// PCIBusID is the full form "00000000:3B:00.0".
+	PCIBusID string `json:"pciBusId"`
+	// Brand uses libnvidia-container's strings: "Tesla", "Nvidia", "GeForceRTX"...
+	Brand string `json:"brand"`
+	// ComputeCapability is "major.minor", e.g. "9.0".
+	ComputeCapability string `json:"computeCapability"`
+	Architecture      string `json:"architecture,omitempty"`
+	MemoryBytes       uint64 `json:"memoryBytes"`
+	// MIGMode and MIGPendingMode are "enabled", "disabled" or "" (unknown/unsupported).
+	MIGMode        string `json:"migMode"`
+	MIGPendingMode string `json:"migPendingMode,omitempty"`
+	// PersistenceMode is "enabled", "disabled" or "".
+	PersistenceMode string `json:"persistenceMode"`
+	// ECCUncorrectedVolatile is the volatile uncorrected ECC error count; nil when unsupported.
+	ECCUncorrectedVolatile *uint64 `json:"eccUncorrectedVolatile,omitempty"`
+	// RetiredPagesPending is true when retired pages await a reboot; nil when unsupported.
+	RetiredPagesPending *bool `json:"retiredPagesPending,omitempty"`
+	// MIGDevices counts MIG devices visible on this GPU; nil when unknown.
+	MIGDevices *int `json:"migDevices,omitempty"`
+	// Minor is the /dev/nvidiaN minor number; -1 when unknown.
+	Minor int `json:"minor"`
+	// Errors maps a field name to the NVML error that left it empty.
+	Errors map[string]string `json:"errors,omitempty"`
+}
+
+// Cgroup holds the container's resource limits. Zero means unlimited or unknown.
+type Cgroup struct {
+	// Version is 1 or 2; 0 when unknown.
+	Version     int    `json:"version"`
+	MemoryBytes uint64 `json:"memoryLimitBytes,omitempty"`
+	// CPUs is the CPU quota in cores (quota/period), 0 when unlimited.
+	CPUs float64 `json:"cpuLimit,omitempty"`
+}
+
+// NVML records how the NVML probe went.
+type NVML struct {
+	// Outcome is one of the Probe* constants.
+	Outcome string `json:"outcome"`
+	// Error is NVML's or the runner's error string, if any.
+	Error string `json:"error,omitempty"`
+	// Via is how the probe was started: "memfd", "file:<path>", or "".
+	Via string `json:"via,omitempty"`
+	// Version is NVML's own version string.
+	Version string `json:"version,omitempty"`
+	// DurationMillis is how long the probe ran.
+	DurationMillis float64 `json:"durationMillis,omitempty"`
+}
+
+// Outcomes of the NVML probe.
+const (
+	ProbeNotRun          = "not-run"           // no driver evidence, or disabled
+	ProbeOK              = "ok"                // NVML initialised and answered
+	ProbeLibraryNotFound = "library-not-found" // libnvidia-ml.so.1 could not be loaded
+	ProbeDriverNotLoaded = "driver-not-loaded" // NVML loaded, no kernel driver
+	ProbeInitFailed      = "init-failed"       // nvmlInit failed another way
+	ProbeTimeout         = "timeout"           // killed at the deadline
+	ProbeUnavailable     = "unavailable"       // no probe could be started (no memfd, no file, no loader)
+	ProbeFailed          = "failed"            // the probe crashed or printed garbage
+)
+
+// Container is what the image says about itself.
+type Container struct {
+	// Env holds the raw values of the environment variables gpu-preflight
+	// reads (NVIDIA_*, CUDA_*, ...). A key that is present with an empty
+	// value was set to empty; an absent key was unset.
+	Env map[string]string `json:"env"`
+	// Requirements are the NVIDIA_REQUIRE_* variables, sorted by name.
+	Requirements []Requirement `json:"requirements"`
+	// CUDA is the CUDA toolkit found in the image.
+	CUDA CUDAToolkit `json:"cuda"`
+	// Compat lists forward-compatibility libcuda libraries under
+	// /usr/local/cuda/compat.
+	Compat []CompatLib `json:"compat"`
+	// Stack lists other CUDA libraries (cuDNN, NCCL, TensorRT).
+	Stack Stack `json:"stack"`
+	// Frameworks are the deep-learning frameworks installed.
+	Frameworks []Framework `json:"frameworks"`
+	// ScanSource says how Stack/Frameworks were obtained: "scan",
+	// "manifest" (read from the baked image manifest), or "" when not scanned.
+	ScanSource string   `json:"scanSource,omitempty"`
+	Identity   Identity `json:"identity"`
+}
+
+// Requirement is one NVIDIA_REQUIRE_* variable (or PREFLIGHT_REQUIRE, or the
+// legacy rule derived from CUDA_VERSION).
+type Requirement struct {
+	Var   string `json:"var"`
+	Value string `json:"value"`
+}
+
+// CUDAToolkit is the CUDA toolkit in the image.
+type CUDAToolkit struct {
+	// Version is major.minor, "11.8"; Full is what the file said, "11.8.20220929".
+	Version string `json:"version"`
+	Full    string `json:"full,omitempty"`
+	// Source is the file or variable it came from.
+	Source string `json:"source,omitempty"`
+}
+
+// CompatLib is one forward-compatibility libcuda in /usr/local/cuda/compat.
+type CompatLib struct {
+	Path string `json:"path"`
+	// DriverVersion is the driver the library was built from, "535.129.03".
+	DriverVersion string `json:"driverVersion"`
+}
+
+// Stack is the CUDA libraries found in the image. Empty means not found.
+type Stack struct {
+	CuDNN    Component `json:"cudnn"`
+	NCCL     Component `json:"nccl"`
+	TensorRT Component `json:"tensorrt"`
+}
+
+// Component is one library and where its version came from.
+type Component struct {
+	Version string `json:"version"`
+	Source  string `json:"source,omitempty"`
+}
+
+// Framework is one installed deep-learning framework.
+type Framework struct {
+	// Name is "paddlepaddle", "torch", "tensorflow" or "jax".
+	Name    string `json:"name"`
+	Version string `json:"version"`
+	// CUDAVersion is the CUDA it was built for, "11.8"; empty for CPU builds.
+	CUDAVersion  string `json:"cudaVersion"`
+	CuDNNVersion string `json:"cudnnVersion,omitempty"`
+	// Archs are the compiled GPU targets, "sm_80", "compute_90", "sm_90a".
+	Archs []string `json:"archs"`
+	// Kernels lists the scanned kernel libraries and what each carries.
+	Kernels []KernelLibrary `json:"kernels,omitempty"`
+	// Location is the package directory.
+	Location string `json:"location"`
+	// Source names the file the version came from.
+	Source string `json:"source,omitempty"`
+}
+
+// KernelLibrary is one shared object whose fatbins were scanned.
+type KernelLibrary struct {
+	Path    string        `json:"path"`
+	Size    int64         `json:"size"`
+	ModTime int64         `json:"modTime"` // Unix nanoseconds
+	Images  []KernelImage `json:"images"`
+	// Error is set when the library could not be scanned.
+	Error string `json:"error,omitempty"`
+}
+
+// KernelImage is one distinct target in a library's fatbins.
+type KernelImage struct {
+	// Kind is "cubin" or "ptx".
+	Kind string `json:"kind"`
+	// Arch is "sm_90", "sm_90a", "compute_80" ...
+	Arch string `json:"arch"`
+	// PTXVersion is the PTX ISA version of a PTX entry, "8.4".
+	PTXVersion string `json:"ptxVersion,omitempty"`
+	// Count is how many entries carry this target.
+	Count int `json:"count"`
+}
+
+// Identity is what is known of the image and its build.
+type Identity struct {
+	Ref      string `json:"ref"`
+	Digest   string `json:"digest"`
+	Revision string `json:"revision"`
+	Created  string `json:"created"`
+	Source   string `json:"source,omitempty"`
+}
