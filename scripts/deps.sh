@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Installs what the test suites need on a fresh Debian machine. As root it
+# installs missing Debian packages; otherwise it names them and fails, since
+# a suite without its tools would prove nothing.
+set -euo pipefail
+
+packages=(runc debootstrap busybox-static tini hyperfine shellcheck file binutils gcc libc6-dev)
+missing=()
+for p in "${packages[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if ((${#missing[@]})); then
+	if [[ $(id -u) -ne 0 ]]; then
+		echo "deps: missing Debian packages: ${missing[*]} (run 'make deps' as root)" >&2
+		exit 1
+	fi
+	echo "deps: installing ${missing[*]}"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq
+	apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+go mod download
