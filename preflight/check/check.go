@@ -1,0 +1,66 @@
+// Package check turns facts into findings. Every check is a pure function:
+// it reads an Input and returns one Finding, never touching the file system,
+// the environment or the clock, so each rule is proved by a table test.
+package check
+
+import "github.com/gpu-preflight/gpu-preflight/preflight/facts"
+
+// Status is a finding's outcome, from best to worst.
+type Status string
+
+// Statuses, in increasing severity (skip sorts with pass).
+const (
+	Pass  Status = "pass"
+	Skip  Status = "skip"
+	Info  Status = "info"
+	Warn  Status = "warn"
+	Error Status = "error"
+)
+
+// Severity orders statuses: pass and skip 0, info 1, warn 2, error 3.
+func (s Status) Severity() int {
+	switch s {
+	case Info:
+		return 1
+	case Warn:
+		return 2
+	case Error:
+		return 3
+	}
+	return 0
+}
+
+// Finding is one check's verdict. Remedy is empty only when Status is pass
+// or skip.
+type Finding struct {
+	ID      string `json:"id"`
+	Status  Status `json:"status"`
+	Message string `json:"message"`
+	Remedy  string `json:"remedy"`
+}
+
+// Options are the user's settings that change what a check demands.
+type Options struct {
+	// RequireGPU turns "no GPU" into an error instead of a warning.
+	RequireGPU bool
+	// MinGPUs is the number of visible GPUs the job needs.
+	MinGPUs int
+	// ExtraRequire is PREFLIGHT_REQUIRE: a requirement in the
+	// NVIDIA_REQUIRE_* language, ANDed with the image's.
+	ExtraRequire string
+}
+
+// Input is everything a check may read.
+type Input struct {
+	Facts facts.Facts
+	// Visible are the GPUs this container may use, after
+	// NVIDIA_VISIBLE_DEVICES and CUDA_VISIBLE_DEVICES.
+	Visible []facts.GPU
+	Options Options
+}
+
+// Check is one rule: a stable id and the pure function that applies it.
+type Check struct {
+	ID  string
+	Run func(Input) Finding
+}
