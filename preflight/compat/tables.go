@@ -1,0 +1,163 @@
+// Package compat holds NVIDIA's compatibility tables as data: which driver a
+// CUDA toolkit needs, which CUDA a driver branch supports, the
+// minor-version-compatibility floors, which PTX ISA each CUDA release
+// introduced, and which compute capabilities each toolkit compiles for.
+//
+// Every row carries its source. Rows marked "derived" were not read from a
+// release-notes table; correct them here and nowhere else.
+package compat
+
+// toolkitDriver is the minimum Linux x86_64 driver for the GA release of a
+// CUDA toolkit minor version.
+//
+// Source: CUDA Toolkit Release Notes, Table 3 "CUDA Toolkit and Corresponding
+// Driver Versions" (13.2 Update 2 notes), research/nvidia-requirements.md §2.
+// Update releases need newer drivers (12.2 U2: 535.104.05), but within a major
+// version minor-version compatibility covers them, so the GA floor is the
+// one a toolkit X.Y is held to.
+var toolkitDriver = []struct {
+	CUDA, Driver string
+}{
+	{"10.0", "410.48"},
+	{"10.1", "418.39"},
+	{"10.2", "440.33"},
+	{"11.0", "450.51.05"}, // 11.0.2 GA; 11.0.1 RC needed 450.36.06
+	{"11.1", "455.23"},
+	{"11.2", "460.27.03"},
+	{"11.3", "465.19.01"},
+	{"11.4", "470.42.01"},
+	{"11.5", "495.29.05"},
+	{"11.6", "510.39.01"},
+	{"11.7", "515.43.04"},
+	{"11.8", "520.61.05"},
+	{"12.0", "525.60.13"},
+	{"12.1", "530.30.02"},
+	{"12.2", "535.54.03"},
+	{"12.3", "545.23.06"},
+	{"12.4", "550.54.14"},
+	{"12.5", "555.42.02"},
+	{"12.6", "560.28.03"},
+	// No CUDA 12.7 toolkit exists; R565 drivers report 12.7.
+	{"12.8", "570.26"},
+	{"12.9", "575.51.03"},
+	{"13.0", "580.65.06"},
+	{"13.1", "590.44.01"},
+	{"13.2", "595.45.04"},
+	{"13.3", "610.43.02"}, // derived: cuda_compat version in redistrib_13.3.0.json
+	{"13.4", "615.71.09"}, // derived: cuda-compat-13-4 ships 615.71.09 (R615)
+	{"13.5", "620.70.06"}, // derived: redistrib_620.70.06.json cuda_variant "13.5"
+}
+
+// branchCUDA maps a driver branch (the first component of its version) to
+// the highest CUDA version it supports: what nvidia-smi prints as "CUDA
+// Version" and nvmlSystemGetCudaDriverVersion returns.
+//
+// Source: research/nvidia-requirements.md §3 (Table 3 branch pairing, with
+// nvidia-smi samples for 520, 565, 580, 590, 595, 610, 615). A driver between
+// two rows (e.g. 430) takes the row below it.
+var branchCUDA = []struct {
+	Branch int
+	CUDA   string
+}{
+	{410, "10.0"},
+	{418, "10.1"},
+	{440, "10.2"},
+	{450, "11.0"},
+	{455, "11.1"},
+	{460, "11.2"},
+	{465, "11.3"},
+	{470, "11.4"},
+	{495, "11.5"},
+	{510, "11.6"},
+	{515, "11.7"},
+	{520, "11.8"},
+	{525, "12.0"},
+	{530, "12.1"},
+	{535, "12.2"},
+	{545, "12.3"},
+	{550, "12.4"},
+	{555, "12.5"},
+	{560, "12.6"},
+	{565, "12.7"},
+	{570, "12.8"},
+	{575, "12.9"},
+	{580, "13.0"},
+	{590, "13.1"},
+	{595, "13.2"},
+	{610, "13.3"},
+	{615, "13.4"},
+	{620, "13.5"},
+}
+
+// mvcFloor is the lowest driver with which minor-version compatibility works
+// across a CUDA major version, and the first branch past its range.
+//
+// Source: docs.nvidia.com/deploy/cuda-compatibility/minor-version-compatibility.html
+// (Table 1 and its footnote: 11.x needs 450.80.02), research §2. 10.x has no
+// minor-version compatibility.
+var mvcFloor = []struct {
+	Major  int
+	Driver string
+}{
+	{11, "450.80.02"},
+	{12, "525.60.13"},
+	{13, "580.65.06"},
+}
+
+// ptxISA maps a PTX ISA version to the first CUDA release that emits (and so
+// whose driver JIT accepts) it.
+//
+// Source: NVIDIA cuda-python cuda/bindings/utils/_ptx_utils.py, research
+// fatbin-frameworks.md §2. ISA versions past 9.1 are unknown here.
+var ptxISA = []struct {
+	ISA, CUDA string
+}{
+	{"6.3", "10.0"}, {"6.4", "10.1"}, {"6.5", "10.2"},
+	{"7.0", "11.0"}, {"7.1", "11.1"}, {"7.2", "11.2"}, {"7.3", "11.3"}, {"7.4", "11.4"},
+	{"7.5", "11.5"}, {"7.6", "11.6"}, {"7.7", "11.7"}, {"7.8", "11.8"},
+	{"8.0", "12.0"}, {"8.1", "12.1"}, {"8.2", "12.2"}, {"8.3", "12.3"}, {"8.4", "12.4"},
+	{"8.5", "12.5"}, // 12.6 also emits 8.5
+	{"8.6", "12.7"}, {"8.7", "12.8"}, {"8.8", "12.9"},
+	{"9.0", "13.0"}, {"9.1", "13.1"},
+}
+
+// toolkitArchs is the range of compute capabilities a CUDA toolkit compiles
+// for (offline compilation and library support), from its first minor
+// version on until the next row.
+//
+// Source: research/nvidia-requirements.md §4 (Kitware CMake
+// architectures.cmake, CUDA 12.x/13.x release notes §2.6.2).
+var toolkitArchs = []struct {
+	From     string // first CUDA version with this range
+	Min, Max string
+}{
+	{"10.0", "3.0", "7.5"},
+	{"11.0", "3.5", "8.0"},  // sm_80 added; sm_30/32 removed
+	{"11.1", "3.5", "8.6"},  // sm_86
+	{"11.4", "3.5", "8.7"},  // sm_87 (Orin)
+	{"11.8", "3.5", "9.0"},  // sm_89, sm_90
+	{"12.0", "5.0", "9.0"},  // Kepler removed
+	{"12.8", "5.0", "12.0"}, // sm_100, sm_101, sm_120
+	{"12.9", "5.0", "12.1"}, // sm_103, sm_121
+	{"13.0", "7.5", "12.1"}, // Maxwell, Pascal, Volta removed; sm_101 renamed sm_110
+}
+
+// forwardCompatBrands are the NVML brands (libnvidia-container's strings) of
+// the GPUs CUDA forward compatibility supports: data-center GPUs. Modern
+// data-center parts (A100, H100, H200, B200) report "Nvidia", older ones
+// "Tesla". Select NGC-ready RTX SKUs are also supported but cannot be told
+// apart by brand, so professional brands count as "maybe".
+//
+// Source: docs.nvidia.com/deploy/cuda-compatibility/forward-compatibility.html,
+// research §1d and §2.
+var forwardCompatBrands = map[string]Support{
+	"tesla":      Supported,
+	"nvidia":     Supported,
+	"quadro":     Maybe,
+	"quadrortx":  Maybe,
+	"nvidiartx":  Maybe,
+	"geforce":    Unsupported,
+	"geforcertx": Unsupported,
+	"titan":      Unsupported,
+	"titanrtx":   Unsupported,
+}
