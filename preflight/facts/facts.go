@@ -120,8 +120,14 @@ type Container struct {
 	// reads (NVIDIA_*, CUDA_*, ...). A key that is present with an empty
 	// value was set to empty; an absent key was unset.
 	Env map[string]string `json:"env"`
-	// Requirements are the NVIDIA_REQUIRE_* variables, sorted by name.
+	// Requirements are the NVIDIA_REQUIRE_* variables, sorted by name, plus
+	// the legacy rule derived from CUDA_VERSION where the toolkit adds it.
 	Requirements []Requirement `json:"requirements"`
+	// RequireDisabled is true when NVIDIA_DISABLE_REQUIRE is set to a true value.
+	RequireDisabled bool `json:"requireDisabled,omitempty"`
+	// RequireError is set when the requirements could not be collected
+	// (an unparsable CUDA_VERSION in a legacy image).
+	RequireError string `json:"requireError,omitempty"`
 	// CUDA is the CUDA toolkit found in the image.
 	CUDA CUDAToolkit `json:"cuda"`
 	// Compat lists forward-compatibility libcuda libraries under
