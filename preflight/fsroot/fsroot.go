@@ -1,0 +1,262 @@
+// Package fsroot reads files under one configurable root directory
+// (PREFLIGHT_ROOT, default "/"), so that every gatherer can be pointed at a
+// prepared tree: a test fixture, or an image unpacked at /mnt/image.
+//
+// Paths given to a Root are always read as absolute paths inside it:
+// "proc/driver/nvidia/version" and "/proc/driver/nvidia/version" name the
+// same file, and ".." never climbs above the root. When the root is not "/",
+// symbolic links are also resolved inside the root, the way chroot would:
+// an image's absolute link /usr/local/cuda -> /etc/alternatives/cuda must
+// land in the image, not on the machine running the check. When the root is
+// "/" the kernel resolves paths itself and nothing is rewritten.
+package fsroot
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+)
+
+// Root is the directory every path is read under. The empty Root means "/".
+type Root string
+
+// maxLinks bounds symbolic-link resolution, as the kernel's MAXSYMLINKS
+// (40) bounds path walks; past it Resolve fails with ELOOP.
+const maxLinks = 40
+
+// IsHost reports whether r is the real root "/", where paths are used as
+// they are.
+func (r Root) IsHost() bool {
+	return r.dir() == "/"
+}
+
+func (r Root) dir() string {
+	if r == "" {
+		return "/"
+	}
+	return filepath.Clean(string(r))
+}
+
+// clean makes p absolute and removes "." and ".." lexically; ".." at the
+// top stays at the top.
+func clean(p string) string {
+	return path.Clean("/" + p)
+}
+
+// Path joins p under the root lexically: it never leaves the root through
+// "..", but it does not follow symbolic links (use Resolve for that).
+func (r Root) Path(p string) string {
+	return filepath.Join(r.dir(), clean(p))
+}
+
+// Resolve returns the path on this machine that p names inside the root,
+// with every symbolic link, final component included, resolved inside the
+// root. Components that do not exist are kept as written, so the caller's
+// next operation reports the missing file.
+func (r Root) Resolve(p string) (string, error) {
+	return r.resolve(p, true)
+}
+
+// resolve walks p one component at a time. followLast is false for Lstat
+// and Readlink, which act on a final link itself.
+func (r Root) resolve(p string, followLast bool) (string, error) {
+	if r.IsHost() {
+		return clean(p), nil
+	}
+	base := r.dir()
+	rest := strings.Split(clean(p), "/")
+	var done []string // resolved components below the root
+	links := 0
+	for len(rest) > 0 {
+		c := rest[0]
+		rest = rest[1:]
+		switch c {
+		case "", ".":
+			continue
+		case "..":
+			if len(done) > 0 {
+				done = done[:len(done)-1]
+			}
+			continue
+		}
+		if len(rest) == 0 && !followLast {
+			done = append(done, c)
+			break
+		}
+		host := filepath.Join(base, filepath.Join(append(slices.Clip(done), c)...))
+		fi, err := os.Lstat(host)
+		if err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+			// Not a link, or not there: keep it as written.
+			done = append(done, c)
+			continue
+		}
+		links++
+		if links > maxLinks {
+			return "", &fs.PathError{Op: "resolve", Path: r.Path(p), Err: syscall.ELOOP}
+		}
+		target, err := os.Readlink(host)
+		if err != nil {
+			return "", err
+		}
+		if strings.HasPrefix(target, "/") {
+			done = done[:0]
+		}
+		rest = append(strings.Split(target, "/"), rest...)
+	}
+	return filepath.Join(base, filepath.Join(done...)), nil
+}
+
+// ReadFile reads the file p names inside the root.
+func (r Root) ReadFile(p string) ([]byte, error) {
+	host, err := r.Resolve(p)
+	if err != nil {
+		return nil, err
+	}
+	return os.ReadFile(host)
+}
+
+// ErrTooLarge is wrapped by ReadFileMax when a file exceeds its limit.
+var ErrTooLarge = errors.New("file larger than the limit")
+
+// ReadFileMax reads the regular file p names inside the root, failing
+// (wrapping ErrTooLarge) when it holds more than max bytes. It refuses
+// anything but a regular file, and opens without blocking, so a FIFO or a
+// device planted where a text file belongs cannot hang the caller. procfs
+// and sysfs files are regular files that report size 0; they are read to
+// the end like any other.
+func (r Root) ReadFileMax(p string, max int64) ([]byte, error) {
+	host, err := r.Resolve(p)
+	if err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(host, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, &fs.PathError{Op: "read", Path: host, Err: fmt.Errorf("not a regular file (%v)", fi.Mode().Type())}
+	}
+	data, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > max {
+		return nil, &fs.PathError{Op: "read", Path: host, Err: fmt.Errorf("%w of %d bytes", ErrTooLarge, max)}
+	}
+	return data, nil
+}
+
+// Open opens the file p names inside the root for reading.
+func (r Root) Open(p string) (*os.File, error) {
+	host, err := r.Resolve(p)
+	if err != nil {
+		return nil, err
+	}
+	return os.Open(host)
+}
+
+// ReadDir lists the directory p names inside the root, sorted by name.
+func (r Root) ReadDir(p string) ([]fs.DirEntry, error) {
+	host, err := r.Resolve(p)
+	if err != nil {
+		return nil, err
+	}
+	return os.ReadDir(host)
+}
+
+// Stat describes the file p names inside the root, following links.
+func (r Root) Stat(p string) (fs.FileInfo, error) {
+	host, err := r.Resolve(p)
+	if err != nil {
+		return nil, err
+	}
+	return os.Stat(host)
+}
+
+// Lstat describes the file p names inside the root without following a
+// final symbolic link.
+func (r Root) Lstat(p string) (fs.FileInfo, error) {
+	host, err := r.resolve(p, false)
+	if err != nil {
+		return nil, err
+	}
+	return os.Lstat(host)
+}
+
+// Readlink returns the target of the symbolic link p names inside the
+// root, exactly as stored (an absolute target is absolute inside the root).
+func (r Root) Readlink(p string) (string, error) {
+	host, err := r.resolve(p, false)
+	if err != nil {
+		return "", err
+	}
+	return os.Readlink(host)
+}
+
+// Glob returns the paths inside the root (absolute, "/"-separated, as a
+// caller would write them) that match pattern, sorted. The pattern syntax
+// is path.Match's; a wildcard may appear in any component. Directories
+// that cannot be read match nothing; only a malformed pattern is an error.
+func (r Root) Glob(pattern string) ([]string, error) {
+	pattern = clean(pattern)
+	if _, err := path.Match(pattern, ""); err != nil {
+		return nil, err
+	}
+	matches := []string{"/"}
+	for _, part := range strings.Split(pattern, "/") {
+		if part == "" {
+			continue
+		}
+		var next []string
+		for _, dir := range matches {
+			if !hasMeta(part) {
+				candidate := path.Join(dir, part)
+				if _, err := r.Lstat(candidate); err == nil {
+					next = append(next, candidate)
+				}
+				continue
+			}
+			entries, err := r.ReadDir(dir)
+			if err != nil {
+				continue
+			}
+			for _, e := range entries {
+				if ok, _ := path.Match(part, e.Name()); ok {
+					next = append(next, path.Join(dir, e.Name()))
+				}
+			}
+		}
+		matches = next
+		if len(matches) == 0 {
+			return nil, nil
+		}
+	}
+	if len(matches) == 1 && matches[0] == "/" {
+		return matches, nil
+	}
+	slices.Sort(matches)
+	return matches, nil
+}
+
+func hasMeta(s string) bool {
+	return strings.ContainsAny(s, `*?[\`)
+}
+
+// Missing reports whether err means the file is not there: it does not
+// exist, or a component of its path is not a directory. Gatherers treat a
+// missing file as a fact, not as a failure.
+func Missing(err error) bool {
+	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR)
+}

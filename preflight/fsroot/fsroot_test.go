@@ -1,0 +1,236 @@
+package fsroot
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// tree builds a directory under t.TempDir from a map of relative path to
+// content; a content starting with "->" makes a symbolic link instead.
+func tree(t testing.TB, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for name, content := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if target, ok := strings.CutPrefix(content, "->"); ok {
+			if err := os.Symlink(target, p); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		if strings.HasSuffix(name, "/") {
+			continue
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+func TestPathNeverLeavesTheRoot(t *testing.T) {
+	r := Root("/mnt/image")
+	for in, want := range map[string]string{
+		"proc/driver/nvidia/version":  "/mnt/image/proc/driver/nvidia/version",
+		"/proc/driver/nvidia/version": "/mnt/image/proc/driver/nvidia/version",
+		"../../etc/passwd":            "/mnt/image/etc/passwd",
+		"/usr/../../../etc/shadow":    "/mnt/image/etc/shadow",
+		"a/./b//c/..":                 "/mnt/image/a/b",
+		"":                            "/mnt/image",
+		"..":                          "/mnt/image",
+	} {
+		if got := r.Path(in); got != want {
+			t.Errorf("Root(%q).Path(%q) = %q, want %q", r, in, got, want)
+		}
+	}
+}
+
+func TestHostRootUsesPathsAsTheyAre(t *testing.T) {
+	for _, r := range []Root{"", "/", "//", "/."} {
+		if !r.IsHost() {
+			t.Errorf("Root(%q).IsHost() = false", r)
+		}
+		if got := r.Path("proc/version"); got != "/proc/version" {
+			t.Errorf("Root(%q).Path = %q", r, got)
+		}
+		got, err := r.Resolve("../proc/self/../version")
+		if err != nil || got != "/proc/version" {
+			t.Errorf("Root(%q).Resolve = %q, %v", r, got, err)
+		}
+	}
+	if Root("/tmp").IsHost() {
+		t.Error(`Root("/tmp").IsHost() = true`)
+	}
+}
+
+func TestAbsoluteLinksResolveInsideTheRoot(t *testing.T) {
+	// The nvidia/cuda images' chain: /usr/local/cuda -> /etc/alternatives/cuda
+	// -> /usr/local/cuda-12.2, all absolute.
+	dir := tree(t, map[string]string{
+		"usr/local/cuda":                    "->/etc/alternatives/cuda",
+		"etc/alternatives/cuda":             "->/usr/local/cuda-12.2",
+		"usr/local/cuda-12.2/version.json":  `{"cuda":{"version":"12.2.2"}}`,
+		"usr/local/cuda-12.2/compat/lib":    "->../compat",
+		"usr/local/cuda-12.2/compat/x.so.1": "x",
+	})
+	r := Root(dir)
+	data, err := r.ReadFile("/usr/local/cuda/version.json")
+	if err != nil || !strings.Contains(string(data), "12.2.2") {
+		t.Fatalf("ReadFile through absolute links = %q, %v", data, err)
+	}
+	got, err := r.Resolve("/usr/local/cuda/compat/lib/x.so.1")
+	if want := filepath.Join(dir, "usr/local/cuda-12.2/compat/x.so.1"); err != nil || got != want {
+		t.Errorf("Resolve = %q, %v; want %q", got, err, want)
+	}
+	target, err := r.Readlink("/usr/local/cuda")
+	if err != nil || target != "/etc/alternatives/cuda" {
+		t.Errorf("Readlink = %q, %v", target, err)
+	}
+	fi, err := r.Lstat("/usr/local/cuda")
+	if err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("Lstat of a link = %v, %v; want the link itself", fi, err)
+	}
+	fi, err = r.Stat("/usr/local/cuda")
+	if err != nil || !fi.IsDir() {
+		t.Errorf("Stat of a link to a directory = %v, %v", fi, err)
+	}
+}
+
+func TestLinksCannotEscapeTheRoot(t *testing.T) {
+	outside := t.TempDir()
+	if err := os.WriteFile(filepath.Join(outside, "secret"), []byte("host"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir := tree(t, map[string]string{
+		"up":             "->../../../../../../../../..",
+		"abs":            "->/",
+		"etc/secret":     "image",
+		"deep/a/b/c/dot": "->../../../../../../../../etc/secret",
+	})
+	r := Root(dir)
+	for _, p := range []string{
+		"up" + outside + "/secret",
+		"abs" + outside + "/secret",
+		"up/up/up" + outside + "/secret",
+	} {
+		if data, err := r.ReadFile(p); err == nil {
+			t.Errorf("ReadFile(%q) escaped the root: read %q", p, data)
+		}
+	}
+	data, err := r.ReadFile("deep/a/b/c/dot")
+	if err != nil || string(data) != "image" {
+		t.Errorf("relative link climbing past the top = %q, %v; want the image's /etc/secret", data, err)
+	}
+}
+
+func TestLinkLoopsFailWithELOOP(t *testing.T) {
+	dir := tree(t, map[string]string{"a": "->b", "b": "->/a"})
+	_, err := Root(dir).ReadFile("a/x")
+	if !errors.Is(err, syscall.ELOOP) {
+		t.Errorf("ReadFile through a loop: err = %v, want ELOOP", err)
+	}
+}
+
+func TestGlobMatchesInAnyComponentAndReturnsRootPaths(t *testing.T) {
+	dir := tree(t, map[string]string{
+		"proc/driver/nvidia/gpus/0000:3b:00.0/information": "x",
+		"proc/driver/nvidia/gpus/0000:1a:00.0/information": "x",
+		"proc/driver/nvidia/gpus/0000:5e:00.0/power":       "x",
+		"usr/local/cuda": "->/usr/local/cuda-11.8",
+		"usr/local/cuda-11.8/targets/x86_64-linux/lib/libcudart.so.11.8.89": "x",
+		"usr/local/cuda-11.8/targets/x86_64-linux/lib/libcudart.so.11.0":    "->libcudart.so.11.8.89",
+	})
+	r := Root(dir)
+	got, err := r.Glob("proc/driver/nvidia/gpus/*/information")
+	want := []string{
+		"/proc/driver/nvidia/gpus/0000:1a:00.0/information",
+		"/proc/driver/nvidia/gpus/0000:3b:00.0/information",
+	}
+	if err != nil || !slices.Equal(got, want) {
+		t.Errorf("Glob gpus = %q, %v; want %q", got, err, want)
+	}
+	got, err = r.Glob("/usr/local/cuda/targets/*/lib/libcudart.so.*")
+	want = []string{
+		"/usr/local/cuda/targets/x86_64-linux/lib/libcudart.so.11.0",
+		"/usr/local/cuda/targets/x86_64-linux/lib/libcudart.so.11.8.89",
+	}
+	if err != nil || !slices.Equal(got, want) {
+		t.Errorf("Glob through a link = %q, %v; want %q", got, err, want)
+	}
+	if got, err := r.Glob("nothing/*/here"); err != nil || got != nil {
+		t.Errorf("Glob with no match = %q, %v", got, err)
+	}
+	if _, err := r.Glob("proc/["); err == nil {
+		t.Error("Glob of a malformed pattern: want an error")
+	}
+}
+
+func TestMissingCoversNotExistAndNotADirectory(t *testing.T) {
+	dir := tree(t, map[string]string{"file": "x"})
+	r := Root(dir)
+	for _, p := range []string{"absent", "file/below"} {
+		_, err := r.ReadFile(p)
+		if !Missing(err) {
+			t.Errorf("ReadFile(%q): Missing(%v) = false", p, err)
+		}
+	}
+	if Missing(nil) || Missing(errors.New("other")) {
+		t.Error("Missing is true for an unrelated error")
+	}
+}
+
+func TestReadFileMaxRefusesLargeAndSpecialFiles(t *testing.T) {
+	dir := tree(t, map[string]string{"small": "1234", "big": strings.Repeat("x", 100)})
+	if err := syscall.Mkfifo(filepath.Join(dir, "fifo"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := Root(dir)
+	if data, err := r.ReadFileMax("small", 4); err != nil || string(data) != "1234" {
+		t.Errorf("ReadFileMax(small, 4) = %q, %v", data, err)
+	}
+	if _, err := r.ReadFileMax("big", 99); !errors.Is(err, ErrTooLarge) {
+		t.Errorf("ReadFileMax(big, 99): err = %v, want ErrTooLarge", err)
+	}
+	if _, err := r.ReadFileMax("fifo", 10); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+		t.Errorf("ReadFileMax(fifo): err = %v, want a refusal that does not block", err)
+	}
+	if _, err := r.ReadFileMax("/", 10); err == nil {
+		t.Error("ReadFileMax of a directory: want an error")
+	}
+}
+
+// FuzzPath proves that no argument makes Path or Resolve name a file
+// outside the root.
+func FuzzPath(f *testing.F) {
+	for _, s := range []string{"proc/driver/nvidia/version", "../../etc/passwd", "/a/../..", "..", "", "a//b/./c", "/..//../x"} {
+		f.Add(s)
+	}
+	dir := tree(f, map[string]string{"link": "->/../..", "rel": "->../../../x"})
+	r := Root(dir)
+	f.Fuzz(func(t *testing.T, p string) {
+		for _, got := range []string{r.Path(p), mustResolve(t, r, p)} {
+			if got != dir && !strings.HasPrefix(got, dir+"/") {
+				t.Fatalf("%q leaves the root %q: %q", p, dir, got)
+			}
+		}
+	})
+}
+
+func mustResolve(t *testing.T, r Root, p string) string {
+	got, err := r.Resolve(p)
+	if errors.Is(err, syscall.ELOOP) {
+		return string(r)
+	}
+	if err != nil {
+		t.Fatalf("Resolve(%q): %v", p, err)
+	}
+	return got
+}
