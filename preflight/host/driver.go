@@ -1,0 +1,55 @@
+package host
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/gpu-preflight/gpu-preflight/preflight/version"
+)
+
+// ParseDriverVersion reads the driver version out of
+// /proc/driver/nvidia/version, whose first line the kernel module prints as
+//
+//	NVRM version: NVIDIA UNIX x86_64 Kernel Module  535.129.03  Thu Oct 19 18:56:32 UTC 2023
+//	NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  550.54.15  Release Build  (dvs-builder@U16-I3-B03-4-3)  Tue Mar  5 22:15:33 UTC 2024
+//	NVRM version: NVIDIA UNIX aarch64 Kernel Module  535.104.05  ...
+//
+// followed by "GCC version:  gcc version ...". The version is the first
+// dotted number after "Kernel Module" (the architecture word and the build
+// tag never contain a dot); open is true for the open GPU kernel module.
+func ParseDriverVersion(data []byte) (ver string, open bool, err error) {
+	for line := range strings.SplitSeq(string(data), "\n") {
+		rest, ok := strings.CutPrefix(strings.TrimSpace(line), "NVRM version:")
+		if !ok {
+			continue
+		}
+		open = strings.Contains(rest, "Open Kernel Module")
+		if _, after, found := strings.Cut(rest, "Kernel Module"); found {
+			rest = after
+		}
+		for _, field := range strings.Fields(rest) {
+			if isDriverVersion(field) {
+				return field, open, nil
+			}
+		}
+		return "", false, fmt.Errorf("NVRM version line %q holds no dotted driver version", shorten(line))
+	}
+	return "", false, errors.New(`no "NVRM version:" line: not an NVIDIA driver version file`)
+}
+
+// isDriverVersion accepts "535.129.03", "570.26", "304.137": digits and
+// dots, starting and ending with a digit, at least one dot.
+func isDriverVersion(s string) bool {
+	return version.Valid(s) && s != "" && strings.Contains(s, ".") &&
+		s[len(s)-1] != '.' && !strings.Contains(s, "..")
+}
+
+// shorten keeps error messages readable when a file holds garbage.
+func shorten(s string) string {
+	const max = 120
+	if len(s) > max {
+		return s[:max] + "..."
+	}
+	return s
+}

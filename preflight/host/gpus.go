@@ -1,0 +1,124 @@
+package host
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
+)
+
+// ParseGPUInformation reads one /proc/driver/nvidia/gpus/<bus id>/information
+// file. The driver prints "Key: \t value" lines (open-gpu-kernel-modules
+// kernel-open/nvidia/nv-procfs.c, nv_procfs_read_gpu_info):
+//
+//	Model: 		 Tesla V100-SXM2-16GB
+//	GPU UUID: 	 GPU-2d5e0c33-1b3d-6d0a-5d5f-9b5b8b7b1c2e
+//	Video BIOS: 	 88.00.4f.00.09
+//	Bus Location: 	 0000:3b:00.0
+//	Device Minor: 	 0
+//
+// The GPU UUID line is left out when the driver has not read the UUID yet,
+// and values it could not read print as question marks ("??.??.??.??.??");
+// both leave the field empty. Brand and compute capability are not in the
+// file. The GPU is filled as far as the data allows even when err is not
+// nil; err is set when a known field is malformed, or when the data holds
+// none of the known fields.
+func ParseGPUInformation(data []byte) (facts.GPU, error) {
+	g := facts.GPU{Minor: -1}
+	known := 0
+	var errs []error
+	for line := range strings.SplitSeq(string(data), "\n") {
+		key, value, ok := strings.Cut(line, ":")
+		if !ok {
+			continue
+		}
+		key, value = strings.TrimSpace(key), strings.TrimSpace(value)
+		if placeholder(value) {
+			value = ""
+		}
+		switch key {
+		case "Model":
+			g.Name = value
+		case "GPU UUID":
+			g.UUID = value
+		case "Bus Location":
+			g.PCIBusID = ""
+			if value != "" {
+				id, err := NormalizeBusID(value)
+				if err != nil {
+					errs = append(errs, err)
+				}
+				g.PCIBusID = id
+			}
+		case "Device Minor":
+			g.Minor = -1
+			if value != "" {
+				n, err := strconv.ParseUint(value, 10, 32)
+				if err != nil || n > math.MaxInt32 {
+					errs = append(errs, fmt.Errorf("device minor %q is not a number", shorten(value)))
+				} else {
+					g.Minor = int(n)
+				}
+			}
+		default:
+			continue
+		}
+		known++
+	}
+	if known == 0 {
+		return g, errors.New("no Model, GPU UUID, Bus Location or Device Minor line: not an NVIDIA GPU information file")
+	}
+	return g, errors.Join(errs...)
+}
+
+// placeholder reports whether the driver printed question marks for a
+// value it could not read.
+func placeholder(v string) bool {
+	return strings.Contains(v, "?") && strings.Trim(v, "?.-: ") == ""
+}
+
+// NormalizeBusID turns a PCI address as procfs and sysfs print it
+// ("0000:3b:00.0", domain 4 hex digits, lower case) into NVML's form
+// ("00000000:3B:00.0": nvmlPciInfo_t.busId, 8-digit domain, upper case), so
+// that facts from either source compare equal. A missing domain means 0.
+func NormalizeBusID(s string) (string, error) {
+	bad := func(why string) (string, error) {
+		return "", fmt.Errorf("PCI bus id %q: %s (want domain:bus:device.function, e.g. 0000:3b:00.0)", shorten(s), why)
+	}
+	parts := strings.Split(strings.TrimSpace(s), ":")
+	var domain string
+	switch len(parts) {
+	case 3:
+		domain, parts = parts[0], parts[1:]
+	case 2:
+		domain = "0"
+	default:
+		return bad("wrong number of colons")
+	}
+	dev, fn, ok := strings.Cut(parts[1], ".")
+	if !ok {
+		return bad("no function number")
+	}
+	d, err1 := hexField(domain, 8, math.MaxUint32)
+	b, err2 := hexField(parts[0], 2, 0xff)
+	v, err3 := hexField(dev, 2, 0x1f)
+	f, err4 := hexField(fn, 1, 7)
+	if err := errors.Join(err1, err2, err3, err4); err != nil {
+		return bad(err.Error())
+	}
+	return fmt.Sprintf("%08X:%02X:%02X.%X", d, b, v, f), nil
+}
+
+func hexField(s string, digits int, max uint64) (uint64, error) {
+	if s == "" || len(s) > digits {
+		return 0, fmt.Errorf("field %q must be 1 to %d hex digits", shorten(s), digits)
+	}
+	n, err := strconv.ParseUint(s, 16, 64)
+	if err != nil || n > max {
+		return 0, fmt.Errorf("field %q is not a hex number <= %#x", s, max)
+	}
+	return n, nil
+}
