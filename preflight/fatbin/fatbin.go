@@ -1,0 +1,577 @@
+// Package fatbin lists the GPU code a shared library carries: the cubins
+// and PTX in the CUDA fatbins of its .nv_fatbin and __nv_relfatbin
+// sections. It reads only headers and seeks past payloads, so scanning a
+// 1 GiB library reads a few hundred KiB.
+//
+// The layout is in research/fatbin-frameworks.md section 1 (sources: NVIDIA
+// fatbinary.h; jiegec/fatbinary; ZLUDA dark_api/src/fatbin.rs;
+// pytorch/test-infra cubinsizes.py; n-eiling/cuda-fatbin-decompression).
+// All fields are little-endian.
+package fatbin
+
+import (
+	"cmp"
+	"debug/elf"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strconv"
+
+	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
+)
+
+// SectionNames are the ELF sections that hold fatbins: .nv_fatbin for
+// loadable images, __nv_relfatbin for relocatable (-rdc) ones, where PTX may
+// be the only copy (research note 1.1; cubinsizes.py scans both).
+var SectionNames = []string{".nv_fatbin", "__nv_relfatbin"}
+
+// Container header, NVIDIA fatbinary.h struct fatBinaryHeader (note 1.2).
+const (
+	containerMagic     = 0xBA55ED50
+	containerHeaderLen = 16 // magic u32, version u16, headerSize u16, fatSize u64
+	containerAlign     = 8  // ".align 8"; headerSize and fatSize are multiples of 8
+)
+
+// Entry header (note 1.3): at least 64 bytes; header_size says how many.
+const (
+	entryHeaderMin = 64
+
+	offKind           = 0x00 // u16
+	offVersion        = 0x02 // u16, 0x0101
+	offHeaderSize     = 0x04 // u32
+	offPayloadSize    = 0x08 // u64
+	offCompressedSize = 0x10 // u32
+	offCodeMinor      = 0x18 // u16
+	offCodeMajor      = 0x1A // u16
+	offArch           = 0x1C // u32, decimal SM
+	offFlags          = 0x28 // u64
+	offDecompressed   = 0x38 // u64
+)
+
+// Entry flags (note 1.4).
+const (
+	flagLZ4  = 0x2000 // -Xfatbin -compress-all, older CUDA
+	flagZSTD = 0x8000 // newer CUDA, "balanced"/"size" compress modes
+)
+
+// Limits that keep a corrupt or hostile file cheap to scan.
+const (
+	// maxResync bounds how far, per section, the scanner reads forward looking
+	// for the next container magic after a corrupt one.
+	maxResync = 64 << 20
+	// maxEntries bounds Result.Entries. Images keep counting past it. The
+	// largest library in the notes (libcublasLt.so.13) has 5,712 entries.
+	maxEntries = 1 << 18
+	// maxWarnings bounds Result.Warnings; the rest are counted in the last one.
+	maxWarnings = 32
+)
+
+// Kind is an entry's raw kind field.
+type Kind uint16
+
+// Entry kinds, NVIDIA fatbinary.h; 0x10 is "ELF_ALT" per nvopen-tools, which
+// cuobjdump counts as ELF (research note 1.3, uncorroborated).
+const (
+	KindPTX      Kind = 1
+	KindCubin    Kind = 2
+	KindCubinAlt Kind = 0x10
+)
+
+// IsCubin reports whether the entry holds a cubin (ELF, SASS).
+func (k Kind) IsCubin() bool { return k == KindCubin || k == KindCubinAlt }
+
+// IsPTX reports whether the entry holds PTX text.
+func (k Kind) IsPTX() bool { return k == KindPTX }
+
+// String returns "cubin", "ptx", or "kind 0xN" for kinds this package skips.
+func (k Kind) String() string {
+	switch {
+	case k.IsCubin():
+		return "cubin"
+	case k.IsPTX():
+		return "ptx"
+	}
+	return "kind 0x" + strconv.FormatUint(uint64(k), 16)
+}
+
+// Compression is how an entry's payload is compressed.
+type Compression uint8
+
+// Compression kinds, from the entry flags (research note 1.4).
+const (
+	CompressionNone Compression = iota
+	CompressionLZ4
+	CompressionZSTD
+)
+
+// String returns "", "lz4" or "zstd".
+func (c Compression) String() string {
+	switch c {
+	case CompressionLZ4:
+		return "lz4"
+	case CompressionZSTD:
+		return "zstd"
+	}
+	return ""
+}
+
+// compressionOf reads the compression bits. No entry is known to set both;
+// if one does, ZSTD wins because it is the newer scheme.
+func compressionOf(flags uint64) Compression {
+	switch {
+	case flags&flagZSTD != 0:
+		return CompressionZSTD
+	case flags&flagLZ4 != 0:
+		return CompressionLZ4
+	}
+	return CompressionNone
+}
+
+// Entry is one fatbin entry's header.
+type Entry struct {
+	// Section is the ELF section the entry is in; Offset is where its header
+	// starts in that section.
+	Section string
+	Offset  int64
+	Kind    Kind
+	// Arch is the target: the header's decimal arch, the suffix archSuffix
+	// found, and PTX set for PTX entries. Zero for kinds this package skips.
+	Arch Arch
+	// RawArch is the header's arch field as stored.
+	RawArch uint32
+	// CodeMajor and CodeMinor are the header's code version: the cubin ABI
+	// ([1,7]) for a cubin, the PTX ISA version ([8,4]) for PTX.
+	CodeMajor, CodeMinor uint16
+	Flags                uint64
+	Compression          Compression
+	HeaderSize           uint32
+	PayloadSize          uint64
+	// DecompressedSize is the header's uncompressed size, meaningful when
+	// Compression is set.
+	DecompressedSize uint64
+	// Defect says why the entry cannot be a loadable image (truncated, empty,
+	// impossible arch); such entries are left out of Result.Images.
+	Defect string
+}
+
+// Result is what a library's fatbins hold.
+type Result struct {
+	// Sections are the fatbin sections found, in SectionNames order.
+	Sections []string
+	// Containers counts the container headers read, over all sections.
+	Containers int
+	// Entries are the entry headers read, in file order (at most maxEntries;
+	// a warning says when more were left out).
+	Entries []Entry
+	// Images are the distinct loadable targets, sorted by kind, then arch,
+	// then PTX version, each with how many entries carry it.
+	Images []facts.KernelImage
+	// Warnings describe corrupt or truncated regions and what was skipped.
+	Warnings []string
+}
+
+// ScanFile scans the fatbins of the ELF file at path. A file without fatbin
+// sections is not an error: its Result is empty.
+func ScanFile(path string) (Result, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return Result{}, fmt.Errorf("fatbin: %w", err)
+	}
+	defer f.Close()
+	ef, err := elf.NewFile(f)
+	if err != nil {
+		return Result{}, fmt.Errorf("fatbin: %s is not a readable ELF file: %w", path, err)
+	}
+	r, err := Scan(ef)
+	if err != nil {
+		return r, fmt.Errorf("%w (in %s)", err, path)
+	}
+	return r, nil
+}
+
+// Scan scans the fatbin sections of f. It returns an error only when reading
+// fails for a reason other than the file ending early; corruption and
+// truncation are warnings in the Result, and what could be read is kept.
+func Scan(f *elf.File) (Result, error) {
+	if f == nil {
+		return Result{}, errors.New("fatbin: no ELF file to scan")
+	}
+	s := scanner{images: map[imageKey]int{}}
+	for _, name := range SectionNames {
+		sec := f.Section(name)
+		if sec == nil {
+			continue
+		}
+		s.res.Sections = append(s.res.Sections, name)
+		if err := s.section(sec); err != nil {
+			s.finish()
+			return s.res, fmt.Errorf("fatbin: reading section %s: %w", name, err)
+		}
+	}
+	s.finish()
+	return s.res, nil
+}
+
+// imageKey is what makes two entries the same image.
+type imageKey struct {
+	arch       Arch
+	ptxVersion [2]uint16 // zero for cubins
+}
+
+type scanner struct {
+	res         Result
+	images      map[imageKey]int
+	warnings    int // including those past maxWarnings
+	entriesLeft int // entries not kept past maxEntries
+
+	// Per section.
+	name   string
+	rs     io.ReadSeeker
+	size   int64 // readable size: the header's, or less if the file ends early
+	resync int64 // bytes read so far looking for a magic
+}
+
+func (s *scanner) warnf(format string, args ...any) {
+	s.warnings++
+	if s.warnings <= maxWarnings {
+		s.res.Warnings = append(s.res.Warnings, fmt.Sprintf(format, args...))
+	}
+}
+
+// finish turns the image counts into sorted facts and closes the warnings.
+func (s *scanner) finish() {
+	if s.entriesLeft > 0 {
+		s.warnf("%d more entries were counted in Images but not listed in Entries", s.entriesLeft)
+		s.entriesLeft = 0
+	}
+	if s.warnings > maxWarnings {
+		s.res.Warnings = append(s.res.Warnings, fmt.Sprintf("%d more warnings left out", s.warnings-maxWarnings))
+		s.warnings = maxWarnings
+	}
+	keys := make([]imageKey, 0, len(s.images))
+	for k := range s.images {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b imageKey) int {
+		if a.arch.PTX != b.arch.PTX {
+			if a.arch.PTX {
+				return 1 // "cubin" before "ptx"
+			}
+			return -1
+		}
+		return cmp.Or(
+			cmp.Compare(a.arch.Major, b.arch.Major),
+			cmp.Compare(a.arch.Minor, b.arch.Minor),
+			cmp.Compare(a.arch.Suffix, b.arch.Suffix),
+			cmp.Compare(a.ptxVersion[0], b.ptxVersion[0]),
+			cmp.Compare(a.ptxVersion[1], b.ptxVersion[1]),
+		)
+	})
+	s.res.Images = s.res.Images[:0]
+	for _, k := range keys {
+		img := facts.KernelImage{Kind: "cubin", Arch: k.arch.String(), Count: s.images[k]}
+		if k.arch.PTX {
+			img.Kind = "ptx"
+			img.PTXVersion = fmt.Sprintf("%d.%d", k.ptxVersion[0], k.ptxVersion[1])
+		}
+		s.res.Images = append(s.res.Images, img)
+	}
+}
+
+// errTruncated marks a read that ran into the end of the file.
+var errTruncated = errors.New("file ends early")
+
+// readAt reads len(buf) bytes at off in the current section.
+func (s *scanner) readAt(buf []byte, off int64) error {
+	if _, err := s.rs.Seek(off, io.SeekStart); err != nil {
+		return err
+	}
+	if _, err := io.ReadFull(s.rs, buf); err != nil {
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			return errTruncated
+		}
+		return err
+	}
+	return nil
+}
+
+// section walks one fatbin section's containers back to back.
+func (s *scanner) section(sec *elf.Section) error {
+	s.name = sec.Name
+	s.resync = 0
+	if sec.Type == elf.SHT_NOBITS {
+		s.warnf("section %s has no data in the file (SHT_NOBITS): not scanned", sec.Name)
+		return nil
+	}
+	if sec.Flags&elf.SHF_COMPRESSED != 0 {
+		// Reading it would mean decompressing it whole; no toolchain writes one.
+		s.warnf("section %s is ELF-compressed: not scanned", sec.Name)
+		return nil
+	}
+	s.rs = sec.Open()
+	if sec.Size > 1<<62 {
+		s.size = 1 << 62
+	} else {
+		s.size = int64(sec.Size)
+	}
+	if err := s.fitToFile(); err != nil {
+		return err
+	}
+
+	hdr := make([]byte, containerHeaderLen)
+	off := int64(0)
+	for off < s.size {
+		if s.size-off < containerHeaderLen {
+			s.trailing(off)
+			return nil
+		}
+		if err := s.readAt(hdr, off); err != nil {
+			return s.readFailed(err, off)
+		}
+		magic := binary.LittleEndian.Uint32(hdr[0:])
+		headerSize := int64(binary.LittleEndian.Uint16(hdr[6:]))
+		fatSize := binary.LittleEndian.Uint64(hdr[8:])
+		if magic != containerMagic || headerSize < containerHeaderLen || headerSize > s.size-off {
+			why := fmt.Sprintf("bad magic 0x%08x", magic)
+			if magic == containerMagic {
+				why = fmt.Sprintf("header size %d", headerSize)
+			}
+			next, err := s.findMagic(off)
+			if err != nil {
+				return err
+			}
+			if next < 0 {
+				s.warnf("corrupt container at %s offset %d (%s): no further container found", s.name, off, why)
+				return nil
+			}
+			s.warnf("corrupt container at %s offset %d (%s): skipped to next magic at %d", s.name, off, why, next)
+			off = next
+			continue
+		}
+		s.res.Containers++
+		body := off + headerSize
+		end := s.size
+		if fatSize <= uint64(s.size-body) {
+			end = body + int64(fatSize)
+		} else {
+			s.warnf("container at %s offset %d claims %d bytes, past the section end at %d", s.name, off, fatSize, s.size)
+		}
+		if err := s.entries(body, end); err != nil {
+			return err
+		}
+		off = end
+	}
+	return nil
+}
+
+// fitToFile shrinks s.size to what the file really holds when the section
+// header claims more, so that payload bounds are checked against real
+// bytes. It costs a few one-byte reads.
+func (s *scanner) fitToFile() error {
+	if s.size == 0 {
+		return nil
+	}
+	one := make([]byte, 1)
+	err := s.readAt(one, s.size-1)
+	if err == nil {
+		return nil
+	}
+	if err != errTruncated {
+		return err
+	}
+	// Binary search for the first offset that cannot be read.
+	lo, hi := int64(0), s.size-1 // lo: readable length known; hi: unreadable offset
+	for lo < hi {
+		mid := lo + (hi-lo)/2
+		switch err := s.readAt(one, mid); err {
+		case nil:
+			lo = mid + 1
+		case errTruncated:
+			hi = mid
+		default:
+			return err
+		}
+	}
+	s.warnf("section %s is truncated: it claims %d bytes, the file holds %d", s.name, s.size, lo)
+	s.size = lo
+	return nil
+}
+
+// readFailed turns a failed read at off into a warning (truncation) or the
+// error to return.
+func (s *scanner) readFailed(err error, off int64) error {
+	if err == errTruncated {
+		s.warnf("section %s is truncated at offset %d", s.name, off)
+		return nil
+	}
+	return err
+}
+
+// trailing reports bytes after the last container that are too few for a
+// container header, unless they are zero padding.
+func (s *scanner) trailing(off int64) {
+	buf := make([]byte, s.size-off)
+	if err := s.readAt(buf, off); err != nil {
+		return
+	}
+	for _, b := range buf {
+		if b != 0 {
+			s.warnf("%d trailing bytes at %s offset %d are too few for a container header", len(buf), s.name, off)
+			return
+		}
+	}
+}
+
+// findMagic looks for the next container magic at an 8-aligned offset after
+// off, reading forward in chunks, at most maxResync bytes per section. It
+// returns -1 when there is none (or the budget is spent).
+func (s *scanner) findMagic(off int64) (int64, error) {
+	var magic [4]byte
+	binary.LittleEndian.PutUint32(magic[:], containerMagic)
+	pos := (off/containerAlign + 1) * containerAlign
+	buf := make([]byte, 64<<10)
+	for pos+containerHeaderLen <= s.size {
+		if s.resync >= maxResync {
+			s.warnf("gave up looking for a container magic in %s after reading %d bytes", s.name, s.resync)
+			return -1, nil
+		}
+		n := int64(len(buf))
+		if rest := s.size - pos; rest < n {
+			n = rest
+		}
+		chunk := buf[:n]
+		if err := s.readAt(chunk, pos); err != nil {
+			if err == errTruncated {
+				return -1, nil
+			}
+			return -1, err
+		}
+		s.resync += n
+		for i := 0; i+4 <= len(chunk); i += containerAlign {
+			if [4]byte(chunk[i:i+4]) == magic {
+				return pos + int64(i), nil
+			}
+		}
+		pos += n // n is a multiple of 8 unless it is the section's tail
+	}
+	return -1, nil
+}
+
+// entries walks the entries of one container, body to end: each is
+// header_size bytes of header followed by payload_size bytes of payload, and
+// the next starts right after (note 1.3). Only headers are read.
+func (s *scanner) entries(body, end int64) error {
+	hdr := make([]byte, entryHeaderMin)
+	peek := make([]byte, payloadPeek)
+	for pos := body; pos < end; {
+		if end-pos < entryHeaderMin {
+			s.warnf("container in %s ends with %d bytes at offset %d, too few for an entry header", s.name, end-pos, pos)
+			return nil
+		}
+		if err := s.readAt(hdr, pos); err != nil {
+			return s.readFailed(err, pos)
+		}
+		e := Entry{
+			Section:          s.name,
+			Offset:           pos,
+			Kind:             Kind(binary.LittleEndian.Uint16(hdr[offKind:])),
+			HeaderSize:       binary.LittleEndian.Uint32(hdr[offHeaderSize:]),
+			PayloadSize:      binary.LittleEndian.Uint64(hdr[offPayloadSize:]),
+			CodeMinor:        binary.LittleEndian.Uint16(hdr[offCodeMinor:]),
+			CodeMajor:        binary.LittleEndian.Uint16(hdr[offCodeMajor:]),
+			RawArch:          binary.LittleEndian.Uint32(hdr[offArch:]),
+			Flags:            binary.LittleEndian.Uint64(hdr[offFlags:]),
+			DecompressedSize: binary.LittleEndian.Uint64(hdr[offDecompressed:]),
+		}
+		e.Compression = compressionOf(e.Flags)
+		if e.HeaderSize < entryHeaderMin || int64(e.HeaderSize) > end-pos {
+			s.warnf("corrupt entry at %s offset %d (header size %d): rest of the container skipped", s.name, pos, e.HeaderSize)
+			return nil
+		}
+		payload := pos + int64(e.HeaderSize)
+		next := end
+		if e.PayloadSize > uint64(end-payload) {
+			e.Defect = "payload runs past the end of its container"
+			s.warnf("entry at %s offset %d: payload of %d bytes runs past the container end at %d", s.name, pos, e.PayloadSize, end)
+		} else {
+			next = payload + int64(e.PayloadSize)
+			if e.PayloadSize == 0 {
+				e.Defect = "empty payload"
+			}
+		}
+		if e.Kind.IsCubin() || e.Kind.IsPTX() {
+			var head []byte
+			if e.Compression == CompressionNone && e.Defect == "" {
+				var err error
+				head, err = s.payloadHead(e, payload, peek)
+				if err != nil {
+					return err
+				}
+			}
+			s.classify(&e, head)
+		}
+		s.add(e)
+		pos = next
+	}
+	return nil
+}
+
+// payloadHead reads the head of an uncompressed payload that archSuffix
+// looks at: a cubin's ELF header, or the start of a PTX text up to its
+// ".target" line. It returns nil when the file ends first.
+func (s *scanner) payloadHead(e Entry, payload int64, buf []byte) ([]byte, error) {
+	n := min(int64(ptxPeek), int64(e.PayloadSize))
+	if e.Kind.IsCubin() {
+		n = min(n, cubinELFHeader)
+	}
+	head := buf[:n]
+	if err := s.readAt(head, payload); err != nil {
+		if err == errTruncated {
+			return nil, nil // fitToFile makes this unlikely; tell no suffix
+		}
+		return nil, err
+	}
+	if e.Kind.IsPTX() && !hasTargetLine(head) && e.PayloadSize > uint64(n) {
+		more := buf[n:min(int64(payloadPeek), int64(e.PayloadSize))]
+		if err := s.readAt(more, payload+n); err != nil {
+			if err == errTruncated {
+				return head, nil
+			}
+			return nil, err
+		}
+		head = buf[:n+int64(len(more))]
+	}
+	return head, nil
+}
+
+// classify fills e.Arch and counts e as an image when it is loadable.
+func (s *scanner) classify(e *Entry, head []byte) {
+	if !validSM(e.RawArch) {
+		if e.Defect == "" {
+			e.Defect = fmt.Sprintf("arch %d is not an SM number", e.RawArch)
+		}
+		return
+	}
+	e.Arch = archFromSM(e.RawArch)
+	e.Arch.PTX = e.Kind.IsPTX()
+	e.Arch.Suffix = archSuffix(e.Kind, e.RawArch, head)
+	if e.Defect != "" {
+		return
+	}
+	k := imageKey{arch: e.Arch}
+	if e.Arch.PTX {
+		k.ptxVersion = [2]uint16{e.CodeMajor, e.CodeMinor}
+	}
+	s.images[k]++
+}
+
+func (s *scanner) add(e Entry) {
+	if len(s.res.Entries) >= maxEntries {
+		s.entriesLeft++
+		return
+	}
+	s.res.Entries = append(s.res.Entries, e)
+}
