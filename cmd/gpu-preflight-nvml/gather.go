@@ -1,0 +1,196 @@
+package main
+
+import (
+	"fmt"
+
+	gonvml "github.com/NVIDIA/go-nvml/pkg/nvml"
+
+	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
+	"github.com/gpu-preflight/gpu-preflight/preflight/nvml"
+)
+
+// gather initialises NVML through lib and maps what it answers into a
+// document. lib is go-nvml's Interface, so tests drive it with go-nvml's
+// mocks; library is only recorded.
+func gather(lib gonvml.Interface, library string) nvml.Document {
+	doc := nvml.Document{Library: library, GPUs: []facts.GPU{}}
+	switch ret := lib.Init(); ret {
+	case gonvml.SUCCESS:
+		doc.Outcome = facts.ProbeOK
+	case gonvml.ERROR_LIBRARY_NOT_FOUND:
+		// go-nvml returns this when dlopen fails; the library never loaded,
+		// so its string is go-nvml's, not NVML's.
+		doc.Outcome = facts.ProbeLibraryNotFound
+		doc.Error = fmt.Sprintf("%s could not be loaded (%s)", library, lib.ErrorString(ret))
+		return doc
+	case gonvml.ERROR_DRIVER_NOT_LOADED:
+		doc.Outcome = facts.ProbeDriverNotLoaded
+		doc.Error = lib.ErrorString(ret)
+		return doc
+	default:
+		doc.Outcome = facts.ProbeInitFailed
+		doc.Error = lib.ErrorString(ret)
+		return doc
+	}
+	defer lib.Shutdown()
+
+	errs := fieldErrors{lib: lib}
+	if v, ret := lib.SystemGetNVMLVersion(); errs.ok("nvmlVersion", ret) {
+		doc.NVMLVersion = v
+	}
+	if v, ret := lib.SystemGetDriverVersion(); errs.ok("driverVersion", ret) {
+		doc.DriverVersion = v
+	}
+	// _v2 asks libcuda (cuDriverGetVersion) and fails with LIBRARY_NOT_FOUND
+	// where libcuda is absent; v1 then answers from the driver itself.
+	// Research notes 5.
+	if v, ret := lib.SystemGetCudaDriverVersion_v2(); ret == gonvml.SUCCESS {
+		doc.CUDAVersionRaw, doc.CUDAVersionCall = v, "v2"
+	} else if v1, ret1 := lib.SystemGetCudaDriverVersion(); ret1 == gonvml.SUCCESS {
+		doc.CUDAVersionRaw, doc.CUDAVersionCall = v1, "v1"
+	} else {
+		errs.set("cudaVersion", fmt.Sprintf("v2: %s; v1: %s", lib.ErrorString(ret), lib.ErrorString(ret1)))
+	}
+	doc.CUDAVersion = nvml.CUDAVersion(doc.CUDAVersionRaw)
+
+	n, ret := lib.DeviceGetCount()
+	if errs.ok("gpus", ret) {
+		for i := 0; i < n; i++ {
+			doc.GPUs = append(doc.GPUs, device(lib, i))
+		}
+	}
+	doc.Errors = errs.m
+	return doc
+}
+
+// device asks NVML about the GPU at index i.
+func device(lib gonvml.Interface, i int) (g facts.GPU) {
+	g = facts.GPU{Index: i, Minor: -1}
+	errs := fieldErrors{lib: lib}
+	defer func() { g.Errors = errs.m }()
+
+	d, ret := lib.DeviceGetHandleByIndex(i)
+	if !errs.ok("handle", ret) {
+		return g
+	}
+	if v, ret := d.GetName(); errs.ok("name", ret) {
+		g.Name = v
+	}
+	if v, ret := d.GetUUID(); errs.ok("uuid", ret) {
+		g.UUID = v
+	}
+	if v, ret := d.GetPciInfo(); errs.ok("pciBusId", ret) {
+		g.PCIBusID = cString(v.BusId[:])
+		if g.PCIBusID == "" {
+			g.PCIBusID = cString(v.BusIdLegacy[:])
+		}
+	}
+	if v, ret := d.GetBrand(); errs.ok("brand", ret) {
+		g.Brand = nvml.BrandName(int(v))
+	}
+	if major, minor, ret := d.GetCudaComputeCapability(); errs.ok("computeCapability", ret) {
+		g.ComputeCapability = fmt.Sprintf("%d.%d", major, minor)
+	}
+	if v, ret := d.GetArchitecture(); errs.ok("architecture", ret) {
+		g.Architecture = nvml.ArchitectureName(uint32(v))
+	}
+	if v, ret := d.GetMemoryInfo(); errs.ok("memoryBytes", ret) {
+		g.MemoryBytes = v.Total
+	}
+	migMode(d, &g, &errs)
+	if v, ret := d.GetPersistenceMode(); errs.ok("persistenceMode", ret) {
+		g.PersistenceMode = enabled(v == gonvml.FEATURE_ENABLED)
+	}
+	if v, ret := d.GetTotalEccErrors(gonvml.MEMORY_ERROR_TYPE_UNCORRECTED, gonvml.VOLATILE_ECC); errs.ok("eccUncorrectedVolatile", ret) {
+		g.ECCUncorrectedVolatile = &v
+	}
+	if v, ret := d.GetRetiredPagesPendingStatus(); errs.ok("retiredPagesPending", ret) {
+		pending := v == gonvml.FEATURE_ENABLED
+		g.RetiredPagesPending = &pending
+	}
+	if v, ret := d.GetMinorNumber(); errs.ok("minor", ret) {
+		g.Minor = v
+	}
+	return g
+}
+
+// migMode fills the MIG fields. NOT_SUPPORTED and FUNCTION_NOT_FOUND mean
+// "no MIG" and are not errors: libnvidia-container treats them as MIG
+// disabled (research notes 5), and "" is this project's "MIG disabled or not
+// known". When MIG is on, it counts the MIG devices NVML can see, so the
+// gpu-health check can tell "MIG enabled but nothing to run on".
+func migMode(d gonvml.Device, g *facts.GPU, errs *fieldErrors) {
+	current, pending, ret := d.GetMigMode()
+	switch ret {
+	case gonvml.SUCCESS:
+		g.MIGMode = enabled(current == gonvml.DEVICE_MIG_ENABLE)
+		g.MIGPendingMode = enabled(pending == gonvml.DEVICE_MIG_ENABLE)
+	case gonvml.ERROR_NOT_SUPPORTED, gonvml.ERROR_FUNCTION_NOT_FOUND:
+		return
+	default:
+		errs.ok("migMode", ret)
+		return
+	}
+	if g.MIGMode != "enabled" {
+		return
+	}
+	max, ret := d.GetMaxMigDeviceCount()
+	if !errs.ok("migDevices", ret) {
+		return
+	}
+	count := 0
+	for i := 0; i < max; i++ {
+		// NOT_FOUND marks an empty slot; any other failure is reported once.
+		switch _, ret := d.GetMigDeviceHandleByIndex(i); ret {
+		case gonvml.SUCCESS:
+			count++
+		case gonvml.ERROR_NOT_FOUND:
+		default:
+			errs.ok("migDevices", ret)
+			return
+		}
+	}
+	g.MIGDevices = &count
+}
+
+// enabled renders a boolean mode the way facts.GPU stores it.
+func enabled(on bool) string {
+	if on {
+		return "enabled"
+	}
+	return "disabled"
+}
+
+// cString converts a NUL-terminated C char array to a string.
+func cString(b []int8) string {
+	s := make([]byte, 0, len(b))
+	for _, c := range b {
+		if c == 0 {
+			break
+		}
+		s = append(s, byte(c))
+	}
+	return string(s)
+}
+
+// fieldErrors collects NVML failures by field, with NVML's own strings.
+type fieldErrors struct {
+	lib gonvml.Interface
+	m   map[string]string
+}
+
+// ok reports whether ret is SUCCESS, recording NVML's string for field if not.
+func (e *fieldErrors) ok(field string, ret gonvml.Return) bool {
+	if ret == gonvml.SUCCESS {
+		return true
+	}
+	e.set(field, e.lib.ErrorString(ret))
+	return false
+}
+
+func (e *fieldErrors) set(field, msg string) {
+	if e.m == nil {
+		e.m = map[string]string{}
+	}
+	e.m[field] = msg
+}

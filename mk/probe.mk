@@ -1,0 +1,30 @@
+# The cgo NVML probe (cmd/gpu-preflight-nvml), built in a Debian bullseye
+# root so it needs at most GLIBC_2.3.3 (SPEC sections 5 and 9), and embedded
+# into bin/gpu-preflight, which then runs it from a memfd.
+#
+#   make probe          bin/gpu-preflight-nvml
+#   make device-check   on a machine with a GPU: the shim's record and the probe's raw JSON
+
+PROBE_ROOT  := $(CACHE)/bullseye
+PROBE_BIN   := bin/gpu-preflight-nvml
+PROBE_EMBED := preflight/nvml/gpu-preflight-nvml.bin
+PROBE_SRCS  := $(shell find cmd/gpu-preflight-nvml preflight/nvml preflight/facts -name '*.go' -not -name '*_test.go' 2>/dev/null)
+
+BUILD_DEPS  += $(PROBE_EMBED)
+GO_TAGS     += embedprobe
+
+.PHONY: probe
+
+probe: $(PROBE_BIN)
+
+$(PROBE_ROOT)/.ready:
+	bash scripts/probe-root.sh $(PROBE_ROOT)
+
+$(PROBE_BIN): $(PROBE_ROOT)/.ready $(PROBE_SRCS) go.mod go.sum scripts/probe-build.sh
+	bash scripts/probe-build.sh $(PROBE_ROOT) $@
+
+$(PROBE_EMBED): $(PROBE_BIN)
+	cp $< $@
+
+device-check: build $(PROBE_BIN)
+	bash scripts/device-check.sh

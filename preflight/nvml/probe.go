@@ -1,0 +1,255 @@
+package nvml
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
+)
+
+// ProbeName is the probe's file name, beside the shim or on PATH.
+const ProbeName = "gpu-preflight-nvml"
+
+// DefaultTimeout is PREFLIGHT_NVML_TIMEOUT's default (SPEC section 3).
+const DefaultTimeout = 10 * time.Second
+
+// Output limits: the document is a few KiB even for 16 GPUs; stderr is kept
+// for the log, which wants lines under 8 KiB (SPEC section 7).
+const (
+	maxStdout = 1 << 20
+	MaxStderr = 4 << 10
+)
+
+// Options say how to run the probe.
+type Options struct {
+	// Library is the NVML library the probe loads (PREFLIGHT_NVML_LIBRARY);
+	// "" leaves the probe's default, libnvidia-ml.so.1.
+	Library string
+	// Timeout is the deadline (PREFLIGHT_NVML_TIMEOUT); 0 means DefaultTimeout.
+	Timeout time.Duration
+	// Path, when set, replaces the file fallbacks: it is the one probe file
+	// tried after the memfd.
+	Path string
+	// NoMemfd skips the embedded copy even when there is one.
+	NoMemfd bool
+	// Env is the probe's environment; nil means this process's.
+	Env []string
+}
+
+// Result is what one probe run produced.
+type Result struct {
+	// Document is the probe's answer; nil when it gave none (timeout,
+	// crash, garbage, no probe to run).
+	Document *Document
+	// NVML says how the run went, for host.nvml in the record.
+	NVML facts.NVML
+	// Stderr is the start of what the probe wrote on stderr (at most
+	// MaxStderr bytes), for the log.
+	Stderr string
+}
+
+// Probe runs the NVML probe and waits for its document, at most
+// opts.Timeout. It tries, in order: the copy embedded in this binary, run
+// from a memfd; opts.Path, or else a gpu-preflight-nvml beside the running
+// executable, then one on PATH. When none starts the outcome is
+// facts.ProbeUnavailable and the shim goes on with procfs alone. At the
+// deadline, or when ctx ends, the probe's whole process group is killed and
+// reaped, so a hung driver leaves nothing behind.
+//
+// Starting the probe costs a few milliseconds (SPEC section 8): callers run
+// it only when there is driver evidence.
+func Probe(ctx context.Context, opts Options) Result {
+	timeout := opts.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	start := time.Now()
+	env := opts.Env
+	if env == nil {
+		env = os.Environ()
+	}
+	if opts.Library != "" {
+		env = append(withoutVar(env, "PREFLIGHT_NVML_LIBRARY"), "PREFLIGHT_NVML_LIBRARY="+opts.Library)
+	}
+
+	var stdout, stderr boundedBuffer
+	stdout.limit, stderr.limit = maxStdout, MaxStderr
+	newCmd := func(path string) *exec.Cmd {
+		cmd := &exec.Cmd{
+			Path:   path,
+			Args:   []string{ProbeName},
+			Env:    env,
+			Stdout: &stdout,
+			Stderr: &stderr,
+			// Its own process group, so the deadline kills everything it
+			// started; killed too if this process dies first.
+			SysProcAttr: &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL},
+			// A descendant that left the group may hold the pipes open;
+			// don't wait for it once the probe itself is gone.
+			WaitDelay: 500 * time.Millisecond,
+		}
+		return cmd
+	}
+
+	cmd, via, tried := startFirst(newCmd, opts)
+	res := Result{NVML: facts.NVML{Via: via}}
+	if cmd == nil {
+		res.NVML.Outcome = facts.ProbeUnavailable
+		res.NVML.Error = "no NVML probe could be started: " + strings.Join(tried, "; ")
+		return res
+	}
+
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	timer := time.NewTimer(timeout - time.Since(start))
+	defer timer.Stop()
+	var waitErr, stopped error
+	select {
+	case waitErr = <-done:
+	case <-timer.C:
+		stopped = fmt.Errorf("NVML probe gave no answer within %s; killed it and its process group", timeout)
+	case <-ctx.Done():
+		stopped = fmt.Errorf("NVML probe stopped: %w", ctx.Err())
+	}
+	if stopped != nil {
+		// Negative pid: the whole group. The probe is its leader (Setpgid).
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		<-done
+	}
+	res.NVML.DurationMillis = float64(time.Since(start).Microseconds()) / 1000
+	res.Stderr = stderr.String()
+
+	switch {
+	case stopped != nil && (errors.Is(stopped, context.Canceled)):
+		res.NVML.Outcome = facts.ProbeFailed
+		res.NVML.Error = stopped.Error()
+	case stopped != nil:
+		res.NVML.Outcome = facts.ProbeTimeout
+		res.NVML.Error = stopped.Error()
+	default:
+		doc, err := Decode(stdout.Bytes())
+		if err != nil {
+			res.NVML.Outcome = facts.ProbeFailed
+			res.NVML.Error = failure(waitErr, err, res.Stderr)
+			return res
+		}
+		res.Document = doc
+		res.NVML.Outcome = doc.Outcome
+		res.NVML.Error = doc.Error
+		res.NVML.Version = doc.NVMLVersion
+	}
+	return res
+}
+
+// startFirst starts the first probe that will start, returning it with how
+// it was started and, when none did, why each candidate failed.
+func startFirst(newCmd func(string) *exec.Cmd, opts Options) (*exec.Cmd, string, []string) {
+	var tried []string
+	if len(embedded) == 0 {
+		tried = append(tried, "memfd: this binary was built without the embedded probe")
+	} else if opts.NoMemfd {
+		tried = append(tried, "memfd: disabled")
+	} else {
+		cmd, err := startMemfd(newCmd, embedded)
+		if err == nil {
+			return cmd, "memfd", nil
+		}
+		tried = append(tried, "memfd: "+err.Error())
+	}
+	for _, path := range candidates(opts.Path) {
+		cmd := newCmd(path)
+		if err := cmd.Start(); err != nil {
+			tried = append(tried, path+": "+err.Error())
+			continue
+		}
+		return cmd, "file:" + path, nil
+	}
+	return nil, "", tried
+}
+
+// candidates lists the probe files to try: the given one, or one beside
+// this executable and then one on PATH.
+func candidates(path string) []string {
+	if path != "" {
+		return []string{path}
+	}
+	var out []string
+	if self, err := os.Executable(); err == nil {
+		beside := filepath.Join(filepath.Dir(self), ProbeName)
+		if _, err := os.Stat(beside); err == nil {
+			out = append(out, beside)
+		}
+	}
+	if p, err := exec.LookPath(ProbeName); err == nil && (len(out) == 0 || p != out[0]) {
+		out = append(out, p)
+	}
+	if len(out) == 0 {
+		// Named, so the "unavailable" error says where it looked.
+		out = append(out, ProbeName+" (not beside the executable nor on PATH)")
+	}
+	return out
+}
+
+// failure explains a probe that exited without a usable document.
+func failure(waitErr, decodeErr error, stderr string) string {
+	msg := "NVML probe gave no usable answer"
+	if waitErr != nil {
+		msg += " (" + waitErr.Error() + ")"
+	}
+	msg += ": " + decodeErr.Error()
+	if line, _, _ := strings.Cut(strings.TrimSpace(stderr), "\n"); line != "" {
+		msg += "; stderr: " + line
+	}
+	return msg
+}
+
+// withoutVar returns env without any NAME=... entry.
+func withoutVar(env []string, name string) []string {
+	out := make([]string, 0, len(env)+1)
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, name+"=") {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
+// boundedBuffer keeps the first limit bytes written and drops the rest,
+// while telling the writer all was taken so the child never blocks on a
+// full pipe. It wraps bytes.Buffer rather than embedding it, so io.Copy
+// cannot bypass Write through Buffer.ReadFrom.
+type boundedBuffer struct {
+	buf       bytes.Buffer
+	limit     int
+	truncated bool
+}
+
+func (b *boundedBuffer) Write(p []byte) (int, error) {
+	if room := b.limit - b.buf.Len(); room < len(p) {
+		b.truncated = true
+		if room > 0 {
+			b.buf.Write(p[:room])
+		}
+		return len(p), nil
+	}
+	return b.buf.Write(p)
+}
+
+// Bytes returns what was kept.
+func (b *boundedBuffer) Bytes() []byte { return b.buf.Bytes() }
+
+// String returns what was kept, marked when some was dropped.
+func (b *boundedBuffer) String() string {
+	if b.truncated {
+		return b.buf.String() + " [truncated]"
+	}
+	return b.buf.String()
+}
