@@ -529,3 +529,111 @@ func BenchmarkScanFile1GiB(b *testing.B) {
 		}
 	}
 }
+
+// rawPTX returns a .nv_fatbin with one PTX entry for sm whose text is text.
+func rawPTX(t testing.TB, sm uint32, text string) []byte {
+	t.Helper()
+	payload := []byte(text)
+	payload = append(payload, make([]byte, 8-len(payload)%8)...)
+	h := entryHeader(1, 64, uint64(len(payload)), sm)
+	binary.LittleEndian.PutUint32(h[0x18:], 8<<16|4) // code version [8,4]
+	return rawSection(t, cat(containerHeader(uint64(64+len(payload))), h, payload))
+}
+
+// The PTX ".target" line is found past the first read, up to 1 KiB in.
+func TestPTXTargetAfterLongPreamble(t *testing.T) {
+	tests := []struct {
+		name     string
+		preamble int
+		want     string
+	}{
+		{"WithinFirstRead", 100, "compute_90a"},
+		{"PastFirstRead", 600, "compute_90a"},
+		{"PastPeekLimitReadsPlain", 1100, "compute_90"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			text := "//" + strings.Repeat("x", tt.preamble) + "\n.version 8.4\n.target sm_90a\n.address_size 64\n"
+			r := scanBytes(t, rawPTX(t, 90, text))
+			want := []facts.KernelImage{img("ptx", tt.want, "8.4", 1)}
+			if !reflect.DeepEqual(r.Images, want) {
+				t.Errorf("Images = %+v, want %+v", r.Images, want)
+			}
+		})
+	}
+}
+
+// Many corrupt regions give a bounded list of warnings that says how many
+// were left out.
+func TestWarningsAreBounded(t *testing.T) {
+	var cs []ft.Container
+	for range 40 {
+		cs = append(cs, ft.Container{Entries: []ft.Entry{cubin(80), {Kind: ft.Cubin, SM: 80, HeaderSizeField: 8}}})
+	}
+	r := scanBytes(t, soBytes(t, ft.SO{Fatbin: cs}))
+	if len(r.Warnings) != 33 || r.Warnings[32] != "8 more warnings left out" {
+		t.Errorf("got %d warnings ending %q, want 33 ending \"8 more warnings left out\"", len(r.Warnings), r.Warnings[len(r.Warnings)-1])
+	}
+	if want := []facts.KernelImage{img("cubin", "sm_80", "", 40)}; !reflect.DeepEqual(r.Images, want) || r.Containers != 40 {
+		t.Errorf("Images = %+v, Containers = %d, want %+v and 40", r.Images, r.Containers, want)
+	}
+}
+
+// After a corrupt container the scan reads forward at most 64 MiB for the
+// next magic, so a corrupt 1 GiB library still scans quickly.
+func TestResyncIsBounded(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "libcorrupt.so")
+	so := ft.SO{Fatbin: []ft.Container{
+		{BadMagic: true, Entries: []ft.Entry{cubin(80)}, Pad: 100 << 20},
+		{Entries: []ft.Entry{cubin(90)}},
+	}}
+	if err := so.Write(path); err != nil {
+		t.Fatal(err)
+	}
+	r, err := fatbin.ScanFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Images) != 0 || len(r.Warnings) != 2 ||
+		!strings.Contains(r.Warnings[0], "gave up looking for a container magic in .nv_fatbin after reading 67108864 bytes") ||
+		!strings.Contains(r.Warnings[1], "no further container found") {
+		t.Errorf("Images %+v, Warnings %q: want none, and a give-up warning", r.Images, r.Warnings)
+	}
+	// Within the budget the next container is found.
+	so.Fatbin[0].Pad = 1 << 20
+	if err := so.Write(path); err != nil {
+		t.Fatal(err)
+	}
+	r, err = fatbin.ScanFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []facts.KernelImage{img("cubin", "sm_90", "", 1)}; !reflect.DeepEqual(r.Images, want) {
+		t.Errorf("Images = %+v, want %+v (warnings %q)", r.Images, want, r.Warnings)
+	}
+}
+
+// Sections that hold no file data are reported, not read.
+func TestNobitsAndCompressedSectionsAreNotRead(t *testing.T) {
+	b, err := ft.ELF(
+		ft.Section{Name: ".nv_fatbin", Type: elf.SHT_NOBITS, Flags: elf.SHF_ALLOC, Size: 1 << 40},
+		ft.Section{Name: "__nv_relfatbin", Flags: elf.SHF_ALLOC | elf.SHF_COMPRESSED, Data: make([]byte, 64)},
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := scanBytes(t, b)
+	want := []string{
+		"section .nv_fatbin has no data in the file (SHT_NOBITS): not scanned",
+		"section __nv_relfatbin is ELF-compressed: not scanned",
+	}
+	if !reflect.DeepEqual(r.Warnings, want) || len(r.Images) != 0 || len(r.Sections) != 2 {
+		t.Errorf("got %+v, want no images and warnings %q", r, want)
+	}
+}
+
+func TestScanNil(t *testing.T) {
+	if _, err := fatbin.Scan(nil); err == nil {
+		t.Error("Scan(nil) succeeded, want an error")
+	}
+}

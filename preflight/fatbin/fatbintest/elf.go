@@ -85,6 +85,9 @@ func layoutELF(sections []Section) image {
 		}
 		off = alignUp(off, align)
 		where[i] = placed{off, s.size()}
+		if s.Type == elf.SHT_NOBITS {
+			continue // occupies no file space, like .bss
+		}
 		im.put(off, s.Data)
 		for _, p := range s.pieces {
 			im.put(off+p.off, p.b)
