@@ -1,0 +1,126 @@
+package require
+
+import (
+	"sort"
+	"strconv"
+
+	"github.com/gpu-preflight/gpu-preflight/preflight/version"
+)
+
+// Branch is a driver range a requirement accepts through terms of the form
+// official images use for CUDA forward compatibility,
+// "brand=B,driver>=N,driver<M" (research note §1f, §1g).
+type Branch struct {
+	// Min and Max are the bounds as written: driver>=Min, driver<Max.
+	Min, Max string
+	// Brands are the brand values of the terms for this range, as written,
+	// in the order they first appear, without case-insensitive duplicates.
+	Brands []string
+	// AnyBrand is true when a term for this range has no brand factor.
+	AnyBrand bool
+}
+
+// String names the range: "470.x" for driver>=470,driver<471, else
+// ">=N,<M".
+func (b Branch) String() string {
+	lo, err1 := strconv.ParseUint(b.Min, 10, 32)
+	hi, err2 := strconv.ParseUint(b.Max, 10, 32)
+	if err1 == nil && err2 == nil && hi == lo+1 {
+		return b.Min + ".x"
+	}
+	return ">=" + b.Min + ",<" + b.Max
+}
+
+// Accepts reports whether driver falls in the branch's range, whatever
+// the brand. An invalid driver version is not accepted.
+func (b Branch) Accepts(driver string) bool {
+	return version.AtLeast(driver, b.Min) && version.Less(driver, b.Max)
+}
+
+// Branches lists the distinct driver ranges value accepts through terms
+// made of exactly one driver>=N factor, one driver<M factor and at most one
+// brand=B factor, sorted by N then M, with the brands each range is
+// accepted on. Other terms, and terms with an invalid factor, are ignored.
+// It is for messages such as "this image also accepts drivers 470.x,
+// 535.x, 550.x on data-center brands".
+func Branches(value string) []Branch {
+	var out []Branch
+	index := map[[2]string]int{}
+	for _, term := range fields(value, ' ') {
+		lo, hi, brand, ok := branchTerm(term)
+		if !ok {
+			continue
+		}
+		key := [2]string{lo, hi}
+		i, seen := index[key]
+		if !seen {
+			i = len(out)
+			index[key] = i
+			out = append(out, Branch{Min: lo, Max: hi})
+		}
+		switch {
+		case brand == "":
+			out[i].AnyBrand = true
+		case !containsFold(out[i].Brands, brand):
+			out[i].Brands = append(out[i].Brands, brand)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if c := version.MustCompare(out[i].Min, out[j].Min); c != 0 {
+			return c < 0
+		}
+		return version.MustCompare(out[i].Max, out[j].Max) < 0
+	})
+	return out
+}
+
+// branchTerm recognises a forward-compatibility term. Its versions are
+// valid (version.Compare accepts them), which Branches' sort relies on.
+func branchTerm(term string) (lo, hi, brand string, ok bool) {
+	var nMin, nMax, nBrand int
+	for _, text := range fields(term, ',') {
+		f := parseFactor(text)
+		if f.problem != "" {
+			return "", "", "", false
+		}
+		if p, _ := f.valueProblem(); p != "" {
+			return "", "", "", false
+		}
+		switch {
+		case f.prop == propDriver && f.op == ">=":
+			lo = f.value
+			nMin++
+		case f.prop == propDriver && f.op == "<":
+			hi = f.value
+			nMax++
+		case f.prop == propBrand && f.op == "=":
+			brand = f.value
+			nBrand++
+		default:
+			return "", "", "", false
+		}
+	}
+	if nMin != 1 || nMax != 1 || nBrand > 1 {
+		return "", "", "", false
+	}
+	return lo, hi, brand, true
+}
+
+// CUDAFloor returns the value of the first cuda>=X.Y factor in value, as
+// written ("12.8"), or "" when there is none. In official images it is the
+// first term: the host driver's CUDA version that satisfies the
+// requirement whatever the GPU.
+func CUDAFloor(value string) string {
+	for _, term := range fields(value, ' ') {
+		for _, text := range fields(term, ',') {
+			f := parseFactor(text)
+			if f.problem != "" || f.prop != propCUDA || f.op != ">=" {
+				continue
+			}
+			if p, _ := f.valueProblem(); p == "" {
+				return f.value
+			}
+		}
+	}
+	return ""
+}

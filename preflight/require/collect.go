@@ -1,0 +1,159 @@
+package require
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
+)
+
+// Variables the toolkit reads (NVIDIA Container Toolkit
+// internal/config/image/cuda_image.go; research note §1a).
+const (
+	EnvRequirePrefix  = "NVIDIA_REQUIRE_"
+	EnvRequireJetpack = "NVIDIA_REQUIRE_JETPACK" // a prefix: excluded
+	EnvRequireCUDA    = "NVIDIA_REQUIRE_CUDA"
+	EnvDisableRequire = "NVIDIA_DISABLE_REQUIRE"
+	EnvCUDAVersion    = "CUDA_VERSION"
+)
+
+// Collect returns the requirements in env (name -> value) sorted by Var, as
+// the toolkit's GetRequirements collects them: every variable whose name
+// starts with NVIDIA_REQUIRE_ except those starting with
+// NVIDIA_REQUIRE_JETPACK, empty values left out; all are ANDed.
+//
+// A legacy image (CUDA_VERSION non-empty, NVIDIA_REQUIRE_CUDA empty or
+// unset) also gets "cuda>=MAJOR.MINOR" from CUDA_VERSION, with Var
+// "CUDA_VERSION"; a CUDA_VERSION the toolkit cannot parse is an error, as it
+// is for the toolkit's hook.
+//
+// disabled reports NVIDIA_DISABLE_REQUIRE, read with strconv.ParseBool; when
+// it is true there are no requirements at all, not even the legacy one. A
+// value ParseBool rejects does not disable.
+func Collect(env map[string]string) (reqs []facts.Requirement, disabled bool, err error) {
+	if v, ok := env[EnvDisableRequire]; ok {
+		if d, perr := strconv.ParseBool(v); perr == nil && d {
+			return nil, true, nil
+		}
+	}
+	for name, value := range env {
+		if strings.HasPrefix(name, EnvRequirePrefix) && !strings.HasPrefix(name, EnvRequireJetpack) && value != "" {
+			reqs = append(reqs, facts.Requirement{Var: name, Value: value})
+		}
+	}
+	if cv := env[EnvCUDAVersion]; cv != "" && env[EnvRequireCUDA] == "" {
+		mm, perr := legacyMajorMinor(cv)
+		if perr != nil {
+			return nil, false, fmt.Errorf("%s=%q: %v; the NVIDIA Container Toolkit fails on this image too (\"failed to get version: invalid CUDA version\"): set it to MAJOR[.MINOR[.PATCH]], e.g. 12.2.2, or set %s", EnvCUDAVersion, cv, perr, EnvRequireCUDA)
+		}
+		reqs = append(reqs, facts.Requirement{Var: EnvCUDAVersion, Value: "cuda>=" + mm})
+	}
+	sort.Slice(reqs, func(i, j int) bool { return reqs[i].Var < reqs[j].Var })
+	return reqs, false, nil
+}
+
+// legacyMajorMinor is the toolkit's parseMajorMinorVersion: "v" is put in
+// front of the value (after dropping one "v" already there), the result must
+// be valid semantic version syntax as golang.org/x/mod/semver reads it
+// (MAJOR, MAJOR.MINOR or MAJOR.MINOR.PATCH[-PRE][+BUILD], no leading zeros),
+// and MAJOR and MINOR (0 when absent) must fit in 32 bits.
+// "11.6.2" -> "11.6", "11" -> "11.0".
+func legacyMajorMinor(v string) (string, error) {
+	major, minor, ok := semverMajorMinor(strings.TrimPrefix(v, "v"))
+	if !ok {
+		return "", fmt.Errorf("not a semantic version")
+	}
+	if _, err := strconv.ParseUint(major, 10, 32); err != nil {
+		return "", fmt.Errorf("invalid major version %s", major)
+	}
+	if _, err := strconv.ParseUint(minor, 10, 32); err != nil {
+		return "", fmt.Errorf("invalid minor version %s", minor)
+	}
+	return major + "." + minor, nil
+}
+
+// semverMajorMinor parses v (without its "v") with golang.org/x/mod/semver's
+// rules and returns its major and minor numbers.
+func semverMajorMinor(v string) (major, minor string, ok bool) {
+	major, v, ok = semverNumber(v)
+	if !ok {
+		return "", "", false
+	}
+	if v == "" {
+		return major, "0", true
+	}
+	if v[0] != '.' {
+		return "", "", false
+	}
+	minor, v, ok = semverNumber(v[1:])
+	if !ok {
+		return "", "", false
+	}
+	if v == "" {
+		return major, minor, true
+	}
+	if v[0] != '.' {
+		return "", "", false
+	}
+	_, v, ok = semverNumber(v[1:])
+	if !ok {
+		return "", "", false
+	}
+	if v != "" && v[0] == '-' {
+		if v, ok = semverIdentifiers(v[1:], true); !ok {
+			return "", "", false
+		}
+	}
+	if v != "" && v[0] == '+' {
+		if v, ok = semverIdentifiers(v[1:], false); !ok {
+			return "", "", false
+		}
+	}
+	return major, minor, v == ""
+}
+
+// semverNumber takes a decimal number without leading zeros off v.
+func semverNumber(v string) (num, rest string, ok bool) {
+	i := 0
+	for i < len(v) && '0' <= v[i] && v[i] <= '9' {
+		i++
+	}
+	if i == 0 || (v[0] == '0' && i > 1) {
+		return "", "", false
+	}
+	return v[:i], v[i:], true
+}
+
+// semverIdentifiers takes dot-separated non-empty [0-9A-Za-z-] identifiers
+// off v, up to a '+' when prerelease (which also forbids numeric
+// identifiers with leading zeros) or to the end.
+func semverIdentifiers(v string, prerelease bool) (rest string, ok bool) {
+	end := len(v)
+	if prerelease {
+		if i := strings.IndexByte(v, '+'); i >= 0 {
+			end = i
+		}
+	}
+	for _, id := range strings.Split(v[:end], ".") {
+		if id == "" {
+			return "", false
+		}
+		numeric := true
+		for i := 0; i < len(id); i++ {
+			c := id[i]
+			switch {
+			case '0' <= c && c <= '9':
+			case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', c == '-':
+				numeric = false
+			default:
+				return "", false
+			}
+		}
+		if prerelease && numeric && len(id) > 1 && id[0] == '0' {
+			return "", false
+		}
+	}
+	return v[end:], true
+}

@@ -1,0 +1,94 @@
+package require
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
+)
+
+// Rules of the toolkit's GetRequirements, IsLegacy and HasDisableRequire
+// (internal/config/image/cuda_image.go and its tests; note §1a).
+func TestCollect(t *testing.T) {
+	type req = facts.Requirement
+	rq := func(name, value string) req { return req{Var: name, Value: value} }
+	tests := []struct {
+		name         string
+		env          map[string]string
+		want         []req
+		wantDisabled bool
+	}{
+		{"NoVariablesNoRequirements", map[string]string{"PATH": "/bin"}, nil, false},
+		{"EveryRequirePrefixIsCollected", map[string]string{
+			"NVIDIA_REQUIRE_CUDA": "cuda>=12.2", "NVIDIA_REQUIRE_BRAND": "brand=tesla", "NVIDIA_REQUIRE_": "arch>=8.0"},
+			[]req{rq("NVIDIA_REQUIRE_", "arch>=8.0"), rq("NVIDIA_REQUIRE_BRAND", "brand=tesla"), rq("NVIDIA_REQUIRE_CUDA", "cuda>=12.2")}, false},
+		{"JetpackPrefixIsExcluded", map[string]string{
+			"NVIDIA_REQUIRE_JETPACK": "csv-mounts=all", "NVIDIA_REQUIRE_JETPACK_HOST_MOUNTS": "x", "NVIDIA_REQUIRE_ARCH": "arch>=8.7"},
+			[]req{rq("NVIDIA_REQUIRE_ARCH", "arch>=8.7")}, false},
+		{"PrefixIsCaseSensitive", map[string]string{"nvidia_require_cuda": "cuda>=99", "NVIDIA_Require_CUDA": "cuda>=99"}, nil, false},
+		{"EmptyValuesAreSkipped", map[string]string{"NVIDIA_REQUIRE_CUDA": "cuda>=12.2", "NVIDIA_REQUIRE_ARCH": ""},
+			[]req{rq("NVIDIA_REQUIRE_CUDA", "cuda>=12.2")}, false},
+		{"ValueIsVerbatim", map[string]string{"NVIDIA_REQUIRE_CUDA": "  cuda>=12.2  "},
+			[]req{rq("NVIDIA_REQUIRE_CUDA", "  cuda>=12.2  ")}, false},
+		{"LegacyImageGetsCUDAFloor", map[string]string{"CUDA_VERSION": "11.6.2"},
+			[]req{rq("CUDA_VERSION", "cuda>=11.6")}, false},
+		{"LegacyMajorOnlyGetsMinorZero", map[string]string{"CUDA_VERSION": "11"},
+			[]req{rq("CUDA_VERSION", "cuda>=11.0")}, false},
+		{"LegacyMajorMinor", map[string]string{"CUDA_VERSION": "11.6"},
+			[]req{rq("CUDA_VERSION", "cuda>=11.6")}, false},
+		{"LegacyVPrefixAccepted", map[string]string{"CUDA_VERSION": "v12.4.1"},
+			[]req{rq("CUDA_VERSION", "cuda>=12.4")}, false},
+		{"LegacyPrereleaseAccepted", map[string]string{"CUDA_VERSION": "12.4.0-rc.1+build.5"},
+			[]req{rq("CUDA_VERSION", "cuda>=12.4")}, false},
+		{"LegacyAndOtherRequirementsAreBoth", map[string]string{"CUDA_VERSION": "11.6", "NVIDIA_REQUIRE_BRAND": "brand=tesla"},
+			[]req{rq("CUDA_VERSION", "cuda>=11.6"), rq("NVIDIA_REQUIRE_BRAND", "brand=tesla")}, false},
+		{"NotLegacyWhenRequireCUDASet", map[string]string{"CUDA_VERSION": "12.2.2", "NVIDIA_REQUIRE_CUDA": "cuda>=12.2"},
+			[]req{rq("NVIDIA_REQUIRE_CUDA", "cuda>=12.2")}, false},
+		{"LegacyWhenRequireCUDAEmpty", map[string]string{"CUDA_VERSION": "12.2.2", "NVIDIA_REQUIRE_CUDA": ""},
+			[]req{rq("CUDA_VERSION", "cuda>=12.2")}, false},
+		{"NotLegacyWhenCUDAVersionEmpty", map[string]string{"CUDA_VERSION": ""}, nil, false},
+		{"DisableTrue", map[string]string{"NVIDIA_DISABLE_REQUIRE": "true", "NVIDIA_REQUIRE_CUDA": "cuda>=99"}, nil, true},
+		{"DisableOne", map[string]string{"NVIDIA_DISABLE_REQUIRE": "1", "NVIDIA_REQUIRE_CUDA": "cuda>=99"}, nil, true},
+		{"DisableT", map[string]string{"NVIDIA_DISABLE_REQUIRE": "T", "NVIDIA_REQUIRE_CUDA": "cuda>=99"}, nil, true},
+		{"DisableTRUE", map[string]string{"NVIDIA_DISABLE_REQUIRE": "TRUE", "NVIDIA_REQUIRE_CUDA": "cuda>=99"}, nil, true},
+		{"DisableAlsoDropsLegacyRule", map[string]string{"NVIDIA_DISABLE_REQUIRE": "True", "CUDA_VERSION": "12.2.2"}, nil, true},
+		{"DisableSkipsInvalidCUDAVersion", map[string]string{"NVIDIA_DISABLE_REQUIRE": "t", "CUDA_VERSION": "garbage"}, nil, true},
+		{"DisableFalse", map[string]string{"NVIDIA_DISABLE_REQUIRE": "false", "NVIDIA_REQUIRE_CUDA": "cuda>=99"},
+			[]req{rq("NVIDIA_REQUIRE_CUDA", "cuda>=99")}, false},
+		{"DisableInvalidIsNotDisabled", map[string]string{"NVIDIA_DISABLE_REQUIRE": "yes", "NVIDIA_REQUIRE_CUDA": "cuda>=99"},
+			[]req{rq("NVIDIA_REQUIRE_CUDA", "cuda>=99")}, false},
+		{"DisableEmptyIsNotDisabled", map[string]string{"NVIDIA_DISABLE_REQUIRE": "", "NVIDIA_REQUIRE_CUDA": "cuda>=99"},
+			[]req{rq("NVIDIA_REQUIRE_CUDA", "cuda>=99")}, false},
+		{"DisablePluralIsNotRead", map[string]string{"NVIDIA_DISABLE_REQUIRES": "true", "NVIDIA_REQUIRE_CUDA": "cuda>=99"},
+			[]req{rq("NVIDIA_REQUIRE_CUDA", "cuda>=99")}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, disabled, err := Collect(tt.env)
+			if err != nil {
+				t.Fatalf("Collect: %v", err)
+			}
+			if !reflect.DeepEqual(got, tt.want) || disabled != tt.wantDisabled {
+				t.Errorf("Collect = %v, disabled %v; want %v, disabled %v", got, disabled, tt.want, tt.wantDisabled)
+			}
+		})
+	}
+}
+
+// A CUDA_VERSION the toolkit cannot parse fails the toolkit's hook; Collect
+// says so, naming the variable.
+func TestCollectInvalidLegacyCUDAVersion(t *testing.T) {
+	for _, v := range []string{"garbage", "11.8.0.1", "11.08", "012", "12.2-rc1", "12.", ".12", " 12.2", "12.2.2-", "12.2.2+", "12.2.2-01",
+		"4294967296", "11.4294967296", "vv12", "12.2.x"} {
+		t.Run(v, func(t *testing.T) {
+			reqs, disabled, err := Collect(map[string]string{"CUDA_VERSION": v, "NVIDIA_REQUIRE_ARCH": "arch>=8.0"})
+			if err == nil || reqs != nil || disabled {
+				t.Fatalf("Collect(CUDA_VERSION=%q) = %v, %v, %v; want an error", v, reqs, disabled, err)
+			}
+			if !strings.Contains(err.Error(), "CUDA_VERSION=") || !strings.Contains(err.Error(), "NVIDIA_REQUIRE_CUDA") {
+				t.Errorf("error %q should name CUDA_VERSION and the way out", err)
+			}
+		})
+	}
+}

@@ -1,0 +1,280 @@
+package require
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
+	"github.com/gpu-preflight/gpu-preflight/preflight/version"
+)
+
+// Host is what the driver says, as libnvidia-container reads it: CUDA is
+// the driver's CUDA version "12.4" (nvmlSystemGetCudaDriverVersion), Driver
+// the driver version "550.54.15". "" means unknown, and makes every cuda or
+// driver factor true.
+type Host struct{ CUDA, Driver string }
+
+// Device is one visible GPU. Arch is its compute capability "9.0", Brand
+// libnvidia-container's brand string "Nvidia", "Tesla", "GeForceRTX"...
+// "" means unknown, and makes every arch or brand factor true.
+type Device struct {
+	Index       int
+	Arch, Brand string
+}
+
+// Outcome is what became of one factor.
+type Outcome string
+
+// Outcomes of a factor.
+const (
+	True         Outcome = "true"
+	False        Outcome = "false"
+	Missing      Outcome = "missing"       // the host does not know the property: true
+	NotEvaluated Outcome = "not-evaluated" // the evaluation stopped before it
+	Invalid      Outcome = "invalid"
+)
+
+// FactorResult is one AND factor and its outcome.
+type FactorResult struct {
+	Text string // as written, "driver>=470"
+	// Name is the property ("cuda", "driver", "arch", "brand"), or NAME as
+	// written when it is none of them. Op is the operator as
+	// libnvidia-container reads it ("!=" for a lone "!"), or as written
+	// when it reads none. Value is what follows the operator.
+	Name, Op, Value string
+	// HostValue is the host's value for the property; "" when unknown.
+	HostValue string
+	Outcome   Outcome
+	// Reason says why an Invalid factor is invalid.
+	Reason string `json:",omitempty"`
+}
+
+// TermResult is one OR term (an alternative) and its factors.
+type TermResult struct {
+	Text    string
+	Factors []FactorResult
+	// Evaluated is true when the evaluation reached this term.
+	Evaluated bool
+	// Held is true for the term that ended the evaluation by completing:
+	// every factor held. For a term without factors (",") it is the value
+	// the evaluation ended with (see Evaluate).
+	Held bool
+}
+
+// Result is one requirement evaluated against the host and one device.
+type Result struct {
+	Requirement facts.Requirement
+	Device      *Device // nil when evaluated with no device
+	Host        Host
+	Satisfied   bool
+	Err         error // an *ExprError: invalid expression
+	Terms       []TermResult
+}
+
+// Evaluate evaluates one requirement the way libnvidia-container's
+// dsl_evaluate does, against the host and device d (nil: no visible device).
+//
+// OR terms are tried left to right and the first whose AND factors all hold
+// satisfies; within a term the first false factor ends it. A factor after
+// that, or in a term after the one that held, is never looked at, so an
+// invalid one there is not an error. dsl_evaluate keeps the value of the
+// last factor it evaluated (true before any), and a term with no factors,
+// such as ",", ends the evaluation with that value: "cuda>=99 ," is
+// unsatisfied, "," alone satisfied. An empty value is satisfied.
+func Evaluate(r facts.Requirement, h Host, d *Device) Result {
+	res := Result{Requirement: r, Host: h}
+	if d != nil {
+		dev := *d
+		res.Device = &dev
+	}
+	ret := true    // dsl_evaluate's ret: the last evaluated factor's value
+	ended := false // a term completed, or a factor was invalid
+	for _, text := range fields(r.Value, ' ') {
+		evaluating := !ended
+		term := TermResult{Text: text, Evaluated: evaluating}
+		for _, ft := range fields(text, ',') {
+			f := parseFactor(ft)
+			if !evaluating {
+				term.Factors = append(term.Factors, describe(f, h, d, NotEvaluated))
+				continue
+			}
+			fr := evalFactor(f, h, d)
+			term.Factors = append(term.Factors, fr)
+			switch fr.Outcome {
+			case Invalid:
+				res.Err = &ExprError{Var: r.Var, Factor: ft, Reason: fr.Reason}
+				ended, evaluating = true, false
+			case False:
+				ret, evaluating = false, false
+			default:
+				ret = true
+			}
+		}
+		if evaluating {
+			// The AND loop ran to the end: dsl_evaluate stops here.
+			term.Held = ret
+			ended = true
+		}
+		res.Terms = append(res.Terms, term)
+	}
+	res.Satisfied = res.Err == nil && ret
+	return res
+}
+
+// EvaluateAll evaluates every requirement once per device, device by
+// device, as configure_command does for the selected GPUs; with no device,
+// once each with a nil device. Each device must satisfy every requirement.
+// Unlike nvidia-container-cli, it goes on after the first failure, so that
+// every failure can be reported.
+func EvaluateAll(reqs []facts.Requirement, h Host, devs []Device) []Result {
+	var out []Result
+	if len(devs) == 0 {
+		for _, r := range reqs {
+			out = append(out, Evaluate(r, h, nil))
+		}
+		return out
+	}
+	for i := range devs {
+		for _, r := range reqs {
+			out = append(out, Evaluate(r, h, &devs[i]))
+		}
+	}
+	return out
+}
+
+// Failed returns the results that are unsatisfied or invalid.
+func Failed(results []Result) []Result {
+	var out []Result
+	for _, r := range results {
+		if !r.Satisfied {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// HeldTerm returns the text of the term that satisfied the requirement, or
+// "" when none did (or the value was empty).
+func (r Result) HeldTerm() string {
+	for _, t := range r.Terms {
+		if t.Held {
+			return t.Text
+		}
+	}
+	return ""
+}
+
+// ToolkitError is what nvidia-container-cli prints after
+// "nvidia-container-cli: " when this result fails its check, or "" when it
+// passes. It names the requirement's FIRST space-separated token, not the
+// factor that failed (dsl.c dsl_evaluate; research note §1e).
+func (r Result) ToolkitError() string {
+	if r.Err != nil {
+		return "requirement error: invalid expression"
+	}
+	if r.Satisfied {
+		return ""
+	}
+	first, _, _ := strings.Cut(r.Requirement.Value, " ")
+	if strings.HasPrefix(first, "cuda>=") {
+		return "requirement error: unsatisfied condition: " + first +
+			", please update your driver to a newer version, or use an earlier cuda container"
+	}
+	return "requirement error: unsatisfied condition: " + first
+}
+
+// hostValue is the host's value for a property, "" when unknown.
+func hostValue(prop string, h Host, d *Device) string {
+	switch prop {
+	case propCUDA:
+		return h.CUDA
+	case propDriver:
+		return h.Driver
+	case propArch:
+		if d != nil {
+			return d.Arch
+		}
+	case propBrand:
+		if d != nil {
+			return d.Brand
+		}
+	}
+	return ""
+}
+
+// describe fills a FactorResult without evaluating it.
+func describe(f factor, h Host, d *Device, o Outcome) FactorResult {
+	fr := FactorResult{Text: f.text, Name: f.name, Op: f.run, Value: f.value, Outcome: o}
+	if f.prop != "" {
+		fr.Name = f.prop
+		fr.HostValue = hostValue(f.prop, h, d)
+	}
+	if f.op != "" {
+		fr.Op = f.op
+	}
+	return fr
+}
+
+// evalFactor is evaluate_rule followed by the property's check function
+// (configure.c check_cuda_version, check_driver_version, check_device_arch,
+// check_device_brand).
+func evalFactor(f factor, h Host, d *Device) FactorResult {
+	fr := describe(f, h, d, "")
+	invalid := func(reason string) FactorResult {
+		fr.Outcome, fr.Reason = Invalid, reason
+		return fr
+	}
+	if f.problem != "" {
+		return invalid(f.problem)
+	}
+	// Missing data is true before the value is looked at.
+	if fr.HostValue == "" {
+		fr.Outcome = Missing
+		return fr
+	}
+	var holds bool
+	if f.prop == propBrand {
+		switch f.op {
+		case "=":
+			holds = asciiEqualFold(fr.HostValue, f.value)
+		case "!=":
+			holds = !asciiEqualFold(fr.HostValue, f.value)
+		default:
+			return invalid(fmt.Sprintf("brand takes only = or !=, not %q", f.run))
+		}
+	} else {
+		c, err := version.Compare(fr.HostValue, f.value)
+		if err != nil {
+			return invalid(fmt.Sprintf("comparing the host's %s %q with %q: %v", f.prop, fr.HostValue, f.value, err))
+		}
+		holds = opHolds(f.op, c)
+	}
+	if !holds && f.tooLong() {
+		p, _ := f.valueProblem()
+		return invalid(p)
+	}
+	fr.Outcome = False
+	if holds {
+		fr.Outcome = True
+	}
+	return fr
+}
+
+// opHolds applies an operator to a comparison result.
+func opHolds(op string, c int) bool {
+	switch op {
+	case "=":
+		return c == 0
+	case "!=":
+		return c != 0
+	case "<":
+		return c < 0
+	case "<=":
+		return c <= 0
+	case ">":
+		return c > 0
+	case ">=":
+		return c >= 0
+	}
+	panic("require: operator outside the table: " + op)
+}

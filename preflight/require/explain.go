@@ -1,0 +1,197 @@
+package require
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Explain says, factor by factor, which OR term (alternative) held or why
+// none did. It is what `gpu-preflight explain` prints: a header with the
+// verdict and what it was evaluated against, then every evaluated
+// alternative with each factor's text, the host's value and the outcome.
+// Alternatives that failed only because they name another brand are
+// summarised on one line; the forward-compatibility terms of the official
+// images would otherwise fill a screen.
+func (r Result) Explain() string {
+	var b strings.Builder
+	name := r.Requirement.Var
+	if name == "" {
+		name = "requirement"
+	}
+	verdict := "satisfied"
+	switch {
+	case r.Err != nil:
+		verdict = "INVALID"
+	case !r.Satisfied:
+		verdict = "NOT satisfied"
+	}
+	fmt.Fprintf(&b, "%s: %s %s, %s\n", name, verdict, r.deviceText(), r.hostText())
+	n := len(r.Terms)
+	fmt.Fprintf(&b, "  value: %s\n", shortValue(r.Requirement.Value, r.Terms))
+	if n == 0 {
+		b.WriteString("  no alternatives: an empty requirement is always satisfied\n")
+		return b.String()
+	}
+
+	width := 0
+	for _, t := range r.Terms {
+		for _, f := range t.Factors {
+			if f.Outcome != NotEvaluated && len(f.Text) > width {
+				width = len(f.Text)
+			}
+		}
+	}
+	width = min(width, 40)
+
+	var otherBrands []string // brands of alternatives that failed on brand
+	brandFailures := 0
+	notEvaluated := 0
+	for i, t := range r.Terms {
+		status, ok := termStatus(t)
+		if !ok {
+			notEvaluated++
+			continue
+		}
+		if brand, isBrand := failedOnBrand(t); isBrand {
+			brandFailures++
+			if !containsFold(otherBrands, brand) {
+				otherBrands = append(otherBrands, brand)
+			}
+			continue
+		}
+		fmt.Fprintf(&b, "  alternative %d of %d %s: %s\n", i+1, n, status, t.Text)
+		if len(t.Factors) == 0 {
+			prev := "true, as before any factor"
+			if !t.Held {
+				prev = "false, from the alternative before"
+			}
+			fmt.Fprintf(&b, "      (no factors: libnvidia-container stops here with the last factor's value, %s)\n", prev)
+		}
+		for _, f := range t.Factors {
+			fmt.Fprintf(&b, "      %-*s  %-24s  %s\n", width, f.Text, hostColumn(f, r.Device), outcomeText(f))
+		}
+	}
+	if brandFailures > 0 {
+		brand := "unknown"
+		if r.Device != nil && r.Device.Brand != "" {
+			brand = r.Device.Brand
+		}
+		fmt.Fprintf(&b, "  %d %s for other brands (%s) did not hold: the GPU's brand is %s\n",
+			brandFailures, plural(brandFailures, "alternative", "alternatives"), strings.Join(otherBrands, ", "), brand)
+	}
+	if notEvaluated > 0 {
+		why := "the first alternative that holds decides"
+		if r.Err != nil {
+			why = "the invalid factor ended the evaluation"
+		}
+		fmt.Fprintf(&b, "  %d later %s not evaluated (%s)\n", notEvaluated, plural(notEvaluated, "alternative", "alternatives"), why)
+	}
+	switch {
+	case r.Err != nil:
+		fmt.Fprintf(&b, "  %v\n", r.Err)
+		fmt.Fprintf(&b, "  nvidia-container-cli would fail with: %s\n", r.ToolkitError())
+	case !r.Satisfied:
+		fmt.Fprintf(&b, "  no alternative held; nvidia-container-cli would fail with: %s\n", r.ToolkitError())
+	}
+	return b.String()
+}
+
+func (r Result) deviceText() string {
+	if r.Device == nil {
+		return "with no GPU (arch and brand factors count as true)"
+	}
+	return fmt.Sprintf("on GPU %d (arch %s, brand %s)", r.Device.Index, orUnknown(r.Device.Arch), orUnknown(r.Device.Brand))
+}
+
+func (r Result) hostText() string {
+	return fmt.Sprintf("driver %s, CUDA %s", orUnknown(r.Host.Driver), orUnknown(r.Host.CUDA))
+}
+
+// termStatus words a term's fate; ok is false for a term never evaluated.
+func termStatus(t TermResult) (status string, ok bool) {
+	if !t.Evaluated {
+		return "", false
+	}
+	for _, f := range t.Factors {
+		switch f.Outcome {
+		case Invalid:
+			return "is invalid", true
+		case False:
+			return "failed", true
+		}
+	}
+	if t.Held {
+		return "held", true
+	}
+	return "failed", true
+}
+
+// failedOnBrand reports whether the term's first false factor is
+// brand=OTHER, and which brand it names.
+func failedOnBrand(t TermResult) (string, bool) {
+	for _, f := range t.Factors {
+		if f.Outcome == False {
+			return f.Value, f.Name == propBrand && f.Op == "="
+		}
+		if f.Outcome == Invalid || f.Outcome == NotEvaluated {
+			return "", false
+		}
+	}
+	return "", false
+}
+
+func hostColumn(f FactorResult, d *Device) string {
+	switch f.Name {
+	case propCUDA, propDriver:
+		return "host " + f.Name + " " + orUnknown(f.HostValue)
+	case propArch, propBrand:
+		if d == nil {
+			return "no GPU"
+		}
+		return "GPU " + f.Name + " " + orUnknown(f.HostValue)
+	}
+	return ""
+}
+
+func outcomeText(f FactorResult) string {
+	switch f.Outcome {
+	case Missing:
+		return "true (not known, counts as true)"
+	case NotEvaluated:
+		return "not evaluated"
+	case Invalid:
+		return "INVALID: " + f.Reason
+	}
+	return string(f.Outcome)
+}
+
+// shortValue is the value, cut after two alternatives when there are many.
+func shortValue(v string, terms []TermResult) string {
+	if len(v) <= 120 || len(terms) <= 2 {
+		return v
+	}
+	return fmt.Sprintf("%s %s ... (%d alternatives)", terms[0].Text, terms[1].Text, len(terms))
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	return s
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+func containsFold(list []string, s string) bool {
+	for _, x := range list {
+		if asciiEqualFold(x, s) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,70 @@
+package require
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
+)
+
+func TestExplain(t *testing.T) {
+	values := realValues(t)
+	tests := []struct {
+		name     string
+		value    string
+		host     Host
+		dev      *Device
+		want     []string // lines (after trimming) or fragments that must appear
+		maxLines int
+	}{
+		{"UnsatisfiedSaysWhyEachAlternativeFailed", values["12.8.1"], Host{CUDA: "12.3", Driver: "545.23.08"}, h100, []string{
+			"NVIDIA_REQUIRE_CUDA: NOT satisfied on GPU 0 (arch 9.0, brand Nvidia), driver 545.23.08, CUDA 12.3",
+			"value: cuda>=12.8 brand=unknown,driver>=470,driver<471 ... (61 alternatives)",
+			"alternative 1 of 61 failed: cuda>=12.8",
+			"cuda>=12.8         host cuda 12.3            false",
+			"alternative 29 of 61 failed: brand=nvidia,driver>=550,driver<551",
+			"driver>=550        host driver 545.23.08     false",
+			"driver<551         host driver 545.23.08     not evaluated",
+			"55 alternatives for other brands (unknown, grid, tesla, quadro, quadrortx, nvidiartx, vapps, vpc, vcs, vws, cloudgaming) did not hold: the GPU's brand is Nvidia",
+			"no alternative held; nvidia-container-cli would fail with: requirement error: unsatisfied condition: cuda>=12.8, please update",
+		}, 30},
+		{"SatisfiedNamesTheTermThatHeld", values["12.8.1"], Host{CUDA: "12.4", Driver: "550.54.15"}, h100, []string{
+			"NVIDIA_REQUIRE_CUDA: satisfied on GPU 0",
+			"alternative 29 of 61 held: brand=nvidia,driver>=550,driver<551",
+			"driver<551         host driver 550.54.15     true",
+			"25 alternatives for other brands",
+			"32 later alternatives not evaluated (the first alternative that holds decides)",
+		}, 25},
+		{"MissingDataSaysItCountsAsTrue", values["11.8.0"], Host{CUDA: "11.4", Driver: "470.57.02"}, nil, []string{
+			"satisfied with no GPU (arch and brand factors count as true), driver 470.57.02, CUDA 11.4",
+			"alternative 2 of 11 held: brand=tesla,driver>=470,driver<471",
+			"brand=tesla  no GPU                    true (not known, counts as true)",
+		}, 12},
+		{"EmptyTermQuirkIsExplained", "cuda>=99 , cuda>=1", hostR535, nil, []string{
+			"alternative 2 of 3 failed: ,",
+			"(no factors: libnvidia-container stops here with the last factor's value, false, from the alternative before)",
+			"1 later alternative not evaluated",
+		}, 10},
+		{"InvalidNamesTheFactorAndReason", "cuda>=99 brand=nvidia,cuda=>12 x", hostR535, h100, []string{
+			"NVIDIA_REQUIRE_CUDA: INVALID on GPU 0",
+			"alternative 2 of 3 is invalid: brand=nvidia,cuda=>12",
+			`cuda=>12      host cuda 12.2            INVALID: operator "=>" is not one of = != < <= > >=`,
+			"1 later alternative not evaluated (the invalid factor ended the evaluation)",
+			"nvidia-container-cli would fail with: requirement error: invalid expression",
+		}, 10},
+		{"EmptyValue", "", hostR535, nil, []string{"no alternatives: an empty requirement is always satisfied"}, 3},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out := Evaluate(facts.Requirement{Var: "NVIDIA_REQUIRE_CUDA", Value: tt.value}, tt.host, tt.dev).Explain()
+			for _, w := range tt.want {
+				if !strings.Contains(out, w) {
+					t.Errorf("Explain lacks %q:\n%s", w, out)
+				}
+			}
+			if n := strings.Count(out, "\n"); n > tt.maxLines {
+				t.Errorf("Explain is %d lines, want at most %d:\n%s", n, tt.maxLines, out)
+			}
+		})
+	}
+}

@@ -1,0 +1,251 @@
+// Package require implements the NVIDIA_REQUIRE_* requirement language
+// exactly as the NVIDIA Container Toolkit applies it: the toolkit collects
+// the variables (internal/config/image/cuda_image.go) and libnvidia-container
+// evaluates each one (src/cli/dsl.c dsl_evaluate, src/cli/configure.c).
+//
+// The grammar, with its quirks (research note nvidia-requirements.md §1b):
+//
+//   - a value is split on ' ' (space only) into OR terms, each term on ','
+//     into AND factors; empty tokens are skipped;
+//   - a factor is NAME OP VALUE: NAME is everything before the first of
+//     "<>=!", OP the longest run of those characters, VALUE the rest;
+//   - OP is matched as dsl.c does, strncmp(run, op, len(run)) over the table
+//     "=", "!=", "<", "<=", ">", ">=" in that order, so a lone "!" means "!="
+//     while "==", "=>", "=<" and "<>" are invalid;
+//   - NAME is cuda, driver, arch or brand, compared case-insensitively;
+//   - cuda, driver and arch compare as dotted versions (preflight/version),
+//     brand as a case-insensitive string with "=" and "!=" only;
+//   - a property the host cannot tell (no driver version, no device) makes
+//     its factor true, and the factor's value is then never looked at;
+//   - an invalid factor fails the whole requirement, but only if the
+//     evaluation reaches it.
+package require
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/gpu-preflight/gpu-preflight/preflight/version"
+)
+
+// opChars are the characters an operator is made of (dsl.c evaluate_rule).
+const opChars = "<>=!"
+
+// operators is dsl.c's operator table in its order. The order matters: the
+// run of operator characters is matched with strncmp(run, op, len(run)), so
+// the first entry the run is a prefix of wins, and a lone "!" is "!=".
+var operators = [...]string{"=", "!=", "<", "<=", ">", ">="}
+
+// Property names, the rules table of libnvidia-container's configure.c.
+const (
+	propCUDA   = "cuda"
+	propDriver = "driver"
+	propArch   = "arch"
+	propBrand  = "brand"
+)
+
+var properties = [...]string{propCUDA, propDriver, propArch, propBrand}
+
+// exprMax is dsl.c's EXPR_MAX: a factor that evaluates false is formatted as
+// "NAME OP VALUE" into a buffer of this size for the error message, and if it
+// does not fit, the rule returns -1, so the factor is an invalid expression.
+const exprMax = 128
+
+// factor is one AND factor, parsed the way evaluate_rule parses it.
+type factor struct {
+	text  string
+	name  string // as written
+	prop  string // one of the prop* constants; "" when NAME is not known
+	run   string // the operator as written
+	op    string // the operators entry run matched; "" when none
+	value string
+	// problem is why evaluate_rule returns -1 before it looks at the host:
+	// no name, no operator, an operator not in the table, no value, an
+	// unknown name. Empty when the factor parses.
+	problem string
+}
+
+// parseFactor splits a non-empty factor into NAME, OP and VALUE. The checks
+// run in dsl.c's order, so problem is the first reason the C code fails on.
+func parseFactor(text string) factor {
+	f := factor{text: text}
+	n := strings.IndexAny(text, opChars)
+	switch {
+	case n == 0:
+		f.run, f.value = splitRun(text)
+		f.problem = "no property name before the operator"
+		return f
+	case n < 0:
+		f.name, f.prop = text, propertyOf(text)
+		f.problem = "no operator (want one of = != < <= > >=)"
+		return f
+	}
+	f.name = text[:n]
+	f.run, f.value = splitRun(text[n:])
+	// Known before the operator is checked, for reporting; dsl.c looks the
+	// name up last, so an unknown name is the last problem reported.
+	f.prop = propertyOf(f.name)
+	for _, op := range operators {
+		if strings.HasPrefix(op, f.run) {
+			f.op = op
+			break
+		}
+	}
+	if f.op == "" {
+		f.problem = fmt.Sprintf("operator %q is not one of = != < <= > >=", f.run)
+		return f
+	}
+	if f.value == "" {
+		f.problem = "no value after the operator"
+		return f
+	}
+	if f.prop == "" {
+		f.problem = fmt.Sprintf("unknown property %q (want cuda, driver, arch or brand)", f.name)
+	}
+	return f
+}
+
+// propertyOf is the property name matches case-insensitively, or "".
+func propertyOf(name string) string {
+	for _, p := range properties {
+		if asciiEqualFold(name, p) {
+			return p
+		}
+	}
+	return ""
+}
+
+// splitRun splits s, which starts with an operator character, into the
+// run of operator characters and the rest.
+func splitRun(s string) (run, rest string) {
+	end := 0
+	for end < len(s) && strings.IndexByte(opChars, s[end]) >= 0 {
+		end++
+	}
+	return s[:end], s[end:]
+}
+
+// asciiEqualFold is strcasecmp in the C locale: only A-Z fold, unlike
+// strings.EqualFold, which also folds non-ASCII letters (the Kelvin sign
+// would equal "k").
+func asciiEqualFold(a, b string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := 0; i < len(a); i++ {
+		if lower(a[i]) != lower(b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func lower(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
+}
+
+// tooLong reports whether dsl.c's "%s %s %s" of the factor does not fit in
+// EXPR_MAX, which makes the factor invalid whenever it is false.
+func (f factor) tooLong() bool {
+	return len(f.name)+1+len(f.op)+1+len(f.value) >= exprMax
+}
+
+// valueProblem is what is wrong with the factor's VALUE whatever the host
+// says, or "". lazy is true when libnvidia-container only notices it in some
+// evaluations: a version component too large for strtoumax after a
+// component that already decided the comparison, or a factor too long to
+// format, which only matters when the factor is false.
+func (f factor) valueProblem() (problem string, lazy bool) {
+	switch f.prop {
+	case propCUDA, propDriver, propArch:
+		// Comparing the value with itself reaches every component.
+		if _, err := version.Compare(f.value, f.value); err != nil {
+			// Every comparison checks the characters and the first
+			// component; a later one only if the comparison gets there.
+			return err.Error(), version.Valid(f.value) && firstComponentFits(f.value)
+		}
+	case propBrand:
+		if f.op != "=" && f.op != "!=" {
+			return fmt.Sprintf("brand takes only = or !=, not %q", f.run), false
+		}
+	}
+	if f.tooLong() {
+		return fmt.Sprintf("%q is %d characters once formatted as %q; libnvidia-container's limit is %d, so the factor is an invalid expression whenever it is false",
+			f.text, len(f.name)+len(f.op)+len(f.value)+2, f.name+" "+f.op+" "+f.value, exprMax-1), true
+	}
+	return "", false
+}
+
+// firstComponentFits reports whether the leading number of v is below
+// 2^64-1, strtoumax's saturation value that dsl_compare_version rejects.
+func firstComponentFits(v string) bool {
+	end := 0
+	for end < len(v) && '0' <= v[end] && v[end] <= '9' {
+		end++
+	}
+	n, err := strconv.ParseUint(v[:end], 10, 64)
+	return err == nil && n != math.MaxUint64
+}
+
+// fields splits s on sep and drops empty pieces, as the strsep loops of
+// dsl_evaluate do (they skip empty tokens).
+func fields(s string, sep byte) []string {
+	var out []string
+	for s != "" {
+		i := strings.IndexByte(s, sep)
+		if i < 0 {
+			out = append(out, s)
+			break
+		}
+		if i > 0 {
+			out = append(out, s[:i])
+		}
+		s = s[i+1:]
+	}
+	return out
+}
+
+// ExprError is an invalid expression: a factor libnvidia-container rejects
+// with "requirement error: invalid expression".
+type ExprError struct {
+	Var    string // the variable, "NVIDIA_REQUIRE_CUDA"; "" when not known
+	Factor string // the factor as written
+	Reason string
+}
+
+func (e *ExprError) Error() string {
+	if e.Var != "" {
+		return fmt.Sprintf("%s: invalid expression %q: %s", e.Var, e.Factor, e.Reason)
+	}
+	return fmt.Sprintf("invalid expression %q: %s", e.Factor, e.Reason)
+}
+
+// Validate checks the syntax of every factor of value, evaluated or not:
+// property name, operator, a non-empty value, versions for cuda, driver and
+// arch, only = and != for brand, and the length libnvidia-container can
+// report. It is stricter than an evaluation, which never looks at factors
+// after the term that held, or at a value whose property the host does not
+// know. An empty value is valid (it is always satisfied). Every bad factor
+// is reported, joined with errors.Join, each as an *ExprError.
+func Validate(value string) error {
+	var errs []error
+	for _, term := range fields(value, ' ') {
+		for _, text := range fields(term, ',') {
+			f := parseFactor(text)
+			reason := f.problem
+			if reason == "" {
+				reason, _ = f.valueProblem()
+			}
+			if reason != "" {
+				errs = append(errs, &ExprError{Factor: text, Reason: reason})
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
