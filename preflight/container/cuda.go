@@ -1,0 +1,275 @@
+package container
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
+	"github.com/gpu-preflight/gpu-preflight/preflight/fsroot"
+	"github.com/gpu-preflight/gpu-preflight/preflight/version"
+)
+
+// Where the CUDA toolkit says its version, in the order they are tried
+// (fatbin-frameworks.md section 4).
+const (
+	cudaDir         = "/usr/local/cuda"
+	cudaVersionJSON = cudaDir + "/version.json" // 11.1-11.4 and later
+	cudaVersionTxt  = cudaDir + "/version.txt"  // up to 11.0
+	envCUDAVersion  = "CUDA_VERSION"            // set by the nvidia/cuda images
+)
+
+// cudartGlobs hold libcudart.so.X.Y.Z; the two-component name is the
+// SONAME (libcudart.so.11.0 for every 11.x), so only three components
+// count.
+var cudartGlobs = []string{
+	cudaDir + "/lib64/libcudart.so.*",
+	cudaDir + "/targets/*/lib/libcudart.so.*",
+}
+
+// maxVersionFile bounds a version.json read; real ones are a few KiB.
+const maxVersionFile = 1 << 20
+
+// ParseVersionJSON reads /usr/local/cuda/version.json:
+//
+//	{"cuda":{"name":"CUDA SDK","version":"11.8.20220929"}, "cuda_cudart":{...}, ...}
+//
+// ver is major.minor ("11.8"); full is cuda.version as written, which is
+// X.Y.Z or X.Y.YYYYMMDD.
+func ParseVersionJSON(data []byte) (ver, full string, err error) {
+	var doc struct {
+		CUDA *struct {
+			Version string `json:"version"`
+		} `json:"cuda"`
+	}
+	if err := json.Unmarshal(data, &doc); err != nil {
+		return "", "", fmt.Errorf("version.json: %w", err)
+	}
+	if doc.CUDA == nil {
+		return "", "", errors.New(`version.json: no "cuda" entry`)
+	}
+	full = strings.TrimSpace(doc.CUDA.Version)
+	ver, ok := majorMinor(full)
+	if !ok {
+		return "", "", fmt.Errorf("version.json: cuda.version %q is not X.Y[.Z]", shorten(full))
+	}
+	return ver, full, nil
+}
+
+// ParseVersionTxt reads /usr/local/cuda/version.txt, "CUDA Version 11.0.207",
+// sometimes followed by "CUDA Patch Version 10.0.130.1" (which does not
+// change the toolkit's version). ver is major.minor, full the version as
+// written.
+func ParseVersionTxt(data []byte) (ver, full string, err error) {
+	for line := range strings.SplitSeq(string(data), "\n") {
+		rest, ok := strings.CutPrefix(strings.TrimSpace(line), "CUDA Version ")
+		if !ok {
+			continue
+		}
+		f := strings.Fields(rest)
+		if len(f) > 0 {
+			full = f[0]
+		}
+		ver, ok := majorMinor(full)
+		if !ok {
+			return "", "", fmt.Errorf("version.txt: %q is not X.Y[.Z]", shorten(full))
+		}
+		return ver, full, nil
+	}
+	return "", "", errors.New(`version.txt: no "CUDA Version" line`)
+}
+
+// majorMinor returns "X.Y" from a version of two or more numeric
+// components ("12.2.2.009" -> "12.2"), without leading zeros.
+func majorMinor(s string) (string, bool) {
+	if !version.Valid(s) {
+		return "", false
+	}
+	f := strings.Split(s, ".")
+	if len(f) < 2 {
+		return "", false
+	}
+	major, err1 := strconv.ParseUint(f[0], 10, 32)
+	minor, err2 := strconv.ParseUint(f[1], 10, 32)
+	if err1 != nil || err2 != nil {
+		return "", false
+	}
+	return fmt.Sprintf("%d.%d", major, minor), true
+}
+
+// cudaLinkName matches the directory a versioned toolkit installs to.
+var cudaLinkName = regexp.MustCompile(`^cuda-(\d+\.\d+)$`)
+
+// gatherCUDA finds the image's CUDA toolkit version, from the most to the
+// least authoritative source.
+func gatherCUDA(root fsroot.Root, env map[string]string) (facts.CUDAToolkit, []string) {
+	var warns []string
+	for _, f := range []struct {
+		path  string
+		parse func([]byte) (string, string, error)
+	}{
+		{cudaVersionJSON, ParseVersionJSON},
+		{cudaVersionTxt, ParseVersionTxt},
+	} {
+		data, err := root.ReadFileMax(f.path, maxVersionFile)
+		if err == nil {
+			var ver, full string
+			ver, full, err = f.parse(data)
+			if err == nil {
+				return facts.CUDAToolkit{Version: ver, Full: full, Source: f.path}, warns
+			}
+			err = fmt.Errorf("%s: %w", f.path, err)
+		}
+		if !fsroot.Missing(err) {
+			warns = append(warns, fmt.Sprintf("cuda toolkit: %v", err))
+		}
+	}
+
+	// /usr/local/cuda -> /etc/alternatives/cuda -> /usr/local/cuda-12.2
+	// The link counts only where its target is there.
+	if target, w := followLinks(root, cudaDir); target != "" && exists(root, cudaDir) {
+		if m := cudaLinkName.FindStringSubmatch(path.Base(target)); m != nil {
+			if ver, ok := majorMinor(m[1]); ok {
+				return facts.CUDAToolkit{Version: ver, Source: cudaDir + " -> " + target}, append(warns, w...)
+			}
+		}
+	} else {
+		warns = append(warns, w...)
+	}
+
+	var best, bestPath string
+	for _, g := range cudartGlobs {
+		libs, _ := root.Glob(g)
+		for _, lib := range libs {
+			v := strings.TrimPrefix(path.Base(lib), "libcudart.so.")
+			if strings.Count(v, ".") < 2 {
+				continue
+			}
+			if c, err := version.Compare(v, best); err == nil && (best == "" || c > 0) {
+				best, bestPath = v, lib
+			}
+		}
+	}
+	if ver, ok := majorMinor(best); ok {
+		return facts.CUDAToolkit{Version: ver, Full: best, Source: bestPath}, warns
+	}
+
+	if v, ok := env[envCUDAVersion]; ok {
+		if ver, ok := majorMinor(strings.TrimSpace(v)); ok {
+			return facts.CUDAToolkit{Version: ver, Full: strings.TrimSpace(v), Source: "env " + envCUDAVersion}, warns
+		}
+		if v != "" {
+			warns = append(warns, fmt.Sprintf("cuda toolkit: %s=%q is not X.Y[.Z]", envCUDAVersion, shorten(v)))
+		}
+	}
+	return facts.CUDAToolkit{}, warns
+}
+
+// followLinks follows the symbolic-link chain starting at p inside the root
+// and returns the last path, or "" when p is not a link.
+func followLinks(root fsroot.Root, p string) (string, []string) {
+	const maxHops = 8
+	last := ""
+	for range maxHops {
+		target, err := root.Readlink(p)
+		if err != nil {
+			// EINVAL: p is not a link, the chain ends here.
+			if fsroot.Missing(err) || errors.Is(err, syscall.EINVAL) {
+				return last, nil
+			}
+			return last, []string{fmt.Sprintf("cuda toolkit: %v", err)}
+		}
+		if !strings.HasPrefix(target, "/") {
+			target = path.Join(path.Dir(p), target)
+		}
+		p = path.Clean(target)
+		last = p
+	}
+	return last, nil
+}
+
+// compatDirs hold forward-compatibility libraries: cuda-compat-X-Y installs
+// to /usr/local/cuda-X.Y/compat (nvidia-requirements.md section 1f; section
+// 2, "dpkg -L cuda-compat-12-2"); NGC images load them from
+// /usr/local/cuda/compat/lib (their LD_LIBRARY_PATH, fatbin-frameworks.md
+// section 4).
+var compatDirs = []string{cudaDir + "/compat", cudaDir + "/compat/lib"}
+
+// gatherCompat lists the libcuda.so.<driver version> files in the compat
+// directories. The libcuda.so.1 link is skipped, unless it is all there is:
+// then its target names the version.
+func gatherCompat(root fsroot.Root) ([]facts.CompatLib, []string) {
+	var libs []facts.CompatLib
+	var warns []string
+	seen := map[string]bool{}
+	add := func(p, ver string) {
+		host, err := root.Resolve(p)
+		if err != nil {
+			warns = append(warns, fmt.Sprintf("compat: %v", err))
+			return
+		}
+		if !seen[host] {
+			seen[host] = true
+			libs = append(libs, facts.CompatLib{Path: p, DriverVersion: ver})
+		}
+	}
+	for _, dir := range compatDirs {
+		names, _ := root.Glob(dir + "/libcuda.so.*")
+		found := false
+		for _, p := range names {
+			if v := compatVersion(path.Base(p)); v != "" {
+				add(p, v)
+				found = true
+			}
+		}
+		if found {
+			continue
+		}
+		link := dir + "/libcuda.so.1"
+		target, w := followLinks(root, link)
+		warns = append(warns, w...)
+		if target == "" {
+			if exists(root, link) {
+				warns = append(warns, fmt.Sprintf("compat: %s is not a link to a libcuda.so.<driver version>; its driver version is unknown", link))
+			}
+			continue
+		}
+		if v := compatVersion(path.Base(target)); v != "" {
+			if exists(root, target) {
+				add(target, v)
+				continue
+			}
+		}
+		warns = append(warns, fmt.Sprintf("compat: %s -> %s names no existing libcuda.so.<driver version>", link, target))
+	}
+	return libs, warns
+}
+
+// compatVersion returns the driver version in "libcuda.so.535.129.03", or
+// "" for the SONAME link "libcuda.so.1" and anything else.
+func compatVersion(name string) string {
+	v, ok := strings.CutPrefix(name, "libcuda.so.")
+	if !ok || !version.Valid(v) || !strings.Contains(v, ".") || strings.HasSuffix(v, ".") || strings.Contains(v, "..") {
+		return ""
+	}
+	return v
+}
+
+func exists(root fsroot.Root, p string) bool {
+	_, err := root.Stat(p)
+	return err == nil
+}
+
+// shorten keeps error messages readable when a file holds garbage.
+func shorten(s string) string {
+	const max = 120
+	if len(s) > max {
+		return s[:max] + "..."
+	}
+	return s
+}

@@ -1,0 +1,297 @@
+package container
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
+)
+
+// VisibleGPUs returns the GPUs the training process will see: gpus (the
+// host's, in bus order) narrowed first by NVIDIA_VISIBLE_DEVICES, then by
+// CUDA_VISIBLE_DEVICES, and a note (empty when there is nothing to say)
+// explaining any guess it had to make. It is pure: env is
+// facts.Container.Env, where a present key with an empty value was set to
+// the empty string.
+//
+// NVIDIA_VISIBLE_DEVICES (NVIDIA Container Toolkit) inside the container:
+//   - "none", "void": no GPU;
+//   - unset, "", "all": every GPU seen;
+//   - UUIDs ("GPU-..."): the GPUs with those UUIDs, compared case-insensitively;
+//   - indices ("0,2"): host indices. The runtime injects only the listed
+//     GPUs, so a container that sees as many GPUs as listed sees exactly
+//     those (renumbered from 0); otherwise the list is applied to Index;
+//   - MIG devices ("MIG-...", "0:1"): the runtime injects their parent GPUs,
+//     which procfs cannot tell apart, so every GPU seen is kept.
+//
+// CUDA_VISIBLE_DEVICES then selects and reorders, as the CUDA driver does
+// (the rules PyTorch mirrors in torch/cuda/__init__.py,
+// _parse_visible_devices and _transform_uuid_to_ordinals; NVIDIA's MPS
+// documentation for UUID prefixes):
+//   - "" hides every GPU;
+//   - the first entry decides the list's kind: "GPU-" UUIDs, "MIG-" devices,
+//     or ordinals into the GPUs left by NVIDIA_VISIBLE_DEVICES;
+//   - an ordinal is read like strtoul ("1gpu" is 1); a UUID entry is a
+//     prefix that must match exactly one GPU;
+//   - the first invalid entry (negative, out of range, no or ambiguous
+//     match, an entry of another kind) ends the list: CUDA ignores it and
+//     everything after it;
+//   - a GPU listed twice hides every GPU.
+func VisibleGPUs(gpus []facts.GPU, env map[string]string) (visible []facts.GPU, note string) {
+	var notes []string
+	visible = slices.Clone(gpus)
+	if v, ok := env["NVIDIA_VISIBLE_DEVICES"]; ok {
+		var n string
+		visible, n = nvidiaVisible(visible, v)
+		notes = appendNote(notes, n)
+	}
+	if v, ok := env["CUDA_VISIBLE_DEVICES"]; ok {
+		var n string
+		visible, n = cudaVisible(visible, v, env["CUDA_DEVICE_ORDER"])
+		notes = appendNote(notes, n)
+	}
+	return visible, strings.Join(notes, "; ")
+}
+
+func appendNote(notes []string, n string) []string {
+	if n != "" {
+		notes = append(notes, n)
+	}
+	return notes
+}
+
+func nvidiaVisible(gpus []facts.GPU, v string) ([]facts.GPU, string) {
+	v = strings.TrimSpace(v)
+	switch v {
+	case "none", "void":
+		return nil, ""
+	case "", "all":
+		return gpus, ""
+	}
+	var entries []string
+	for e := range strings.SplitSeq(v, ",") {
+		if e = strings.TrimSpace(e); e != "" {
+			entries = append(entries, e)
+		}
+	}
+	if len(entries) == 0 {
+		return gpus, ""
+	}
+	indices := true
+	for _, e := range entries {
+		if strings.HasPrefix(e, "MIG-") || strings.Contains(e, ":") {
+			return gpus, fmt.Sprintf("NVIDIA_VISIBLE_DEVICES=%s names MIG devices: keeping the %d GPUs seen, their parents", shorten(v), len(gpus))
+		}
+		if !isDecimal(e) {
+			indices = false
+		}
+	}
+	if indices && len(entries) == len(gpus) {
+		return gpus, ""
+	}
+	// key makes "01" and "1", "GPU-AB" and "gpu-ab" the same entry.
+	key := func(e string) string {
+		if isDecimal(e) {
+			return strconv.Itoa(strtoul(e))
+		}
+		return strings.ToLower(e)
+	}
+	want := map[string]bool{}
+	for _, e := range entries {
+		want[key(e)] = true
+	}
+	var out []facts.GPU
+	matched := map[string]bool{}
+	for _, g := range gpus {
+		idx, uuid := strconv.Itoa(g.Index), strings.ToLower(g.UUID)
+		switch {
+		case want[idx]:
+			matched[idx] = true
+		case uuid != "" && want[uuid]:
+			matched[uuid] = true
+		default:
+			continue
+		}
+		out = append(out, g)
+	}
+	var notes []string
+	if indices {
+		notes = append(notes, fmt.Sprintf("NVIDIA_VISIBLE_DEVICES=%s lists %d GPUs but %d are seen: applied as host indices", shorten(v), len(entries), len(gpus)))
+	}
+	var unknown []string
+	for _, e := range entries {
+		if !matched[key(e)] {
+			unknown = append(unknown, e)
+		}
+	}
+	if len(unknown) > 0 {
+		notes = append(notes, fmt.Sprintf("NVIDIA_VISIBLE_DEVICES names %s, not among the GPUs seen", shorten(strings.Join(unknown, ","))))
+	}
+	return out, strings.Join(notes, "; ")
+}
+
+func cudaVisible(gpus []facts.GPU, v, order string) ([]facts.GPU, string) {
+	if v == "" {
+		return nil, ""
+	}
+	entries := strings.Split(v, ",")
+	stopped := func(e, why string) string {
+		return fmt.Sprintf("CUDA_VISIBLE_DEVICES=%s: entry %q %s; CUDA ignores it and the entries after it", shorten(v), shorten(e), why)
+	}
+	twice := func(e string) ([]facts.GPU, string) {
+		return nil, fmt.Sprintf("CUDA_VISIBLE_DEVICES=%s lists %q twice: CUDA then sees no GPU", shorten(v), shorten(e))
+	}
+	var out []facts.GPU
+	switch {
+	case strings.HasPrefix(v, "GPU-"):
+		seen := map[int]bool{}
+		for i, e := range entries {
+			if !strings.HasPrefix(e, "GPU-") {
+				return out, stopped(e, "is not a GPU UUID")
+			}
+			if slices.Contains(entries[:i], e) {
+				return twice(e)
+			}
+			j, why := uuidPrefix(gpus, e)
+			if j < 0 {
+				return out, stopped(e, why)
+			}
+			if seen[j] {
+				return twice(e)
+			}
+			seen[j] = true
+			out = append(out, gpus[j])
+		}
+		return out, ""
+
+	case strings.HasPrefix(v, "MIG-"):
+		seen := map[int]bool{}
+		var notes []string
+		for i, e := range entries {
+			if !strings.HasPrefix(e, "MIG-") {
+				notes = append(notes, stopped(e, "is not a MIG device"))
+				break
+			}
+			if slices.Contains(entries[:i], e) {
+				return twice(e)
+			}
+			// The old form MIG-GPU-<uuid>/<gi>/<ci> names its parent; the
+			// current form MIG-<uuid> does not, and only NVML can map it.
+			if parent, ok := strings.CutPrefix(e, "MIG-"); ok && strings.HasPrefix(parent, "GPU-") {
+				parent, _, _ = strings.Cut(parent, "/")
+				j, why := uuidPrefix(gpus, parent)
+				if j < 0 {
+					notes = append(notes, stopped(e, "has a parent GPU that "+why))
+					break
+				}
+				if !seen[j] {
+					seen[j] = true
+					out = append(out, gpus[j])
+				}
+				continue
+			}
+			if len(gpus) == 1 {
+				if !seen[0] {
+					seen[0] = true
+					out = append(out, gpus[0])
+				}
+				continue
+			}
+			notes = append(notes, fmt.Sprintf("CUDA_VISIBLE_DEVICES names MIG device %s, whose parent GPU procfs cannot tell: keeping the %d GPUs seen", shorten(e), len(gpus)))
+			return gpus, strings.Join(notes, "; ")
+		}
+		return out, strings.Join(notes, "; ")
+	}
+
+	var ordinals []int
+	var notes []string
+	for _, e := range entries {
+		x := strtoul(strings.TrimSpace(e))
+		if slices.Contains(ordinals, x) {
+			return twice(e)
+		}
+		if x < 0 {
+			notes = append(notes, stopped(e, "is not a device ordinal"))
+			break
+		}
+		ordinals = append(ordinals, x)
+	}
+	for _, x := range ordinals {
+		if x >= len(gpus) {
+			notes = append(notes, stopped(strconv.Itoa(x), fmt.Sprintf("is out of range (%d GPUs)", len(gpus))))
+			break
+		}
+		out = append(out, gpus[x])
+	}
+	if order != "PCI_BUS_ID" && len(out) > 0 && mixedModels(gpus) {
+		notes = append(notes, "GPUs of different models: CUDA numbers them fastest first unless CUDA_DEVICE_ORDER=PCI_BUS_ID; ordinals were read in bus order")
+	}
+	return out, strings.Join(notes, "; ")
+}
+
+// uuidPrefix returns the index of the one GPU whose UUID starts with
+// prefix, or -1 and why not. The comparison is exact, as CUDA's is; the
+// driver prints UUIDs in lower case.
+func uuidPrefix(gpus []facts.GPU, prefix string) (int, string) {
+	found := -1
+	for i, g := range gpus {
+		if g.UUID == "" || !strings.HasPrefix(g.UUID, prefix) {
+			continue
+		}
+		if found >= 0 {
+			return -1, "matches more than one GPU"
+		}
+		found = i
+	}
+	if found < 0 {
+		return -1, "matches no GPU seen"
+	}
+	return found, ""
+}
+
+// strtoul reads a leading decimal number the way C's strtoul does for
+// CUDA_VISIBLE_DEVICES: an optional sign, then digits, ignoring what
+// follows ("1gpu2" is 1). No digits, or a negative number, is -1; a number
+// too large for an int saturates (it is out of range either way).
+func strtoul(s string) int {
+	i := 0
+	neg := false
+	if i < len(s) && (s[i] == '+' || s[i] == '-') {
+		neg = s[i] == '-'
+		i++
+	}
+	start := i
+	n := 0
+	for ; i < len(s) && s[i] >= '0' && s[i] <= '9'; i++ {
+		if n < 1e8 { // past this it is out of range anyway; keep it in an int32
+			n = n*10 + int(s[i]-'0')
+		}
+	}
+	if i == start || (neg && n != 0) {
+		return -1
+	}
+	return n
+}
+
+func isDecimal(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+func mixedModels(gpus []facts.GPU) bool {
+	for _, g := range gpus {
+		if g.Name != gpus[0].Name {
+			return true
+		}
+	}
+	return false
+}
