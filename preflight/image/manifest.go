@@ -1,0 +1,265 @@
+package image
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/gpu-preflight/gpu-preflight/preflight/fatbin"
+	"github.com/gpu-preflight/gpu-preflight/preflight/fsroot"
+)
+
+// DefaultManifestPath is where `gpu-preflight bake` writes the manifest
+// and where the shim looks for it, inside the image.
+const DefaultManifestPath = "/etc/gpu-preflight/image.json"
+
+// ManifestSchemaVersion changes when a manifest written by an older shim can
+// no longer be read as it was meant; Load then rescans.
+const ManifestSchemaVersion = 1
+
+// Manifest is the image manifest: a scan's result recorded at image build
+// time, with what is needed to tell at run time whether it still holds.
+type Manifest struct {
+	SchemaVersion int `json:"schemaVersion"`
+	// BuiltAt is when the manifest was baked, RFC 3339 UTC.
+	BuiltAt string    `json:"builtAt"`
+	Tool    BuildInfo `json:"tool"`
+	Result
+	// Archs are all frameworks' targets together, in architecture order.
+	Archs []string `json:"archs"`
+	// Libraries are the scanned kernel libraries with their SHA-256, taken
+	// at bake time only (Load compares size and modification time).
+	Libraries []Library `json:"libraries"`
+	// Env holds the values the scan read of EnvKeys; absent keys were unset.
+	Env map[string]string `json:"env"`
+	// Warnings are what the scan at bake time warned about.
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// BuildInfo names the tool that baked a manifest and when.
+type BuildInfo struct {
+	Version string `json:"version"`
+	Commit  string `json:"commit"`
+	// Time is when the bake ran; zero means now. Not written as such:
+	// Manifest.BuiltAt holds it.
+	Time time.Time `json:"-"`
+}
+
+// Library is one scanned kernel library as baked.
+type Library struct {
+	Path    string `json:"path"`
+	Size    int64  `json:"size"`
+	ModTime int64  `json:"modTime"` // Unix nanoseconds
+	SHA256  string `json:"sha256"`
+}
+
+// Bake scans the image under root and returns its manifest, hashing each
+// kernel library. It fails only when a library found by the scan cannot be
+// read for hashing: a manifest must describe exactly the files it names.
+func Bake(root fsroot.Root, env map[string]string, bi BuildInfo) (Manifest, error) {
+	return bake(root, env, bi, fatbin.ScanFile)
+}
+
+func bake(root fsroot.Root, env map[string]string, bi BuildInfo, scanFile scanFileFunc) (Manifest, error) {
+	res, warnings := scan(root, env, scanFile)
+	built := bi.Time
+	if built.IsZero() {
+		built = time.Now()
+	}
+	m := Manifest{
+		SchemaVersion: ManifestSchemaVersion,
+		BuiltAt:       built.UTC().Format(time.RFC3339Nano),
+		Tool:          BuildInfo{Version: bi.Version, Commit: bi.Commit},
+		Result:        res,
+		Env:           envSubset(env),
+		Warnings:      warnings,
+	}
+	for _, f := range res.Frameworks {
+		m.Archs = append(m.Archs, f.Archs...)
+		for _, k := range f.Kernels {
+			sum, err := hashFile(root, k.Path)
+			if err != nil {
+				return Manifest{}, fmt.Errorf("bake: hashing %s: %w", k.Path, err)
+			}
+			m.Libraries = append(m.Libraries, Library{Path: k.Path, Size: k.Size, ModTime: k.ModTime, SHA256: sum})
+		}
+	}
+	if len(m.Archs) > 0 {
+		SortArchs(m.Archs)
+		m.Archs = slices.Compact(m.Archs)
+	}
+	return m, nil
+}
+
+// envSubset returns the EnvKeys set in env.
+func envSubset(env map[string]string) map[string]string {
+	out := map[string]string{}
+	for _, k := range EnvKeys {
+		if v, ok := env[k]; ok {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+func hashFile(root fsroot.Root, p string) (string, error) {
+	f, err := root.Open(p)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// WriteManifest writes m to path on this machine (not under a root: bake
+// may write outside the tree it scans), creating the directory. The file
+// is replaced atomically, so a reader never sees half a manifest.
+func WriteManifest(path string, m Manifest) error {
+	b, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return fmt.Errorf("bake: encoding the manifest: %w", err)
+	}
+	b = append(b, '\n')
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("bake: %w", err)
+	}
+	tmp, err := os.CreateTemp(dir, ".image-*.json")
+	if err != nil {
+		return fmt.Errorf("bake: %w", err)
+	}
+	defer os.Remove(tmp.Name()) // fails harmlessly once renamed
+	if _, err := tmp.Write(b); err != nil {
+		tmp.Close()
+		return fmt.Errorf("bake: writing %s: %w", tmp.Name(), err)
+	}
+	if err := tmp.Chmod(0o644); err != nil {
+		tmp.Close()
+		return fmt.Errorf("bake: %w", err)
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return fmt.Errorf("bake: syncing %s: %w", tmp.Name(), err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("bake: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("bake: %w", err)
+	}
+	return nil
+}
+
+// LoadManifest reads the manifest at path inside root.
+func LoadManifest(root fsroot.Root, path string) (Manifest, error) {
+	b, err := root.ReadFile(path)
+	if err != nil {
+		return Manifest{}, err
+	}
+	var m Manifest
+	if err := json.Unmarshal(b, &m); err != nil {
+		return Manifest{}, fmt.Errorf("image manifest %s: %w", path, err)
+	}
+	if m.SchemaVersion != ManifestSchemaVersion {
+		return Manifest{}, fmt.Errorf("image manifest %s: schema version %d, this gpu-preflight reads %d",
+			path, m.SchemaVersion, ManifestSchemaVersion)
+	}
+	return m, nil
+}
+
+// Sources of a Load result.
+const (
+	SourceManifest = "manifest"
+	SourceScan     = "scan"
+)
+
+// Load returns the image facts for a run: the manifest at manifestPath
+// (inside root) when it still describes the image, else a fresh scan.
+// source is SourceManifest or SourceScan; when it is SourceScan the
+// warnings start with why the manifest was not used. A manifest holds when
+// the environment variables the scan reads, the set of site-packages
+// directories, and the size and modification time of every library,
+// version file and directory the bake scan looked at are unchanged; no
+// library is opened.
+func Load(root fsroot.Root, env map[string]string, manifestPath string) (res Result, source string, warnings []string) {
+	return load(root, env, manifestPath, fatbin.ScanFile)
+}
+
+func load(root fsroot.Root, env map[string]string, manifestPath string, scanFile scanFileFunc) (Result, string, []string) {
+	m, err := LoadManifest(root, manifestPath)
+	var why string
+	switch {
+	case fsroot.Missing(err):
+		why = fmt.Sprintf("no image manifest at %s: scanned the image (run `gpu-preflight bake` in the Dockerfile to skip the scan)", manifestPath)
+	case err != nil:
+		why = fmt.Sprintf("image manifest unusable, scanned the image instead: %v", err)
+	default:
+		if stale := m.stale(root, env); stale != nil {
+			why = fmt.Sprintf("image manifest %s is out of date (%v): scanned the image instead", manifestPath, stale)
+		}
+	}
+	if why == "" {
+		return m.Result, SourceManifest, nil
+	}
+	res, warnings := scan(root, env, scanFile)
+	return res, SourceScan, append([]string{why}, warnings...)
+}
+
+// errStale is wrapped by every reason stale gives.
+var errStale = errors.New("changed since bake")
+
+// stale returns why m no longer describes the image, or nil.
+func (m Manifest) stale(root fsroot.Root, env map[string]string) error {
+	now := envSubset(env)
+	for _, k := range EnvKeys {
+		if now[k] != m.Env[k] {
+			return fmt.Errorf("%w: %s is %q, was %q", errStale, k, now[k], m.Env[k])
+		}
+	}
+	if sp := SitePackages(root, env); !slices.Equal(sp, m.SitePackages) {
+		return fmt.Errorf("%w: Python package directories are %q, were %q", errStale, sp, m.SitePackages)
+	}
+	for _, l := range m.Libraries {
+		if err := check(root, Stamp{Path: l.Path, Size: l.Size, ModTime: l.ModTime}); err != nil {
+			return err
+		}
+	}
+	for _, st := range m.Inputs {
+		if err := check(root, st); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// check compares what is at st.Path now with the stamp.
+func check(root fsroot.Root, st Stamp) error {
+	fi, err := root.Stat(st.Path)
+	switch {
+	case st.Missing && err == nil:
+		return fmt.Errorf("%w: %s appeared", errStale, st.Path)
+	case st.Missing && fsroot.Missing(err):
+		return nil
+	case err != nil:
+		return fmt.Errorf("%w: %s: %v", errStale, st.Path, err)
+	case fi.IsDir() != st.Dir:
+		return fmt.Errorf("%w: %s changed type", errStale, st.Path)
+	case !st.Dir && fi.Size() != st.Size:
+		return fmt.Errorf("%w: %s size %d, was %d", errStale, st.Path, fi.Size(), st.Size)
+	case fi.ModTime().UnixNano() != st.ModTime:
+		return fmt.Errorf("%w: %s modified %s, was %s", errStale, st.Path,
+			fi.ModTime().UTC().Format(time.RFC3339Nano), time.Unix(0, st.ModTime).UTC().Format(time.RFC3339Nano))
+	}
+	return nil
+}

@@ -1,0 +1,480 @@
+package image
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/gpu-preflight/gpu-preflight/preflight/compat"
+	"github.com/gpu-preflight/gpu-preflight/preflight/fatbin"
+)
+
+// The parsers in this file are pure: bytes or names in, facts out. The
+// scanner (scan.go) does the reading. Formats and examples are from
+// research/fatbin-frameworks.md sections 3 and 4.
+
+// TorchVersion is what torch/version.py records.
+type TorchVersion struct {
+	// Version is __version__, "2.1.0+cu118".
+	Version string
+	// CUDA is the CUDA the wheel was built with, "11.8"; empty for a CPU
+	// or ROCm build (cuda = None).
+	CUDA string
+	// HIP is the ROCm HIP version of a ROCm build.
+	HIP string
+}
+
+// ParseTorchVersion reads torch/version.py, which
+// tools/generate_torch_version.py writes as
+//
+//	__version__ = '2.1.0+cu118'
+//	debug = False
+//	cuda: Optional[str] = '11.8'
+//	git_version = '<sha>'
+//	hip: Optional[str] = None
+func ParseTorchVersion(src []byte) (TorchVersion, error) {
+	f := pyAssignments(src)
+	var v TorchVersion
+	var ok bool
+	if v.Version, ok = f["__version__"].str(); !ok || v.Version == "" {
+		return TorchVersion{}, errors.New("torch version.py: no __version__ string")
+	}
+	v.CUDA, _ = f["cuda"].str()
+	v.HIP, _ = f["hip"].str()
+	return v, nil
+}
+
+// PaddleVersion is what paddle/version/__init__.py (paddle/version.py
+// before 2.5) records.
+type PaddleVersion struct {
+	// Version is full_version, "2.6.0".
+	Version string
+	// CUDA is cuda_version, "11.8"; empty for a CPU build, which writes
+	// the string 'False'. Releases before 2.2 do not record it.
+	CUDA string
+	// CuDNN is cudnn_version, "8.6.0".
+	CuDNN string
+	// Archs is compiled_cuda_archs (3.x) as targets, [86] -> ["sm_86"].
+	Archs []string
+}
+
+// ParsePaddleVersion reads the module Paddle's setup.py generates
+// (write_version_py): full_version = '2.6.0', cuda_version = '11.8',
+// cudnn_version = '8.6.0', and from 3.x compiled_cuda_archs = [86].
+func ParsePaddleVersion(src []byte) (PaddleVersion, error) {
+	f := pyAssignments(src)
+	var v PaddleVersion
+	var ok bool
+	if v.Version, ok = f["full_version"].str(); !ok || v.Version == "" {
+		return PaddleVersion{}, errors.New("paddle version file: no full_version string")
+	}
+	v.CUDA = paddleFlag(f["cuda_version"])
+	v.CuDNN = paddleFlag(f["cudnn_version"])
+	if a := f["compiled_cuda_archs"]; a.kind == pyList {
+		for _, it := range a.items {
+			s, ok := it.scalar()
+			if !ok {
+				continue
+			}
+			if arch, err := fatbin.ParseArch(s); err == nil {
+				v.Archs = append(v.Archs, arch.String())
+			}
+		}
+	}
+	return v, nil
+}
+
+// paddleFlag returns a version field Paddle writes as a string, where a
+// build without the component writes 'False' (or 'OFF').
+func paddleFlag(v pyValue) string {
+	s, _ := v.scalar()
+	switch strings.ToLower(s) {
+	case "false", "off", "none", "0":
+		return ""
+	}
+	return s
+}
+
+// TFBuildInfo is what tensorflow/python/platform/build_info.py records.
+type TFBuildInfo struct {
+	// CUDA is cuda_version, "12.1"; empty for a CPU build.
+	CUDA string
+	// CuDNN is cudnn_version, the major only: "8".
+	CuDNN string
+	// Archs is cuda_compute_capabilities: "sm_80", "compute_90".
+	Archs []string
+	// CUDABuild is is_cuda_build.
+	CUDABuild bool
+}
+
+// ParseTFBuildInfo reads the module tensorflow/tools/build_info/
+// gen_build_info.py writes:
+//
+//	build_info = collections.OrderedDict([('cpu_compiler', '/usr/bin/gcc'),
+//	  ('cuda_compute_capabilities', ['sm_35', 'sm_50', 'compute_80']),
+//	  ('cuda_version', '11.2'), ('cudnn_version', '8'),
+//	  ('is_cuda_build', True), ('is_rocm_build', False), ...])
+//
+// Module-level assignments of the same keys are read too.
+func ParseTFBuildInfo(src []byte) (TFBuildInfo, error) {
+	f := pyFields(src)
+	_, hasBuild := f["is_cuda_build"]
+	_, hasCUDA := f["cuda_version"]
+	if !hasBuild && !hasCUDA {
+		return TFBuildInfo{}, errors.New("tensorflow build_info.py: neither is_cuda_build nor cuda_version is recorded")
+	}
+	var v TFBuildInfo
+	v.CUDABuild = f["is_cuda_build"].kind == pyBool && f["is_cuda_build"].text == "True"
+	v.CUDA, _ = f["cuda_version"].scalar()
+	v.CuDNN, _ = f["cudnn_version"].scalar()
+	if a := f["cuda_compute_capabilities"]; a.kind == pyList {
+		for _, it := range a.items {
+			s, ok := it.scalar()
+			if !ok {
+				continue
+			}
+			if arch, err := fatbin.ParseArch(s); err == nil {
+				v.Archs = append(v.Archs, arch.String())
+			}
+		}
+	}
+	// A CPU build records cuda_version as '' or leaves it out; Windows
+	// builds write '64_112'. Only a dotted version is a CUDA version.
+	if !dotted(v.CUDA) {
+		v.CUDA = ""
+	}
+	return v, nil
+}
+
+// DistInfo is one installed Python distribution, from its metadata
+// directory name ("torch-2.1.0+cu118.dist-info").
+type DistInfo struct {
+	// Name is the project name normalized as in directory names: lower
+	// case, runs of "-", "_" and "." folded to "_": "nvidia_cudnn_cu12".
+	Name    string
+	Version string
+}
+
+// ParseDistInfoName splits a "<name>-<version>.dist-info" or
+// "<name>-<version>[-pyX.Y].egg-info" directory name.
+func ParseDistInfoName(dir string) (DistInfo, bool) {
+	base, ok := strings.CutSuffix(dir, ".dist-info")
+	egg := false
+	if !ok {
+		if base, ok = strings.CutSuffix(dir, ".egg-info"); !ok {
+			return DistInfo{}, false
+		}
+		egg = true
+	}
+	name, ver, ok := strings.Cut(base, "-")
+	if !ok || name == "" || ver == "" {
+		return DistInfo{}, false
+	}
+	if egg {
+		if i := strings.Index(ver, "-py"); i > 0 {
+			ver = ver[:i]
+		}
+	}
+	if ver == "" || !isDigit(ver[0]) {
+		return DistInfo{}, false
+	}
+	return DistInfo{Name: NormalizeName(name), Version: ver}, true
+}
+
+// NormalizeName folds a Python project name the way wheel directory names
+// spell it (PEP 503 with "_"): "nvidia-cudnn-cu12" -> "nvidia_cudnn_cu12".
+func NormalizeName(name string) string {
+	var b strings.Builder
+	sep := false
+	for _, r := range strings.ToLower(name) {
+		if r == '-' || r == '_' || r == '.' {
+			sep = true
+			continue
+		}
+		if sep && b.Len() > 0 {
+			b.WriteByte('_')
+		}
+		sep = false
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// ParseMetadata reads the Name and Version headers of a dist-info METADATA
+// (or egg-info PKG-INFO) file; the headers end at the first blank line.
+func ParseMetadata(src []byte) (DistInfo, error) {
+	var d DistInfo
+	sc := bufio.NewScanner(bytes.NewReader(src))
+	sc.Buffer(make([]byte, 0, 4096), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if strings.TrimSpace(line) == "" {
+			break
+		}
+		k, v, ok := strings.Cut(line, ":")
+		if !ok {
+			continue
+		}
+		switch strings.ToLower(strings.TrimSpace(k)) {
+		case "name":
+			if d.Name == "" {
+				d.Name = NormalizeName(strings.TrimSpace(v))
+			}
+		case "version":
+			if d.Version == "" {
+				d.Version = strings.TrimSpace(v)
+			}
+		}
+	}
+	if d.Name == "" || d.Version == "" {
+		return DistInfo{}, errors.New("METADATA: no Name and Version headers")
+	}
+	return d, nil
+}
+
+// LocalCUDA returns the CUDA version a wheel's local version tag names:
+// "2.1.0+cu118" -> "11.8", "2.5.1+cu124" -> "12.4". The last digit is the
+// minor version. It returns "" when there is no +cuNNN tag.
+func LocalCUDA(version string) string {
+	_, local, ok := strings.Cut(version, "+")
+	if !ok {
+		return ""
+	}
+	for _, part := range strings.FieldsFunc(local, func(r rune) bool { return r == '.' || r == '_' || r == '-' }) {
+		if n, ok := strings.CutPrefix(part, "cu"); ok && digitsOnly(n) {
+			return cudaFromDigits(n)
+		}
+	}
+	return ""
+}
+
+// PaddlePostCUDA returns the CUDA version of a PaddlePaddle 2.x wheel's
+// ".postNNN" release ("2.6.0.post118" -> "11.8", ".post120" -> "12.0").
+// Releases before 2.0 used the tag for CUDA and cuDNN together
+// (".post107" = CUDA 10.0 + cuDNN 7), so a result is accepted only when it
+// is a CUDA toolkit release the compatibility tables know.
+func PaddlePostCUDA(version string) string {
+	i := strings.LastIndex(version, ".post")
+	if i < 0 {
+		return ""
+	}
+	n := version[i+len(".post"):]
+	if !digitsOnly(n) {
+		return ""
+	}
+	cuda := cudaFromDigits(n)
+	if _, known := compat.MinDriver(cuda); !known {
+		return ""
+	}
+	return cuda
+}
+
+// JaxlibTag is the build flavour in an older jaxlib's local version tag.
+type JaxlibTag struct {
+	// CUDA is "12" for "+cuda12", "11.1" for the older "+cuda111".
+	CUDA string
+	// CuDNN is "8.9" for "cudnn89", "8.0.5" for "cudnn805".
+	CuDNN string
+}
+
+// ParseJaxlibVersion reads the flavour of a jaxlib version such as
+// "0.4.28+cuda12.cudnn89" or "0.1.75+cuda111". ok is false without a
+// cuda tag.
+func ParseJaxlibVersion(version string) (JaxlibTag, bool) {
+	_, local, found := strings.Cut(version, "+")
+	if !found {
+		return JaxlibTag{}, false
+	}
+	var t JaxlibTag
+	for _, part := range strings.Split(local, ".") {
+		switch {
+		case strings.HasPrefix(part, "cudnn"):
+			n := part[len("cudnn"):]
+			if digitsOnly(n) && len(n) >= 2 {
+				t.CuDNN = n[:1] + "." + n[1:2]
+				if len(n) > 2 {
+					t.CuDNN += "." + n[2:]
+				}
+			}
+		case strings.HasPrefix(part, "cuda"):
+			n := part[len("cuda"):]
+			switch {
+			case !digitsOnly(n):
+			case len(n) <= 2:
+				t.CUDA = strings.TrimLeft(n, "0")
+			default:
+				t.CUDA = cudaFromDigits(n)
+			}
+		}
+	}
+	return t, t.CUDA != ""
+}
+
+// cudaFromDigits reads the packed "118" of cu118 / post118 as "11.8": the
+// last digit is the minor version.
+func cudaFromDigits(n string) string {
+	if len(n) < 2 {
+		return ""
+	}
+	major := strings.TrimLeft(n[:len(n)-1], "0")
+	if major == "" {
+		return ""
+	}
+	return major + "." + n[len(n)-1:]
+}
+
+// EnvVersion cleans a version from an image environment variable: the
+// Debian package revision and build suffix go ("2.25.1-1" -> "2.25.1",
+// "9.8.0.87-1" -> "9.8.0.87", "2.19.3+cuda12.2" -> "2.19.3"). It returns ""
+// when what is left is not a dotted number.
+func EnvVersion(v string) string {
+	v = strings.TrimSpace(v)
+	if i := strings.IndexAny(v, "-+~ "); i >= 0 {
+		v = v[:i]
+	}
+	if !dotted(v) && !digitsOnly(v) {
+		return ""
+	}
+	return v
+}
+
+// ParseDefines returns the object-like macros a C header defines:
+// "#define CUDNN_MAJOR 8" -> CUDNN_MAJOR: "8". Comments after the value and
+// enclosing parentheses are removed; function-like macros are skipped.
+func ParseDefines(src []byte) map[string]string {
+	out := map[string]string{}
+	for line := range bytes.Lines(src) {
+		s := strings.TrimSpace(string(line))
+		rest, ok := strings.CutPrefix(s, "#")
+		if !ok {
+			continue
+		}
+		rest, ok = strings.CutPrefix(strings.TrimLeft(rest, " \t"), "define")
+		if !ok || rest == "" || (rest[0] != ' ' && rest[0] != '\t') {
+			continue
+		}
+		rest = strings.TrimLeft(rest, " \t")
+		end := strings.IndexFunc(rest, func(r rune) bool { return !isIdentRune(r) })
+		name := rest
+		if end >= 0 {
+			name, rest = rest[:end], rest[end:]
+		} else {
+			rest = ""
+		}
+		if name == "" || strings.HasPrefix(rest, "(") {
+			continue
+		}
+		if i := strings.Index(rest, "//"); i >= 0 {
+			rest = rest[:i]
+		}
+		if i := strings.Index(rest, "/*"); i >= 0 {
+			rest = rest[:i]
+		}
+		val := strings.TrimSpace(rest)
+		for len(val) >= 2 && val[0] == '(' && val[len(val)-1] == ')' {
+			val = strings.TrimSpace(val[1 : len(val)-1])
+		}
+		out[name] = val
+	}
+	return out
+}
+
+func isIdentRune(r rune) bool {
+	return r == '_' || (r >= '0' && r <= '9') || (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z')
+}
+
+// defineNumber resolves macro name to a decimal number, following macros
+// that expand to another macro's name (TensorRT 10 defines
+// NV_TENSORRT_MAJOR as TRT_MAJOR_ENTERPRISE).
+func defineNumber(defs map[string]string, name string) (string, bool) {
+	for range 8 {
+		v, ok := defs[name]
+		if !ok {
+			return "", false
+		}
+		v = strings.TrimRight(v, "uUlL")
+		if digitsOnly(v) {
+			n, err := strconv.ParseUint(v, 10, 32)
+			if err != nil {
+				return "", false
+			}
+			return strconv.FormatUint(n, 10), true
+		}
+		name = v
+	}
+	return "", false
+}
+
+// headerVersion joins the numbers of the named macros with dots; every
+// macro must resolve.
+func headerVersion(src []byte, names ...string) (string, bool) {
+	defs := ParseDefines(src)
+	parts := make([]string, 0, len(names))
+	for _, n := range names {
+		v, ok := defineNumber(defs, n)
+		if !ok {
+			return "", false
+		}
+		parts = append(parts, v)
+	}
+	return strings.Join(parts, "."), true
+}
+
+// ParseCuDNNHeader reads CUDNN_MAJOR, CUDNN_MINOR and CUDNN_PATCHLEVEL from
+// cudnn_version.h (cuDNN 8 and later) or cudnn.h (cuDNN 7 and earlier).
+func ParseCuDNNHeader(src []byte) (string, bool) {
+	return headerVersion(src, "CUDNN_MAJOR", "CUDNN_MINOR", "CUDNN_PATCHLEVEL")
+}
+
+// ParseNCCLHeader reads NCCL_MAJOR, NCCL_MINOR and NCCL_PATCH from nccl.h.
+func ParseNCCLHeader(src []byte) (string, bool) {
+	return headerVersion(src, "NCCL_MAJOR", "NCCL_MINOR", "NCCL_PATCH")
+}
+
+// ParseTensorRTHeader reads NV_TENSORRT_MAJOR, _MINOR and _PATCH from
+// NvInferVersion.h.
+func ParseTensorRTHeader(src []byte) (string, bool) {
+	return headerVersion(src, "NV_TENSORRT_MAJOR", "NV_TENSORRT_MINOR", "NV_TENSORRT_PATCH")
+}
+
+// SonameVersion returns the version a library file name carries after
+// base: SonameVersion("libcudnn.so.8.9.7", "libcudnn.so") = "8.9.7". A
+// name with only the major ("libnccl.so.2") gives "2".
+func SonameVersion(file, base string) (string, bool) {
+	v, ok := strings.CutPrefix(file, base+".")
+	if !ok || !(dotted(v) || digitsOnly(v)) {
+		return "", false
+	}
+	return v, true
+}
+
+// dotted reports whether s is two or more dot-separated decimal numbers.
+func dotted(s string) bool {
+	parts := strings.Split(s, ".")
+	return len(parts) >= 2 && !slices.ContainsFunc(parts, func(p string) bool { return !digitsOnly(p) })
+}
+
+// digitsOnly reports whether s is one or more ASCII digits.
+func digitsOnly(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if !isDigit(s[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// majorMinor trims a version to major.minor ("11.8.89" -> "11.8").
+func majorMinor(v string) string {
+	parts := strings.SplitN(v, ".", 3)
+	if len(parts) < 2 {
+		return v
+	}
+	return parts[0] + "." + parts[1]
+}

@@ -1,0 +1,197 @@
+package image
+
+import (
+	"fmt"
+	"path"
+	"strings"
+
+	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
+)
+
+// libDirs are where apt, the CUDA tarballs and NGC images put the CUDA
+// libraries (Debian multiarch, RHEL lib64, /usr/local/cuda, TensorRT
+// tarballs). LD_LIBRARY_PATH entries are searched after them.
+var libDirs = []string{
+	"/usr/lib/x86_64-linux-gnu",
+	"/usr/lib/aarch64-linux-gnu",
+	"/usr/lib64",
+	"/usr/lib",
+	"/usr/local/cuda/lib64",
+	"/usr/local/cuda/targets/x86_64-linux/lib",
+	"/usr/local/cuda/targets/sbsa-linux/lib",
+	"/usr/local/lib",
+	"/usr/local/tensorrt/lib",
+	"/opt/tensorrt/lib",
+}
+
+// includeDirs hold the version headers. /usr/include/cudnn_version.h is
+// an alternatives link to the multiarch cudnn_version_v9.h (research note 4).
+var includeDirs = []string{
+	"/usr/include",
+	"/usr/include/x86_64-linux-gnu",
+	"/usr/include/aarch64-linux-gnu",
+	"/usr/local/cuda/include",
+	"/usr/local/cuda/targets/x86_64-linux/include",
+	"/usr/local/cuda/targets/sbsa-linux/include",
+	"/usr/local/tensorrt/include",
+	"/opt/tensorrt/include",
+}
+
+// Ranks of version sources, best first: a header states the full version,
+// a library file name usually does, a wheel's dist-info names the
+// release, an environment variable describes what the image's author
+// meant to install, and a bare "libnccl.so.2" only gives the major.
+const (
+	rankHeader = iota
+	rankLibFull
+	rankDistInfo
+	rankPipHeader
+	rankPipLibFull
+	rankEnv
+	rankLibMajor
+	rankNone
+)
+
+// component collects the best version seen for one library.
+type component struct {
+	facts.Component
+	rank int
+}
+
+func newComponent() component { return component{rank: rankNone} }
+
+// offer keeps v when it comes from a better source than what is held.
+func (c *component) offer(rank int, v, source string) {
+	if v == "" || rank >= c.rank {
+		return
+	}
+	c.rank = rank
+	c.Component = facts.Component{Version: v, Source: source}
+}
+
+// stackLib describes how to find one component.
+type stackLib struct {
+	soname  string   // "libcudnn.so"
+	headers []string // header file names or path.Match patterns
+	parse   func([]byte) (string, bool)
+	dists   []string // pip distributions, normalized
+	pipDirs []string // under site-packages/nvidia (or elsewhere): lib and include parents
+	envs    []string
+}
+
+var (
+	cudnnLib = stackLib{
+		soname:  "libcudnn.so",
+		headers: []string{"cudnn_version.h", "cudnn_version_v*.h", "cudnn.h"},
+		parse:   ParseCuDNNHeader,
+		dists:   []string{"nvidia_cudnn_cu13", "nvidia_cudnn_cu12", "nvidia_cudnn_cu11"},
+		pipDirs: []string{"nvidia/cudnn", "nvidia/cu13"},
+		envs:    []string{"NV_CUDNN_VERSION", "CUDNN_VERSION"},
+	}
+	ncclLib = stackLib{
+		soname:  "libnccl.so",
+		headers: []string{"nccl.h"},
+		parse:   ParseNCCLHeader,
+		dists:   []string{"nvidia_nccl_cu13", "nvidia_nccl_cu12", "nvidia_nccl_cu11"},
+		pipDirs: []string{"nvidia/nccl", "nvidia/cu13"},
+		envs:    []string{"NCCL_VERSION"},
+	}
+	tensorRTLib = stackLib{
+		soname:  "libnvinfer.so",
+		headers: []string{"NvInferVersion.h"},
+		parse:   ParseTensorRTHeader,
+		dists: []string{
+			"tensorrt_cu13_libs", "tensorrt_cu12_libs", "tensorrt_libs",
+			"tensorrt_cu13", "tensorrt_cu12", "tensorrt",
+		},
+		pipDirs: []string{"tensorrt_libs", "tensorrt"},
+	}
+)
+
+// stack fills s.res.Stack.
+func (s *scanner) stack() {
+	dirs := append([]string(nil), libDirs...)
+	for _, d := range strings.Split(s.env["LD_LIBRARY_PATH"], ":") {
+		if strings.HasPrefix(d, "/") {
+			dirs = append(dirs, path.Clean(d))
+		}
+	}
+	s.res.Stack.CuDNN = s.component(cudnnLib, dirs)
+	s.res.Stack.NCCL = s.component(ncclLib, dirs)
+	s.res.Stack.TensorRT = s.component(tensorRTLib, dirs)
+}
+
+func (s *scanner) component(lib stackLib, dirs []string) facts.Component {
+	c := newComponent()
+	for _, dir := range includeDirs {
+		s.headerIn(&c, lib, dir, rankHeader)
+	}
+	for _, dir := range dirs {
+		s.libIn(&c, lib, dir, rankLibFull)
+	}
+	for _, sp := range s.res.SitePackages {
+		if d, ok := firstDist(s.distInfos(sp), lib.dists...); ok {
+			c.offer(rankDistInfo, d.Version, path.Join(sp, d.Name+"-"+d.Version+".dist-info"))
+		}
+		for _, pd := range lib.pipDirs {
+			s.headerIn(&c, lib, path.Join(sp, pd, "include"), rankPipHeader)
+			s.libIn(&c, lib, path.Join(sp, pd, "lib"), rankPipLibFull)
+			s.libIn(&c, lib, path.Join(sp, pd), rankPipLibFull)
+		}
+	}
+	for _, k := range lib.envs {
+		if v, set := s.env[k]; set {
+			c.offer(rankEnv, EnvVersion(v), "env:"+k)
+		}
+	}
+	return c.Component
+}
+
+// headerIn offers the version in the first of lib's headers found in dir.
+func (s *scanner) headerIn(c *component, lib stackLib, dir string, rank int) {
+	if rank >= c.rank {
+		return
+	}
+	names := s.list(dir)
+	for _, pat := range lib.headers {
+		for _, n := range names {
+			if ok, _ := path.Match(pat, n); !ok {
+				continue
+			}
+			p := path.Join(dir, n)
+			if v, ok := lib.parse(s.read(p)); ok {
+				c.offer(rank, v, p)
+				return
+			}
+		}
+	}
+}
+
+// libIn offers the version of the library file with the longest version
+// in dir ("libcudnn.so.8.9.7" over the "libcudnn.so.8" link).
+func (s *scanner) libIn(c *component, lib stackLib, dir string, rank int) {
+	best, bestPath := "", ""
+	for _, n := range s.list(dir) {
+		v, ok := SonameVersion(n, lib.soname)
+		if ok && components(v) > components(best) {
+			best, bestPath = v, path.Join(dir, n)
+		}
+	}
+	if best == "" {
+		return
+	}
+	if !strings.Contains(best, ".") {
+		rank = rankLibMajor
+	}
+	c.offer(rank, best, bestPath)
+}
+
+// components counts the dot-separated parts of a version; 0 for "".
+func components(v string) int {
+	if v == "" {
+		return 0
+	}
+	return strings.Count(v, ".") + 1
+}
+
+func sprintf(format string, args ...any) string { return fmt.Sprintf(format, args...) }
