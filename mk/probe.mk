@@ -5,7 +5,7 @@
 #   make probe          bin/gpu-preflight-nvml
 #   make device-check   on a machine with a GPU: the shim's record and the probe's raw JSON
 
-PROBE_ROOT  := $(CACHE)/bullseye
+PROBE_ROOT  := $(CACHE)/probe-bullseye
 PROBE_BIN   := bin/gpu-preflight-nvml
 PROBE_EMBED := preflight/nvml/gpu-preflight-nvml.bin
 PROBE_SRCS  := $(shell find cmd/gpu-preflight-nvml preflight/nvml preflight/facts -name '*.go' -not -name '*_test.go' 2>/dev/null)

@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Fetches the real NVIDIA user-space NVML library, Debian's non-free
+# libnvidia-ml1 (535 series in bookworm), and unpacks it under DIR (default
+# .cache/nvidia). On a machine without an NVIDIA kernel driver it loads and
+# nvmlInit answers "Driver Not Loaded" (SPEC section 9), which is what the
+# end-to-end tests check the probe and the shim against.
+#
+# Usage: scripts/nvidia-libs.sh [DIR]
+# Prints the path of libnvidia-ml.so.1 on success.
+#
+# Nothing is installed on this machine: the host's own Debian source
+# (/etc/apt/sources.list.d/debian.sources) is copied under DIR with its
+# Components line widened to non-free, and apt runs with its lists and
+# caches under DIR too. The package is unpacked with dpkg -x.
+set -euo pipefail
+
+dir=$(realpath -m "${1:-$(dirname "$0")/../.cache/nvidia}")
+mkdir -p "$dir"
+exec 9>"$dir/.lock"
+flock 9
+
+find_lib() {
+	find "$dir/root" -name 'libnvidia-ml.so.1' \( -type f -o -type l \) -print -quit
+}
+
+if [[ -f $dir/.ready ]]; then
+	find_lib
+	exit 0
+fi
+
+src=/etc/apt/sources.list.d/debian.sources
+if [[ ! -r $src ]]; then
+	echo "nvidia-libs: $src is missing; this script derives its non-free source from the host's Debian source" >&2
+	exit 1
+fi
+
+rm -rf "$dir/apt" "$dir/debs" "$dir/root"
+mkdir -p "$dir/apt/sources" "$dir/apt/lists/partial" "$dir/apt/cache/archives/partial" "$dir/debs" "$dir/root"
+sed -E 's/^Components:.*$/Components: main contrib non-free non-free-firmware/' "$src" >"$dir/apt/sources/debian.sources"
+grep -q '^Components: .*non-free' "$dir/apt/sources/debian.sources" || {
+	echo "nvidia-libs: could not add non-free to the Components of $src" >&2
+	exit 1
+}
+
+apt_opts=(
+	-o "Dir::Etc::SourceParts=$dir/apt/sources"
+	-o Dir::Etc::SourceList=/dev/null
+	-o "Dir::State::Lists=$dir/apt/lists"
+	-o "Dir::Cache=$dir/apt/cache"
+	-o Debug::NoLocking=1
+)
+echo "nvidia-libs: apt-get update (non-free lists under $dir/apt)" >&2
+apt-get "${apt_opts[@]}" -qq update >&2
+(cd "$dir/debs" && apt-get "${apt_opts[@]}" -qq download libnvidia-ml1) >&2
+for deb in "$dir"/debs/*.deb; do
+	dpkg -x "$deb" "$dir/root"
+done
+lib=$(find_lib)
+if [[ -z $lib ]]; then
+	echo "nvidia-libs: libnvidia-ml1 unpacked, but no libnvidia-ml.so.1 in it (see $dir/root)" >&2
+	exit 1
+fi
+dpkg-deb -f "$dir"/debs/libnvidia-ml1_*.deb Version >"$dir/version"
+touch "$dir/.ready"
+echo "$lib"

@@ -1,0 +1,185 @@
+package fakenvml
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// EnvScenario names the scenario file the fake library reads at nvmlInit.
+const EnvScenario = "FAKE_NVML_SCENARIO"
+
+// NVML return codes scenarios script (nvml.h nvmlReturn_t).
+const (
+	ErrorNotSupported    = 3
+	ErrorNoPermission    = 4
+	ErrorDriverNotLoaded = 9
+	ErrorLibraryNotFound = 12
+	ErrorGPUIsLost       = 15
+	ErrorUnknown         = 999
+)
+
+// Scenario is what the fake library answers. Facts not set make their NVML
+// call return NOT_SUPPORTED; a value "!N" makes it return code N.
+type Scenario struct {
+	Name string
+	// Init is "ok", "hang" (nvmlInit never returns) or a return code.
+	Init string
+	// System holds driver, nvml, cuda (v1), cuda_v2 and count.
+	System map[string]string
+	// GPUs hold each GPU's facts: name uuid busid brand cc arch memory mig
+	// persistence ecc retired minor migmax migdevices handle.
+	GPUs []map[string]string
+}
+
+// Fail is the value that makes a call return NVML return code code.
+func Fail(code int) string { return "!" + strconv.Itoa(code) }
+
+// Text renders the scenario file fake.c reads.
+func (s Scenario) Text() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# %s\ninit %s\n", s.Name, s.Init)
+	for _, k := range sortedKeys(s.System) {
+		fmt.Fprintf(&b, "%s %s\n", k, s.System[k])
+	}
+	for i, g := range s.GPUs {
+		for _, k := range sortedKeys(g) {
+			fmt.Fprintf(&b, "%d %s %s\n", i, k, g[k])
+		}
+	}
+	return b.String()
+}
+
+// Write saves the scenario in dir and returns the path to set in
+// FAKE_NVML_SCENARIO.
+func (s Scenario) Write(dir string) (string, error) {
+	p := filepath.Join(dir, s.Name+".scenario")
+	return p, os.WriteFile(p, []byte(s.Text()), 0o644)
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// system is a healthy driver answering both CUDA version calls.
+func system(driver string, cuda, count int) map[string]string {
+	// The NVML version is "<CUDA major>.<driver>", as NVML prints it.
+	return map[string]string{
+		"driver": driver, "nvml": fmt.Sprintf("%d.%s", cuda/1000, driver),
+		"cuda": strconv.Itoa(cuda), "cuda_v2": strconv.Itoa(cuda), "count": strconv.Itoa(count),
+	}
+}
+
+// uuid makes a stable GPU UUID for GPU i of a model.
+func uuid(model, i int) string {
+	return fmt.Sprintf("GPU-%08x-%04x-%04x-%04x-%012x", 0x5eed0000+model, i, 0x4000+i, 0x8000+model, 0x1000+i)
+}
+
+// Models: names, brands (nvmlBrandType_t), compute capability, architecture
+// (nvmlDeviceArchitecture_t) and memory as NVML reports them for these
+// parts (research notes 1d and 4; memory totals as nvidia-smi shows them:
+// H100 SXM 81559 MiB, V100 SXM2 16 GB 16384 MiB, RTX 4090 24564 MiB).
+// Hopper, Ampere data-centre and GeForce parts answer NOT_SUPPORTED for
+// retired pages (row remapping replaced it), GeForce for ECC and MIG too.
+
+// h100 is GPU i of a DGX H100 (bus ids as on that board).
+func h100(i int) map[string]string {
+	bus := []string{"18", "2A", "3A", "5D", "9A", "AB", "BA", "DB"}
+	return map[string]string{
+		"name": "NVIDIA H100 80GB HBM3", "uuid": uuid(1, i), "busid": "00000000:" + bus[i%len(bus)] + ":00.0",
+		"brand": "14", "cc": "9 0", "arch": "9", "memory": strconv.FormatUint(81559<<20, 10),
+		"mig": "0 0", "persistence": "1", "ecc": "0", "minor": strconv.Itoa(i),
+	}
+}
+
+func v100(i int) map[string]string {
+	return map[string]string{
+		"name": "Tesla V100-SXM2-16GB", "uuid": uuid(2, i), "busid": fmt.Sprintf("00000000:%02X:00.0", 0x15+i),
+		"brand": "2", "cc": "7 0", "arch": "5", "memory": strconv.FormatUint(16384<<20, 10),
+		"persistence": "1", "ecc": "0", "retired": "0", "minor": strconv.Itoa(i),
+	}
+}
+
+func rtx4090(i int) map[string]string {
+	return map[string]string{
+		"name": "NVIDIA GeForce RTX 4090", "uuid": uuid(3, i), "busid": fmt.Sprintf("00000000:%02X:00.0", 0x01+i),
+		"brand": "15", "cc": "8 9", "arch": "8", "memory": strconv.FormatUint(24564<<20, 10),
+		"persistence": "0", "minor": strconv.Itoa(i),
+	}
+}
+
+func a100(i int) map[string]string {
+	return map[string]string{
+		"name": "NVIDIA A100-SXM4-80GB", "uuid": uuid(4, i), "busid": fmt.Sprintf("00000000:%02X:00.0", 0x07+i),
+		"brand": "14", "cc": "8 0", "arch": "7", "memory": strconv.FormatUint(81920<<20, 10),
+		"mig": "0 0", "persistence": "1", "ecc": "0", "minor": strconv.Itoa(i),
+	}
+}
+
+func gpus(n int, model func(int) map[string]string) []map[string]string {
+	out := make([]map[string]string, n)
+	for i := range out {
+		out[i] = model(i)
+	}
+	return out
+}
+
+// H100x8 is a DGX H100 on the given driver and CUDA version (12040 = 12.4).
+func H100x8(driver string, cuda int) Scenario {
+	return Scenario{Name: "h100x8-" + driver, Init: "ok", System: system(driver, cuda, 8), GPUs: gpus(8, h100)}
+}
+
+// V100x4 is four Tesla V100s on R470.
+func V100x4() Scenario {
+	return Scenario{Name: "v100x4-470.57.02", Init: "ok", System: system("470.57.02", 11040, 4), GPUs: gpus(4, v100)}
+}
+
+// RTX4090x2 is two GeForce RTX 4090s on R535 with persistence mode off,
+// as on a workstation.
+func RTX4090x2() Scenario {
+	return Scenario{Name: "rtx4090x2-535.129.03", Init: "ok", System: system("535.129.03", 12020, 2), GPUs: gpus(2, rtx4090)}
+}
+
+// Hang is an nvmlInit that never returns, as with a wedged driver.
+func Hang() Scenario {
+	return Scenario{Name: "hang", Init: "hang"}
+}
+
+// DriverNotLoaded is libnvidia-ml without a kernel driver, as Debian's
+// libnvidia-ml1 answers on a machine without a GPU.
+func DriverNotLoaded() Scenario {
+	return Scenario{Name: "driver-not-loaded", Init: strconv.Itoa(ErrorDriverNotLoaded)}
+}
+
+// FieldErrors is two H100s where single calls fail: the _v2 CUDA version
+// (no libcuda, so v1 answers), GPU 0's UUID, GPU 1's persistence mode and
+// name, and a third GPU whose handle cannot be had.
+func FieldErrors() Scenario {
+	s := Scenario{Name: "field-errors", Init: "ok", System: system("550.54.15", 12040, 3), GPUs: gpus(3, h100)}
+	s.System["cuda_v2"] = Fail(ErrorLibraryNotFound)
+	s.GPUs[0]["uuid"] = Fail(ErrorNoPermission)
+	s.GPUs[1]["persistence"] = Fail(ErrorGPUIsLost)
+	s.GPUs[1]["name"] = Fail(ErrorUnknown)
+	s.GPUs[2] = map[string]string{"handle": Fail(ErrorNoPermission)}
+	return s
+}
+
+// Unhealthy is four A100s on 550.54.15 with what gpu-health warns about:
+// GPU 0 in MIG mode with no MIG device, GPU 1 with uncorrected ECC errors,
+// GPU 2 with retired pages pending, GPU 3 with persistence mode off.
+func Unhealthy() Scenario {
+	s := Scenario{Name: "unhealthy", Init: "ok", System: system("550.54.15", 12040, 4), GPUs: gpus(4, a100)}
+	s.GPUs[0]["mig"], s.GPUs[0]["migmax"], s.GPUs[0]["migdevices"] = "1 1", "7", "0"
+	s.GPUs[1]["ecc"] = "3"
+	s.GPUs[2]["retired"] = "1"
+	s.GPUs[3]["persistence"] = "0"
+	return s
+}
