@@ -41,7 +41,6 @@ func built(t *testing.T) (lib, probe string) {
 		cmd := exec.Command("go", "build", "-o", probePath, "github.com/gpu-preflight/gpu-preflight/cmd/gpu-preflight-nvml")
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=1", "CGO_CFLAGS=-O2 -Wno-deprecated-declarations")
 		if out, err := cmd.CombinedOutput(); err != nil {
-			buildErr = err
 			buildErr = &buildError{err, out}
 		}
 	})
@@ -101,7 +100,7 @@ func TestLibraryExportsEveryEntryPointOfTheHeader(t *testing.T) {
 }
 
 func TestStubsSkipWhatFakeCDefines(t *testing.T) {
-	header := []byte(strings.Repeat("x", 0) + `
+	header := []byte(`
 /* nvmlReturn_t DECLDIR nvmlInComment(void); */
 nvmlReturn_t DECLDIR nvmlA(nvmlDevice_t device,
                            unsigned int *count);
@@ -133,9 +132,9 @@ func runProbe(t *testing.T, s Scenario, timeout time.Duration) nvml.Result {
 
 func TestProbeReadsScriptedGPUs(t *testing.T) {
 	tests := []struct {
-		s                                     Scenario
+		s                                   Scenario
 		driver, cuda, name, brand, cc, arch string
-		gpus                                  int
+		gpus                                int
 	}{
 		{H100x8("550.54.15", 12040), "550.54.15", "12.4", "NVIDIA H100 80GB HBM3", "Nvidia", "9.0", "Hopper", 8},
 		{H100x8("545.23.08", 12030), "545.23.08", "12.3", "NVIDIA H100 80GB HBM3", "Nvidia", "9.0", "Hopper", 8},
