@@ -1,0 +1,530 @@
+//go:build container
+
+package container
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gpu-preflight/gpu-preflight/test/fakenvml"
+)
+
+// runLimit bounds one ordinary container run: runc's setup plus a preflight
+// that must take well under a second here. Scenarios that wait on purpose
+// set their own.
+const runLimit = 30 * time.Second
+
+// The hosts of the scenarios, as the fake NVML and procfs describe them
+// (test/fakenvml: a DGX H100's eight GPUs).
+var (
+	// h100 runs every CUDA 11.8 image: 550.54.15 supports CUDA 12.4.
+	h100 = fakenvml.H100x8("550.54.15", 12040)
+	// h100Old is the same machine on 515.65.01, which supports CUDA 11.7
+	// only: the CUDA 11.8 image's NVIDIA_REQUIRE_CUDA (cuda>=11.8, or a
+	// 470 driver on the listed brands) does not hold.
+	h100Old = fakenvml.H100x8("515.65.01", 11070)
+	// h100Debian is the procfs side of a host whose driver matches
+	// Debian's libnvidia-ml1 (535.261.03).
+	h100Debian = fakenvml.H100x8("535.261.03", 12020)
+)
+
+// TestContainer runs gpu-preflight as the ENTRYPOINT of real OCI containers
+// under runc, one subtest per scenario of issue 4. Run one alone with
+// `go test -tags container -run TestContainer/compatible ./test/container/`
+// or `make test-container RUN=compatible`.
+func TestContainer(t *testing.T) {
+	s := getSuite(t)
+	for _, tc := range []struct {
+		name string
+		test func(*testing.T, *suite)
+	}{
+		{"compatible", testCompatible},
+		{"debian-libnvidia-ml", testDebianNVML},
+		{"old-driver", testIncompatible},
+		{"old-driver-warn", testIncompatibleWarn},
+		{"hung-nvml/fail", func(t *testing.T, s *suite) { testHungNVML(t, s, "fail") }},
+		{"hung-nvml/warn", func(t *testing.T, s *suite) { testHungNVML(t, s, "warn") }},
+		{"busybox", testBusybox},
+		{"readonly-root", testReadonlyRoot},
+		{"non-root", testNonRoot},
+		{"signal-after-exec", testSignalAfterExec},
+		{"signal-during-preflight", testSignalDuringPreflight},
+		{"supervise", testSupervise},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			tc.test(t, s)
+		})
+	}
+}
+
+// The training command of most scenarios prints what it was started with,
+// so stdout proves argv, environment, cwd and PID.
+const printCommand = `echo pid=$$; echo cwd=$(pwd); echo argv0=$0; echo args="$*"; ` +
+	`echo job=$JOB_NAME; echo visible=$NVIDIA_VISIBLE_DEVICES; echo uid=$(id -u)`
+
+// testCompatible: an 8x H100 host on 550.54.15 (CUDA 12.4) runs the CUDA
+// 11.8 PaddlePaddle image. gpu-preflight must exec the command in its own
+// place: PID 1, argv, environment, cwd and stdout untouched.
+func testCompatible(t *testing.T, s *suite) {
+	sc := scenario{
+		driver: procFor(h100),
+		env:    []string{"JOB_NAME=paddle-resnet50"},
+		cmd:    []string{"sh", "-c", printCommand, "train.py", "--epochs", "3"},
+	}
+	s.useFakeNVML(t, &sc, h100)
+	b := s.newBundle(t, sc)
+	res := b.run(t, runLimit)
+	wantExit(t, res, 0)
+	wantStdout(t, res, "pid=1\ncwd=/work\nargv0=train.py\nargs=--epochs 3\njob=paddle-resnet50\nvisible=all\nuid=0\n")
+	l := parseLogs(t, res.stderr)
+	for _, id := range []string{"driver", "cuda-requirement", "cuda-driver", "framework-cuda", "nvml"} {
+		if st := l.check(t, id).str("status"); st != "pass" {
+			t.Errorf("check %s: status %s, want pass: %v", id, st, l.check(t, id))
+		}
+	}
+	rec := oneRecord(t, b, l)
+	rec.want(t, "decision.action", "exec")
+	rec.want(t, "decision.policy", "fail")
+	rec.want(t, "decision.exitCode", 0)
+	rec.want(t, "command.argv", sc.cmd)
+	rec.want(t, "command.cwd", workDir)
+	rec.want(t, "command.uid", 0)
+	rec.want(t, "host.hostname", "trainer-0")
+	rec.want(t, "host.driver.version", "550.54.15")
+	rec.want(t, "host.driver.source", "nvml-memfd")
+	rec.want(t, "host.nvml.outcome", "ok")
+	rec.want(t, "host.gpus.0.name", "NVIDIA H100 80GB HBM3")
+	rec.want(t, "host.gpus.0.computeCapability", "9.0")
+	if gpus, _ := rec.get("host.gpus").([]any); len(gpus) != 8 {
+		t.Errorf("record lists %d GPUs, want 8", len(gpus))
+	}
+	rec.want(t, "image.cudaVersion", "11.8")
+	wantRequirement(t, rec, "NVIDIA_REQUIRE_CUDA", envValue(cuda118Env, "NVIDIA_REQUIRE_CUDA"))
+	wantPaddle(t, rec)
+	rec.want(t, "outcome", nil)
+	wantFileEmpty(t, b.termLog)
+}
+
+// testDebianNVML injects Debian's real libnvidia-ml.so.1 (libnvidia-ml1,
+// 535.261.03) the way the toolkit injects the host's: on a machine without
+// the kernel module it answers "Driver Not Loaded", and gpu-preflight must
+// carry on from procfs.
+func testDebianNVML(t *testing.T, s *suite) {
+	sc := scenario{
+		driver: procFor(h100Debian),
+		nvml:   s.nvml.debian,
+		cmd:    []string{"sh", "-c", "echo ran"},
+	}
+	b := s.newBundle(t, sc)
+	res := b.run(t, runLimit)
+	wantExit(t, res, 0)
+	wantStdout(t, res, "ran\n")
+	l := parseLogs(t, res.stderr)
+	rec := oneRecord(t, b, l)
+	rec.want(t, "host.nvml.outcome", "driver-not-loaded")
+	if e := rec.str("host.nvml.error"); !strings.Contains(e, "Driver Not Loaded") {
+		t.Errorf("host.nvml.error = %q, want NVML's \"Driver Not Loaded\"", e)
+	}
+	rec.want(t, "host.driver.source", "procfs")
+	rec.want(t, "host.driver.version", "535.261.03")
+	rec.want(t, "decision.action", "exec")
+}
+
+// incompatible is the job on h100Old.
+func (s *suite) incompatible(t *testing.T, env ...string) scenario {
+	sc := scenario{
+		driver: procFor(h100Old),
+		env:    env,
+		cmd:    []string{"sh", "-c", "touch /scratch/ran; echo ran"},
+	}
+	s.useFakeNVML(t, &sc, h100Old)
+	return sc
+}
+
+// testIncompatible: the doomed job fails in its first second with exit 78,
+// never starts the command, and tells Kubernetes why in one line.
+func testIncompatible(t *testing.T, s *suite) {
+	b := s.newBundle(t, s.incompatible(t))
+	res := b.run(t, runLimit)
+	wantExit(t, res, 78)
+	wantStdout(t, res, "")
+	wantNoFile(t, filepath.Join(b.scratch, "ran"), "the command ran although the preflight aborted")
+	l := parseLogs(t, res.stderr)
+	if st := l.check(t, "cuda-requirement").str("status"); st != "error" {
+		t.Errorf("check cuda-requirement: status %s, want error", st)
+	}
+	msg, err := os.ReadFile(b.termLog)
+	must(t, err)
+	text := strings.TrimSuffix(string(msg), "\n")
+	switch {
+	case len(msg) == 0:
+		t.Errorf("termination log is empty")
+	case len(msg) > 4096:
+		t.Errorf("termination log is %d bytes, Kubernetes keeps 4096", len(msg))
+	case strings.Contains(text, "\n"):
+		t.Errorf("termination log is not one line: %q", msg)
+	}
+	for _, want := range []string{"515.65.01", "11.8"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("termination log %q does not name %s", text, want)
+		}
+	}
+	rec := oneRecord(t, b, l)
+	rec.want(t, "decision.action", "abort")
+	rec.want(t, "decision.exitCode", 78)
+	rec.want(t, "host.driver.version", "515.65.01")
+	wantCheckStatus(t, rec, "cuda-requirement", "error")
+}
+
+// testIncompatibleWarn: PREFLIGHT_POLICY=warn never aborts; the finding is
+// still an error in the log and the record.
+func testIncompatibleWarn(t *testing.T, s *suite) {
+	b := s.newBundle(t, s.incompatible(t, "PREFLIGHT_POLICY=warn"))
+	res := b.run(t, runLimit)
+	wantExit(t, res, 0)
+	wantStdout(t, res, "ran\n")
+	l := parseLogs(t, res.stderr)
+	if st := l.check(t, "cuda-requirement").str("status"); st != "error" {
+		t.Errorf("check cuda-requirement: status %s, want error", st)
+	}
+	rec := oneRecord(t, b, l)
+	rec.want(t, "decision.policy", "warn")
+	rec.want(t, "decision.action", "exec")
+	wantCheckStatus(t, rec, "cuda-requirement", "error")
+	wantFileEmpty(t, b.termLog)
+}
+
+// testHungNVML: nvmlInit never returns. With PREFLIGHT_NVML_TIMEOUT=2s the
+// container must end (abort under fail, run under warn) within the deadline
+// plus one second (SPEC section 8, "Bounded"). The elapsed time measured
+// here includes runc creating the container, so the bound is stricter than
+// the SPEC's.
+func testHungNVML(t *testing.T, s *suite, policy string) {
+	const deadline = 2 * time.Second
+	sc := scenario{
+		driver: procFor(h100),
+		env:    []string{"PREFLIGHT_NVML_TIMEOUT=2s", "PREFLIGHT_POLICY=" + policy},
+		cmd:    []string{"sh", "-c", "echo ran"},
+	}
+	s.useFakeNVML(t, &sc, fakenvml.Hang())
+	b := s.newBundle(t, sc)
+	res := b.run(t, runLimit)
+	if res.elapsed > deadline+time.Second {
+		t.Errorf("container took %v with a hung NVML and a %v deadline; the bound is %v",
+			res.elapsed.Round(time.Millisecond), deadline, deadline+time.Second)
+	}
+	t.Logf("hung NVML, policy %s: container ended after %v", policy, res.elapsed.Round(time.Millisecond))
+	l := parseLogs(t, res.stderr)
+	if st := l.check(t, "nvml").str("status"); st != "error" {
+		t.Errorf("check nvml: status %s, want error on a probe timeout", st)
+	}
+	rec := oneRecord(t, b, l)
+	rec.want(t, "host.nvml.outcome", "timeout")
+	// procfs still answers for the driver.
+	rec.want(t, "host.driver.version", "550.54.15")
+	rec.want(t, "host.driver.source", "procfs")
+	if policy == "warn" {
+		wantExit(t, res, 0)
+		wantStdout(t, res, "ran\n")
+		rec.want(t, "decision.action", "exec")
+	} else {
+		wantExit(t, res, 78)
+		wantStdout(t, res, "")
+		rec.want(t, "decision.action", "abort")
+	}
+}
+
+// testBusybox: an image with no libc and no loader. The static shim runs as
+// PID 1; the glibc NVML probe cannot be started (exec of a dynamic ELF whose
+// interpreter is missing fails), so the facts come from procfs and the log
+// says so.
+func testBusybox(t *testing.T, s *suite) {
+	sc := scenario{
+		busybox: true,
+		driver:  procFor(h100),
+		cmd:     []string{"sh", "-c", "echo pid=$$; echo cwd=$(pwd)"},
+	}
+	s.useFakeNVML(t, &sc, h100)
+	b := s.newBundle(t, sc)
+	for _, p := range []string{"lib64/ld-linux-x86-64.so.2", "lib/x86_64-linux-gnu/libc.so.6", "usr/lib/x86_64-linux-gnu/libc.so.6"} {
+		wantNoFile(t, filepath.Join(b.rootfs, p), "the busybox root must hold no libc or loader")
+	}
+	res := b.run(t, runLimit)
+	wantExit(t, res, 0)
+	wantStdout(t, res, "pid=1\ncwd=/work\n")
+	l := parseLogs(t, res.stderr)
+	rec := oneRecord(t, b, l)
+	rec.want(t, "host.driver.source", "procfs")
+	rec.want(t, "host.driver.version", "550.54.15")
+	rec.want(t, "host.nvml.outcome", "unavailable")
+	why := rec.str("host.nvml.error")
+	if why == "" {
+		t.Errorf("record does not say why the NVML probe was unavailable (host.nvml.error empty)")
+	}
+	// The log must say it too, not only the record.
+	if _, ok := l.find(func(line logLine) bool {
+		text := lineText(line)
+		return line.str("message") != "provenance" && strings.Contains(text, "procfs") &&
+			(why != "" && strings.Contains(text, why) || strings.Contains(text, "unavailable"))
+	}); !ok {
+		t.Errorf("no log line says the NVML probe could not run and procfs answered instead:\n%s", l.raw)
+	}
+	rec.want(t, "decision.action", "exec")
+}
+
+// testReadonlyRoot: root.readonly and no provenance volume, so the default
+// PREFLIGHT_PROVENANCE_DIR cannot be written. That is a warning (SPEC
+// section 6); the record still goes to the log and the command runs.
+func testReadonlyRoot(t *testing.T, s *suite) {
+	sc := scenario{
+		readonly:     true,
+		noProvenance: true,
+		driver:       procFor(h100),
+		cmd:          []string{"sh", "-c", "echo ran; touch /probe-rw 2>/dev/null || echo root-readonly"},
+	}
+	s.useFakeNVML(t, &sc, h100)
+	b := s.newBundle(t, sc)
+	res := b.run(t, runLimit)
+	wantExit(t, res, 0)
+	wantStdout(t, res, "ran\nroot-readonly\n")
+	l := parseLogs(t, res.stderr)
+	if _, ok := l.find(func(line logLine) bool {
+		return line.str("level") == "warn" && strings.Contains(lineText(line), "/var/log/gpu-preflight")
+	}); !ok {
+		t.Errorf("no warning names the unwritable provenance directory /var/log/gpu-preflight:\n%s", l.raw)
+	}
+	rec := l.provenanceLine(t)
+	rec.want(t, "decision.action", "exec")
+}
+
+// testNonRoot: process.user 1000:1000, as in a pod with runAsUser. The shim
+// needs no privilege; the record says who ran.
+func testNonRoot(t *testing.T, s *suite) {
+	sc := scenario{
+		uid:    1000,
+		driver: procFor(h100),
+		cmd:    []string{"sh", "-c", "echo uid=$(id -u) gid=$(id -g); touch /work/out && echo cwd-writable"},
+	}
+	s.useFakeNVML(t, &sc, h100)
+	b := s.newBundle(t, sc)
+	res := b.run(t, runLimit)
+	wantExit(t, res, 0)
+	wantStdout(t, res, "uid=1000 gid=1000\ncwd-writable\n")
+	l := parseLogs(t, res.stderr)
+	rec := oneRecord(t, b, l)
+	rec.want(t, "command.uid", 1000)
+	rec.want(t, "command.gid", 1000)
+	rec.want(t, "decision.action", "exec")
+	rec.want(t, "host.driver.version", "550.54.15")
+}
+
+// trapCommand records the signal it gets in the scratch volume and exits
+// 42, so the container's status shows it is the command's.
+const trapCommand = `trap 'echo TERM > /scratch/signal; exit 42' TERM; echo ready > /scratch/ready; ` +
+	`while :; do sleep 0.1; done`
+
+// testSignalAfterExec: after the exec the command is PID 1, so `runc kill
+// TERM` reaches it directly and runc reports its exit status.
+func testSignalAfterExec(t *testing.T, s *suite) {
+	sc := scenario{
+		driver: procFor(h100),
+		cmd:    []string{"sh", "-c", trapCommand},
+	}
+	s.useFakeNVML(t, &sc, h100)
+	b := s.newBundle(t, sc)
+	r := b.start(t, runLimit)
+	waitReady(t, r)
+	b.kill(t, "TERM", false)
+	res := r.wait()
+	wantExit(t, res, 42)
+	wantFileContent(t, filepath.Join(b.scratch, "signal"), "TERM\n")
+	l := parseLogs(t, res.stderr)
+	rec := oneRecord(t, b, l)
+	rec.want(t, "decision.action", "exec")
+}
+
+// testSignalDuringPreflight: SIGTERM while the preflight waits on a hung
+// NVML (60 s deadline) ends the container promptly with 128+15 and leaves no
+// record, partial or whole (SPEC section 8, "Safe").
+func testSignalDuringPreflight(t *testing.T, s *suite) {
+	sc := scenario{
+		driver: procFor(h100),
+		env:    []string{"PREFLIGHT_NVML_TIMEOUT=60s", "PREFLIGHT_TIMEOUT=90s"},
+		cmd:    []string{"sh", "-c", "touch /scratch/ran"},
+	}
+	s.useFakeNVML(t, &sc, fakenvml.Hang())
+	b := s.newBundle(t, sc)
+	r := b.start(t, runLimit)
+	// The preflight is in the probe once the container has a second
+	// process: the shim and the hung probe it started.
+	if !waitFor(10*time.Second, func() bool {
+		pids, err := b.pids()
+		return err == nil && len(pids) >= 2
+	}) {
+		t.Fatalf("the NVML probe never started in the container")
+	}
+	sent := time.Now()
+	b.kill(t, "TERM", false)
+	res := r.wait()
+	took := time.Since(sent)
+	wantExit(t, res, 143)
+	if took > 2*time.Second {
+		t.Errorf("container took %v to end after SIGTERM during the preflight", took.Round(time.Millisecond))
+	}
+	t.Logf("SIGTERM during the preflight: container ended %v later", took.Round(time.Millisecond))
+	wantNoFile(t, filepath.Join(b.scratch, "ran"), "the command ran although the preflight was terminated")
+	if recs := records(t, b.provenance); len(recs) != 0 {
+		t.Errorf("the provenance volume holds %d records after SIGTERM during the preflight, want none", len(recs))
+	}
+	parseLogs(t, res.stderr)
+}
+
+// testSupervise: PREFLIGHT_SUPERVISE=true keeps gpu-preflight as PID 1 with
+// the command as its child. It forwards SIGTERM, reaps orphans re-parented
+// to it, exits with the command's status and records how the command ended.
+func testSupervise(t *testing.T, s *suite) {
+	// An orphan (sleep, whose parent exits at once) is re-parented to PID 1
+	// and exits after 0.2 s; at 0.8 s the command counts zombies in its PID
+	// namespace.
+	const cmd = `echo pid=$$; sh -c 'sleep 0.2 &'; sleep 0.8; z=0; ` +
+		`for f in /proc/[0-9]*/stat; do read -r l < "$f" || continue; case "${l##*) }" in Z*) z=$((z+1));; esac; done; ` +
+		`echo zombies=$z; ` + trapCommand
+	sc := scenario{
+		driver: procFor(h100),
+		env:    []string{"PREFLIGHT_SUPERVISE=true"},
+		cmd:    []string{"sh", "-c", cmd},
+	}
+	s.useFakeNVML(t, &sc, h100)
+	b := s.newBundle(t, sc)
+	r := b.start(t, runLimit)
+	waitReady(t, r)
+	b.kill(t, "TERM", false)
+	res := r.wait()
+	wantExit(t, res, 42)
+	lines := strings.Split(strings.TrimSpace(res.stdout), "\n")
+	if len(lines) != 2 || !strings.HasPrefix(lines[0], "pid=") || lines[1] != "zombies=0" {
+		t.Fatalf("stdout = %q, want pid=N and zombies=0", res.stdout)
+	}
+	if pid, err := strconv.Atoi(strings.TrimPrefix(lines[0], "pid=")); err != nil || pid == 1 {
+		t.Errorf("supervised command has %s; it must be a child of gpu-preflight, not PID 1", lines[0])
+	}
+	wantFileContent(t, filepath.Join(b.scratch, "signal"), "TERM\n")
+	l := parseLogs(t, res.stderr)
+	recs := records(t, b.provenance)
+	if len(recs) == 0 {
+		t.Fatalf("no record in the provenance volume")
+	}
+	// The finished record is the last one written (names sort by time).
+	rec := recs[len(recs)-1]
+	rec.want(t, "decision.action", "exec")
+	rec.want(t, "outcome.exitCode", 42)
+	if d, ok := rec.num("outcome.durationSeconds"); !ok || d < 0.8 || d > runLimit.Seconds() {
+		t.Errorf("outcome.durationSeconds = %v, want the command's run time (> 0.8 s)", rec.get("outcome.durationSeconds"))
+	}
+	_ = l
+}
+
+// waitReady waits for the command to say it runs (and its trap is set).
+func waitReady(t *testing.T, r *running) {
+	t.Helper()
+	ready := filepath.Join(r.b.scratch, "ready")
+	if !waitFor(15*time.Second, func() bool { _, err := os.Stat(ready); return err == nil }) {
+		r.b.kill(t, "KILL", true)
+		res := r.wait()
+		t.Fatalf("the command never became ready (exit %d)\nstdout:\n%s\nstderr:\n%s", res.exitCode, res.stdout, res.stderr)
+	}
+}
+
+func wantPaddle(t *testing.T, rec record) {
+	t.Helper()
+	fws, _ := rec.get("image.frameworks").([]any)
+	for _, fw := range fws {
+		m, _ := fw.(map[string]any)
+		if m["name"] == "paddlepaddle" {
+			if m["version"] != "2.6.0" || m["cudaVersion"] != "11.8" {
+				t.Errorf("record has PaddlePaddle %v built for CUDA %v, want 2.6.0 and 11.8", m["version"], m["cudaVersion"])
+			}
+			return
+		}
+	}
+	t.Errorf("record lists no paddlepaddle framework: %v", rec.get("image.frameworks"))
+}
+
+func wantRequirement(t *testing.T, rec record, name, value string) {
+	t.Helper()
+	reqs, _ := rec.get("image.requirements").([]any)
+	for _, r := range reqs {
+		m, _ := r.(map[string]any)
+		if m["var"] == name {
+			if m["value"] != value {
+				t.Errorf("record requirement %s = %q, want %q", name, m["value"], value)
+			}
+			return
+		}
+	}
+	t.Errorf("record has no requirement %s: %v", name, rec.get("image.requirements"))
+}
+
+func wantCheckStatus(t *testing.T, rec record, id, status string) {
+	t.Helper()
+	checks, _ := rec.get("checks").([]any)
+	for _, c := range checks {
+		m, _ := c.(map[string]any)
+		if m["id"] == id {
+			if m["status"] != status {
+				t.Errorf("record check %s has status %v, want %s", id, m["status"], status)
+			}
+			return
+		}
+	}
+	t.Errorf("record has no check %s", id)
+}
+
+// lineText is a log line's string values joined, for "does it say X".
+func lineText(l logLine) string {
+	var parts []string
+	for _, v := range l {
+		if s, ok := v.(string); ok {
+			parts = append(parts, s)
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+func envValue(env []string, name string) string {
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, name+"="); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+func wantNoFile(t *testing.T, path, why string) {
+	t.Helper()
+	if _, err := os.Lstat(path); err == nil {
+		t.Errorf("%s exists: %s", path, why)
+	}
+}
+
+func wantFileEmpty(t *testing.T, path string) {
+	t.Helper()
+	wantFileContent(t, path, "")
+}
+
+func wantFileContent(t *testing.T, path, want string) {
+	t.Helper()
+	got, err := os.ReadFile(path)
+	if err != nil {
+		t.Errorf("reading %s: %v", path, err)
+		return
+	}
+	if string(got) != want {
+		t.Errorf("%s holds %q, want %q", path, got, want)
+	}
+}

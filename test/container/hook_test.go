@@ -1,0 +1,93 @@
+//go:build container
+
+package container
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// hookEnv, set in a hook's environment, turns the test binary into the
+// createContainer hook that fills /proc/driver/nvidia. Re-running the test
+// binary saves building a second program and keeps the hook beside the code
+// that prepares its input.
+const hookEnv = "GPU_PREFLIGHT_TEST_HOOK"
+
+// procDriverDir is the bundle-relative directory the suite prepares and the
+// hook copies into the container's /proc/driver.
+const procDriverDir = "proc-driver"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(hookEnv) == "proc-driver" {
+		if err := procDriverHook(os.Stdin); err != nil {
+			fmt.Fprintf(os.Stderr, "gpu-preflight test hook: %v\n", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	code := m.Run()
+	cleanupSuite()
+	os.Exit(code)
+}
+
+// procDriverHook does what the NVIDIA Container Toolkit does for
+// /proc/driver/nvidia, which runc will not take as an OCI mount (it refuses
+// destinations under /proc). runc runs createContainer hooks in the
+// container's mount namespace after its mounts and before pivot_root, so the
+// container's procfs is at <bundle>/rootfs/proc, and the hook reads the
+// bundle from the state JSON on stdin (OCI runtime spec, "State"). It mounts
+// a tmpfs over proc/driver, copies the prepared tree in, and makes it
+// read-only, as the toolkit's own tmpfs is.
+func procDriverHook(stdin io.Reader) error {
+	var state struct {
+		ID     string `json:"id"`
+		Bundle string `json:"bundle"`
+	}
+	if err := json.NewDecoder(stdin).Decode(&state); err != nil {
+		return fmt.Errorf("reading the container state from stdin: %w", err)
+	}
+	if state.Bundle == "" {
+		return fmt.Errorf("container state has no bundle path")
+	}
+	src := filepath.Join(state.Bundle, procDriverDir)
+	dst := filepath.Join(state.Bundle, "rootfs", "proc", "driver")
+	const flags = unix.MS_NOSUID | unix.MS_NODEV | unix.MS_NOEXEC
+	if err := unix.Mount("tmpfs", dst, "tmpfs", flags, "mode=0555,size=1m"); err != nil {
+		return fmt.Errorf("mounting a tmpfs over %s: %w", dst, err)
+	}
+	err := filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(src, path)
+		if err != nil {
+			return err
+		}
+		target := filepath.Join(dst, rel)
+		if d.IsDir() {
+			if rel == "." {
+				return nil
+			}
+			return os.Mkdir(target, 0o555)
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(target, data, 0o444)
+	})
+	if err != nil {
+		return fmt.Errorf("copying %s into the container's /proc/driver: %w", src, err)
+	}
+	if err := unix.Mount("", dst, "", unix.MS_REMOUNT|unix.MS_RDONLY|flags, ""); err != nil {
+		return fmt.Errorf("making %s read-only: %w", dst, err)
+	}
+	return nil
+}
