@@ -232,7 +232,17 @@ type scanner struct {
 	rs     io.ReadSeeker
 	size   int64 // readable size: the header's, or less if the file ends early
 	resync int64 // bytes read so far looking for a magic
+
+	// ahead holds the bytes at aheadOff read by prefetch, so that an entry
+	// header and the cubin ELF header after it cost one read, not two.
+	ahead    []byte
+	aheadOff int64
+	// hdr and peek are reused buffers for entry headers and payload heads.
+	hdr, peek []byte
 }
+
+// prefetchLen is one entry header and a cubin's ELF header.
+const prefetchLen = entryHeaderMin + cubinELFHeader
 
 func (s *scanner) warnf(format string, args ...any) {
 	s.warnings++
@@ -284,8 +294,35 @@ func (s *scanner) finish() {
 // errTruncated marks a read that ran into the end of the file.
 var errTruncated = errors.New("file ends early")
 
-// readAt reads len(buf) bytes at off in the current section.
+// prefetch reads up to n bytes at off (fewer at the section's end) for
+// readAt to serve. A failed read is not an error here: readAt will meet it.
+func (s *scanner) prefetch(off int64, n int) {
+	n = int(min(int64(n), s.size-off))
+	if n <= 0 {
+		return
+	}
+	if cap(s.ahead) < n {
+		s.ahead = make([]byte, n)
+	}
+	s.ahead, s.aheadOff = s.ahead[:n], off
+	if err := s.readFull(s.ahead, off); err != nil {
+		s.ahead = s.ahead[:0]
+	}
+}
+
+// readAt reads len(buf) bytes at off in the current section, from what
+// prefetch read when it holds them.
 func (s *scanner) readAt(buf []byte, off int64) error {
+	if off >= s.aheadOff && off-s.aheadOff <= int64(len(s.ahead)) &&
+		int64(len(buf)) <= int64(len(s.ahead))-(off-s.aheadOff) {
+		copy(buf, s.ahead[off-s.aheadOff:])
+		return nil
+	}
+	return s.readFull(buf, off)
+}
+
+// readFull reads len(buf) bytes at off in the current section from the file.
+func (s *scanner) readFull(buf []byte, off int64) error {
 	if _, err := s.rs.Seek(off, io.SeekStart); err != nil {
 		return err
 	}
@@ -302,6 +339,7 @@ func (s *scanner) readAt(buf []byte, off int64) error {
 func (s *scanner) section(sec *elf.Section) error {
 	s.name = sec.Name
 	s.resync = 0
+	s.ahead = s.ahead[:0]
 	if sec.Type == elf.SHT_NOBITS {
 		s.warnf("section %s has no data in the file (SHT_NOBITS): not scanned", sec.Name)
 		return nil
@@ -328,6 +366,7 @@ func (s *scanner) section(sec *elf.Section) error {
 			s.trailing(off)
 			return nil
 		}
+		s.prefetch(off, containerHeaderLen+prefetchLen)
 		if err := s.readAt(hdr, off); err != nil {
 			return s.readFailed(err, off)
 		}
@@ -464,12 +503,17 @@ func (s *scanner) findMagic(off int64) (int64, error) {
 // header_size bytes of header followed by payload_size bytes of payload, and
 // the next starts right after (note 1.3). Only headers are read.
 func (s *scanner) entries(body, end int64) error {
-	hdr := make([]byte, entryHeaderMin)
-	peek := make([]byte, payloadPeek)
+	if s.hdr == nil {
+		s.hdr, s.peek = make([]byte, entryHeaderMin), make([]byte, payloadPeek)
+	}
+	hdr, peek := s.hdr, s.peek
 	for pos := body; pos < end; {
 		if end-pos < entryHeaderMin {
 			s.warnf("container in %s ends with %d bytes at offset %d, too few for an entry header", s.name, end-pos, pos)
 			return nil
+		}
+		if pos < s.aheadOff || pos+entryHeaderMin > s.aheadOff+int64(len(s.ahead)) {
+			s.prefetch(pos, int(min(prefetchLen, end-pos)))
 		}
 		if err := s.readAt(hdr, pos); err != nil {
 			return s.readFailed(err, pos)
