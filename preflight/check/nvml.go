@@ -1,0 +1,86 @@
+package check
+
+import (
+	"fmt"
+
+	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
+)
+
+// NVML is the `nvml` check: the NVML probe answered within its deadline
+// (SPEC section 4: error on timeout, info when there is no library).
+//
+// "Driver not loaded" depends on the other evidence. Without any (no
+// /proc/driver/nvidia/version, no /dev/nvidia*) it is a CPU-only host that
+// happens to carry libnvidia-ml, as Debian's libnvidia-ml1 does: info. With
+// driver evidence it is a broken setup (the module unloaded or wedged, the
+// device nodes stale, a driver upgrade without a reboot) that leaves the
+// run without brand, compute capability or health facts: warn. It is not an
+// error here because the `driver` and `cuda-requirement` checks still judge
+// the driver from procfs, and own the verdict on whether a GPU is required.
+var NVML = Check{ID: "nvml", Run: nvmlCheck}
+
+func nvmlCheck(in Input) Finding {
+	h := in.Facts.Host
+	n := h.NVML
+	f := Finding{ID: "nvml"}
+	switch n.Outcome {
+	case facts.ProbeOK:
+		f.Status = Pass
+		f.Message = fmt.Sprintf("NVML %s answered in %.0f ms (%s): driver %s, CUDA %s, %d GPU(s)",
+			orUnknown(n.Version), n.DurationMillis, orUnknown(n.Via), orUnknown(h.Driver.Version),
+			orUnknown(h.Driver.CUDAVersion), len(h.GPUs))
+	case facts.ProbeNotRun, "":
+		f.Status = Skip
+		f.Message = "NVML probe not run: no NVIDIA driver evidence (no /proc/driver/nvidia/version, no /dev/nvidia*)"
+	case facts.ProbeLibraryNotFound:
+		f.Status = Info
+		f.Message = "NVML library not found (" + orUnknown(n.Error) + "); GPU facts come from procfs only, without brand, compute capability or health"
+		f.Remedy = "run the container with the NVIDIA Container Toolkit and NVIDIA_DRIVER_CAPABILITIES including utility (it injects libnvidia-ml.so.1), or point PREFLIGHT_NVML_LIBRARY at it"
+	case facts.ProbeDriverNotLoaded:
+		if hasDriverEvidence(h) {
+			f.Status = Warn
+			f.Message = fmt.Sprintf("NVML says %q although the driver left traces (%s); GPU facts come from procfs only",
+				orUnknown(n.Error), driverEvidence(h))
+			f.Remedy = "check the NVIDIA kernel module on the host (nvidia-smi, dmesg); after a driver upgrade, reboot the node"
+		} else {
+			f.Status = Info
+			f.Message = fmt.Sprintf("NVML loaded but says %q: no NVIDIA kernel driver on this host", orUnknown(n.Error))
+			f.Remedy = "expected on a CPU-only host; for a GPU job, run it on a node with the NVIDIA driver and GPUs exposed to the container"
+		}
+	case facts.ProbeTimeout:
+		f.Status = Error
+		f.Message = "NVML did not answer: " + orUnknown(n.Error) + "; a hung NVML call usually means a hung driver or GPU"
+		f.Remedy = "check the node's GPUs (nvidia-smi on the host, dmesg for Xid errors) and drain it if NVML hangs; " +
+			"raise PREFLIGHT_NVML_TIMEOUT if the node is merely slow, or set PREFLIGHT_IGNORE=nvml to start without NVML facts"
+	case facts.ProbeInitFailed:
+		f.Status = Warn
+		f.Message = "NVML failed to initialise: " + orUnknown(n.Error) + "; GPU facts come from procfs only"
+		f.Remedy = "a \"Driver/library version mismatch\" means the container's libnvidia-ml.so.1 is not the host driver's: " +
+			"do not install NVIDIA driver libraries in the image, and reboot the node after a driver upgrade; otherwise check nvidia-smi on the host"
+	case facts.ProbeUnavailable:
+		f.Status = Info
+		f.Message = "NVML probe could not be started (" + orUnknown(n.Error) + "); GPU facts come from procfs only"
+		f.Remedy = "allow exec from memfd (vm.memfd_noexec < 2, no seccomp rule against it) or install gpu-preflight-nvml beside gpu-preflight"
+	default: // facts.ProbeFailed and anything newer
+		f.Status = Warn
+		f.Message = "NVML probe failed: " + orUnknown(n.Error) + "; GPU facts come from procfs only"
+		f.Remedy = "run gpu-preflight-nvml by hand in the container to see its error, and report it with its output"
+	}
+	return f
+}
+
+// hasDriverEvidence reports whether anything but NVML shows a driver.
+func hasDriverEvidence(h facts.Host) bool {
+	return h.Driver.Version != "" || len(h.DeviceNodes) > 0
+}
+
+// driverEvidence names what shows a driver, for messages.
+func driverEvidence(h facts.Host) string {
+	switch {
+	case h.Driver.Version != "" && len(h.DeviceNodes) > 0:
+		return fmt.Sprintf("driver %s from %s, %d /dev/nvidia* node(s)", h.Driver.Version, orUnknown(h.Driver.Source), len(h.DeviceNodes))
+	case h.Driver.Version != "":
+		return fmt.Sprintf("driver %s from %s", h.Driver.Version, orUnknown(h.Driver.Source))
+	}
+	return fmt.Sprintf("%d /dev/nvidia* node(s)", len(h.DeviceNodes))
+}
