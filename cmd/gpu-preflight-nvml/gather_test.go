@@ -6,6 +6,7 @@ import (
 	gonvml "github.com/NVIDIA/go-nvml/pkg/nvml"
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock"
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/dgxa100"
+	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/server"
 
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 )
@@ -28,13 +29,13 @@ func errorString(r gonvml.Return) string {
 
 // dgx returns go-nvml's DGX A100 mock with the methods it leaves nil filled
 // in: the _v2 CUDA version, persistence mode, ECC counters, retired pages.
-func dgx(t *testing.T) *dgxa100.Server {
+func dgx(t *testing.T) *server.Server {
 	t.Helper()
 	s := dgxa100.New()
 	s.ErrorStringFunc = errorString
 	s.SystemGetCudaDriverVersion_v2Func = func() (int, gonvml.Return) { return s.CudaDriverVersion, gonvml.SUCCESS }
 	for _, d := range s.Devices {
-		d := d.(*dgxa100.Device)
+		d := d.(*server.Device)
 		d.GetPersistenceModeFunc = func() (gonvml.EnableState, gonvml.Return) { return gonvml.FEATURE_ENABLED, gonvml.SUCCESS }
 		d.GetTotalEccErrorsFunc = func(gonvml.MemoryErrorType, gonvml.EccCounterType) (uint64, gonvml.Return) {
 			return 0, gonvml.SUCCESS
@@ -64,7 +65,7 @@ func TestGatherMapsEveryDGXA100Device(t *testing.T) {
 		t.Fatalf("got %d GPUs, want 8", len(doc.GPUs))
 	}
 	for i, g := range doc.GPUs {
-		d := s.Devices[i].(*dgxa100.Device)
+		d := s.Devices[i].(*server.Device)
 		if g.Index != i || g.Minor != i || g.UUID != d.UUID || g.Name != "Mock NVIDIA A100-SXM4-40GB" {
 			t.Errorf("GPU %d identity: %+v", i, g)
 		}
@@ -190,7 +191,7 @@ func TestGatherTreatsMIGNotSupportedAsDisabled(t *testing.T) {
 	for _, ret := range []gonvml.Return{gonvml.ERROR_NOT_SUPPORTED, gonvml.ERROR_FUNCTION_NOT_FOUND} {
 		s := dgx(t)
 		for _, d := range s.Devices {
-			d.(*dgxa100.Device).GetMigModeFunc = func() (int, int, gonvml.Return) { return 0, 0, ret }
+			d.(*server.Device).GetMigModeFunc = func() (int, int, gonvml.Return) { return 0, 0, ret }
 		}
 		g := gather(s, "x").GPUs[0]
 		if g.MIGMode != "" || g.Errors["migMode"] != "" {
@@ -201,7 +202,7 @@ func TestGatherTreatsMIGNotSupportedAsDisabled(t *testing.T) {
 
 func TestGatherCountsVisibleMIGDevices(t *testing.T) {
 	s := dgx(t)
-	d := s.Devices[0].(*dgxa100.Device)
+	d := s.Devices[0].(*server.Device)
 	d.SetMigMode(gonvml.DEVICE_MIG_ENABLE)
 	d.GetMaxMigDeviceCountFunc = func() (int, gonvml.Return) { return 7, gonvml.SUCCESS }
 	d.GetMigDeviceHandleByIndexFunc = func(i int) (gonvml.Device, gonvml.Return) {

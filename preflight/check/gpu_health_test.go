@@ -41,7 +41,9 @@ func TestGPUHealthCheck(t *testing.T) {
 		{"MIG mode with MIG devices passes", facts.ProbeOK, []facts.GPU{healthyGPU(0), healthyGPU(1)},
 			func(g *facts.GPU) { g.MIGMode, g.MIGDevices = "enabled", &two }, Pass, nil},
 		{"unknown health facts (GeForce: no ECC, no MIG) pass", facts.ProbeOK, []facts.GPU{healthyGPU(0), healthyGPU(1)},
-			func(g *facts.GPU) { g.ECCUncorrectedVolatile, g.RetiredPagesPending, g.MIGMode, g.PersistenceMode = nil, nil, "", "" }, Pass, nil},
+			func(g *facts.GPU) {
+				g.ECCUncorrectedVolatile, g.RetiredPagesPending, g.MIGMode, g.PersistenceMode = nil, nil, "", ""
+			}, Pass, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.rule, func(t *testing.T) {
