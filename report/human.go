@@ -1,0 +1,216 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+)
+
+// Human writes the report `gpu-preflight check` prints on stdout: host,
+// driver and GPUs, the image's CUDA stack and frameworks, each check with
+// its status, message and remedy, then the decision. Plain aligned text;
+// statuses are coloured only when w is a terminal. Everything printed comes
+// from the (already redacted) record.
+func Human(w io.Writer, r Record) error {
+	hw := &humanWriter{color: IsTerminal(w)}
+	hw.write(r)
+	_, err := io.WriteString(w, hw.b.String())
+	return err
+}
+
+type humanWriter struct {
+	b     strings.Builder
+	color bool
+}
+
+func (h *humanWriter) table(rows [][]string) {
+	tw := tabwriter.NewWriter(&h.b, 0, 0, 2, ' ', 0)
+	for _, row := range rows {
+		fmt.Fprintln(tw, "  "+strings.Join(row, "\t"))
+	}
+	tw.Flush()
+}
+
+func (h *humanWriter) write(r Record) {
+	b := &h.b
+	fmt.Fprintf(b, "gpu-preflight %s (%s)  run %s  %s\n", or(r.Tool.Version, "dev"), or(r.Tool.Commit, "unknown"), r.RunID, r.StartedAt)
+
+	b.WriteString("\nHost\n")
+	d := r.Host.Driver
+	driver := "none found"
+	if d.Version != "" {
+		driver = d.Version
+		if d.OpenKernelModule {
+			driver += " (open kernel module)"
+		}
+	}
+	cuda := or(d.CUDAVersion, "-")
+	if d.CUDAVersion != "" && d.CUDAVersionSource != "" {
+		cuda += " (from " + d.CUDAVersionSource + ")"
+	}
+	nvml := or(r.Host.NVML.Outcome, "-")
+	if r.Host.NVML.Error != "" {
+		nvml += ": " + r.Host.NVML.Error
+	}
+	cg := "-"
+	if r.Host.Cgroup.Version != 0 {
+		cg = "v" + strconv.Itoa(r.Host.Cgroup.Version) + ", memory " + bytesOrUnlimited(r.Host.Cgroup.MemoryLimitBytes) + ", CPUs "
+		if r.Host.Cgroup.CPULimit > 0 {
+			cg += strconv.FormatFloat(r.Host.Cgroup.CPULimit, 'f', -1, 64)
+		} else {
+			cg += "unlimited"
+		}
+	}
+	h.table([][]string{
+		{"hostname", or(r.Host.Hostname, "-")},
+		{"kernel", or(r.Host.Kernel, "-")},
+		{"driver", driver + sourceNote(d.Source)},
+		{"driver's CUDA", cuda},
+		{"NVML", nvml},
+		{"/dev/shm", bytesOrUnknown(r.Host.ShmBytes)},
+		{"cgroup", cg},
+	})
+
+	fmt.Fprintf(b, "\nGPUs (%d)\n", len(r.Host.GPUs))
+	if len(r.Host.GPUs) == 0 {
+		b.WriteString("  none visible to the driver\n")
+	} else {
+		rows := [][]string{{"INDEX", "NAME", "UUID", "BUS ID", "CC", "MEMORY", "MIG", "PERSISTENCE"}}
+		for _, g := range r.Host.GPUs {
+			rows = append(rows, []string{strconv.Itoa(g.Index), or(g.Name, "-"), or(g.UUID, "-"), or(g.PCIBusID, "-"),
+				or(g.ComputeCapability, "-"), bytesOrUnknown(g.MemoryBytes), or(g.MIGMode, "-"), or(g.PersistenceMode, "-")})
+		}
+		h.table(rows)
+	}
+
+	b.WriteString("\nImage\n")
+	im := r.Image
+	icuda := or(im.CUDAVersion, "none found")
+	if im.CUDAVersionFull != "" && im.CUDAVersionFull != im.CUDAVersion {
+		icuda += " (" + im.CUDAVersionFull + ")"
+	}
+	rows := [][]string{{"CUDA", icuda}}
+	for _, q := range im.Requirements {
+		rows = append(rows, []string{q.Var, q.Value})
+	}
+	if im.RequireDisabled {
+		rows = append(rows, []string{"NVIDIA_DISABLE_REQUIRE", "true (requirements not enforced)"})
+	}
+	rows = append(rows,
+		[]string{"cuDNN", or(im.CuDNNVersion, "-")},
+		[]string{"NCCL", or(im.NCCLVersion, "-")},
+		[]string{"TensorRT", or(im.TensorRTVersion, "-")},
+	)
+	for _, c := range im.Compat {
+		rows = append(rows, []string{"compat libcuda", c.DriverVersion + " " + c.Path})
+	}
+	rows = append(rows,
+		[]string{"ref", or(im.Ref, "-")},
+		[]string{"digest", or(im.Digest, "-")},
+		[]string{"revision", or(im.Revision, "-")},
+		[]string{"created", or(im.Created, "-")},
+	)
+	h.table(rows)
+	if len(im.Frameworks) > 0 {
+		b.WriteString("\nFrameworks\n")
+		rows := [][]string{{"NAME", "VERSION", "CUDA", "ARCHS"}}
+		for _, f := range im.Frameworks {
+			archs := append([]string(nil), f.Archs...)
+			sort.Strings(archs)
+			rows = append(rows, []string{f.Name, or(f.Version, "-"), or(f.CUDAVersion, "cpu"), or(strings.Join(archs, " "), "-")})
+		}
+		h.table(rows)
+	}
+
+	b.WriteString("\nChecks\n")
+	if len(r.Checks) == 0 {
+		b.WriteString("  none run\n")
+	} else {
+		rows := [][]string{{"STATUS", "CHECK", "MESSAGE"}}
+		for _, c := range r.Checks {
+			rows = append(rows, []string{h.status(c.Status), c.ID, c.Message})
+			if c.Remedy != "" {
+				rows = append(rows, []string{h.status(""), "", "remedy: " + c.Remedy})
+			}
+		}
+		h.table(rows)
+	}
+
+	dec := r.Decision
+	fmt.Fprintf(b, "\nDecision: %s (policy %s", or(dec.Action, "-"), or(dec.Policy, "-"))
+	if dec.Action == ActionAbort {
+		fmt.Fprintf(b, ", exit %d", dec.ExitCode)
+	}
+	b.WriteString(")\n")
+}
+
+// ANSI colours, all the same length so tabwriter keeps the columns aligned.
+const (
+	red    = "\x1b[31m"
+	yellow = "\x1b[33m"
+	green  = "\x1b[32m"
+	plain  = "\x1b[39m"
+	reset  = "\x1b[0m"
+)
+
+func (h *humanWriter) status(s string) string {
+	if !h.color {
+		return s
+	}
+	c := plain
+	switch s {
+	case "error":
+		c = red
+	case "warn":
+		c = yellow
+	case "pass":
+		c = green
+	}
+	return c + s + reset
+}
+
+func sourceNote(src string) string {
+	if src == "" || src == "none" {
+		return ""
+	}
+	return " (from " + src + ")"
+}
+
+func or(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+func bytesOrUnknown(n uint64) string {
+	if n == 0 {
+		return "-"
+	}
+	return humanBytes(n)
+}
+
+func bytesOrUnlimited(n uint64) string {
+	if n == 0 {
+		return "unlimited"
+	}
+	return humanBytes(n)
+}
+
+// humanBytes prints a size in binary units with up to one decimal.
+func humanBytes(n uint64) string {
+	const unit = 1024
+	if n < unit {
+		return strconv.FormatUint(n, 10) + " B"
+	}
+	div, exp := uint64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	s := strconv.FormatFloat(float64(n)/float64(div), 'f', 1, 64)
+	return strings.TrimSuffix(s, ".0") + " " + "KMGTPE"[exp:exp+1] + "iB"
+}

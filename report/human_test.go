@@ -1,0 +1,63 @@
+package report
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+func TestHumanReportShowsFactsChecksAndDecision(t *testing.T) {
+	var buf bytes.Buffer
+	if err := Human(&buf, New(sampleInputs())); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	for _, want := range []string{
+		"driver         515.65.01 (from procfs)",
+		"driver's CUDA  11.7 (from branch-table)",
+		"GPUs (2)",
+		"NVIDIA A100-SXM4-80GB  GPU-6e0bc4a1-7c7f-2b1a-9d3e-0a1b2c3d4e5f  00000000:07:00.0  8.0  80 GiB",
+		"CUDA                 12.2 (12.2.2)",
+		"NVIDIA_REQUIRE_CUDA  cuda>=12.2 brand=tesla",
+		"torch         2.1.2+cu121  12.1  compute_90 sm_50 sm_80 sm_90",
+		"paddlepaddle  2.6.1        12.0  -",
+		"error   cuda-requirement  driver 515.65.01 supports CUDA <= 11.7",
+		"                          remedy: upgrade the driver to >= 535.54.03",
+		"Decision: abort (policy fail, exit 78)",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("report lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "\x1b[") {
+		t.Error("colour codes in a report that is not on a terminal")
+	}
+}
+
+func TestHumanReportWithNothingKnown(t *testing.T) {
+	var buf bytes.Buffer
+	r := New(Inputs{Now: sampleTime, Decision: Decision{Policy: "warn", Action: ActionExec}})
+	if err := Human(&buf, r); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	for _, want := range []string{"driver         none found", "none visible to the driver", "CUDA      none found", "none run", "Decision: exec (policy warn)"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("report lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestHumanBytes(t *testing.T) {
+	tests := []struct {
+		n    uint64
+		want string
+	}{
+		{512, "512 B"}, {1024, "1 KiB"}, {64 << 20, "64 MiB"}, {85899345920, "80 GiB"}, {1536 << 20, "1.5 GiB"},
+	}
+	for _, tt := range tests {
+		if got := humanBytes(tt.n); got != tt.want {
+			t.Errorf("humanBytes(%d) = %q, want %q", tt.n, got, tt.want)
+		}
+	}
+}

@@ -1,0 +1,390 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/rs/zerolog"
+	"golang.org/x/sys/unix"
+
+	"github.com/gpu-preflight/gpu-preflight/preflight/check"
+	"github.com/gpu-preflight/gpu-preflight/report/redact"
+)
+
+// MaxLineBytes bounds every JSON log line except the provenance line,
+// newline included. Container runtimes split longer lines (CRI-O/conmon at
+// 8 KiB, containerd and Docker at 16 KiB; research/anchors.md section 6), and
+// a split JSON object is lost to the log pipeline.
+const MaxLineBytes = 8000
+
+// maxFieldBytes bounds one finding's message or remedy in a log line, so
+// that a line with both stays under MaxLineBytes without the last-resort
+// shrinking in lineCap.
+const maxFieldBytes = 3000
+
+// Log formats.
+const (
+	FormatJSON    = "json"
+	FormatConsole = "console"
+	FormatAuto    = "auto"
+)
+
+// NewLogger returns the logger gpu-preflight writes to w (stderr: stdout
+// belongs to the training program).
+//
+// format "json" writes one compact JSON object per line with the keys time
+// (RFC 3339, UTC, nanoseconds), level and message, then the fields; no line
+// is longer than MaxLineBytes except the provenance line (see LogRecord).
+// "console" is zerolog's human format, coloured only on a terminal. "auto"
+// (or "") is console when w is a terminal, else json. level is a zerolog
+// level name ("" is info).
+func NewLogger(w io.Writer, format, level string) (zerolog.Logger, error) {
+	lvl := zerolog.InfoLevel
+	if level != "" {
+		l, err := zerolog.ParseLevel(strings.ToLower(level))
+		if err != nil || l == zerolog.NoLevel {
+			return zerolog.Nop(), fmt.Errorf("log level %q: want one of trace, debug, info, warn, error, fatal, panic, disabled", level)
+		}
+		lvl = l
+	}
+	tty := IsTerminal(w)
+	switch format {
+	case FormatAuto, "":
+		if tty {
+			format = FormatConsole
+		} else {
+			format = FormatJSON
+		}
+	case FormatJSON, FormatConsole:
+	default:
+		return zerolog.Nop(), fmt.Errorf("log format %q: want json, console or auto", format)
+	}
+	var out io.Writer
+	if format == FormatConsole {
+		out = zerolog.ConsoleWriter{Out: w, NoColor: !tty, TimeFormat: "15:04:05.000"}
+	} else {
+		out = &lineCap{w: w}
+	}
+	return zerolog.New(out).Level(lvl).Hook(timeHook{}), nil
+}
+
+// timeHook adds the time in TimeLayout. zerolog's own Timestamp uses the
+// package-global TimeFieldFormat (whole seconds by default); a hook keeps
+// the format local to this logger.
+type timeHook struct{}
+
+func (timeHook) Run(e *zerolog.Event, _ zerolog.Level, _ string) {
+	e.Str(zerolog.TimestampFieldName, time.Now().UTC().Format(TimeLayout))
+}
+
+// IsTerminal reports whether w is a file open on a terminal.
+func IsTerminal(w io.Writer) bool {
+	f, ok := w.(interface{ Fd() uintptr })
+	if !ok {
+		return false
+	}
+	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	return err == nil
+}
+
+// LogFindings logs one line per finding: level by status (pass, skip and
+// info at info), message the finding's message, fields check, status and
+// remedy. Text is redacted and long values are cut (the line says so).
+func LogFindings(l zerolog.Logger, findings []check.Finding) {
+	for _, f := range findings {
+		var e *zerolog.Event
+		switch f.Status {
+		case check.Error:
+			e = l.Error()
+		case check.Warn:
+			e = l.Warn()
+		default:
+			e = l.Info()
+		}
+		msg, cutMsg := Truncate(redact.Value(f.Message), maxFieldBytes)
+		remedy, cutRemedy := Truncate(redact.Value(f.Remedy), maxFieldBytes)
+		e = e.Str("check", f.ID).Str("status", string(f.Status)).Str("remedy", remedy)
+		if cutMsg || cutRemedy {
+			e = e.Bool("truncated", true)
+		}
+		e.Msg(msg)
+	}
+}
+
+// ProvenanceMessage is the message of the log line that carries the record.
+const ProvenanceMessage = "provenance"
+
+// LogRecord logs the whole record as one line, message "provenance", the
+// record under "record" and its size in bytes under "recordBytes". It is
+// the one line allowed to exceed MaxLineBytes: a pipeline gets the record
+// without a volume, and the size tells a reader whether a runtime split it.
+func LogRecord(l zerolog.Logger, r Record) error {
+	b, err := json.Marshal(r)
+	if err != nil {
+		return fmt.Errorf("encode provenance record %s for the log: %w", r.RunID, err)
+	}
+	l.Info().Int("recordBytes", len(b)).RawJSON("record", b).Msg(ProvenanceMessage)
+	return nil
+}
+
+// Truncate cuts s to at most limit bytes at a rune boundary, ending it with a
+// note of how much was cut, and reports whether it cut.
+func Truncate(s string, limit int) (string, bool) {
+	if len(s) <= limit {
+		return s, false
+	}
+	note := fmt.Sprintf("…[truncated %d bytes]", len(s))
+	keep := limit - len(note)
+	if keep < 0 {
+		keep = 0
+	}
+	for keep > 0 && !utf8.RuneStart(s[keep]) {
+		keep--
+	}
+	return s[:keep] + note, true
+}
+
+// lineCap passes zerolog's lines to w, shrinking any JSON line longer than
+// MaxLineBytes (other than the provenance line): the largest field values
+// are cut until it fits, and a "truncatedFields" field lists the keys cut or dropped.
+// zerolog hands a writer one whole line per Write.
+type lineCap struct{ w io.Writer }
+
+func (c *lineCap) Write(p []byte) (int, error) {
+	if _, err := c.w.Write(fitLine(p)); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+type field struct {
+	key string
+	raw json.RawMessage
+}
+
+// fitLine puts time, level and message first (zerolog writes level first
+// and the hook's time last) and cuts the line to MaxLineBytes unless it is
+// the provenance line.
+func fitLine(p []byte) []byte {
+	fields, err := decodeObject(p)
+	if err != nil {
+		if len(p) <= MaxLineBytes {
+			return p
+		}
+		s, _ := Truncate(string(bytes.TrimSpace(p)), MaxLineBytes/2)
+		b, _ := marshalNoEscape(s)
+		return []byte(`{"level":"error","message":"unparsable log line truncated","line":` + string(b) + "}\n")
+	}
+	fields = essentialsFirst(fields)
+	provenance, hasSize := false, false
+	for _, f := range fields {
+		switch f.key {
+		case zerolog.MessageFieldName:
+			provenance = string(f.raw) == `"`+ProvenanceMessage+`"`
+		case "recordBytes":
+			hasSize = true
+		}
+	}
+	if (provenance && hasSize) || encodedSize(fields) <= MaxLineBytes {
+		return encodeFields(fields, nil)
+	}
+	return encodeFields(shrink(fields))
+}
+
+// essentialsFirst orders time, level, message before the other fields,
+// keeping the others' order.
+func essentialsFirst(fields []field) []field {
+	out := make([]field, 0, len(fields))
+	for _, key := range []string{zerolog.TimestampFieldName, zerolog.LevelFieldName, zerolog.MessageFieldName} {
+		for _, f := range fields {
+			if f.key == key {
+				out = append(out, f)
+			}
+		}
+	}
+	for _, f := range fields {
+		if !essential(f.key) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// shrink cuts the largest values, then drops trailing fields, until the
+// line fits; it returns the fields and the keys it cut or dropped.
+func shrink(fields []field) ([]field, []string) {
+	var cut []string
+	const overhead = 200 // the "truncatedFields" field and the notes
+	done := make(map[int]bool)
+	for size := encodedSize(fields); size+overhead > MaxLineBytes; {
+		i := largest(fields, done)
+		if i < 0 || len(fields[i].raw) <= 80 {
+			break
+		}
+		old := len(fields[i].raw)
+		var s string
+		if err := json.Unmarshal(fields[i].raw, &s); err != nil {
+			s = string(fields[i].raw) // an object or array becomes its text, cut
+		}
+		// Escaping makes the encoded value longer than s; scale the cut.
+		excess := size + overhead - MaxLineBytes
+		want := len(s) - excess*len(s)/old - 1
+		if want < 64 {
+			want = 64
+		}
+		s, _ = Truncate(s, want)
+		b, _ := marshalNoEscape(s)
+		if len(b) >= old {
+			done[i] = true // cannot get shorter this way
+			continue
+		}
+		fields[i].raw = b
+		size += len(b) - old
+		cut = appendOnce(cut, fields[i].key)
+	}
+	// Many small fields: drop them from the end, keeping time, level and
+	// message.
+	size := encodedSize(fields)
+	for size+cutSize(cut) > MaxLineBytes {
+		i := len(fields) - 1
+		for i >= 0 && essential(fields[i].key) {
+			i--
+		}
+		if i < 0 {
+			break
+		}
+		k, _ := json.Marshal(fields[i].key)
+		size -= len(k) + 2 + len(fields[i].raw)
+		cut = appendOnce(cut, fields[i].key)
+		fields = append(fields[:i], fields[i+1:]...)
+	}
+	return fields, cut
+}
+
+// encodeFields writes fields as one JSON object line, with a
+// "truncatedFields" list when cut is not empty.
+func encodeFields(fields []field, cut []string) []byte {
+	if len(cut) > 0 {
+		b, _ := json.Marshal(capList(cut))
+		fields = append(fields, field{key: "truncatedFields", raw: b})
+	}
+	var out bytes.Buffer
+	out.WriteByte('{')
+	for i, f := range fields {
+		if i > 0 {
+			out.WriteByte(',')
+		}
+		k, _ := json.Marshal(f.key)
+		out.Write(k)
+		out.WriteByte(':')
+		out.Write(f.raw)
+	}
+	out.WriteString("}\n")
+	return out.Bytes()
+}
+
+// maxListed bounds the keys named in "truncatedFields".
+const maxListed = 20
+
+// capList names at most maxListed keys, then how many more there were.
+func capList(cut []string) []string {
+	if len(cut) <= maxListed {
+		return cut
+	}
+	return append(cut[:maxListed:maxListed], fmt.Sprintf("and %d more", len(cut)-maxListed))
+}
+
+func appendOnce(list []string, s string) []string {
+	s, _ = Truncate(s, 64)
+	for _, x := range list {
+		if x == s {
+			return list
+		}
+	}
+	return append(list, s)
+}
+
+func essential(key string) bool {
+	return key == zerolog.TimestampFieldName || key == zerolog.LevelFieldName || key == zerolog.MessageFieldName
+}
+
+// cutSize is what the "truncatedFields" field adds for these keys (with
+// room for one more).
+func cutSize(cut []string) int {
+	b, _ := json.Marshal(capList(cut))
+	return len(`,"truncatedFields":`) + len(b) + 64
+}
+
+// encodedSize is the length of the line fields encode to.
+func encodedSize(fields []field) int {
+	n := 3 // "{", "}", "\n"
+	for i, f := range fields {
+		if i > 0 {
+			n++
+		}
+		k, _ := json.Marshal(f.key)
+		n += len(k) + 1 + len(f.raw)
+	}
+	return n
+}
+
+// largest returns the index of the biggest value not in done, or -1.
+func largest(fields []field, done map[int]bool) int {
+	best := -1
+	for i, f := range fields {
+		if done[i] || f.key == "truncatedFields" {
+			continue
+		}
+		if best < 0 || len(f.raw) > len(fields[best].raw) {
+			best = i
+		}
+	}
+	return best
+}
+
+// decodeObject splits a JSON object into its keys and raw values, in order.
+func decodeObject(p []byte) ([]field, error) {
+	dec := json.NewDecoder(bytes.NewReader(p))
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, err
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '{' {
+		return nil, fmt.Errorf("not a JSON object")
+	}
+	var fields []field
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		key, ok := tok.(string)
+		if !ok {
+			return nil, fmt.Errorf("object key is not a string")
+		}
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return nil, err
+		}
+		fields = append(fields, field{key: key, raw: raw})
+	}
+	if _, err := dec.Token(); err != nil {
+		return nil, err
+	}
+	return fields, nil
+}
+
+func marshalNoEscape(s string) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(s); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(b.Bytes(), "\n"), nil
+}

@@ -1,0 +1,354 @@
+// Package report turns one run's facts, findings and decision into what
+// gpu-preflight leaves behind: the provenance record (SPEC section 6), its
+// atomic file, the log lines (SPEC section 7), the Kubernetes termination
+// message and the human report.
+//
+// Secrets are removed when the record is built (New), so no unredacted
+// value is ever held in a Record; every output is produced from a Record or
+// passes through package redact.
+package report
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"time"
+
+	"github.com/gpu-preflight/gpu-preflight/preflight/check"
+	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
+	"github.com/gpu-preflight/gpu-preflight/report/identity"
+	"github.com/gpu-preflight/gpu-preflight/report/orchestrator"
+	"github.com/gpu-preflight/gpu-preflight/report/redact"
+)
+
+// SchemaVersion is the record's schema version. It changes on an
+// incompatible change (a field removed, renamed or retyped); adding a field
+// is compatible. The schema is docs/schema/provenance.v<N>.schema.json.
+const SchemaVersion = "1"
+
+// TimeLayout is RFC 3339 in UTC with exactly nine fractional digits, so
+// records and log lines sort as strings and nothing is lost.
+const TimeLayout = "2006-01-02T15:04:05.000000000Z07:00"
+
+// Decision actions.
+const (
+	ActionExec  = "exec"
+	ActionAbort = "abort"
+)
+
+// Decision is what the policy made of the findings.
+type Decision struct {
+	// Policy is "warn", "fail" or "strict".
+	Policy string `json:"policy"`
+	// Action is ActionExec or ActionAbort.
+	Action string `json:"action"`
+	// ExitCode is the exit code on abort (PREFLIGHT_EXIT_CODE); 0 on exec.
+	ExitCode int `json:"exitCode"`
+}
+
+// Record is one run's provenance record. Field names are the JSON schema's
+// (docs/schema/provenance.v1.schema.json); every field is always present,
+// empty when unknown, except Outcome, which is null unless the run was
+// supervised.
+type Record struct {
+	SchemaVersion string               `json:"schemaVersion"`
+	RunID         string               `json:"runId"`
+	StartedAt     string               `json:"startedAt"`
+	Tool          Tool                 `json:"tool"`
+	Host          Host                 `json:"host"`
+	Image         Image                `json:"image"`
+	Checks        []Check              `json:"checks"`
+	Decision      Decision             `json:"decision"`
+	Command       Command              `json:"command"`
+	Orchestrator  orchestrator.Context `json:"orchestrator"`
+	Env           map[string]string    `json:"env"`
+	Outcome       *Outcome             `json:"outcome"`
+}
+
+// Tool is the gpu-preflight build.
+type Tool struct {
+	Version string `json:"version"`
+	Commit  string `json:"commit"`
+}
+
+// Host is the machine and its driver.
+type Host struct {
+	Hostname    string   `json:"hostname"`
+	Kernel      string   `json:"kernel"`
+	Driver      Driver   `json:"driver"`
+	GPUs        []GPU    `json:"gpus"`
+	DeviceNodes []string `json:"deviceNodes"`
+	NVML        NVML     `json:"nvml"`
+	ShmBytes    uint64   `json:"shmBytes"`
+	Cgroup      Cgroup   `json:"cgroup"`
+}
+
+// Driver is the NVIDIA kernel driver.
+type Driver struct {
+	Version           string `json:"version"`
+	CUDAVersion       string `json:"cudaVersion"`
+	Source            string `json:"source"`
+	CUDAVersionSource string `json:"cudaVersionSource"`
+	OpenKernelModule  bool   `json:"openKernelModule"`
+}
+
+// GPU is one GPU the driver reports.
+type GPU struct {
+	Index                  int     `json:"index"`
+	Name                   string  `json:"name"`
+	UUID                   string  `json:"uuid"`
+	PCIBusID               string  `json:"pciBusId"`
+	Brand                  string  `json:"brand"`
+	ComputeCapability      string  `json:"computeCapability"`
+	Architecture           string  `json:"architecture"`
+	MemoryBytes            uint64  `json:"memoryBytes"`
+	MIGMode                string  `json:"migMode"`
+	PersistenceMode        string  `json:"persistenceMode"`
+	ECCUncorrectedVolatile *uint64 `json:"eccUncorrectedVolatile"`
+	RetiredPagesPending    *bool   `json:"retiredPagesPending"`
+	MIGDevices             *int    `json:"migDevices"`
+}
+
+// NVML is how the NVML probe went.
+type NVML struct {
+	Outcome        string  `json:"outcome"`
+	Error          string  `json:"error"`
+	Via            string  `json:"via"`
+	Version        string  `json:"version"`
+	DurationMillis float64 `json:"durationMillis"`
+}
+
+// Cgroup is the container's resource limits; 0 is unlimited or unknown.
+type Cgroup struct {
+	Version          int     `json:"version"`
+	MemoryLimitBytes uint64  `json:"memoryLimitBytes"`
+	CPULimit         float64 `json:"cpuLimit"`
+}
+
+// Image is what the image holds and which image it is.
+type Image struct {
+	CUDAVersion     string        `json:"cudaVersion"`
+	CUDAVersionFull string        `json:"cudaVersionFull"`
+	Requirements    []Requirement `json:"requirements"`
+	RequireDisabled bool          `json:"requireDisabled"`
+	CuDNNVersion    string        `json:"cudnnVersion"`
+	NCCLVersion     string        `json:"ncclVersion"`
+	TensorRTVersion string        `json:"tensorrtVersion"`
+	Compat          []CompatLib   `json:"compat"`
+	Frameworks      []Framework   `json:"frameworks"`
+	Ref             string        `json:"ref"`
+	Digest          string        `json:"digest"`
+	Revision        string        `json:"revision"`
+	Created         string        `json:"created"`
+	Source          string        `json:"source"`
+	IdentitySource  string        `json:"identitySource"`
+	ScanSource      string        `json:"scanSource"`
+}
+
+// Requirement is one raw NVIDIA_REQUIRE_* (or PREFLIGHT_REQUIRE) value.
+type Requirement struct {
+	Var   string `json:"var"`
+	Value string `json:"value"`
+}
+
+// CompatLib is one forward-compatibility libcuda in the image.
+type CompatLib struct {
+	Path          string `json:"path"`
+	DriverVersion string `json:"driverVersion"`
+}
+
+// Framework is one installed deep-learning framework.
+type Framework struct {
+	Name         string   `json:"name"`
+	Version      string   `json:"version"`
+	CUDAVersion  string   `json:"cudaVersion"`
+	CuDNNVersion string   `json:"cudnnVersion"`
+	Archs        []string `json:"archs"`
+}
+
+// Check is one finding.
+type Check struct {
+	ID      string `json:"id"`
+	Status  string `json:"status"`
+	Message string `json:"message"`
+	Remedy  string `json:"remedy"`
+}
+
+// Command is what gpu-preflight was asked to run.
+type Command struct {
+	Argv []string `json:"argv"`
+	Cwd  string   `json:"cwd"`
+	UID  int      `json:"uid"`
+	GID  int      `json:"gid"`
+}
+
+// Outcome is how a supervised command ended.
+type Outcome struct {
+	// ExitCode is the command's exit status, or 128+Signal when killed.
+	ExitCode int `json:"exitCode"`
+	// Signal is the signal that killed it; 0 when it exited.
+	Signal          int     `json:"signal"`
+	FinishedAt      string  `json:"finishedAt"`
+	DurationSeconds float64 `json:"durationSeconds"`
+}
+
+// Inputs is everything New needs. Nothing in New reads the clock, the
+// environment or the file system.
+type Inputs struct {
+	Facts    facts.Facts
+	Findings []check.Finding
+	Decision Decision
+	// Argv is the command to run, without gpu-preflight's own arguments.
+	Argv     []string
+	Cwd      string
+	UID, GID int
+	// Environ is the process environment in os.Environ form.
+	Environ []string
+	// ToolVersion and ToolCommit identify the gpu-preflight build.
+	ToolVersion, ToolCommit string
+	// Now is when the run started.
+	Now time.Time
+	// RunID overrides the random run id (tests); "" generates one.
+	RunID string
+}
+
+// NewRunID returns 128 random bits as 32 lower-case hex digits.
+func NewRunID() string {
+	var b [16]byte
+	// crypto/rand.Read never fails on Linux (Go 1.24+ crashes instead of
+	// returning an error), so a run id is always random.
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// New builds the record. Every value that came from the environment, argv or
+// a finding's text is redacted here.
+func New(in Inputs) Record {
+	id := in.RunID
+	if id == "" {
+		id = NewRunID()
+	}
+	get := orchestrator.EnvironLookup(in.Environ)
+	h := in.Facts.Host
+	c := in.Facts.Container
+	r := Record{
+		SchemaVersion: SchemaVersion,
+		RunID:         id,
+		StartedAt:     in.Now.UTC().Format(TimeLayout),
+		Tool:          Tool{Version: in.ToolVersion, Commit: in.ToolCommit},
+		Host: Host{
+			Hostname: h.Hostname,
+			Kernel:   h.Kernel,
+			Driver: Driver{
+				Version:           h.Driver.Version,
+				CUDAVersion:       h.Driver.CUDAVersion,
+				Source:            h.Driver.Source,
+				CUDAVersionSource: h.Driver.CUDAVersionSource,
+				OpenKernelModule:  h.Driver.OpenKernelModule,
+			},
+			GPUs:        make([]GPU, 0, len(h.GPUs)),
+			DeviceNodes: nonNil(h.DeviceNodes),
+			NVML: NVML{
+				Outcome:        h.NVML.Outcome,
+				Error:          redact.Value(h.NVML.Error),
+				Via:            h.NVML.Via,
+				Version:        h.NVML.Version,
+				DurationMillis: h.NVML.DurationMillis,
+			},
+			ShmBytes: h.ShmBytes,
+			Cgroup:   Cgroup{Version: h.Cgroup.Version, MemoryLimitBytes: h.Cgroup.MemoryBytes, CPULimit: h.Cgroup.CPUs},
+		},
+		Image: Image{
+			CUDAVersion:     c.CUDA.Version,
+			CUDAVersionFull: c.CUDA.Full,
+			Requirements:    make([]Requirement, 0, len(c.Requirements)),
+			RequireDisabled: c.RequireDisabled,
+			CuDNNVersion:    c.Stack.CuDNN.Version,
+			NCCLVersion:     c.Stack.NCCL.Version,
+			TensorRTVersion: c.Stack.TensorRT.Version,
+			Compat:          make([]CompatLib, 0, len(c.Compat)),
+			Frameworks:      make([]Framework, 0, len(c.Frameworks)),
+			ScanSource:      c.ScanSource,
+		},
+		Checks:       make([]Check, 0, len(in.Findings)),
+		Decision:     in.Decision,
+		Command:      Command{Argv: nonNil(redact.Argv(in.Argv)), Cwd: redact.Value(in.Cwd), UID: in.UID, GID: in.GID},
+		Orchestrator: redactContext(orchestrator.FromEnv(get)),
+		Env:          redact.Env(in.Environ),
+	}
+	for _, g := range h.GPUs {
+		r.Host.GPUs = append(r.Host.GPUs, GPU{
+			Index: g.Index, Name: g.Name, UUID: g.UUID, PCIBusID: g.PCIBusID, Brand: g.Brand,
+			ComputeCapability: g.ComputeCapability, Architecture: g.Architecture,
+			MemoryBytes: g.MemoryBytes, MIGMode: g.MIGMode, PersistenceMode: g.PersistenceMode,
+			ECCUncorrectedVolatile: g.ECCUncorrectedVolatile, RetiredPagesPending: g.RetiredPagesPending,
+			MIGDevices: g.MIGDevices,
+		})
+	}
+	for _, q := range c.Requirements {
+		r.Image.Requirements = append(r.Image.Requirements, Requirement{Var: q.Var, Value: redact.Value(q.Value)})
+	}
+	for _, l := range c.Compat {
+		r.Image.Compat = append(r.Image.Compat, CompatLib{Path: l.Path, DriverVersion: l.DriverVersion})
+	}
+	for _, f := range c.Frameworks {
+		r.Image.Frameworks = append(r.Image.Frameworks, Framework{
+			Name: f.Name, Version: f.Version, CUDAVersion: f.CUDAVersion,
+			CuDNNVersion: f.CuDNNVersion, Archs: nonNil(f.Archs),
+		})
+	}
+	im := identity.Merge(c.Identity, identity.FromEnv(get))
+	r.Image.Ref = redact.Value(im.Ref)
+	r.Image.Digest = redact.Value(im.Digest)
+	r.Image.Revision = redact.Value(im.Revision)
+	r.Image.Created = redact.Value(im.Created)
+	r.Image.Source = redact.Value(im.SourceURL)
+	r.Image.IdentitySource = im.From
+	for _, f := range in.Findings {
+		r.Checks = append(r.Checks, Check{
+			ID: f.ID, Status: string(f.Status),
+			Message: redact.Value(f.Message), Remedy: redact.Value(f.Remedy),
+		})
+	}
+	return r
+}
+
+// redactContext passes every orchestrator value through redact.Value: they
+// come from the environment, and MASTER_ADDR or PADDLE_MASTER could be URLs.
+func redactContext(c orchestrator.Context) orchestrator.Context {
+	for _, p := range []*string{
+		&c.JobID, &c.Kubernetes.PodName, &c.Kubernetes.Namespace, &c.Kubernetes.PodUID,
+		&c.Kubernetes.NodeName, &c.Kubernetes.CompletionIndex, &c.Kubeflow.JobName,
+		&c.Slurm.JobID, &c.Slurm.StepID, &c.Slurm.ProcID, &c.Slurm.LocalID, &c.Slurm.NodeID,
+		&c.Slurm.NodeName, &c.Slurm.NumTasks, &c.Slurm.Cluster, &c.Slurm.ArrayJobID, &c.Slurm.ArrayTaskID,
+		&c.Torchrun.Rank, &c.Torchrun.LocalRank, &c.Torchrun.WorldSize, &c.Torchrun.LocalWorldSize,
+		&c.Torchrun.RunID, &c.Torchrun.MasterAddr, &c.Torchrun.MasterPort,
+		&c.Paddle.TrainerID, &c.Paddle.TrainersNum, &c.Paddle.JobID, &c.Paddle.NNodes, &c.Paddle.Master,
+	} {
+		*p = redact.Value(*p)
+	}
+	return c
+}
+
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return append([]T(nil), s...)
+}
+
+// Finish fills Outcome for a supervised command that ended at end with the
+// given exit code (or 128+signal) and signal (0 when it exited).
+func (r *Record) Finish(exitCode, signal int, end time.Time) error {
+	start, err := time.Parse(time.RFC3339Nano, r.StartedAt)
+	if err != nil {
+		return fmt.Errorf("finish provenance record %s: startedAt %q is not RFC 3339: %w", r.RunID, r.StartedAt, err)
+	}
+	r.Outcome = &Outcome{
+		ExitCode:        exitCode,
+		Signal:          signal,
+		FinishedAt:      end.UTC().Format(TimeLayout),
+		DurationSeconds: end.Sub(start).Seconds(),
+	}
+	return nil
+}

@@ -1,0 +1,202 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"reflect"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gpu-preflight/gpu-preflight/report/schematest"
+)
+
+func TestNewRecordsFactsFindingsAndDecision(t *testing.T) {
+	r := New(sampleInputs())
+	if r.SchemaVersion != "1" {
+		t.Errorf("schemaVersion = %q", r.SchemaVersion)
+	}
+	if !regexp.MustCompile(`^[0-9a-f]{32}$`).MatchString(r.RunID) {
+		t.Errorf("runId %q is not 128 bits of hex", r.RunID)
+	}
+	if want := "2026-11-29T15:31:42.123456789Z"; r.StartedAt != want {
+		t.Errorf("startedAt = %q, want %q (UTC, nine digits)", r.StartedAt, want)
+	}
+	if r.Host.Driver.Version != "515.65.01" || r.Host.Driver.CUDAVersion != "11.7" || r.Host.Driver.Source != "procfs" {
+		t.Errorf("driver = %+v", r.Host.Driver)
+	}
+	if len(r.Host.GPUs) != 2 || r.Host.GPUs[0].ComputeCapability != "8.0" || r.Host.GPUs[1].UUID != "GPU-1f2e3d4c-5b6a-7980-a1b2-c3d4e5f60718" {
+		t.Errorf("gpus = %+v", r.Host.GPUs)
+	}
+	if r.Image.CUDAVersion != "12.2" || r.Image.CuDNNVersion != "8.9.7" || r.Image.NCCLVersion != "2.18.5" {
+		t.Errorf("image stack = %+v", r.Image)
+	}
+	if len(r.Image.Requirements) != 1 || r.Image.Requirements[0].Var != "NVIDIA_REQUIRE_CUDA" {
+		t.Errorf("requirements = %+v", r.Image.Requirements)
+	}
+	if len(r.Image.Frameworks) != 2 || r.Image.Frameworks[1].Archs == nil {
+		t.Errorf("frameworks = %+v (archs must be [] when unknown)", r.Image.Frameworks)
+	}
+	wantDigest := "sha256:4f1c2d1b7f8e3a9c0d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f708192a3b4"
+	if r.Image.Digest != wantDigest || r.Image.Revision != "9c1e5d2" || r.Image.IdentitySource != "env" {
+		t.Errorf("identity = ref %q digest %q revision %q from %q", r.Image.Ref, r.Image.Digest, r.Image.Revision, r.Image.IdentitySource)
+	}
+	if r.Image.Source != "https://[redacted]@gitlab.example/ml/train.git" {
+		t.Errorf("image source = %q", r.Image.Source)
+	}
+	if len(r.Checks) != len(sampleFindings) || r.Checks[1].Status != "error" || r.Checks[1].Remedy == "" {
+		t.Errorf("checks = %+v", r.Checks)
+	}
+	if r.Decision != (Decision{Policy: "fail", Action: "abort", ExitCode: 78}) {
+		t.Errorf("decision = %+v", r.Decision)
+	}
+	if r.Command.Cwd != "/workspace" || r.Command.UID != 1000 || r.Command.GID != 1000 {
+		t.Errorf("command = %+v", r.Command)
+	}
+	wantArgv := []string{"python", "train.py", "--password=[redacted]", "--token", "[redacted]", "PASSWORD=[redacted]",
+		"--data", "https://[redacted]@host/x", "--lr", "0.1"}
+	if !reflect.DeepEqual(r.Command.Argv, wantArgv) {
+		t.Errorf("argv = %q, want %q", r.Command.Argv, wantArgv)
+	}
+	if r.Orchestrator.JobID != "kubeflow:ml/bert" || r.Orchestrator.Kubernetes.PodName != "bert-worker-1" || r.Orchestrator.Torchrun.Rank != "1" {
+		t.Errorf("orchestrator = %+v", r.Orchestrator)
+	}
+	if _, ok := r.Env["HOME"]; ok {
+		t.Error("HOME is not allow-listed but was recorded")
+	}
+	if r.Env["PREFLIGHT_TOKEN"] != "[redacted]" || r.Env["NVIDIA_VISIBLE_DEVICES"] != "all" {
+		t.Errorf("env = %v", r.Env)
+	}
+	if r.Outcome != nil {
+		t.Errorf("outcome = %+v, want null outside supervise mode", r.Outcome)
+	}
+	b, err := Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	schematest.Validate(t, b)
+}
+
+func TestNewDoesNotAliasItsInputs(t *testing.T) {
+	in := sampleInputs()
+	in.Facts.Container.Frameworks[0].Archs = []string{"sm_80"}
+	r := New(in)
+	in.Facts.Container.Frameworks[0].Archs[0] = "changed"
+	in.Facts.Host.DeviceNodes[0] = "changed"
+	if r.Image.Frameworks[0].Archs[0] != "sm_80" || r.Host.DeviceNodes[0] != "/dev/nvidiactl" {
+		t.Error("the record shares slices with its inputs")
+	}
+}
+
+// SPEC section 6: fields are present and empty when unknown.
+func TestEmptyRecordHasEveryFieldPresent(t *testing.T) {
+	r := New(Inputs{Now: sampleTime, Decision: Decision{Policy: "warn", Action: ActionExec}})
+	b, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	schematest.Validate(t, b) // the schema requires every field
+	for _, key := range []string{`"gpus":[]`, `"checks":[]`, `"argv":[]`, `"frameworks":[]`, `"requirements":[]`,
+		`"env":{}`, `"outcome":null`, `"digest":""`, `"jobId":""`, `"detected":[]`, `"deviceNodes":[]`} {
+		if !bytes.Contains(b, []byte(key)) {
+			t.Errorf("empty record lacks %s: %s", key, b)
+		}
+	}
+}
+
+func TestRunIDsAreUnique(t *testing.T) {
+	seen := make(map[string]bool)
+	for i := 0; i < 10000; i++ {
+		id := NewRunID()
+		if seen[id] {
+			t.Fatalf("run id %s repeated after %d ids", id, i)
+		}
+		seen[id] = true
+	}
+}
+
+func TestFinishRecordsOutcome(t *testing.T) {
+	r := New(sampleInputs())
+	end := sampleTime.Add(90*time.Second + 500*time.Millisecond)
+	if err := r.Finish(137, 9, end); err != nil {
+		t.Fatal(err)
+	}
+	want := Outcome{ExitCode: 137, Signal: 9, FinishedAt: "2026-11-29T15:33:12.623456789Z", DurationSeconds: 90.5}
+	if *r.Outcome != want {
+		t.Errorf("outcome = %+v, want %+v", *r.Outcome, want)
+	}
+	b, _ := Marshal(r)
+	schematest.Validate(t, b)
+
+	bad := Record{StartedAt: "yesterday"}
+	if err := bad.Finish(0, 0, end); err == nil || !strings.Contains(err.Error(), "startedAt") {
+		t.Errorf("Finish on a bad startedAt: %v", err)
+	}
+}
+
+// Every output is made from one record (or the raw findings); none may carry
+// a planted secret.
+func TestNoPlantedSecretReachesAnyOutput(t *testing.T) {
+	in := sampleInputs()
+	r := New(in)
+	outputs := map[string][]byte{}
+
+	b, err := Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	outputs["record JSON"] = b
+
+	dir := t.TempDir()
+	path, err := Write(dir, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	outputs["record file"] = readFile(t, path)
+
+	for _, format := range []string{FormatJSON, FormatConsole} {
+		var logs bytes.Buffer
+		l, err := NewLogger(&logs, format, "debug")
+		if err != nil {
+			t.Fatal(err)
+		}
+		LogFindings(l, in.Findings) // the raw findings, as the caller has them
+		if err := LogRecord(l, r); err != nil {
+			t.Fatal(err)
+		}
+		outputs["log "+format] = logs.Bytes()
+	}
+
+	msg := TerminationMessage(in.Findings, in.Decision)
+	outputs["termination message"] = []byte(msg)
+	tpath := dir + "/termination-log"
+	if err := WriteTermination(tpath, msg); err != nil {
+		t.Fatal(err)
+	}
+	outputs["termination file"] = readFile(t, tpath)
+
+	var human bytes.Buffer
+	if err := Human(&human, r); err != nil {
+		t.Fatal(err)
+	}
+	outputs["human report"] = human.Bytes()
+
+	names := make([]string, 0, len(outputs))
+	for name := range outputs {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		out := outputs[name]
+		if len(out) == 0 {
+			t.Errorf("%s is empty", name)
+		}
+		for _, s := range secrets {
+			if bytes.Contains(out, []byte(s)) {
+				t.Errorf("%s contains planted secret %q:\n%s", name, s, out)
+			}
+		}
+	}
+}

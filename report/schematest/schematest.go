@@ -1,0 +1,74 @@
+// Package schematest validates provenance records against the JSON Schema in
+// docs/schema, for any test suite that writes records: unit tests, the
+// end-to-end and container suites.
+//
+// It uses github.com/santhosh-tekuri/jsonschema/v6, a maintained, complete
+// draft 2020-12 validator that passes the official JSON-Schema-Test-Suite:
+// a home-made subset validator could silently ignore a keyword the schema
+// relies on. Only tests import this package, so the validator (and its
+// golang.org/x/text dependency) never enters the gpu-preflight binary; keep
+// it out of any package the shim imports.
+package schematest
+
+import (
+	"bytes"
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/gpu-preflight/gpu-preflight/docs/schema"
+)
+
+var (
+	once     sync.Once
+	compiled *jsonschema.Schema
+	errLoad  error
+)
+
+func provenance() (*jsonschema.Schema, error) {
+	once.Do(func() {
+		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(schema.ProvenanceV1))
+		if err != nil {
+			errLoad = fmt.Errorf("parse docs/schema/provenance.v1.schema.json: %w", err)
+			return
+		}
+		c := jsonschema.NewCompiler()
+		if err := c.AddResource(schema.ProvenanceV1ID, doc); err != nil {
+			errLoad = fmt.Errorf("load docs/schema/provenance.v1.schema.json: %w", err)
+			return
+		}
+		compiled, errLoad = c.Compile(schema.ProvenanceV1ID)
+		if errLoad != nil {
+			errLoad = fmt.Errorf("compile docs/schema/provenance.v1.schema.json: %w", errLoad)
+		}
+	})
+	return compiled, errLoad
+}
+
+// Check validates one provenance record (the JSON of a record file, a
+// ledger line, or the "record" field of the provenance log line) and returns
+// an error describing every violation, or nil.
+func Check(record []byte) error {
+	sch, err := provenance()
+	if err != nil {
+		return err
+	}
+	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(record))
+	if err != nil {
+		return fmt.Errorf("provenance record is not JSON: %w", err)
+	}
+	if err := sch.Validate(inst); err != nil {
+		return fmt.Errorf("provenance record does not match docs/schema/provenance.v1.schema.json: %w", err)
+	}
+	return nil
+}
+
+// Validate fails t when record does not match the schema.
+func Validate(t testing.TB, record []byte) {
+	t.Helper()
+	if err := Check(record); err != nil {
+		t.Fatalf("%v\nrecord: %s", err, record)
+	}
+}

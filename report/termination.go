@@ -1,0 +1,117 @@
+package report
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/gpu-preflight/gpu-preflight/preflight/check"
+	"github.com/gpu-preflight/gpu-preflight/report/redact"
+)
+
+// MaxTerminationBytes is Kubernetes' cap on a container's termination
+// message (4096 bytes per container; research/anchors.md section 5).
+const MaxTerminationBytes = 4096
+
+// Blocking reports whether a finding is one the policy aborts on: errors
+// under "fail" (and any unknown policy), warnings too under "strict", never
+// under "warn".
+func Blocking(f check.Finding, policy string) bool {
+	switch policy {
+	case "warn":
+		return false
+	case "strict":
+		return f.Status.Severity() >= check.Warn.Severity()
+	}
+	return f.Status.Severity() >= check.Error.Severity()
+}
+
+// TerminationMessage is what an aborted run leaves in the Kubernetes
+// termination log: a header line with the exit code, then one line per
+// blocking finding, "id: message; remedy: remedy". It is redacted, has no
+// trailing newline and never exceeds MaxTerminationBytes; when the findings
+// do not fit, the last line says how many were left out and where to look.
+// It is empty when no finding blocks.
+func TerminationMessage(findings []check.Finding, d Decision) string {
+	var lines []string
+	for _, f := range findings {
+		if !Blocking(f, d.Policy) {
+			continue
+		}
+		line := f.ID + ": " + oneLine(redact.Value(f.Message))
+		if f.Remedy != "" {
+			line += "; remedy: " + oneLine(redact.Value(f.Remedy))
+		}
+		lines = append(lines, line)
+	}
+	if len(lines) == 0 {
+		return ""
+	}
+	header := fmt.Sprintf("gpu-preflight: %s (exit %d, policy %s): %d blocking finding(s)", d.Action, d.ExitCode, d.Policy, len(lines))
+	var b strings.Builder
+	b.WriteString(header)
+	more := func(n int) string {
+		return fmt.Sprintf("\n... and %d more blocking finding(s); see the log lines with \"check\" fields", n)
+	}
+	for i, line := range lines {
+		rest := len(lines) - i
+		reserve := 0
+		if rest > 1 {
+			reserve = len(more(rest)) // room to say what could not be shown
+		}
+		avail := MaxTerminationBytes - b.Len() - reserve
+		// An equal share of what is left, so one long message cannot crowd
+		// out the others; when the shares get too small, show whole lines
+		// in order while they fit and say how many were left out.
+		room := avail / rest
+		if room < 200 {
+			room = min(avail, 512)
+		}
+		if room < 80 {
+			b.WriteString(more(rest))
+			break
+		}
+		s, _ := Truncate("\n"+line, room)
+		b.WriteString(s)
+	}
+	return b.String()
+}
+
+// oneLine folds line breaks so each finding stays on its own line.
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// WriteTermination writes msg to path (the container's terminationMessagePath,
+// PREFLIGHT_TERMINATION_LOG) when the path's directory exists, and does
+// nothing otherwise: outside Kubernetes there is no /dev/termination-log to
+// write. An empty path or message writes nothing. The file is truncated and
+// replaced in place (Kubernetes bind-mounts it, so it cannot be renamed
+// over), and a symlink at path is not followed.
+func WriteTermination(path, msg string) error {
+	if path == "" || msg == "" {
+		return nil
+	}
+	if _, err := os.Stat(filepath.Dir(path)); errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if len(msg) > MaxTerminationBytes {
+		msg, _ = Truncate(msg, MaxTerminationBytes)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o644)
+	if err != nil {
+		return fmt.Errorf("write termination message to %s: %w (set PREFLIGHT_TERMINATION_LOG to the container's terminationMessagePath, or to \"\" to skip it)", path, err)
+	}
+	if _, err := f.WriteString(msg); err != nil {
+		f.Close()
+		return fmt.Errorf("write termination message to %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("write termination message to %s: %w", path, err)
+	}
+	return nil
+}

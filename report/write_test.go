@@ -1,0 +1,320 @@
+package report
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/gpu-preflight/gpu-preflight/report/schematest"
+)
+
+// Child modes: the test binary re-executes itself to write records in a
+// process that can be killed, or that sees a read-only mount.
+const (
+	envWriterChild = "GPU_PREFLIGHT_TEST_WRITER_DIR"
+	envROFSChild   = "GPU_PREFLIGHT_TEST_ROFS_DIR"
+)
+
+func TestMain(m *testing.M) {
+	if dir := os.Getenv(envWriterChild); dir != "" {
+		writerChild(dir)
+		return
+	}
+	if dir := os.Getenv(envROFSChild); dir != "" {
+		rofsChild(dir)
+		return
+	}
+	os.Exit(m.Run())
+}
+
+// writerChild writes records into dir until it is killed.
+func writerChild(dir string) {
+	in := sampleInputs()
+	for i := 0; ; i++ {
+		in.Now = time.Now()
+		if _, err := Write(dir, New(in)); err != nil {
+			fmt.Fprintln(os.Stderr, "writer child:", err)
+			os.Exit(2)
+		}
+	}
+}
+
+// rofsChild mounts a read-only tmpfs over dir (in its own mount namespace)
+// and tries to write a record there; it prints the error.
+func rofsChild(dir string) {
+	if err := unix.Mount("tmpfs", dir, "tmpfs", unix.MS_RDONLY, ""); err != nil {
+		fmt.Println("mount:", err)
+		os.Exit(4)
+	}
+	_, err := Write(dir, New(sampleInputs()))
+	if err == nil {
+		fmt.Println("no error")
+		os.Exit(3)
+	}
+	fmt.Println(err)
+}
+
+func readFile(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestWriteNamesModesAndContent(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "a", "provenance") // created by Write
+	r := New(sampleInputs())
+	path, err := Write(dir, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := filepath.Join(dir, "20261129T153142.123456789Z-"+r.RunID+".json"); path != want {
+		t.Errorf("path = %s, want %s", path, want)
+	}
+	st, err := os.Lstat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Mode() != 0o640 {
+		t.Errorf("record mode = %v, want 0640", st.Mode())
+	}
+	dst, _ := os.Stat(dir)
+	if dst.Mode().Perm() != 0o750 {
+		t.Errorf("created directory mode = %v, want 0750", dst.Mode().Perm())
+	}
+	b := readFile(t, path)
+	schematest.Validate(t, b)
+	var back Record
+	if err := json.Unmarshal(b, &back); err != nil || back.RunID != r.RunID {
+		t.Errorf("record does not read back: %v", err)
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 1 {
+		t.Errorf("directory holds %d entries, want only the record (no temporary file left)", len(entries))
+	}
+}
+
+func TestWriteKeepsModeUnderRestrictiveUmask(t *testing.T) {
+	old := unix.Umask(0o077)
+	defer unix.Umask(old)
+	path, err := Write(t.TempDir(), New(sampleInputs()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := os.Stat(path); st.Mode() != 0o640 {
+		t.Errorf("mode = %v under umask 077, want 0640", st.Mode())
+	}
+}
+
+func TestWriteNeverOverwrites(t *testing.T) {
+	dir := t.TempDir()
+	r := New(sampleInputs())
+	name, _ := FileName(r)
+	other := t.TempDir() + "/elsewhere"
+	if err := os.WriteFile(other, []byte("keep"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name    string
+		prepare func(final string) error
+	}{
+		{"a record with the same name", func(final string) error { return os.WriteFile(final, []byte("earlier"), 0o640) }},
+		{"a symlink to another file", func(final string) error { return os.Symlink(other, final) }},
+		{"a dangling symlink", func(final string) error { return os.Symlink(dir+"/nowhere", final) }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			final := filepath.Join(dir, name)
+			os.Remove(final)
+			if err := tt.prepare(final); err != nil {
+				t.Fatal(err)
+			}
+			before, _ := os.Lstat(final)
+			_, err := Write(dir, r)
+			if err == nil {
+				t.Fatal("Write replaced an existing name")
+			}
+			if !errors.Is(err, fs.ErrExist) || !strings.Contains(err.Error(), "never overwrites") {
+				t.Errorf("error = %v, want an ErrExist that says records are never overwritten", err)
+			}
+			after, _ := os.Lstat(final)
+			if !os.SameFile(before, after) {
+				t.Error("the existing entry was replaced")
+			}
+			if string(readFile(t, other)) != "keep" {
+				t.Error("the symlink's target was written through")
+			}
+			if _, err := os.Stat(dir + "/nowhere"); err == nil {
+				t.Error("a dangling symlink's target was created")
+			}
+		})
+	}
+	left, _ := filepath.Glob(filepath.Join(dir, ".*tmp*"))
+	if len(left) > 0 {
+		t.Errorf("temporary files left behind: %v", left)
+	}
+}
+
+func TestWriteIntoSymlinkedDirectory(t *testing.T) {
+	real := t.TempDir()
+	link := filepath.Join(t.TempDir(), "prov")
+	if err := os.Symlink(real, link); err != nil {
+		t.Fatal(err)
+	}
+	path, err := Write(link, New(sampleInputs()))
+	if err != nil {
+		t.Fatalf("a symlinked directory must work: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(real, filepath.Base(path))); err != nil {
+		t.Errorf("record not in the link's target: %v", err)
+	}
+}
+
+func TestWriteFailuresSayWhatToDo(t *testing.T) {
+	base := t.TempDir()
+	file := filepath.Join(base, "file")
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Write(filepath.Join(file, "sub"), New(sampleInputs()))
+	if err == nil || !strings.Contains(err.Error(), "create directory") || !strings.Contains(err.Error(), "PREFLIGHT_PROVENANCE_DIR") {
+		t.Errorf("directory under a file: error = %v", err)
+	}
+	if _, err := Write(base, Record{RunID: "x", StartedAt: "not a time"}); err == nil {
+		t.Error("a record without a valid startedAt was written")
+	}
+	if _, err := Write(base, Record{RunID: "../x", StartedAt: sampleTime.Format(TimeLayout)}); err == nil {
+		t.Error("a run id with a path separator was written")
+	}
+}
+
+// A read-only volume (EROFS) gives an error naming the step and the fix, and
+// leaves nothing behind; the caller turns it into a warning. Root ignores
+// permission bits, so the test mounts a read-only tmpfs in a private mount
+// namespace of a child process (a user namespace too when not root).
+func TestWriteToReadOnlyDirectoryFails(t *testing.T) {
+	dir := t.TempDir()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), envROFSChild+"="+dir)
+	attr := &syscall.SysProcAttr{Unshareflags: syscall.CLONE_NEWNS}
+	if os.Getuid() != 0 {
+		attr = &syscall.SysProcAttr{
+			Cloneflags:  syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS,
+			UidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getuid(), Size: 1}},
+			GidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getgid(), Size: 1}},
+		}
+	}
+	cmd.SysProcAttr = attr
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("read-only child: %v\n%s\n(this test needs a mount namespace: root, or unprivileged user namespaces enabled)", err, out)
+	}
+	msg := string(out)
+	for _, want := range []string{"read-only file system", "create temporary file", "PREFLIGHT_PROVENANCE_DIR", "off"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("error %q does not contain %q", msg, want)
+		}
+	}
+}
+
+var recordName = regexp.MustCompile(`^[0-9]{8}T[0-9]{6}\.[0-9]{9}Z-[0-9a-f]{32}\.json$`)
+
+// SPEC section 8: no partial provenance file after kill -9 at any point. A
+// child writes records in a loop and is killed with SIGKILL at random
+// moments; every *.json left must be a complete, valid record.
+func TestKillDuringWriteLeavesNoPartialRecord(t *testing.T) {
+	dir := t.TempDir()
+	rounds := 40
+	if testing.Short() {
+		rounds = 10
+	}
+	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
+	for i := 0; i < rounds; i++ {
+		cmd := exec.Command(os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), envWriterChild+"="+dir)
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Duration(2000+rng.IntN(30000)) * time.Microsecond)
+		if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		err := cmd.Wait()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+			t.Fatalf("writer child did not die by SIGKILL: %v\n%s", err, stderr.String())
+		}
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	records, temps := 0, 0
+	for _, e := range entries {
+		name := e.Name()
+		switch {
+		case strings.HasSuffix(name, ".json"):
+			records++
+			if !recordName.MatchString(name) {
+				t.Errorf("unexpected record name %s", name)
+			}
+			b := readFile(t, filepath.Join(dir, name))
+			if err := schematest.Check(b); err != nil {
+				t.Errorf("%s after SIGKILL: %v", name, err)
+			}
+		case strings.HasPrefix(name, "."):
+			temps++ // a temporary file of a killed write: never a *.json
+		default:
+			t.Errorf("unexpected file %s", name)
+		}
+	}
+	if records == 0 {
+		t.Fatal("no record was written before the kills; the test proved nothing")
+	}
+	t.Logf("%d kills: %d complete records, %d temporary files left, 0 partial records", rounds, records, temps)
+}
+
+func TestCompleteReplacesOnlyItsOwnRecord(t *testing.T) {
+	dir := t.TempDir()
+	r := New(sampleInputs())
+	path, err := Write(dir, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Finish(137, 9, sampleTime.Add(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	if err := Complete(path, r); err != nil {
+		t.Fatal(err)
+	}
+	b := readFile(t, path)
+	schematest.Validate(t, b)
+	if !strings.Contains(string(b), `"signal": 9`) {
+		t.Errorf("completed record lacks the outcome:\n%s", b)
+	}
+	other := New(sampleInputs())
+	if err := Complete(path, other); err == nil || !strings.Contains(err.Error(), "another run") {
+		t.Errorf("Complete with another run's record: %v", err)
+	}
+	link := filepath.Join(dir, "link.json")
+	os.Symlink(path, link)
+	if err := Complete(link, r); err == nil {
+		t.Error("Complete followed a symlink")
+	}
+}
