@@ -1,0 +1,217 @@
+package check
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/gpu-preflight/gpu-preflight/preflight/compat"
+	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
+	"github.com/gpu-preflight/gpu-preflight/preflight/version"
+)
+
+// FrameworkCUDA checks that every installed framework's CUDA build can run
+// on the host driver, and that it agrees with the image's CUDA toolkit.
+//
+// Rules (SPEC section 4; research/nvidia-requirements.md section 2):
+//   - framework CUDA <= driver CUDA: runs;
+//   - higher major: never runs (minor-version compatibility stays within
+//     one major): error;
+//   - same major, higher minor: minor-version compatibility, a warning
+//     when the driver is at least the major's MVC floor (compat.MVCFloor),
+//     else an error;
+//   - either error becomes a warning when forward compatibility applies:
+//     the image ships a compat libcuda from a newer driver that supports
+//     the framework's CUDA, the host driver is older than it, and every
+//     visible GPU is a data-center GPU;
+//   - a framework CUDA major different from the image toolkit's: warning.
+var FrameworkCUDA = Check{ID: "framework-cuda", Run: frameworkCUDA}
+
+// frameworkVerdict is one rule's outcome inside a check.
+type frameworkVerdict struct {
+	status  Status
+	message string
+	remedy  string
+}
+
+func frameworkCUDA(in Input) Finding {
+	const id = "framework-cuda"
+	fws := in.Facts.Container.Frameworks
+	if len(fws) == 0 {
+		return Finding{ID: id, Status: Skip, Message: "no deep-learning framework found in the image"}
+	}
+	var built, cpu []string
+	var verdicts []frameworkVerdict
+	for _, fw := range fws {
+		if fw.CUDAVersion == "" {
+			cpu = append(cpu, frameworkLabel(fw))
+			continue
+		}
+		built = append(built, frameworkLabel(fw))
+		verdicts = append(verdicts, driverCUDAVerdict(in, fw))
+		if v, ok := toolkitMajorVerdict(in, fw); ok {
+			verdicts = append(verdicts, v)
+		}
+	}
+	if len(built) == 0 {
+		return Finding{ID: id, Status: Skip,
+			Message: "no framework built for CUDA (CPU or ROCm builds, or CUDA build not recorded): " + strings.Join(cpu, ", ")}
+	}
+	return combineVerdicts(id, verdicts)
+}
+
+// combineVerdicts folds verdicts into one finding: the worst status, the messages
+// of every verdict at that status, and their remedies.
+func combineVerdicts(id string, vs []frameworkVerdict) Finding {
+	worst := Pass
+	for _, v := range vs {
+		if verdictRank(v.status) > verdictRank(worst) {
+			worst = v.status
+		}
+	}
+	var msgs, remedies []string
+	for _, v := range vs {
+		if v.status != worst {
+			continue
+		}
+		msgs = append(msgs, v.message)
+		if v.remedy != "" && !slices.Contains(remedies, v.remedy) {
+			remedies = append(remedies, v.remedy)
+		}
+	}
+	f := Finding{ID: id, Status: worst, Message: strings.Join(msgs, "; ")}
+	if worst.Severity() > 0 {
+		f.Remedy = strings.Join(remedies, "; ")
+	}
+	return f
+}
+
+// verdictRank orders statuses for combining: a rule that could not be
+// decided (skip) outranks a pass, so that "could not tell" is never
+// reported as "fine".
+func verdictRank(s Status) int {
+	switch s {
+	case Pass:
+		return 0
+	case Skip:
+		return 1
+	}
+	return 1 + s.Severity()
+}
+
+// frameworkLabel is "torch 2.1.0+cu121".
+func frameworkLabel(fw facts.Framework) string {
+	if fw.Version == "" {
+		return fw.Name
+	}
+	return fw.Name + " " + fw.Version
+}
+
+// driverCUDAVerdict applies the driver rules to one framework.
+func driverCUDAVerdict(in Input, fw facts.Framework) frameworkVerdict {
+	d := in.Facts.Host.Driver
+	fc := version.Prefix(fw.CUDAVersion, 2)
+	name := frameworkLabel(fw)
+	if d.CUDAVersion == "" {
+		return frameworkVerdict{status: Skip, message: fmt.Sprintf(
+			"%s is built for CUDA %s; the driver's CUDA version is unknown, so whether it runs cannot be told", name, fc)}
+	}
+	dc := version.Prefix(d.CUDAVersion, 2)
+	drv := driverLabel(d)
+	need := minDriverClause(fc)
+	if !version.Less(dc, fc) {
+		return frameworkVerdict{status: Pass, message: fmt.Sprintf("%s (CUDA %s) runs on %s (CUDA %s)", name, fc, drv, dc)}
+	}
+	fMajor, dMajor := version.Major(fc), version.Major(dc)
+	remedy := fmt.Sprintf("upgrade the host driver%s, or install a %s build for CUDA <= %s", driverNeedSuffix(fc), fw.Name, dc)
+	if fMajor > dMajor {
+		v := frameworkVerdict{status: Error, remedy: remedy, message: fmt.Sprintf(
+			"%s is built for CUDA %s but %s supports CUDA <= %s, and minor-version compatibility does not cross CUDA major versions%s",
+			name, fc, drv, dc, need)}
+		return forwardCompatVerdict(in, fc, v)
+	}
+	floor, mvc := compat.MVCFloor(fMajor)
+	if mvc && d.Version != "" && version.AtLeast(d.Version, floor) {
+		return frameworkVerdict{status: Warn, message: fmt.Sprintf(
+			"%s is built for CUDA %s and runs on %s (CUDA %s) only through minor-version compatibility "+
+				"(driver >= %s): APIs newer than CUDA %s fail with cudaErrorCallRequiresNewerDriver, "+
+				"and PTX from CUDA %s cannot be JIT-compiled%s",
+			name, fc, drv, dc, floor, dc, fc, need),
+			remedy: fmt.Sprintf("upgrade the host driver%s for full CUDA %s support, or install a %s build for CUDA <= %s",
+				driverNeedSuffix(fc), fc, fw.Name, dc)}
+	}
+	why := fmt.Sprintf("CUDA %d.x has no minor-version compatibility", fMajor)
+	if mvc {
+		why = fmt.Sprintf("minor-version compatibility for CUDA %d.x needs driver >= %s", fMajor, floor)
+	}
+	v := frameworkVerdict{status: Error, remedy: remedy, message: fmt.Sprintf(
+		"%s is built for CUDA %s but %s supports CUDA <= %s, and %s%s", name, fc, drv, dc, why, need)}
+	return forwardCompatVerdict(in, fc, v)
+}
+
+// driverLabel is "driver 515.65.01", or "the driver" when its version is
+// unknown.
+func driverLabel(d facts.Driver) string {
+	if d.Version == "" {
+		return "the driver"
+	}
+	return "driver " + d.Version
+}
+
+// minDriverClause is ": CUDA 12.1 needs driver >= 530.30.02", or "" when
+// the table does not know cuda.
+func minDriverClause(cuda string) string {
+	if min, ok := compat.MinDriver(cuda); ok {
+		return fmt.Sprintf(": CUDA %s needs driver >= %s", cuda, min)
+	}
+	return ""
+}
+
+// driverNeedSuffix is " to >= 530.30.02", or "" when unknown.
+func driverNeedSuffix(cuda string) string {
+	if min, ok := compat.MinDriver(cuda); ok {
+		return " to >= " + min
+	}
+	return ""
+}
+
+// forwardCompatVerdict downgrades an error to a warning when CUDA forward
+// compatibility lets the host run cuda: a compat libcuda in the image from
+// a driver newer than the host's that supports cuda, on data-center GPUs
+// only (docs.nvidia.com/deploy/cuda-compatibility/forward-compatibility.html).
+// It uses the cuda-driver check's rules (usableCompat, brandSupport), so
+// both checks agree on when forward compatibility applies.
+func forwardCompatVerdict(in Input, cuda string, v frameworkVerdict) frameworkVerdict {
+	host := in.Facts.Host.Driver.Version
+	if host == "" || brandSupport(in.Visible) != compat.Supported {
+		return v
+	}
+	lib, ok := usableCompat(in.Facts.Container.Compat, host, cuda)
+	if !ok {
+		return v
+	}
+	lc, _ := compat.DriverCUDA(lib.DriverVersion)
+	return frameworkVerdict{status: Warn, message: v.message + fmt.Sprintf(
+		"; it can run through the image's forward-compatibility libcuda %s (driver %s, CUDA %s) on these data-center GPUs",
+		lib.Path, lib.DriverVersion, lc),
+		remedy: "make sure the compat library is loaded (ldconfig or LD_LIBRARY_PATH) and the host driver branch is one forward compatibility supports, or " + v.remedy}
+}
+
+// toolkitMajorVerdict warns when the framework's CUDA major differs from the
+// image toolkit's: the framework then depends on its own CUDA libraries
+// (pip nvidia-* wheels) and the toolkit's are at best unused.
+func toolkitMajorVerdict(in Input, fw facts.Framework) (frameworkVerdict, bool) {
+	tc := version.Prefix(in.Facts.Container.CUDA.Version, 2)
+	if tc == "" {
+		return frameworkVerdict{}, false
+	}
+	fc := version.Prefix(fw.CUDAVersion, 2)
+	if version.Major(tc) == version.Major(fc) {
+		return frameworkVerdict{status: Pass, message: fmt.Sprintf("%s (CUDA %s) matches the image's CUDA %s", frameworkLabel(fw), fc, tc)}, true
+	}
+	return frameworkVerdict{status: Warn, message: fmt.Sprintf(
+		"%s is built for CUDA %s but the image's CUDA toolkit is %s: a different major version, "+
+			"so the framework must bring its own CUDA runtime libraries", frameworkLabel(fw), fc, tc),
+		remedy: fmt.Sprintf("use a base image with CUDA %d.x, or install a %s build for CUDA %d.x",
+			version.Major(fc), fw.Name, version.Major(tc))}, true
+}
