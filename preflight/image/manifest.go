@@ -231,20 +231,20 @@ func (m Manifest) stale(root fsroot.Root, env map[string]string) error {
 		return fmt.Errorf("%w: Python package directories are %q, were %q", errStale, sp, m.SitePackages)
 	}
 	for _, l := range m.Libraries {
-		if err := check(root, Stamp{Path: l.Path, Size: l.Size, ModTime: l.ModTime}); err != nil {
+		if err := checkStamp(root, Stamp{Path: l.Path, Size: l.Size, ModTime: l.ModTime}); err != nil {
 			return err
 		}
 	}
 	for _, st := range m.Inputs {
-		if err := check(root, st); err != nil {
+		if err := checkStamp(root, st); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// check compares what is at st.Path now with the stamp.
-func check(root fsroot.Root, st Stamp) error {
+// checkStamp compares what is at st.Path now with the stamp.
+func checkStamp(root fsroot.Root, st Stamp) error {
 	fi, err := root.Stat(st.Path)
 	switch {
 	case st.Missing && err == nil:
