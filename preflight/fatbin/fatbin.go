@@ -19,6 +19,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"syscall"
 
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 )
@@ -176,11 +177,18 @@ type Result struct {
 // ScanFile scans the fatbins of the ELF file at path. A file without fatbin
 // sections is not an error: its Result is empty.
 func ScanFile(path string) (Result, error) {
-	f, err := os.Open(path)
+	// O_NONBLOCK so that a FIFO where a library was expected cannot block
+	// the open; it has no effect on regular files.
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return Result{}, fmt.Errorf("fatbin: %w", err)
 	}
 	defer f.Close()
+	if fi, err := f.Stat(); err != nil {
+		return Result{}, fmt.Errorf("fatbin: %w", err)
+	} else if !fi.Mode().IsRegular() {
+		return Result{}, fmt.Errorf("fatbin: %s is not a regular file (%s)", path, fi.Mode().Type())
+	}
 	ef, err := elf.NewFile(f)
 	if err != nil {
 		return Result{}, fmt.Errorf("fatbin: %s is not a readable ELF file: %w", path, err)

@@ -349,6 +349,17 @@ func TestScanFileErrors(t *testing.T) {
 	if _, err := fatbin.ScanFile(text); err == nil || !strings.Contains(err.Error(), "not a readable ELF file") {
 		t.Errorf("linker script: err = %v, want not a readable ELF file", err)
 	}
+	if _, err := fatbin.ScanFile(dir); err == nil || !strings.Contains(err.Error(), "is not a regular file") {
+		t.Errorf("directory: err = %v, want not a regular file", err)
+	}
+	// A FIFO must not block the scan waiting for a writer.
+	fifo := filepath.Join(dir, "libfifo.so")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fatbin.ScanFile(fifo); err == nil || !strings.Contains(err.Error(), "is not a regular file") {
+		t.Errorf("FIFO: err = %v, want not a regular file", err)
+	}
 }
 
 // A file cut short inside its fatbin keeps what was read and says where it ends.
