@@ -64,3 +64,24 @@ type Check struct {
 	ID  string
 	Run func(Input) Finding
 }
+
+// All is every check, in the order findings are reported.
+var All = []Check{Driver, NVML, GPUCount, CUDARequirement, CUDADriver, FrameworkCUDA, GPUArch, GPUHealth, Shm}
+
+// IDs returns the ids of All, for validating PREFLIGHT_IGNORE.
+func IDs() []string {
+	ids := make([]string, len(All))
+	for i, c := range All {
+		ids[i] = c.ID
+	}
+	return ids
+}
+
+// Run applies every check to in.
+func Run(in Input) []Finding {
+	out := make([]Finding, 0, len(All))
+	for _, c := range All {
+		out = append(out, c.Run(in))
+	}
+	return out
+}

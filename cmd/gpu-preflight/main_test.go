@@ -1,0 +1,322 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// shimPath is gpu-preflight built once for these tests, statically, as
+// `make build` builds it (without the embedded probe).
+var shimPath string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "gpu-preflight-test")
+	if err != nil {
+		panic(err)
+	}
+	shimPath = filepath.Join(dir, "gpu-preflight")
+	build := exec.Command("go", "build", "-o", shimPath, ".")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		os.Stderr.Write(out)
+		panic("building gpu-preflight: " + err.Error())
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+type shimRun struct {
+	stdout, stderr string
+	code           int
+	records        []map[string]any
+}
+
+// runShim runs the built shim with a minimal environment plus env, and
+// reads back the records it wrote.
+func runShim(t *testing.T, env map[string]string, args ...string) shimRun {
+	t.Helper()
+	prov := t.TempDir()
+	cmd := exec.Command(shimPath, args...)
+	cmd.Env = []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+		"PREFLIGHT_PROVENANCE_DIR=" + prov, "PREFLIGHT_LOG_FORMAT=json",
+		"PREFLIGHT_TERMINATION_LOG=" + filepath.Join(t.TempDir(), "termination-log")}
+	for k, v := range env {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	r := shimRun{stdout: stdout.String(), stderr: stderr.String()}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		r.code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("running the shim: %v", err)
+	}
+	files, _ := filepath.Glob(filepath.Join(prov, "*.json"))
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rec map[string]any
+		if err := json.Unmarshal(data, &rec); err != nil {
+			t.Fatalf("record %s is not JSON: %v", f, err)
+		}
+		r.records = append(r.records, rec)
+	}
+	return r
+}
+
+// driverRoot builds a PREFLIGHT_ROOT whose procfs reports driver version v.
+func driverRoot(t *testing.T, v string) string {
+	t.Helper()
+	root := t.TempDir()
+	dir := filepath.Join(root, "proc/driver/nvidia")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	line := "NVRM version: NVIDIA UNIX x86_64 Kernel Module  " + v + "  Thu Oct 19 18:56:32 UTC 2023\nGCC version:  gcc version 12.2.0 (Debian 12.2.0-14)\n"
+	if err := os.WriteFile(filepath.Join(dir, "version"), []byte(line), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return root
+}
+
+// get walks a decoded record: get(rec, "decision", "action").
+func get(v any, path ...string) any {
+	for _, p := range path {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil
+		}
+		v = m[p]
+	}
+	return v
+}
+
+func oneRecord(t *testing.T, r shimRun) map[string]any {
+	t.Helper()
+	if len(r.records) != 1 {
+		t.Fatalf("%d records written, want 1; stderr:\n%s", len(r.records), r.stderr)
+	}
+	return r.records[0]
+}
+
+// logLine returns the first JSON log line whose fields match.
+func logLine(t *testing.T, stderr string, match map[string]string) map[string]any {
+	t.Helper()
+	for _, line := range strings.Split(stderr, "\n") {
+		var m map[string]any
+		if json.Unmarshal([]byte(line), &m) != nil {
+			continue
+		}
+		ok := true
+		for k, v := range match {
+			if s, _ := m[k].(string); s != v {
+				ok = false
+			}
+		}
+		if ok {
+			return m
+		}
+	}
+	t.Fatalf("no log line with %v in:\n%s", match, stderr)
+	return nil
+}
+
+const require118 = "cuda>=11.8 brand=tesla,driver>=470,driver<471"
+
+func TestNoDriverRunsTheCommandWithAWarning(t *testing.T) {
+	// The real root of this GPU-less machine, as in the README.
+	r := runShim(t, nil, "--", "echo", "hi")
+	if r.code != 0 || r.stdout != "hi\n" {
+		t.Fatalf("exit %d, stdout %q; stderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	logLine(t, r.stderr, map[string]string{"check": "driver", "status": "warn"})
+	rec := oneRecord(t, r)
+	if get(rec, "decision", "action") != "exec" {
+		t.Errorf("decision = %v", get(rec, "decision"))
+	}
+}
+
+func TestIncompatibleDriverAborts(t *testing.T) {
+	term := filepath.Join(t.TempDir(), "termination-log")
+	marker := filepath.Join(t.TempDir(), "ran")
+	r := runShim(t, map[string]string{
+		"PREFLIGHT_ROOT": driverRoot(t, "515.65.01"), "NVIDIA_REQUIRE_CUDA": require118,
+		"PREFLIGHT_TERMINATION_LOG": term,
+	}, "--", "touch", marker)
+	if r.code != 78 {
+		t.Fatalf("exit %d, want 78; stderr:\n%s", r.code, r.stderr)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatal("the command ran")
+	}
+	rec := oneRecord(t, r)
+	if get(rec, "decision", "action") != "abort" {
+		t.Errorf("decision = %v", get(rec, "decision"))
+	}
+	line := logLine(t, r.stderr, map[string]string{"check": "cuda-requirement", "status": "error"})
+	for _, want := range []string{"515.65.01", "11.7", "11.8", "520.61.05"} {
+		if !strings.Contains(line["message"].(string)+" "+line["remedy"].(string), want) {
+			t.Errorf("message does not name %s: %v", want, line)
+		}
+	}
+	msg, err := os.ReadFile(term)
+	if err != nil || !strings.Contains(string(msg), "520.61.05") || len(msg) > 4096 {
+		t.Errorf("termination log %q, %v", msg, err)
+	}
+}
+
+func TestDriversTheRequirementAccepts(t *testing.T) {
+	for _, tt := range []struct{ name, driver string }{
+		{"MissingBrandSatisfiesBrandFactor", "470.57.02"},
+		{"NewerDriverSatisfiesCUDA", "535.129.03"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := runShim(t, map[string]string{"PREFLIGHT_ROOT": driverRoot(t, tt.driver), "NVIDIA_REQUIRE_CUDA": require118},
+				"--", "echo", "ran")
+			if r.code != 0 || r.stdout != "ran\n" {
+				t.Fatalf("exit %d, stdout %q; stderr:\n%s", r.code, r.stdout, r.stderr)
+			}
+			logLine(t, r.stderr, map[string]string{"check": "cuda-requirement", "status": "pass"})
+		})
+	}
+}
+
+func TestWarnPolicyRunsDespiteErrors(t *testing.T) {
+	r := runShim(t, map[string]string{"PREFLIGHT_ROOT": driverRoot(t, "515.65.01"), "NVIDIA_REQUIRE_CUDA": require118,
+		"PREFLIGHT_POLICY": "warn"}, "--", "echo", "ran")
+	if r.code != 0 || r.stdout != "ran\n" {
+		t.Fatalf("exit %d, stdout %q", r.code, r.stdout)
+	}
+	logLine(t, r.stderr, map[string]string{"check": "cuda-requirement", "status": "error"})
+}
+
+func TestFlagOverridesEnvironment(t *testing.T) {
+	r := runShim(t, map[string]string{"PREFLIGHT_ROOT": driverRoot(t, "515.65.01"), "NVIDIA_REQUIRE_CUDA": require118,
+		"PREFLIGHT_POLICY": "fail"}, "--policy=warn", "--", "sh", "-c", "echo $PREFLIGHT_POLICY")
+	if r.code != 0 || r.stdout != "fail\n" {
+		t.Fatalf("exit %d, stdout %q: the flag must win, and the command must see the environment unchanged", r.code, r.stdout)
+	}
+}
+
+func TestIgnoreDowngradesTheCheck(t *testing.T) {
+	r := runShim(t, map[string]string{"PREFLIGHT_ROOT": driverRoot(t, "515.65.01"), "NVIDIA_REQUIRE_CUDA": require118,
+		"PREFLIGHT_IGNORE": "cuda-requirement"}, "--", "true")
+	if r.code != 0 {
+		t.Fatalf("exit %d; stderr:\n%s", r.code, r.stderr)
+	}
+	logLine(t, r.stderr, map[string]string{"check": "cuda-requirement", "status": "info"})
+}
+
+func TestInvalidConfigurationIsAUsageError(t *testing.T) {
+	for _, tt := range []struct{ name, key, value, wants string }{
+		{"BogusPolicy", "PREFLIGHT_POLICY", "bogus", "warn, fail, strict"},
+		{"NonNumericMinGPUs", "PREFLIGHT_MIN_GPUS", "two", "whole number"},
+		{"BadDuration", "PREFLIGHT_NVML_TIMEOUT", "10", "duration"},
+		{"BadBool", "PREFLIGHT_REQUIRE_GPU", "yes", "true or false"},
+		{"UnknownIgnoredCheck", "PREFLIGHT_IGNORE", "cuda-requirment", "known checks"},
+		{"InvalidRequirement", "PREFLIGHT_REQUIRE", "cuda=>12", "PREFLIGHT_REQUIRE"},
+		{"BadLogFormat", "PREFLIGHT_LOG_FORMAT", "xml", "json, console, auto"},
+		{"ExitCodeOutOfRange", "PREFLIGHT_EXIT_CODE", "300", "1..255"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := runShim(t, map[string]string{tt.key: tt.value}, "--", "echo", "ran")
+			if r.code != 64 || r.stdout != "" {
+				t.Fatalf("exit %d, stdout %q; want 64 and no command", r.code, r.stdout)
+			}
+			if !strings.Contains(r.stderr, tt.key) || !strings.Contains(r.stderr, tt.wants) {
+				t.Errorf("stderr %q does not name %s and %q", r.stderr, tt.key, tt.wants)
+			}
+		})
+	}
+}
+
+func TestExecFailures(t *testing.T) {
+	dir := t.TempDir()
+	notExec := filepath.Join(dir, "script")
+	os.WriteFile(notExec, []byte("#!/bin/sh\necho no\n"), 0o644)
+	for _, tt := range []struct {
+		name string
+		argv []string
+		code int
+	}{
+		{"CommandNotFoundIs127", []string{"no-such-command-xyz"}, 127},
+		{"NotExecutableIs126", []string{notExec}, 126},
+		{"DirectoryIs126", []string{dir}, 126},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := runShim(t, nil, append([]string{"--"}, tt.argv...)...)
+			if r.code != tt.code {
+				t.Fatalf("exit %d, want %d", r.code, tt.code)
+			}
+			if !strings.Contains(r.stderr, tt.argv[0]) {
+				t.Errorf("stderr does not name the command: %s", r.stderr)
+			}
+		})
+	}
+}
+
+func TestExecKeepsArgvEnvAndCwd(t *testing.T) {
+	dir := t.TempDir()
+	cmd := exec.Command(shimPath, "--", "sh", "-c", `printf '%s|%s|%s' "$0" "$MY_VAR" "$PWD"`, "arg0")
+	cmd.Dir = dir
+	cmd.Env = []string{"PATH=/usr/bin:/bin", "MY_VAR=kept", "PREFLIGHT_PROVENANCE_DIR=off", "PWD=" + dir}
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := string(out), "arg0|kept|"+dir; got != want {
+		t.Errorf("command saw %q, want %q", got, want)
+	}
+}
+
+func TestCheckCommand(t *testing.T) {
+	root := driverRoot(t, "515.65.01")
+	r := runShim(t, map[string]string{"NVIDIA_REQUIRE_CUDA": require118}, "check", "--json", "--root", root)
+	if r.code != 78 {
+		t.Fatalf("exit %d; stderr:\n%s", r.code, r.stderr)
+	}
+	var rec map[string]any
+	if err := json.Unmarshal([]byte(r.stdout), &rec); err != nil {
+		t.Fatalf("check --json printed no record: %v\n%s", err, r.stdout)
+	}
+	if get(rec, "host", "driver", "version") != "515.65.01" || get(rec, "host", "driver", "cudaVersion") != "11.7" {
+		t.Errorf("host.driver = %v", get(rec, "host", "driver"))
+	}
+	human := runShim(t, map[string]string{"NVIDIA_REQUIRE_CUDA": require118, "PREFLIGHT_ROOT": root})
+	if human.code != 78 || !strings.Contains(human.stdout, "cuda-requirement") || !strings.Contains(human.stdout, "520.61.05") {
+		t.Errorf("no-argument form: exit %d, stdout:\n%s", human.code, human.stdout)
+	}
+}
+
+func TestExplainShowsTheTermThatHeld(t *testing.T) {
+	r := runShim(t, map[string]string{"PREFLIGHT_ROOT": driverRoot(t, "470.57.02"), "NVIDIA_REQUIRE_CUDA": require118}, "explain")
+	if r.code != 0 || !strings.Contains(r.stdout, "brand=tesla,driver>=470,driver<471") {
+		t.Errorf("exit %d, stdout:\n%s", r.code, r.stdout)
+	}
+	bad := runShim(t, map[string]string{"PREFLIGHT_ROOT": driverRoot(t, "515.65.01")}, "explain", "cuda>=12.8")
+	if bad.code != 1 {
+		t.Errorf("unsatisfied explain exit %d, want 1", bad.code)
+	}
+	invalid := runShim(t, nil, "explain", "cuda=>12")
+	if invalid.code != 64 {
+		t.Errorf("invalid explain exit %d, want 64", invalid.code)
+	}
+}
+
+func TestVersion(t *testing.T) {
+	r := runShim(t, nil, "version")
+	if r.code != 0 || !strings.HasPrefix(r.stdout, "gpu-preflight ") {
+		t.Errorf("version: exit %d, %q", r.code, r.stdout)
+	}
+}

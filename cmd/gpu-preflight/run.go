@@ -1,0 +1,290 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/gpu-preflight/gpu-preflight/cmd/gpu-preflight/internal/buildinfo"
+	"github.com/gpu-preflight/gpu-preflight/preflight/check"
+	"github.com/gpu-preflight/gpu-preflight/preflight/container"
+	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
+	"github.com/gpu-preflight/gpu-preflight/preflight/fsroot"
+	"github.com/gpu-preflight/gpu-preflight/preflight/gather"
+	"github.com/gpu-preflight/gpu-preflight/preflight/policy"
+	"github.com/gpu-preflight/gpu-preflight/report"
+	"github.com/gpu-preflight/gpu-preflight/report/ledger"
+)
+
+// outcome is what one preflight produced.
+type outcome struct {
+	cfg      Config
+	log      zerolog.Logger
+	record   report.Record
+	findings []check.Finding
+	decision policy.Decision
+}
+
+// terminatingSignals end gpu-preflight with 128+N while it checks; after
+// exec they belong to the command.
+var terminatingSignals = []os.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT}
+
+// preflight gathers, checks, decides, logs and records. argv is the command
+// that will run (nil for `check`). It returns a usageError for bad
+// configuration.
+func preflight(overrides map[string]string, argv, environ []string, stderr io.Writer) (outcome, error) {
+	started := time.Now()
+	cfg, err := loadConfig(overrides)
+	if err != nil {
+		return outcome{}, err
+	}
+	log, err := report.NewLogger(stderr, cfg.LogFormat, cfg.LogLevel)
+	if err != nil {
+		return outcome{}, usagef("%v", err)
+	}
+	o := outcome{cfg: cfg, log: log}
+
+	ctx, cancel := context.WithTimeout(context.Background(), cfg.Timeout)
+	defer cancel()
+	stopSignals := exitOnSignal(cancel, log)
+	defer stopSignals()
+
+	type result struct {
+		facts    facts.Facts
+		visible  []facts.GPU
+		findings []check.Finding
+		warnings []string
+	}
+	done := make(chan result, 1)
+	go func() {
+		f, warnings := gather.Gather(ctx, gather.Options{
+			Root:        fsroot.Root(cfg.Root),
+			Environ:     environ,
+			NVMLLibrary: cfg.NVMLLibrary,
+			ForceProbe:  cfg.nvmlLibrarySet,
+			NVMLTimeout: cfg.NVMLTimeout,
+			Manifest:    cfg.Manifest,
+			ProbeStderr: func(s string) { log.Debug().Str("stderr", s).Msg("nvml probe stderr") },
+		})
+		visible, note := container.VisibleGPUs(f.Host.GPUs, f.Container.Env)
+		if note != "" {
+			warnings = append(warnings, note)
+		}
+		in := check.Input{Facts: f, Visible: visible, Options: check.Options{
+			RequireGPU: cfg.RequireGPU, MinGPUs: cfg.MinGPUs, ExtraRequire: cfg.Require}}
+		done <- result{f, visible, check.Run(in), warnings}
+	}()
+
+	var res result
+	select {
+	case res = <-done:
+	case <-ctx.Done():
+		// A gatherer is stuck (a hung file system, say). The NVML probe has
+		// its own, shorter deadline; this is the backstop for everything else.
+		res.findings = []check.Finding{{ID: "preflight", Status: check.Error,
+			Message: fmt.Sprintf("preflight did not finish within PREFLIGHT_TIMEOUT=%s", cfg.Timeout),
+			Remedy:  "look for a hung mount under PREFLIGHT_ROOT or the driver, or raise PREFLIGHT_TIMEOUT"}}
+	}
+	for _, w := range res.warnings {
+		log.Warn().Msg(w)
+	}
+	findings := policy.Ignore(res.findings, cfg.ignore)
+	o.decision = policy.Decide(cfg.policy, findings, cfg.ExitCode)
+	o.findings = findings
+	report.LogFindings(log, findings)
+
+	cwd, _ := os.Getwd()
+	o.record = report.New(report.Inputs{
+		Facts:    res.facts,
+		Findings: findings,
+		Decision: report.Decision{Policy: string(o.decision.Policy), Action: o.decision.Action, ExitCode: o.decision.ExitCode},
+		Argv:     argv,
+		Cwd:      cwd,
+		UID:      os.Getuid(),
+		GID:      os.Getgid(),
+		Environ:  environ,
+		ToolVersion: buildinfo.Version,
+		ToolCommit:  buildinfo.Commit,
+		Now:         started,
+	})
+	o.persist()
+	o.log.Info().Str("action", o.decision.Action).Str("policy", string(o.decision.Policy)).
+		Int("exitCode", o.decision.ExitCode).Float64("elapsedMs", float64(time.Since(started).Microseconds())/1000).
+		Msg("decision")
+	if o.decision.Action == policy.Abort {
+		o.writeTermination()
+	}
+	return o, nil
+}
+
+// persist writes the record to the provenance directory and the ledger, and
+// logs it as one line. A write failure is a warning, never a reason to abort.
+func (o *outcome) persist() {
+	if o.cfg.ProvenanceDir != "off" {
+		if path, err := report.Write(o.cfg.ProvenanceDir, o.record); err != nil {
+			o.log.Warn().Err(err).Str("dir", o.cfg.ProvenanceDir).
+				Msg("provenance record not written (set PREFLIGHT_PROVENANCE_DIR to a writable volume, or off)")
+		} else {
+			o.log.Debug().Str("path", path).Msg("provenance record written")
+		}
+	}
+	if o.cfg.Ledger != "" {
+		if err := ledger.Append(o.cfg.Ledger, o.record); err != nil {
+			o.log.Warn().Err(err).Str("ledger", o.cfg.Ledger).Msg("ledger line not appended")
+		}
+	}
+	if err := report.LogRecord(o.log, o.record); err != nil {
+		o.log.Warn().Err(err).Msg("provenance line not logged")
+	}
+}
+
+// writeTermination leaves the abort reason where Kubernetes reads it.
+func (o *outcome) writeTermination() {
+	msg := report.TerminationMessage(o.findings, o.record.Decision)
+	if err := report.WriteTermination(o.cfg.TerminationLog, msg); err != nil {
+		o.log.Debug().Err(err).Str("path", o.cfg.TerminationLog).Msg("termination message not written")
+	}
+}
+
+// exitOnSignal makes SIGTERM and friends end the preflight at once with
+// 128+N: the probe is killed through cancel, and no record is left half
+// written (records are written atomically). The returned function hands the
+// signals back before exec.
+func exitOnSignal(cancel context.CancelFunc, log zerolog.Logger) func() {
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, terminatingSignals...)
+	stop := make(chan struct{})
+	go func() {
+		select {
+		case sig := <-ch:
+			cancel()
+			n := int(sig.(syscall.Signal))
+			log.Warn().Str("signal", sig.String()).Int("exitCode", exitSignalBase+n).Msg("signal during preflight: exiting")
+			os.Exit(exitSignalBase + n)
+		case <-stop:
+		}
+	}()
+	return func() {
+		signal.Stop(ch)
+		close(stop)
+	}
+}
+
+// checkMain is `gpu-preflight check` and the no-argument form.
+func checkMain(overrides map[string]string, asJSON bool, environ []string, stdout, stderr io.Writer) int {
+	o, err := preflight(overrides, nil, environ, stderr)
+	if err != nil {
+		return usageExit(stderr, err)
+	}
+	if asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(o.record); err != nil {
+			fmt.Fprintf(stderr, "gpu-preflight: writing the record: %v\n", err)
+		}
+	} else {
+		report.Human(stdout, o.record)
+	}
+	return o.decision.ExitCode
+}
+
+func cmdCheck(args, environ []string, stdout, stderr io.Writer) int {
+	overrides := map[string]string{}
+	fs := newFlagSet("check", stderr, overrides)
+	asJSON := fs.Bool("json", false, "print the provenance record as JSON")
+	if err := fs.Parse(args); err != nil {
+		return usageExit(stderr, err)
+	}
+	if fs.NArg() > 0 {
+		return usageExit(stderr, usagef("check takes no arguments (to run a command: gpu-preflight -- %s)", fs.Arg(0)))
+	}
+	return checkMain(overrides, *asJSON, environ, stdout, stderr)
+}
+
+// preflightAndExec is the ENTRYPOINT form: check, then replace this process
+// with argv (or, in supervise mode, run it as a child).
+func preflightAndExec(overrides map[string]string, argv, environ []string, stdout, stderr io.Writer) int {
+	o, err := preflight(overrides, argv, environ, stderr)
+	if err != nil {
+		return usageExit(stderr, err)
+	}
+	if o.decision.Action == policy.Abort {
+		return o.decision.ExitCode
+	}
+	if o.cfg.Supervise {
+		return supervise(o, argv, environ)
+	}
+	return execCommand(o.log, argv, environ)
+}
+
+// lookPath finds argv[0] the way a shell does, using PATH from environ.
+func lookPath(name string, environ []string) (string, error) {
+	if filepath.Base(name) != name {
+		return name, checkExecutable(name)
+	}
+	path := ""
+	for _, kv := range environ {
+		if len(kv) > 5 && kv[:5] == "PATH=" {
+			path = kv[5:]
+		}
+	}
+	var firstErr error
+	for _, dir := range filepath.SplitList(path) {
+		if dir == "" {
+			dir = "."
+		}
+		p := filepath.Join(dir, name)
+		err := checkExecutable(p)
+		if err == nil {
+			return p, nil
+		}
+		if firstErr == nil && !errors.Is(err, os.ErrNotExist) {
+			firstErr = err
+		}
+	}
+	if firstErr != nil {
+		return "", firstErr
+	}
+	return "", fmt.Errorf("%s: command not found in PATH=%q: %w", name, path, os.ErrNotExist)
+}
+
+// checkExecutable reports os.ErrNotExist, os.ErrPermission (wrapped) or nil.
+func checkExecutable(p string) error {
+	st, err := os.Stat(p)
+	if err != nil {
+		return fmt.Errorf("%s: %w", p, err)
+	}
+	if st.IsDir() {
+		return fmt.Errorf("%s is a directory: %w", p, os.ErrPermission)
+	}
+	if st.Mode()&0o111 == 0 {
+		return fmt.Errorf("%s is not executable: %w", p, os.ErrPermission)
+	}
+	return nil
+}
+
+// execCommand replaces gpu-preflight with the command: same PID, argv,
+// environment, working directory and file descriptors. It returns only on
+// failure: 127 when the command is not found, 126 when it cannot be run.
+func execCommand(log zerolog.Logger, argv, environ []string) int {
+	path, err := lookPath(argv[0], environ)
+	if err == nil {
+		err = syscall.Exec(path, argv, environ)
+		err = fmt.Errorf("%s: %w", path, err)
+	}
+	code := exitNotExec
+	if errors.Is(err, os.ErrNotExist) || errors.Is(err, syscall.ENOENT) {
+		code = exitNotFound
+	}
+	log.Error().Err(err).Str("command", argv[0]).Int("exitCode", code).Msg("cannot run the command")
+	return code
+}

@@ -1,0 +1,231 @@
+package check
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/gpu-preflight/gpu-preflight/preflight/compat"
+	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
+	"github.com/gpu-preflight/gpu-preflight/preflight/require"
+)
+
+// CUDARequirement is the `cuda-requirement` check: every NVIDIA_REQUIRE_*
+// variable (and PREFLIGHT_REQUIRE) holds on every visible GPU, evaluated
+// exactly as libnvidia-container evaluates them.
+var CUDARequirement = Check{ID: "cuda-requirement", Run: cudaRequirement}
+
+// Requirements returns the requirements the check evaluates: the image's,
+// then PREFLIGHT_REQUIRE.
+func Requirements(in Input) []facts.Requirement {
+	reqs := append([]facts.Requirement(nil), in.Facts.Container.Requirements...)
+	if in.Options.ExtraRequire != "" {
+		reqs = append(reqs, facts.Requirement{Var: "PREFLIGHT_REQUIRE", Value: in.Options.ExtraRequire})
+	}
+	return reqs
+}
+
+// RequireHost and RequireDevices give the requirement language its view of
+// the host, as libnvidia-container's rules see it.
+func RequireHost(in Input) require.Host {
+	return require.Host{CUDA: in.Facts.Host.Driver.CUDAVersion, Driver: in.Facts.Host.Driver.Version}
+}
+
+// RequireDevices returns the visible GPUs as the requirement language's devices.
+func RequireDevices(in Input) []require.Device {
+	devs := make([]require.Device, 0, len(in.Visible))
+	for _, g := range in.Visible {
+		devs = append(devs, require.Device{Index: g.Index, Arch: g.ComputeCapability, Brand: g.Brand})
+	}
+	return devs
+}
+
+func cudaRequirement(in Input) Finding {
+	c := in.Facts.Container
+	f := Finding{ID: "cuda-requirement"}
+	if c.RequireError != "" {
+		f.Status = Error
+		f.Message = c.RequireError
+		f.Remedy = "set CUDA_VERSION to a version such as 11.8.0, or declare NVIDIA_REQUIRE_CUDA in the image"
+		return f
+	}
+	if c.RequireDisabled && in.Options.ExtraRequire == "" {
+		f.Status = Skip
+		f.Message = fmt.Sprintf("NVIDIA_DISABLE_REQUIRE=%s: the image's requirements are not checked", c.Env["NVIDIA_DISABLE_REQUIRE"])
+		return f
+	}
+	reqs := Requirements(in)
+	if c.RequireDisabled {
+		reqs = reqs[len(reqs)-1:] // PREFLIGHT_REQUIRE still applies
+	}
+	if len(reqs) == 0 {
+		f.Status = Skip
+		f.Message = "the image declares no NVIDIA_REQUIRE_* and no CUDA_VERSION"
+		return f
+	}
+	if !in.Facts.Host.Driver.Present() {
+		f.Status = Skip
+		f.Message = "no NVIDIA driver to evaluate " + varList(reqs) + " against"
+		return f
+	}
+	results := require.EvaluateAll(reqs, RequireHost(in), RequireDevices(in))
+	var failed []require.Result
+	for _, r := range results {
+		if r.Err != nil {
+			f.Status = Error
+			f.Message = fmt.Sprintf("%s is not a valid requirement: %v", r.Requirement.Var, r.Err)
+			f.Remedy = fmt.Sprintf("fix %s in the image (grammar: space-separated OR terms of comma-separated cuda/driver/arch/brand factors, e.g. cuda>=12.2 brand=tesla,driver>=535,driver<536)", r.Requirement.Var)
+			return f
+		}
+		if !r.Satisfied {
+			failed = append(failed, r)
+		}
+	}
+	if len(failed) == 0 {
+		f.Status = Pass
+		f.Message = satisfiedMessage(results, in)
+		return f
+	}
+	f.Status = Error
+	f.Message, f.Remedy = unsatisfiedMessage(failed[0], len(failedDevices(failed)), len(in.Visible), in)
+	return f
+}
+
+func varList(reqs []facts.Requirement) string {
+	var names []string
+	for _, r := range reqs {
+		names = append(names, r.Var)
+	}
+	return strings.Join(names, ", ")
+}
+
+func satisfiedMessage(results []require.Result, in Input) string {
+	held := map[string]string{}
+	var order []string
+	for _, r := range results {
+		if _, ok := held[r.Requirement.Var]; !ok {
+			order = append(order, r.Requirement.Var)
+		}
+		held[r.Requirement.Var] = r.HeldTerm()
+	}
+	var parts []string
+	for _, v := range order {
+		t := held[v]
+		if t == "" {
+			t = "(empty)"
+		}
+		parts = append(parts, fmt.Sprintf("%s holds through %q", v, t))
+	}
+	scope := "with no GPU visible"
+	if n := len(in.Visible); n > 0 {
+		scope = fmt.Sprintf("on %d GPU(s)", n)
+	}
+	return fmt.Sprintf("%s %s (driver %s, CUDA %s)", strings.Join(parts, "; "), scope,
+		in.Facts.Host.Driver.Version, orUnknown(in.Facts.Host.Driver.CUDAVersion))
+}
+
+func failedDevices(failed []require.Result) map[int]bool {
+	devs := map[int]bool{}
+	for _, r := range failed {
+		if r.Device != nil {
+			devs[r.Device.Index] = true
+		}
+	}
+	return devs
+}
+
+// unsatisfiedMessage explains a failed requirement with the numbers a person
+// needs: the driver and its CUDA version, what the image needs, the smallest
+// driver that would do, and the driver branches the image also accepts.
+func unsatisfiedMessage(r require.Result, nFailed, nVisible int, in Input) (msg, remedy string) {
+	d := in.Facts.Host.Driver
+	where := ""
+	if r.Device != nil {
+		where = " on " + gpuLabel(in, r.Device.Index)
+		if nFailed > 1 {
+			where += fmt.Sprintf(" (and %d more of %d GPUs)", nFailed-1, nVisible)
+		}
+	}
+	msg = fmt.Sprintf("%s is not satisfied%s: driver %s supports CUDA <= %s", r.Requirement.Var, where, d.Version, orUnknown(d.CUDAVersion))
+	floor := require.CUDAFloor(r.Requirement.Value)
+	minDriver, haveMin := compat.MinDriver(floor)
+	if floor != "" {
+		msg += "; this image needs CUDA " + floor
+		if haveMin {
+			msg += " (driver >= " + minDriver + ")"
+		}
+	} else {
+		msg += "; no term of " + fmt.Sprintf("%q", r.Requirement.Value) + " held"
+	}
+	if br := require.Branches(r.Requirement.Value); len(br) > 0 {
+		msg += ", or a driver of branch " + branchList(br)
+	}
+	var fixes []string
+	if haveMin {
+		fixes = append(fixes, "upgrade the driver to >= "+minDriver)
+	} else if floor != "" {
+		fixes = append(fixes, "upgrade the driver to one that supports CUDA "+floor)
+	}
+	if d.CUDAVersion != "" && floor != "" {
+		fixes = append(fixes, "use an image built for CUDA <= "+d.CUDAVersion)
+	}
+	if len(fixes) == 0 {
+		fixes = append(fixes, "run on a host whose driver satisfies "+r.Requirement.Var+" (see `gpu-preflight explain`)")
+	}
+	remedy = strings.Join(fixes, ", or ") + "; to override, set PREFLIGHT_IGNORE=cuda-requirement (or NVIDIA_DISABLE_REQUIRE=true, which the toolkit also honours)"
+	return msg, remedy
+}
+
+func gpuLabel(in Input, index int) string {
+	for _, g := range in.Visible {
+		if g.Index == index {
+			label := fmt.Sprintf("GPU %d", index)
+			var attrs []string
+			if g.Name != "" {
+				attrs = append(attrs, g.Name)
+			}
+			if g.Brand != "" {
+				attrs = append(attrs, "brand "+g.Brand)
+			}
+			if g.ComputeCapability != "" {
+				attrs = append(attrs, "compute capability "+g.ComputeCapability)
+			}
+			if len(attrs) > 0 {
+				label += " (" + strings.Join(attrs, ", ") + ")"
+			}
+			return label
+		}
+	}
+	return fmt.Sprintf("GPU %d", index)
+}
+
+// branchList renders forward-compatibility branches: "470.x, 535.x or 550.x
+// on brands tesla, nvidia".
+func branchList(br []require.Branch) string {
+	var names []string
+	brands := map[string]bool{}
+	var brandOrder []string
+	for _, b := range br {
+		names = append(names, b.String())
+		for _, x := range b.Brands {
+			if !brands[x] {
+				brands[x] = true
+				brandOrder = append(brandOrder, x)
+			}
+		}
+	}
+	s := joinOr(names)
+	if len(brandOrder) > 0 {
+		s += " on brand " + strings.Join(brandOrder, "/")
+	}
+	return s
+}
+
+func joinOr(items []string) string {
+	switch len(items) {
+	case 0:
+		return ""
+	case 1:
+		return items[0]
+	}
+	return strings.Join(items[:len(items)-1], ", ") + " or " + items[len(items)-1]
+}

@@ -1,0 +1,80 @@
+// Package gather collects every fact for one run: the host (procfs, sysfs,
+// /dev, the NVML probe) and the container (environment, CUDA files, the
+// image manifest or a scan). It is the only package that composes the
+// gatherers; each of them fails soft, so Gather always returns facts, with
+// warnings for what could not be read.
+package gather
+
+import (
+	"context"
+	"time"
+
+	"github.com/gpu-preflight/gpu-preflight/preflight/compat"
+	"github.com/gpu-preflight/gpu-preflight/preflight/container"
+	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
+	"github.com/gpu-preflight/gpu-preflight/preflight/fsroot"
+	"github.com/gpu-preflight/gpu-preflight/preflight/host"
+	"github.com/gpu-preflight/gpu-preflight/preflight/image"
+	"github.com/gpu-preflight/gpu-preflight/preflight/nvml"
+	"github.com/gpu-preflight/gpu-preflight/preflight/require"
+)
+
+// Options say where and how to gather.
+type Options struct {
+	Root    fsroot.Root
+	Environ []string // the process environment, KEY=VALUE
+	// NVMLLibrary is the library the probe loads; ForceProbe runs the probe
+	// even without driver evidence (the user named a library).
+	NVMLLibrary string
+	ForceProbe  bool
+	NVMLTimeout time.Duration
+	// Manifest is the baked image manifest's path inside Root.
+	Manifest string
+	// ProbeStderr receives what the probe wrote on stderr.
+	ProbeStderr func(string)
+}
+
+// Gather returns the facts of this run and warnings for what failed.
+func Gather(ctx context.Context, o Options) (facts.Facts, []string) {
+	var f facts.Facts
+	var warnings []string
+
+	h, w := host.Gather(o.Root)
+	warnings = append(warnings, w...)
+	c, w := container.Gather(o.Root, o.Environ)
+	warnings = append(warnings, w...)
+
+	reqs, disabled, err := require.Collect(c.Env)
+	c.Requirements, c.RequireDisabled = reqs, disabled
+	if err != nil {
+		c.RequireError = err.Error()
+	}
+
+	if host.DriverEvidence(h) || o.ForceProbe {
+		res := nvml.Probe(ctx, nvml.Options{Library: o.NVMLLibrary, Timeout: o.NVMLTimeout})
+		nvml.Apply(&h, res)
+		if res.Stderr != "" && o.ProbeStderr != nil {
+			o.ProbeStderr(res.Stderr)
+		}
+	} else {
+		h.NVML = facts.NVML{Outcome: facts.ProbeNotRun, Error: "no driver evidence (/proc/driver/nvidia, /dev/nvidia*)"}
+	}
+	if h.Driver.Source == "" {
+		h.Driver.Source = "none"
+		if h.Driver.Present() {
+			h.Driver.Source = "procfs"
+		}
+	}
+	if h.Driver.CUDAVersion == "" && h.Driver.Present() {
+		if cuda, ok := compat.DriverCUDA(h.Driver.Version); ok {
+			h.Driver.CUDAVersion, h.Driver.CUDAVersionSource = cuda, "branch-table"
+		}
+	}
+
+	scan, source, w := image.Load(o.Root, c.Env, o.Manifest)
+	warnings = append(warnings, w...)
+	c.Stack, c.Frameworks, c.ScanSource = scan.Stack, scan.Frameworks, source
+
+	f.Host, f.Container = h, c
+	return f, warnings
+}
