@@ -104,14 +104,14 @@ func preflight(overrides map[string]string, argv, environ []string, stderr io.Wr
 
 	cwd, _ := os.Getwd()
 	o.record = report.New(report.Inputs{
-		Facts:    res.facts,
-		Findings: findings,
-		Decision: report.Decision{Policy: string(o.decision.Policy), Action: o.decision.Action, ExitCode: o.decision.ExitCode},
-		Argv:     argv,
-		Cwd:      cwd,
-		UID:      os.Getuid(),
-		GID:      os.Getgid(),
-		Environ:  environ,
+		Facts:       res.facts,
+		Findings:    findings,
+		Decision:    report.Decision{Policy: string(o.decision.Policy), Action: o.decision.Action, ExitCode: o.decision.ExitCode},
+		Argv:        argv,
+		Cwd:         cwd,
+		UID:         os.Getuid(),
+		GID:         os.Getgid(),
+		Environ:     environ,
 		ToolVersion: buildinfo.Version,
 		ToolCommit:  buildinfo.Commit,
 		Now:         started,
