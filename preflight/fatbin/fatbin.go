@@ -63,12 +63,14 @@ const (
 	// maxResync bounds how far, per section, the scanner reads forward looking
 	// for the next container magic after a corrupt one.
 	maxResync = 64 << 20
-	// maxEntries bounds Result.Entries. Images keep counting past it. The
-	// largest library in the notes (libcublasLt.so.13) has 5,712 entries.
-	maxEntries = 1 << 18
 	// maxWarnings bounds Result.Warnings; the rest are counted in the last one.
 	maxWarnings = 32
 )
+
+// maxEntries bounds Result.Entries (about 128 bytes each). Images keep
+// counting past it. The largest library in the notes (libcublasLt.so.13)
+// has 5,712 entries. A variable so that a test can lower it.
+var maxEntries = 1 << 18
 
 // Kind is an entry's raw kind field.
 type Kind uint16
