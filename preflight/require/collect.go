@@ -19,6 +19,12 @@ const (
 	EnvCUDAVersion    = "CUDA_VERSION"
 )
 
+// MaxToolkitRequirements is how many requirements nvidia-container-cli
+// takes (libnvidia-container src/cli/cli.h: char *reqs[32]); one more fails
+// the container with "input error: too many requirements". The toolkit's
+// hook passes every collected requirement as its own --require flag.
+const MaxToolkitRequirements = 32
+
 // Collect returns the requirements in env (name -> value) sorted by Var, as
 // the toolkit's GetRequirements collects them: every variable whose name
 // starts with NVIDIA_REQUIRE_ except those starting with

@@ -46,7 +46,7 @@ type FactorResult struct {
 	HostValue string
 	Outcome   Outcome
 	// Reason says why an Invalid factor is invalid.
-	Reason string `json:",omitempty"`
+	Reason string
 }
 
 // TermResult is one OR term (an alternative) and its factors.
@@ -89,10 +89,13 @@ func Evaluate(r facts.Requirement, h Host, d *Device) Result {
 	}
 	ret := true    // dsl_evaluate's ret: the last evaluated factor's value
 	ended := false // a term completed, or a factor was invalid
-	for _, text := range fields(r.Value, ' ') {
+	terms := fields(r.Value, ' ')
+	res.Terms = make([]TermResult, 0, len(terms))
+	for _, text := range terms {
 		evaluating := !ended
-		term := TermResult{Text: text, Evaluated: evaluating}
-		for _, ft := range fields(text, ',') {
+		factors := fields(text, ',')
+		term := TermResult{Text: text, Evaluated: evaluating, Factors: make([]FactorResult, 0, len(factors))}
+		for _, ft := range factors {
 			f := parseFactor(ft)
 			if !evaluating {
 				term.Factors = append(term.Factors, describe(f, h, d, NotEvaluated))

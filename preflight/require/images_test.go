@@ -227,3 +227,17 @@ func TestCUDAFloorRules(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkEvaluateRealImage measures the 61-term 12.8.1 value on 8 GPUs,
+// the common worst case at container start.
+func BenchmarkEvaluateRealImage(b *testing.B) {
+	req := []facts.Requirement{{Var: "NVIDIA_REQUIRE_CUDA", Value: realValues(b)["12.8.1"]}}
+	devs := make([]Device, 8)
+	for i := range devs {
+		devs[i] = Device{Index: i, Arch: "9.0", Brand: "Nvidia"}
+	}
+	host := Host{CUDA: "12.3", Driver: "545.23.08"}
+	for b.Loop() {
+		EvaluateAll(req, host, devs)
+	}
+}
