@@ -67,6 +67,7 @@ func TestParseVersionJSONTakesMajorMinorOfTheCUDAEntry(t *testing.T) {
 func TestParseVersionJSONRejectsFilesWithoutACUDAVersion(t *testing.T) {
 	for _, in := range []string{
 		"", "{", "[]", `{}`, `{"cuda_cudart":{"version":"11.8.89"}}`, `{"cuda":null}`,
+		`{"cuda":{"version":"12.2.99999999999999999999"}}`, // a component version.Compare cannot hold
 		`{"cuda":{"version":""}}`, `{"cuda":{"version":"12"}}`, `{"cuda":{"version":"12.x"}}`, `{"cuda":{"version":12.2}}`,
 	} {
 		if ver, full, err := ParseVersionJSON([]byte(in)); err == nil {

@@ -85,9 +85,13 @@ func ParseVersionTxt(data []byte) (ver, full string, err error) {
 }
 
 // majorMinor returns "X.Y" from a version of two or more numeric
-// components ("12.2.2.009" -> "12.2"), without leading zeros.
+// components ("12.2.2.009" -> "12.2"), without leading zeros. Every
+// component must fit version.Compare, so that Full compares too.
 func majorMinor(s string) (string, bool) {
 	if !version.Valid(s) {
+		return "", false
+	}
+	if _, err := version.Compare(s, s); err != nil { // Compare(s, s) walks every component
 		return "", false
 	}
 	f := strings.Split(s, ".")
@@ -147,7 +151,7 @@ func gatherCUDA(root fsroot.Root, env map[string]string) (facts.CUDAToolkit, []s
 		libs, _ := root.Glob(g)
 		for _, lib := range libs {
 			v := strings.TrimPrefix(path.Base(lib), "libcudart.so.")
-			if strings.Count(v, ".") < 2 {
+			if _, ok := majorMinor(v); !ok || strings.Count(v, ".") < 2 {
 				continue
 			}
 			if c, err := version.Compare(v, best); err == nil && (best == "" || c > 0) {
@@ -255,6 +259,9 @@ func gatherCompat(root fsroot.Root) ([]facts.CompatLib, []string) {
 func compatVersion(name string) string {
 	v, ok := strings.CutPrefix(name, "libcuda.so.")
 	if !ok || !version.Valid(v) || !strings.Contains(v, ".") || strings.HasSuffix(v, ".") || strings.Contains(v, "..") {
+		return ""
+	}
+	if _, err := version.Compare(v, v); err != nil { // Compare(v, v) walks every component
 		return ""
 	}
 	return v

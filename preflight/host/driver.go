@@ -39,10 +39,14 @@ func ParseDriverVersion(data []byte) (ver string, open bool, err error) {
 }
 
 // isDriverVersion accepts "535.129.03", "570.26", "304.137": digits and
-// dots, starting and ending with a digit, at least one dot.
+// dots, starting and ending with a digit, at least one dot, and every
+// component small enough for version.Compare.
 func isDriverVersion(s string) bool {
-	return version.Valid(s) && s != "" && strings.Contains(s, ".") &&
-		s[len(s)-1] != '.' && !strings.Contains(s, "..")
+	if !version.Valid(s) || s == "" || !strings.Contains(s, ".") || s[len(s)-1] == '.' || strings.Contains(s, "..") {
+		return false
+	}
+	_, err := version.Compare(s, s) // Compare(s, s) walks every component
+	return err == nil
 }
 
 // shorten keeps error messages readable when a file holds garbage.

@@ -74,6 +74,19 @@ func ParseGPUInformation(data []byte) (facts.GPU, error) {
 	return g, errors.Join(errs...)
 }
 
+// Excluded reports whether an information file says "GPU Excluded: Yes":
+// the GPU was excluded with the NVreg_ExcludedGpus module parameter, and
+// neither NVML nor CUDA will use it.
+func Excluded(data []byte) bool {
+	for line := range strings.SplitSeq(string(data), "\n") {
+		key, value, ok := strings.Cut(line, ":")
+		if ok && strings.TrimSpace(key) == "GPU Excluded" {
+			return strings.TrimSpace(value) == "Yes"
+		}
+	}
+	return false
+}
+
 // placeholder reports whether the driver printed question marks for a
 // value it could not read.
 func placeholder(v string) bool {

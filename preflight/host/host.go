@@ -88,7 +88,8 @@ func gatherDriver(root fsroot.Root) (facts.Driver, []string) {
 
 // gatherGPUs lists /proc/driver/nvidia/gpus/*/information. The directory
 // name is the GPU's PCI address; a GPU whose file cannot be read or parsed
-// is still listed by that address. Index is the position in PCI bus order,
+// is still listed by that address. A GPU the driver excludes is left out,
+// with a warning, since no CUDA program can use it. Index is the position in PCI bus order,
 // the order nvidia-smi and NVML enumerate in.
 func gatherGPUs(root fsroot.Root) ([]facts.GPU, []string) {
 	files, err := root.Glob("/proc/driver/nvidia/gpus/*/information")
@@ -100,6 +101,10 @@ func gatherGPUs(root fsroot.Root) ([]facts.GPU, []string) {
 	for _, f := range files {
 		g := facts.GPU{Minor: -1}
 		data, err := root.ReadFileMax(f, maxTextFile)
+		if err == nil && Excluded(data) {
+			warns = append(warns, fmt.Sprintf("gpu: %s: excluded by the driver (NVreg_ExcludedGpus); not counted", f))
+			continue
+		}
 		if err == nil {
 			g, err = ParseGPUInformation(data)
 			if err != nil {

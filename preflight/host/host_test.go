@@ -138,12 +138,13 @@ func TestGatherWarnsOnUnreadableOrMalformedFiles(t *testing.T) {
 		"proc/driver/nvidia/version/":                      "",
 		"proc/driver/nvidia/gpus/0000:3b:00.0/information": "Model: \t\t Tesla T4\nBus Location: \t 0000:3b:00.0\nDevice Minor: \t x\n",
 		"proc/driver/nvidia/gpus/0000:5e:00.0/information": "no fields at all\n",
+		"proc/driver/nvidia/gpus/0000:86:00.0/information": strings.Replace(information("Tesla T4", "GPU-cccc", "0000:86:00.0", "2"), "GPU Excluded:\t No", "GPU Excluded:\t Yes", 1),
 		"sys/fs/cgroup/cgroup.controllers":                 "",
 		"sys/fs/cgroup/memory.max":                         "lots\n",
 	})
 	h, warns := Gather(root)
 	joined := strings.Join(warns, "\n")
-	for _, want := range []string{"driver version", `device minor "x"`, "0000:5e:00.0/information", "memory.max"} {
+	for _, want := range []string{"driver version", `device minor "x"`, "0000:5e:00.0/information", "memory.max", "0000:86:00.0/information: excluded"} {
 		if !strings.Contains(joined, want) {
 			t.Errorf("warnings %q do not mention %q", warns, want)
 		}
@@ -151,7 +152,8 @@ func TestGatherWarnsOnUnreadableOrMalformedFiles(t *testing.T) {
 	if h.Driver.Version != "" || h.Driver.Source != SourceNone {
 		t.Errorf("Driver = %+v, want none", h.Driver)
 	}
-	// Both GPUs are still listed: the second by its directory's bus id.
+	// Both GPUs are still listed, the second by its directory's bus id; the
+	// excluded one is not.
 	if len(h.GPUs) != 2 || h.GPUs[0].Name != "Tesla T4" || h.GPUs[1].PCIBusID != "00000000:5E:00.0" || h.GPUs[1].Minor != -1 {
 		t.Errorf("GPUs = %+v", h.GPUs)
 	}

@@ -48,11 +48,13 @@ func TestParseDriverVersionTakesTwoComponentVersions(t *testing.T) {
 
 func TestParseDriverVersionRejectsFilesWithoutAVersion(t *testing.T) {
 	for name, in := range map[string]string{
-		"empty":                  "",
-		"no NVRM line":           "GCC version:  gcc version 11.4.0\n",
-		"NVRM without a version": "NVRM version: NVIDIA UNIX x86_64 Kernel Module  Thu Oct 19 18:56:32 UTC 2023\n",
-		"version without a dot":  "NVRM version: NVIDIA UNIX x86_64 Kernel Module  535  Thu Oct 19\n",
-		"trailing dot":           "NVRM version: NVIDIA UNIX x86_64 Kernel Module  535.  Thu Oct 19\n",
+		"empty":                          "",
+		"no NVRM line":                   "GCC version:  gcc version 11.4.0\n",
+		"NVRM without a version":         "NVRM version: NVIDIA UNIX x86_64 Kernel Module  Thu Oct 19 18:56:32 UTC 2023\n",
+		"version without a dot":          "NVRM version: NVIDIA UNIX x86_64 Kernel Module  535  Thu Oct 19\n",
+		"trailing dot":                   "NVRM version: NVIDIA UNIX x86_64 Kernel Module  535.  Thu Oct 19\n",
+		"component too large to compare": "NVRM version:20000000000000000000.0\n",
+		"last component too large":       "NVRM version: NVIDIA UNIX x86_64 Kernel Module  535.129.20000000000000000000\n",
 	} {
 		if v, _, err := ParseDriverVersion([]byte(in)); err == nil {
 			t.Errorf("%s: got version %q, want an error", name, v)
@@ -111,6 +113,19 @@ func TestParseGPUInformationRejectsOtherFiles(t *testing.T) {
 	for _, in := range []string{"", "Runtime D3 status:          Disabled by default\n", "garbage"} {
 		if _, err := ParseGPUInformation([]byte(in)); err == nil {
 			t.Errorf("%q: want an error", in)
+		}
+	}
+}
+
+func TestExcludedReadsTheGPUExcludedLine(t *testing.T) {
+	for in, want := range map[string]bool{
+		string(readTestdata(t, "information-v100.txt")): false,
+		"Model: \t\t Tesla T4\nGPU Excluded:\t Yes\n":   true,
+		"GPU Excluded:\t yes\n":                         false, // the driver prints "Yes"/"No" only
+		"":                                              false,
+	} {
+		if got := Excluded([]byte(in)); got != want {
+			t.Errorf("Excluded(%q) = %v, want %v", in, got, want)
 		}
 	}
 }
@@ -223,7 +238,7 @@ func FuzzParseDriverVersion(f *testing.F) {
 		if !version.Valid(v) || !strings.Contains(string(data), v) {
 			t.Fatalf("version %q is not a dotted number from the input", v)
 		}
-		if _, err := version.Compare(v, "0"); err != nil {
+		if _, err := version.Compare(v, v); err != nil {
 			t.Fatalf("version %q does not compare: %v", v, err)
 		}
 	})
@@ -237,6 +252,7 @@ func FuzzParseGPUInformation(f *testing.F) {
 	f.Add([]byte("0000:3b:00.0"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		g, _ := ParseGPUInformation(data)
+		_ = Excluded(data)
 		if g.PCIBusID != "" && !busIDForm.MatchString(g.PCIBusID) {
 			t.Fatalf("bus id %q is not in NVML's form", g.PCIBusID)
 		}
