@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/gpu-preflight/gpu-preflight/report/schematest"
 )
 
 // shimPath is gpu-preflight built once for these tests, statically, as
@@ -66,6 +68,7 @@ func runShim(t *testing.T, env map[string]string, args ...string) shimRun {
 		if err != nil {
 			t.Fatal(err)
 		}
+		schematest.Validate(t, data)
 		var rec map[string]any
 		if err := json.Unmarshal(data, &rec); err != nil {
 			t.Fatalf("record %s is not JSON: %v", f, err)
@@ -290,6 +293,7 @@ func TestCheckCommand(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.stdout), &rec); err != nil {
 		t.Fatalf("check --json printed no record: %v\n%s", err, r.stdout)
 	}
+	schematest.Validate(t, []byte(r.stdout))
 	if get(rec, "host", "driver", "version") != "515.65.01" || get(rec, "host", "driver", "cudaVersion") != "11.7" {
 		t.Errorf("host.driver = %v", get(rec, "host", "driver"))
 	}
