@@ -243,6 +243,22 @@ func (m Manifest) stale(root fsroot.Root, env map[string]string) error {
 	return nil
 }
 
+// unixSeconds floors Unix nanoseconds to seconds.
+//
+// Modification times are compared to the second because image layers do
+// not keep more: the build container's files have nanosecond times when
+// bake runs, but moby's layer tar writer truncates them to whole seconds
+// (pkg/archive: hdr.ModTime.Truncate(time.Second)), so the extracted image
+// would never match a nanosecond stamp. Truncation keeps the second, so a
+// floor of the baked time equals the extracted time.
+func unixSeconds(ns int64) int64 {
+	s := ns / 1e9
+	if ns < 0 && ns%1e9 != 0 {
+		s--
+	}
+	return s
+}
+
 // checkStamp compares what is at st.Path now with the stamp.
 func checkStamp(root fsroot.Root, st Stamp) error {
 	fi, err := root.Stat(st.Path)
@@ -257,7 +273,7 @@ func checkStamp(root fsroot.Root, st Stamp) error {
 		return fmt.Errorf("%w: %s changed type", errStale, st.Path)
 	case !st.Dir && fi.Size() != st.Size:
 		return fmt.Errorf("%w: %s size %d, was %d", errStale, st.Path, fi.Size(), st.Size)
-	case fi.ModTime().UnixNano() != st.ModTime:
+	case fi.ModTime().Unix() != unixSeconds(st.ModTime):
 		return fmt.Errorf("%w: %s modified %s, was %s", errStale, st.Path,
 			fi.ModTime().UTC().Format(time.RFC3339Nano), time.Unix(0, st.ModTime).UTC().Format(time.RFC3339Nano))
 	}

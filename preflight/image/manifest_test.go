@@ -146,6 +146,36 @@ func TestLoadFromValidManifestDoesNotOpenLibraries(t *testing.T) {
 	}
 }
 
+func TestLoadAcceptsModTimesTruncatedToSecondsByImageExport(t *testing.T) {
+	tr, env, m := bakedImage(t)
+	// Export and extraction of the image layer keep whole seconds only.
+	truncate := func(p string) {
+		h, err := tr.Root().Resolve(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fi, err := os.Stat(h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sec := fi.ModTime().Truncate(time.Second)
+		if err := os.Chtimes(h, sec, sec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, l := range m.Libraries {
+		truncate(l.Path)
+	}
+	for _, in := range m.Inputs {
+		if !in.Missing {
+			truncate(in.Path)
+		}
+	}
+	if _, source, warnings := load(tr.Root(), env, DefaultManifestPath, noScan(t)); source != SourceManifest {
+		t.Errorf("source %q warnings %q", source, warnings)
+	}
+}
+
 // touch sets p's modification time to a moment no test file has.
 func touch(t *testing.T, tr *tree, p string) {
 	t.Helper()
