@@ -83,17 +83,6 @@ func (l logs) check(t *testing.T, id string) logLine {
 	return nil
 }
 
-// checkLines are all the finding lines, by check id.
-func (l logs) checkLines() map[string]logLine {
-	m := map[string]logLine{}
-	for _, line := range l.lines {
-		if id := line.checkID(); id != "" && line.str("status") != "" {
-			m[id] = line
-		}
-	}
-	return m
-}
-
 // find returns the first line for which match holds.
 func (l logs) find(match func(logLine) bool) (logLine, bool) {
 	for _, line := range l.lines {
@@ -104,22 +93,30 @@ func (l logs) find(match func(logLine) bool) (logLine, bool) {
 	return nil, false
 }
 
-// provenanceLine returns the record carried by the log line whose message is
-// "provenance" (SPEC section 6: the same object as the file).
+// provenanceLines returns the records carried by the log lines whose
+// message is "provenance" (SPEC section 6: the same object as the file).
+func (l logs) provenanceLines(t *testing.T) []record {
+	t.Helper()
+	var out []record
+	for i, line := range l.lines {
+		if line.str("message") != "provenance" {
+			continue
+		}
+		raw, err := json.Marshal(line["record"])
+		must(t, err)
+		out = append(out, parseRecord(t, fmt.Sprintf("provenance log line %d", i+1), raw))
+	}
+	return out
+}
+
+// provenanceLine returns the record of the run's one provenance log line.
 func (l logs) provenanceLine(t *testing.T) record {
 	t.Helper()
-	var found []logLine
-	for _, line := range l.lines {
-		if line.str("message") == "provenance" {
-			found = append(found, line)
-		}
+	recs := l.provenanceLines(t)
+	if len(recs) != 1 {
+		t.Fatalf("want exactly one log line with message \"provenance\", got %d in:\n%s", len(recs), l.raw)
 	}
-	if len(found) != 1 {
-		t.Fatalf("want exactly one log line with message \"provenance\", got %d in:\n%s", len(found), l.raw)
-	}
-	raw, err := json.Marshal(found[0]["record"])
-	must(t, err)
-	return parseRecord(t, "the provenance log line", raw)
+	return recs[0]
 }
 
 // record is a provenance record as JSON, navigated by dotted paths so the

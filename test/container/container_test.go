@@ -74,13 +74,14 @@ func testCompatible(t *testing.T, s *suite) {
 	sc := scenario{
 		driver: procFor(h100),
 		env:    []string{"JOB_NAME=paddle-resnet50"},
-		cmd:    []string{"sh", "-c", printCommand, "train.py", "--epochs", "3"},
+		cmd:    []string{"sh", "-c", printCommand + "; env > /scratch/env", "train.py", "--epochs", "3"},
 	}
 	s.useFakeNVML(t, &sc, h100)
 	b := s.newBundle(t, sc)
 	res := b.run(t, runLimit)
 	wantExit(t, res, 0)
 	wantStdout(t, res, "pid=1\ncwd=/work\nargv0=train.py\nargs=--epochs 3\njob=paddle-resnet50\nvisible=all\nuid=0\n")
+	wantSameEnv(t, b, filepath.Join(b.scratch, "env"))
 	l := parseLogs(t, res.stderr)
 	for _, id := range []string{"driver", "cuda-requirement", "cuda-driver", "framework-cuda", "nvml"} {
 		if st := l.check(t, id).str("status"); st != "pass" {
@@ -158,22 +159,7 @@ func testIncompatible(t *testing.T, s *suite) {
 	if st := l.check(t, "cuda-requirement").str("status"); st != "error" {
 		t.Errorf("check cuda-requirement: status %s, want error", st)
 	}
-	msg, err := os.ReadFile(b.termLog)
-	must(t, err)
-	text := strings.TrimSuffix(string(msg), "\n")
-	switch {
-	case len(msg) == 0:
-		t.Errorf("termination log is empty")
-	case len(msg) > 4096:
-		t.Errorf("termination log is %d bytes, Kubernetes keeps 4096", len(msg))
-	case strings.Contains(text, "\n"):
-		t.Errorf("termination log is not one line: %q", msg)
-	}
-	for _, want := range []string{"515.65.01", "11.8"} {
-		if !strings.Contains(text, want) {
-			t.Errorf("termination log %q does not name %s", text, want)
-		}
-	}
+	wantTermination(t, b.termLog, "cuda-requirement", "515.65.01", "11.8")
 	rec := oneRecord(t, b, l)
 	rec.want(t, "decision.action", "abort")
 	rec.want(t, "decision.exitCode", 78)
@@ -406,12 +392,12 @@ func testSupervise(t *testing.T, s *suite) {
 	b.kill(t, "TERM", false)
 	res := r.wait()
 	wantExit(t, res, 42)
-	lines := strings.Split(strings.TrimSpace(res.stdout), "\n")
-	if len(lines) != 2 || !strings.HasPrefix(lines[0], "pid=") || lines[1] != "zombies=0" {
+	out := strings.Split(strings.TrimSpace(res.stdout), "\n")
+	if len(out) != 2 || !strings.HasPrefix(out[0], "pid=") || out[1] != "zombies=0" {
 		t.Fatalf("stdout = %q, want pid=N and zombies=0", res.stdout)
 	}
-	if pid, err := strconv.Atoi(strings.TrimPrefix(lines[0], "pid=")); err != nil || pid == 1 {
-		t.Errorf("supervised command has %s; it must be a child of gpu-preflight, not PID 1", lines[0])
+	if pid, err := strconv.Atoi(strings.TrimPrefix(out[0], "pid=")); err != nil || pid == 1 {
+		t.Errorf("supervised command has %s; it must be a child of gpu-preflight, not PID 1", out[0])
 	}
 	wantFileContent(t, filepath.Join(b.scratch, "signal"), "TERM\n")
 	l := parseLogs(t, res.stderr)
@@ -426,7 +412,15 @@ func testSupervise(t *testing.T, s *suite) {
 	if d, ok := rec.num("outcome.durationSeconds"); !ok || d < 0.8 || d > runLimit.Seconds() {
 		t.Errorf("outcome.durationSeconds = %v, want the command's run time (> 0.8 s)", rec.get("outcome.durationSeconds"))
 	}
-	_ = l
+	// The log carries the record as the run starts and again, finished,
+	// when the command ends.
+	lines := l.provenanceLines(t)
+	if len(lines) == 0 {
+		t.Fatalf("no provenance log line")
+	}
+	last := lines[len(lines)-1]
+	last.want(t, "outcome.exitCode", 42)
+	last.want(t, "runId", rec.str("runId"))
 }
 
 // waitReady waits for the command to say it runs (and its trap is set).
@@ -446,8 +440,10 @@ func wantPaddle(t *testing.T, rec record) {
 	for _, fw := range fws {
 		m, _ := fw.(map[string]any)
 		if m["name"] == "paddlepaddle" {
-			if m["version"] != "2.6.0" || m["cudaVersion"] != "11.8" {
-				t.Errorf("record has PaddlePaddle %v built for CUDA %v, want 2.6.0 and 11.8", m["version"], m["cudaVersion"])
+			// Paddle's own full_version is 2.6.0; pip's, from the
+			// dist-info, 2.6.0.post118. Either names this install.
+			if v := m["version"]; (v != "2.6.0" && v != "2.6.0.post118") || m["cudaVersion"] != "11.8" {
+				t.Errorf("record has PaddlePaddle %v built for CUDA %v, want 2.6.0(.post118) and 11.8", v, m["cudaVersion"])
 			}
 			return
 		}
@@ -526,5 +522,68 @@ func wantFileContent(t *testing.T, path, want string) {
 	}
 	if string(got) != want {
 		t.Errorf("%s holds %q, want %q", path, got, want)
+	}
+}
+
+// wantSameEnv compares the environment the command printed (env > file)
+// with process.env: exec must hand it over unchanged. The shell adds PWD
+// (and may add SHLVL and _), nothing else may differ.
+func wantSameEnv(t *testing.T, b *bundle, file string) {
+	t.Helper()
+	data, err := os.ReadFile(file)
+	must(t, err)
+	got := map[string]string{}
+	for _, kv := range strings.Split(strings.TrimRight(string(data), "\n"), "\n") {
+		k, v, _ := strings.Cut(kv, "=")
+		got[k] = v
+	}
+	want := map[string]string{}
+	for _, kv := range b.spec.Process.Env {
+		k, v, _ := strings.Cut(kv, "=")
+		want[k] = v
+	}
+	for k, v := range want {
+		if g, ok := got[k]; !ok || g != v {
+			t.Errorf("the command's environment has %s=%q, want %q (as in process.env)", k, g, v)
+		}
+	}
+	for k, v := range got {
+		if _, ok := want[k]; !ok && k != "PWD" && k != "SHLVL" && k != "_" && k != "OLDPWD" {
+			t.Errorf("the command's environment has %s=%q, which process.env does not", k, v)
+		}
+	}
+}
+
+// wantTermination checks the Kubernetes termination message (SPEC sections
+// 1 and 3): at most 4096 bytes, a header line naming the abort, and the
+// blocking finding on one line of its own, "id: reason; remedy: fix", that
+// names what it must.
+func wantTermination(t *testing.T, path, id string, names ...string) {
+	t.Helper()
+	msg, err := os.ReadFile(path)
+	must(t, err)
+	if len(msg) == 0 || len(msg) > 4096 {
+		t.Fatalf("termination log holds %d bytes, want 1..4096 (Kubernetes' limit): %q", len(msg), msg)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(msg), "\n"), "\n")
+	if !strings.HasPrefix(lines[0], "gpu-preflight: abort (exit 78") {
+		t.Errorf("termination log starts %q, want the abort and its exit code", lines[0])
+	}
+	var found []string
+	for _, line := range lines {
+		if strings.HasPrefix(line, id+": ") {
+			found = append(found, line)
+		}
+	}
+	if len(found) != 1 {
+		t.Fatalf("termination log has %d lines for %s, want one:\n%s", len(found), id, msg)
+	}
+	if !strings.Contains(found[0], "; remedy: ") {
+		t.Errorf("termination line for %s has no remedy: %q", id, found[0])
+	}
+	for _, name := range names {
+		if !strings.Contains(found[0], name) {
+			t.Errorf("termination line for %s does not name %s: %q", id, name, found[0])
+		}
 	}
 }
