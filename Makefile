@@ -55,8 +55,11 @@ unit:
 test: deps lint unit $(TEST_SUITES)
 	@echo "make test: all suites passed"
 
-bench:
+# Go benchmarks (fatbin scan, requirement evaluation...) and the start-up
+# latency against tini (scripts/bench-startup.sh; needs hyperfine and tini).
+bench: build
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+	bash scripts/bench-startup.sh
 
 # Runs every fuzz target for FUZZTIME each (default 60s).
 fuzz:
