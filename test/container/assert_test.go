@@ -223,7 +223,25 @@ func oneRecord(t *testing.T, b *bundle, l logs) record {
 	if a, b := fromLog.str("runId"), recs[0].str("runId"); a != b {
 		t.Errorf("provenance log line has runId %q, the file %q", a, b)
 	}
+	wantChecksLogged(t, recs[0], l)
 	return recs[0]
+}
+
+// wantChecksLogged checks SPEC section 7's "every check produces one line":
+// each check in the record has its log line, with the same status.
+func wantChecksLogged(t *testing.T, rec record, l logs) {
+	t.Helper()
+	checks, _ := rec.get("checks").([]any)
+	if len(checks) == 0 {
+		t.Errorf("record has no checks")
+	}
+	for _, c := range checks {
+		m, _ := c.(map[string]any)
+		id, _ := m["id"].(string)
+		if got := l.check(t, id).str("status"); got != m["status"] {
+			t.Errorf("check %s: log line says %s, record %v", id, got, m["status"])
+		}
+	}
 }
 
 func wantExit(t *testing.T, res result, code int) {
