@@ -58,6 +58,8 @@ case $outdir/ in
 	;;
 esac
 
+# The inner script gets the paths as $1 and $2, expanded by the chroot's sh.
+# shellcheck disable=SC2016
 chroot "$root" /usr/bin/env -i \
 	PATH="$goroot/bin:/usr/sbin:/usr/bin:/sbin:/bin" HOME=/root \
 	GOROOT="$goroot" GOMODCACHE="$modcache" GOCACHE="$gocache" GOPATH=/root/go \
