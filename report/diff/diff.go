@@ -1,0 +1,604 @@
+// Package diff compares two provenance records and lists what changed, in
+// the order a person chasing a regression looks for it: the driver first,
+// then the GPUs, the image's CUDA, the image itself, its libraries and
+// frameworks, the checks and the decision; then everything else.
+//
+// A change either matters (it can change how a training job behaves: a new
+// driver, another GPU, another image, a check that now fails) or is minor
+// (another host name, kernel, pod or rank: expected between any two runs).
+// The run id, the start time and timings never count as changes; they
+// differ between every two runs.
+package diff
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/gpu-preflight/gpu-preflight/report"
+)
+
+// Change is one difference between two records. Old or New is "" when the
+// value was absent or empty on that side (a GPU added, a check removed).
+type Change struct {
+	// Field names what changed, as a person reads it: "driver",
+	// "driver CUDA", "GPU GPU-5c4b... name", "check driver-cuda".
+	Field string `json:"field"`
+	Old   string `json:"old"`
+	New   string `json:"new"`
+	// Matters is false for minor changes that are expected between runs.
+	Matters bool `json:"matters"`
+}
+
+// AnyMatters reports whether any change matters.
+func AnyMatters(changes []Change) bool {
+	return slices.ContainsFunc(changes, func(c Change) bool { return c.Matters })
+}
+
+// differ collects changes in the order they are found.
+type differ struct {
+	changes []Change
+}
+
+func (d *differ) add(field, old, new string, matters bool) {
+	if old != new {
+		d.changes = append(d.changes, Change{Field: field, Old: old, New: new, Matters: matters})
+	}
+}
+
+// Diff lists what changed from old to new: first every change that matters,
+// most telling first, then the minor ones. Equal records give no changes.
+func Diff(old, new report.Record) []Change {
+	var d differ
+	oh, nh := old.Host, new.Host
+	d.add("driver", oh.Driver.Version, nh.Driver.Version, true)
+	d.add("driver CUDA", oh.Driver.CUDAVersion, nh.Driver.CUDAVersion, true)
+	d.add("driver kernel module", moduleKind(oh.Driver), moduleKind(nh.Driver), true)
+	d.gpus(oh.GPUs, nh.GPUs)
+
+	oi, ni := old.Image, new.Image
+	d.add("image CUDA", imageCUDA(oi), imageCUDA(ni), true)
+	d.requirements(oi.Requirements, ni.Requirements)
+	d.add("image requirements disabled", yesNo(oi.RequireDisabled), yesNo(ni.RequireDisabled), true)
+	d.add("image digest", oi.Digest, ni.Digest, true)
+	d.add("image ref", oi.Ref, ni.Ref, true)
+	d.add("image revision", oi.Revision, ni.Revision, true)
+	d.add("cuDNN", oi.CuDNNVersion, ni.CuDNNVersion, true)
+	d.add("NCCL", oi.NCCLVersion, ni.NCCLVersion, true)
+	d.add("TensorRT", oi.TensorRTVersion, ni.TensorRTVersion, true)
+	d.add("CUDA forward compatibility", compat(oi.Compat), compat(ni.Compat), true)
+	d.frameworks(oi.Frameworks, ni.Frameworks)
+	d.env(old.Env, new.Env, true)
+	d.checks(old.Checks, new.Checks)
+	d.add("decision", decision(old.Decision), decision(new.Decision), true)
+	d.add("policy", old.Decision.Policy, new.Decision.Policy, true)
+
+	// Minor: everything not compared above, field by field, so that no
+	// difference goes unreported.
+	d.rest(old, new)
+	d.checkTexts(old.Checks, new.Checks)
+	d.env(old.Env, new.Env, false)
+	return d.changes
+}
+
+func moduleKind(d report.Driver) string {
+	switch {
+	case d.Version == "":
+		return ""
+	case d.OpenKernelModule:
+		return "open"
+	}
+	return "proprietary"
+}
+
+// imageCUDA is the toolkit's full version when the image says it, since
+// 12.4.0 and 12.4.1 are different runtimes; else major.minor.
+func imageCUDA(i report.Image) string {
+	if i.CUDAVersionFull != "" {
+		return i.CUDAVersionFull
+	}
+	return i.CUDAVersion
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+func compat(libs []report.CompatLib) string {
+	vs := make([]string, 0, len(libs))
+	for _, l := range libs {
+		v := l.DriverVersion
+		if v == "" {
+			v = l.Path
+		}
+		vs = append(vs, v)
+	}
+	slices.Sort(vs)
+	return strings.Join(vs, ", ")
+}
+
+func decision(d report.Decision) string {
+	if d.Action == report.ActionAbort {
+		return fmt.Sprintf("abort (exit %d)", d.ExitCode)
+	}
+	return d.Action
+}
+
+// gpuKey identifies a GPU across runs: its UUID, which NVML reports and
+// which survives reboots and re-enumeration; without one, its PCI bus id;
+// without that, its index.
+func gpuKey(g report.GPU) string {
+	switch {
+	case g.UUID != "":
+		return g.UUID
+	case g.PCIBusID != "":
+		return g.PCIBusID
+	}
+	return "#" + strconv.Itoa(g.Index)
+}
+
+// keys returns key(x) for each element, made unique: a key seen before
+// gets " #2", " #3"... in order, so that two entries with the same key (two
+// GPUs without a UUID at one bus id, say) are still compared one to one.
+func keys[T any](xs []T, key func(T) string) []string {
+	ks := make([]string, len(xs))
+	seen := map[string]int{}
+	for i, x := range xs {
+		k := key(x)
+		seen[k]++
+		if n := seen[k]; n > 1 {
+			k += " #" + strconv.Itoa(n)
+		}
+		ks[i] = k
+	}
+	return ks
+}
+
+// index maps each key to its element.
+func index[T any](xs []T, ks []string) map[string]T {
+	m := make(map[string]T, len(xs))
+	for i, x := range xs {
+		m[ks[i]] = x
+	}
+	return m
+}
+
+func gpuSummary(g report.GPU) string {
+	s := g.Name
+	if s == "" {
+		s = "unknown GPU"
+	}
+	if g.ComputeCapability != "" {
+		s += ", compute " + g.ComputeCapability
+	}
+	return s
+}
+
+// gpuSet is "8 x NVIDIA H100 80GB HBM3" or a list of the distinct models.
+func gpuSet(gs []report.GPU) string {
+	if len(gs) == 0 {
+		return "none"
+	}
+	var names []string
+	count := map[string]int{}
+	for _, g := range gs {
+		n := g.Name
+		if n == "" {
+			n = "unknown GPU"
+		}
+		if count[n] == 0 {
+			names = append(names, n)
+		}
+		count[n]++
+	}
+	parts := make([]string, len(names))
+	for i, n := range names {
+		parts[i] = fmt.Sprintf("%d x %s", count[n], n)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// gpus compares the GPU sets by key: a one-line summary when the set
+// changed, each GPU removed and added, then each field of the GPUs in both.
+func (d *differ) gpus(old, new []report.GPU) {
+	oldKeys, newKeys := keys(old, gpuKey), keys(new, gpuKey)
+	oldBy := index(old, oldKeys)
+	newBy := index(new, newKeys)
+	var removed, added []int
+	for i, k := range oldKeys {
+		if _, ok := newBy[k]; !ok {
+			removed = append(removed, i)
+		}
+	}
+	for i, k := range newKeys {
+		if _, ok := oldBy[k]; !ok {
+			added = append(added, i)
+		}
+	}
+	if len(removed)+len(added) > 0 {
+		d.changes = append(d.changes, Change{Field: "GPUs", Old: gpuSet(old), New: gpuSet(new), Matters: true})
+	}
+	for _, i := range removed {
+		d.add("GPU "+oldKeys[i], gpuSummary(old[i]), "", true)
+	}
+	for _, i := range added {
+		d.add("GPU "+newKeys[i], "", gpuSummary(new[i]), true)
+	}
+	// Fields of GPUs present in both runs. Name, compute capability, brand,
+	// MIG and persistence mode change what a job can run or how it starts;
+	// the rest are minor (an index or bus id moves when GPUs are
+	// re-enumerated; ECC counts and retired pages are judged by the checks).
+	type field struct {
+		name    string
+		get     func(report.GPU) string
+		matters bool
+	}
+	fields := []field{
+		{"name", func(g report.GPU) string { return g.Name }, true},
+		{"compute capability", func(g report.GPU) string { return g.ComputeCapability }, true},
+		{"brand", func(g report.GPU) string { return g.Brand }, true},
+		{"MIG mode", func(g report.GPU) string { return g.MIGMode }, true},
+		{"persistence mode", func(g report.GPU) string { return g.PersistenceMode }, true},
+		{"index", func(g report.GPU) string { return strconv.Itoa(g.Index) }, false},
+		{"PCI bus id", func(g report.GPU) string { return g.PCIBusID }, false},
+		{"architecture", func(g report.GPU) string { return g.Architecture }, false},
+		{"memory bytes", func(g report.GPU) string { return uintString(g.MemoryBytes) }, false},
+		{"uncorrected ECC errors", func(g report.GPU) string { return ptrString(g.ECCUncorrectedVolatile) }, false},
+		{"retired pages pending", func(g report.GPU) string { return ptrString(g.RetiredPagesPending) }, false},
+		{"MIG devices", func(g report.GPU) string { return ptrString(g.MIGDevices) }, false},
+	}
+	for _, matters := range []bool{true, false} {
+		for i, ng := range new {
+			key := newKeys[i]
+			og, ok := oldBy[key]
+			if !ok {
+				continue
+			}
+			for _, f := range fields {
+				if f.matters == matters {
+					d.add("GPU "+key+" "+f.name, f.get(og), f.get(ng), matters)
+				}
+			}
+		}
+	}
+}
+
+func uintString(n uint64) string {
+	if n == 0 {
+		return ""
+	}
+	return strconv.FormatUint(n, 10)
+}
+
+func ptrString[T any](p *T) string {
+	if p == nil {
+		return ""
+	}
+	return fmt.Sprint(*p)
+}
+
+func (d *differ) requirements(old, new []report.Requirement) {
+	byVar := func(r report.Requirement) string { return r.Var }
+	oldKeys, newKeys := keys(old, byVar), keys(new, byVar)
+	oldBy, newBy := index(old, oldKeys), index(new, newKeys)
+	for i, r := range new {
+		d.add("image "+newKeys[i], oldBy[newKeys[i]].Value, r.Value, true)
+	}
+	for i, r := range old {
+		if _, ok := newBy[oldKeys[i]]; !ok {
+			d.add("image "+oldKeys[i], r.Value, "", true)
+		}
+	}
+}
+
+func frameworkSummary(f report.Framework) string {
+	s := f.Version
+	if s == "" {
+		s = "unknown version"
+	}
+	if f.CUDAVersion != "" {
+		s += ", CUDA " + f.CUDAVersion
+	} else {
+		s += ", no CUDA"
+	}
+	return s
+}
+
+func (d *differ) frameworks(old, new []report.Framework) {
+	byName := func(f report.Framework) string { return f.Name }
+	oldKeys, newKeys := keys(old, byName), keys(new, byName)
+	oldBy, newBy := index(old, oldKeys), index(new, newKeys)
+	for i, f := range old {
+		if _, ok := newBy[oldKeys[i]]; !ok {
+			d.add(oldKeys[i], frameworkSummary(f), "", true)
+		}
+	}
+	for i, nf := range new {
+		name := newKeys[i]
+		of, ok := oldBy[name]
+		if !ok {
+			d.add(name, "", frameworkSummary(nf), true)
+			continue
+		}
+		d.add(name, of.Version, nf.Version, true)
+		d.add(name+" CUDA", of.CUDAVersion, nf.CUDAVersion, true)
+		d.add(name+" cuDNN", of.CuDNNVersion, nf.CuDNNVersion, true)
+		d.add(name+" GPU targets", archs(of.Archs), archs(nf.Archs), true)
+	}
+}
+
+// archs is the framework's compiled targets as a sorted set, so that the
+// order a scan found them in does not count as a change.
+func archs(a []string) string {
+	s := slices.Clone(a)
+	slices.Sort(s)
+	return strings.Join(slices.Compact(s), " ")
+}
+
+// tuningPrefixes are the recorded variables that change how CUDA, cuDNN,
+// NCCL and the frameworks behave, so a change in one matters: NCCL_P2P_DISABLE,
+// CUDA_MODULE_LOADING, PYTORCH_CUDA_ALLOC_CONF, FLAGS_cudnn_deterministic,
+// XLA_FLAGS. Launcher and placement variables (ranks, pod, Slurm ids,
+// HOSTNAME) and visibility (NVIDIA_VISIBLE_DEVICES, CUDA_VISIBLE_DEVICES;
+// the GPU set says what they select) differ between any two runs: minor.
+var tuningPrefixes = []string{"CUDA_", "CUDNN_", "CUBLAS_", "NCCL_", "TORCH_", "PYTORCH_", "FLAGS_", "XLA_", "TF_"}
+
+var tuningNames = map[string]bool{"LD_LIBRARY_PATH": true, "LD_PRELOAD": true}
+
+func tuning(name string) bool {
+	if name == "CUDA_VISIBLE_DEVICES" {
+		return false
+	}
+	if tuningNames[name] {
+		return true
+	}
+	for _, p := range tuningPrefixes {
+		if strings.HasPrefix(name, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// env lists changed variables, sorted by name: the tuning ones when
+// matters is true, the rest otherwise.
+func (d *differ) env(old, new map[string]string, matters bool) {
+	names := make([]string, 0, len(old)+len(new))
+	for n := range old {
+		names = append(names, n)
+	}
+	for n := range new {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	for _, n := range slices.Compact(names) {
+		if tuning(n) == matters {
+			d.add("env "+n, old[n], new[n], matters)
+		}
+	}
+}
+
+// checks lists each check whose status changed, in the new record's order,
+// then the checks the new record no longer has. Messages are minor: they
+// restate the facts compared above.
+func (d *differ) checks(old, new []report.Check) {
+	oldKeys, newKeys := keys(old, checkID), keys(new, checkID)
+	oldBy, newBy := index(old, oldKeys), index(new, newKeys)
+	for i, c := range new {
+		d.add("check "+newKeys[i], oldBy[newKeys[i]].Status, c.Status, true)
+	}
+	for i, c := range old {
+		if _, ok := newBy[oldKeys[i]]; !ok {
+			d.add("check "+oldKeys[i], c.Status, "", true)
+		}
+	}
+}
+
+func checkID(c report.Check) string { return c.ID }
+
+// checkTexts lists changed messages and remedies, as minor changes.
+func (d *differ) checkTexts(old, new []report.Check) {
+	oldBy, newKeys := index(old, keys(old, checkID)), keys(new, checkID)
+	for i, c := range new {
+		id := newKeys[i]
+		if o, ok := oldBy[id]; ok {
+			d.add("check "+id+" message", o.Message, c.Message, false)
+			d.add("check "+id+" remedy", o.Remedy, c.Remedy, false)
+		}
+	}
+}
+
+// covered are the JSON paths compared above (or never compared); rest
+// skips them and everything below them.
+var covered = []string{
+	"runId", "startedAt",
+	"host.driver.version", "host.driver.cudaVersion", "host.driver.openKernelModule", "host.gpus",
+	"host.nvml.durationMillis",
+	"image.cudaVersion", "image.cudaVersionFull", "image.requirements", "image.requireDisabled",
+	"image.digest", "image.ref", "image.revision",
+	"image.cudnnVersion", "image.ncclVersion", "image.tensorrtVersion", "image.compat", "image.frameworks",
+	"env", "checks", "decision",
+	"outcome.finishedAt", "outcome.durationSeconds",
+}
+
+// labels name the minor fields a person knows by a shorter name.
+var labels = map[string]string{
+	"host.hostname":         "hostname",
+	"host.kernel":           "kernel",
+	"outcome.exitCode":      "command exit code",
+	"outcome.signal":        "command signal",
+	"command.argv":          "command",
+	"tool.version":          "gpu-preflight version",
+	"tool.commit":           "gpu-preflight commit",
+	"host.driver.source":    "driver source",
+	"orchestrator.jobId":    "job id",
+	"host.nvml.outcome":     "NVML probe",
+	"image.created":         "image created",
+	"host.shmBytes":         "/dev/shm bytes",
+	"host.deviceNodes":      "device nodes",
+	"orchestrator.detected": "launchers",
+}
+
+// minorFirst are the minor fields listed first, in this order; the others
+// follow sorted by path.
+var minorFirst = []string{"host.hostname", "host.kernel", "outcome.exitCode", "outcome.signal", "command.argv"}
+
+// rest compares every field not covered above, as minor changes. It walks
+// both records' JSON, so a field added to the record later is compared
+// without a change here.
+func (d *differ) rest(old, new report.Record) {
+	ov, nv := flatten(old), flatten(new)
+	var paths []string
+	for p := range ov {
+		paths = append(paths, p)
+	}
+	for p := range nv {
+		paths = append(paths, p)
+	}
+	slices.SortFunc(paths, func(a, b string) int {
+		ia, ib := rank(a), rank(b)
+		if ia != ib {
+			return ia - ib
+		}
+		return strings.Compare(a, b)
+	})
+	for _, p := range slices.Compact(paths) {
+		if isCovered(p) {
+			continue
+		}
+		label := labels[p]
+		if label == "" {
+			label = p
+		}
+		d.add(label, ov[p], nv[p], false)
+	}
+}
+
+// rank orders minorFirst before every other path.
+func rank(path string) int {
+	if i := slices.Index(minorFirst, path); i >= 0 {
+		return i
+	}
+	return len(minorFirst)
+}
+
+func isCovered(path string) bool {
+	for _, c := range covered {
+		if path == c || strings.HasPrefix(path, c+".") {
+			return true
+		}
+	}
+	return false
+}
+
+// flatten turns r into dotted JSON paths ("host.cgroup.version") to scalar
+// values. An array of scalars is one space-separated value
+// ("command.argv"); an array of objects gets an index per element. null,
+// "" and absent are the same: no entry.
+func flatten(r report.Record) map[string]string {
+	b, err := json.Marshal(r)
+	if err != nil {
+		// A Record holds only strings, numbers, bools, slices and maps.
+		panic(fmt.Sprintf("diff: a report.Record did not encode: %v", err))
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		panic(fmt.Sprintf("diff: a report.Record did not decode: %v", err))
+	}
+	m := map[string]string{}
+	put(m, "", v)
+	return m
+}
+
+func put(m map[string]string, path string, v any) {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, x := range v {
+			put(m, join(path, k), x)
+		}
+	case []any:
+		scalars := make([]string, 0, len(v))
+		for i, x := range v {
+			switch x.(type) {
+			case map[string]any, []any:
+				put(m, join(path, strconv.Itoa(i)), x)
+			default:
+				scalars = append(scalars, scalar(x))
+			}
+		}
+		if len(scalars) > 0 {
+			m[path] = strings.Join(scalars, " ")
+		}
+	default:
+		if s := scalar(v); s != "" {
+			m[path] = s
+		}
+	}
+}
+
+func scalar(v any) string {
+	switch v := v.(type) {
+	case nil:
+		return ""
+	case string:
+		return v
+	case json.Number:
+		return v.String()
+	case bool:
+		return strconv.FormatBool(v)
+	}
+	return fmt.Sprint(v)
+}
+
+func join(path, k string) string {
+	if path == "" {
+		return k
+	}
+	return path + "." + k
+}
+
+// Render writes changes as a readable list, those that matter first:
+//
+//	driver: 535.129.03 -> 550.54.15
+//	driver CUDA: 12.2 -> 12.4
+//	GPU GPU-2f3a...: (none) -> NVIDIA H100 80GB HBM3, compute 9.0
+//	minor:
+//	  hostname: node-a -> node-b
+func Render(w io.Writer, changes []Change) error {
+	var b strings.Builder
+	if len(changes) == 0 {
+		b.WriteString("no changes\n")
+	} else if !AnyMatters(changes) {
+		b.WriteString("nothing that matters changed\n")
+	}
+	minor := false
+	for _, c := range changes {
+		indent := ""
+		if !c.Matters {
+			if !minor {
+				b.WriteString("minor:\n")
+				minor = true
+			}
+			indent = "  "
+		}
+		fmt.Fprintf(&b, "%s%s: %s -> %s\n", indent, c.Field, shown(c.Old), shown(c.New))
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func shown(s string) string {
+	if s == "" {
+		return "(none)"
+	}
+	return s
+}
