@@ -1,0 +1,258 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/rs/zerolog"
+	"golang.org/x/sys/unix"
+
+	"github.com/gpu-preflight/gpu-preflight/report"
+	"github.com/gpu-preflight/gpu-preflight/report/ledger"
+)
+
+// Supervise mode (PREFLIGHT_SUPERVISE=true) runs the command as a child
+// instead of exec'ing it, and does what tini does for it (krallin/tini
+// src/tini.c, summarised in research/anchors.md section 2):
+//
+//   - the child gets its own process group and, when stdin is our
+//     terminal's foreground, the terminal; so a Ctrl-C from the terminal
+//     reaches the command once, not once from the terminal and again from us;
+//   - every signal sent to gpu-preflight is forwarded to the child's pid
+//     (not its group, tini's default), except those listed in notForwarded;
+//   - gpu-preflight is a child subreaper (PR_SET_CHILD_SUBREAPER), so the
+//     command's orphaned descendants are re-parented to it, and it reaps
+//     every child that exits (wait4(-1, WNOHANG) on SIGCHLD and once a
+//     second, as tini's 1 s sigtimedwait loop does);
+//   - when the command exits, gpu-preflight exits with its status, or
+//     128+N when signal N killed it, without waiting for its descendants
+//     (tini does the same; in a container the kernel then kills the rest).
+//
+// Before exiting it finishes the provenance record with the outcome and
+// stores it again: the record file written at the start is replaced by the
+// finished record of the same run (report.Complete: atomic, refusing any
+// other run's file), so the directory holds one record per run and `diff
+// DIR` never compares a run with itself; the ledger gets a second line for
+// the run, the one with the outcome; and the finished record is logged.
+
+// notForwarded are the signals gpu-preflight keeps (tini's exceptions) or
+// that are not signals a sender means for the command.
+var notForwarded = map[syscall.Signal]string{
+	unix.SIGKILL: "cannot be caught",
+	unix.SIGSTOP: "cannot be caught",
+	unix.SIGCHLD: "means a child changed state: reap",
+	// Faults: tini leaves these to their default action on itself.
+	unix.SIGFPE: "fault", unix.SIGILL: "fault", unix.SIGSEGV: "fault", unix.SIGBUS: "fault",
+	unix.SIGABRT: "fault", unix.SIGTRAP: "fault", unix.SIGSYS: "fault",
+	// The terminal stops a background process group that reads or writes
+	// it; the command's group gets its own. tini ignores these.
+	unix.SIGTTIN: "terminal job control", unix.SIGTTOU: "terminal job control",
+	// The Go runtime sends itself SIGURG to preempt goroutines, so a
+	// SIGURG seen here is mostly not from a sender at all.
+	unix.SIGURG: "Go runtime preemption",
+	// 32 and 33 are reserved by the C library (NPTL's cancellation and
+	// setxid signals); user real-time signals start at SIGRTMIN, 34.
+	syscall.Signal(32): "C library internal", syscall.Signal(33): "C library internal",
+}
+
+// sigrtmax is the highest signal number on Linux.
+const sigrtmax = 64
+
+// forwardedSignals lists every signal supervise forwards.
+func forwardedSignals() []os.Signal {
+	var sigs []os.Signal
+	for n := syscall.Signal(1); n <= sigrtmax; n++ {
+		if _, keep := notForwarded[n]; !keep {
+			sigs = append(sigs, n)
+		}
+	}
+	return sigs
+}
+
+// reapInterval is how often supervise reaps without a SIGCHLD: a SIGCHLD
+// that arrives while the signal channel is full is dropped, and this
+// bounds how long an exited child can go unnoticed.
+const reapInterval = time.Second
+
+func supervise(o outcome, argv, environ []string) int {
+	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+		// Orphans then go to the namespace's init instead; the command
+		// itself is still our child and is still reaped.
+		o.log.Warn().Err(err).Msg("cannot become a child subreaper; orphaned processes of the command will not be reaped by gpu-preflight")
+	}
+
+	// Catch signals before the child exists, so none sent between the fork
+	// and the loop is lost or takes its default action on us.
+	sigs := make(chan os.Signal, 64)
+	signal.Notify(sigs, append(forwardedSignals(), unix.SIGCHLD)...)
+	defer signal.Stop(sigs)
+
+	pid, foreground, code, err := startChild(argv, environ)
+	if err != nil {
+		o.log.Error().Err(err).Str("command", argv[0]).Int("exitCode", code).Msg("cannot run the command")
+		o.finish(code, 0)
+		return code
+	}
+	if foreground {
+		// We are now a background process on the terminal; writing our
+		// last log lines to it must not stop us.
+		signal.Ignore(unix.SIGTTIN, unix.SIGTTOU)
+	}
+	o.log.Debug().Int("pid", pid).Str("command", argv[0]).Msg("supervising the command")
+
+	status := waitMain(pid, sigs, o.log)
+	code, sig := exitCodeOf(status)
+	if foreground {
+		// Take the terminal back, so a shell that started us finds it as
+		// it left it.
+		_ = unix.IoctlSetPointerInt(0, unix.TIOCSPGRP, unix.Getpgrp())
+	}
+	o.finish(code, sig)
+	return code
+}
+
+// startChild forks and execs argv. It returns the exit code to use when the
+// command cannot be started: 127 not found, 126 found but not runnable.
+func startChild(argv, environ []string) (pid int, foreground bool, code int, err error) {
+	path, err := lookPath(argv[0], environ)
+	if err != nil {
+		return 0, false, startFailure(err), err
+	}
+	// stdin, stdout and stderr as they are (a closed one stays closed);
+	// other inherited descriptors pass through exec as they would in exec
+	// mode, since Go opens its own with close-on-exec.
+	files := make([]uintptr, 3)
+	for fd := range files {
+		files[fd] = uintptr(fd)
+		if _, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); err != nil {
+			files[fd] = ^uintptr(0) // -1: closed in the child
+		}
+	}
+	attr := &syscall.ProcAttr{Env: environ, Files: files, Sys: &syscall.SysProcAttr{Setpgid: true}}
+	if pgrp, err := unix.IoctlGetInt(0, unix.TIOCGPGRP); err == nil && pgrp == unix.Getpgrp() {
+		// stdin is a terminal and our group is its foreground: hand it to
+		// the command's group, as tini does with tcsetpgrp.
+		attr.Sys.Foreground, attr.Sys.Ctty = true, 0
+		foreground = true
+	}
+	pid, err = syscall.ForkExec(path, argv, attr)
+	if err != nil {
+		err = fmt.Errorf("%s: %w", path, err)
+		return 0, false, startFailure(err), err
+	}
+	return pid, foreground, 0, nil
+}
+
+// startFailure maps a failure to start the command to its exit code, as a
+// shell and execCommand do.
+func startFailure(err error) int {
+	if errors.Is(err, os.ErrNotExist) || errors.Is(err, syscall.ENOENT) {
+		return exitNotFound
+	}
+	return exitNotExec
+}
+
+// waitMain forwards signals to pid and reaps every child until pid exits,
+// and returns pid's wait status.
+func waitMain(pid int, sigs <-chan os.Signal, log zerolog.Logger) unix.WaitStatus {
+	tick := time.NewTicker(reapInterval)
+	defer tick.Stop()
+	for {
+		select {
+		case s := <-sigs:
+			if s != unix.SIGCHLD {
+				forward(pid, s.(syscall.Signal), log)
+			}
+		case <-tick.C:
+		}
+		if status, done := reap(pid, log); done {
+			return status
+		}
+	}
+}
+
+func forward(pid int, s syscall.Signal, log zerolog.Logger) {
+	// ESRCH: the child has just exited; the reap that follows sees it.
+	if err := unix.Kill(pid, s); err != nil && !errors.Is(err, unix.ESRCH) {
+		log.Warn().Err(err).Str("signal", s.String()).Int("pid", pid).Msg("cannot forward signal")
+		return
+	}
+	log.Debug().Str("signal", s.String()).Int("pid", pid).Msg("signal forwarded")
+}
+
+// reap collects every exited child without blocking. done is true when
+// main was among them.
+func reap(main int, log zerolog.Logger) (status unix.WaitStatus, done bool) {
+	for {
+		var ws unix.WaitStatus
+		pid, err := unix.Wait4(-1, &ws, unix.WNOHANG, nil)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if pid <= 0 || err != nil {
+			// 0: children remain, none has exited; ECHILD: none remain.
+			return status, done
+		}
+		if pid == main {
+			status, done = ws, true
+			continue // reap whatever else has exited too
+		}
+		log.Debug().Int("pid", pid).Msg("reaped an orphaned process")
+	}
+}
+
+// exitCodeOf is the shell's exit code for a wait status: the exit status,
+// or 128+N when killed by signal N; sig is N, or 0.
+func exitCodeOf(ws unix.WaitStatus) (code, sig int) {
+	if ws.Signaled() {
+		return exitSignalBase + int(ws.Signal()), int(ws.Signal())
+	}
+	return ws.ExitStatus(), 0
+}
+
+// finish completes the record with how the command ended and stores it
+// where persist stored the first one. Failures are warnings: the exit code
+// is the command's whatever happens to the record.
+func (o *outcome) finish(code, sig int) {
+	end := time.Now()
+	if err := o.record.Finish(code, sig, end); err != nil {
+		o.log.Warn().Err(err).Msg("provenance record not finished")
+		return
+	}
+	o.log.Info().Int("exitCode", code).Int("signal", sig).
+		Float64("durationSeconds", o.record.Outcome.DurationSeconds).Msg("command finished")
+	if o.cfg.ProvenanceDir != "off" {
+		if err := completeRecord(o.cfg.ProvenanceDir, o.record); err != nil {
+			o.log.Warn().Err(err).Str("dir", o.cfg.ProvenanceDir).
+				Msg("finished provenance record not written (set PREFLIGHT_PROVENANCE_DIR to a writable volume, or off)")
+		}
+	}
+	if o.cfg.Ledger != "" {
+		if err := ledger.Append(o.cfg.Ledger, o.record); err != nil {
+			o.log.Warn().Err(err).Str("ledger", o.cfg.Ledger).Msg("ledger line not appended")
+		}
+	}
+	if err := report.LogRecord(o.log, o.record); err != nil {
+		o.log.Warn().Err(err).Msg("finished provenance line not logged")
+	}
+}
+
+// completeRecord replaces the run's record in dir with the finished one, or
+// writes it when the first write did not happen (the directory was not
+// writable then, say).
+func completeRecord(dir string, r report.Record) error {
+	name, err := report.FileName(r)
+	if err != nil {
+		return err
+	}
+	err = report.Complete(filepath.Join(dir, name), r)
+	if errors.Is(err, os.ErrNotExist) {
+		_, err = report.Write(dir, r)
+	}
+	return err
+}
