@@ -1,3 +1,5 @@
+//go:build cgo
+
 // Command gpu-preflight-nvml asks NVML about the driver and the GPUs and
 // prints one JSON document (preflight/nvml.Document) on stdout. It does
 // nothing else: gpu-preflight runs it as a child process with a deadline,
@@ -7,6 +9,9 @@
 // The library is PREFLIGHT_NVML_LIBRARY, default libnvidia-ml.so.1. Every
 // NVML failure is a fact in the document, never a crash: the exit status is 0
 // whenever the document was written.
+//
+// It needs cgo (go-nvml calls NVML through the dynamic linker), so it is
+// excluded when CGO_ENABLED=0 and `go build ./...` still works then.
 package main
 
 import (
