@@ -66,9 +66,9 @@ func NewLogger(w io.Writer, format, level string) (zerolog.Logger, error) {
 	}
 	var out io.Writer
 	if format == FormatConsole {
-		out = zerolog.ConsoleWriter{Out: w, NoColor: !tty, TimeFormat: "15:04:05.000"}
+		out = &lineCap{w: zerolog.ConsoleWriter{Out: w, NoColor: !tty, TimeFormat: "15:04:05.000"}}
 	} else {
-		out = &lineCap{w: w}
+		out = &lineCap{w: w, limit: true}
 	}
 	return zerolog.New(out).Level(lvl).Hook(timeHook{}), nil
 }
@@ -149,14 +149,20 @@ func Truncate(s string, limit int) (string, bool) {
 	return s[:keep] + note, true
 }
 
-// lineCap passes zerolog's lines to w, shrinking any JSON line longer than
-// MaxLineBytes (other than the provenance line): the largest field values
-// are cut until it fits, and a "truncatedFields" field lists the keys cut or dropped.
+// lineCap passes zerolog's lines to w after redacting every value (a
+// second line of defence: values logged by any package go through
+// redact.Value, and a field whose name looks like a credential is replaced
+// whole), and, with limit, shrinking any line longer than MaxLineBytes
+// other than the provenance line: the largest field values are cut until it
+// fits, and a "truncatedFields" field lists the keys cut or dropped.
 // zerolog hands a writer one whole line per Write.
-type lineCap struct{ w io.Writer }
+type lineCap struct {
+	w     io.Writer
+	limit bool
+}
 
 func (c *lineCap) Write(p []byte) (int, error) {
-	if _, err := c.w.Write(fitLine(p)); err != nil {
+	if _, err := c.w.Write(fitLine(p, c.limit)); err != nil {
 		return 0, err
 	}
 	return len(p), nil
@@ -168,15 +174,18 @@ type field struct {
 }
 
 // fitLine puts time, level and message first (zerolog writes level first
-// and the hook's time last) and cuts the line to MaxLineBytes unless it is
-// the provenance line.
-func fitLine(p []byte) []byte {
+// and the hook's time last), redacts the values, and with limit cuts the
+// line to MaxLineBytes unless it is the provenance line (whose record was
+// redacted when it was built).
+func fitLine(p []byte, limit bool) []byte {
 	fields, err := decodeObject(p)
 	if err != nil {
-		if len(p) <= MaxLineBytes {
-			return p
+		// zerolog writes valid JSON; this is a last resort.
+		text := redact.Value(string(bytes.TrimSpace(p)))
+		if !limit || len(text) < MaxLineBytes {
+			return []byte(text + "\n")
 		}
-		s, _ := Truncate(string(bytes.TrimSpace(p)), MaxLineBytes/2)
+		s, _ := Truncate(text, MaxLineBytes/2)
 		b, _ := marshalNoEscape(s)
 		return []byte(`{"level":"error","message":"unparsable log line truncated","line":` + string(b) + "}\n")
 	}
@@ -190,10 +199,109 @@ func fitLine(p []byte) []byte {
 			hasSize = true
 		}
 	}
-	if (provenance && hasSize) || encodedSize(fields) <= MaxLineBytes {
+	if provenance && hasSize {
+		return encodeFields(fields, nil)
+	}
+	for i := range fields {
+		fields[i].raw = redactRaw(fields[i].key, fields[i].raw)
+	}
+	if !limit || encodedSize(fields) <= MaxLineBytes {
 		return encodeFields(fields, nil)
 	}
 	return encodeFields(shrink(fields))
+}
+
+// redactRaw redacts one JSON value logged under key.
+func redactRaw(key string, raw json.RawMessage) json.RawMessage {
+	if key == zerolog.TimestampFieldName || key == zerolog.LevelFieldName || len(raw) == 0 {
+		return raw
+	}
+	if redact.Sensitive(key) {
+		return json.RawMessage(`"` + redact.Placeholder + `"`)
+	}
+	switch raw[0] {
+	case '"':
+		var s string
+		if json.Unmarshal(raw, &s) != nil {
+			return raw
+		}
+		if r := redact.Value(s); r != s {
+			b, _ := marshalNoEscape(r)
+			return b
+		}
+	case '{', '[':
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.UseNumber()
+		var v any
+		if dec.Decode(&v) != nil {
+			return raw
+		}
+		if v, changed := redactAny(v); changed {
+			var b bytes.Buffer
+			enc := json.NewEncoder(&b)
+			enc.SetEscapeHTML(false)
+			if enc.Encode(v) == nil {
+				return bytes.TrimRight(b.Bytes(), "\n")
+			}
+		}
+	}
+	return raw
+}
+
+func allStrings(list []any) ([]string, bool) {
+	out := make([]string, len(list))
+	for i, e := range list {
+		s, ok := e.(string)
+		if !ok {
+			return nil, false
+		}
+		out[i] = s
+	}
+	return out, true
+}
+
+// redactAny redacts the strings in a decoded JSON value, and the values of
+// keys that look like credentials.
+func redactAny(v any) (any, bool) {
+	switch x := v.(type) {
+	case string:
+		r := redact.Value(x)
+		return r, r != x
+	case map[string]any:
+		changed := false
+		for k, e := range x {
+			if redact.Sensitive(k) {
+				if e != redact.Placeholder {
+					x[k], changed = redact.Placeholder, true
+				}
+				continue
+			}
+			if r, c := redactAny(e); c {
+				x[k], changed = r, true
+			}
+		}
+		return x, changed
+	case []any:
+		// A list of strings may be an argv: "--password", "x".
+		if strs, ok := allStrings(x); ok {
+			red := redact.Argv(strs)
+			changed := false
+			for i := range red {
+				if red[i] != strs[i] {
+					x[i], changed = red[i], true
+				}
+			}
+			return x, changed
+		}
+		changed := false
+		for i, e := range x {
+			if r, c := redactAny(e); c {
+				x[i], changed = r, true
+			}
+		}
+		return x, changed
+	}
+	return v, false
 }
 
 // essentialsFirst orders time, level, message before the other fields,

@@ -257,3 +257,35 @@ func FuzzFitLine(f *testing.F) {
 		}
 	})
 }
+
+// Values logged by any package (not only the record and the findings) are
+// redacted by the writer NewLogger installs.
+func TestLoggerRedactsEveryValue(t *testing.T) {
+	for _, format := range []string{FormatJSON, FormatConsole} {
+		var buf bytes.Buffer
+		l, _ := NewLogger(&buf, format, "info")
+		l.Warn().
+			Str("source", "https://u:p@host/x").
+			Str("hf_token", "hf_PLANTED2").
+			Strs("argv", []string{"--password", "hunter2"}).
+			RawJSON("nested", []byte(`{"password":"pw_PLANTED4","list":["--token=tok_PLANTED3"],"n":1.50}`)).
+			Err(errErr("clone https://oauth2:glpat_PLANTED6@gitlab.example/x failed")).
+			Msg("PASSWORD=pw_PLANTED4 left in a message")
+		out := buf.String()
+		for _, s := range secrets {
+			if strings.Contains(out, s) {
+				t.Errorf("%s log contains %q: %s", format, s, out)
+			}
+		}
+		if !strings.Contains(out, "[redacted]") {
+			t.Errorf("%s log shows no redaction: %s", format, out)
+		}
+		if format == FormatJSON && !strings.Contains(out, `"n":1.50`) {
+			t.Errorf("numbers in a redacted object changed: %s", out)
+		}
+	}
+}
+
+type errErr string
+
+func (e errErr) Error() string { return string(e) }
