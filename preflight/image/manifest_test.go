@@ -22,7 +22,7 @@ var bakeTime = time.Date(2026, 11, 29, 12, 0, 0, 123, time.UTC)
 
 // bakedImage is a tree with two frameworks, kernels and a stack, baked,
 // with the manifest written where the shim looks for it.
-func bakedImage(t *testing.T) (*tree, map[string]string, Manifest) {
+func bakedImage(t testing.TB) (*tree, map[string]string, Manifest) {
 	t.Helper()
 	tr := paddleTree(t, condaSP, ptx(80, 7, 8))
 	tr.file(debianSP+"/torch/version.py", torchVersionCU118)
@@ -41,7 +41,7 @@ func bakedImage(t *testing.T) (*tree, map[string]string, Manifest) {
 }
 
 // noScan fails the test if Load reads any library's fatbins.
-func noScan(t *testing.T) scanFileFunc {
+func noScan(t testing.TB) scanFileFunc {
 	return func(path string) (fatbin.Result, error) {
 		t.Errorf("Load opened kernel library %s although the manifest is valid", path)
 		return fatbin.Result{}, nil
@@ -264,5 +264,23 @@ func TestBakeFailsWhenALibraryCannotBeHashed(t *testing.T) {
 	_, err := bake(tr.Root(), nil, BuildInfo{}, scanThenRemove)
 	if err == nil || !strings.Contains(err.Error(), "libtorch_cuda.so") {
 		t.Errorf("got %v, want an error naming the library", err)
+	}
+}
+
+// The run-time cost of knowing the image: a fresh scan against reusing a
+// valid manifest (which only stats what the bake looked at).
+func BenchmarkScan(b *testing.B) {
+	tr, env, _ := bakedImage(b)
+	for b.Loop() {
+		Scan(tr.Root(), env)
+	}
+}
+
+func BenchmarkLoadManifest(b *testing.B) {
+	tr, env, _ := bakedImage(b)
+	for b.Loop() {
+		if _, source, _ := Load(tr.Root(), env, DefaultManifestPath); source != SourceManifest {
+			b.Fatal("manifest not used")
+		}
 	}
 }

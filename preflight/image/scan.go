@@ -15,6 +15,7 @@
 package image
 
 import (
+	"fmt"
 	"io/fs"
 	"path"
 	"slices"
@@ -91,7 +92,7 @@ type scanner struct {
 }
 
 func (s *scanner) warnf(format string, args ...any) {
-	s.warnings = append(s.warnings, sprintf(format, args...))
+	s.warnings = append(s.warnings, fmt.Sprintf(format, args...))
 }
 
 // stamp records p (a file the scan read, or a directory it listed) among

@@ -14,11 +14,11 @@ import (
 
 // tree builds an image root in a temporary directory.
 type tree struct {
-	t    *testing.T
+	t    testing.TB
 	root string
 }
 
-func newTree(t *testing.T) *tree {
+func newTree(t testing.TB) *tree {
 	t.Helper()
 	return &tree{t: t, root: t.TempDir()}
 }
@@ -82,7 +82,7 @@ const (
 
 // paddleTree is the done-when case: PaddlePaddle 2.6.0.post118 whose
 // libpaddle.so carries sm_70 and sm_80 cubins, plus extra entries.
-func paddleTree(t *testing.T, sp string, extra ...fatbintest.Entry) *tree {
+func paddleTree(t testing.TB, sp string, extra ...fatbintest.Entry) *tree {
 	tr := newTree(t)
 	tr.file(sp+"/paddle/version/__init__.py", paddleVersion26)
 	tr.dir(sp + "/paddlepaddle_gpu-2.6.0.post118.dist-info")

@@ -1,7 +1,6 @@
 package image
 
 import (
-	"fmt"
 	"path"
 	"strings"
 
@@ -193,5 +192,3 @@ func components(v string) int {
 	}
 	return strings.Count(v, ".") + 1
 }
-
-func sprintf(format string, args ...any) string { return fmt.Sprintf(format, args...) }
