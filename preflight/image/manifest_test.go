@@ -284,3 +284,40 @@ func BenchmarkLoadManifest(b *testing.B) {
 		}
 	}
 }
+
+// The done-when case from files to finding: a PaddlePaddle
+// 2.6.0.post118 tree whose libpaddle.so has sm_70 and sm_80 cubins, on an
+// H100, with and without a compute_80 PTX entry (ISA 7.8, CUDA 11.8).
+func TestPaddleOnH100FromScannedFiles(t *testing.T) {
+	h100 := facts.GPU{Index: 0, Name: "NVIDIA H100 80GB HBM3", Brand: "Nvidia", ComputeCapability: "9.0"}
+	run := func(tr *tree, driver, driverCUDA string) check.Finding {
+		res, _ := Scan(tr.Root(), nil)
+		return check.GPUArch.Run(check.Input{
+			Facts: facts.Facts{
+				Host:      facts.Host{Driver: facts.Driver{Version: driver, CUDAVersion: driverCUDA}},
+				Container: facts.Container{Frameworks: res.Frameworks},
+			},
+			Visible: []facts.GPU{h100},
+		})
+	}
+	expect := func(f check.Finding, status check.Status, contains ...string) {
+		t.Helper()
+		if f.Status != status {
+			t.Errorf("got %s: %s, want %s", f.Status, f.Message, status)
+		}
+		for _, s := range contains {
+			if !strings.Contains(f.Message, s) {
+				t.Errorf("%q does not mention %q", f.Message, s)
+			}
+		}
+	}
+	cubins := newTree(t)
+	cubins.file(debianSP+"/paddle/version/__init__.py", paddleVersion26)
+	cubins.dir(debianSP + "/paddlepaddle_gpu-2.6.0.post118.dist-info")
+	cubins.so(debianSP+"/paddle/base/libpaddle.so", []fatbintest.Entry{cubin(70), cubin(80)})
+	expect(run(cubins, "535.104.05", "12.2"), check.Error, "sm_90 missing", "compiled: sm_70, sm_80", "paddlepaddle 2.6.0.post118")
+
+	withPTX := paddleTree(t, debianSP, ptx(80, 7, 8))
+	expect(run(withPTX, "535.104.05", "12.2"), check.Warn, "sm_90 missing", "JIT-compile compute_80 PTX at first launch")
+	expect(run(withPTX, "515.65.01", "11.7"), check.Error, "sm_90 missing", "PTX ISA 7.8", "CUDA >= 11.8")
+}
