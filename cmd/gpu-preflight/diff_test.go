@@ -15,6 +15,7 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 	"github.com/gpu-preflight/gpu-preflight/report"
 	"github.com/gpu-preflight/gpu-preflight/report/diff"
+	"github.com/gpu-preflight/gpu-preflight/report/schematest"
 )
 
 // hostFacts is a host with the given driver and one H100, running a CUDA
@@ -50,6 +51,11 @@ func writeRecord(t *testing.T, dir string, f facts.Facts, start time.Time) strin
 	if err != nil {
 		t.Fatal(err)
 	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	schematest.Validate(t, b)
 	return path
 }
 

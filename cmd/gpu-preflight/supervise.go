@@ -6,6 +6,8 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -63,15 +65,38 @@ var notForwarded = map[syscall.Signal]string{
 // sigrtmax is the highest signal number on Linux.
 const sigrtmax = 64
 
-// forwardedSignals lists every signal supervise forwards.
-func forwardedSignals() []os.Signal {
+// forwardedSignals lists every signal supervise forwards, leaving out those
+// in the ignored mask (bit N-1 for signal N).
+//
+// A signal ignored when supervise starts is one gpu-preflight inherited as
+// ignored (nohup ignores SIGHUP; a non-interactive shell's "&" ignores
+// SIGINT); the Go runtime keeps such a SIGHUP or SIGINT ignored. Catching
+// it to forward it would un-ignore it, and the command, which would have
+// inherited it as ignored under exec, would get the default action instead.
+// So it stays ignored for both, as in exec mode.
+func forwardedSignals(ignored uint64) []os.Signal {
 	var sigs []os.Signal
 	for n := syscall.Signal(1); n <= sigrtmax; n++ {
-		if _, keep := notForwarded[n]; !keep {
+		if _, keep := notForwarded[n]; !keep && ignored&(1<<(n-1)) == 0 {
 			sigs = append(sigs, n)
 		}
 	}
 	return sigs
+}
+
+// ignoredSignals reads the kernel's mask of signals this process ignores
+// (the SigIgn line of /proc/self/status, proc(5)).
+func ignoredSignals() (uint64, error) {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "SigIgn:"); ok {
+			return strconv.ParseUint(strings.TrimSpace(v), 16, 64)
+		}
+	}
+	return 0, errors.New("/proc/self/status has no SigIgn line")
 }
 
 // reapInterval is how often supervise reaps without a SIGCHLD: a SIGCHLD
@@ -88,8 +113,12 @@ func supervise(o outcome, argv, environ []string) int {
 
 	// Catch signals before the child exists, so none sent between the fork
 	// and the loop is lost or takes its default action on us.
+	ignored, err := ignoredSignals()
+	if err != nil {
+		o.log.Debug().Err(err).Msg("cannot tell which signals are ignored; forwarding all")
+	}
 	sigs := make(chan os.Signal, 64)
-	signal.Notify(sigs, append(forwardedSignals(), unix.SIGCHLD)...)
+	signal.Notify(sigs, append(forwardedSignals(ignored), unix.SIGCHLD)...)
 	defer signal.Stop(sigs)
 
 	pid, foreground, code, err := startChild(argv, environ)

@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/gpu-preflight/gpu-preflight/report/schematest"
 )
 
 // supervised is the built shim running a command in supervise mode.
@@ -31,9 +33,16 @@ type supervised struct {
 // provenance directory and ledger, and env added to the environment.
 func startSupervised(t *testing.T, env map[string]string, argv ...string) *supervised {
 	t.Helper()
+	return startProgram(t, env, shimPath, append([]string{"--"}, argv...)...)
+}
+
+// startProgram is startSupervised for a program that runs the shim: a
+// shell that sets up signal dispositions and then execs it, say.
+func startProgram(t *testing.T, env map[string]string, program string, args ...string) *supervised {
+	t.Helper()
 	s := &supervised{prov: t.TempDir()}
 	s.ledger = filepath.Join(t.TempDir(), "runs.jsonl")
-	s.cmd = exec.Command(shimPath, append([]string{"--"}, argv...)...)
+	s.cmd = exec.Command(program, args...)
 	s.cmd.Env = []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
 		"PREFLIGHT_SUPERVISE=true", "PREFLIGHT_PROVENANCE_DIR=" + s.prov, "PREFLIGHT_LEDGER=" + s.ledger,
 		"PREFLIGHT_LOG_FORMAT=json", "PREFLIGHT_LOG_LEVEL=debug",
@@ -87,6 +96,7 @@ func (s *supervised) record(t *testing.T) map[string]any {
 	if err != nil {
 		t.Fatal(err)
 	}
+	schematest.Validate(t, data)
 	var rec map[string]any
 	if err := json.Unmarshal(data, &rec); err != nil {
 		t.Fatalf("record %s: %v", files[0], err)
@@ -106,6 +116,7 @@ func (s *supervised) ledgerLines(t *testing.T) []map[string]any {
 	sc := bufio.NewScanner(f)
 	sc.Buffer(nil, 1<<24)
 	for sc.Scan() {
+		schematest.Validate(t, sc.Bytes())
 		var m map[string]any
 		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
 			t.Fatalf("ledger line %d is not JSON: %v", len(lines)+1, err)
@@ -189,15 +200,23 @@ func checkOutcome(t *testing.T, rec map[string]any, code, signal int) {
 // lastProvenanceLine returns the record of the last "provenance" log line.
 func lastProvenanceLine(t *testing.T, stderr string) map[string]any {
 	t.Helper()
-	var rec map[string]any
+	var raw json.RawMessage
 	for _, line := range strings.Split(stderr, "\n") {
-		var m map[string]any
-		if json.Unmarshal([]byte(line), &m) == nil && m["message"] == "provenance" {
-			rec, _ = m["record"].(map[string]any)
+		var m struct {
+			Message string          `json:"message"`
+			Record  json.RawMessage `json:"record"`
+		}
+		if json.Unmarshal([]byte(line), &m) == nil && m.Message == "provenance" {
+			raw = m.Record
 		}
 	}
-	if rec == nil {
+	if raw == nil {
 		t.Fatalf("no provenance log line in:\n%s", stderr)
+	}
+	schematest.Validate(t, raw)
+	var rec map[string]any
+	if err := json.Unmarshal(raw, &rec); err != nil {
+		t.Fatal(err)
 	}
 	return rec
 }
@@ -352,7 +371,7 @@ func openPTY(t *testing.T) (master, slave *os.File) {
 // catchable except tini's exceptions and what the Go runtime or the C
 // library use themselves.
 func TestForwardedSignalsFollowTini(t *testing.T) {
-	got := forwardedSignals()
+	got := forwardedSignals(0)
 	for _, s := range []syscall.Signal{unix.SIGHUP, unix.SIGINT, unix.SIGQUIT, unix.SIGUSR1, unix.SIGUSR2, unix.SIGPIPE,
 		unix.SIGALRM, unix.SIGTERM, unix.SIGCONT, unix.SIGTSTP, unix.SIGWINCH, unix.SIGPWR, syscall.Signal(34), syscall.Signal(64)} {
 		if !slices.Contains(got, os.Signal(s)) {
@@ -364,5 +383,43 @@ func TestForwardedSignalsFollowTini(t *testing.T) {
 		if slices.Contains(got, os.Signal(s)) {
 			t.Errorf("%v is forwarded; tini keeps it", s)
 		}
+	}
+}
+
+func TestInheritedIgnoredSignalsAreNotForwarded(t *testing.T) {
+	got := forwardedSignals(1<<(unix.SIGHUP-1) | 1<<(unix.SIGINT-1))
+	if slices.Contains(got, os.Signal(unix.SIGHUP)) || slices.Contains(got, os.Signal(unix.SIGINT)) {
+		t.Error("an ignored SIGHUP or SIGINT is forwarded")
+	}
+	if !slices.Contains(got, os.Signal(unix.SIGTERM)) {
+		t.Error("SIGTERM is not forwarded")
+	}
+}
+
+// TestSuperviseUnderNohupKeepsSIGHUPIgnored starts the shim with SIGHUP
+// ignored, as nohup does: the command must inherit it ignored, as it would
+// under exec, and a SIGHUP sent to the shim must not end the command.
+func TestSuperviseUnderNohupKeepsSIGHUPIgnored(t *testing.T) {
+	dir := t.TempDir()
+	script := `sed -n 's/^SigIgn:[[:space:]]*//p' /proc/$$/status > "$D/sigign"
+touch "$D/ready"
+while [ ! -e "$D/stop" ]; do sleep 0.05; done
+exit 4`
+	// The shell ignores SIGHUP and execs the shim, which keeps its pid.
+	s := startProgram(t, map[string]string{"D": dir, "SHIM": shimPath, "SCRIPT": script},
+		"/bin/sh", "-c", `trap "" HUP; exec "$SHIM" -- sh -c "$SCRIPT"`)
+	waitForFile(t, filepath.Join(dir, "ready"), s)
+	b, _ := os.ReadFile(filepath.Join(dir, "sigign"))
+	mask, err := strconv.ParseUint(strings.TrimSpace(string(b)), 16, 64)
+	if err != nil || mask&(1<<(unix.SIGHUP-1)) == 0 {
+		t.Errorf("the command's SigIgn is %q (%v): SIGHUP not ignored, unlike under exec", b, err)
+	}
+	if err := s.cmd.Process.Signal(unix.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond)
+	os.WriteFile(filepath.Join(dir, "stop"), nil, 0o644)
+	if code := s.wait(t); code != 4 {
+		t.Fatalf("exit %d, want the command's 4 (SIGHUP must be ignored); stderr:\n%s", code, s.stderr.String())
 	}
 }
