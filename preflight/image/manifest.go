@@ -247,10 +247,11 @@ func (m Manifest) stale(root fsroot.Root, env map[string]string) error {
 //
 // Modification times are compared to the second because image layers do
 // not keep more: the build container's files have nanosecond times when
-// bake runs, but moby's layer tar writer truncates them to whole seconds
-// (pkg/archive: hdr.ModTime.Truncate(time.Second)), so the extracted image
-// would never match a nanosecond stamp. Truncation keeps the second, so a
-// floor of the baked time equals the extracted time.
+// bake runs, but the layer tar writers truncate them to whole seconds
+// (moby pkg/archive FileInfoHeader and containerd's archive changeWriter
+// both set hdr.ModTime = hdr.ModTime.Truncate(time.Second)), so the pulled
+// image would never match a nanosecond stamp. Truncation keeps the second,
+// so the floor of the baked time equals the extracted time.
 func unixSeconds(ns int64) int64 {
 	s := ns / 1e9
 	if ns < 0 && ns%1e9 != 0 {
