@@ -9,7 +9,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -23,6 +25,9 @@ const hookEnv = "GPU_PREFLIGHT_TEST_HOOK"
 // procDriverDir is the bundle-relative directory the suite prepares and the
 // hook copies into the container's /proc/driver.
 const procDriverDir = "proc-driver"
+
+// hookStampFile, in the bundle, holds when the hook ran (Unix nanoseconds).
+const hookStampFile = "hook-ran-at"
 
 func TestMain(m *testing.M) {
 	if os.Getenv(hookEnv) == "proc-driver" {
@@ -55,6 +60,13 @@ func procDriverHook(stdin io.Reader) error {
 	}
 	if state.Bundle == "" {
 		return fmt.Errorf("container state has no bundle path")
+	}
+	// When the container is about to start: the shim is exec'd right
+	// after the hooks, pivot_root and runc start. Timing bounds are
+	// measured from here, not from runc's own setup.
+	stamp := []byte(strconv.FormatInt(time.Now().UnixNano(), 10))
+	if err := os.WriteFile(filepath.Join(state.Bundle, hookStampFile), stamp, 0o644); err != nil {
+		return fmt.Errorf("writing the hook's time stamp: %w", err)
 	}
 	src := filepath.Join(state.Bundle, procDriverDir)
 	dst := filepath.Join(state.Bundle, "rootfs", "proc", "driver")

@@ -8,6 +8,8 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -19,6 +21,9 @@ type result struct {
 	stdout   string
 	stderr   string
 	elapsed  time.Duration // from `runc run` to its exit: includes runc's own setup
+	// sinceHook is from the createContainer hook (just before the shim
+	// starts) to runc's exit; 0 when the bundle has no hook.
+	sinceHook time.Duration
 }
 
 // running is a container whose `runc run` has started.
@@ -99,7 +104,13 @@ func (r *running) wait() result {
 func (b *bundle) collect(elapsed time.Duration, code int) result {
 	out, _ := os.ReadFile(b.stdout)
 	errOut, _ := os.ReadFile(b.stderr)
-	return result{exitCode: code, stdout: string(out), stderr: string(errOut), elapsed: elapsed}
+	res := result{exitCode: code, stdout: string(out), stderr: string(errOut), elapsed: elapsed}
+	if stamp, err := os.ReadFile(filepath.Join(b.dir, hookStampFile)); err == nil {
+		if ns, err := strconv.ParseInt(string(stamp), 10, 64); err == nil {
+			res.sinceHook = time.Since(time.Unix(0, ns))
+		}
+	}
+	return res
 }
 
 // kill sends sig with `runc kill` (to the container's init process, or with
