@@ -142,11 +142,13 @@ func migMode(d gonvml.Device, g *facts.GPU, errs *fieldErrors) {
 	}
 	count := 0
 	for i := 0; i < max; i++ {
-		// NOT_FOUND marks an empty slot; any other failure is reported once.
+		// NOT_FOUND marks an empty slot, NO_PERMISSION one this container
+		// may not use: neither is a visible MIG device. Any other failure
+		// leaves the count unknown.
 		switch _, ret := d.GetMigDeviceHandleByIndex(i); ret {
 		case gonvml.SUCCESS:
 			count++
-		case gonvml.ERROR_NOT_FOUND:
+		case gonvml.ERROR_NOT_FOUND, gonvml.ERROR_NO_PERMISSION:
 		default:
 			errs.ok("migDevices", ret)
 			return

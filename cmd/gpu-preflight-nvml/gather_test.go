@@ -218,9 +218,20 @@ func TestGatherCountsVisibleMIGDevices(t *testing.T) {
 		t.Errorf("MIG %q devices %v, want enabled with 2", g.MIGMode, g.MIGDevices)
 	}
 
-	d.GetMigDeviceHandleByIndexFunc = func(int) (gonvml.Device, gonvml.Return) { return nil, gonvml.ERROR_NOT_FOUND }
+	d.GetMigDeviceHandleByIndexFunc = func(i int) (gonvml.Device, gonvml.Return) {
+		if i == 0 {
+			return nil, gonvml.ERROR_NO_PERMISSION
+		}
+		return nil, gonvml.ERROR_NOT_FOUND
+	}
 	g = gather(s, "x").GPUs[0]
-	if g.MIGDevices == nil || *g.MIGDevices != 0 {
-		t.Errorf("MIG devices %v, want 0 when every slot is empty", g.MIGDevices)
+	if g.MIGDevices == nil || *g.MIGDevices != 0 || g.Errors["migDevices"] != "" {
+		t.Errorf("MIG devices %v (errors %v), want 0 when every slot is empty or not ours", g.MIGDevices, g.Errors)
+	}
+
+	d.GetMigDeviceHandleByIndexFunc = func(int) (gonvml.Device, gonvml.Return) { return nil, gonvml.ERROR_GPU_IS_LOST }
+	g = gather(s, "x").GPUs[0]
+	if g.MIGDevices != nil || g.Errors["migDevices"] != "GPU is lost" {
+		t.Errorf("MIG devices %v (errors %v), want unknown with NVML's error", g.MIGDevices, g.Errors)
 	}
 }

@@ -256,3 +256,39 @@ func TestShimFallsBackToProbeBesideIt(t *testing.T) {
 		t.Errorf("nvml %+v, want unavailable", rec.Host.NVML)
 	}
 }
+
+// Four A100s with what gpu-health looks for: one warning naming each GPU
+// and its remedy; under the default policy the job still runs.
+func TestShimWarnsAboutUnhealthyGPUs(t *testing.T) {
+	rec, r := checkJSON(t, shimEnv(t, fakeLibrary(t), ptr(fakenvml.Unhealthy())))
+	if r.code != 0 {
+		t.Fatalf("exit %d under the fail policy\nstderr: %s", r.code, r.stderr)
+	}
+	status, msg := finding(t, rec, "gpu-health")
+	if status != "warn" {
+		t.Fatalf("gpu-health %s: %s", status, msg)
+	}
+	for _, want := range []string{"GPU 0", "MIG mode but no MIG device", "GPU 1", "3 uncorrected ECC",
+		"GPU 2", "retired memory pages", "GPU 3", "persistence mode off", "nvidia-smi -i 3 -pm 1"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("gpu-health does not say %q: %s", want, msg)
+		}
+	}
+}
+
+// What the probe writes on stderr reaches the shim's log (at debug level):
+// here the fake library's complaint that no scenario was given, which also
+// makes nvmlInit fail ("Unknown Error", a warning, not an abort).
+func TestShimLogsProbeStderr(t *testing.T) {
+	env := shimEnv(t, fakeLibrary(t), nil, "PREFLIGHT_LOG_LEVEL=debug")
+	rec, r := checkJSON(t, env)
+	if rec.Host.NVML.Outcome != "init-failed" || rec.Host.NVML.Error != "Unknown Error" || r.code != 0 {
+		t.Fatalf("nvml %+v, exit %d", rec.Host.NVML, r.code)
+	}
+	if !strings.Contains(r.stderr, "FAKE_NVML_SCENARIO is not set") {
+		t.Errorf("the probe's stderr is not in the log:\n%s", r.stderr)
+	}
+	if status, _ := finding(t, rec, "nvml"); status != "warn" {
+		t.Errorf("nvml check %s, want warn", status)
+	}
+}
