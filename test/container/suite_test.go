@@ -73,7 +73,17 @@ func newSuite() (*suite, error) {
 	if s.hook, err = os.Executable(); err != nil {
 		return nil, fmt.Errorf("finding the test binary to use as the OCI hook: %w", err)
 	}
-	if s.shim, err = buildShim(repo); err != nil {
+	if s.tmp, err = os.MkdirTemp("", "gpu-preflight-container-"); err != nil {
+		return nil, err
+	}
+	shim, err := buildShim(repo)
+	if err != nil {
+		return nil, err
+	}
+	// A private copy: the checkout's bin/ may be rebuilt or cleaned while
+	// the scenarios run.
+	s.shim = filepath.Join(s.tmp, "gpu-preflight")
+	if err := copyExecutable(shim, s.shim); err != nil {
 		return nil, err
 	}
 	cache := filepath.Join(repo, ".cache", "rootfs")
@@ -87,9 +97,6 @@ func newSuite() (*suite, error) {
 		return nil, err
 	}
 	s.busybox = []string{bb}
-	if s.tmp, err = os.MkdirTemp("", "gpu-preflight-container-"); err != nil {
-		return nil, err
-	}
 	if s.nvml, err = buildNVMLLibs(repo, s.tmp); err != nil {
 		return nil, err
 	}
@@ -154,4 +161,12 @@ func run(dir string, limit time.Duration, name string, args ...string) (string, 
 		return stdout.String(), fmt.Errorf("%s %s: %w\n%s", name, strings.Join(args, " "), err, stderr.String())
 	}
 	return stdout.String(), nil
+}
+
+func copyExecutable(src, dst string) error {
+	data, err := os.ReadFile(src)
+	if err != nil {
+		return fmt.Errorf("reading the shim: %w", err)
+	}
+	return os.WriteFile(dst, data, 0o755)
 }
