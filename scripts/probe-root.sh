@@ -15,6 +15,13 @@ root=${1:?usage: probe-root.sh DIR}
 if [[ -f $root/.ready ]]; then
 	exit 0
 fi
+mkdir -p "$(dirname "$root")"
+# Parallel makes wait for one debootstrap instead of racing on $root.tmp.
+exec 9>"$root.lock"
+flock 9
+if [[ -f $root/.ready ]]; then
+	exit 0
+fi
 if [[ $(id -u) -ne 0 ]]; then
 	echo "probe-root: debootstrap and chroot need root; run make as root" >&2
 	exit 1
@@ -34,7 +41,6 @@ cleanup() {
 trap cleanup EXIT
 
 rm -rf "$work"
-mkdir -p "$(dirname "$root")"
 echo "probe-root: debootstrap --variant=minbase bullseye $work (a few minutes, once)" >&2
 debootstrap --variant=minbase bullseye "$work" >"$work.log" 2>&1 || {
 	tail -n 30 "$work.log" >&2
