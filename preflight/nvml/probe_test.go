@@ -226,3 +226,21 @@ func BenchmarkProbeFromMemfd(b *testing.B) {
 		}
 	}
 }
+
+func TestProbeFindsAProbeOnPATH(t *testing.T) {
+	saved := embedded
+	embedded = nil
+	defer func() { embedded = saved }()
+	dir := t.TempDir()
+	onPath := filepath.Join(dir, ProbeName)
+	if err := os.Symlink(os.Args[0], onPath); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", dir)
+	opts := helperOptions(t, "ok")
+	opts.Path = ""
+	r := Probe(context.Background(), opts)
+	if r.NVML.Outcome != facts.ProbeOK || r.NVML.Via != "file:"+onPath {
+		t.Fatalf("NVML = %+v, want ok from %s", r.NVML, onPath)
+	}
+}
