@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -167,17 +168,17 @@ func (r record) num(path string) (float64, bool) {
 	return f, ok
 }
 
+// want compares the value at path with want as JSON values, so an int
+// matches a JSON number and a []string a JSON array of the same strings.
 func (r record) want(t *testing.T, path string, want any) {
 	t.Helper()
-	got := r.get(path)
-	if f, ok := got.(float64); ok {
-		if w, ok := want.(int); ok {
-			want = float64(w)
-		}
-		got = f
-	}
-	if fmt.Sprint(got) != fmt.Sprint(want) {
-		t.Errorf("record %s = %#v, want %#v", path, got, want)
+	data, err := json.Marshal(want)
+	must(t, err)
+	var norm any
+	must(t, json.Unmarshal(data, &norm))
+	if got := r.get(path); !reflect.DeepEqual(got, norm) {
+		g, _ := json.Marshal(got)
+		t.Errorf("record %s = %s, want %s", path, g, data)
 	}
 }
 

@@ -44,8 +44,8 @@ func TestContainer(t *testing.T) {
 	}{
 		{"compatible", testCompatible},
 		{"debian-libnvidia-ml", testDebianNVML},
-		{"old-driver", testIncompatible},
-		{"old-driver-warn", testIncompatibleWarn},
+		{"old-driver", testOldDriver},
+		{"old-driver-warn", testOldDriverWarn},
 		{"hung-nvml/fail", func(t *testing.T, s *suite) { testHungNVML(t, s, "fail") }},
 		{"hung-nvml/warn", func(t *testing.T, s *suite) { testHungNVML(t, s, "warn") }},
 		{"busybox", testBusybox},
@@ -142,8 +142,8 @@ func testDebianNVML(t *testing.T, s *suite) {
 	rec.want(t, "decision.action", "exec")
 }
 
-// incompatible is the job on h100Old.
-func (s *suite) incompatible(t *testing.T, env ...string) scenario {
+// oldDriver is the job on h100Old.
+func (s *suite) oldDriver(t *testing.T, env ...string) scenario {
 	sc := scenario{
 		driver: procFor(h100Old),
 		env:    env,
@@ -153,10 +153,10 @@ func (s *suite) incompatible(t *testing.T, env ...string) scenario {
 	return sc
 }
 
-// testIncompatible: the doomed job fails in its first second with exit 78,
+// testOldDriver: the doomed job fails in its first second with exit 78,
 // never starts the command, and tells Kubernetes why in one line.
-func testIncompatible(t *testing.T, s *suite) {
-	b := s.newBundle(t, s.incompatible(t))
+func testOldDriver(t *testing.T, s *suite) {
+	b := s.newBundle(t, s.oldDriver(t))
 	res := b.run(t, runLimit)
 	wantExit(t, res, 78)
 	wantStdout(t, res, "")
@@ -173,10 +173,10 @@ func testIncompatible(t *testing.T, s *suite) {
 	wantCheckStatus(t, rec, "cuda-requirement", "error")
 }
 
-// testIncompatibleWarn: PREFLIGHT_POLICY=warn never aborts; the finding is
+// testOldDriverWarn: PREFLIGHT_POLICY=warn never aborts; the finding is
 // still an error in the log and the record.
-func testIncompatibleWarn(t *testing.T, s *suite) {
-	b := s.newBundle(t, s.incompatible(t, "PREFLIGHT_POLICY=warn"))
+func testOldDriverWarn(t *testing.T, s *suite) {
+	b := s.newBundle(t, s.oldDriver(t, "PREFLIGHT_POLICY=warn"))
 	res := b.run(t, runLimit)
 	wantExit(t, res, 0)
 	wantStdout(t, res, "ran\n")
