@@ -73,7 +73,7 @@ func preflight(overrides map[string]string, argv, environ []string, stderr io.Wr
 			ForceProbe:  cfg.nvmlLibrarySet,
 			NVMLTimeout: cfg.NVMLTimeout,
 			Manifest:    cfg.Manifest,
-			ProbeStderr: func(s string) { log.Debug().Str("stderr", s).Msg("nvml probe stderr") },
+			ProbeStderr: func(s string) { log.Info().Str("stderr", s).Msg("nvml probe wrote on stderr") },
 		})
 		visible, note := container.VisibleGPUs(f.Host.GPUs, f.Container.Env)
 		if note != "" {
