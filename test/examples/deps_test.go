@@ -1,0 +1,51 @@
+package examples
+
+import (
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	"sigs.k8s.io/yaml"
+)
+
+// TestShimDoesNotLinkTheTestModules: the Kubernetes types and the YAML
+// decoder these tests use must never reach the shim's import graph (with or
+// without the embedded probe).
+func TestShimDoesNotLinkTheTestModules(t *testing.T) {
+	env := append(os.Environ(), "GOFLAGS=-mod=readonly")
+	for _, tags := range []string{"", "embedprobe"} {
+		r := runCmd(t, repo(t), env, 2*time.Minute, "go", "list", "-deps", "-tags", tags, "./cmd/gpu-preflight")
+		if r.code != 0 {
+			t.Fatalf("go list -deps: exit %d\n%s", r.code, r.stderr)
+		}
+		if !strings.Contains(r.stdout, "github.com/gpu-preflight/gpu-preflight/report") {
+			t.Fatalf("go list -deps printed no shim package:\n%s", r.stdout)
+		}
+		for _, p := range strings.Fields(r.stdout) {
+			if strings.Contains(p, "k8s.io") || strings.Contains(p, "yaml") || strings.Contains(p, "/test/examples") {
+				t.Errorf("the shim (tags %q) imports %s", tags, p)
+			}
+		}
+	}
+}
+
+// TestStrictDecodingRefusesUnknownFields proves the manifest checks can
+// fail: a misspelt field is an error, not a silently dropped key.
+func TestStrictDecodingRefusesUnknownFields(t *testing.T) {
+	src := readRepoFile(t, "examples/kubernetes/job.yaml")
+	bad := strings.Replace(src, "terminationMessagePolicy:", "terminationMesagePolicy:", 1)
+	if bad == src {
+		t.Fatal("job.yaml has no terminationMessagePolicy to misspell")
+	}
+	var job batchv1.Job
+	if err := yaml.UnmarshalStrict([]byte(bad), &job); err == nil {
+		t.Error("a misspelt field decoded without error")
+	}
+	var pj paddleJob
+	badPJ := strings.Replace(readRepoFile(t, "examples/kubernetes/paddlejob.yaml"), "restartPolicy: ExitCode", "restartPolicyy: ExitCode", 1)
+	if err := yaml.UnmarshalStrict([]byte(badPJ), &pj); err == nil {
+		t.Error("a misspelt PaddleJob field decoded without error")
+	}
+}

@@ -1,0 +1,84 @@
+package examples
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// seeds adds the repository's real files to a fuzz corpus.
+func seeds(f *testing.F, rels ...string) {
+	for _, rel := range rels {
+		data, err := os.ReadFile(filepath.Join("..", "..", rel))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(string(data))
+	}
+}
+
+func FuzzParseDockerfile(f *testing.F) {
+	seeds(f, "Dockerfile.example", "examples/paddle/Dockerfile", "examples/pytorch/Dockerfile")
+	f.Add("FROM a AS b\nCOPY --from=b x y\\\n# c\n z\nRUN [\"a\"")
+	f.Fuzz(func(t *testing.T, src string) {
+		df, err := ParseDockerfile(src)
+		if err != nil {
+			return
+		}
+		for _, s := range df.Stages {
+			for _, in := range s.Body {
+				_, _ = KeyValues(in)
+				_, _ = Words(in.Args)
+				_ = Expand(in.Args, map[string]string{"A": "$B", "B": "${A}"})
+			}
+		}
+	})
+}
+
+func FuzzParseFluentBit(f *testing.F) {
+	seeds(f, "examples/logging/fluent-bit.conf", "examples/logging/parsers.conf")
+	f.Add("[A]\n  k v\n\tk v\n[")
+	f.Fuzz(func(t *testing.T, src string) {
+		secs, err := ParseFluentBit(src)
+		if err != nil {
+			return
+		}
+		for _, s := range secs {
+			if s.Name == "" {
+				t.Fatal("a section without a name")
+			}
+			for _, e := range s.Entries {
+				if e[1] == "" {
+					t.Fatalf("entry %q without a value", e[0])
+				}
+			}
+		}
+	})
+}
+
+func FuzzParseLogQuery(f *testing.F) {
+	seeds(f, "examples/logging/aborted-runs.logql")
+	f.Add(`{app="train"} | json | message="decision" | action="abort"`)
+	f.Add(`sum by (x) (count_over_time({a=~"b.*"} |= "x" | json | c!~"d" [1h]))`)
+	f.Fuzz(func(t *testing.T, q string) {
+		lq, err := ParseLogQuery(q)
+		if err != nil {
+			return
+		}
+		lq.Match(map[string]string{"app": "train"}, `{"message":"decision","action":"abort","n":{"m":1}}`)
+		lq.Match(nil, q)
+	})
+}
+
+func FuzzBetween(f *testing.F) {
+	seeds(f, "docs/guide.md")
+	f.Add("a <!-- x --> b <!-- /x --> c")
+	f.Fuzz(func(t *testing.T, doc string) {
+		if s, err := Between(doc, "<!-- x -->", "<!-- /x -->"); err == nil && len(s) > len(doc) {
+			t.Fatal("longer than the document")
+		}
+		for _, b := range CodeBlocks(doc) {
+			_ = Commands(b)
+		}
+	})
+}

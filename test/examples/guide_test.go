@@ -1,0 +1,107 @@
+package examples
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Markers around the samples the tests keep true. The lead folds the guide
+// into README.md; until the README carries a marker, the guide is read.
+const (
+	abortOpen      = "<!-- abort-sample -->"
+	abortClose     = "<!-- /abort-sample -->"
+	quickstartOpen = "<!-- quickstart -->"
+	quickClose     = "<!-- /quickstart -->"
+)
+
+// documented returns the marked text from README.md if it has the marker,
+// else from docs/guide.md, and which file it came from.
+func documented(t *testing.T, open, close string) (string, string) {
+	t.Helper()
+	for _, f := range []string{"README.md", "docs/guide.md"} {
+		doc := readRepoFile(t, f)
+		if !strings.Contains(doc, open) {
+			continue
+		}
+		text, err := Between(doc, open, close)
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		return text, f
+	}
+	t.Fatalf("neither README.md nor docs/guide.md has %s", open)
+	return "", ""
+}
+
+// TestAbortSampleIsWhatTheShimSays: the failure shown in the documentation
+// is, byte for byte, the termination message the current code writes for
+// the CUDA 11.8 image on driver 515.65.01.
+func TestAbortSampleIsWhatTheShimSays(t *testing.T) {
+	text, file := documented(t, abortOpen, abortClose)
+	blocks := CodeBlocks(text)
+	if len(blocks) != 1 {
+		t.Fatalf("%s: want one code block between the abort-sample markers, got %d", file, len(blocks))
+	}
+	got := runAbort(t)
+	if got.code != 78 {
+		t.Errorf("the scenario exits %d, want 78\n%s", got.code, got.stderr)
+	}
+	if strings.TrimSpace(blocks[0]) != got.termination {
+		t.Errorf("%s's abort sample is not what gpu-preflight writes now.\nsample:\n%s\n\ngpu-preflight:\n%s",
+			file, strings.TrimSpace(blocks[0]), got.termination)
+	}
+}
+
+// TestQuickStartRunsWordForWord runs the quick start's commands in the
+// repository, as a newcomer would type them, except `make test` (this suite
+// is part of it). The environment is the test's own, with
+// PREFLIGHT_PROVENANCE_DIR pointed at a scratch directory so the run leaves
+// nothing in /var/log.
+func TestQuickStartRunsWordForWord(t *testing.T) {
+	text, file := documented(t, quickstartOpen, quickClose)
+	var cmds []string
+	for _, b := range CodeBlocks(text) {
+		cmds = append(cmds, Commands(b)...)
+	}
+	for _, want := range []string{"make run", "make test", "bin/gpu-preflight -- echo hi"} {
+		if !slices.Contains(cmds, want) {
+			t.Errorf("%s's quick start does not have %q (it has %q)", file, want, cmds)
+		}
+	}
+	prov := t.TempDir()
+	var env []string
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		switch name {
+		case "MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES", "GPU_PREFLIGHT_BIN":
+			continue // a newcomer's shell is not inside make
+		}
+		env = append(env, kv)
+	}
+	env = append(env, "PREFLIGHT_PROVENANCE_DIR="+prov, "PREFLIGHT_LOG_FORMAT=json")
+	ran := 0
+	for _, c := range cmds {
+		if c == "make test" {
+			continue
+		}
+		ran++
+		r := runCmd(t, repo(t), env, 10*time.Minute, "bash", "-c", c)
+		if r.code != 0 {
+			t.Errorf("%q exits %d\nstdout:\n%s\nstderr:\n%s", c, r.code, r.stdout, r.stderr)
+			continue
+		}
+		if c == "bin/gpu-preflight -- echo hi" && r.stdout != "hi\n" {
+			t.Errorf("%q printed %q, want hi", c, r.stdout)
+		}
+	}
+	if ran == 0 {
+		t.Fatal("no quick-start command ran")
+	}
+	if recs, _ := filepath.Glob(filepath.Join(prov, "*.json")); len(recs) == 0 {
+		t.Error("bin/gpu-preflight -- echo hi left no provenance record")
+	}
+}

@@ -1,0 +1,64 @@
+package examples
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Between returns the text between the first open marker and the close
+// marker after it, without the markers. It fails when either is missing or
+// a marker appears twice: the guide marks each sample exactly once.
+func Between(doc, open, close string) (string, error) {
+	i := strings.Index(doc, open)
+	if i < 0 {
+		return "", fmt.Errorf("marker %s not found", open)
+	}
+	if strings.Count(doc, open) > 1 {
+		return "", fmt.Errorf("marker %s appears %d times, want once", open, strings.Count(doc, open))
+	}
+	rest := doc[i+len(open):]
+	j := strings.Index(rest, close)
+	if j < 0 {
+		return "", fmt.Errorf("marker %s has no closing %s", open, close)
+	}
+	return rest[:j], nil
+}
+
+// CodeBlocks returns the contents of the fenced (```) code blocks in md,
+// each without its fence lines.
+func CodeBlocks(md string) []string {
+	var blocks []string
+	var cur []string
+	in := false
+	for _, line := range strings.Split(md, "\n") {
+		if strings.HasPrefix(strings.TrimSpace(line), "```") {
+			if in {
+				blocks = append(blocks, strings.Join(cur, "\n"))
+				cur = nil
+			}
+			in = !in
+			continue
+		}
+		if in {
+			cur = append(cur, line)
+		}
+	}
+	return blocks
+}
+
+// Commands returns the shell commands in a code block: one per line, with
+// comments ("# ...", also after a command) and blank lines dropped.
+func Commands(block string) []string {
+	var cmds []string
+	for _, line := range strings.Split(block, "\n") {
+		if i := strings.Index(line, " #"); i >= 0 {
+			line = line[:i]
+		}
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		cmds = append(cmds, line)
+	}
+	return cmds
+}

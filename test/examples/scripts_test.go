@@ -1,0 +1,120 @@
+package examples
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// shellScripts lists the examples' shell scripts: *.sh, *.sbatch, and any
+// file whose first line is a bash or sh shebang.
+func shellScripts(t *testing.T) []string {
+	t.Helper()
+	var out []string
+	root := filepath.Join(repo(t), "examples")
+	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		first, _, _ := strings.Cut(string(data), "\n")
+		if strings.HasSuffix(p, ".sh") || strings.HasSuffix(p, ".sbatch") ||
+			strings.HasPrefix(first, "#!") && (strings.Contains(first, "bash") || strings.HasSuffix(first, "/sh")) {
+			out = append(out, p)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func TestShellScriptsParseAndPassShellcheck(t *testing.T) {
+	if _, err := exec.LookPath("shellcheck"); err != nil {
+		t.Fatal("shellcheck is not installed: run `make deps` as root (scripts/deps.sh installs Debian's shellcheck)")
+	}
+	scripts := shellScripts(t)
+	if len(scripts) < 2 {
+		t.Fatalf("found %d scripts under examples/, want the Slurm scripts at least", len(scripts))
+	}
+	env := []string{"PATH=" + os.Getenv("PATH")}
+	for _, s := range scripts {
+		rel, _ := filepath.Rel(repo(t), s)
+		t.Run(rel, func(t *testing.T) {
+			if r := runCmd(t, repo(t), env, time.Minute, "bash", "-n", s); r.code != 0 {
+				t.Errorf("bash -n: exit %d\n%s", r.code, r.stderr)
+			}
+			if r := runCmd(t, repo(t), env, time.Minute, "shellcheck", "--shell=bash", "--severity=style", s); r.code != 0 {
+				t.Errorf("shellcheck: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+			}
+		})
+	}
+}
+
+// TestSlurmScriptsReachTheRecord: the scripts run the shim at the path the
+// Dockerfiles install it, keep the task environment (SLURM_* is what the
+// record's orchestrator.slurm reads), and keep the records on a volume.
+func TestSlurmScriptsReachTheRecord(t *testing.T) {
+	scripts, _ := filepath.Glob(filepath.Join(repo(t), "examples/slurm/*.sbatch"))
+	if len(scripts) == 0 {
+		t.Fatal("no examples/slurm/*.sbatch")
+	}
+	for _, s := range scripts {
+		data, err := os.ReadFile(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := string(data)
+		name := filepath.Base(s)
+		if !strings.Contains(text, shimPath+" -- ") {
+			t.Errorf("%s does not run %s -- CMD", name, shimPath)
+		}
+		var code []string // the lines that run, without comments
+		for _, l := range strings.Split(text, "\n") {
+			if !strings.HasPrefix(strings.TrimSpace(l), "#") {
+				code = append(code, l)
+			}
+		}
+		for _, bad := range []string{"--cleanenv", "--export=NONE", "--containall"} {
+			if strings.Contains(strings.Join(code, "\n"), bad) {
+				t.Errorf("%s uses %s, which keeps SLURM_* out of the container", name, bad)
+			}
+		}
+		if !strings.Contains(text, ":/var/log/gpu-preflight") {
+			t.Errorf("%s does not mount a directory at /var/log/gpu-preflight (PREFLIGHT_PROVENANCE_DIR)", name)
+		}
+		if !strings.Contains(text, "#SBATCH") || !strings.Contains(text, "srun ") {
+			t.Errorf("%s is not an sbatch script that runs srun", name)
+		}
+	}
+}
+
+// TestTrainingScriptsCompile byte-compiles the examples' train.py files.
+func TestTrainingScriptsCompile(t *testing.T) {
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Fatal("python3 is not installed: apt-get install python3-minimal (the examples' train.py files are checked with py_compile)")
+	}
+	for _, f := range []struct{ path, imports string }{
+		{"examples/paddle/train.py", "import paddle"},
+		{"examples/pytorch/train.py", "import torch"},
+	} {
+		if !strings.Contains(readRepoFile(t, f.path), f.imports+"\n") {
+			t.Errorf("%s does not %s", f.path, f.imports)
+		}
+		// Compile to a throwaway file: no __pycache__ in the checkout.
+		code := "import py_compile,sys; py_compile.compile(sys.argv[1], cfile=sys.argv[2], doraise=True)"
+		r := runCmd(t, repo(t), []string{"PATH=/usr/bin:/bin"}, time.Minute, py, "-c", code,
+			filepath.Join(repo(t), f.path), filepath.Join(t.TempDir(), "train.pyc"))
+		if r.code != 0 {
+			t.Errorf("%s does not compile:\n%s", f.path, r.stderr)
+		}
+	}
+}
