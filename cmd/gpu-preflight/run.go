@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"sync"
 	"syscall"
 	"time"
 
@@ -55,8 +56,8 @@ func preflight(overrides map[string]string, argv, environ []string, stderr io.Wr
 
 	ctx, cancel := context.WithTimeout(context.Background(), cfg.Timeout)
 	defer cancel()
-	stopSignals := exitOnSignal(cancel, log)
-	defer stopSignals()
+	gate := exitOnSignal(cancel, log)
+	defer gate.release()
 
 	type result struct {
 		facts    facts.Facts
@@ -116,12 +117,12 @@ func preflight(overrides map[string]string, argv, environ []string, stderr io.Wr
 		ToolCommit:  buildinfo.Commit,
 		Now:         started,
 	})
-	o.persist()
+	gate.locked(o.persist)
 	o.log.Info().Str("action", o.decision.Action).Str("policy", string(o.decision.Policy)).
 		Int("exitCode", o.decision.ExitCode).Float64("elapsedMs", float64(time.Since(started).Microseconds())/1000).
 		Msg("decision")
 	if o.decision.Action == policy.Abort {
-		o.writeTermination()
+		gate.locked(o.writeTermination)
 	}
 	return o, nil
 }
@@ -155,28 +156,50 @@ func (o *outcome) writeTermination() {
 	}
 }
 
-// exitOnSignal makes SIGTERM and friends end the preflight at once with
-// 128+N: the probe is killed through cancel, and no record is left half
-// written (records are written atomically). The returned function hands the
-// signals back before exec.
-func exitOnSignal(cancel context.CancelFunc, log zerolog.Logger) func() {
-	ch := make(chan os.Signal, 1)
-	signal.Notify(ch, terminatingSignals...)
-	stop := make(chan struct{})
+// signalGate ends the preflight on SIGTERM and friends with 128+N, and
+// keeps that exit from cutting a record write short.
+type signalGate struct {
+	// mu is held while a record or termination message is written; the
+	// signal handler takes it and never gives it back, so a write either
+	// completes before the exit or never starts.
+	mu   sync.Mutex
+	ch   chan os.Signal
+	stop chan struct{}
+}
+
+// exitOnSignal starts the signal handler. On a signal it kills the probe
+// (through cancel) and exits at once with 128+N; the record is not written,
+// since the command never ran.
+func exitOnSignal(cancel context.CancelFunc, log zerolog.Logger) *signalGate {
+	g := &signalGate{ch: make(chan os.Signal, 1), stop: make(chan struct{})}
+	signal.Notify(g.ch, terminatingSignals...)
 	go func() {
 		select {
-		case sig := <-ch:
+		case sig := <-g.ch:
+			g.mu.Lock()
 			cancel()
 			n := int(sig.(syscall.Signal))
 			log.Warn().Str("signal", sig.String()).Int("exitCode", exitSignalBase+n).Msg("signal during preflight: exiting")
 			os.Exit(exitSignalBase + n)
-		case <-stop:
+		case <-g.stop:
 		}
 	}()
-	return func() {
-		signal.Stop(ch)
-		close(stop)
-	}
+	return g
+}
+
+// locked runs f unless a signal is ending the process, in which case it
+// blocks until the exit.
+func (g *signalGate) locked(f func()) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	f()
+}
+
+// release hands the signals back (to the default action, then to the
+// command after exec, or to supervise).
+func (g *signalGate) release() {
+	signal.Stop(g.ch)
+	close(g.stop)
 }
 
 // checkMain is `gpu-preflight check` and the no-argument form.
