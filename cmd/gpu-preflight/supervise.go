@@ -18,30 +18,6 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/report/ledger"
 )
 
-// Supervise mode (PREFLIGHT_SUPERVISE=true) runs the command as a child
-// instead of exec'ing it, and does what tini does for it (krallin/tini
-// src/tini.c, summarised in research/anchors.md section 2):
-//
-//   - the child gets its own process group and, when stdin is our
-//     terminal's foreground, the terminal; so a Ctrl-C from the terminal
-//     reaches the command once, not once from the terminal and again from us;
-//   - every signal sent to gpu-preflight is forwarded to the child's pid
-//     (not its group, tini's default), except those listed in notForwarded;
-//   - gpu-preflight is a child subreaper (PR_SET_CHILD_SUBREAPER), so the
-//     command's orphaned descendants are re-parented to it, and it reaps
-//     every child that exits (wait4(-1, WNOHANG) on SIGCHLD and once a
-//     second, as tini's 1 s sigtimedwait loop does);
-//   - when the command exits, gpu-preflight exits with its status, or
-//     128+N when signal N killed it, without waiting for its descendants
-//     (tini does the same; in a container the kernel then kills the rest).
-//
-// Before exiting it finishes the provenance record with the outcome and
-// stores it again: the record file written at the start is replaced by the
-// finished record of the same run (report.Complete: atomic, refusing any
-// other run's file), so the directory holds one record per run and `diff
-// DIR` never compares a run with itself; the ledger gets a second line for
-// the run, the one with the outcome; and the finished record is logged.
-
 // notForwarded are the signals gpu-preflight keeps (tini's exceptions) or
 // that are not signals a sender means for the command.
 var notForwarded = map[syscall.Signal]string{
@@ -104,6 +80,31 @@ func ignoredSignals() (uint64, error) {
 // bounds how long an exited child can go unnoticed.
 const reapInterval = time.Second
 
+// supervise is PREFLIGHT_SUPERVISE=true: it runs the command as a child
+// instead of exec'ing it, does what tini does for it (krallin/tini
+// src/tini.c, summarised in research/anchors.md section 2):
+//
+//   - the child gets its own process group and, when stdin is our
+//     terminal's foreground, the terminal; so a Ctrl-C from the terminal
+//     reaches the command once, not once from the terminal and again from us;
+//   - every signal sent to gpu-preflight is forwarded to the child's pid
+//     (tini's default; not to its group), except those in notForwarded and
+//     those gpu-preflight inherited as ignored;
+//   - gpu-preflight is a child subreaper (PR_SET_CHILD_SUBREAPER), so the
+//     command's orphaned descendants are re-parented to it, and it reaps
+//     every child that exits (wait4(-1, WNOHANG) on SIGCHLD and once a
+//     second, as tini's 1 s sigtimedwait loop does);
+//   - when the command exits, gpu-preflight exits with its status, or
+//     128+N when signal N killed it, without waiting for its descendants
+//     (tini does the same; in a container the kernel then kills the rest).
+//
+// supervise returns that exit code. Before, it finishes the provenance
+// record with the outcome and stores it again: the record file written at
+// the start is replaced by the finished record of the same run
+// (report.Complete: atomic, refusing any other run's file), so the
+// directory holds one record per run and `diff DIR` never compares a run
+// with itself; the ledger gets a second line for the run, the one with the
+// outcome; and the finished record is logged.
 func supervise(o outcome, argv, environ []string) int {
 	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
 		// Orphans then go to the namespace's init instead; the command
@@ -152,13 +153,14 @@ func startChild(argv, environ []string) (pid int, foreground bool, code int, err
 	if err != nil {
 		return 0, false, startFailure(err), err
 	}
-	// stdin, stdout and stderr as they are (a closed one stays closed);
-	// other inherited descriptors pass through exec as they would in exec
-	// mode, since Go opens its own with close-on-exec.
+	// stdin, stdout and stderr as exec would leave them: a closed one, or
+	// one of Go's own close-on-exec files that took its number because it
+	// was closed, is closed in the child. Other inherited descriptors pass
+	// through as under exec (Go opens its own with close-on-exec).
 	files := make([]uintptr, 3)
 	for fd := range files {
 		files[fd] = uintptr(fd)
-		if _, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); err != nil {
+		if flags, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); err != nil || flags&unix.FD_CLOEXEC != 0 {
 			files[fd] = ^uintptr(0) // -1: closed in the child
 		}
 	}

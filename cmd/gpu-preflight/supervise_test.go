@@ -423,3 +423,16 @@ exit 4`
 		t.Fatalf("exit %d, want the command's 4 (SIGHUP must be ignored); stderr:\n%s", code, s.stderr.String())
 	}
 }
+
+// TestSuperviseWithStdinClosed: started with stdin closed, the command
+// still starts, and gets what exec would give it: the Go runtime opens
+// /dev/null on a standard descriptor that is closed at start-up (Go 1.22+,
+// runtime/fds_unix.go), so that is what it inherits.
+func TestSuperviseWithStdinClosed(t *testing.T) {
+	script := `[ "$(readlink /proc/$$/fd/0)" = /dev/null ] || { ls -l /proc/$$/fd/ >&2; exit 1; }; exit 7`
+	s := startProgram(t, map[string]string{"SHIM": shimPath, "SCRIPT": script},
+		"/bin/sh", "-c", `exec "$SHIM" -- sh -c "$SCRIPT" <&-`)
+	if code := s.wait(t); code != 7 {
+		t.Fatalf("exit %d, want 7 (stdin /dev/null in the command); stderr:\n%s", code, s.stderr.String())
+	}
+}
