@@ -172,7 +172,13 @@ type signalGate struct {
 // since the command never ran.
 func exitOnSignal(cancel context.CancelFunc, log zerolog.Logger) *signalGate {
 	g := &signalGate{ch: make(chan os.Signal, 1), stop: make(chan struct{})}
-	signal.Notify(g.ch, terminatingSignals...)
+	for _, sig := range terminatingSignals {
+		// A signal inherited as ignored (nohup's SIGHUP) stays ignored, as it
+		// will for the command after exec.
+		if !signal.Ignored(sig) {
+			signal.Notify(g.ch, sig)
+		}
+	}
 	go func() {
 		select {
 		case sig := <-g.ch:
