@@ -189,7 +189,7 @@ func fitLine(p []byte, limit bool) []byte {
 		b, _ := marshalNoEscape(s)
 		return []byte(`{"level":"error","message":"unparsable log line truncated","line":` + string(b) + "}\n")
 	}
-	fields = essentialsFirst(fields)
+	fields, nEssential := essentialsFirst(fields)
 	provenance, hasSize := false, false
 	for _, f := range fields {
 		switch f.key {
@@ -208,7 +208,7 @@ func fitLine(p []byte, limit bool) []byte {
 	if !limit || encodedSize(fields) <= MaxLineBytes {
 		return encodeFields(fields, nil)
 	}
-	return encodeFields(shrink(fields))
+	return encodeFields(shrink(fields, nEssential))
 }
 
 // redactRaw redacts one JSON value logged under key.
@@ -304,28 +304,35 @@ func redactAny(v any) (any, bool) {
 	return v, false
 }
 
-// essentialsFirst orders time, level, message before the other fields,
-// keeping the others' order.
-func essentialsFirst(fields []field) []field {
+// essentialsFirst orders the first time, level and message before the
+// other fields, keeping the others' order, and returns how many it put
+// first. A repeated key (a caller logging "message" as a field) is an
+// ordinary field.
+func essentialsFirst(fields []field) ([]field, int) {
 	out := make([]field, 0, len(fields))
+	first := make(map[int]bool)
 	for _, key := range []string{zerolog.TimestampFieldName, zerolog.LevelFieldName, zerolog.MessageFieldName} {
-		for _, f := range fields {
+		for i, f := range fields {
 			if f.key == key {
 				out = append(out, f)
+				first[i] = true
+				break
 			}
 		}
 	}
-	for _, f := range fields {
-		if !essential(f.key) {
+	n := len(out)
+	for i, f := range fields {
+		if !first[i] {
 			out = append(out, f)
 		}
 	}
-	return out
+	return out, n
 }
 
 // shrink cuts the largest values, then drops trailing fields, until the
-// line fits; it returns the fields and the keys it cut or dropped.
-func shrink(fields []field) ([]field, []string) {
+// line fits; it returns the fields and the keys it cut or dropped. The
+// first nEssential fields (time, level, message) are cut but never dropped.
+func shrink(fields []field, nEssential int) ([]field, []string) {
 	var cut []string
 	const overhead = 200 // the "truncatedFields" field and the notes
 	done := make(map[int]bool)
@@ -360,10 +367,7 @@ func shrink(fields []field) ([]field, []string) {
 	size := encodedSize(fields)
 	for size+cutSize(cut) > MaxLineBytes {
 		i := len(fields) - 1
-		for i >= 0 && essential(fields[i].key) {
-			i--
-		}
-		if i < 0 {
+		if i < nEssential {
 			break
 		}
 		k, _ := json.Marshal(fields[i].key)
@@ -415,10 +419,6 @@ func appendOnce(list []string, s string) []string {
 		}
 	}
 	return append(list, s)
-}
-
-func essential(key string) bool {
-	return key == zerolog.TimestampFieldName || key == zerolog.LevelFieldName || key == zerolog.MessageFieldName
 }
 
 // cutSize is what the "truncatedFields" field adds for these keys (with

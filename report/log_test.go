@@ -222,16 +222,21 @@ func TestTruncate(t *testing.T) {
 }
 
 // FuzzFitLine: whatever JSON object a logger writes, the line that comes out
-// is one valid JSON object, newline-ended, under the cap (the provenance
-// line aside), and keeps time, level and message.
+// is one valid JSON object, newline-ended, under the cap, and keeps time,
+// level and message. The value is a short piece repeated, so the fuzzer
+// builds long lines from inputs it can still minimise quickly.
 func FuzzFitLine(f *testing.F) {
-	f.Add("driver", strings.Repeat("x", 9000), 3)
-	f.Add("message", "\x00\xff\u2028"+strings.Repeat("\"", 5000), 1)
-	f.Add("k", "v", 2000)
-	f.Fuzz(func(t *testing.T, key, value string, n int) {
-		if n < 0 || n > 3000 {
+	f.Add("driver", "x", 3000, 3)
+	f.Add("message", "\x00\xff\u2028\"\"", 700, 3)
+	f.Add("k", "v", 1, 12)
+	f.Add("message", "\"", 1500, 12)
+	f.Add("check", "https://u:p@h/ --token t ", 400, 2)
+	f.Add("aAa", "", 0, 1) // empty message: zerolog writes no message key
+	f.Fuzz(func(t *testing.T, key, piece string, rep, n int) {
+		if n < 0 || n > 12 || rep < 0 || rep > 3000 || len(piece) > 64 {
 			return
 		}
+		value := strings.Repeat(piece, rep)
 		var buf bytes.Buffer
 		l, _ := NewLogger(&buf, FormatJSON, "info")
 		e := l.Info()
@@ -250,42 +255,14 @@ func FuzzFitLine(f *testing.F) {
 		if err := json.Unmarshal(out, &m); err != nil {
 			t.Fatalf("not JSON: %v: %q", err, out)
 		}
-		for _, k := range []string{"time", "level", "message"} {
+		keys := []string{"time", "level", "message"}
+		if value == "" {
+			keys = keys[:2] // zerolog writes no message key for an empty message
+		}
+		for _, k := range keys {
 			if _, ok := m[k]; !ok {
 				t.Fatalf("lost %s: %q", k, out)
 			}
 		}
 	})
 }
-
-// Values logged by any package (not only the record and the findings) are
-// redacted by the writer NewLogger installs.
-func TestLoggerRedactsEveryValue(t *testing.T) {
-	for _, format := range []string{FormatJSON, FormatConsole} {
-		var buf bytes.Buffer
-		l, _ := NewLogger(&buf, format, "info")
-		l.Warn().
-			Str("source", "https://u:p@host/x").
-			Str("hf_token", "hf_PLANTED2").
-			Strs("argv", []string{"--password", "hunter2"}).
-			RawJSON("nested", []byte(`{"password":"pw_PLANTED4","list":["--token=tok_PLANTED3"],"n":1.50}`)).
-			Err(errErr("clone https://oauth2:glpat_PLANTED6@gitlab.example/x failed")).
-			Msg("PASSWORD=pw_PLANTED4 left in a message")
-		out := buf.String()
-		for _, s := range secrets {
-			if strings.Contains(out, s) {
-				t.Errorf("%s log contains %q: %s", format, s, out)
-			}
-		}
-		if !strings.Contains(out, "[redacted]") {
-			t.Errorf("%s log shows no redaction: %s", format, out)
-		}
-		if format == FormatJSON && !strings.Contains(out, `"n":1.50`) {
-			t.Errorf("numbers in a redacted object changed: %s", out)
-		}
-	}
-}
-
-type errErr string
-
-func (e errErr) Error() string { return string(e) }

@@ -227,8 +227,10 @@ func word(a string) string {
 }
 
 // Value redacts a free-form string (an environment value, a finding's
-// message): URL user-info anywhere, and within whitespace-separated words
-// the same flag and assignment forms as Argv. Whitespace is preserved.
+// message): URL user-info anywhere; within whitespace-separated words the
+// same flag and assignment forms as Argv; and after a credential-named
+// header word ("Authorization: Bearer x") the rest of the line. Other
+// whitespace is preserved.
 func Value(s string) string {
 	if s == "" {
 		return s
