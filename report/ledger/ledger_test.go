@@ -169,3 +169,15 @@ func TestAppendCreatesFileWithMode0640(t *testing.T) {
 		t.Errorf("%d lines, want 2", n)
 	}
 }
+
+// BenchmarkAppend is the cost of one ledger line (~8 KiB, one write and an
+// fdatasync).
+func BenchmarkAppend(b *testing.B) {
+	path := filepath.Join(b.TempDir(), "runs.jsonl")
+	r := bigRecord(0, 0)
+	for i := 0; i < b.N; i++ {
+		if err := Append(path, r); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
