@@ -43,7 +43,7 @@ func TestStrictDecodingRefusesUnknownFields(t *testing.T) {
 	if err := yaml.UnmarshalStrict([]byte(bad), &job); err == nil {
 		t.Error("a misspelt field decoded without error")
 	}
-	var pj paddleJob
+	var pj kubeflowJob
 	badPJ := strings.Replace(readRepoFile(t, "examples/kubernetes/paddlejob.yaml"), "restartPolicy: ExitCode", "restartPolicyy: ExitCode", 1)
 	if err := yaml.UnmarshalStrict([]byte(badPJ), &pj); err == nil {
 		t.Error("a misspelt PaddleJob field decoded without error")

@@ -15,11 +15,11 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/report/orchestrator"
 )
 
-// paddleJob is the part of Kubeflow's PaddleJob (training-operator,
-// kubeflow.org/v1, pkg/apis/kubeflow.org/v1 PaddleJobSpec, RunPolicy and
-// ReplicaSpec) that the example uses; the pod template is the real
-// Kubernetes type. Strict decoding refuses any other field.
-type paddleJob struct {
+// kubeflowJob is the part of Kubeflow's PaddleJob and PyTorchJob
+// (training-operator, kubeflow.org/v1: PaddleJobSpec, PyTorchJobSpec,
+// RunPolicy, ReplicaSpec) that the examples use; the pod template is the
+// real Kubernetes type. Strict decoding refuses any other field.
+type kubeflowJob struct {
 	metav1.TypeMeta `json:",inline"`
 	Metadata        metav1.ObjectMeta `json:"metadata"`
 	Spec            struct {
@@ -27,12 +27,15 @@ type paddleJob struct {
 			CleanPodPolicy *string `json:"cleanPodPolicy,omitempty"`
 			BackoffLimit   *int32  `json:"backoffLimit,omitempty"`
 		} `json:"runPolicy"`
-		PaddleReplicaSpecs map[string]struct {
-			Replicas      *int32                 `json:"replicas,omitempty"`
-			RestartPolicy string                 `json:"restartPolicy,omitempty"`
-			Template      corev1.PodTemplateSpec `json:"template"`
-		} `json:"paddleReplicaSpecs"`
+		PaddleReplicaSpecs  map[string]replicaSpec `json:"paddleReplicaSpecs,omitempty"`
+		PytorchReplicaSpecs map[string]replicaSpec `json:"pytorchReplicaSpecs,omitempty"`
 	} `json:"spec"`
+}
+
+type replicaSpec struct {
+	Replicas      *int32                 `json:"replicas,omitempty"`
+	RestartPolicy string                 `json:"restartPolicy,omitempty"`
+	Template      corev1.PodTemplateSpec `json:"template"`
 }
 
 func TestKubernetesJob(t *testing.T) {
@@ -66,7 +69,7 @@ func TestKubernetesJob(t *testing.T) {
 		t.Errorf("restartPolicy %q: podFailurePolicy requires Never", job.Spec.Template.Spec.RestartPolicy)
 	}
 	labels := map[string]string{"batch.kubernetes.io/job-name": job.Name}
-	checkPod(t, "job.yaml", job.Spec.Template.Spec, labels, job.Name)
+	checkPod(t, "job.yaml", job.Spec.Template.Spec, labels, job.Name, nil)
 
 	readme := readRepoFile(t, "examples/kubernetes/README.md")
 	for _, want := range []string{
@@ -80,35 +83,66 @@ func TestKubernetesJob(t *testing.T) {
 	}
 }
 
-func TestKubeflowPaddleJob(t *testing.T) {
-	var pj paddleJob
-	if err := yaml.UnmarshalStrict([]byte(readRepoFile(t, "examples/kubernetes/paddlejob.yaml")), &pj); err != nil {
-		t.Fatalf("paddlejob.yaml: %v", err)
-	}
-	if pj.APIVersion != "kubeflow.org/v1" || pj.Kind != "PaddleJob" {
-		t.Errorf("apiVersion %s kind %s", pj.APIVersion, pj.Kind)
-	}
-	if len(pj.Spec.PaddleReplicaSpecs) == 0 {
-		t.Fatal("no paddleReplicaSpecs")
-	}
+func TestKubeflowJobs(t *testing.T) {
 	code := runAbort(t).code
-	for name, rs := range pj.Spec.PaddleReplicaSpecs {
-		if name != "Master" && name != "Worker" {
-			t.Errorf("replica type %q: PaddleJob has Master and Worker", name)
-		}
-		// ExitCode: 1..127 are permanent errors, 128..255 retryable
-		// (kubeflow's common ReplicaSpec RestartPolicyExitCode), so the
-		// abort code must be below 128 for the job to fail instead of
-		// restarting on the same node.
-		if rs.RestartPolicy != "ExitCode" || code < 1 || code > 127 {
-			t.Errorf("%s: restartPolicy %q with abort code %d: want ExitCode and a code in 1..127", name, rs.RestartPolicy, code)
-		}
-		labels := map[string]string{"training.kubeflow.org/job-name": pj.Metadata.Name}
-		checkPod(t, "paddlejob.yaml "+name, rs.Template.Spec, labels, pj.Metadata.Name)
-	}
-	readme := readRepoFile(t, "examples/kubernetes/README.md")
-	if !strings.Contains(readme, "training.kubeflow.org/job-name") {
-		t.Error("examples/kubernetes/README.md does not name the PaddleJob's job-name label")
+	for _, tt := range []struct {
+		file, kind string
+		// container is the operator's default container name, the one it
+		// sets the rank environment in.
+		container string
+		// operatorEnv is what the operator adds to that container
+		// (training-operator pkg/controller.v1/{paddlepaddle,pytorch}/envvar.go,
+		// as report/orchestrator reads it).
+		operatorEnv func(job string) map[string]string
+	}{
+		{"paddlejob.yaml", "PaddleJob", "paddle", func(job string) map[string]string {
+			return map[string]string{"PADDLE_JOB_ID": job, "PADDLE_MASTER": job + "-master-0:36543", "PADDLE_NNODES": "2"}
+		}},
+		{"pytorchjob.yaml", "PyTorchJob", "pytorch", func(job string) map[string]string {
+			return map[string]string{"MASTER_ADDR": job + "-master-0", "MASTER_PORT": "23456", "WORLD_SIZE": "3", "RANK": "0"}
+		}},
+	} {
+		t.Run(tt.file, func(t *testing.T) {
+			var kj kubeflowJob
+			if err := yaml.UnmarshalStrict([]byte(readRepoFile(t, "examples/kubernetes/"+tt.file)), &kj); err != nil {
+				t.Fatalf("%s: %v", tt.file, err)
+			}
+			if kj.APIVersion != "kubeflow.org/v1" || kj.Kind != tt.kind {
+				t.Errorf("apiVersion %s kind %s, want kubeflow.org/v1 %s", kj.APIVersion, kj.Kind, tt.kind)
+			}
+			specs := kj.Spec.PaddleReplicaSpecs
+			other := kj.Spec.PytorchReplicaSpecs
+			if tt.kind == "PyTorchJob" {
+				specs, other = other, specs
+			}
+			if len(specs) == 0 || len(other) != 0 {
+				t.Fatalf("%s: want the %s replica specs only", tt.file, tt.kind)
+			}
+			for name, rs := range specs {
+				if name != "Master" && name != "Worker" {
+					t.Errorf("replica type %q: %s has Master and Worker", name, tt.kind)
+				}
+				// ExitCode: 1..127 are permanent errors, 128..255 retryable
+				// (kubeflow's common ReplicaSpec RestartPolicyExitCode), so
+				// the abort code must be below 128 for the job to fail
+				// instead of restarting on the same node.
+				if rs.RestartPolicy != "ExitCode" || code < 1 || code > 127 {
+					t.Errorf("%s: restartPolicy %q with abort code %d: want ExitCode and a code in 1..127", name, rs.RestartPolicy, code)
+				}
+				if !slices.ContainsFunc(rs.Template.Spec.Containers, func(c corev1.Container) bool { return c.Name == tt.container }) {
+					t.Errorf("%s: no container named %s (the operator's default container)", name, tt.container)
+				}
+				labels := map[string]string{"training.kubeflow.org/job-name": kj.Metadata.Name}
+				ctx := checkPod(t, tt.file+" "+name, rs.Template.Spec, labels, kj.Metadata.Name, tt.operatorEnv(kj.Metadata.Name))
+				if ctx.Kubeflow.Kind != tt.kind || ctx.Kubeflow.JobName != kj.Metadata.Name {
+					t.Errorf("%s: the record would name the Kubeflow job %+v, want %s %s", name, ctx.Kubeflow, tt.kind, kj.Metadata.Name)
+				}
+			}
+			readme := readRepoFile(t, "examples/kubernetes/README.md")
+			if !strings.Contains(readme, tt.file) || !strings.Contains(readme, "training.kubeflow.org/job-name") {
+				t.Errorf("examples/kubernetes/README.md does not describe %s and its job-name label", tt.file)
+			}
+		})
 	}
 }
 
@@ -116,11 +150,12 @@ func TestKubeflowPaddleJob(t *testing.T) {
 // the downward-API variables reach the record (read back through
 // report/orchestrator itself), the image identity, a provenance volume, and
 // the termination message policy.
-func checkPod(t *testing.T, where string, spec corev1.PodSpec, podLabels map[string]string, jobName string) {
+func checkPod(t *testing.T, where string, spec corev1.PodSpec, podLabels map[string]string, jobName string, operatorEnv map[string]string) orchestrator.Context {
 	t.Helper()
 	if len(spec.Containers) == 0 {
 		t.Fatalf("%s: no containers", where)
 	}
+	var last orchestrator.Context
 	pod := fakePod{name: jobName + "-x7k2p", namespace: "ml", uid: "0d6c1a7e-5b0f-4c8e-9a43-2f1d6b8c9e10", node: "gpu-node-7", labels: podLabels}
 	for _, c := range spec.Containers {
 		w := where + " container " + c.Name
@@ -131,6 +166,9 @@ func checkPod(t *testing.T, where string, spec corev1.PodSpec, podLabels map[str
 			t.Errorf("%s: no nvidia.com/gpu limit", w)
 		}
 		env := map[string]string{"KUBERNETES_SERVICE_HOST": "10.96.0.1"} // set by the kubelet
+		for k, v := range operatorEnv {
+			env[k] = v
+		}
 		for _, e := range c.Env {
 			v, err := pod.resolve(e)
 			if err != nil {
@@ -139,6 +177,7 @@ func checkPod(t *testing.T, where string, spec corev1.PodSpec, podLabels map[str
 			env[e.Name] = v
 		}
 		ctx := orchestrator.FromEnv(orchestrator.MapLookup(env))
+		last = ctx
 		k := ctx.Kubernetes
 		if k.PodName != pod.name || k.Namespace != pod.namespace || k.PodUID != pod.uid || k.NodeName != pod.node {
 			t.Errorf("%s: the record would say pod %+v; the env does not carry POD_NAME, POD_NAMESPACE, POD_UID, NODE_NAME", w, k)
@@ -161,6 +200,7 @@ func checkPod(t *testing.T, where string, spec corev1.PodSpec, podLabels map[str
 			t.Errorf("%s: PREFLIGHT_PROVENANCE_DIR=%q is not a mounted volume", w, dir)
 		}
 	}
+	return last
 }
 
 type fakePod struct {
