@@ -1,6 +1,7 @@
 package identity
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
@@ -75,4 +76,20 @@ func TestMergeRuntimeRefAndBakedBuildMetadata(t *testing.T) {
 	if got := Merge(facts.Identity{}, Image{Revision: "r", From: "env"}); got.Revision != "r" || got.From != "env" {
 		t.Errorf("env fills gaps: %+v", got)
 	}
+}
+
+func FuzzDigestOf(f *testing.F) {
+	for _, s := range []string{"registry.example/train:2.3@" + digest, "r/t:1", "@", "@:", "a@b:c@sha256:x", "nvcr.io/nvidia/pytorch:24.01-py3"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, ref string) {
+		d := DigestOf(ref)
+		if d == "" {
+			return
+		}
+		algo, enc, ok := strings.Cut(d, ":")
+		if !ok || algo == "" || enc == "" || !strings.HasSuffix(ref, "@"+d) || strings.Contains(d, "@") {
+			t.Errorf("DigestOf(%q) = %q", ref, d)
+		}
+	})
 }
