@@ -444,3 +444,64 @@ func knownVariables(t *testing.T) map[string]bool {
 	t.Logf("known variables: %v", names)
 	return known
 }
+
+// TestDocumentedDockerfileSnippets: every ```dockerfile block in the user
+// guide installs the shim where the examples do, from a path the shim image
+// holds, and uses the exec forms the shim documents. A fragment without FROM
+// is read as the end of a training image's Dockerfile. README.md is checked
+// once the guide is folded into it (it carries the quick-start marker).
+func TestDocumentedDockerfileSnippets(t *testing.T) {
+	example := loadDockerfile(t, "Dockerfile.example")
+	shimStage, _ := example.Stage("shim")
+	shimHolds := produced(t, example, shimStage)
+	docs := []string{"docs/guide.md"}
+	if strings.Contains(readRepoFile(t, "README.md"), quickstartOpen) {
+		docs = append(docs, "README.md")
+	}
+	n := 0
+	for _, doc := range docs {
+		for i, b := range FencedBlocks(readRepoFile(t, doc)) {
+			if b.Lang != "dockerfile" {
+				continue
+			}
+			n++
+			src := b.Body
+			if !regexp.MustCompile(`(?mi)^\s*FROM\s`).MatchString(src) {
+				src = "FROM your/framework-image:tag\n" + src
+			}
+			df, err := ParseDockerfile(src)
+			if err != nil {
+				t.Errorf("%s, dockerfile block %d: %v", doc, i, err)
+				continue
+			}
+			final, _ := df.Stage("")
+			copied := false
+			for _, in := range final.Body {
+				switch in.Cmd {
+				case "COPY":
+					w, _ := Words(in.Args)
+					if in.Flags["from"] != "" && len(w) == 2 && w[1] == shimPath {
+						copied = true
+						if !slices.Contains(shimHolds, w[0]) {
+							t.Errorf("%s: COPY --from=%s %s: the shim image (Dockerfile.example --target shim) holds %v", doc, in.Flags["from"], w[0], shimHolds)
+						}
+					}
+				case "RUN":
+					if strings.Contains(in.Args, "bake") && !slices.Equal(in.Exec, []string{shimPath, "bake"}) {
+						t.Errorf("%s: RUN %s, want [%q, \"bake\"]", doc, in.Args, shimPath)
+					}
+				case "ENTRYPOINT":
+					if !slices.Equal(in.Exec, []string{shimPath, "--"}) {
+						t.Errorf("%s: ENTRYPOINT %s, want [%q, \"--\"]", doc, in.Args, shimPath)
+					}
+				}
+			}
+			if !copied {
+				t.Errorf("%s, dockerfile block %d does not copy the shim to %s", doc, i, shimPath)
+			}
+		}
+	}
+	if n == 0 {
+		t.Fatal("no dockerfile block in README.md or docs/guide.md")
+	}
+}

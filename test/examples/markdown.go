@@ -24,17 +24,27 @@ func Between(doc, open, close string) (string, error) {
 	return rest[:j], nil
 }
 
-// CodeBlocks returns the contents of the fenced (```) code blocks in md,
-// each without its fence lines.
-func CodeBlocks(md string) []string {
-	var blocks []string
+// CodeBlock is one fenced (```) code block of a Markdown document.
+type CodeBlock struct {
+	Lang string // the info string after the opening fence: "sh", "dockerfile", ""
+	Body string // the lines between the fences
+}
+
+// FencedBlocks returns the fenced (```) code blocks of md, in order. An
+// unclosed block at the end is dropped.
+func FencedBlocks(md string) []CodeBlock {
+	var blocks []CodeBlock
 	var cur []string
+	lang := ""
 	in := false
 	for _, line := range strings.Split(md, "\n") {
-		if strings.HasPrefix(strings.TrimSpace(line), "```") {
+		t := strings.TrimSpace(line)
+		if strings.HasPrefix(t, "```") {
 			if in {
-				blocks = append(blocks, strings.Join(cur, "\n"))
+				blocks = append(blocks, CodeBlock{Lang: lang, Body: strings.Join(cur, "\n")})
 				cur = nil
+			} else {
+				lang = strings.TrimSpace(strings.TrimPrefix(t, "```"))
 			}
 			in = !in
 			continue
@@ -44,6 +54,15 @@ func CodeBlocks(md string) []string {
 		}
 	}
 	return blocks
+}
+
+// CodeBlocks returns the bodies of md's fenced code blocks.
+func CodeBlocks(md string) []string {
+	var out []string
+	for _, b := range FencedBlocks(md) {
+		out = append(out, b.Body)
+	}
+	return out
 }
 
 // Commands returns the shell commands in a code block: one per line, with
