@@ -220,7 +220,7 @@ func word(a string) string {
 		return name + "=" + Placeholder
 	}
 	// "Authorization: Bearer x" as one argv element (curl -H).
-	if name, _, ok := strings.Cut(a, ":"); ok && !strings.Contains(name, "/") && Sensitive(name) {
+	if name, _, ok := strings.Cut(a, ":"); ok && headerName(name) && Sensitive(name) {
 		return name + ": " + Placeholder
 	}
 	return URLUserInfo(a)
@@ -258,7 +258,7 @@ func Value(s string) string {
 		case redactNext && !strings.HasPrefix(w, "--"):
 			redactNext = false
 			b.WriteString(Placeholder)
-		case strings.HasSuffix(w, ":") && Sensitive(strings.TrimSuffix(w, ":")):
+		case strings.HasSuffix(w, ":") && headerName(strings.TrimSuffix(w, ":")) && Sensitive(strings.TrimSuffix(w, ":")):
 			// "Authorization: Bearer x": the rest of the line is the
 			// credential, whatever its scheme word.
 			redactNext = false
@@ -292,6 +292,21 @@ func wordInValue(w string) string {
 		return name + "=" + Placeholder
 	}
 	return URLUserInfo(w)
+}
+
+// headerName reports whether s can be an HTTP header name as people write
+// them (letters, digits, '-', '_'), so "auth.example.com:443" is a host, not
+// a header.
+func headerName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, c := range []byte(s) {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return true
 }
 
 func isSpace(c byte) bool {

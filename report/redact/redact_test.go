@@ -126,6 +126,8 @@ func TestArgvForms(t *testing.T) {
 		{"header", []string{"curl", "-H", "Authorization: Bearer abc"}, []string{"curl", "-H", "Authorization: [redacted]"}},
 		{"flag followed by flag keeps the flag", []string{"x", "--use-auth", "--verbose"}, []string{"x", "--use-auth", "--verbose"}},
 		{"bare flag at end", []string{"x", "--token"}, []string{"x", "--token"}},
+		{"host:port is not a header", []string{"x", "--master", "auth.example.com:443"}, []string{"x", "--master", "auth.example.com:443"}},
+		{"X-Api-Key header", []string{"curl", "-H", "X-Api-Key: abc"}, []string{"curl", "-H", "X-Api-Key: [redacted]"}},
 		{"KEYBOARD is not a key", []string{"x", "--keyboard=us"}, []string{"x", "--keyboard=us"}},
 		{"ordinary", []string{"python", "-m", "torch.distributed.run", "--nproc_per_node=8", "train.py"}, []string{"python", "-m", "torch.distributed.run", "--nproc_per_node=8", "train.py"}},
 		{"empty", []string{}, []string{}},
