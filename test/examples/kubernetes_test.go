@@ -159,6 +159,14 @@ func checkPod(t *testing.T, where string, spec corev1.PodSpec, podLabels map[str
 	pod := fakePod{name: jobName + "-x7k2p", namespace: "ml", uid: "0d6c1a7e-5b0f-4c8e-9a43-2f1d6b8c9e10", node: "gpu-node-7", labels: podLabels}
 	for _, c := range spec.Containers {
 		w := where + " container " + c.Name
+		// command: replaces the image's ENTRYPOINT, and with it the
+		// preflight; the training command belongs in args.
+		if len(c.Command) > 0 && c.Command[0] != shimPath {
+			t.Errorf("%s: command %v replaces the ENTRYPOINT, so gpu-preflight never runs; put the command in args", w, c.Command)
+		}
+		if len(c.Args) == 0 {
+			t.Errorf("%s: no args: the image's CMD runs, which the manifest should say", w)
+		}
 		if c.TerminationMessagePolicy != corev1.TerminationMessageFallbackToLogsOnError {
 			t.Errorf("%s: terminationMessagePolicy %q, want FallbackToLogsOnError", w, c.TerminationMessagePolicy)
 		}
