@@ -336,7 +336,7 @@ func URLUserInfo(s string) string {
 		}
 		b.WriteString(s[:i+3])
 		rest := s[i+3:]
-		end := strings.IndexAny(rest, "/?# \t\n\r")
+		end := strings.IndexAny(rest, "/?# \t\n\r\v\f")
 		if end < 0 {
 			end = len(rest)
 		}
