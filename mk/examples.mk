@@ -2,7 +2,7 @@
 # types it decodes manifests into stay out of the shim's module graph):
 # Dockerfile.example and examples/ parsed and checked against the Makefile
 # and what gpu-preflight reads and writes, the user guide's abort sample and
-# quick start run. README "Testing", docs/guide.md.
+# quick start run. README "Testing".
 #
 #   make test-examples             the default suite (part of make test)
 #   make test-examples-container   the example image built as a root filesystem

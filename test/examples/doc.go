@@ -1,6 +1,6 @@
 // Package examples keeps the repository's examples true: Dockerfile.example,
 // examples/ (Dockerfiles, Kubernetes manifests, Slurm scripts, log pipeline
-// configuration) and the user guide are parsed, checked against what the
+// configuration) and the README are parsed, checked against what the
 // Makefile builds and what gpu-preflight reads and writes, and, where they
 // can be, run.
 //

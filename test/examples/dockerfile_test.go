@@ -445,19 +445,15 @@ func knownVariables(t *testing.T) map[string]bool {
 	return known
 }
 
-// TestDocumentedDockerfileSnippets: every ```dockerfile block in the user
-// guide installs the shim where the examples do, from a path the shim image
+// TestDocumentedDockerfileSnippets: every ```dockerfile block in README.md
+// installs the shim where the examples do, from a path the shim image
 // holds, and uses the exec forms the shim documents. A fragment without FROM
-// is read as the end of a training image's Dockerfile. README.md is checked
-// once the guide is folded into it (it carries the quick-start marker).
+// is read as the end of a training image's Dockerfile.
 func TestDocumentedDockerfileSnippets(t *testing.T) {
 	example := loadDockerfile(t, "Dockerfile.example")
 	shimStage, _ := example.Stage("shim")
 	shimHolds := produced(t, example, shimStage)
-	docs := []string{"docs/guide.md"}
-	if strings.Contains(readRepoFile(t, "README.md"), quickstartOpen) {
-		docs = append(docs, "README.md")
-	}
+	docs := []string{"README.md"}
 	n := 0
 	for _, doc := range docs {
 		for i, b := range FencedBlocks(readRepoFile(t, doc)) {
@@ -502,6 +498,6 @@ func TestDocumentedDockerfileSnippets(t *testing.T) {
 		}
 	}
 	if n == 0 {
-		t.Fatal("no dockerfile block in README.md or docs/guide.md")
+		t.Fatal("no dockerfile block in README.md")
 	}
 }

@@ -71,7 +71,7 @@ func FuzzParseLogQuery(f *testing.F) {
 }
 
 func FuzzBetween(f *testing.F) {
-	seeds(f, "docs/guide.md")
+	seeds(f, "README.md")
 	f.Add("a <!-- x --> b <!-- /x --> c")
 	f.Fuzz(func(t *testing.T, doc string) {
 		if s, err := Between(doc, "<!-- x -->", "<!-- /x -->"); err == nil && len(s) > len(doc) {

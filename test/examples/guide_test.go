@@ -9,8 +9,7 @@ import (
 	"time"
 )
 
-// Markers around the samples the tests keep true. The lead folds the guide
-// into README.md; until the README carries a marker, the guide is read.
+// Markers around the README samples the tests keep true.
 const (
 	abortOpen      = "<!-- abort-sample -->"
 	abortClose     = "<!-- /abort-sample -->"
@@ -18,11 +17,10 @@ const (
 	quickClose     = "<!-- /quickstart -->"
 )
 
-// documented returns the marked text from README.md if it has the marker,
-// else from docs/guide.md, and which file it came from.
+// documented returns the marked text from README.md, and the file's name.
 func documented(t *testing.T, open, close string) (string, string) {
 	t.Helper()
-	for _, f := range []string{"README.md", "docs/guide.md"} {
+	for _, f := range []string{"README.md"} {
 		doc := readRepoFile(t, f)
 		if !strings.Contains(doc, open) {
 			continue
@@ -33,7 +31,7 @@ func documented(t *testing.T, open, close string) (string, string) {
 		}
 		return text, f
 	}
-	t.Fatalf("neither README.md nor docs/guide.md has %s", open)
+	t.Fatalf("README.md has no %s", open)
 	return "", ""
 }
 

@@ -123,7 +123,7 @@ var (
 	abortRes  abortRun
 )
 
-// runAbort runs the guide's failure scenario once: the CUDA 11.8 image's
+// runAbort runs the README's failure scenario once: the CUDA 11.8 image's
 // requirement on a host whose procfs reports driver 515.65.01 (the driver of
 // CUDA 11.7), with the NVML probe pointed at a library that does not exist,
 // so the result is the same on a machine with a GPU.

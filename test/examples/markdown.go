@@ -7,7 +7,7 @@ import (
 
 // Between returns the text between the first open marker and the close
 // marker after it, without the markers. It fails when either is missing or
-// a marker appears twice: the guide marks each sample exactly once.
+// a marker appears twice: the README marks each sample exactly once.
 func Between(doc, open, close string) (string, error) {
 	i := strings.Index(doc, open)
 	if i < 0 {
