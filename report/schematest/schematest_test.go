@@ -2,7 +2,9 @@ package schematest
 
 import (
 	"encoding/json"
+	"os/exec"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -118,6 +120,27 @@ func TestCheckRejectsBrokenRecords(t *testing.T) {
 		err := Check(tt.record)
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s: error = %v, want one mentioning %q", tt.name, err, tt.want)
+		}
+	}
+}
+
+// The validator is for tests only: it must never be linked into the shim.
+func TestValidatorStaysOutOfTheShim(t *testing.T) {
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatalf("the go command is needed to list the shim's imports: %v", err)
+	}
+	out, err := exec.Command(goTool, "list", "-deps", "github.com/gpu-preflight/gpu-preflight/cmd/gpu-preflight").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	pkgs := strings.Fields(string(out))
+	if !slices.Contains(pkgs, "github.com/gpu-preflight/gpu-preflight/report") {
+		t.Fatalf("go list did not list the shim's packages:\n%s", out)
+	}
+	for _, pkg := range pkgs {
+		if strings.HasPrefix(pkg, "github.com/santhosh-tekuri/") || strings.HasSuffix(pkg, "/report/schematest") {
+			t.Errorf("gpu-preflight links %s; keep the schema validator in tests", pkg)
 		}
 	}
 }
