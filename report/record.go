@@ -107,6 +107,8 @@ type GPU struct {
 	ECCUncorrectedVolatile *uint64 `json:"eccUncorrectedVolatile"`
 	RetiredPagesPending    *bool   `json:"retiredPagesPending"`
 	MIGDevices             *int    `json:"migDevices"`
+	// Errors maps a field to the NVML error that left it empty.
+	Errors map[string]string `json:"errors"`
 }
 
 // NVML is how the NVML probe went.
@@ -283,6 +285,7 @@ func New(in Inputs) Record {
 			MemoryBytes: g.MemoryBytes, MIGMode: g.MIGMode, PersistenceMode: g.PersistenceMode,
 			ECCUncorrectedVolatile: g.ECCUncorrectedVolatile, RetiredPagesPending: g.RetiredPagesPending,
 			MIGDevices: g.MIGDevices,
+			Errors:     nonNilMap(g.Errors),
 		})
 	}
 	for _, q := range c.Requirements {
@@ -351,4 +354,14 @@ func (r *Record) Finish(exitCode, signal int, end time.Time) error {
 		DurationSeconds: end.Sub(start).Seconds(),
 	}
 	return nil
+}
+
+// nonNilMap copies m, giving an empty map for nil so the field is {} rather
+// than null.
+func nonNilMap(m map[string]string) map[string]string {
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
 }

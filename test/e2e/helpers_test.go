@@ -192,6 +192,7 @@ type record struct {
 			PCIBusID          string `json:"pciBusId"`
 			MemoryBytes       uint64
 			PersistenceMode   string
+			Errors            map[string]string
 		}
 		NVML struct {
 			Outcome, Error, Via, Version string

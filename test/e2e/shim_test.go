@@ -192,6 +192,10 @@ func TestShimRecordsFieldErrors(t *testing.T) {
 	if g[0].UUID != "" || g[0].Name == "" || g[1].PersistenceMode != "" || g[1].UUID == "" || g[2].Index != 2 || g[2].ComputeCapability != "" {
 		t.Errorf("host.gpus = %+v", g)
 	}
+	// NVML's own words for what it could not answer reach the record.
+	if g[0].Errors["uuid"] != "Insufficient Permissions" || g[1].Errors["persistenceMode"] != "GPU is lost" {
+		t.Errorf("record GPU errors: %v %v", g[0].Errors, g[1].Errors)
+	}
 }
 
 // Debian's real libnvidia-ml1: NVML answers "Driver Not Loaded"; with no
