@@ -56,9 +56,6 @@ func preflight(overrides map[string]string, argv, environ []string, stderr io.Wr
 
 	ctx, cancel := context.WithTimeout(context.Background(), cfg.Timeout)
 	defer cancel()
-	gate := exitOnSignal(cancel, log)
-	defer gate.release()
-
 	type result struct {
 		facts    facts.Facts
 		visible  []facts.GPU
@@ -84,6 +81,11 @@ func preflight(overrides map[string]string, argv, environ []string, stderr io.Wr
 			RequireGPU: cfg.RequireGPU, MinGPUs: cfg.MinGPUs, ExtraRequire: cfg.Require}}
 		done <- result{f, visible, check.Run(in), warnings}
 	}()
+
+	// Signal handling starts a thread of its own (a few hundred
+	// microseconds); set it up while the gatherers already run.
+	gate := exitOnSignal(cancel, log)
+	defer gate.release()
 
 	var res result
 	select {
