@@ -181,7 +181,13 @@ func ParseDistInfoName(dir string) (DistInfo, bool) {
 	if ver == "" || !isDigit(ver[0]) {
 		return DistInfo{}, false
 	}
-	return DistInfo{Name: NormalizeName(name), Version: ver}, true
+	// A name of separators alone (".-0.dist-info") normalizes to nothing:
+	// not a distribution.
+	norm := NormalizeName(name)
+	if norm == "" {
+		return DistInfo{}, false
+	}
+	return DistInfo{Name: norm, Version: ver}, true
 }
 
 // NormalizeName folds a Python project name the way wheel directory names
