@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode"
 )
 
 // Arch is one GPU compilation target: a real architecture (a cubin, "sm_90")
@@ -105,8 +106,10 @@ func ParseArch(s string) (Arch, error) {
 // builds for it (torch.utils.cpp_extension adds code=sm_XY and code=compute_XY).
 // The result keeps the input order; an empty list is not an error.
 func ParseArchList(s string) ([]Arch, error) {
+	// Any white space separates, as ParseArch trims any (a list read from
+	// a file with CRLF line ends carries '\r').
 	fields := strings.FieldsFunc(s, func(r rune) bool {
-		return r == ' ' || r == '\t' || r == '\n' || r == ',' || r == ';'
+		return unicode.IsSpace(r) || r == ',' || r == ';'
 	})
 	var out []Arch
 	for _, f := range fields {
