@@ -23,6 +23,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gpu-preflight/gpu-preflight/report/schematest"
 	"github.com/gpu-preflight/gpu-preflight/test/fakenvml"
 )
 
@@ -216,6 +217,7 @@ func checkJSON(t *testing.T, env []string) (record, result) {
 	if err := json.Unmarshal([]byte(r.stdout), &rec); err != nil {
 		t.Fatalf("check --json (exit %d) printed no record: %v\nstdout: %s\nstderr: %s", r.code, err, r.stdout, r.stderr)
 	}
+	schematest.Validate(t, []byte(r.stdout))
 	return rec, r
 }
 

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gpu-preflight/gpu-preflight/report/schematest"
 	"github.com/gpu-preflight/gpu-preflight/test/fakenvml"
 )
 
@@ -243,6 +244,7 @@ func TestShimFallsBackToProbeBesideIt(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.stdout), &rec); err != nil {
 		t.Fatalf("check --json: %v\n%s", err, r.stderr)
 	}
+	schematest.Validate(t, []byte(r.stdout))
 	if rec.Host.NVML.Via != "file:"+beside || rec.Host.Driver.Source != "nvml-file" || len(rec.Host.GPUs) != 4 {
 		t.Errorf("nvml %+v, driver source %q, %d GPUs; want the probe beside the shim", rec.Host.NVML, rec.Host.Driver.Source, len(rec.Host.GPUs))
 	}
@@ -256,6 +258,7 @@ func TestShimFallsBackToProbeBesideIt(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.stdout), &rec); err != nil {
 		t.Fatalf("check --json: %v\n%s", err, r.stderr)
 	}
+	schematest.Validate(t, []byte(r.stdout))
 	if rec.Host.NVML.Outcome != "unavailable" || !strings.Contains(rec.Host.NVML.Error, "without the embedded probe") {
 		t.Errorf("nvml %+v, want unavailable", rec.Host.NVML)
 	}
