@@ -14,6 +14,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/gpu-preflight/gpu-preflight/report/schematest"
 )
 
 // baseImageEnv stands in for the environment of the PaddlePaddle 2.6 CUDA 11.8
@@ -351,6 +353,7 @@ func (r containerResult) record(t *testing.T) map[string]any {
 	if err != nil {
 		t.Fatal(err)
 	}
+	schematest.Validate(t, data)
 	var rec map[string]any
 	if err := json.Unmarshal(data, &rec); err != nil {
 		t.Fatal(err)
