@@ -73,18 +73,28 @@ func ParsePaddleVersion(src []byte) (PaddleVersion, error) {
 	}
 	v.CUDA = paddleFlag(f["cuda_version"])
 	v.CuDNN = paddleFlag(f["cudnn_version"])
-	if a := f["compiled_cuda_archs"]; a.kind == pyList {
-		for _, it := range a.items {
-			s, ok := it.scalar()
-			if !ok {
-				continue
-			}
-			if arch, err := fatbin.ParseArch(s); err == nil {
-				v.Archs = append(v.Archs, arch.String())
-			}
+	v.Archs = archList(f["compiled_cuda_archs"])
+	return v, nil
+}
+
+// archList reads a Python list of GPU targets (Paddle's [80, 86], TF's
+// ['sm_70', 'compute_80']) into canonical arch names, skipping what is not
+// one.
+func archList(a pyValue) []string {
+	if a.kind != pyList {
+		return nil
+	}
+	var out []string
+	for _, it := range a.items {
+		s, ok := it.scalar()
+		if !ok {
+			continue
+		}
+		if arch, err := fatbin.ParseArch(s); err == nil {
+			out = append(out, arch.String())
 		}
 	}
-	return v, nil
+	return out
 }
 
 // paddleFlag returns a version field Paddle writes as a string, where a
@@ -130,17 +140,7 @@ func ParseTFBuildInfo(src []byte) (TFBuildInfo, error) {
 	v.CUDABuild = f["is_cuda_build"].kind == pyBool && f["is_cuda_build"].text == "True"
 	v.CUDA, _ = f["cuda_version"].scalar()
 	v.CuDNN, _ = f["cudnn_version"].scalar()
-	if a := f["cuda_compute_capabilities"]; a.kind == pyList {
-		for _, it := range a.items {
-			s, ok := it.scalar()
-			if !ok {
-				continue
-			}
-			if arch, err := fatbin.ParseArch(s); err == nil {
-				v.Archs = append(v.Archs, arch.String())
-			}
-		}
-	}
+	v.Archs = archList(f["cuda_compute_capabilities"])
 	// A CPU build records cuda_version as '' or leaves it out; Windows
 	// builds write '64_112'. Only a dotted version is a CUDA version.
 	if !dotted(v.CUDA) {
