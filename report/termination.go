@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/gpu-preflight/gpu-preflight/preflight/check"
+	"github.com/gpu-preflight/gpu-preflight/preflight/policy"
 	"github.com/gpu-preflight/gpu-preflight/report/redact"
 )
 
@@ -17,17 +18,11 @@ import (
 // message (4096 bytes per container; research/anchors.md section 5).
 const MaxTerminationBytes = 4096
 
-// Blocking reports whether a finding is one the policy aborts on: errors
-// under "fail" (and any unknown policy), warnings too under "strict", never
-// under "warn".
-func Blocking(f check.Finding, policy string) bool {
-	switch policy {
-	case "warn":
-		return false
-	case "strict":
-		return f.Status.Severity() >= check.Warn.Severity()
-	}
-	return f.Status.Severity() >= check.Error.Severity()
+// Blocking reports whether a finding is one the named policy aborts on
+// (policy.Policy.Blocks: errors under "fail" and any unknown policy,
+// warnings too under "strict", never under "warn").
+func Blocking(f check.Finding, p string) bool {
+	return policy.Policy(p).Blocks(f)
 }
 
 // TerminationMessage is what an aborted run leaves in the Kubernetes

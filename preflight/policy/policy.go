@@ -41,8 +41,7 @@ type Decision struct {
 	Action string
 	// ExitCode is the code gpu-preflight exits with on Abort, 0 otherwise.
 	ExitCode int
-	// Blocking are the findings that caused an abort, or would have under
-	// the strictest policy (for the log).
+	// Blocking are the findings that caused the abort.
 	Blocking []check.Finding
 }
 
@@ -61,20 +60,29 @@ func Ignore(findings []check.Finding, ignore map[string]bool) []check.Finding {
 	return out
 }
 
+// Blocks reports whether f stops the job under p: never under warn,
+// errors under fail (and any value that is not a policy), warnings too
+// under strict.
+func (p Policy) Blocks(f check.Finding) bool {
+	switch p {
+	case Warn:
+		return false
+	case Strict:
+		return f.Status.Severity() >= check.Warn.Severity()
+	}
+	return f.Status.Severity() >= check.Error.Severity()
+}
+
 // Decide applies policy p to findings (after Ignore). abortCode is the exit
 // code for an abort (PREFLIGHT_EXIT_CODE).
 func Decide(p Policy, findings []check.Finding, abortCode int) Decision {
-	threshold := check.Error.Severity()
-	if p == Strict {
-		threshold = check.Warn.Severity()
-	}
 	d := Decision{Policy: p, Action: Exec}
 	for _, f := range findings {
-		if f.Status.Severity() >= threshold {
+		if p.Blocks(f) {
 			d.Blocking = append(d.Blocking, f)
 		}
 	}
-	if p != Warn && len(d.Blocking) > 0 {
+	if len(d.Blocking) > 0 {
 		d.Action = Abort
 		d.ExitCode = abortCode
 	}
