@@ -5,8 +5,8 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"reflect"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -54,26 +54,34 @@ func (e usageError) Error() string { return e.msg }
 
 func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(format, args...)} }
 
-// flagNames maps each PREFLIGHT_ variable suffix to its flag name.
+// flagName is the flag for a PREFLIGHT_ variable suffix: REQUIRE_GPU -> require-gpu.
 func flagName(key string) string { return strings.ToLower(strings.ReplaceAll(key, "_", "-")) }
 
-// configKeys lists the variable suffixes of Config, in field order.
-func configKeys() []string {
-	return []string{"POLICY", "IGNORE", "REQUIRE_GPU", "MIN_GPUS", "REQUIRE", "PROVENANCE_DIR", "LEDGER",
-		"LOG_FORMAT", "LOG_LEVEL", "NVML_TIMEOUT", "TIMEOUT", "NVML_LIBRARY", "ROOT", "MANIFEST", "TERMINATION_LOG",
-		"EXIT_CODE", "SUPERVISE"}
+// configFields are Config's fields that envconfig reads, in order: the one
+// list flags, variables and -h are made from, so they cannot drift apart.
+func configFields() []reflect.StructField {
+	var fields []reflect.StructField
+	t := reflect.TypeFor[Config]()
+	for i := 0; i < t.NumField(); i++ {
+		if t.Field(i).Tag.Get("envconfig") != "" {
+			fields = append(fields, t.Field(i))
+		}
+	}
+	return fields
 }
 
-// addConfigFlags registers one string flag per variable on fs; the values
-// given are written into overrides under the variable's full name.
+// addConfigFlags registers one flag per variable on fs (a boolean flag for
+// a boolean variable, so --supervise needs no value); the values given are
+// written into overrides under the variable's full name.
 func addConfigFlags(fs *flag.FlagSet, overrides map[string]string) {
-	for _, key := range configKeys() {
+	for _, f := range configFields() {
+		key := f.Tag.Get("envconfig")
 		name := envPrefix + "_" + key
 		set := func(v string) error {
 			overrides[name] = v
 			return nil
 		}
-		if key == "REQUIRE_GPU" || key == "SUPERVISE" {
+		if f.Type.Kind() == reflect.Bool {
 			fs.BoolFunc(flagName(key), "overrides "+name, set)
 		} else {
 			fs.Func(flagName(key), "overrides "+name, set)
@@ -157,14 +165,17 @@ func accepts(typeName string) string {
 	return "want a " + typeName
 }
 
-// configHelp lists the variables for --help.
+// configHelp lists the variables, their flags, defaults and meanings for -h.
 func configHelp() string {
 	var b strings.Builder
-	keys := configKeys()
-	sort.Strings(keys)
 	b.WriteString("Configuration (environment; the flag of the same name wins):\n")
-	for _, k := range keys {
-		fmt.Fprintf(&b, "  %-28s --%s\n", envPrefix+"_"+k, flagName(k))
+	for _, f := range configFields() {
+		key := f.Tag.Get("envconfig")
+		def := f.Tag.Get("default")
+		if def == "" {
+			def = "(empty)"
+		}
+		fmt.Fprintf(&b, "  %-26s --%-17s %-31s %s\n", envPrefix+"_"+key, flagName(key), def, f.Tag.Get("desc"))
 	}
 	return b.String()
 }
