@@ -39,8 +39,8 @@ func verdictOf(r Result) verdict {
 	return unsat
 }
 
-// Each case is one rule of dsl.c / configure.c, named after it. Every case
-// is also checked against the C transliteration in cref_test.go.
+// Each case is one rule of dsl.c / configure.c, named after it, with the
+// outcome libnvidia-container gives.
 func TestEvaluateRules(t *testing.T) {
 	long := func(n int) string { return strings.Repeat("x", n) }
 	tests := []struct {
@@ -166,9 +166,6 @@ func TestEvaluateRules(t *testing.T) {
 			r := Evaluate(facts.Requirement{Var: "NVIDIA_REQUIRE_TEST", Value: tt.value}, tt.host, tt.dev)
 			if got := verdictOf(r); got != tt.want {
 				t.Errorf("Evaluate(%q) = %v (err %v), want %v\n%s", tt.value, got, r.Err, tt.want, r.Explain())
-			}
-			if c := cEvaluate(tt.value, tt.host, tt.dev); c != goVerdict(r) {
-				t.Errorf("Evaluate(%q) = %d, C transliteration = %d", tt.value, goVerdict(r), c)
 			}
 			if r.Err != nil {
 				var ee *ExprError

@@ -106,9 +106,6 @@ func TestRealImageRequirements(t *testing.T) {
 				if got := r.HeldTerm(); got != tt.heldBy {
 					t.Errorf("held by %q, want %q", got, tt.heldBy)
 				}
-				if c := cEvaluate(req.Value, tt.host, r.Device); c != goVerdict(r) {
-					t.Errorf("Go %d, C transliteration %d", goVerdict(r), c)
-				}
 			}
 		})
 	}
