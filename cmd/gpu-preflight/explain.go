@@ -7,10 +7,7 @@ import (
 	"strings"
 
 	"github.com/gpu-preflight/gpu-preflight/preflight/check"
-	"github.com/gpu-preflight/gpu-preflight/preflight/container"
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
-	"github.com/gpu-preflight/gpu-preflight/preflight/fsroot"
-	"github.com/gpu-preflight/gpu-preflight/preflight/gather"
 	"github.com/gpu-preflight/gpu-preflight/preflight/require"
 )
 
@@ -38,12 +35,8 @@ func cmdExplain(args, environ []string, stdout, stderr io.Writer) int {
 
 	ctx, cancel := context.WithTimeout(context.Background(), cfg.Timeout)
 	defer cancel()
-	f, _ := gather.Gather(ctx, gather.Options{
-		Root: fsroot.Root(cfg.Root), Environ: environ, NVMLLibrary: cfg.NVMLLibrary,
-		ForceProbe: cfg.nvmlLibrarySet, NVMLTimeout: cfg.NVMLTimeout, Manifest: cfg.Manifest,
-	})
-	visible, _ := container.VisibleGPUs(f.Host.GPUs, f.Container.Env)
-	in := check.Input{Facts: f, Visible: visible, Options: check.Options{ExtraRequire: cfg.Require}}
+	in, _ := cfg.checkInput(ctx, cfg.gatherOptions(environ))
+	f, visible := in.Facts, in.Visible
 	if len(reqs) == 0 {
 		if f.Container.RequireDisabled {
 			fmt.Fprintln(stdout, "NVIDIA_DISABLE_REQUIRE is set: the toolkit would skip the image's requirements; explaining them anyway.")

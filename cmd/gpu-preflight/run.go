@@ -64,22 +64,10 @@ func preflight(overrides map[string]string, argv, environ []string, stderr io.Wr
 	}
 	done := make(chan result, 1)
 	go func() {
-		f, warnings := gather.Gather(ctx, gather.Options{
-			Root:        fsroot.Root(cfg.Root),
-			Environ:     environ,
-			NVMLLibrary: cfg.NVMLLibrary,
-			ForceProbe:  cfg.nvmlLibrarySet,
-			NVMLTimeout: cfg.NVMLTimeout,
-			Manifest:    cfg.Manifest,
-			ProbeStderr: func(s string) { log.Info().Str("stderr", s).Msg("nvml probe wrote on stderr") },
-		})
-		visible, note := container.VisibleGPUs(f.Host.GPUs, f.Container.Env)
-		if note != "" {
-			warnings = append(warnings, note)
-		}
-		in := check.Input{Facts: f, Visible: visible, Options: check.Options{
-			RequireGPU: cfg.RequireGPU, MinGPUs: cfg.MinGPUs, ExtraRequire: cfg.Require}}
-		done <- result{f, visible, check.Run(in), warnings}
+		opts := cfg.gatherOptions(environ)
+		opts.ProbeStderr = func(s string) { log.Info().Str("stderr", s).Msg("nvml probe wrote on stderr") }
+		in, warnings := cfg.checkInput(ctx, opts)
+		done <- result{in.Facts, in.Visible, check.Run(in), warnings}
 	}()
 
 	// Signal handling starts a thread of its own (a few hundred
@@ -210,6 +198,31 @@ func (g *signalGate) release() {
 	close(g.stop)
 }
 
+// gatherOptions says where and how to gather, from the configuration.
+func (c Config) gatherOptions(environ []string) gather.Options {
+	return gather.Options{
+		Root:        fsroot.Root(c.Root),
+		Environ:     environ,
+		NVMLLibrary: c.NVMLLibrary,
+		ForceProbe:  c.nvmlLibrarySet,
+		NVMLTimeout: c.NVMLTimeout,
+		Manifest:    c.Manifest,
+	}
+}
+
+// checkInput gathers the facts and the visible GPUs and pairs them with the
+// user's settings: what every check reads. The warnings include the note
+// on how the visible GPUs were chosen.
+func (c Config) checkInput(ctx context.Context, opts gather.Options) (check.Input, []string) {
+	f, warnings := gather.Gather(ctx, opts)
+	visible, note := container.VisibleGPUs(f.Host.GPUs, f.Container.Env)
+	if note != "" {
+		warnings = append(warnings, note)
+	}
+	return check.Input{Facts: f, Visible: visible, Options: check.Options{
+		RequireGPU: c.RequireGPU, MinGPUs: c.MinGPUs, ExtraRequire: c.Require}}, warnings
+}
+
 // checkMain is `gpu-preflight check` and the no-argument form.
 func checkMain(overrides map[string]string, asJSON bool, environ []string, stdout, stderr io.Writer) int {
 	o, err := preflight(overrides, nil, environ, stderr)
@@ -312,10 +325,7 @@ func execCommand(log zerolog.Logger, argv, environ []string) int {
 		err = syscall.Exec(path, argv, environ)
 		err = fmt.Errorf("%s: %w", path, err)
 	}
-	code := exitNotExec
-	if errors.Is(err, os.ErrNotExist) || errors.Is(err, syscall.ENOENT) {
-		code = exitNotFound
-	}
+	code := startFailure(err)
 	log.Error().Err(err).Str("command", argv[0]).Int("exitCode", code).Msg("cannot run the command")
 	return code
 }
