@@ -124,11 +124,15 @@ const ProvenanceMessage = "provenance"
 // the one line allowed to exceed MaxLineBytes: a pipeline gets the record
 // without a volume, and the size tells a reader whether a runtime split it.
 func LogRecord(l zerolog.Logger, r Record) error {
+	e := l.Info()
+	if !e.Enabled() {
+		return nil // a level above info: skip the encoding on the start-up path
+	}
 	b, err := json.Marshal(r)
 	if err != nil {
 		return fmt.Errorf("encode provenance record %s for the log: %w", r.RunID, err)
 	}
-	l.Info().Int("recordBytes", len(b)).RawJSON("record", b).Msg(ProvenanceMessage)
+	e.Int("recordBytes", len(b)).RawJSON("record", b).Msg(ProvenanceMessage)
 	return nil
 }
 
