@@ -121,6 +121,12 @@ func TestWriteKeepsModeUnderRestrictiveUmask(t *testing.T) {
 }
 
 func TestWriteNeverOverwrites(t *testing.T) {
+	for _, w := range ways {
+		t.Run(w.name, func(t *testing.T) { testNeverOverwrites(t, w.fdDir) })
+	}
+}
+
+func testNeverOverwrites(t *testing.T, fdDir string) {
 	dir := t.TempDir()
 	r := New(sampleInputs())
 	name, _ := FileName(r)
@@ -144,7 +150,7 @@ func TestWriteNeverOverwrites(t *testing.T) {
 				t.Fatal(err)
 			}
 			before, _ := os.Lstat(final)
-			_, err := Write(dir, r)
+			_, _, err := write(dir, r, fdDir)
 			if err == nil {
 				t.Fatal("Write replaced an existing name")
 			}
@@ -166,6 +172,155 @@ func TestWriteNeverOverwrites(t *testing.T) {
 	left, _ := filepath.Glob(filepath.Join(dir, ".*tmp*"))
 	if len(left) > 0 {
 		t.Errorf("temporary files left behind: %v", left)
+	}
+}
+
+// ways are the two ways write and complete make a record's file: an
+// anonymous O_TMPFILE file, named only once whole (SPEC section 8: nothing
+// partial is ever visible), and the named temporary file they fall back to
+// where the file system has no O_TMPFILE or /proc is not mounted.
+var ways = []struct{ name, fdDir, via string }{
+	{"O_TMPFILE linked through /proc", procSelfFD, viaAnonymous},
+	{"no O_TMPFILE: named temporary file", "", viaNamed},
+	{"no /proc: named temporary file", "/nonexistent/proc/self/fd/", viaNamed},
+}
+
+// dirNames lists every entry of dir, dot files included.
+func dirNames(t *testing.T, dir string) []string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	return names
+}
+
+// Write uses an anonymous file where it can and falls back to a named
+// temporary file only where O_TMPFILE or /proc is missing; either way the
+// record has its name, mode 0640 under any umask and its full content, and
+// nothing else is left in the directory.
+func TestWriteUsesAnonymousFileElseNamedTemporaryFile(t *testing.T) {
+	old := unix.Umask(0o077)
+	defer unix.Umask(old)
+	for _, w := range ways {
+		t.Run(w.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "provenance")
+			r := New(sampleInputs())
+			path, via, err := write(dir, r, w.fdDir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if via != w.via {
+				t.Errorf("written through a %s, want a %s", via, w.via)
+			}
+			name, _ := FileName(r)
+			if path != filepath.Join(dir, name) {
+				t.Errorf("path = %s, want %s", path, filepath.Join(dir, name))
+			}
+			if st, err := os.Lstat(path); err != nil || st.Mode() != 0o640 {
+				t.Errorf("record mode = %v (%v), want 0640", st.Mode(), err)
+			}
+			schematest.Validate(t, readFile(t, path))
+			if names := dirNames(t, dir); len(names) != 1 || names[0] != name {
+				t.Errorf("directory holds %q, want only %s", names, name)
+			}
+		})
+	}
+}
+
+// open(2): EOPNOTSUPP (file system without O_TMPFILE), EISDIR (kernel
+// before 3.11) and EINVAL mean "no O_TMPFILE here"; every other error
+// would fail a named temporary file too and is reported as it is.
+func TestTmpfileUnsupportedOnlyForMissingSupport(t *testing.T) {
+	tests := []struct {
+		err  error
+		want bool
+	}{
+		{unix.EOPNOTSUPP, true},
+		{unix.EISDIR, true},
+		{unix.EINVAL, true},
+		{fmt.Errorf("wrapped: %w", unix.EOPNOTSUPP), true},
+		{unix.EACCES, false},
+		{unix.EROFS, false},
+		{unix.ENOSPC, false},
+		{unix.EDQUOT, false},
+		{unix.ENOENT, false},
+		{nil, false},
+	}
+	for _, tt := range tests {
+		if got := tmpfileUnsupported(tt.err); got != tt.want {
+			t.Errorf("tmpfileUnsupported(%v) = %v, want %v", tt.err, got, tt.want)
+		}
+	}
+}
+
+// SPEC section 6: a record is never written through a symlink. A symlink
+// planted at the record's path, pointing at a file outside the directory,
+// makes Write fail with "already exists" and Complete refuse, by either
+// way of writing; the victim and the symlink stay as they were and
+// nothing else is left in the directory.
+func TestSymlinkAtRecordPathIsNotFollowed(t *testing.T) {
+	r := New(sampleInputs())
+	r.RunID = "0123456789abcdef0123456789abcdef"
+	name, err := FileName(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The victim holds a record of the same run, so only the refusal to
+	// follow the symlink stops Complete, not its run id check.
+	victimContent, err := Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ops := []struct {
+		name    string
+		op      func(dir, fdDir string) error
+		wantErr string
+	}{
+		{"Write", func(dir, fdDir string) error { _, _, err := write(dir, r, fdDir); return err }, "already exists"},
+		{"Complete", func(dir, fdDir string) error { return complete(filepath.Join(dir, name), r, fdDir) }, "too many levels of symbolic links"},
+	}
+	for _, op := range ops {
+		for _, w := range ways {
+			t.Run(op.name+"/"+w.name, func(t *testing.T) {
+				dir := t.TempDir()
+				victim := filepath.Join(t.TempDir(), "victim")
+				if err := os.WriteFile(victim, victimContent, 0o600); err != nil {
+					t.Fatal(err)
+				}
+				link := filepath.Join(dir, name)
+				if err := os.Symlink(victim, link); err != nil {
+					t.Fatal(err)
+				}
+				before, _ := os.Lstat(link)
+				victimBefore, _ := os.Stat(victim)
+
+				err := op.op(dir, w.fdDir)
+				if err == nil || !strings.Contains(err.Error(), op.wantErr) {
+					t.Errorf("error = %v, want one that says %q", err, op.wantErr)
+				}
+				if got := readFile(t, victim); string(got) != string(victimContent) {
+					t.Errorf("the victim was written through the symlink:\n%s", got)
+				}
+				if st, _ := os.Stat(victim); !os.SameFile(victimBefore, st) || st.Mode() != 0o600 {
+					t.Errorf("the victim was replaced or its mode changed: %v", st.Mode())
+				}
+				after, err := os.Lstat(link)
+				if err != nil || !os.SameFile(before, after) {
+					t.Errorf("the symlink was replaced or removed: %v", err)
+				}
+				if target, _ := os.Readlink(link); target != victim {
+					t.Errorf("the symlink points at %s now, want %s", target, victim)
+				}
+				if names := dirNames(t, dir); len(names) != 1 || names[0] != name {
+					t.Errorf("directory holds %q, want only the planted symlink", names)
+				}
+			})
+		}
 	}
 }
 
@@ -235,7 +390,8 @@ var recordName = regexp.MustCompile(`^[0-9]{8}T[0-9]{6}\.[0-9]{9}Z-[0-9a-f]{32}\
 
 // SPEC section 8: no partial provenance file after kill -9 at any point. A
 // child writes records in a loop and is killed with SIGKILL at random
-// moments; every *.json left must be a complete, valid record.
+// moments; every *.json left must be a complete, valid record, and where
+// O_TMPFILE works nothing else may be left.
 func TestKillDuringWriteLeavesNoPartialRecord(t *testing.T) {
 	dir := t.TempDir()
 	rounds := 40
@@ -287,20 +443,33 @@ func TestKillDuringWriteLeavesNoPartialRecord(t *testing.T) {
 	if records == 0 {
 		t.Fatal("no record was written before the kills; the test proved nothing")
 	}
+	// Where O_TMPFILE works, as on the test's own directory, a kill leaves
+	// no temporary file either.
+	if _, via, err := write(t.TempDir(), New(sampleInputs()), procSelfFD); err != nil || via != viaAnonymous {
+		t.Logf("O_TMPFILE is not usable in the test directory (%s, %v): temporary files are allowed", via, err)
+	} else if temps > 0 {
+		t.Errorf("%d temporary files left after the kills, want none: Write uses an anonymous O_TMPFILE file here", temps)
+	}
 	t.Logf("%d kills: %d complete records, %d temporary files left, 0 partial records", rounds, records, temps)
 }
 
 func TestCompleteReplacesOnlyItsOwnRecord(t *testing.T) {
+	for _, w := range ways {
+		t.Run(w.name, func(t *testing.T) { testCompleteReplacesOnlyItsOwnRecord(t, w.fdDir) })
+	}
+}
+
+func testCompleteReplacesOnlyItsOwnRecord(t *testing.T, fdDir string) {
 	dir := t.TempDir()
 	r := New(sampleInputs())
-	path, err := Write(dir, r)
+	path, _, err := write(dir, r, fdDir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := r.Finish(137, 9, sampleTime.Add(time.Minute)); err != nil {
 		t.Fatal(err)
 	}
-	if err := Complete(path, r); err != nil {
+	if err := complete(path, r, fdDir); err != nil {
 		t.Fatal(err)
 	}
 	b := readFile(t, path)
@@ -308,13 +477,19 @@ func TestCompleteReplacesOnlyItsOwnRecord(t *testing.T) {
 	if !strings.Contains(string(b), `"signal": 9`) {
 		t.Errorf("completed record lacks the outcome:\n%s", b)
 	}
+	if st, _ := os.Lstat(path); st.Mode() != 0o640 {
+		t.Errorf("completed record mode = %v, want 0640", st.Mode())
+	}
 	other := New(sampleInputs())
-	if err := Complete(path, other); err == nil || !strings.Contains(err.Error(), "another run") {
+	if err := complete(path, other, fdDir); err == nil || !strings.Contains(err.Error(), "another run") {
 		t.Errorf("Complete with another run's record: %v", err)
+	}
+	if names := dirNames(t, dir); len(names) != 1 || names[0] != filepath.Base(path) {
+		t.Errorf("directory holds %q, want only the record", names)
 	}
 	link := filepath.Join(dir, "link.json")
 	os.Symlink(path, link)
-	if err := Complete(link, r); err == nil {
+	if err := complete(link, r, fdDir); err == nil {
 		t.Error("Complete followed a symlink")
 	}
 }
