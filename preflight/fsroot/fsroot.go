@@ -113,58 +113,89 @@ func (r Root) resolve(p string, followLast bool) (string, error) {
 	return filepath.Join(base, filepath.Join(done...)), nil
 }
 
-// ReadFile reads the file p names inside the root.
+// ReadFile reads the regular file p names inside the root. Like
+// ReadFileMax it refuses anything but a regular file without blocking.
 func (r Root) ReadFile(p string) ([]byte, error) {
-	host, err := r.Resolve(p)
+	f, err := r.Open(p)
 	if err != nil {
 		return nil, err
 	}
-	return os.ReadFile(host)
+	defer f.Close()
+	return io.ReadAll(f)
 }
 
 // ErrTooLarge is wrapped by ReadFileMax when a file exceeds its limit.
 var ErrTooLarge = errors.New("file larger than the limit")
 
+// ErrNotRegular is wrapped by Open, ReadFile and ReadFileMax when the path
+// names something other than a regular file (a FIFO, a socket, a device or
+// a directory).
+var ErrNotRegular = errors.New("not a regular file")
+
 // ReadFileMax reads the regular file p names inside the root, failing
-// (wrapping ErrTooLarge) when it holds more than max bytes. It refuses
-// anything but a regular file, and opens without blocking, so a FIFO or a
-// device planted where a text file belongs cannot hang the caller. procfs
-// and sysfs files are regular files that report size 0; they are read to
-// the end like any other.
+// (wrapping ErrTooLarge) when it holds more than max bytes. procfs and
+// sysfs files are regular files that report size 0; they are read to the
+// end like any other.
 func (r Root) ReadFileMax(p string, max int64) ([]byte, error) {
-	host, err := r.Resolve(p)
-	if err != nil {
-		return nil, err
-	}
-	f, err := os.OpenFile(host, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	f, err := r.Open(p)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, &fs.PathError{Op: "read", Path: host, Err: fmt.Errorf("not a regular file (%v)", fi.Mode().Type())}
-	}
 	data, err := io.ReadAll(io.LimitReader(f, max+1))
 	if err != nil {
 		return nil, err
 	}
 	if int64(len(data)) > max {
-		return nil, &fs.PathError{Op: "read", Path: host, Err: fmt.Errorf("%w of %d bytes", ErrTooLarge, max)}
+		return nil, &fs.PathError{Op: "read", Path: f.Name(), Err: fmt.Errorf("%w of %d bytes", ErrTooLarge, max)}
 	}
 	return data, nil
 }
 
-// Open opens the file p names inside the root for reading.
+// Open opens the regular file p names inside the root for reading. It
+// opens without blocking and refuses (wrapping ErrNotRegular, with the
+// path and the file's type in the message) anything but a regular file:
+// open(2) of a FIFO for reading waits for a writer forever, and a
+// character device may never answer a read, so either planted where a
+// text file belongs would hang the preflight. O_NONBLOCK has no effect on
+// reads of a regular file, so it is left set.
 func (r Root) Open(p string) (*os.File, error) {
 	host, err := r.Resolve(p)
 	if err != nil {
 		return nil, err
 	}
-	return os.Open(host)
+	// Go adds O_CLOEXEC to every open.
+	f, err := os.OpenFile(host, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, &fs.PathError{Op: "read", Path: host, Err: fmt.Errorf("%w (%s)", ErrNotRegular, typeName(fi.Mode()))}
+	}
+	return f, nil
+}
+
+// typeName names a file type for an error message.
+func typeName(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeNamedPipe != 0:
+		return "a FIFO"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeCharDevice != 0:
+		return "a character device"
+	case m&fs.ModeDevice != 0:
+		return "a block device"
+	case m.IsDir():
+		return "a directory"
+	}
+	return "type " + m.Type().String()
 }
 
 // ReadDir lists the directory p names inside the root, sorted by name.
@@ -173,7 +204,17 @@ func (r Root) ReadDir(p string) ([]fs.DirEntry, error) {
 	if err != nil {
 		return nil, err
 	}
-	return os.ReadDir(host)
+	// os.ReadDir would open a FIFO planted where a directory belongs and
+	// wait for a writer; O_DIRECTORY refuses it at once with ENOTDIR, which
+	// Missing reads as "not there", the same as a regular file in its place.
+	f, err := os.OpenFile(host, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_DIRECTORY, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	entries, err := f.ReadDir(-1)
+	slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	return entries, err
 }
 
 // Stat describes the file p names inside the root, following links.

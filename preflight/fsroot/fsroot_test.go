@@ -8,6 +8,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // tree builds a directory under t.TempDir from a map of relative path to
@@ -233,4 +234,101 @@ func mustResolve(t *testing.T, r Root, p string) string {
 		t.Fatalf("Resolve(%q): %v", p, err)
 	}
 	return got
+}
+
+// within runs f and fails the test if it has not returned after d: a read
+// that blocks (an open(2) of a FIFO waits for a writer) must fail loudly,
+// not hang the suite.
+func within(t *testing.T, d time.Duration, f func()) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		f()
+	}()
+	select {
+	case <-done:
+	case <-time.After(d):
+		t.Fatalf("still blocked after %v", d)
+	}
+}
+
+func TestReadsRefuseAFIFOWithoutBlocking(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "proc/driver/nvidia/version")
+	if err := os.MkdirAll(filepath.Dir(fifo), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := Root(dir)
+	reads := map[string]func() error{
+		"Open":        func() error { f, err := r.Open("/proc/driver/nvidia/version"); f.Close(); return err },
+		"ReadFile":    func() error { _, err := r.ReadFile("/proc/driver/nvidia/version"); return err },
+		"ReadFileMax": func() error { _, err := r.ReadFileMax("/proc/driver/nvidia/version", 100); return err },
+	}
+	for name, read := range reads {
+		t.Run(name, func(t *testing.T) {
+			var err error
+			within(t, 2*time.Second, func() { err = read() })
+			if !errors.Is(err, ErrNotRegular) || !strings.Contains(err.Error(), fifo) ||
+				!strings.Contains(err.Error(), "not a regular file (a FIFO)") || Missing(err) {
+				t.Errorf("err = %v, want %q refused as not a regular file (a FIFO)", err, fifo)
+			}
+		})
+	}
+	// A FIFO where a directory belongs is not a directory: ENOTDIR, which
+	// gatherers read as "not there".
+	t.Run("ReadDir", func(t *testing.T) {
+		var err error
+		within(t, 2*time.Second, func() { _, err = r.ReadDir("/proc/driver/nvidia/version") })
+		if !Missing(err) {
+			t.Errorf("ReadDir(FIFO): err = %v, want ENOTDIR", err)
+		}
+	})
+	t.Run("Glob", func(t *testing.T) {
+		var got []string
+		within(t, 2*time.Second, func() { got, _ = r.Glob("/proc/driver/nvidia/version/*") })
+		if len(got) != 0 {
+			t.Errorf("Glob under a FIFO = %q", got)
+		}
+	})
+}
+
+func TestReadsRefuseDevicesAndDirectories(t *testing.T) {
+	host := Root("/")
+	if _, err := host.ReadFile("/dev/null"); !errors.Is(err, ErrNotRegular) || !strings.Contains(err.Error(), "/dev/null: not a regular file (a character device)") {
+		t.Errorf("ReadFile(/dev/null): err = %v", err)
+	}
+	dir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, "d"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Root(dir).ReadFile("d"); !errors.Is(err, ErrNotRegular) || !strings.Contains(err.Error(), "a directory") {
+		t.Errorf("ReadFile(directory): err = %v", err)
+	}
+}
+
+func TestReadDirIsSortedAndReadFileReadsToTheEnd(t *testing.T) {
+	dir := tree(t, map[string]string{"d/b": "", "d/a": "", "d/c": "", "f": strings.Repeat("x", 100_000)})
+	r := Root(dir)
+	entries, err := r.ReadDir("d")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	if !slices.Equal(names, []string{"a", "b", "c"}) {
+		t.Errorf("ReadDir = %q, want sorted", names)
+	}
+	if b, err := r.ReadFile("f"); err != nil || len(b) != 100_000 {
+		t.Errorf("ReadFile = %d bytes, %v", len(b), err)
+	}
+	// procfs files report size 0 and are read to the end all the same.
+	if b, err := Root("/").ReadFile("/proc/self/status"); err != nil || !strings.Contains(string(b), "VmPeak") {
+		t.Errorf("ReadFile(/proc/self/status) = %d bytes, %v", len(b), err)
+	}
 }
