@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -194,19 +195,30 @@ func writeTemp(dfd int, tmp string, data []byte) error {
 	return f.Close()
 }
 
-// fill sets f's mode to 0640, writes data and fsyncs it.
+// fill sets f's mode to 0640, writes data and fsyncs it. Its errors are
+// the bare errno, as the caller names the file.
 func fill(f *os.File, data []byte) error {
 	// The umask may have removed bits; the record's mode is 0640 regardless.
 	if err := f.Chmod(0o640); err != nil {
-		return fmt.Errorf("chmod temporary file: %w", err)
+		return fmt.Errorf("chmod temporary file: %w", bare(err))
 	}
 	if _, err := f.Write(data); err != nil {
-		return fmt.Errorf("write temporary file: %w", err)
+		return fmt.Errorf("write temporary file: %w", bare(err))
 	}
 	if err := f.Sync(); err != nil {
-		return fmt.Errorf("fsync temporary file: %w", err)
+		return fmt.Errorf("fsync temporary file: %w", bare(err))
 	}
 	return nil
+}
+
+// bare strips the operation and file name an *os.File method's error
+// repeats.
+func bare(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }
 
 // Complete replaces the record at path, which Write created for the same

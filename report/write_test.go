@@ -25,6 +25,7 @@ import (
 const (
 	envWriterChild = "GPU_PREFLIGHT_TEST_WRITER_DIR"
 	envROFSChild   = "GPU_PREFLIGHT_TEST_ROFS_DIR"
+	envFullChild   = "GPU_PREFLIGHT_TEST_FULL_DIR"
 )
 
 func TestMain(m *testing.M) {
@@ -34,6 +35,10 @@ func TestMain(m *testing.M) {
 	}
 	if dir := os.Getenv(envROFSChild); dir != "" {
 		rofsChild(dir)
+		return
+	}
+	if dir := os.Getenv(envFullChild); dir != "" {
+		fullChild(dir)
 		return
 	}
 	os.Exit(m.Run())
@@ -64,6 +69,54 @@ func rofsChild(dir string) {
 		os.Exit(3)
 	}
 	fmt.Println(err)
+}
+
+// fullAttempt is what fullChild saw for one way of writing.
+type fullAttempt struct {
+	Way, Error string
+	Left       []string
+}
+
+// fullChild mounts a 64 KiB tmpfs over dir (in its own mount namespace),
+// fills it until ENOSPC, then tries each way of writing a record into a
+// directory on it; it prints a fullAttempt per way as JSON.
+func fullChild(dir string) {
+	if err := unix.Mount("tmpfs", dir, "tmpfs", 0, "size=64k"); err != nil {
+		fmt.Println("mount:", err)
+		os.Exit(4)
+	}
+	prov := filepath.Join(dir, "provenance")
+	if err := os.Mkdir(prov, 0o750); err != nil {
+		fmt.Println(err)
+		os.Exit(4)
+	}
+	f, err := os.Create(filepath.Join(dir, "filler"))
+	if err != nil {
+		fmt.Println(err)
+		os.Exit(4)
+	}
+	for _, chunk := range [][]byte{make([]byte, 4096), {0}} {
+		for {
+			if _, err := f.Write(chunk); errors.Is(err, unix.ENOSPC) {
+				break
+			} else if err != nil {
+				fmt.Println("fill:", err)
+				os.Exit(4)
+			}
+		}
+	}
+	enc := json.NewEncoder(os.Stdout)
+	for _, w := range ways {
+		a := fullAttempt{Way: w.name, Error: "no error"}
+		if _, _, err := write(prov, New(sampleInputs()), w.fdDir); err != nil {
+			a.Error = err.Error()
+		}
+		entries, _ := os.ReadDir(prov)
+		for _, e := range entries {
+			a.Left = append(a.Left, e.Name())
+		}
+		enc.Encode(a)
+	}
 }
 
 func readFile(t *testing.T, path string) []byte {
@@ -365,15 +418,7 @@ func TestWriteToReadOnlyDirectoryFails(t *testing.T) {
 	dir := t.TempDir()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), envROFSChild+"="+dir)
-	attr := &syscall.SysProcAttr{Unshareflags: syscall.CLONE_NEWNS}
-	if os.Getuid() != 0 {
-		attr = &syscall.SysProcAttr{
-			Cloneflags:  syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS,
-			UidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getuid(), Size: 1}},
-			GidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getgid(), Size: 1}},
-		}
-	}
-	cmd.SysProcAttr = attr
+	cmd.SysProcAttr = mountNamespace()
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("read-only child: %v\n%s\n(this test needs a mount namespace: root, or unprivileged user namespaces enabled)", err, out)
@@ -383,6 +428,49 @@ func TestWriteToReadOnlyDirectoryFails(t *testing.T) {
 		if !strings.Contains(msg, want) {
 			t.Errorf("error %q does not contain %q", msg, want)
 		}
+	}
+}
+
+// SPEC section 6: no space is a failure that names ENOSPC and leaves
+// nothing behind, by either way of writing. The child mounts a small tmpfs
+// in a private mount namespace and fills it, as for the read-only test.
+func TestWriteOnFullDiskFailsAndLeavesNothing(t *testing.T) {
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), envFullChild+"="+t.TempDir())
+	cmd.SysProcAttr = mountNamespace()
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("full-disk child: %v\n%s\n(this test needs a mount namespace: root, or unprivileged user namespaces enabled)", err, out)
+	}
+	dec := json.NewDecoder(strings.NewReader(string(out)))
+	n := 0
+	for ; dec.More(); n++ {
+		var a fullAttempt
+		if err := dec.Decode(&a); err != nil {
+			t.Fatalf("full-disk child output: %v\n%s", err, out)
+		}
+		if !strings.Contains(a.Error, "no space left on device") || !strings.Contains(a.Error, "PREFLIGHT_PROVENANCE_DIR") {
+			t.Errorf("%s: error %q, want one naming ENOSPC and the fix", a.Way, a.Error)
+		}
+		if len(a.Left) > 0 {
+			t.Errorf("%s: left %q in the directory, want nothing", a.Way, a.Left)
+		}
+	}
+	if n != len(ways) {
+		t.Errorf("the child reported %d ways, want %d:\n%s", n, len(ways), out)
+	}
+}
+
+// mountNamespace runs a child in a private mount namespace (a user
+// namespace too when not root), so its mounts vanish with it.
+func mountNamespace() *syscall.SysProcAttr {
+	if os.Getuid() == 0 {
+		return &syscall.SysProcAttr{Unshareflags: syscall.CLONE_NEWNS}
+	}
+	return &syscall.SysProcAttr{
+		Cloneflags:  syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS,
+		UidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getuid(), Size: 1}},
+		GidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getgid(), Size: 1}},
 	}
 }
 

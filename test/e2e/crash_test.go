@@ -1,0 +1,378 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/gpu-preflight/gpu-preflight/report/schematest"
+)
+
+// Crash safety (SPEC section 8 "Safe", section 6): the real shim, killed
+// with SIGKILL at any moment or denied its provenance directory, never
+// leaves a partial record, and a write failure is a warning while the
+// command still runs.
+
+// recordFile is the name report.Write gives a record:
+// "<UTC start time>-<run id>.json".
+var recordFile = regexp.MustCompile(`^[0-9]{8}T[0-9]{6}\.[0-9]{9}Z-([0-9a-f]{32})\.json$`)
+
+// completeRecords checks that every entry of dir, dot files included, is a
+// whole record: a regular file with a record's name whose content is JSON
+// valid against the provenance schema, for the run its name says. It
+// returns how many there are; a directory that does not exist holds none.
+func completeRecords(t *testing.T, dir string) int {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return 0
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		path := filepath.Join(dir, e.Name())
+		m := recordFile.FindStringSubmatch(e.Name())
+		if m == nil || !e.Type().IsRegular() {
+			t.Errorf("%s (%v) is not a record file; only whole records may be left", path, e.Type())
+			continue
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := schematest.Check(b); err != nil {
+			t.Errorf("%s is not a complete record: %v\n%s", path, err, b)
+			continue
+		}
+		var r struct {
+			RunID string `json:"runId"`
+		}
+		if err := json.Unmarshal(b, &r); err != nil || r.RunID != m[1] {
+			t.Errorf("%s holds run %q (%v)", path, r.RunID, err)
+		}
+	}
+	return len(entries)
+}
+
+// crashEnv is a minimal environment for the shim: JSON logs, and the
+// termination message in base; the tests give --provenance-dir and an
+// empty --root as flags, so no host file changes how long a run takes.
+func crashEnv(base string) []string {
+	return []string{
+		"PATH=/usr/bin:/bin",
+		"PREFLIGHT_LOG_FORMAT=json",
+		"PREFLIGHT_TERMINATION_LOG=" + filepath.Join(base, "termination-log"),
+	}
+}
+
+// emptyRoot makes an empty directory for --root under base.
+func emptyRoot(t *testing.T, base string) string {
+	t.Helper()
+	root := filepath.Join(base, "root")
+	if err := os.Mkdir(root, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return root
+}
+
+// startShim starts the shim writing its record into dir, then sleeping:
+// the kill test's victim.
+func startShim(t *testing.T, bin, base, root, dir string, stderr io.Writer) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(bin, "--provenance-dir="+dir, "--root="+root, "--", "/bin/sleep", "5")
+	cmd.Env = crashEnv(base)
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return cmd
+}
+
+// killAndWait sends SIGKILL and checks that it is what ended the process.
+func killAndWait(t *testing.T, cmd *exec.Cmd, stderr *bytes.Buffer) {
+	t.Helper()
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	err := cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+		t.Fatalf("the shim did not die by SIGKILL: %v\nstderr: %s", err, stderr.String())
+	}
+}
+
+// sleepExactly blocks the calling thread for d with nanosleep(2), whose
+// wake-up is tens of microseconds late at most, finer than the Go timers.
+func sleepExactly(d time.Duration) {
+	ts := unix.NsecToTimespec(d.Nanoseconds())
+	for unix.Nanosleep(&ts, &ts) == unix.EINTR {
+	}
+}
+
+// SPEC section 8: no partial provenance file after kill -9 at any point.
+// The test first measures how long after its start the shim's record
+// appears, then kills runs of the shim with SIGKILL at delays swept from 0
+// to twice the slowest of those times (with random jitter), so kills land
+// before the write, during it and after it. After every kill each file in
+// the provenance directory must be a whole record. The sweep must land on
+// both sides of the record's appearance, or the test proved nothing.
+func TestKillDuringRecordWriteLeavesOnlyCompleteRecords(t *testing.T) {
+	bin := shimBin(t)
+	base := t.TempDir()
+	root := emptyRoot(t, base)
+
+	// Calibrate: the time from Start until the record exists, polled.
+	const calibrations = 10
+	var appear []time.Duration
+	for i := range calibrations {
+		dir := filepath.Join(base, "calibrate", fmt.Sprint(i))
+		var stderr bytes.Buffer
+		start := time.Now()
+		cmd := startShim(t, bin, base, root, dir, &stderr)
+		for {
+			if names, _ := filepath.Glob(filepath.Join(dir, "*.json")); len(names) > 0 {
+				appear = append(appear, time.Since(start))
+				break
+			}
+			if time.Since(start) > 10*time.Second {
+				killAndWait(t, cmd, &stderr)
+				t.Fatalf("no record in %s 10s after the shim started\nstderr: %s", dir, stderr.String())
+			}
+			sleepExactly(20 * time.Microsecond)
+		}
+		killAndWait(t, cmd, &stderr)
+		if completeRecords(t, dir) != 1 {
+			t.Fatalf("calibration run left no single record in %s", dir)
+		}
+	}
+	slices.Sort(appear)
+	window := 2 * appear[len(appear)-1]
+	t.Logf("record appears %v..%v (median %v) after start; sweeping kills over 0..%v",
+		appear[0], appear[len(appear)-1], appear[len(appear)/2], window)
+
+	const kills = 200
+	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 8))
+	step := window / kills
+	before, after := 0, 0
+	// The latest kill that found no record and the earliest that found
+	// one: where they overlap, the write was in flight.
+	var lastBefore, firstAfter time.Duration = -1, -1
+	for i := range kills {
+		// Evenly spread, plus up to one step of jitter so repeated runs
+		// probe different instants.
+		delay := time.Duration(i)*step + time.Duration(rng.Int64N(int64(step)+1))
+		dir := filepath.Join(base, "kill", fmt.Sprintf("%03d", i))
+		var stderr bytes.Buffer
+		cmd := startShim(t, bin, base, root, dir, &stderr)
+		sleepExactly(delay)
+		killAndWait(t, cmd, &stderr)
+		switch n := completeRecords(t, dir); n {
+		case 0:
+			before++
+			lastBefore = max(lastBefore, delay)
+		case 1:
+			after++
+			if firstAfter < 0 || delay < firstAfter {
+				firstAfter = delay
+			}
+		default:
+			t.Errorf("kill %d after %v: %d records in %s, want at most 1", i, delay, n, dir)
+		}
+		if t.Failed() {
+			t.Fatalf("kill %d after %v left a partial or foreign file\nstderr: %s", i, delay, stderr.String())
+		}
+	}
+	t.Logf("%d kills: %d landed before the record existed (latest after %v), %d after it (earliest after %v); every file left was a whole record",
+		kills, before, lastBefore, after, firstAfter)
+	if before == 0 || after == 0 {
+		t.Fatalf("the sweep landed on one side only (%d before, %d after the record appeared): it cannot show a kill during the write is safe", before, after)
+	}
+}
+
+// runCmd runs cmd to completion (at most 30 s) and returns what it did.
+func runCmd(t *testing.T, cmd *exec.Cmd) result {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("starting %v: %v", cmd.Args, err)
+	}
+	timer := time.AfterFunc(30*time.Second, func() { cmd.Process.Kill() })
+	err := cmd.Wait()
+	stopped := timer.Stop()
+	r := result{stdout: stdout.String(), stderr: stderr.String(), elapsed: time.Since(start)}
+	var exit *exec.ExitError
+	switch {
+	case err == nil:
+	case errors.As(err, &exit):
+		r.code = exit.ExitCode()
+	default:
+		t.Fatalf("running %v: %v", cmd.Args, err)
+	}
+	if !stopped {
+		t.Fatalf("%v did not finish within 30s\nstderr: %s", cmd.Args, r.stderr)
+	}
+	return r
+}
+
+// notWrittenWarning returns the shim's "provenance record not written"
+// warning from its JSON log, or fails.
+func notWrittenWarning(t *testing.T, stderr string) string {
+	t.Helper()
+	for _, line := range strings.Split(stderr, "\n") {
+		if strings.Contains(line, "provenance record not written") {
+			if !strings.Contains(line, `"level":"warn"`) {
+				t.Errorf("the provenance failure is not logged as a warning: %s", line)
+			}
+			return line
+		}
+	}
+	t.Fatalf("no \"provenance record not written\" warning in the log:\n%s", stderr)
+	return ""
+}
+
+// fillUntilFull writes to a new file in dir until the file system says
+// ENOSPC, first in pages, then byte by byte to use up the last page.
+func fillUntilFull(t *testing.T, dir string) {
+	t.Helper()
+	f, err := os.Create(filepath.Join(dir, "filler"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for _, chunk := range [][]byte{make([]byte, 4096), {0}} {
+		for {
+			_, err := f.Write(chunk)
+			if errors.Is(err, unix.ENOSPC) {
+				break
+			}
+			if err != nil {
+				t.Fatalf("filling %s: %v", dir, err)
+			}
+		}
+	}
+	// A file system is full when not even an empty file's first byte fits.
+	probe := filepath.Join(dir, "probe")
+	if err := os.WriteFile(probe, []byte{0}, 0o600); !errors.Is(err, unix.ENOSPC) {
+		t.Fatalf("%s is not full after filling: writing one byte gave %v", dir, err)
+	}
+	os.Remove(probe)
+}
+
+// SPEC section 6: "no space" is a warning, never a reason to abort. On a
+// full tmpfs the command still runs, the log warns naming ENOSPC, and the
+// provenance directory holds no partial file.
+func TestFullDiskLeavesNoPartialRecordAndWarns(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Fatalf("this test needs root to mount a small tmpfs and fill it (uid %d); run 'make test-e2e' as root, as the CI does", os.Getuid())
+	}
+	bin := shimBin(t)
+	base := t.TempDir()
+	root := emptyRoot(t, base)
+	mnt := filepath.Join(base, "full")
+	if err := os.Mkdir(mnt, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Mount("tmpfs", mnt, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "size=64k,mode=0755"); err != nil {
+		t.Fatalf("mount a 64 KiB tmpfs on %s: %v", mnt, err)
+	}
+	t.Cleanup(func() {
+		if err := unix.Unmount(mnt, 0); err != nil {
+			t.Errorf("unmount %s: %v", mnt, err)
+		}
+	})
+	dir := filepath.Join(mnt, "provenance")
+	if err := os.Mkdir(dir, 0o750); err != nil {
+		t.Fatal(err)
+	}
+	fillUntilFull(t, mnt)
+
+	cmd := exec.Command(bin, "--provenance-dir="+dir, "--root="+root, "--", "/bin/sh", "-c", "echo ran")
+	cmd.Env = crashEnv(base)
+	r := runCmd(t, cmd)
+	t.Logf("shim on a full disk: exit %d after %v", r.code, r.elapsed)
+	if r.code != 0 || r.stdout != "ran\n" {
+		t.Fatalf("exit %d, stdout %q: the command must run despite the full disk\nstderr: %s", r.code, r.stdout, r.stderr)
+	}
+	warning := notWrittenWarning(t, r.stderr)
+	t.Logf("warning: %s", warning)
+	if !strings.Contains(warning, "no space left on device") {
+		t.Errorf("the warning does not name ENOSPC (no space left on device): %s", warning)
+	}
+	if n := completeRecords(t, dir); n != 0 {
+		t.Errorf("%d files in %s after a failed write, want none", n, dir)
+	}
+}
+
+// SPEC section 6: "no permission" is a warning, never a reason to abort.
+// Root ignores mode bits, so the shim runs as nobody (65534) against a
+// directory root owns with mode 0755; everything else it needs sits in a
+// 0755 directory nobody can read.
+func TestUnwritableDirectoryWarns(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Fatalf("this test needs root to run the shim as another user (uid %d); run 'make test-e2e' as root, as the CI does", os.Getuid())
+	}
+	const nobody = 65534
+	base, err := os.MkdirTemp("", "e2e-unwritable-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(base) })
+	if err := os.Chmod(base, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// A copy of the shim, so a checkout nobody cannot enter does not matter.
+	bin := filepath.Join(base, "gpu-preflight")
+	data, err := os.ReadFile(shimBin(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bin, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	root := emptyRoot(t, base)
+	dir := filepath.Join(base, "provenance")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o755); err != nil { // whatever the umask
+		t.Fatal(err)
+	}
+
+	cmd := exec.Command(bin, "--provenance-dir="+dir, "--root="+root, "--", "/bin/sh", "-c", "echo ran; id -u")
+	cmd.Env = crashEnv(base)
+	cmd.Dir = base
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
+	r := runCmd(t, cmd)
+	t.Logf("shim as uid %d on a root-owned directory: exit %d after %v", nobody, r.code, r.elapsed)
+	if want := fmt.Sprintf("ran\n%d\n", nobody); r.code != 0 || r.stdout != want {
+		t.Fatalf("exit %d, stdout %q, want 0 and %q: the command must run as uid %d despite the unwritable directory\nstderr: %s",
+			r.code, r.stdout, want, nobody, r.stderr)
+	}
+	warning := notWrittenWarning(t, r.stderr)
+	t.Logf("warning: %s", warning)
+	if !strings.Contains(warning, "permission denied") {
+		t.Errorf("the warning does not say permission denied: %s", warning)
+	}
+	if n := completeRecords(t, dir); n != 0 {
+		t.Errorf("%d files in %s after a failed write, want none", n, dir)
+	}
+}
