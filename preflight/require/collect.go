@@ -38,18 +38,35 @@ const MaxToolkitRequirements = 32
 // disabled reports NVIDIA_DISABLE_REQUIRE, read with strconv.ParseBool; when
 // it is true there are no requirements at all, not even the legacy one. A
 // value ParseBool rejects does not disable.
+//
+// A collected variable of MaxValueBytes or more (CUDA_VERSION included when
+// it is used) is a *LengthError, and no requirement is returned: the value
+// cannot be real, and it is not copied into the facts.
 func Collect(env map[string]string) (reqs []facts.Requirement, disabled bool, err error) {
 	if v, ok := env[EnvDisableRequire]; ok {
 		if d, perr := strconv.ParseBool(v); perr == nil && d {
 			return nil, true, nil
 		}
 	}
+	var long []string
 	for name, value := range env {
 		if strings.HasPrefix(name, EnvRequirePrefix) && !strings.HasPrefix(name, EnvRequireJetpack) && value != "" {
 			reqs = append(reqs, facts.Requirement{Var: name, Value: value})
+			if checkLength(name, value) != nil {
+				long = append(long, name)
+			}
 		}
 	}
-	if cv := env[EnvCUDAVersion]; cv != "" && env[EnvRequireCUDA] == "" {
+	cv := env[EnvCUDAVersion]
+	legacy := cv != "" && env[EnvRequireCUDA] == ""
+	if legacy && checkLength(EnvCUDAVersion, cv) != nil {
+		long = append(long, EnvCUDAVersion)
+	}
+	if len(long) > 0 {
+		sort.Strings(long) // the first by name, whatever the map order
+		return nil, false, checkLength(long[0], env[long[0]])
+	}
+	if legacy {
 		mm, perr := legacyMajorMinor(cv)
 		if perr != nil {
 			return nil, false, fmt.Errorf("%s=%q: %v; the NVIDIA Container Toolkit fails on this image too (\"failed to get version: invalid CUDA version\"): set it to MAJOR[.MINOR[.PATCH]], e.g. 12.2.2, or set %s", EnvCUDAVersion, cv, perr, EnvRequireCUDA)

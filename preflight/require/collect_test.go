@@ -1,9 +1,11 @@
 package require
 
 import (
+	"errors"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 )
@@ -90,5 +92,79 @@ func TestCollectInvalidLegacyCUDAVersion(t *testing.T) {
 				t.Errorf("error %q should name CUDA_VERSION and the way out", err)
 			}
 		})
+	}
+}
+
+// A requirement too long for any environment string (100 000 terms here) is
+// refused whole by Collect, Evaluate, Validate and Explain, with a message
+// that names the variable, its size and the limit, and never the value.
+func TestRequirementOverMaxValueBytesIsRefused(t *testing.T) {
+	long := strings.Repeat("cuda>=99.0 ", 100_000)
+	check := func(what string, err error) {
+		t.Helper()
+		var le *LengthError
+		if !errors.As(err, &le) {
+			t.Errorf("%s: err = %v, want a *LengthError", what, err)
+			return
+		}
+		msg := err.Error()
+		for _, want := range []string{"1100000 bytes", "131072-byte limit", "MAX_ARG_STRLEN"} {
+			if !strings.Contains(msg, want) {
+				t.Errorf("%s: %q does not say %q", what, msg, want)
+			}
+		}
+		if len(msg) > 400 {
+			t.Errorf("%s: message of %d bytes copies the value", what, len(msg))
+		}
+	}
+	reqs, _, err := Collect(map[string]string{"NVIDIA_REQUIRE_CUDA": long, "NVIDIA_REQUIRE_ARCH": "arch>=7.0"})
+	check("Collect", err)
+	if reqs != nil || !strings.Contains(err.Error(), "NVIDIA_REQUIRE_CUDA is") {
+		t.Errorf("Collect = %v, %v: want no requirements and the variable named", reqs, err)
+	}
+	_, _, err = Collect(map[string]string{"CUDA_VERSION": strings.Repeat("1", MaxValueBytes)})
+	var le *LengthError
+	if !errors.As(err, &le) || le.Var != "CUDA_VERSION" {
+		t.Errorf("Collect(long CUDA_VERSION): err = %v", err)
+	}
+
+	start := time.Now()
+	r := Evaluate(facts.Requirement{Var: "NVIDIA_REQUIRE_CUDA", Value: long}, hostR535, &Device{Arch: "9.0", Brand: "Nvidia"})
+	check("Evaluate", r.Err)
+	if r.Satisfied || len(r.Terms) != 0 {
+		t.Errorf("Evaluate: satisfied %v with %d terms", r.Satisfied, len(r.Terms))
+	}
+	check("Validate", Validate(long))
+	if e := r.Explain(); len(e) > 600 || !strings.Contains(e, "INVALID") || !strings.Contains(e, "MAX_ARG_STRLEN") {
+		t.Errorf("Explain = %.600q", e)
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("refusing took %v", d)
+	}
+
+	// One byte under the limit is parsed as usual.
+	under := strings.Repeat("x", MaxValueBytes-len("cuda>=1")-2) + " cuda>=1"
+	if r := Evaluate(facts.Requirement{Var: "NVIDIA_REQUIRE_CUDA", Value: under}, hostR535, nil); r.Err == nil || errors.As(r.Err, &le) {
+		t.Errorf("just under the limit: err = %v, want the invalid factor x... reported", r.Err)
+	}
+}
+
+// An invalid factor of 100 KiB is reported by its start: the message goes
+// into a finding, a log line and the record.
+func TestExprErrorQuotesTheStartOfALongFactor(t *testing.T) {
+	for _, value := range []string{
+		strings.Repeat("x", 100_000),                     // no operator
+		"cuda>=" + strings.Repeat("1.", 50_000) + "x",    // bad version
+		"brand=" + strings.Repeat("tesla", 20_000),       // too long to format when false
+		strings.Repeat("y", 100_000) + ">=1 cuda>=1.0.0", // unknown property
+	} {
+		r := Evaluate(facts.Requirement{Var: "NVIDIA_REQUIRE_CUDA", Value: value}, hostR535, &Device{Arch: "9.0", Brand: "Nvidia"})
+		if r.Err == nil {
+			t.Errorf("%.20q...: no error", value)
+			continue
+		}
+		if msg := r.Err.Error(); len(msg) > 1000 || !strings.Contains(msg, "bytes)") {
+			t.Errorf("%.20q...: message of %d bytes: %.300q", value, len(msg), msg)
+		}
 	}
 }

@@ -67,7 +67,7 @@ type Result struct {
 	Device      *Device // nil when evaluated with no device
 	Host        Host
 	Satisfied   bool
-	Err         error // an *ExprError: invalid expression
+	Err         error // an *ExprError (invalid expression) or a *LengthError
 	Terms       []TermResult
 }
 
@@ -80,12 +80,16 @@ type Result struct {
 // invalid one there is not an error. dsl_evaluate keeps the value of the
 // last factor it evaluated (true before any), and a term with no factors,
 // such as ",", ends the evaluation with that value: "cuda>=99 ," is
-// unsatisfied, "," alone satisfied. An empty value is satisfied.
+// unsatisfied, "," alone satisfied. An empty value is satisfied. A value
+// of MaxValueBytes or more is not evaluated: Err is a *LengthError.
 func Evaluate(r facts.Requirement, h Host, d *Device) Result {
 	res := Result{Requirement: r, Host: h}
 	if d != nil {
 		dev := *d
 		res.Device = &dev
+	}
+	if res.Err = checkLength(r.Var, r.Value); res.Err != nil {
+		return res
 	}
 	ret := true    // dsl_evaluate's ret: the last evaluated factor's value
 	ended := false // a term completed, or a factor was invalid

@@ -1,6 +1,7 @@
 package require
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 )
@@ -27,6 +28,12 @@ func (r Result) Explain() string {
 	}
 	fmt.Fprintf(&b, "%s: %s %s, %s\n", name, verdict, r.deviceText(), r.hostText())
 	n := len(r.Terms)
+	var le *LengthError
+	if errors.As(r.Err, &le) {
+		// Not parsed: show its start, not a value no terminal should print.
+		fmt.Fprintf(&b, "  value: %.60s... (%d bytes)\n  %v\n", r.Requirement.Value, len(r.Requirement.Value), r.Err)
+		return b.String()
+	}
 	fmt.Fprintf(&b, "  value: %s\n", shortValue(r.Requirement.Value, r.Terms))
 	if n == 0 {
 		b.WriteString("  no alternatives: an empty requirement is always satisfied\n")

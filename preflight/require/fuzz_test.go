@@ -1,6 +1,7 @@
 package require
 
 import (
+	"errors"
 	"regexp"
 	"sort"
 	"strconv"
@@ -36,6 +37,8 @@ func FuzzEvaluate(f *testing.F) {
 		f.Add(v, "12.2", "535.129.03", "9.0", "Nvidia", true)
 		f.Add(v, "", "", "", "", false)
 	}
+	// 100 000 terms: over MaxValueBytes, refused before it is parsed.
+	f.Add(strings.Repeat("cuda>=99.0 ", 100_000), "12.2", "535.129.03", "9.0", "Nvidia", true)
 	f.Fuzz(func(t *testing.T, value, cuda, driver, arch, brand string, withDevice bool) {
 		h := Host{CUDA: cuda, Driver: driver}
 		var d *Device
@@ -47,6 +50,14 @@ func FuzzEvaluate(f *testing.F) {
 		_ = r.ToolkitError()
 		held := r.HeldTerm()
 		verr := Validate(value)
+
+		if len(value) >= MaxValueBytes {
+			var le, lv *LengthError
+			if !errors.As(r.Err, &le) || !errors.As(verr, &lv) || r.Satisfied || len(r.Terms) != 0 || held != "" {
+				t.Fatalf("a value of %d bytes: Err %v, Validate %v, satisfied %v, %d terms", len(value), r.Err, verr, r.Satisfied, len(r.Terms))
+			}
+			return
+		}
 
 		if r.Satisfied && r.Err != nil {
 			t.Fatalf("satisfied and invalid: %v", r.Err)
@@ -136,6 +147,9 @@ func FuzzCollect(f *testing.F) {
 	f.Add("NVIDIA_REQUIRE_CUDA", "", "NVIDIA_REQUIRE_", "cuda>=1", "v12.4.0-rc.1+b", "yes", true, true)
 	f.Add("A", "b", "C", "d", "11.8.0.1", "0", true, true)
 	f.Add("A", "b", "C", "d", "4294967296", "", true, false)
+	// Over MaxValueBytes: a requirement of 100 000 terms, and a CUDA_VERSION.
+	f.Add("NVIDIA_REQUIRE_CUDA", strings.Repeat("cuda>=99.0 ", 100_000), "PATH", "/bin", "", "", false, false)
+	f.Add("A", "b", "C", "d", strings.Repeat("1", MaxValueBytes), "", true, false)
 	f.Fuzz(func(t *testing.T, n1, v1, n2, v2, cudaVersion, disable string, setCUDA, setDisable bool) {
 		env := map[string]string{n1: v1, n2: v2}
 		if setCUDA {
@@ -159,6 +173,19 @@ func FuzzCollect(f *testing.F) {
 			return
 		}
 		legacy := env["CUDA_VERSION"] != "" && env["NVIDIA_REQUIRE_CUDA"] == ""
+		tooLong := legacy && len(env["CUDA_VERSION"]) >= MaxValueBytes
+		for name, value := range env {
+			if strings.HasPrefix(name, "NVIDIA_REQUIRE_") && !strings.HasPrefix(name, "NVIDIA_REQUIRE_JETPACK") && len(value) >= MaxValueBytes {
+				tooLong = true
+			}
+		}
+		var le *LengthError
+		if tooLong || errors.As(err, &le) {
+			if reqs != nil || !tooLong || !errors.As(err, &le) || !strings.Contains(err.Error(), "MAX_ARG_STRLEN") {
+				t.Fatalf("a value of %d bytes or more: got %v, %v", MaxValueBytes, reqs, err)
+			}
+			return
+		}
 		floor, parses := legacyOracle(env["CUDA_VERSION"])
 		if err != nil {
 			if reqs != nil || !legacy || parses || !strings.Contains(err.Error(), "CUDA_VERSION=") {

@@ -220,10 +220,60 @@ type ExprError struct {
 }
 
 func (e *ExprError) Error() string {
-	if e.Var != "" {
-		return fmt.Sprintf("%s: invalid expression %q: %s", e.Var, e.Factor, e.Reason)
+	factor := fmt.Sprintf("%q", e.Factor)
+	if len(e.Factor) > maxQuoted {
+		// A factor can be as long as the value; the message goes into a
+		// finding, a log line and the record, so it names the start only.
+		factor = fmt.Sprintf("%q... (%d bytes)", e.Factor[:maxQuoted], len(e.Factor))
 	}
-	return fmt.Sprintf("invalid expression %q: %s", e.Factor, e.Reason)
+	reason := e.Reason
+	if len(reason) > 2*maxQuoted {
+		// Reasons quote the factor or its value too.
+		reason = reason[:2*maxQuoted] + "..."
+	}
+	if e.Var != "" {
+		return fmt.Sprintf("%s: invalid expression %s: %s", e.Var, factor, reason)
+	}
+	return fmt.Sprintf("invalid expression %s: %s", factor, reason)
+}
+
+// maxQuoted is how much of a factor an error message quotes: twice
+// EXPR_MAX, more than any factor libnvidia-container can report.
+const maxQuoted = 2 * exprMax
+
+// MaxValueBytes is the length from which a requirement is refused before
+// it is parsed. execve(2) refuses any "NAME=value" environment string of
+// MAX_ARG_STRLEN bytes or more (32 pages: 131072 bytes with 4 KiB pages,
+// the NUL included; linux include/uapi/linux/binfmts.h), and the toolkit
+// hands each requirement to nvidia-container-cli as one --require=VALUE
+// argument under the same limit, so a longer value can never have been
+// given to a container process nor checked by the toolkit. It also bounds
+// the work: a real NVIDIA_REQUIRE_CUDA is under 1 KiB with about 30 terms
+// (research note §1g), while 100 000 terms take at least 200 000 bytes.
+const MaxValueBytes = 128 << 10
+
+// LengthError is a requirement (or the CUDA_VERSION it is derived from) of
+// MaxValueBytes or more.
+type LengthError struct {
+	Var   string // "NVIDIA_REQUIRE_CUDA"; "" when not known
+	Bytes int
+}
+
+func (e *LengthError) Error() string {
+	name := e.Var
+	if name == "" {
+		name = "the requirement"
+	}
+	return fmt.Sprintf("%s is %d bytes, over the %d-byte limit of one environment string (MAX_ARG_STRLEN): no container process can be given it and the NVIDIA Container Toolkit cannot check it; shorten it",
+		name, e.Bytes, MaxValueBytes)
+}
+
+// checkLength returns a *LengthError when value is too long to be real.
+func checkLength(name, value string) error {
+	if len(value) >= MaxValueBytes {
+		return &LengthError{Var: name, Bytes: len(value)}
+	}
+	return nil
 }
 
 // Validate checks the syntax of every factor of value, evaluated or not:
@@ -233,7 +283,12 @@ func (e *ExprError) Error() string {
 // after the term that held, or at a value whose property the host does not
 // know. An empty value is valid (it is always satisfied). Every bad factor
 // is reported, joined with errors.Join, each as an *ExprError.
+//
+// A value of MaxValueBytes or more is one *LengthError, not parsed.
 func Validate(value string) error {
+	if err := checkLength("", value); err != nil {
+		return err
+	}
 	var errs []error
 	for _, term := range fields(value, ' ') {
 		for _, text := range fields(term, ',') {
