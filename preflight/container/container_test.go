@@ -7,6 +7,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 	"github.com/gpu-preflight/gpu-preflight/preflight/fsroot"
@@ -374,5 +377,33 @@ func checkVersionResult(t *testing.T, ver, full string, err error) {
 	}
 	if m, ok := majorMinor(full); !ok || m != ver {
 		t.Fatalf("full %q does not start with ver %q", full, ver)
+	}
+}
+
+// A FIFO where version.json belongs is refused at once, with a warning
+// naming it, and the toolkit version comes from the next source.
+func TestGatherDoesNotBlockOnAFIFOWhereVersionJSONBelongs(t *testing.T) {
+	root := writeTree(t, map[string]string{"usr/local/cuda/version.txt": "CUDA Version 11.0.207\n"})
+	fifo := filepath.Join(string(root), "usr/local/cuda/version.json")
+	if err := unix.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	var c facts.Container
+	var warns []string
+	go func() {
+		defer close(done)
+		c, warns = Gather(root, []string{"CUDA_VERSION=12.2.2"})
+	}()
+	select {
+	case <-done:
+	case <-time.After(2 * time.Second):
+		t.Fatal("Gather blocked on a FIFO")
+	}
+	if !strings.Contains(strings.Join(warns, "\n"), fifo+": not a regular file (a FIFO)") {
+		t.Errorf("warnings %q do not name the FIFO", warns)
+	}
+	if c.CUDA.Version != "11.0" || c.CUDA.Source != "/usr/local/cuda/version.txt" {
+		t.Errorf("CUDA = %+v, want 11.0 from version.txt", c.CUDA)
 	}
 }

@@ -39,20 +39,46 @@ import (
 //     match, an entry of another kind) ends the list: CUDA ignores it and
 //     everything after it;
 //   - a GPU listed twice hides every GPU.
+//
+// A value of MaxEnvValueBytes or more is not applied (a note says so).
 func VisibleGPUs(gpus []facts.GPU, env map[string]string) (visible []facts.GPU, note string) {
 	var notes []string
 	visible = slices.Clone(gpus)
 	if v, ok := env["NVIDIA_VISIBLE_DEVICES"]; ok {
 		var n string
-		visible, n = nvidiaVisible(visible, v)
+		if n = tooLong("NVIDIA_VISIBLE_DEVICES", v, len(visible)); n == "" {
+			visible, n = nvidiaVisible(visible, v)
+		}
 		notes = appendNote(notes, n)
 	}
 	if v, ok := env["CUDA_VISIBLE_DEVICES"]; ok {
 		var n string
-		visible, n = cudaVisible(visible, v, env["CUDA_DEVICE_ORDER"])
+		if n = tooLong("CUDA_VISIBLE_DEVICES", v, len(visible)); n == "" {
+			visible, n = cudaVisible(visible, v, env["CUDA_DEVICE_ORDER"])
+		}
 		notes = appendNote(notes, n)
 	}
 	return visible, strings.Join(notes, "; ")
+}
+
+// MaxEnvValueBytes is the length from which an environment value cannot be
+// real: execve(2) refuses any "NAME=value" string of MAX_ARG_STRLEN bytes or
+// more (32 pages, 131072 bytes with 4 KiB pages, the terminating NUL
+// included; linux include/uapi/linux/binfmts.h), so no process started by
+// a container runtime, this one or the training command, can have been
+// given it. Such a value reaches gpu-preflight only when it is called in
+// process (tests) or the environment was forged; it is not applied, so
+// that parsing a device list of a hundred thousand entries costs nothing.
+const MaxEnvValueBytes = 128 << 10
+
+// tooLong returns a note when the value of name is MaxEnvValueBytes or
+// longer, else "".
+func tooLong(name, v string, seen int) string {
+	if len(v) < MaxEnvValueBytes {
+		return ""
+	}
+	return fmt.Sprintf("%s is %d bytes, over the %d-byte limit of one environment string (MAX_ARG_STRLEN): not applied, keeping the %d GPUs seen",
+		name, len(v), MaxEnvValueBytes, seen)
 }
 
 func appendNote(notes []string, n string) []string {
@@ -147,13 +173,15 @@ func cudaVisible(gpus []facts.GPU, v, order string) ([]facts.GPU, string) {
 	switch {
 	case strings.HasPrefix(v, "GPU-"):
 		seen := map[int]bool{}
-		for i, e := range entries {
+		listed := map[string]bool{}
+		for _, e := range entries {
 			if !strings.HasPrefix(e, "GPU-") {
 				return out, stopped(e, "is not a GPU UUID")
 			}
-			if slices.Contains(entries[:i], e) {
+			if listed[e] {
 				return twice(e)
 			}
+			listed[e] = true
 			j, why := uuidPrefix(gpus, e)
 			if j < 0 {
 				return out, stopped(e, why)
@@ -168,15 +196,17 @@ func cudaVisible(gpus []facts.GPU, v, order string) ([]facts.GPU, string) {
 
 	case strings.HasPrefix(v, "MIG-"):
 		seen := map[int]bool{}
+		listed := map[string]bool{}
 		var notes []string
-		for i, e := range entries {
+		for _, e := range entries {
 			if !strings.HasPrefix(e, "MIG-") {
 				notes = append(notes, stopped(e, "is not a MIG device"))
 				break
 			}
-			if slices.Contains(entries[:i], e) {
+			if listed[e] {
 				return twice(e)
 			}
+			listed[e] = true
 			// The old form MIG-GPU-<uuid>/<gi>/<ci> names its parent; the
 			// current form MIG-<uuid> does not, and only NVML can map it.
 			if parent, ok := strings.CutPrefix(e, "MIG-"); ok && strings.HasPrefix(parent, "GPU-") {
@@ -206,16 +236,18 @@ func cudaVisible(gpus []facts.GPU, v, order string) ([]facts.GPU, string) {
 	}
 
 	var ordinals []int
+	listed := map[int]bool{} // a map, not a scan of ordinals: lists can be long
 	var notes []string
 	for _, e := range entries {
 		x := strtoul(strings.TrimSpace(e))
-		if slices.Contains(ordinals, x) {
+		if x >= 0 && listed[x] {
 			return twice(e)
 		}
 		if x < 0 {
 			notes = append(notes, stopped(e, "is not a device ordinal"))
 			break
 		}
+		listed[x] = true
 		ordinals = append(ordinals, x)
 	}
 	for _, x := range ordinals {

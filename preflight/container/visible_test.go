@@ -1,6 +1,7 @@
 package container
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -195,6 +196,40 @@ func TestStrtoulLikeC(t *testing.T) {
 		if got := strtoul(in); got != want {
 			t.Errorf("strtoul(%q) = %d, want %d", in, got, want)
 		}
+	}
+}
+
+// A value over MaxEnvValueBytes cannot have reached a real process: it is
+// not applied, and the note names the variable, its size and the limit.
+func TestVisibleGPUsOverMaxEnvValueBytesIsNotApplied(t *testing.T) {
+	long := strings.Repeat("3,", 1<<19) // 1 MiB
+	for _, name := range []string{"NVIDIA_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES"} {
+		got, note := VisibleGPUs(fourGPUs, map[string]string{name: long})
+		if !slices.Equal(indices(got), []int{0, 1, 2, 3}) {
+			t.Errorf("%s of 1 MiB: visible %v, want every GPU seen", name, indices(got))
+		}
+		for _, want := range []string{name + " is 1048576 bytes", "131072-byte limit", "MAX_ARG_STRLEN", "not applied"} {
+			if !strings.Contains(note, want) {
+				t.Errorf("%s of 1 MiB: note %q does not say %q", name, note, want)
+			}
+		}
+		if len(note) > 300 {
+			t.Errorf("note is %d bytes: the value must not be copied into it", len(note))
+		}
+	}
+}
+
+// Just under the limit, a list of tens of thousands of entries is still
+// read by CUDA's rules: the duplicate at its end hides every GPU.
+func TestVisibleGPUsLongListUnderTheLimit(t *testing.T) {
+	var b strings.Builder
+	for i := 0; b.Len() < MaxEnvValueBytes-20; i++ {
+		fmt.Fprintf(&b, "%d,", i)
+	}
+	b.WriteString("7")
+	got, note := VisibleGPUs(fourGPUs, map[string]string{"CUDA_VISIBLE_DEVICES": b.String()})
+	if len(got) != 0 || !strings.Contains(note, `lists "7" twice`) {
+		t.Errorf("visible %v, note %.200q: want none, 7 listed twice", indices(got), note)
 	}
 }
 
