@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -269,5 +270,50 @@ func TestHostnameFallsBackToTheKernelOnlyOnTheRealRoot(t *testing.T) {
 	// be this machine's name.
 	if name, _ := gatherHostname("/"); name != want {
 		t.Errorf("on /, hostname = %q, want %q", name, want)
+	}
+}
+
+// A FIFO where procfs has a file (planted in an image, or a hostile mount)
+// is refused at once with a warning naming it; the other files are still
+// read.
+func TestGatherDoesNotBlockOnAFIFOWhereAFileBelongs(t *testing.T) {
+	root := writeTree(t, map[string]string{
+		"proc/driver/nvidia/gpus/0000:3b:00.0/information": information("Tesla T4", "GPU-aaaa", "0000:3b:00.0", "0"),
+		"sys/fs/cgroup/cgroup.controllers":                 "",
+		"sys/fs/cgroup/memory.max":                         "1073741824\n",
+	})
+	for _, p := range []string{"proc/driver/nvidia/version", "proc/self/cgroup", "proc/driver/nvidia/gpus/0000:5e:00.0/information"} {
+		host := filepath.Join(string(root), p)
+		if err := os.MkdirAll(filepath.Dir(host), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := unix.Mkfifo(host, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	done := make(chan struct{})
+	var h facts.Host
+	var warns []string
+	go func() {
+		defer close(done)
+		h, warns = Gather(root)
+	}()
+	select {
+	case <-done:
+	case <-time.After(2 * time.Second):
+		t.Fatal("Gather blocked on a FIFO")
+	}
+	joined := strings.Join(warns, "\n")
+	for _, p := range []string{"proc/driver/nvidia/version", "proc/self/cgroup", "0000:5e:00.0/information"} {
+		if !strings.Contains(joined, p+": not a regular file (a FIFO)") {
+			t.Errorf("warnings %q do not say %s is not a regular file", warns, p)
+		}
+	}
+	// The GPU whose file is a FIFO is still listed, by its directory's bus id.
+	if len(h.GPUs) != 2 || h.GPUs[0].Name != "Tesla T4" || h.GPUs[1].PCIBusID != "00000000:5E:00.0" || h.GPUs[1].Name != "" {
+		t.Errorf("GPUs = %+v, want the T4 and the GPU at 5e:00.0 without details", h.GPUs)
+	}
+	if h.Cgroup.MemoryBytes != 1<<30 {
+		t.Errorf("Cgroup = %+v, want the 1 GiB limit", h.Cgroup)
 	}
 }

@@ -232,6 +232,9 @@ func (s *scanner) kernels(f *facts.Framework, sp string, patterns []string, reco
 
 // kernelLibrary scans one library; ok is false when p is not a regular file.
 func (s *scanner) kernelLibrary(p string) (facts.KernelLibrary, bool) {
+	if s.outOfTime() {
+		return facts.KernelLibrary{}, false
+	}
 	s.stamp(p)
 	fi, err := s.root.Stat(p)
 	if err != nil {

@@ -68,7 +68,7 @@ func Bake(root fsroot.Root, env map[string]string, bi BuildInfo) (Manifest, erro
 }
 
 func bake(root fsroot.Root, env map[string]string, bi BuildInfo, scanFile scanFileFunc) (Manifest, error) {
-	res, warnings := scan(root, env, scanFile)
+	res, warnings := scan(root, env, scanFile, 0)
 	built := bi.Time
 	if built.IsZero() {
 		built = time.Now()
@@ -212,7 +212,7 @@ func load(root fsroot.Root, env map[string]string, manifestPath string, scanFile
 	if why == "" {
 		return m.Result, SourceManifest, nil
 	}
-	res, warnings := scan(root, env, scanFile)
+	res, warnings := scan(root, env, scanFile, RuntimeScanBudget)
 	return res, SourceScan, append([]string{why}, warnings...)
 }
 

@@ -20,6 +20,7 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 	"github.com/gpu-preflight/gpu-preflight/preflight/fatbin"
@@ -61,16 +62,51 @@ var EnvKeys = []string{
 // scanFileFunc reads a library's fatbins; fatbin.ScanFile outside tests.
 type scanFileFunc func(path string) (fatbin.Result, error)
 
+// Limits that keep a scan of a pathological image bounded. A normal image
+// scans in milliseconds (10 000 dist-info folders in one site-packages take
+// about 20 ms warm: test/e2e TestBoundedSlowSitePackagesScan), far inside
+// all of them; past one, the scan stops that part and a
+// warning says what was left out.
+const (
+	// RuntimeScanBudget is how long Load lets a run-time scan take before it
+	// stops listing and reading and says so: the preflight's whole deadline
+	// (PREFLIGHT_TIMEOUT, default 30 s) also covers the NVML probe (10 s by
+	// default), and an image that needs longer than this should bake its
+	// manifest at build time, where Bake scans without a budget.
+	RuntimeScanBudget = 5 * time.Second
+
+	// MaxSearchPathEntries is how many entries of PYTHONPATH and of
+	// LD_LIBRARY_PATH the scan looks in. CUDA images set a handful (the
+	// nvidia/cuda images' LD_LIBRARY_PATH has two); each entry costs a
+	// directory listing or a stat per framework and library, so a variable
+	// of a hundred thousand entries would otherwise cost seconds.
+	MaxSearchPathEntries = 256
+
+	// maxSourceFile bounds a version file or header the scan reads: real
+	// ones (torch/version.py, build_info.py, cudnn_version.h, nccl.h,
+	// NvInferVersion.h) are a few kilobytes, so 4 MiB is wide room while a
+	// planted multi-gigabyte file is refused rather than read.
+	maxSourceFile = 4 << 20
+)
+
 // Scan scans the image under root. env is the container's environment (only
 // EnvKeys are read). It never fails: what cannot be read is missing, and
-// the returned warnings say what went wrong beyond "not there".
+// the returned warnings say what went wrong beyond "not there". It has no
+// time budget (Load, at run time, has one).
 func Scan(root fsroot.Root, env map[string]string) (Result, []string) {
-	return scan(root, env, fatbin.ScanFile)
+	return scan(root, env, fatbin.ScanFile, 0)
 }
 
-func scan(root fsroot.Root, env map[string]string, scanFile scanFileFunc) (Result, []string) {
-	s := &scanner{root: root, env: env, scanFile: scanFile, seen: map[string]bool{}}
-	s.res.SitePackages = SitePackages(root, env)
+// scan scans the image; a budget above zero stops listing and reading once
+// that much time has passed.
+func scan(root fsroot.Root, env map[string]string, scanFile scanFileFunc, budget time.Duration) (Result, []string) {
+	s := &scanner{root: root, env: env, scanFile: scanFile, seen: map[string]bool{}, budget: budget}
+	if budget > 0 {
+		s.deadline = time.Now().Add(budget)
+	}
+	var w []string
+	s.res.SitePackages, w = sitePackages(root, env)
+	s.warnings = append(s.warnings, w...)
 	s.sitePackages()
 	s.stack()
 	s.frameworks()
@@ -89,6 +125,29 @@ type scanner struct {
 	// directory is read once for all frameworks.
 	listings map[string][]fs.DirEntry
 	seen     map[string]bool
+	// budget and deadline bound the scan (zero: unbounded); stopped is set
+	// once the deadline passed and the warning was given.
+	budget   time.Duration
+	deadline time.Time
+	stopped  bool
+	listed   int // directories listed, for the warning
+}
+
+// outOfTime reports whether the scan's budget is spent, warning once when
+// it first is.
+func (s *scanner) outOfTime() bool {
+	if s.stopped {
+		return true
+	}
+	if s.deadline.IsZero() || time.Now().Before(s.deadline) {
+		return false
+	}
+	s.stopped = true
+	s.warnf("image: the scan stopped after its %s budget, having listed %d directories: "+
+		"libraries and frameworks it had not reached are missing from the facts; "+
+		"run `gpu-preflight bake` in the Dockerfile so that run time reads the manifest instead of scanning",
+		s.budget, s.listed)
+	return true
 }
 
 func (s *scanner) warnf(format string, args ...any) {
@@ -124,6 +183,10 @@ func (s *scanner) list(dir string) []string {
 	}
 	entries, ok := s.listings[dir]
 	if !ok {
+		if s.outOfTime() {
+			return nil
+		}
+		s.listed++
 		var err error
 		entries, err = s.root.ReadDir(dir)
 		if err != nil && !fsroot.Missing(err) {
@@ -141,8 +204,11 @@ func (s *scanner) list(dir string) []string {
 
 // read returns the contents of file p, stamping it; nil when missing.
 func (s *scanner) read(p string) []byte {
+	if s.outOfTime() {
+		return nil
+	}
 	s.stamp(p)
-	b, err := s.root.ReadFile(p)
+	b, err := s.root.ReadFileMax(p, maxSourceFile)
 	if err != nil {
 		if !fsroot.Missing(err) {
 			s.warnf("image: reading %s: %v", p, err)
@@ -168,10 +234,39 @@ var sitePackagePatterns = []string{
 }
 
 // SitePackages returns the Python package directories under root: those of
-// VIRTUAL_ENV, CONDA_PREFIX and PYTHONPATH first (they take precedence at
-// run time), then the usual system and conda places. A directory reached
-// twice (through a link) is listed once.
+// VIRTUAL_ENV, CONDA_PREFIX and PYTHONPATH (its first MaxSearchPathEntries
+// entries) first, as they take precedence at run time, then the usual
+// system and conda places. A directory reached twice (through a link) is
+// listed once.
 func SitePackages(root fsroot.Root, env map[string]string) []string {
+	sp, _ := sitePackages(root, env)
+	return sp
+}
+
+// searchPath returns the absolute entries of the colon list in variable
+// key, at most MaxSearchPathEntries of them, and a warning when there were
+// more.
+func searchPath(env map[string]string, key string) ([]string, string) {
+	var out []string
+	n := 0
+	for dir := range strings.SplitSeq(env[key], ":") {
+		if !strings.HasPrefix(dir, "/") {
+			continue
+		}
+		n++
+		if len(out) < MaxSearchPathEntries {
+			out = append(out, path.Clean(dir))
+		}
+	}
+	if n > MaxSearchPathEntries {
+		return out, fmt.Sprintf("image: %s has %d directories; the scan looked only in the first %d (MaxSearchPathEntries)",
+			key, n, MaxSearchPathEntries)
+	}
+	return out, ""
+}
+
+func sitePackages(root fsroot.Root, env map[string]string) ([]string, []string) {
+	var warnings []string
 	var candidates []string
 	for _, key := range []string{"VIRTUAL_ENV", "CONDA_PREFIX"} {
 		if dir := env[key]; strings.HasPrefix(dir, "/") {
@@ -179,11 +274,11 @@ func SitePackages(root fsroot.Root, env map[string]string) []string {
 			candidates = append(candidates, m...)
 		}
 	}
-	for _, dir := range strings.Split(env["PYTHONPATH"], ":") {
-		if strings.HasPrefix(dir, "/") {
-			candidates = append(candidates, path.Clean(dir))
-		}
+	pythonPath, w := searchPath(env, "PYTHONPATH")
+	if w != "" {
+		warnings = append(warnings, w)
 	}
+	candidates = append(candidates, pythonPath...)
 	for _, pat := range sitePackagePatterns {
 		m, _ := root.Glob(pat)
 		candidates = append(candidates, m...)
@@ -202,7 +297,7 @@ func SitePackages(root fsroot.Root, env map[string]string) []string {
 		seen[real] = true
 		out = append(out, c)
 	}
-	return out
+	return out, warnings
 }
 
 // sitePackages lists each site-packages directory once, so that the

@@ -110,11 +110,11 @@ var (
 // stack fills s.res.Stack.
 func (s *scanner) stack() {
 	dirs := append([]string(nil), libDirs...)
-	for _, d := range strings.Split(s.env["LD_LIBRARY_PATH"], ":") {
-		if strings.HasPrefix(d, "/") {
-			dirs = append(dirs, path.Clean(d))
-		}
+	ld, w := searchPath(s.env, "LD_LIBRARY_PATH")
+	if w != "" {
+		s.warnings = append(s.warnings, w)
 	}
+	dirs = append(dirs, ld...)
 	s.res.Stack.CuDNN = s.component(cudnnLib, dirs)
 	s.res.Stack.NCCL = s.component(ncclLib, dirs)
 	s.res.Stack.TensorRT = s.component(tensorRTLib, dirs)

@@ -1,0 +1,65 @@
+package gather
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/gpu-preflight/gpu-preflight/preflight/fsroot"
+)
+
+// FIFOs planted where every gatherer expects a file (the driver version,
+// the cgroup file, version.json, a framework's version file, the image
+// manifest) cost no waiting: Gather returns at once with a warning for
+// each, and with the facts the other files give.
+func TestGatherCarriesOnPastFIFOs(t *testing.T) {
+	root := t.TempDir()
+	sp := "usr/local/lib/python3.10/dist-packages"
+	for _, d := range []string{"proc/driver/nvidia", "proc/self", "usr/local/cuda", sp + "/torch", sp + "/torch-2.1.0+cu121.dist-info", "etc/gpu-preflight"} {
+		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(root, "usr/local/cuda/version.txt"), []byte("CUDA Version 12.1.105\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fifos := []string{"proc/driver/nvidia/version", "proc/self/cgroup", "usr/local/cuda/version.json", sp + "/torch/version.py", "etc/gpu-preflight/image.json"}
+	for _, p := range fifos {
+		if err := syscall.Mkfifo(filepath.Join(root, p), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	done := make(chan struct{})
+	start := time.Now()
+	var warnings []string
+	var cuda, torch string
+	go func() {
+		defer close(done)
+		f, w := Gather(context.Background(), Options{Root: fsroot.Root(root), NVMLTimeout: time.Second, Manifest: "/etc/gpu-preflight/image.json"})
+		warnings, cuda = w, f.Container.CUDA.Version
+		for _, fw := range f.Container.Frameworks {
+			if fw.Name == "torch" {
+				torch = fw.Version
+			}
+		}
+	}()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Gather is still blocked after 5s")
+	}
+	t.Logf("Gather with %d FIFOs: %v", len(fifos), time.Since(start))
+	joined := strings.Join(warnings, "\n")
+	for _, p := range fifos {
+		if !strings.Contains(joined, "/"+p+": not a regular file (a FIFO)") {
+			t.Errorf("no warning says /%s is not a regular file:\n%s", p, joined)
+		}
+	}
+	if cuda != "12.1" || torch != "2.1.0+cu121" {
+		t.Errorf("CUDA %q, torch %q: want 12.1 from version.txt and torch from its dist-info", cuda, torch)
+	}
+}
