@@ -128,9 +128,9 @@ func LogRecord(l zerolog.Logger, r Record) error {
 	if !e.Enabled() {
 		return nil // a level above info: skip the encoding on the start-up path
 	}
-	b, err := json.Marshal(r)
+	b, err := EncodeCompact(r)
 	if err != nil {
-		return fmt.Errorf("encode provenance record %s for the log: %w", r.RunID, err)
+		return fmt.Errorf("%w (for the log)", err)
 	}
 	e.Int("recordBytes", len(b)).RawJSON("record", b).Msg(ProvenanceMessage)
 	return nil

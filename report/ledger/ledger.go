@@ -14,7 +14,6 @@ package ledger
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 
 	"golang.org/x/sys/unix"
@@ -32,9 +31,9 @@ const MaxLineBytes = 16 << 20
 // line in exactly one write(2), and fdatasyncs it so a line that Append
 // reported written survives a crash.
 func Append(path string, r report.Record) error {
-	line, err := json.Marshal(r)
+	line, err := report.EncodeCompact(r)
 	if err != nil {
-		return fmt.Errorf("append to ledger %s: encode record %s: %w", path, r.RunID, err)
+		return fmt.Errorf("append to ledger %s: %w", path, err)
 	}
 	// encoding/json escapes control characters, so the only newline is ours.
 	if bytes.IndexByte(line, '\n') >= 0 {
