@@ -30,18 +30,31 @@ import (
 // command still runs.
 
 // recordFile is the name report.Write gives a record:
-// "<UTC start time>-<run id>.json".
-var recordFile = regexp.MustCompile(`^[0-9]{8}T[0-9]{6}\.[0-9]{9}Z-([0-9a-f]{32})\.json$`)
+// "<UTC start time>-<run id>.json"; tempFile is the name report.Complete
+// links a whole replacement under before renaming it over the record.
+var (
+	recordFile = regexp.MustCompile(`^[0-9]{8}T[0-9]{6}\.[0-9]{9}Z-([0-9a-f]{32})\.json$`)
+	tempFile   = regexp.MustCompile(`^\.[0-9]{8}T[0-9]{6}\.[0-9]{9}Z-([0-9a-f]{32})\.json\.tmp-[0-9a-f]{8}$`)
+)
+
+// files is what a provenance directory held.
+type files struct {
+	records   int // whole records under a record's name
+	completed int // of which with the supervised command's outcome
+	temps     int // whole records under Complete's temporary name
+}
 
 // completeRecords checks that every entry of dir, dot files included, is a
-// whole record: a regular file with a record's name whose content is JSON
-// valid against the provenance schema, for the run its name says. It
-// returns how many there are; a directory that does not exist holds none.
-func completeRecords(t *testing.T, dir string) int {
+// whole record: a regular file with a record's name (or, if allowTemp,
+// Complete's temporary name) whose content is JSON valid against the
+// provenance schema, for the run its name says. A directory that does not
+// exist holds none.
+func completeRecords(t *testing.T, dir string, allowTemp bool) files {
 	t.Helper()
+	var got files
 	entries, err := os.ReadDir(dir)
 	if errors.Is(err, os.ErrNotExist) {
-		return 0
+		return got
 	}
 	if err != nil {
 		t.Fatal(err)
@@ -49,6 +62,11 @@ func completeRecords(t *testing.T, dir string) int {
 	for _, e := range entries {
 		path := filepath.Join(dir, e.Name())
 		m := recordFile.FindStringSubmatch(e.Name())
+		temp := false
+		if m == nil && allowTemp {
+			m = tempFile.FindStringSubmatch(e.Name())
+			temp = m != nil
+		}
 		if m == nil || !e.Type().IsRegular() {
 			t.Errorf("%s (%v) is not a record file; only whole records may be left", path, e.Type())
 			continue
@@ -62,13 +80,23 @@ func completeRecords(t *testing.T, dir string) int {
 			continue
 		}
 		var r struct {
-			RunID string `json:"runId"`
+			RunID   string          `json:"runId"`
+			Outcome json.RawMessage `json:"outcome"`
 		}
 		if err := json.Unmarshal(b, &r); err != nil || r.RunID != m[1] {
 			t.Errorf("%s holds run %q (%v)", path, r.RunID, err)
 		}
+		switch {
+		case temp:
+			got.temps++
+		case string(r.Outcome) != "null":
+			got.completed++
+			got.records++
+		default:
+			got.records++
+		}
 	}
-	return len(entries)
+	return got
 }
 
 // crashEnv is a minimal environment for the shim: JSON logs, and the
@@ -92,11 +120,30 @@ func emptyRoot(t *testing.T, base string) string {
 	return root
 }
 
-// startShim starts the shim writing its record into dir, then sleeping:
-// the kill test's victim.
-func startShim(t *testing.T, bin, base, root, dir string, stderr io.Writer) *exec.Cmd {
+// killMode is one way the shim writes records: in the ENTRYPOINT form it
+// writes one and execs a command (here one that sleeps, to be killed);
+// with --supervise it writes one, runs the command (here /bin/true) and
+// replaces the record with one that holds the outcome (report.Complete).
+type killMode struct {
+	name string
+	args []string
+	// done is how far the shim's writes have got once it is finished
+	// with its records.
+	done func(files) bool
+	// allowTemp admits whole records under Complete's temporary name: a
+	// kill between its link and its rename leaves one (report.Complete).
+	allowTemp bool
+}
+
+var killModes = []killMode{
+	{"exec", []string{"--", "/bin/sleep", "5"}, func(f files) bool { return f.records == 1 }, false},
+	{"supervise", []string{"--supervise", "--", "/bin/true"}, func(f files) bool { return f.completed == 1 }, true},
+}
+
+// startShim starts the shim writing its records into dir.
+func startShim(t *testing.T, m killMode, bin, base, root, dir string, stderr io.Writer) *exec.Cmd {
 	t.Helper()
-	cmd := exec.Command(bin, "--provenance-dir="+dir, "--root="+root, "--", "/bin/sleep", "5")
+	cmd := exec.Command(bin, append([]string{"--provenance-dir=" + dir, "--root=" + root}, m.args...)...)
 	cmd.Env = crashEnv(base)
 	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
@@ -105,17 +152,23 @@ func startShim(t *testing.T, bin, base, root, dir string, stderr io.Writer) *exe
 	return cmd
 }
 
-// killAndWait sends SIGKILL and checks that it is what ended the process.
-func killAndWait(t *testing.T, cmd *exec.Cmd, stderr *bytes.Buffer) {
+// killAndWait sends SIGKILL and checks that it is what ended the process,
+// unless the process had already exited 0 (a supervised /bin/true can be
+// done before the kill); it reports whether the kill ended it.
+func killAndWait(t *testing.T, cmd *exec.Cmd, stderr *bytes.Buffer) bool {
 	t.Helper()
-	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil && !errors.Is(err, os.ErrProcessDone) {
 		t.Fatal(err)
 	}
 	err := cmd.Wait()
+	if err == nil {
+		return false
+	}
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
 		t.Fatalf("the shim did not die by SIGKILL: %v\nstderr: %s", err, stderr.String())
 	}
+	return true
 }
 
 // sleepExactly blocks the calling thread for d with nanosleep(2), whose
@@ -127,52 +180,59 @@ func sleepExactly(d time.Duration) {
 }
 
 // SPEC section 8: no partial provenance file after kill -9 at any point.
-// The test first measures how long after its start the shim's record
-// appears, then kills runs of the shim with SIGKILL at delays swept from 0
-// to twice the slowest of those times (with random jitter), so kills land
-// before the write, during it and after it. After every kill each file in
-// the provenance directory must be a whole record. The sweep must land on
-// both sides of the record's appearance, or the test proved nothing.
+// For each way the shim writes records, the test first measures how long
+// after its start the shim is done writing, then kills runs of the shim
+// with SIGKILL at delays swept from 0 to twice the median of those times
+// (with random jitter), so kills land before the writes, during them and
+// after them. After every kill each file in the provenance directory must
+// be a whole record. The sweep must land both before the first record
+// exists and after the last write, or the test proved nothing.
 func TestKillDuringRecordWriteLeavesOnlyCompleteRecords(t *testing.T) {
 	bin := shimBin(t)
+	for _, m := range killModes {
+		t.Run(m.name, func(t *testing.T) { testKillDuringRecordWrite(t, m, bin) })
+	}
+}
+
+func testKillDuringRecordWrite(t *testing.T, m killMode, bin string) {
 	base := t.TempDir()
 	root := emptyRoot(t, base)
 
-	// Calibrate: the time from Start until the record exists, polled.
+	// Calibrate: the time from Start until the shim is done writing,
+	// polled.
 	const calibrations = 10
-	var appear []time.Duration
+	var done []time.Duration
 	for i := range calibrations {
 		dir := filepath.Join(base, "calibrate", fmt.Sprint(i))
 		var stderr bytes.Buffer
 		start := time.Now()
-		cmd := startShim(t, bin, base, root, dir, &stderr)
-		for {
-			if names, _ := filepath.Glob(filepath.Join(dir, "*.json")); len(names) > 0 {
-				appear = append(appear, time.Since(start))
-				break
-			}
+		cmd := startShim(t, m, bin, base, root, dir, &stderr)
+		for !m.done(quietFiles(dir)) {
 			if time.Since(start) > 10*time.Second {
 				killAndWait(t, cmd, &stderr)
-				t.Fatalf("no record in %s 10s after the shim started\nstderr: %s", dir, stderr.String())
+				t.Fatalf("the shim's records in %s were not written 10s after it started\nstderr: %s", dir, stderr.String())
 			}
 			sleepExactly(20 * time.Microsecond)
 		}
+		done = append(done, time.Since(start))
 		killAndWait(t, cmd, &stderr)
-		if completeRecords(t, dir) != 1 {
-			t.Fatalf("calibration run left no single record in %s", dir)
+		if f := completeRecords(t, dir, m.allowTemp); !m.done(f) || f.temps > 0 {
+			t.Fatalf("calibration run left %+v in %s", f, dir)
 		}
 	}
-	slices.Sort(appear)
-	window := 2 * appear[len(appear)-1]
-	t.Logf("record appears %v..%v (median %v) after start; sweeping kills over 0..%v",
-		appear[0], appear[len(appear)-1], appear[len(appear)/2], window)
+	slices.Sort(done)
+	// Twice the median: a run slowed by a busy machine must not stretch
+	// the sweep so far that few kills land near the writes.
+	window := 2 * done[len(done)/2]
+	t.Logf("records written %v..%v (median %v) after start; sweeping kills over 0..%v",
+		done[0], done[len(done)-1], done[len(done)/2], window)
 
 	const kills = 200
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 8))
 	step := window / kills
-	before, after := 0, 0
+	before, between, after, exited, temps := 0, 0, 0, 0, 0
 	// The latest kill that found no record and the earliest that found
-	// one: where they overlap, the write was in flight.
+	// the writes done: where they overlap, a write was in flight.
 	var lastBefore, firstAfter time.Duration = -1, -1
 	for i := range kills {
 		// Evenly spread, plus up to one step of jitter so repeated runs
@@ -180,30 +240,57 @@ func TestKillDuringRecordWriteLeavesOnlyCompleteRecords(t *testing.T) {
 		delay := time.Duration(i)*step + time.Duration(rng.Int64N(int64(step)+1))
 		dir := filepath.Join(base, "kill", fmt.Sprintf("%03d", i))
 		var stderr bytes.Buffer
-		cmd := startShim(t, bin, base, root, dir, &stderr)
+		cmd := startShim(t, m, bin, base, root, dir, &stderr)
 		sleepExactly(delay)
-		killAndWait(t, cmd, &stderr)
-		switch n := completeRecords(t, dir); n {
-		case 0:
-			before++
-			lastBefore = max(lastBefore, delay)
-		case 1:
+		if !killAndWait(t, cmd, &stderr) {
+			exited++
+		}
+		f := completeRecords(t, dir, m.allowTemp)
+		temps += f.temps
+		switch {
+		case f.records > 1:
+			t.Errorf("kill %d after %v: %d records in %s, want at most 1", i, delay, f.records, dir)
+		case m.done(f):
 			after++
 			if firstAfter < 0 || delay < firstAfter {
 				firstAfter = delay
 			}
+		case f.records == 0 && f.temps == 0:
+			before++
+			lastBefore = max(lastBefore, delay)
 		default:
-			t.Errorf("kill %d after %v: %d records in %s, want at most 1", i, delay, n, dir)
+			between++
 		}
 		if t.Failed() {
 			t.Fatalf("kill %d after %v left a partial or foreign file\nstderr: %s", i, delay, stderr.String())
 		}
 	}
-	t.Logf("%d kills: %d landed before the record existed (latest after %v), %d after it (earliest after %v); every file left was a whole record",
-		kills, before, lastBefore, after, firstAfter)
+	t.Logf("%d kills: %d landed before any record existed (latest after %v), %d between the first record and the last write, %d after the last write (earliest after %v; %d of them found the shim already exited); %d whole temporary copies left; every file left was a whole record",
+		kills, before, lastBefore, between, after, firstAfter, exited, temps)
 	if before == 0 || after == 0 {
-		t.Fatalf("the sweep landed on one side only (%d before, %d after the record appeared): it cannot show a kill during the write is safe", before, after)
+		t.Fatalf("the sweep landed on one side only (%d before the first record, %d after the last write): it cannot show a kill during a write is safe", before, after)
 	}
+}
+
+// quietFiles is completeRecords for polling: it reports what dir holds
+// without failing on what a write in flight shows.
+func quietFiles(dir string) files {
+	var f files
+	names, _ := filepath.Glob(filepath.Join(dir, "*.json"))
+	for _, name := range names {
+		b, err := os.ReadFile(name)
+		var r struct {
+			Outcome json.RawMessage `json:"outcome"`
+		}
+		if err != nil || json.Unmarshal(b, &r) != nil {
+			continue
+		}
+		f.records++
+		if string(r.Outcome) != "null" {
+			f.completed++
+		}
+	}
+	return f
 }
 
 // runCmd runs cmd to completion (at most 30 s) and returns what it did.
@@ -317,8 +404,8 @@ func TestFullDiskLeavesNoPartialRecordAndWarns(t *testing.T) {
 	if !strings.Contains(warning, "no space left on device") {
 		t.Errorf("the warning does not name ENOSPC (no space left on device): %s", warning)
 	}
-	if n := completeRecords(t, dir); n != 0 {
-		t.Errorf("%d files in %s after a failed write, want none", n, dir)
+	if f := completeRecords(t, dir, false); f != (files{}) {
+		t.Errorf("%+v in %s after a failed write, want nothing", f, dir)
 	}
 }
 
@@ -372,7 +459,7 @@ func TestUnwritableDirectoryWarns(t *testing.T) {
 	if !strings.Contains(warning, "permission denied") {
 		t.Errorf("the warning does not say permission denied: %s", warning)
 	}
-	if n := completeRecords(t, dir); n != 0 {
-		t.Errorf("%d files in %s after a failed write, want none", n, dir)
+	if f := completeRecords(t, dir, false); f != (files{}) {
+		t.Errorf("%+v in %s after a failed write, want nothing", f, dir)
 	}
 }
