@@ -49,11 +49,11 @@ func Marshal(r Record) ([]byte, error) {
 // temporary file either (the kernel frees an anonymous file with its last
 // descriptor).
 //
-// Where the file system has no O_TMPFILE (EOPNOTSUPP, or EISDIR and EINVAL
-// from older kernels) or /proc is not mounted, Write falls back to a named
-// temporary file ".<name>.tmp-*" (opened O_EXCL|O_NOFOLLOW, mode 0640),
-// fsynced, linked under the final name and removed. A crash then can leave
-// that temporary file, still never a partial "*.json".
+// Where O_TMPFILE is not available (open gives EOPNOTSUPP, EISDIR on a
+// kernel before 3.11, or EINVAL) or /proc is not mounted, Write falls back
+// to a named temporary file ".<name>.tmp-*" (opened O_EXCL|O_NOFOLLOW, mode
+// 0640), fsynced, linked under the final name and removed. A crash then can
+// leave that temporary file, still never a partial "*.json".
 //
 // dir itself may be a symlink; nothing inside it is followed. Errors name
 // the step that failed and what to do; the caller reports them as a warning
@@ -65,7 +65,8 @@ func Write(dir string, r Record) (string, error) {
 
 // procSelfFD is where Linux shows this process's open descriptors as links
 // (proc(5)); linkat through one gives an O_TMPFILE file a name without the
-// CAP_DAC_READ_SEARCH that AT_EMPTY_PATH needs (open(2), O_TMPFILE).
+// CAP_DAC_READ_SEARCH that linkat(2) says AT_EMPTY_PATH needs (open(2),
+// O_TMPFILE, shows this form).
 const procSelfFD = "/proc/self/fd/"
 
 // How write made the file, for the tests.
@@ -144,7 +145,7 @@ var errNoTmpfile = errors.New("O_TMPFILE not usable")
 // file would fail (EACCES, EROFS, ENOSPC). open(2): "EOPNOTSUPP The
 // filesystem containing pathname does not support O_TMPFILE"; kernels
 // before 3.11 ignore the flag's __O_TMPFILE bit and see O_DIRECTORY with a
-// write mode, EISDIR; EINVAL where the flag combination is refused.
+// write mode, EISDIR; EINVAL where a file system refuses the flags.
 func tmpfileUnsupported(err error) bool {
 	return errors.Is(err, unix.EOPNOTSUPP) || errors.Is(err, unix.EISDIR) || errors.Is(err, unix.EINVAL)
 }
