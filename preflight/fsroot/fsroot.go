@@ -92,6 +92,13 @@ func (r Root) resolve(p string, followLast bool) (string, error) {
 		}
 		host := filepath.Join(base, filepath.Join(append(slices.Clip(done), c)...))
 		fi, err := os.Lstat(host)
+		if err != nil && !slices.Contains(rest, "..") {
+			// Not there: nothing below it is either, so keep the rest as
+			// written without a lookup per component (the scan of an image
+			// without CUDA asks for dozens of paths under /usr/local/cuda).
+			done = append(append(done, c), rest...)
+			break
+		}
 		if err != nil || fi.Mode()&fs.ModeSymlink == 0 {
 			// Not a link, or not there: keep it as written.
 			done = append(done, c)

@@ -332,3 +332,20 @@ func TestReadDirIsSortedAndReadFileReadsToTheEnd(t *testing.T) {
 		t.Errorf("ReadFile(/proc/self/status) = %d bytes, %v", len(b), err)
 	}
 }
+
+func TestMissingDirectoryKeepsTheRestAsWritten(t *testing.T) {
+	dir := tree(t, map[string]string{"etc/os-release": "x", "usr/lib/link": "->/etc"})
+	r := Root(dir)
+	for _, tc := range []struct{ path, want string }{
+		{"usr/local/cuda/targets/x86_64-linux/lib", "usr/local/cuda/targets/x86_64-linux/lib"},
+		{"usr/lib/link/missing/deeper", "etc/missing/deeper"},
+		// A ".." after a missing component climbs lexically, as before:
+		// the walk goes on component by component.
+		{"absent/../usr/lib/link/os-release", "etc/os-release"},
+	} {
+		got, err := r.Resolve(tc.path)
+		if err != nil || got != filepath.Join(dir, tc.want) {
+			t.Errorf("Resolve(%q) = %q, %v; want %q", tc.path, got, err, filepath.Join(dir, tc.want))
+		}
+	}
+}
