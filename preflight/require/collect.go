@@ -39,7 +39,8 @@ const MaxToolkitRequirements = 32
 // it is true there are no requirements at all, not even the legacy one. A
 // value ParseBool rejects does not disable.
 //
-// A collected variable of MaxValueBytes or more (CUDA_VERSION included when
+// More than MaxToolkitRequirements requirements is an error, as it is for
+// the toolkit. A collected variable of MaxValueBytes or more (CUDA_VERSION included when
 // it is used) is a *LengthError, and no requirement is returned: the value
 // cannot be real, and it is not copied into the facts.
 func Collect(env map[string]string) (reqs []facts.Requirement, disabled bool, err error) {
@@ -74,6 +75,12 @@ func Collect(env map[string]string) (reqs []facts.Requirement, disabled bool, er
 		reqs = append(reqs, facts.Requirement{Var: EnvCUDAVersion, Value: "cuda>=" + mm})
 	}
 	sort.Slice(reqs, func(i, j int) bool { return reqs[i].Var < reqs[j].Var })
+	if len(reqs) > MaxToolkitRequirements {
+		// The toolkit fails such a container; refusing here also keeps
+		// thousands of variables out of the findings and the record.
+		return nil, false, fmt.Errorf("%d requirements (%s, %s, ... %s): nvidia-container-cli takes at most %d and the NVIDIA Container Toolkit fails this image with \"input error: too many requirements\"; declare at most %d NVIDIA_REQUIRE_* variables",
+			len(reqs), reqs[0].Var, reqs[1].Var, reqs[len(reqs)-1].Var, MaxToolkitRequirements, MaxToolkitRequirements)
+	}
 	return reqs, false, nil
 }
 

@@ -2,6 +2,7 @@ package require
 
 import (
 	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -165,6 +166,28 @@ func TestExprErrorQuotesTheStartOfALongFactor(t *testing.T) {
 		}
 		if msg := r.Err.Error(); len(msg) > 1000 || !strings.Contains(msg, "bytes)") {
 			t.Errorf("%.20q...: message of %d bytes: %.300q", value, len(msg), msg)
+		}
+	}
+}
+
+// More requirements than nvidia-container-cli takes fail the container
+// under the toolkit; Collect says so, naming the count and the limit.
+func TestCollectRefusesMoreRequirementsThanTheToolkitTakes(t *testing.T) {
+	env := map[string]string{}
+	for i := range MaxToolkitRequirements {
+		env[fmt.Sprintf("NVIDIA_REQUIRE_X%02d", i)] = "cuda>=11.0"
+	}
+	if reqs, _, err := Collect(env); err != nil || len(reqs) != MaxToolkitRequirements {
+		t.Fatalf("%d requirements: %d collected, %v", MaxToolkitRequirements, len(reqs), err)
+	}
+	env["CUDA_VERSION"] = "12.2.2" // the legacy rule adds the 33rd
+	reqs, _, err := Collect(env)
+	if reqs != nil || err == nil {
+		t.Fatalf("33 requirements: %v, %v", reqs, err)
+	}
+	for _, want := range []string{"33 requirements (CUDA_VERSION, NVIDIA_REQUIRE_X00, ... NVIDIA_REQUIRE_X31)", "at most 32", "too many requirements"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("%q does not say %q", err, want)
 		}
 	}
 }
