@@ -120,3 +120,15 @@ func BenchmarkEncodeCompact(b *testing.B) {
 		}
 	}
 }
+
+func TestMarshalIndentsAsMarshalIndentDoes(t *testing.T) {
+	r := filled(t, `<"x">`, 2.5)
+	want, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Marshal(r)
+	if err != nil || !bytes.Equal(got, append(want, '\n')) {
+		t.Fatalf("Marshal = %s, %v; want json.MarshalIndent's output and a newline", got, err)
+	}
+}

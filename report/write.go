@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -31,11 +32,18 @@ func FileName(r Record) (string, error) {
 
 // Marshal encodes a record as written to its file: indented, newline-ended.
 func Marshal(r Record) ([]byte, error) {
-	b, err := json.MarshalIndent(r, "", "  ")
+	compact, err := EncodeCompact(r)
 	if err != nil {
+		return nil, err
+	}
+	// What json.MarshalIndent does, less its per-type set-up (EncodeCompact).
+	var b bytes.Buffer
+	b.Grow(len(compact) * 3 / 2)
+	if err := json.Indent(&b, compact, "", "  "); err != nil {
 		return nil, fmt.Errorf("encode provenance record %s: %w", r.RunID, err)
 	}
-	return append(b, '\n'), nil
+	b.WriteByte('\n')
+	return b.Bytes(), nil
 }
 
 // Write stores r in dir, creating dir (mode 0750) if missing, and returns the
