@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"path"
-	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -106,8 +105,26 @@ func majorMinor(s string) (string, bool) {
 	return fmt.Sprintf("%d.%d", major, minor), true
 }
 
-// cudaLinkName matches the directory a versioned toolkit installs to.
-var cudaLinkName = regexp.MustCompile(`^cuda-(\d+\.\d+)$`)
+// cudaLinkVersion returns X.Y from the name of the directory a versioned
+// toolkit installs to, "cuda-X.Y". (A hand check rather than a regexp:
+// compiling one at start-up costs more than the whole CUDA lookup.)
+func cudaLinkVersion(name string) (string, bool) {
+	v, ok := strings.CutPrefix(name, "cuda-")
+	major, minor, two := strings.Cut(v, ".")
+	if !ok || !two || !allDigits(major) || !allDigits(minor) {
+		return "", false
+	}
+	return v, true
+}
+
+func allDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return s != ""
+}
 
 // gatherCUDA finds the image's CUDA toolkit version, from the most to the
 // least authoritative source.
@@ -137,8 +154,8 @@ func gatherCUDA(root fsroot.Root, env map[string]string) (facts.CUDAToolkit, []s
 	// /usr/local/cuda -> /etc/alternatives/cuda -> /usr/local/cuda-12.2
 	// The link counts only where its target is there.
 	if target, w := followLinks(root, cudaDir); target != "" && exists(root, cudaDir) {
-		if m := cudaLinkName.FindStringSubmatch(path.Base(target)); m != nil {
-			if ver, ok := majorMinor(m[1]); ok {
+		if v, ok := cudaLinkVersion(path.Base(target)); ok {
+			if ver, ok := majorMinor(v); ok {
 				return facts.CUDAToolkit{Version: ver, Source: cudaDir + " -> " + target}, append(warns, w...)
 			}
 		}
