@@ -1,16 +1,15 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"os"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
-	"github.com/kelseyhightower/envconfig"
 	"github.com/rs/zerolog"
 
 	"github.com/gpu-preflight/gpu-preflight/preflight/check"
@@ -21,23 +20,23 @@ import (
 // Config is gpu-preflight's configuration: PREFLIGHT_* variables, each of
 // which a flag of the same name (--policy for PREFLIGHT_POLICY) overrides.
 type Config struct {
-	Policy         string        `envconfig:"POLICY" default:"fail" desc:"warn, fail or strict"`
-	Ignore         string        `envconfig:"IGNORE" desc:"comma list of check ids downgraded to info"`
-	RequireGPU     bool          `envconfig:"REQUIRE_GPU" default:"false" desc:"no visible GPU is an error"`
-	MinGPUs        int           `envconfig:"MIN_GPUS" default:"0" desc:"fewer visible GPUs is an error"`
-	Require        string        `envconfig:"REQUIRE" desc:"extra requirement, NVIDIA_REQUIRE_* language"`
-	ProvenanceDir  string        `envconfig:"PROVENANCE_DIR" default:"/var/log/gpu-preflight" desc:"where records go; off disables the file"`
-	Ledger         string        `envconfig:"LEDGER" desc:"append one JSON line per run to this file"`
-	LogFormat      string        `envconfig:"LOG_FORMAT" default:"auto" desc:"json, console or auto"`
-	LogLevel       string        `envconfig:"LOG_LEVEL" default:"info" desc:"zerolog level"`
-	NVMLTimeout    time.Duration `envconfig:"NVML_TIMEOUT" default:"10s" desc:"deadline for the NVML probe"`
-	Timeout        time.Duration `envconfig:"TIMEOUT" default:"30s" desc:"deadline for the whole preflight"`
-	NVMLLibrary    string        `envconfig:"NVML_LIBRARY" default:"libnvidia-ml.so.1" desc:"NVML library the probe loads"`
-	Root           string        `envconfig:"ROOT" default:"/" desc:"root for every path the gatherers read"`
-	Manifest       string        `envconfig:"MANIFEST" default:"/etc/gpu-preflight/image.json" desc:"baked image manifest, inside the root"`
-	TerminationLog string        `envconfig:"TERMINATION_LOG" default:"/dev/termination-log" desc:"written on abort when its directory exists"`
-	ExitCode       int           `envconfig:"EXIT_CODE" default:"78" desc:"exit code on abort"`
-	Supervise      bool          `envconfig:"SUPERVISE" default:"false" desc:"stay as parent, record the command's exit"`
+	Policy         string        `env:"POLICY" default:"fail" desc:"warn, fail or strict"`
+	Ignore         string        `env:"IGNORE" desc:"comma list of check ids downgraded to info"`
+	RequireGPU     bool          `env:"REQUIRE_GPU" default:"false" desc:"no visible GPU is an error"`
+	MinGPUs        int           `env:"MIN_GPUS" default:"0" desc:"fewer visible GPUs is an error"`
+	Require        string        `env:"REQUIRE" desc:"extra requirement, NVIDIA_REQUIRE_* language"`
+	ProvenanceDir  string        `env:"PROVENANCE_DIR" default:"/var/log/gpu-preflight" desc:"where records go; off disables the file"`
+	Ledger         string        `env:"LEDGER" desc:"append one JSON line per run to this file"`
+	LogFormat      string        `env:"LOG_FORMAT" default:"auto" desc:"json, console or auto"`
+	LogLevel       string        `env:"LOG_LEVEL" default:"info" desc:"zerolog level"`
+	NVMLTimeout    time.Duration `env:"NVML_TIMEOUT" default:"10s" desc:"deadline for the NVML probe"`
+	Timeout        time.Duration `env:"TIMEOUT" default:"30s" desc:"deadline for the whole preflight"`
+	NVMLLibrary    string        `env:"NVML_LIBRARY" default:"libnvidia-ml.so.1" desc:"NVML library the probe loads"`
+	Root           string        `env:"ROOT" default:"/" desc:"root for every path the gatherers read"`
+	Manifest       string        `env:"MANIFEST" default:"/etc/gpu-preflight/image.json" desc:"baked image manifest, inside the root"`
+	TerminationLog string        `env:"TERMINATION_LOG" default:"/dev/termination-log" desc:"written on abort when its directory exists"`
+	ExitCode       int           `env:"EXIT_CODE" default:"78" desc:"exit code on abort"`
+	Supervise      bool          `env:"SUPERVISE" default:"false" desc:"stay as parent, record the command's exit"`
 
 	// Derived.
 	policy         policy.Policy
@@ -57,13 +56,13 @@ func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(fo
 // flagName is the flag for a PREFLIGHT_ variable suffix: REQUIRE_GPU -> require-gpu.
 func flagName(key string) string { return strings.ToLower(strings.ReplaceAll(key, "_", "-")) }
 
-// configFields are Config's fields that envconfig reads, in order: the one
+// configFields are Config's fields that loadConfig reads, in order: the one
 // list flags, variables and -h are made from, so they cannot drift apart.
 func configFields() []reflect.StructField {
 	var fields []reflect.StructField
 	t := reflect.TypeFor[Config]()
 	for i := 0; i < t.NumField(); i++ {
-		if t.Field(i).Tag.Get("envconfig") != "" {
+		if t.Field(i).Tag.Get("env") != "" {
 			fields = append(fields, t.Field(i))
 		}
 	}
@@ -75,7 +74,7 @@ func configFields() []reflect.StructField {
 // written into overrides under the variable's full name.
 func addConfigFlags(fs *flag.FlagSet, overrides map[string]string) {
 	for _, f := range configFields() {
-		key := f.Tag.Get("envconfig")
+		key := f.Tag.Get("env")
 		name := envPrefix + "_" + key
 		set := func(v string) error {
 			overrides[name] = v
@@ -91,22 +90,22 @@ func addConfigFlags(fs *flag.FlagSet, overrides map[string]string) {
 
 // loadConfig reads the environment, lets overrides (from flags) win, and
 // validates every value. An invalid value is a usageError naming the
-// variable and what it accepts; nothing silently falls back.
+// variable and what it accepts; nothing silently falls back. Only the
+// PREFLIGHT_ names count: a container's own TIMEOUT or ROOT is not ours.
 func loadConfig(overrides map[string]string) (Config, error) {
 	var c Config
-	for name, v := range overrides {
-		// The process environment was captured for the command already;
-		// setting the variable here only routes the flag through envconfig.
-		os.Setenv(name, v)
-	}
-	if err := envconfig.Process(envPrefix, &c); err != nil {
-		var pe *envconfig.ParseError
-		if errors.As(err, &pe) {
-			return c, usagef("%s=%q is not valid: %s", pe.KeyName, pe.Value, accepts(pe.TypeName))
+	cv := reflect.ValueOf(&c).Elem()
+	for _, f := range configFields() {
+		name := envPrefix + "_" + f.Tag.Get("env")
+		value, ok := lookupSetting(overrides, name)
+		if !ok {
+			value = f.Tag.Get("default")
 		}
-		return c, usagef("configuration: %v", err)
+		if err := setField(cv.FieldByIndex(f.Index), value); err != nil {
+			return c, usagef("%s=%q is not valid: %s", name, value, accepts(f.Type))
+		}
 	}
-	_, c.nvmlLibrarySet = os.LookupEnv(envPrefix + "_NVML_LIBRARY")
+	_, c.nvmlLibrarySet = lookupSetting(overrides, envPrefix+"_NVML_LIBRARY")
 	var err error
 	if c.policy, err = policy.Parse(c.Policy); err != nil {
 		return c, usagef("PREFLIGHT_POLICY=%q is not valid: accepted values are warn, fail, strict", c.Policy)
@@ -152,17 +151,52 @@ func loadConfig(overrides map[string]string) (Config, error) {
 	return c, nil
 }
 
-// accepts describes what a variable of Go type typeName accepts.
-func accepts(typeName string) string {
-	switch typeName {
-	case "bool":
-		return "want true or false (also 1, 0, t, f)"
-	case "int":
-		return "want a whole number"
-	case "Duration", "time.Duration":
-		return "want a duration such as 10s, 500ms or 2m"
+// lookupSetting returns a variable's value: the flag's if one was given,
+// else the environment's.
+func lookupSetting(overrides map[string]string, name string) (string, bool) {
+	if v, ok := overrides[name]; ok {
+		return v, true
 	}
-	return "want a " + typeName
+	return os.LookupEnv(name)
+}
+
+var durationType = reflect.TypeFor[time.Duration]()
+
+// setField parses value into a Config field of one of the types Config
+// uses. A variable set to the empty string is parsed as such, not replaced
+// by the default: PREFLIGHT_MIN_GPUS= is an error, not 0.
+func setField(v reflect.Value, value string) error {
+	switch {
+	case v.Type() == durationType:
+		d, err := time.ParseDuration(value)
+		v.SetInt(int64(d))
+		return err
+	case v.Kind() == reflect.String:
+		v.SetString(value)
+		return nil
+	case v.Kind() == reflect.Bool:
+		b, err := strconv.ParseBool(value)
+		v.SetBool(b)
+		return err
+	case v.Kind() == reflect.Int:
+		n, err := strconv.ParseInt(value, 0, 64)
+		v.SetInt(n)
+		return err
+	}
+	return fmt.Errorf("Config field of type %s has no parser", v.Type())
+}
+
+// accepts describes what a variable of type t accepts.
+func accepts(t reflect.Type) string {
+	switch {
+	case t == durationType:
+		return "want a duration such as 10s, 500ms or 2m"
+	case t.Kind() == reflect.Bool:
+		return "want true or false (also 1, 0, t, f)"
+	case t.Kind() == reflect.Int:
+		return "want a whole number"
+	}
+	return "want a " + t.String()
 }
 
 // configHelp lists the variables, their flags, defaults and meanings for -h.
@@ -170,7 +204,7 @@ func configHelp() string {
 	var b strings.Builder
 	b.WriteString("Configuration (environment; the flag of the same name wins):\n")
 	for _, f := range configFields() {
-		key := f.Tag.Get("envconfig")
+		key := f.Tag.Get("env")
 		def := f.Tag.Get("default")
 		if def == "" {
 			def = "(empty)"

@@ -231,6 +231,7 @@ func TestInvalidConfigurationIsAUsageError(t *testing.T) {
 		{"InvalidRequirement", "PREFLIGHT_REQUIRE", "cuda=>12", "PREFLIGHT_REQUIRE"},
 		{"BadLogFormat", "PREFLIGHT_LOG_FORMAT", "xml", "json, console, auto"},
 		{"ExitCodeOutOfRange", "PREFLIGHT_EXIT_CODE", "300", "1..255"},
+		{"SetButEmptyIsNotTheDefault", "PREFLIGHT_MIN_GPUS", "", "whole number"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			r := runShim(t, map[string]string{tt.key: tt.value}, "--", "echo", "ran")
@@ -241,6 +242,27 @@ func TestInvalidConfigurationIsAUsageError(t *testing.T) {
 				t.Errorf("stderr %q does not name %s and %q", r.stderr, tt.key, tt.wants)
 			}
 		})
+	}
+}
+
+func TestOnlyPrefixedVariablesConfigure(t *testing.T) {
+	// A container's own POLICY, TIMEOUT or ROOT is not gpu-preflight's
+	// (envconfig, used before, fell back to the bare names).
+	r := runShim(t, map[string]string{"POLICY": "bogus", "TIMEOUT": "x", "ROOT": "/nonexistent", "EXIT_CODE": "300"},
+		"--", "echo", "ran")
+	if r.code != 0 || r.stdout != "ran\n" {
+		t.Fatalf("exit %d, stdout %q, stderr %s; want the command run with the defaults", r.code, r.stdout, r.stderr)
+	}
+}
+
+func TestFlagsOverrideTheEnvironment(t *testing.T) {
+	r := runShim(t, map[string]string{"PREFLIGHT_POLICY": "bogus"}, "--policy=warn", "--", "echo", "ran")
+	if r.code != 0 || r.stdout != "ran\n" {
+		t.Fatalf("exit %d, stdout %q, stderr %s; want --policy=warn to win over PREFLIGHT_POLICY", r.code, r.stdout, r.stderr)
+	}
+	r = runShim(t, map[string]string{"PREFLIGHT_POLICY": "warn"}, "--policy=bogus", "--", "echo", "ran")
+	if r.code != 64 || !strings.Contains(r.stderr, "PREFLIGHT_POLICY") {
+		t.Fatalf("exit %d, stderr %s; want --policy=bogus reported as PREFLIGHT_POLICY", r.code, r.stderr)
 	}
 }
 
