@@ -216,8 +216,10 @@ func bareFlag(a string) (string, bool) {
 // word redacts one argv element or one whitespace-free word of a value.
 func word(a string) string {
 	// "--name=value", "-name=value", "NAME=value", "a.b.password=value".
+	// The name keeps no URL user-info either: in
+	// "https://u:p@host/?token=x" it is everything before the query's '='.
 	if name, _, ok := strings.Cut(a, "="); ok && Sensitive(strings.TrimLeft(name, "-")) {
-		return name + "=" + Placeholder
+		return URLUserInfo(name) + "=" + Placeholder
 	}
 	// "Authorization: Bearer x" as one argv element (curl -H).
 	if name, _, ok := strings.Cut(a, ":"); ok && headerName(name) && Sensitive(name) {
@@ -289,7 +291,7 @@ func Value(s string) string {
 // is split across words and handled by Value.
 func wordInValue(w string) string {
 	if name, _, ok := strings.Cut(w, "="); ok && Sensitive(strings.TrimLeft(name, "-")) {
-		return name + "=" + Placeholder
+		return URLUserInfo(name) + "=" + Placeholder
 	}
 	return URLUserInfo(w)
 }
