@@ -14,6 +14,8 @@ import (
 	"fmt"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/gpu-preflight/gpu-preflight/preflight/check"
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 	"github.com/gpu-preflight/gpu-preflight/report/identity"
@@ -217,9 +219,20 @@ type Inputs struct {
 // NewRunID returns 128 random bits as 32 lower-case hex digits.
 func NewRunID() string {
 	var b [16]byte
-	// crypto/rand.Read never fails on Linux (Go 1.24+ crashes instead of
-	// returning an error), so a run id is always random.
-	_, _ = rand.Read(b[:])
+	// getrandom(2) straight from the kernel's pool: crypto/rand would
+	// first set up the vDSO's per-thread random state (mappings and page
+	// faults, 30 us at start-up) to read 16 bytes once. Before the pool is
+	// initialised (early boot) it blocks; a short read cannot happen below
+	// 256 bytes.
+	_, err := unix.Getrandom(b[:], 0)
+	for err == unix.EINTR {
+		_, err = unix.Getrandom(b[:], 0)
+	}
+	if err != nil {
+		// A kernel without getrandom (before 3.17): crypto/rand knows the
+		// fallbacks, and never fails on Linux (Go 1.24+ crashes instead).
+		_, _ = rand.Read(b[:])
+	}
 	return hex.EncodeToString(b[:])
 }
 
