@@ -48,7 +48,7 @@ lint:
 	  if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	$(STATICCHECK) ./...
-	shellcheck --severity=style scripts/*.sh .ci/run
+	shellcheck --severity=style scripts/*.sh bench/*.sh .ci/run
 
 unit:
 	$(GO) test -count=1 ./...
@@ -56,11 +56,12 @@ unit:
 test: deps lint unit $(TEST_SUITES)
 	@echo "make test: all suites passed"
 
-# Go benchmarks (fatbin scan, requirement evaluation...) and the start-up
-# latency against tini (scripts/bench-startup.sh; needs hyperfine and tini).
-bench: build
-	$(GO) test -run '^$$' -bench . -benchmem ./...
-	bash scripts/bench-startup.sh
+# The start-up table against bare exec, tini, dumb-init and an NGC-style
+# bash entrypoint, binary sizes and the Go benchmarks (bench/run.sh;
+# docs/PERFORMANCE.md quotes it). BENCH_RUNS repetitions per case.
+BENCH_RUNS ?= 300
+bench: deps build
+	bash bench/run.sh $(BENCH_RUNS)
 
 # Runs every fuzz target of every module for FUZZTIME each (default 60s);
 # mk/fuzz.mk runs the same, shorter, in make test.

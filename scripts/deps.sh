@@ -4,7 +4,7 @@
 # a suite without its tools would prove nothing.
 set -euo pipefail
 
-packages=(runc debootstrap busybox-static tini hyperfine shellcheck file binutils gcc libc6-dev python3-minimal)
+packages=(runc debootstrap busybox-static tini dumb-init time shellcheck file binutils gcc libc6-dev python3-minimal)
 missing=()
 for p in "${packages[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

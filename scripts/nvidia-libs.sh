@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Fetches the real NVIDIA user-space NVML library, Debian's non-free
-# libnvidia-ml1 (535 series in bookworm), and unpacks it under DIR (default
-# .cache/nvidia). On a machine without an NVIDIA kernel driver it loads and
+# libnvidia-ml1 (535 series in bookworm), and nvidia-smi (which the
+# benchmark's NGC-style entrypoint runs), and unpacks them under DIR
+# (default .cache/nvidia). On a machine without an NVIDIA kernel driver it loads and
 # nvmlInit answers "Driver Not Loaded" (SPEC section 9), which is what the
 # end-to-end tests check the probe and the shim against.
 #
@@ -23,7 +24,8 @@ find_lib() {
 	find "$dir/root" -name 'libnvidia-ml.so.1' \( -type f -o -type l \) -print -quit
 }
 
-if [[ -f $dir/.ready ]]; then
+# .ready-smi: a cache from before nvidia-smi was fetched lacks it.
+if [[ -f $dir/.ready-smi ]]; then
 	find_lib
 	exit 0
 fi
@@ -51,7 +53,7 @@ apt_opts=(
 )
 echo "nvidia-libs: apt-get update (non-free lists under $dir/apt)" >&2
 apt-get "${apt_opts[@]}" -qq update >&2
-(cd "$dir/debs" && apt-get "${apt_opts[@]}" -qq download libnvidia-ml1) >&2
+(cd "$dir/debs" && apt-get "${apt_opts[@]}" -qq download libnvidia-ml1 nvidia-smi) >&2
 for deb in "$dir"/debs/*.deb; do
 	dpkg -x "$deb" "$dir/root"
 done
@@ -61,5 +63,9 @@ if [[ -z $lib ]]; then
 	exit 1
 fi
 dpkg-deb -f "$dir"/debs/libnvidia-ml1_*.deb Version >"$dir/version"
-touch "$dir/.ready"
+if [[ ! -x $dir/root/usr/lib/nvidia/current/nvidia-smi ]]; then
+	echo "nvidia-libs: nvidia-smi unpacked, but not at usr/lib/nvidia/current/nvidia-smi (see $dir/root)" >&2
+	exit 1
+fi
+touch "$dir/.ready-smi"
 echo "$lib"

@@ -1,0 +1,381 @@
+// Command startup measures what an entrypoint adds to a command's start:
+// a bare exec of /bin/true, tini, dumb-init, an NGC-style bash entrypoint,
+// a Go program that only execs, and gpu-preflight with provenance on and
+// off, without NVML and with the fake libnvidia-ml.so.1 playing 1 and 8
+// GPUs. It prints one Markdown table.
+//
+//	go run ./bench/startup [-runs 300] [-bin bin]
+//
+// Every repetition runs every case once, in a fresh random order, so load
+// on a shared machine falls evenly on all of them; the table holds medians.
+// A case that exits non-zero stops the benchmark: a wrapper that fails
+// fast would look cheap. Peak RSS comes from a separate pass under GNU
+// time (ru_maxrss, which Linux keeps across exec and which takes in reaped
+// children such as the NVML probe).
+//
+// A second pass runs `gpu-preflight check --json` a few times per
+// configuration and reads the preflight's own elapsed time from its
+// decision log line, less the NVML probe's time from the record: the
+// SPEC's 50 ms bar.
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/gpu-preflight/gpu-preflight/test/fakenvml"
+)
+
+// benchCase is one way of starting /bin/true.
+type benchCase struct {
+	name string
+	argv []string
+	env  []string
+	// shim marks gpu-preflight's rows, which the preflight pass reruns
+	// as `check --json`.
+	shim bool
+	// flags are the shim's configuration, without the command.
+	flags []string
+
+	wall []time.Duration
+	rss  int64 // KiB, the largest of the RSS pass
+}
+
+func main() {
+	runs := flag.Int("runs", 300, "repetitions of every case")
+	warmup := flag.Int("warmup", 20, "repetitions run first and not counted")
+	bin := flag.String("bin", "bin", "directory holding gpu-preflight and gpu-preflight-nvml")
+	smiDir := flag.String("nvidia-smi", "", "directory holding Debian's nvidia-smi (empty: the NGC-style cases are left out)")
+	realNVML := flag.String("real-nvml", "", "directory holding Debian's libnvidia-ml.so.1, for nvidia-smi")
+	flag.Parse()
+	if err := run(*runs, *warmup, *bin, *smiDir, *realNVML); err != nil {
+		fmt.Fprintln(os.Stderr, "bench/startup:", err)
+		os.Exit(1)
+	}
+}
+
+func run(runs, warmup int, bin, smiDir, realNVML string) error {
+	work, err := os.MkdirTemp("", "gpu-preflight-bench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(work)
+	cases, err := setUp(work, bin, smiDir, realNVML)
+	if err != nil {
+		return err
+	}
+	devnull, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
+	if err != nil {
+		return err
+	}
+	defer devnull.Close()
+
+	order := make([]*benchCase, len(cases))
+	for i := range order {
+		order[i] = &cases[i]
+	}
+	for rep := range warmup + runs {
+		rand.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
+		for _, c := range order {
+			wall, err := startOnce(c, devnull)
+			if err != nil {
+				return err
+			}
+			if rep >= warmup {
+				c.wall = append(c.wall, wall)
+			}
+		}
+	}
+
+	for i := range cases {
+		if cases[i].rss, err = peakRSS(&cases[i], work, 5); err != nil {
+			return err
+		}
+	}
+	printTable(os.Stdout, cases, runs)
+	fmt.Println()
+	return printPreflightTimes(os.Stdout, cases, 30)
+}
+
+// setUp builds the cases: the noop Go program, the fake NVML library and
+// its scenarios, and the roots the shim looks at.
+func setUp(work, bin, smiDir, realNVML string) ([]benchCase, error) {
+	shim, err := filepath.Abs(filepath.Join(bin, "gpu-preflight"))
+	if err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(shim); err != nil {
+		return nil, fmt.Errorf("%w (run make build first)", err)
+	}
+	noop := filepath.Join(work, "noop")
+	build := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-o", noop, "./bench/noop")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("building bench/noop: %v\n%s", err, out)
+	}
+	fakeDir := filepath.Join(work, "fakenvml")
+	if err := os.Mkdir(fakeDir, 0o755); err != nil {
+		return nil, err
+	}
+	fakeLib, err := fakenvml.Build(fakeDir)
+	if err != nil {
+		return nil, err
+	}
+	eight := fakenvml.H100x8("550.54.15", 12040)
+	one := eight
+	one.Name, one.GPUs, one.System = "h100x1-550.54.15", eight.GPUs[:1], map[string]string{}
+	for k, v := range eight.System {
+		one.System[k] = v
+	}
+	one.System["count"] = "1"
+	scenario1, err := one.Write(work)
+	if err != nil {
+		return nil, err
+	}
+	scenario8, err := eight.Write(work)
+	if err != nil {
+		return nil, err
+	}
+
+	empty := filepath.Join(work, "root-empty")
+	gpuRoot := filepath.Join(work, "root-gpu")
+	for _, d := range []string{empty, filepath.Join(gpuRoot, "proc", "driver", "nvidia"), filepath.Join(work, "provenance")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return nil, err
+		}
+	}
+	version := "NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.54.15  Tue Mar  5 22:23:56 UTC 2024\n"
+	if err := os.WriteFile(filepath.Join(gpuRoot, "proc", "driver", "nvidia", "version"), []byte(version), 0o644); err != nil {
+		return nil, err
+	}
+
+	env := []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=/root", "LANG=C.UTF-8"}
+	common := []string{"--termination-log=" + filepath.Join(work, "termination-log")}
+	provOff := "--provenance-dir=off"
+	provOn := "--provenance-dir=" + filepath.Join(work, "provenance")
+	noGPU := []string{"--root=" + empty}
+	fake := []string{"--root=" + gpuRoot, "--nvml-library=" + fakeLib}
+	shimCase := func(name string, extraEnv []string, flags ...[]string) benchCase {
+		f := slices.Concat(append([][]string{common}, flags...)...)
+		return benchCase{name: name, argv: slices.Concat([]string{shim}, f, []string{"--", "/bin/true"}),
+			env: slices.Concat(env, extraEnv), shim: true, flags: f}
+	}
+	cases := []benchCase{
+		{name: "bare exec", argv: []string{"/bin/true"}, env: env},
+		{name: "tini", argv: []string{lookPath("tini"), "-s", "--", "/bin/true"}, env: env},
+		{name: "dumb-init", argv: []string{lookPath("dumb-init"), "/bin/true"}, env: env},
+		{name: "Go exec-only", argv: []string{noop, "/bin/true"}, env: env},
+	}
+	if smiDir != "" {
+		script, err := filepath.Abs(filepath.Join("bench", "ngc-entrypoint.sh"))
+		if err != nil {
+			return nil, err
+		}
+		smiPath := "PATH=" + smiDir + ":/usr/local/bin:/usr/bin:/bin"
+		// Debian's nvidia-smi insists on an NVML of its own version, so it
+		// runs against Debian's real libnvidia-ml, which on a machine without
+		// the kernel driver answers "Driver Not Loaded": the GPU-less host.
+		cases = append(cases,
+			benchCase{name: "NGC-style bash entrypoint, no driver", argv: []string{"/bin/bash", script, "/bin/true"},
+				env: []string{smiPath, "HOME=/root", "LANG=C.UTF-8", "LD_LIBRARY_PATH=" + realNVML}})
+	}
+	cases = append(cases,
+		shimCase("gpu-preflight, no GPU, provenance off", nil, noGPU, []string{provOff}),
+		shimCase("gpu-preflight, no GPU, provenance on", nil, noGPU, []string{provOn}),
+		shimCase("gpu-preflight, fake NVML x1, provenance off", []string{fakenvml.EnvScenario + "=" + scenario1}, fake, []string{provOff}),
+		shimCase("gpu-preflight, fake NVML x1, provenance on", []string{fakenvml.EnvScenario + "=" + scenario1}, fake, []string{provOn}),
+		shimCase("gpu-preflight, fake NVML x8, provenance off", []string{fakenvml.EnvScenario + "=" + scenario8}, fake, []string{provOff}),
+		shimCase("gpu-preflight, fake NVML x8, provenance on", []string{fakenvml.EnvScenario + "=" + scenario8}, fake, []string{provOn}),
+	)
+	return cases, nil
+}
+
+// lookPath finds a wrapper on PATH, or names it so that its start fails
+// with a message saying it is missing.
+func lookPath(name string) string {
+	if p, err := exec.LookPath(name); err == nil {
+		return p
+	}
+	return "/nonexistent/" + name + " (not installed: make deps)"
+}
+
+// startOnce runs c with its output discarded and returns its wall time.
+// fork+exec+wait4 directly: os/exec's goroutines and pipes would add to
+// every case alike, and to the noise.
+func startOnce(c *benchCase, devnull *os.File) (time.Duration, error) {
+	fd := devnull.Fd()
+	attr := &syscall.ProcAttr{Env: c.env, Files: []uintptr{fd, fd, fd}}
+	start := time.Now()
+	pid, err := syscall.ForkExec(c.argv[0], c.argv, attr)
+	if err != nil {
+		return 0, fmt.Errorf("%s: starting %s: %w", c.name, c.argv[0], err)
+	}
+	var ws syscall.WaitStatus
+	for {
+		_, err = syscall.Wait4(pid, &ws, 0, nil)
+		if err != syscall.EINTR {
+			break
+		}
+	}
+	wall := time.Since(start)
+	if err != nil {
+		return 0, fmt.Errorf("%s: wait4: %w", c.name, err)
+	}
+	if !ws.Exited() || ws.ExitStatus() != 0 {
+		return 0, fmt.Errorf("%s: %s ended with %v, not exit 0; run it by hand to see why", c.name, strings.Join(c.argv, " "), ws)
+	}
+	return wall, nil
+}
+
+// peakRSS runs c n times under GNU time and returns the largest maximum
+// resident set size it reports, in KiB. Not from this program's own
+// wait4: Linux carries a parent's high-water mark into a vforked child
+// across exec, so every case would show this Go program's RSS. GNU time is
+// a small C program; the bare exec row shows the floor it leaves.
+func peakRSS(c *benchCase, work string, n int) (int64, error) {
+	out := filepath.Join(work, "rss")
+	var peak int64
+	for range n {
+		cmd := exec.Command("/usr/bin/time", slices.Concat([]string{"-f", "%M", "-o", out}, c.argv)...)
+		cmd.Env = c.env
+		if b, err := cmd.CombinedOutput(); err != nil {
+			return 0, fmt.Errorf("%s under /usr/bin/time (make deps installs it): %v\n%s", c.name, err, b)
+		}
+		b, err := os.ReadFile(out)
+		if err != nil {
+			return 0, err
+		}
+		kib, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("%s: GNU time wrote %q: %w", c.name, b, err)
+		}
+		peak = max(peak, kib)
+	}
+	return peak, nil
+}
+
+func median(xs []time.Duration) time.Duration {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// printTable writes the Markdown table: medians, the ratio to a bare exec,
+// the added latency and its ratio to tini's, and peak RSS.
+func printTable(w *os.File, cases []benchCase, runs int) {
+	find := func(name string) time.Duration {
+		for _, c := range cases {
+			if c.name == name {
+				return median(c.wall)
+			}
+		}
+		return 0
+	}
+	bare, tini := find("bare exec"), find("tini")
+	tiniAdded := tini - bare
+	fmt.Fprintf(w, "%d interleaved runs per case, %s, %d CPUs, %s\n\n", runs, time.Now().UTC().Format("2006-01-02 15:04 UTC"),
+		runtime.NumCPU(), kernel())
+	fmt.Fprintln(w, "| case | median ms | x bare exec | added ms | added / tini's added | peak RSS MiB |")
+	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|")
+	for _, c := range cases {
+		m := median(c.wall)
+		added := m - bare
+		fmt.Fprintf(w, "| %s | %.2f | %.2f | %.2f | %s | %.1f |\n", c.name, ms(m), float64(m)/float64(bare),
+			ms(added), ratio(added, tiniAdded, c.name == "bare exec"), float64(c.rss)/1024)
+	}
+}
+
+func ratio(added, tiniAdded time.Duration, bare bool) string {
+	if bare || tiniAdded <= 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.2f", float64(added)/float64(tiniAdded))
+}
+
+func kernel() string {
+	b, err := os.ReadFile("/proc/sys/kernel/osrelease")
+	if err != nil {
+		return "Linux"
+	}
+	return "Linux " + strings.TrimSpace(string(b))
+}
+
+// printPreflightTimes runs each shim configuration as `check --json` n
+// times and prints the median of the preflight's elapsed time with the
+// NVML probe's time taken out.
+func printPreflightTimes(w *os.File, cases []benchCase, n int) error {
+	fmt.Fprintln(w, "| configuration | preflight ms (median) | NVML probe ms (median) | preflight less probe ms |")
+	fmt.Fprintln(w, "|---|---:|---:|---:|")
+	for _, c := range cases {
+		if !c.shim {
+			continue
+		}
+		var total, probe []time.Duration
+		for range n {
+			t, p, err := preflightTime(c)
+			if err != nil {
+				return err
+			}
+			total, probe = append(total, t), append(probe, p)
+		}
+		rest := make([]time.Duration, n)
+		for i := range rest {
+			rest[i] = total[i] - probe[i]
+		}
+		fmt.Fprintf(w, "| %s | %.2f | %.2f | %.2f |\n", strings.TrimPrefix(c.name, "gpu-preflight, "),
+			ms(median(total)), ms(median(probe)), ms(median(rest)))
+	}
+	return nil
+}
+
+// preflightTime runs `gpu-preflight check --json` with c's configuration and
+// returns the decision line's elapsedMs and the record's NVML duration.
+func preflightTime(c benchCase) (total, probe time.Duration, err error) {
+	args := slices.Concat([]string{"check", "--json", "--log-level=info", "--log-format=json"}, c.flags)
+	cmd := exec.Command(c.argv[0], args...)
+	cmd.Env = c.env
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return 0, 0, fmt.Errorf("%s: %s: %v\n%s", c.name, strings.Join(cmd.Args, " "), err, stderr.String())
+	}
+	var record struct {
+		Host struct {
+			NVML struct {
+				DurationMillis float64 `json:"durationMillis"`
+			} `json:"nvml"`
+		} `json:"host"`
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &record); err != nil {
+		return 0, 0, fmt.Errorf("%s: the record on stdout: %w", c.name, err)
+	}
+	for _, line := range strings.Split(stderr.String(), "\n") {
+		var entry struct {
+			Message   string   `json:"message"`
+			ElapsedMs *float64 `json:"elapsedMs"`
+		}
+		if json.Unmarshal([]byte(line), &entry) == nil && entry.Message == "decision" && entry.ElapsedMs != nil {
+			return millis(*entry.ElapsedMs), millis(record.Host.NVML.DurationMillis), nil
+		}
+	}
+	return 0, 0, fmt.Errorf("%s: no decision line with elapsedMs in its log:\n%s", c.name, stderr.String())
+}
+
+func millis(f float64) time.Duration { return time.Duration(f * float64(time.Millisecond)) }
