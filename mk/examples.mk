@@ -34,13 +34,3 @@ test-examples-container:
 	@echo "test-examples-container: NOT RUN: building the example image's root filesystem and running it with runc needs root; run 'make test-examples-container' as root." >&2
 	@if [ -n "$$CI" ]; then echo "test-examples-container: CI is set, and CI must run this suite: failing." >&2; exit 1; fi
 endif
-
-# The examples module's parsers have fuzz targets too; `make fuzz` only walks
-# the root module, so run them from here as part of it.
-.PHONY: fuzz-examples
-fuzz: fuzz-examples
-fuzz-examples:
-	@set -e; cd test/examples; for t in $$($(GO) test -list '^Fuzz' . | grep '^Fuzz'); do \
-	  echo "== test/examples $$t ($(FUZZTIME))"; \
-	  $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) .; \
-	done
