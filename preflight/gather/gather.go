@@ -71,10 +71,26 @@ func Gather(ctx context.Context, o Options) (facts.Facts, []string) {
 		}
 	}
 
-	scan, source, w := image.Load(o.Root, c.Env, o.Manifest)
+	scan, source, w := image.LoadWithin(o.Root, c.Env, o.Manifest, scanBudget(ctx, time.Now()))
 	warnings = append(warnings, w...)
 	c.Stack, c.Frameworks, c.ScanSource = scan.Stack, scan.Frameworks, source
 
 	f.Host, f.Container = h, c
 	return f, warnings
+}
+
+// scanMargin is what the image scan leaves of the preflight's deadline for
+// the checks, the record and the log, which take milliseconds.
+const scanMargin = 500 * time.Millisecond
+
+// scanBudget is how long the image scan may take: image.RuntimeScanBudget,
+// or less when ctx's deadline (PREFLIGHT_TIMEOUT, after the NVML probe took
+// its share) is nearer, so that a slow scan is cut with a warning rather
+// than turning into the whole preflight's timeout.
+func scanBudget(ctx context.Context, now time.Time) time.Duration {
+	deadline, ok := ctx.Deadline()
+	if !ok {
+		return image.RuntimeScanBudget
+	}
+	return min(image.RuntimeScanBudget, deadline.Sub(now)-scanMargin)
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gpu-preflight/gpu-preflight/preflight/fsroot"
+	"github.com/gpu-preflight/gpu-preflight/preflight/image"
 )
 
 // FIFOs planted where every gatherer expects a file (the driver version,
@@ -61,5 +62,47 @@ func TestGatherCarriesOnPastFIFOs(t *testing.T) {
 	}
 	if cuda != "12.1" || torch != "2.1.0+cu121" {
 		t.Errorf("CUDA %q, torch %q: want 12.1 from version.txt and torch from its dist-info", cuda, torch)
+	}
+}
+
+func TestScanBudgetLeavesRoomBeforeTheDeadline(t *testing.T) {
+	now := time.Now()
+	for _, tc := range []struct {
+		name     string
+		deadline time.Duration // from now; 0: none
+		want     time.Duration
+	}{
+		{"no deadline", 0, image.RuntimeScanBudget},
+		{"default PREFLIGHT_TIMEOUT after a 10 s probe", 20 * time.Second, image.RuntimeScanBudget},
+		{"a short PREFLIGHT_TIMEOUT", 2 * time.Second, 2*time.Second - scanMargin},
+		{"the deadline is past", -time.Second, -time.Second - scanMargin},
+	} {
+		ctx := context.Background()
+		if tc.deadline != 0 {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithDeadline(ctx, now.Add(tc.deadline))
+			defer cancel()
+		}
+		if got := scanBudget(ctx, now); got != tc.want {
+			t.Errorf("%s: budget %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// With the preflight's deadline already spent, the scan stops at once and
+// says so, and Gather still returns the facts it has.
+func TestGatherCutsTheScanAtTheDeadline(t *testing.T) {
+	root := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(root, "usr/local/lib/python3.10/dist-packages/torch-2.1.0+cu121.dist-info"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithDeadline(context.Background(), time.Now())
+	defer cancel()
+	f, warnings := Gather(ctx, Options{Root: fsroot.Root(root), Environ: []string{"CUDA_VERSION=12.1.0"}, NVMLTimeout: time.Second})
+	if !strings.Contains(strings.Join(warnings, "\n"), "the scan stopped after its 1ns budget") {
+		t.Errorf("warnings %q do not say the scan was cut", warnings)
+	}
+	if len(f.Container.Frameworks) != 0 || f.Container.CUDA.Version != "12.1" {
+		t.Errorf("frameworks %+v, CUDA %q: want none scanned, CUDA from the environment", f.Container.Frameworks, f.Container.CUDA.Version)
 	}
 }

@@ -192,11 +192,20 @@ const (
 // directories, and the size and modification time of every library,
 // version file and directory the bake scan looked at are unchanged; no
 // library is opened.
+//
+// The scan, when there is one, stops after RuntimeScanBudget (see
+// LoadWithin).
 func Load(root fsroot.Root, env map[string]string, manifestPath string) (res Result, source string, warnings []string) {
-	return load(root, env, manifestPath, fatbin.ScanFile)
+	return LoadWithin(root, env, manifestPath, RuntimeScanBudget)
 }
 
-func load(root fsroot.Root, env map[string]string, manifestPath string, scanFile scanFileFunc) (Result, string, []string) {
+// LoadWithin is Load with the scan's budget given: past it the scan stops
+// and a warning says so. A budget of zero or less stops the scan at once.
+func LoadWithin(root fsroot.Root, env map[string]string, manifestPath string, budget time.Duration) (res Result, source string, warnings []string) {
+	return load(root, env, manifestPath, fatbin.ScanFile, max(budget, time.Nanosecond))
+}
+
+func load(root fsroot.Root, env map[string]string, manifestPath string, scanFile scanFileFunc, budget time.Duration) (Result, string, []string) {
 	m, err := LoadManifest(root, manifestPath)
 	var why string
 	switch {
@@ -212,7 +221,7 @@ func load(root fsroot.Root, env map[string]string, manifestPath string, scanFile
 	if why == "" {
 		return m.Result, SourceManifest, nil
 	}
-	res, warnings := scan(root, env, scanFile, RuntimeScanBudget)
+	res, warnings := scan(root, env, scanFile, budget)
 	return res, SourceScan, append([]string{why}, warnings...)
 }
 

@@ -127,7 +127,7 @@ func findings(res Result) []check.Finding {
 
 func TestLoadFromValidManifestDoesNotOpenLibraries(t *testing.T) {
 	tr, env, _ := bakedImage(t)
-	res, source, warnings := load(tr.Root(), env, DefaultManifestPath, noScan(t))
+	res, source, warnings := load(tr.Root(), env, DefaultManifestPath, noScan(t), RuntimeScanBudget)
 	if source != SourceManifest || len(warnings) != 0 {
 		t.Fatalf("source %q warnings %q", source, warnings)
 	}
@@ -171,7 +171,7 @@ func TestLoadAcceptsModTimesTruncatedToSecondsByImageExport(t *testing.T) {
 			truncate(in.Path)
 		}
 	}
-	if _, source, warnings := load(tr.Root(), env, DefaultManifestPath, noScan(t)); source != SourceManifest {
+	if _, source, warnings := load(tr.Root(), env, DefaultManifestPath, noScan(t), RuntimeScanBudget); source != SourceManifest {
 		t.Errorf("source %q warnings %q", source, warnings)
 	}
 }
@@ -236,7 +236,7 @@ func TestLoadRescansWhenTheImageChanged(t *testing.T) {
 			tt.change(t, tr, env)
 			scanned := 0
 			counting := func(p string) (fatbin.Result, error) { scanned++; return fatbin.ScanFile(p) }
-			res, source, warnings := load(tr.Root(), env, DefaultManifestPath, counting)
+			res, source, warnings := load(tr.Root(), env, DefaultManifestPath, counting, RuntimeScanBudget)
 			if source != SourceScan || len(warnings) == 0 || !strings.Contains(warnings[0], tt.why) {
 				t.Fatalf("source %q warnings %q, want a rescan because of %q", source, warnings, tt.why)
 			}
