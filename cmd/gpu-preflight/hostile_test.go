@@ -38,6 +38,10 @@ const (
 	// CUDA_VISIBLE_DEVICES whole in its message: a 1 MiB value costs 1-2
 	// MiB of record. Becomes maxRecordBytes once the record caps values.
 	awaitingRecordCap = 3 << 20
+	// record.env keeps every allow-listed variable, however many: 10 000
+	// NVIDIA_* variables cost about 400 KiB. Becomes maxRecordBytes once
+	// the record caps how many variables it keeps (and says so).
+	awaitingEnvCountCap = 1 << 20
 	// loadConfig's usage errors quote the invalid value whole (%q).
 	// Becomes maxUsageBytes once they quote its start.
 	awaitingUsageCap = 3 << 20
@@ -171,7 +175,7 @@ func TestHostileEnvironments(t *testing.T) {
 		{name: "10 000 variables", environ: manyVars, code: 0,
 			want: []string{"check:driver:no NVIDIA driver found"}},
 		{name: "10 000 NVIDIA_REQUIRE_ variables", environ: manyRequires, code: defaultAbortCode,
-			want: []string{"check:cuda-requirement:10000 requirements (NVIDIA_REQUIRE_X0, NVIDIA_REQUIRE_X1, ... NVIDIA_REQUIRE_X9999): nvidia-container-cli takes at most 32"}, max: awaitingRecordCap},
+			want: []string{"check:cuda-requirement:10000 requirements (NVIDIA_REQUIRE_X0, NVIDIA_REQUIRE_X1, ... NVIDIA_REQUIRE_X9999): nvidia-container-cli takes at most 32"}, max: awaitingEnvCountCap},
 		{name: "1 MiB ordinary variable", environ: baseEnviron("JOB_NOTES=" + mib), code: 0,
 			want: []string{"check:driver:no NVIDIA driver found"}},
 		{name: "1 MiB NVIDIA_VISIBLE_DEVICES", environ: baseEnviron("NVIDIA_VISIBLE_DEVICES=" + mib), code: 0,
