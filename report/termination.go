@@ -97,7 +97,9 @@ func WriteTermination(path, msg string) error {
 	if len(msg) > MaxTerminationBytes {
 		msg, _ = Truncate(msg, MaxTerminationBytes)
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o644)
+	// O_NONBLOCK: a FIFO nobody reads fails with ENXIO instead of blocking
+	// the abort (or the run) forever; it changes nothing for a file.
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0o644)
 	if err != nil {
 		return fmt.Errorf("write termination message to %s: %w (set PREFLIGHT_TERMINATION_LOG to the container's terminationMessagePath, or to \"\" to skip it)", path, err)
 	}

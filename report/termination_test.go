@@ -5,7 +5,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/gpu-preflight/gpu-preflight/preflight/check"
 )
@@ -140,5 +142,22 @@ func TestWriteTerminationOnlyWhereTheDirectoryExists(t *testing.T) {
 	// Empty path or message: nothing to do.
 	if err := WriteTermination("", "x"); err != nil {
 		t.Error(err)
+	}
+}
+
+func TestWriteTerminationToAFIFOWithoutReaderFailsAtOnce(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "termination-log")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- WriteTermination(fifo, "abort") }()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "no such device or address") {
+			t.Errorf("WriteTermination to a FIFO nobody reads = %v, want ENXIO", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("WriteTermination blocked on a FIFO nobody reads")
 	}
 }

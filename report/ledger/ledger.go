@@ -43,7 +43,9 @@ func Append(path string, r report.Record) error {
 	if len(line) > MaxLineBytes {
 		return fmt.Errorf("append to ledger %s: record %s is %d bytes, over the %d-byte line limit", path, r.RunID, len(line), MaxLineBytes)
 	}
-	fd, err := unix.Open(path, unix.O_WRONLY|unix.O_APPEND|unix.O_CREAT|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o640)
+	// O_NONBLOCK: a FIFO nobody reads fails with ENXIO instead of blocking
+	// the abort (or the run) forever; it changes nothing for a file.
+	fd, err := unix.Open(path, unix.O_WRONLY|unix.O_APPEND|unix.O_CREAT|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0o640)
 	if err != nil {
 		return fmt.Errorf("append to ledger %s: %w (point PREFLIGHT_LEDGER at a writable file, or unset it)", path, err)
 	}

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -179,5 +180,22 @@ func BenchmarkAppend(b *testing.B) {
 		if err := Append(path, r); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+func TestAppendToAFIFOWithoutReaderFailsAtOnce(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "ledger")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- Append(fifo, bigRecord(0, 0)) }()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "no such device or address") {
+			t.Errorf("Append to a FIFO nobody reads = %v, want ENXIO", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Append blocked on a FIFO nobody reads")
 	}
 }
