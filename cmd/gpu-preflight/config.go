@@ -102,19 +102,19 @@ func loadConfig(overrides map[string]string) (Config, error) {
 			value = f.Tag.Get("default")
 		}
 		if err := setField(cv.FieldByIndex(f.Index), value); err != nil {
-			return c, usagef("%s=%q is not valid: %s", name, value, accepts(f.Type))
+			return c, usagef("%s=%s is not valid: %s", name, quoteValue(value), accepts(f.Type))
 		}
 	}
 	_, c.nvmlLibrarySet = lookupSetting(overrides, envPrefix+"_NVML_LIBRARY")
 	var err error
 	if c.policy, err = policy.Parse(c.Policy); err != nil {
-		return c, usagef("PREFLIGHT_POLICY=%q is not valid: accepted values are warn, fail, strict", c.Policy)
+		return c, usagef("PREFLIGHT_POLICY=%s is not valid: accepted values are warn, fail, strict", quoteValue(c.Policy))
 	}
 	c.ignore = policy.ParseList(c.Ignore)
 	known := check.IDs()
 	for id := range c.ignore {
 		if !slices.Contains(known, id) {
-			return c, usagef("PREFLIGHT_IGNORE names unknown check %q: known checks are %s", id, strings.Join(known, ", "))
+			return c, usagef("PREFLIGHT_IGNORE names unknown check %s: known checks are %s", quoteValue(id), strings.Join(known, ", "))
 		}
 	}
 	if c.MinGPUs < 0 {
@@ -122,16 +122,16 @@ func loadConfig(overrides map[string]string) (Config, error) {
 	}
 	if c.Require != "" {
 		if err := require.Validate(c.Require); err != nil {
-			return c, usagef("PREFLIGHT_REQUIRE=%q is not valid: %v", c.Require, err)
+			return c, usagef("PREFLIGHT_REQUIRE=%s is not valid: %v", quoteValue(c.Require), err)
 		}
 	}
 	switch c.LogFormat {
 	case "json", "console", "auto":
 	default:
-		return c, usagef("PREFLIGHT_LOG_FORMAT=%q is not valid: accepted values are json, console, auto", c.LogFormat)
+		return c, usagef("PREFLIGHT_LOG_FORMAT=%s is not valid: accepted values are json, console, auto", quoteValue(c.LogFormat))
 	}
 	if _, err := zerolog.ParseLevel(c.LogLevel); err != nil || c.LogLevel == "" {
-		return c, usagef("PREFLIGHT_LOG_LEVEL=%q is not valid: accepted values are trace, debug, info, warn, error, fatal, panic, disabled", c.LogLevel)
+		return c, usagef("PREFLIGHT_LOG_LEVEL=%s is not valid: accepted values are trace, debug, info, warn, error, fatal, panic, disabled", quoteValue(c.LogLevel))
 	}
 	if c.NVMLTimeout <= 0 {
 		return c, usagef("PREFLIGHT_NVML_TIMEOUT=%s is not valid: want a positive duration such as 10s", c.NVMLTimeout)
@@ -146,7 +146,7 @@ func loadConfig(overrides map[string]string) (Config, error) {
 		return c, usagef("PREFLIGHT_ROOT is empty: want a directory such as /")
 	}
 	if st, err := os.Stat(c.Root); err != nil || !st.IsDir() {
-		return c, usagef("PREFLIGHT_ROOT=%q is not a directory", c.Root)
+		return c, usagef("PREFLIGHT_ROOT=%s is not a directory", quoteValue(c.Root))
 	}
 	return c, nil
 }
@@ -184,6 +184,16 @@ func setField(v reflect.Value, value string) error {
 		return err
 	}
 	return fmt.Errorf("Config field of type %s has no parser", v.Type())
+}
+
+// quoteValue quotes an invalid value for a usage error, cut to its first
+// 64 bytes: a value can be as long as an environment string (128 KiB), and
+// the error is one line a person reads.
+func quoteValue(v string) string {
+	if len(v) <= 64 {
+		return strconv.Quote(v)
+	}
+	return fmt.Sprintf("%q... (%d bytes)", v[:64], len(v))
 }
 
 // accepts describes what a variable of type t accepts.
