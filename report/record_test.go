@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"regexp"
 	"slices"
@@ -198,5 +199,26 @@ func TestNoPlantedSecretReachesAnyOutput(t *testing.T) {
 				t.Errorf("%s contains planted secret %q:\n%s", name, s, out)
 			}
 		}
+	}
+}
+
+func TestRecordKeepsAtMost512VariablesAndCountsTheRest(t *testing.T) {
+	var environ []string
+	for i := range MaxRecordEnv + 88 {
+		environ = append(environ, fmt.Sprintf("NVIDIA_X%04d=v", i))
+	}
+	environ = append(environ, "CUDA_VERSION="+strings.Repeat("9", 10_000))
+	r := New(Inputs{Environ: environ})
+	if len(r.Env) != MaxRecordEnv || r.EnvDropped != 89 {
+		t.Fatalf("env holds %d names, envDropped %d; want %d and 89", len(r.Env), r.EnvDropped, MaxRecordEnv)
+	}
+	if _, ok := r.Env["CUDA_VERSION"]; !ok {
+		t.Fatal("CUDA_VERSION, first in byte order, was dropped")
+	}
+	if v := r.Env["CUDA_VERSION"]; len(v) > 4096 || !strings.Contains(v, "truncated 10000 bytes") {
+		t.Errorf("a 10 000-byte value is kept as %d bytes ending %q", len(v), v[len(v)-30:])
+	}
+	if small := New(Inputs{Environ: environ[:3]}); small.EnvDropped != 0 || len(small.Env) != 3 {
+		t.Errorf("three variables: env %v, envDropped %d", small.Env, small.EnvDropped)
 	}
 }
