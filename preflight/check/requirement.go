@@ -45,7 +45,9 @@ func cudaRequirement(in Input) Finding {
 	if c.RequireError != "" {
 		f.Status = Error
 		f.Message = c.RequireError
-		f.Remedy = "set CUDA_VERSION to a version such as 11.8.0, or declare NVIDIA_REQUIRE_CUDA in the image"
+		// Collect's errors (a malformed CUDA_VERSION, a value too long to
+		// exist, too many requirements) each end with their own fix.
+		f.Remedy = "change the variable the message names in the image (Dockerfile ENV) or the container's environment, as the message says"
 		return f
 	}
 	if c.RequireDisabled && in.Options.ExtraRequire == "" {
