@@ -15,6 +15,7 @@
 package image
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
 	"path"
@@ -193,7 +194,14 @@ func (s *scanner) list(dir string) []string {
 			s.warnf("image: listing %s: %v", dir, err)
 		}
 		s.listings[dir] = entries
-		s.stamp(dir)
+		if errors.Is(err, fs.ErrNotExist) && !s.seen[dir] {
+			// What stamp's stat would find, without asking again: most
+			// of the places searched do not exist in a given image.
+			s.seen[dir] = true
+			s.res.Inputs = append(s.res.Inputs, Stamp{Path: dir, Missing: true})
+		} else {
+			s.stamp(dir)
+		}
 	}
 	names := make([]string, len(entries))
 	for i, e := range entries {
