@@ -9,7 +9,6 @@ package e2e
 
 import (
 	"bytes"
-	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -157,14 +156,24 @@ func shimEnv(t *testing.T, lib string, scenario *fakenvml.Scenario, extra ...str
 // run runs bin with env and args, at most limit.
 func run(t *testing.T, limit time.Duration, env []string, bin string, args ...string) result {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), limit)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd := exec.Command(bin, args...)
 	cmd.Env = env
+	return runCmd(t, cmd, limit)
+}
+
+// runCmd runs cmd to completion and returns what it did; it kills cmd and
+// fails the test when it runs past limit.
+func runCmd(t *testing.T, cmd *exec.Cmd, limit time.Duration) result {
+	t.Helper()
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	start := time.Now()
-	err := cmd.Run()
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("starting %v: %v", cmd.Args, err)
+	}
+	timer := time.AfterFunc(limit, func() { cmd.Process.Kill() })
+	err := cmd.Wait()
+	stopped := timer.Stop()
 	r := result{stdout: stdout.String(), stderr: stderr.String(), elapsed: time.Since(start)}
 	var exit *exec.ExitError
 	switch {
@@ -172,10 +181,10 @@ func run(t *testing.T, limit time.Duration, env []string, bin string, args ...st
 	case errors.As(err, &exit):
 		r.code = exit.ExitCode()
 	default:
-		t.Fatalf("running %s %v: %v", bin, args, err)
+		t.Fatalf("running %v: %v", cmd.Args, err)
 	}
-	if ctx.Err() != nil {
-		t.Fatalf("%s %v did not finish within %v", bin, args, limit)
+	if !stopped {
+		t.Fatalf("%v did not finish within %v\nstderr: %s", cmd.Args, limit, r.stderr)
 	}
 	return r
 }
