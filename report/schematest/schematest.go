@@ -13,6 +13,8 @@ package schematest
 import (
 	"bytes"
 	"fmt"
+	"os"
+	"path/filepath"
 	"sync"
 	"testing"
 
@@ -71,4 +73,20 @@ func Validate(t testing.TB, record []byte) {
 	if err := Check(record); err != nil {
 		t.Fatalf("%v\nrecord: %s", err, record)
 	}
+}
+
+// ValidateOnlyRecord fails t unless dir holds exactly one record file
+// (*.json) and it matches the schema; it returns the record.
+func ValidateOnlyRecord(t testing.TB, dir string) []byte {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(dir, "*.json"))
+	if len(files) != 1 {
+		t.Fatalf("%d record files in %s, want 1: %v", len(files), dir, files)
+	}
+	data, err := os.ReadFile(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	Validate(t, data)
+	return data
 }
