@@ -61,15 +61,10 @@ func VisibleGPUs(gpus []facts.GPU, env map[string]string) (visible []facts.GPU, 
 	return visible, strings.Join(notes, "; ")
 }
 
-// MaxEnvValueBytes is the length from which an environment value cannot be
-// real: execve(2) refuses any "NAME=value" string of MAX_ARG_STRLEN bytes or
-// more (32 pages, 131072 bytes with 4 KiB pages, the terminating NUL
-// included; linux include/uapi/linux/binfmts.h), so no process started by
-// a container runtime, this one or the training command, can have been
-// given it. Such a value reaches gpu-preflight only when it is called in
-// process (tests) or the environment was forged; it is not applied, so
-// that parsing a device list of a hundred thousand entries costs nothing.
-const MaxEnvValueBytes = 128 << 10
+// MaxEnvValueBytes is the length from which a device list is not applied:
+// facts.MaxEnvString (execve's MAX_ARG_STRLEN), so that parsing a list of a
+// hundred thousand entries costs nothing.
+const MaxEnvValueBytes = facts.MaxEnvString
 
 // tooLong returns a note when the value of name is MaxEnvValueBytes or
 // longer, else "".

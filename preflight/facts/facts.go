@@ -7,6 +7,16 @@
 // way libnvidia-container does (a missing property satisfies its factor).
 package facts
 
+// MaxEnvString is the length, in bytes, from which an environment value
+// cannot be real: execve(2) refuses any "NAME=value" string of
+// MAX_ARG_STRLEN bytes or more (32 pages: 131072 bytes with 4 KiB pages,
+// the terminating NUL included; linux include/uapi/linux/binfmts.h), so no
+// process a container runtime starts, this one or the training command,
+// can have been given it. Such a value reaches gpu-preflight only when it
+// is called in process (tests) or the environment was forged. Gatherers
+// refuse it rather than parse it.
+const MaxEnvString = 128 << 10
+
 // Facts is everything gathered for one run.
 type Facts struct {
 	Host      Host      `json:"host"`

@@ -28,6 +28,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 	"github.com/gpu-preflight/gpu-preflight/preflight/version"
 )
 
@@ -242,15 +243,13 @@ func (e *ExprError) Error() string {
 const maxQuoted = 2 * exprMax
 
 // MaxValueBytes is the length from which a requirement is refused before
-// it is parsed. execve(2) refuses any "NAME=value" environment string of
-// MAX_ARG_STRLEN bytes or more (32 pages: 131072 bytes with 4 KiB pages,
-// the NUL included; linux include/uapi/linux/binfmts.h), and the toolkit
+// it is parsed: facts.MaxEnvString (execve's MAX_ARG_STRLEN). The toolkit
 // hands each requirement to nvidia-container-cli as one --require=VALUE
 // argument under the same limit, so a longer value can never have been
 // given to a container process nor checked by the toolkit. It also bounds
 // the work: a real NVIDIA_REQUIRE_CUDA is under 1 KiB with about 30 terms
 // (research note §1g), while 100 000 terms take at least 200 000 bytes.
-const MaxValueBytes = 128 << 10
+const MaxValueBytes = facts.MaxEnvString
 
 // LengthError is a requirement (or the CUDA_VERSION it is derived from) of
 // MaxValueBytes or more.
