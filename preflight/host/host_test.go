@@ -201,26 +201,16 @@ func TestGatherCgroupV1ReadsTheContainersMount(t *testing.T) {
 	// Docker on cgroup v1 mounts the container's own cgroup at the top;
 	// /proc/self/cgroup still names the host path, absent under the mount.
 	// cpu is a link to the co-mounted cpu,cpuacct hierarchy.
-	dir := t.TempDir()
-	files := map[string]string{
+	root := writeTree(t, map[string]string{
 		"proc/self/cgroup":                            "12:cpu,cpuacct:/docker/abc\n11:memory:/docker/abc\n",
 		"sys/fs/cgroup/memory/memory.limit_in_bytes":  "17179869184\n",
 		"sys/fs/cgroup/cpu,cpuacct/cpu.cfs_quota_us":  "150000\n",
 		"sys/fs/cgroup/cpu,cpuacct/cpu.cfs_period_us": "100000\n",
-	}
-	for name, content := range files {
-		p := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := os.Symlink("cpu,cpuacct", filepath.Join(dir, "sys/fs/cgroup/cpu")); err != nil {
+	})
+	if err := os.Symlink("cpu,cpuacct", filepath.Join(string(root), "sys/fs/cgroup/cpu")); err != nil {
 		t.Fatal(err)
 	}
-	cg, warns := gatherCgroup(fsroot.Root(dir))
+	cg, warns := gatherCgroup(root)
 	want := facts.Cgroup{Version: 1, MemoryBytes: 16 << 30, CPUs: 1.5}
 	if cg != want || len(warns) != 0 {
 		t.Errorf("got %+v, %q; want %+v", cg, warns, want)
