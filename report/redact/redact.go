@@ -215,17 +215,20 @@ func bareFlag(a string) (string, bool) {
 
 // word redacts one argv element or one whitespace-free word of a value.
 func word(a string) string {
-	// "--name=value", "-name=value", "NAME=value", "a.b.password=value".
-	// The name keeps no URL user-info either: in
-	// "https://u:p@host/?token=x" it is everything before the query's '='.
+	// URL user-info goes first, so that an '=' inside it ("https://u=p@h")
+	// is not taken for the assignment's, and a second pass finds nothing
+	// more to redact.
+	a = URLUserInfo(a)
+	// "--name=value", "-name=value", "NAME=value", "a.b.password=value",
+	// "https://[redacted]@host/?token=value".
 	if name, _, ok := strings.Cut(a, "="); ok && Sensitive(strings.TrimLeft(name, "-")) {
-		return URLUserInfo(name) + "=" + Placeholder
+		return name + "=" + Placeholder
 	}
 	// "Authorization: Bearer x" as one argv element (curl -H).
 	if name, _, ok := strings.Cut(a, ":"); ok && headerName(name) && Sensitive(name) {
 		return name + ": " + Placeholder
 	}
-	return URLUserInfo(a)
+	return a
 }
 
 // Value redacts a free-form string (an environment value, a finding's
@@ -290,10 +293,11 @@ func Value(s string) string {
 // wordInValue is word without the "name: value" form, which inside a string
 // is split across words and handled by Value.
 func wordInValue(w string) string {
+	w = URLUserInfo(w) // first, as in word
 	if name, _, ok := strings.Cut(w, "="); ok && Sensitive(strings.TrimLeft(name, "-")) {
-		return URLUserInfo(name) + "=" + Placeholder
+		return name + "=" + Placeholder
 	}
-	return URLUserInfo(w)
+	return w
 }
 
 // headerName reports whether s can be an HTTP header name as people write

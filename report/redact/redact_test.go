@@ -123,6 +123,7 @@ func TestArgvForms(t *testing.T) {
 		{"hydra override", []string{"python", "train.py", "db.password=x", "lr=0.1"}, []string{"python", "train.py", "db.password=[redacted]", "lr=0.1"}},
 		{"URL user-info", []string{"git", "clone", "https://u:p@host/x"}, []string{"git", "clone", "https://[redacted]@host/x"}},
 		{"URL inside flag value", []string{"x", "--data=s3://AKIA:secret@bucket/key"}, []string{"x", "--data=s3://[redacted]@bucket/key"}},
+		{"URL with a token query", []string{"curl", "https://u:p=q@host/x?token=abc"}, []string{"curl", "https://[redacted]@host/x?token=[redacted]"}},
 		{"header", []string{"curl", "-H", "Authorization: Bearer abc"}, []string{"curl", "-H", "Authorization: [redacted]"}},
 		{"flag followed by flag keeps the flag", []string{"x", "--use-auth", "--verbose"}, []string{"x", "--use-auth", "--verbose"}},
 		{"bare flag at end", []string{"x", "--token"}, []string{"x", "--token"}},
@@ -166,6 +167,11 @@ func TestValueForms(t *testing.T) {
 		{"", ""},
 		{"://@", "://@"},
 		{"x://@", "x://[redacted]@"},
+		// User-info is redacted before the assignment rule reads the name,
+		// so one pass does it all: the query's token, and an '=' inside
+		// the user-info is not the assignment's.
+		{"https://user:hunter2@host/path?token=abc", "https://[redacted]@host/path?token=[redacted]"},
+		{"A://=@tokey=", "A://[redacted]@tokey=[redacted]"},
 	}
 	for _, tt := range tests {
 		if got := Value(tt.in); got != tt.want {
