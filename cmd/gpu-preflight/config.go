@@ -29,6 +29,7 @@ type Config struct {
 	Ledger            string        `env:"LEDGER" desc:"append one JSON line per run to this file"`
 	LogFormat         string        `env:"LOG_FORMAT" default:"auto" desc:"json, console or auto"`
 	LogLevel          string        `env:"LOG_LEVEL" default:"info" desc:"zerolog level"`
+	LogProvenance     bool          `env:"LOG_PROVENANCE" default:"true" desc:"log the record as one line; false when you collect the file"`
 	NVMLTimeout       time.Duration `env:"NVML_TIMEOUT" default:"10s" desc:"deadline for the NVML probe"`
 	Timeout           time.Duration `env:"TIMEOUT" default:"30s" desc:"deadline for the whole preflight"`
 	NVMLLibrary       string        `env:"NVML_LIBRARY" default:"libnvidia-ml.so.1" desc:"NVML library the probe loads"`

@@ -65,7 +65,7 @@ func preflight(overrides map[string]string, argv, environ []string, stderr io.Wr
 	done := make(chan result, 1)
 	go func() {
 		opts := cfg.gatherOptions(environ)
-		opts.ProbeStderr = func(s string) { log.Info().Str("stderr", s).Msg("nvml probe wrote on stderr") }
+		opts.ProbeStderr = func(s string) { log.Debug().Str("stderr", s).Msg("nvml probe wrote on stderr") }
 		in, warnings := cfg.checkInput(ctx, opts)
 		done <- result{in.Facts, in.Visible, check.Run(in), warnings}
 	}()
@@ -85,13 +85,9 @@ func preflight(overrides map[string]string, argv, environ []string, stderr io.Wr
 			Message: fmt.Sprintf("preflight did not finish within PREFLIGHT_TIMEOUT=%s", cfg.Timeout),
 			Remedy:  "look for a hung mount under PREFLIGHT_ROOT or the driver, or raise PREFLIGHT_TIMEOUT"}}
 	}
-	for _, w := range res.warnings {
-		log.Warn().Msg(w)
-	}
 	findings := policy.Ignore(res.findings, cfg.ignore)
 	o.decision = policy.Decide(cfg.policy, findings, policy.ExitCodes{Mismatch: cfg.ExitCode, NodeFault: cfg.NodeFaultExitCode})
 	o.findings = findings
-	report.LogFindings(log, findings)
 
 	cwd, _ := os.Getwd()
 	o.record = report.New(report.Inputs{
@@ -108,12 +104,18 @@ func preflight(overrides map[string]string, argv, environ []string, stderr io.Wr
 		ToolCommit:  buildinfo.Commit,
 		Now:         started,
 	})
+	// The log reads top down: the summary, what did not pass, the record,
+	// and on abort, last (where docker logs, kubectl logs and a Slurm .out
+	// end), the reason and the fix.
+	report.LogSummary(log, report.Summary{Record: o.record, Visible: len(res.visible), Elapsed: time.Since(started)})
+	for _, w := range res.warnings {
+		log.Warn().Msg(w)
+	}
+	report.LogFindings(log, findings)
 	gate.locked(o.persist)
-	o.log.Info().Str("action", o.decision.Action).Str("policy", string(o.decision.Policy)).
-		Int("exitCode", o.decision.ExitCode).Float64("elapsedMs", float64(time.Since(started).Microseconds())/1000).
-		Msg("decision")
 	if o.decision.Action == policy.Abort {
 		gate.locked(o.writeTermination)
+		report.LogAbort(log, o.record)
 	}
 	return o, nil
 }
@@ -133,6 +135,9 @@ func (o *outcome) persist() {
 		if err := ledger.Append(o.cfg.Ledger, o.record); err != nil {
 			o.log.Warn().Err(err).Str("ledger", o.cfg.Ledger).Msg("ledger line not appended")
 		}
+	}
+	if !o.cfg.LogProvenance {
+		return
 	}
 	if err := report.LogRecord(o.log, o.record); err != nil {
 		o.log.Warn().Err(err).Msg("provenance line not logged")

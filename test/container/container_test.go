@@ -83,12 +83,17 @@ func testCompatible(t *testing.T, s *suite) {
 	wantStdout(t, res, "pid=1\ncwd=/work\nargv0=train.py\nargs=--epochs 3\njob=paddle-resnet50\nvisible=all\nuid=0\n")
 	wantSameEnv(t, b, filepath.Join(b.scratch, "env"))
 	l := parseLogs(t, res.stderr)
+	rec := oneRecord(t, b, l)
+	// Passing checks are in the record, and at debug in the log.
 	for _, id := range []string{"driver", "cuda-requirement", "cuda-driver", "framework-cuda", "nvml"} {
-		if st := l.check(t, id).str("status"); st != "pass" {
-			t.Errorf("check %s: status %s, want pass: %v", id, st, l.check(t, id))
+		if st := rec.checkStatus(id); st != "pass" {
+			t.Errorf("check %s: status %s, want pass", id, st)
 		}
 	}
-	rec := oneRecord(t, b, l)
+	if sum, ok := l.find(func(line logLine) bool { return line.str("event") == "summary" }); !ok ||
+		!strings.Contains(sum.str("message"), "driver 550.54.15 (CUDA 12.4)") {
+		t.Errorf("no summary line naming the driver and its CUDA:\n%s", l.raw)
+	}
 	rec.want(t, "decision.action", "exec")
 	rec.want(t, "decision.policy", "fail")
 	rec.want(t, "decision.exitCode", 0)
