@@ -35,6 +35,9 @@ const usageText = `Usage:
   gpu-preflight explain [REQUIREMENT...]    evaluate requirements factor by factor
   gpu-preflight bake [--out FILE] [flags]   scan the image and write its manifest (at build time)
   gpu-preflight diff OLD.json NEW.json|DIR  what changed between two provenance records
+  gpu-preflight advise [--driver V] [--gpu CC] [--brand B] [--root DIR]
+                                            which CUDA versions and framework builds a driver runs
+  gpu-preflight affinity [--root DIR]       Kubernetes nodeAffinity for the image (GPU Feature Discovery labels)
   gpu-preflight version                     version, commit, Go version
 
 `
@@ -52,6 +55,7 @@ var subcommands = map[string]func(args, environ []string, stdout, stderr io.Writ
 	"explain": cmdExplain,
 	"bake":    cmdBake,
 	"diff":    cmdDiff,
+	"advise":  cmdAdvise,
 	"version": cmdVersion,
 }
 
