@@ -35,9 +35,8 @@ const usageText = `Usage:
   gpu-preflight explain [REQUIREMENT...]    evaluate requirements factor by factor
   gpu-preflight bake [--out FILE] [flags]   scan the image and write its manifest (at build time)
   gpu-preflight diff OLD.json NEW.json|DIR  what changed between two provenance records
-  gpu-preflight advise [--driver V] [--gpu CC] [--brand B] [--root DIR]
+  gpu-preflight advise [--driver V] [--gpu CC] [--brand B]
                                             which CUDA versions and framework builds a driver runs
-  gpu-preflight affinity [--root DIR]       Kubernetes nodeAffinity for the image (GPU Feature Discovery labels)
   gpu-preflight version                     version, commit, Go version
 
 `
