@@ -20,12 +20,11 @@ import (
 
 // Exit codes (README "Exit codes").
 const (
-	exitOK           = 0
-	exitUsage        = 64  // usage or configuration error
-	exitNotExec      = 126 // command found but not executable
-	exitNotFound     = 127 // command not found
-	exitSignalBase   = 128 // + signal number
-	defaultAbortCode = 78
+	exitOK         = 0
+	exitUsage      = 64  // usage or configuration error
+	exitNotExec    = 126 // command found but not executable
+	exitNotFound   = 127 // command not found
+	exitSignalBase = 128 // + signal number
 )
 
 const usageText = `Usage:
