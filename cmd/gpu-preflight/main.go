@@ -34,6 +34,8 @@ const usageText = `Usage:
   gpu-preflight explain [REQUIREMENT...]    evaluate requirements factor by factor
   gpu-preflight bake [--out FILE] [flags]   scan the image and write its manifest (at build time)
   gpu-preflight diff OLD.json NEW.json|DIR  what changed between two provenance records
+  gpu-preflight advise [--driver V] [--gpu CC] [--brand B]
+                                            which CUDA versions and framework builds a driver runs
   gpu-preflight version                     version, commit, Go version
 
 `
@@ -51,6 +53,7 @@ var subcommands = map[string]func(args, environ []string, stdout, stderr io.Writ
 	"explain": cmdExplain,
 	"bake":    cmdBake,
 	"diff":    cmdDiff,
+	"advise":  cmdAdvise,
 	"version": cmdVersion,
 }
 
