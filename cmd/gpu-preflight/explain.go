@@ -18,13 +18,14 @@ import (
 func cmdExplain(args, environ []string, stdout, stderr io.Writer) int {
 	overrides := map[string]string{}
 	fs := newFlagSet("explain", stderr, overrides)
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args, stdout); err != nil {
 		return usageExit(stderr, err)
 	}
 	cfg, err := loadConfig(overrides)
 	if err != nil {
 		return usageExit(stderr, err)
 	}
+	cfg.printWarnings(stderr)
 	var reqs []facts.Requirement
 	for i, v := range fs.Args() {
 		if err := require.Validate(v); err != nil {

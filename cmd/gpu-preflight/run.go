@@ -108,7 +108,7 @@ func preflight(overrides map[string]string, argv, environ []string, stderr io.Wr
 	// and on abort, last (where docker logs, kubectl logs and a Slurm .out
 	// end), the reason and the fix.
 	report.LogSummary(log, report.Summary{Record: o.record, Visible: len(res.visible), Elapsed: time.Since(started)})
-	for _, w := range res.warnings {
+	for _, w := range append(cfg.warnings, res.warnings...) {
 		log.Warn().Msg(w)
 	}
 	report.LogFindings(log, findings)
@@ -136,7 +136,7 @@ func (o *outcome) persist() {
 			o.log.Warn().Err(err).Str("ledger", o.cfg.Ledger).Msg("ledger line not appended")
 		}
 	}
-	if !o.cfg.LogProvenance {
+	if !bool(o.cfg.LogProvenance) {
 		return
 	}
 	if err := report.LogRecord(o.log, o.record); err != nil {
@@ -226,7 +226,7 @@ func (c Config) checkInput(ctx context.Context, opts gather.Options) (check.Inpu
 		warnings = append(warnings, note)
 	}
 	return check.Input{Facts: f, Visible: visible, Now: time.Now(), Options: check.Options{
-		RequireGPU: c.RequireGPU, MinGPUs: c.MinGPUs, ExtraRequire: c.Require}}, warnings
+		RequireGPU: bool(c.RequireGPU), MinGPUs: c.MinGpus, ExtraRequire: c.Require}}, warnings
 }
 
 // checkMain is `gpu-preflight check` and the no-argument form.
@@ -251,7 +251,7 @@ func cmdCheck(args, environ []string, stdout, stderr io.Writer) int {
 	overrides := map[string]string{}
 	fs := newFlagSet("check", stderr, overrides)
 	asJSON := fs.Bool("json", false, "print the provenance record as JSON")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args, stdout); err != nil {
 		return usageExit(stderr, err)
 	}
 	if fs.NArg() > 0 {
@@ -332,6 +332,22 @@ func execCommand(log zerolog.Logger, argv, environ []string) int {
 		err = fmt.Errorf("%s: %w", path, err)
 	}
 	code := startFailure(err)
-	log.Error().Err(err).Str("command", argv[0]).Int("exitCode", code).Msg("cannot run the command")
+	e := log.Error().Err(err).Str("command", argv[0]).Int("exitCode", code)
+	if hint := subcommandHint(argv[0], code); hint != "" {
+		e = e.Str("remedy", hint)
+	}
+	e.Msg("cannot run the command")
 	return code
+}
+
+// subcommandHint explains a command not found that is gpu-preflight's own
+// subcommand: in an image whose ENTRYPOINT is ["gpu-preflight", "--"],
+// `docker run IMAGE check` asks for a program named check.
+func subcommandHint(name string, code int) string {
+	if _, ok := findSubcommand(name); !ok || code != exitNotFound {
+		return ""
+	}
+	return fmt.Sprintf("%q is a gpu-preflight command, not a program in the image: the image's ENTRYPOINT ends with --, "+
+		"so replace the entrypoint (docker run --entrypoint gpu-preflight IMAGE %s; in Kubernetes command: [gpu-preflight, %s])",
+		name, name, name)
 }
