@@ -54,6 +54,7 @@ func TestContainer(t *testing.T) {
 		{"signal-after-exec", testSignalAfterExec},
 		{"signal-during-preflight", testSignalDuringPreflight},
 		{"supervise", testSupervise},
+		{"subcommands-in-image", testSubcommandsInImage},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -631,6 +632,43 @@ func wantDeviceNodes(t *testing.T, rec record, nodes ...string) {
 	for _, n := range nodes {
 		if !have[n] {
 			t.Errorf("record host.deviceNodes %v lacks %s", got, n)
+		}
+	}
+}
+
+// testSubcommandsInImage: with ENTRYPOINT ["gpu-preflight", "--"], `docker
+// run IMAGE check` asks for a program named check: exit 127, and the log
+// says how to run the subcommand. Replacing the entrypoint, as the README
+// says (docker run --entrypoint gpu-preflight IMAGE check), runs check and
+// explain against the container's own host and image.
+func testSubcommandsInImage(t *testing.T, s *suite) {
+	base := scenario{driver: procFor(h100), noProvenance: true}
+	s.useFakeNVML(t, &base, h100)
+
+	asCommand := base
+	asCommand.cmd = []string{"check"}
+	res := s.newBundle(t, asCommand).run(t, runLimit)
+	wantExit(t, res, 127)
+	l := parseLogs(t, res.stderr)
+	if line, ok := l.find(func(line logLine) bool { return line.str("command") == "check" }); !ok ||
+		!strings.Contains(line.str("remedy"), "docker run --entrypoint gpu-preflight IMAGE check") {
+		t.Errorf("the exec failure does not say how to run check:\n%s", res.stderr)
+	}
+
+	for _, sub := range []struct {
+		cmd  []string
+		says string
+	}{
+		{[]string{"check"}, "would exec"},
+		{[]string{"explain"}, "host: driver 550.54.15"},
+	} {
+		sc := base
+		sc.entrypoint = []string{shimPath}
+		sc.cmd = sub.cmd
+		res := s.newBundle(t, sc).run(t, runLimit)
+		wantExit(t, res, 0)
+		if !strings.Contains(res.stdout, sub.says) {
+			t.Errorf("--entrypoint %s %v: stdout does not say %q:\n%s\nstderr:\n%s", shimPath, sub.cmd, sub.says, res.stdout, res.stderr)
 		}
 	}
 }
