@@ -207,7 +207,11 @@ type span struct {
 	open   bool // no upper bound
 }
 
-// For computes the affinity of in.
+// For computes the affinity of in. A class is admitted when the checks
+// pass it with the brand unknown or with some brand: no label carries the
+// brand, so the affinity may not refuse a node a brand would let run (an
+// unknown brand is not always the most lenient: framework-cuda accepts
+// forward compatibility only on a known data-center brand).
 func For(in Input) (Affinity, error) {
 	if in.Labels == (Labels{}) {
 		in.Labels = CurrentLabels
@@ -222,11 +226,11 @@ func For(in Input) (Affinity, error) {
 	for _, cc := range ccs {
 		var spans []span
 		for i, p := range ps {
-			ok, _ := verdict(in, p, cc, "")
-			if !ok {
+			failing := failingBrands(in, p, cc)
+			if ok, _ := verdict(in, p, cc, ""); !ok && len(failing) == len(brands) {
 				continue
 			}
-			for _, b := range failingBrands(in, p, cc) {
+			for _, b := range failing {
 				if !slices.Contains(brandFails[i], b) {
 					brandFails[i] = append(brandFails[i], b)
 				}

@@ -26,6 +26,7 @@ require (
 	github.com/gpu-preflight/gpu-preflight v0.0.0
 	k8s.io/api v0.37.2
 	k8s.io/apimachinery v0.37.2
+	k8s.io/component-helpers v0.37.2
 	sigs.k8s.io/yaml v1.6.0
 )
 
