@@ -40,10 +40,10 @@ func gfdLabels(h facts.Host) map[string]string {
 		"nvidia.com/cuda.driver-version.major": parts[0], "nvidia.com/cuda.driver-version.minor": parts[1],
 		"nvidia.com/cuda.driver-version.revision": rev, "nvidia.com/cuda.driver-version.full": d.Version,
 		"nvidia.com/cuda.runtime-version.major": cudaMajor, "nvidia.com/cuda.runtime-version.minor": cudaMinor,
-		"nvidia.com/cuda.runtime-version.full":  d.CUDAVersion,
-		"nvidia.com/gpu.compute.major":          ccMajor, "nvidia.com/gpu.compute.minor": ccMinor,
-		"nvidia.com/gpu.product":                strings.ReplaceAll(h.GPUs[0].Name, " ", "-"),
-		"nvidia.com/gpu.count":                  fmt.Sprint(len(h.GPUs)),
+		"nvidia.com/cuda.runtime-version.full": d.CUDAVersion,
+		"nvidia.com/gpu.compute.major":         ccMajor, "nvidia.com/gpu.compute.minor": ccMinor,
+		"nvidia.com/gpu.product": strings.ReplaceAll(h.GPUs[0].Name, " ", "-"),
+		"nvidia.com/gpu.count":   fmt.Sprint(len(h.GPUs)),
 	}
 }
 
