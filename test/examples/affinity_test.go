@@ -5,9 +5,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
+	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
@@ -210,5 +213,29 @@ func TestAffinityRejectsNodesWithoutGFDLabels(t *testing.T) {
 		if ok, _ := sel.Match(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Labels: labels}}); ok {
 			t.Errorf("labels %v admitted", labels)
 		}
+	}
+}
+
+// The example Job carries the affinity gpu-preflight generates for its
+// image (CUDA 11.8 with the official image's NVIDIA_REQUIRE_CUDA), next to
+// the podFailurePolicy that stops it when a node gets through anyway.
+func TestKubernetesJobUsesTheGeneratedAffinity(t *testing.T) {
+	var job batchv1.Job
+	if err := yaml.UnmarshalStrict([]byte(readRepoFile(t, "examples/kubernetes/job.yaml")), &job); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"PATH=/usr/bin:/bin", "CUDA_VERSION=11.8.0", "NVIDIA_REQUIRE_CUDA=" + officialRequirements(t)["11.8.0"],
+		"PREFLIGHT_ROOT=" + t.TempDir()}
+	r := runCmd(t, "", env, time.Minute, shim(t), "affinity")
+	if r.code != 0 {
+		t.Fatalf("gpu-preflight affinity: exit %d: %s", r.code, r.stderr)
+	}
+	want := decodeAffinity(t, r.stdout)
+	got := job.Spec.Template.Spec.Affinity
+	if got == nil || !reflect.DeepEqual(*got, want) {
+		t.Errorf("job.yaml's affinity is not what gpu-preflight affinity prints for its image:\n%s", r.stdout)
+	}
+	if job.Spec.PodFailurePolicy == nil {
+		t.Error("job.yaml has the affinity but no podFailurePolicy")
 	}
 }
