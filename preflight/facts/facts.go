@@ -213,6 +213,10 @@ type KernelLibrary struct {
 	Size    int64         `json:"size"`
 	ModTime int64         `json:"modTime"` // Unix nanoseconds
 	Images  []KernelImage `json:"images"`
+	// Fatbins groups the library's fatbins by the images they carry; empty
+	// when the library was scanned by a gpu-preflight that did not record
+	// them (the check then judges Images as one set).
+	Fatbins []FatbinGroup `json:"fatbins,omitempty"`
 	// Error is set when the library could not be scanned.
 	Error string `json:"error,omitempty"`
 }
@@ -236,4 +240,16 @@ type Identity struct {
 	Revision string `json:"revision"`
 	Created  string `json:"created"`
 	Source   string `json:"source,omitempty"`
+}
+
+// FatbinGroup is the fatbins of a library (one per translation unit or
+// device link) that carry the same set of kernel images. The CUDA runtime
+// picks one image per fatbin, so a GPU runs the library's kernels only
+// where every fatbin has an image for it.
+type FatbinGroup struct {
+	// Images are the targets each fatbin of the group carries; Count is
+	// left zero.
+	Images []KernelImage `json:"images"`
+	// Count is how many of the library's fatbins carry exactly these.
+	Count int `json:"count"`
 }
