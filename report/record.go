@@ -45,8 +45,12 @@ type Decision struct {
 	Policy string `json:"policy"`
 	// Action is ActionExec or ActionAbort.
 	Action string `json:"action"`
-	// ExitCode is the exit code on abort (PREFLIGHT_EXIT_CODE); 0 on exec.
+	// ExitCode is the exit code on abort (PREFLIGHT_EXIT_CODE, or
+	// PREFLIGHT_NODE_FAULT_EXIT_CODE for a node fault); 0 on exec.
 	ExitCode int `json:"exitCode"`
+	// NodeFault is true when the abort is for a node fault (a blocking
+	// finding with nodeFault set).
+	NodeFault bool `json:"nodeFault"`
 }
 
 // Record is one run's provenance record. Field names are the JSON schema's
@@ -180,6 +184,9 @@ type Check struct {
 	Status  string `json:"status"`
 	Message string `json:"message"`
 	Remedy  string `json:"remedy"`
+	// NodeFault is check.Finding.NodeFault: the finding is about the
+	// node's health, not about the image and the driver.
+	NodeFault bool `json:"nodeFault"`
 }
 
 // Command is what gpu-preflight was asked to run.
@@ -328,6 +335,7 @@ func New(in Inputs) Record {
 		r.Checks = append(r.Checks, Check{
 			ID: f.ID, Status: string(f.Status),
 			Message: capValue(redact.Value(f.Message)), Remedy: capValue(redact.Value(f.Remedy)),
+			NodeFault: f.NodeFault,
 		})
 	}
 	r.Env, r.EnvDropped = capEnv(r.Env)
