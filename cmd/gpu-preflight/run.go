@@ -220,7 +220,7 @@ func (c Config) checkInput(ctx context.Context, opts gather.Options) (check.Inpu
 	if note != "" {
 		warnings = append(warnings, note)
 	}
-	return check.Input{Facts: f, Visible: visible, Options: check.Options{
+	return check.Input{Facts: f, Visible: visible, Now: time.Now(), Options: check.Options{
 		RequireGPU: c.RequireGPU, MinGPUs: c.MinGPUs, ExtraRequire: c.Require}}, warnings
 }
 

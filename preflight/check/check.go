@@ -3,7 +3,11 @@
 // the environment or the clock, so each rule is proved by a table test.
 package check
 
-import "github.com/gpu-preflight/gpu-preflight/preflight/facts"
+import (
+	"time"
+
+	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
+)
 
 // Status is a finding's outcome, from best to worst.
 type Status string
@@ -63,6 +67,9 @@ type Input struct {
 	// NVIDIA_VISIBLE_DEVICES and CUDA_VISIBLE_DEVICES.
 	Visible []facts.GPU
 	Options Options
+	// Now is when the run is checked: driver branches' end-of-life dates
+	// are judged against it. Zero leaves them unjudged.
+	Now time.Time
 }
 
 // Check is one rule: a stable id and the pure function that applies it.

@@ -46,7 +46,8 @@ type Driver struct {
 	// CUDAVersion is the highest CUDA version the driver supports, "12.2".
 	// From NVML when it answered, else from the driver-branch table.
 	CUDAVersion string `json:"cudaVersion"`
-	// CUDAVersionSource says where CUDAVersion came from: "nvml" or "branch-table".
+	// CUDAVersionSource says where CUDAVersion came from: CUDAFromNVML,
+	// CUDAFromBranchTable or CUDAAssumed.
 	CUDAVersionSource string `json:"cudaVersionSource,omitempty"`
 	// Source names what answered for the driver: "nvml-memfd",
 	// "nvml-file", "procfs", or "none".
@@ -55,8 +56,24 @@ type Driver struct {
 	OpenKernelModule bool `json:"openKernelModule,omitempty"`
 }
 
+// Sources of Driver.CUDAVersion.
+const (
+	// CUDAFromNVML: nvmlSystemGetCudaDriverVersion answered.
+	CUDAFromNVML = "nvml"
+	// CUDAFromBranchTable: the driver's branch is a row of gpu-preflight's
+	// branch table (compat).
+	CUDAFromBranchTable = "branch-table"
+	// CUDAAssumed: the driver's branch is not in the table (600 between 595
+	// and 610); it is taken to support what the branch below does. A guess:
+	// findings built on it say so and never abort a job on their own.
+	CUDAAssumed = "assumed"
+)
+
 // Present reports whether any evidence of a driver was found.
 func (d Driver) Present() bool { return d.Version != "" }
+
+// CUDAAssumed reports whether CUDAVersion is a guess (CUDAAssumed).
+func (d Driver) CUDAAssumed() bool { return d.CUDAVersionSource == CUDAAssumed }
 
 // GPU is one physical GPU. Fields NVML did not answer are empty; the reason
 // is in Errors, keyed by the JSON field name.

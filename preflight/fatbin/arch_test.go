@@ -6,7 +6,7 @@ import (
 )
 
 // Each case is a spelling a framework or nvcc uses for a target
-// (research/fatbin-frameworks.md sections 2 and 3).
+// (docs/fatbin.md "Loading rules").
 func TestParseArch(t *testing.T) {
 	tests := []struct {
 		name string
@@ -59,7 +59,7 @@ func TestParseArchRejects(t *testing.T) {
 
 // "X.Y+PTX" in TORCH_CUDA_ARCH_LIST builds the cubin and the PTX.
 func TestParseArchListExpandsPlusPTX(t *testing.T) {
-	// NGC PyTorch 23.10's TORCH_CUDA_ARCH_LIST (research note 4).
+	// NGC PyTorch 23.10's TORCH_CUDA_ARCH_LIST (its image environment).
 	got, err := ParseArchList("5.2 6.0 6.1 7.0 7.2 7.5 8.0 8.6 8.7 9.0+PTX")
 	if err != nil {
 		t.Fatal(err)
@@ -106,7 +106,7 @@ func TestArchSuffix(t *testing.T) {
 		{"ABI7Plain", KindCubin, 90, 0, cubinHead(7, 90|0x400), 0},
 		{"ABI7SMDisagrees", KindCubin, 90, 0, cubinHead(7, 80|0x800), 0},
 		{"ABI8Accel", KindCubin, 100, 0, cubinHead(8, 100<<8|0x8), 'a'},
-		// sgl_kernel's sm_90 ABI-8 e_flags (research note 1.5 caveat source).
+		// sgl_kernel's sm_90 ABI-8 e_flags (a public analysis of common_ops.abi3.so).
 		{"ABI8RealSM90", KindCubin, 90, 0, cubinHead(8, 0x06005a04), 0},
 		{"ABI8SMDisagrees", KindCubin, 120, 0, cubinHead(8, 100<<8|0x8), 0},
 		{"NotACudaELF", KindCubin, 90, 0, append([]byte("\x7fELF\x02\x01\x01\x00\x07"), make([]byte, 55)...), 0},

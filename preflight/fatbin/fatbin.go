@@ -95,7 +95,7 @@ var maxEntries = 1 << 18
 type Kind uint16
 
 // Entry kinds, NVIDIA fatbinary.h; 0x10 is "ELF_ALT" per nvopen-tools, which
-// cuobjdump counts as ELF (research note 1.3, uncorroborated).
+// cuobjdump counts as ELF (nvopen-tools FORMAT_SPECIFICATION.md, uncorroborated).
 const (
 	KindPTX      Kind = 1
 	KindCubin    Kind = 2
@@ -122,7 +122,7 @@ func (k Kind) String() string {
 // Compression is how an entry's payload is compressed.
 type Compression uint8
 
-// Compression kinds, from the entry flags (research note 1.4).
+// Compression kinds, from the entry flags (docs/fatbin.md "Layout").
 const (
 	CompressionNone Compression = iota
 	CompressionLZ4

@@ -87,7 +87,7 @@ func entryHeader(kind uint16, headerSize uint32, payloadSize uint64, arch uint32
 
 func cat(parts ...[]byte) []byte { return bytes.Join(parts, nil) }
 
-// Each case is one layout rule of research/fatbin-frameworks.md section 1.
+// Each case is one layout rule of docs/fatbin.md "Layout".
 func TestScanLayoutRules(t *testing.T) {
 	tests := []struct {
 		name           string

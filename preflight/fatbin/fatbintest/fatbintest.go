@@ -1,7 +1,7 @@
 // Package fatbintest builds synthetic ELF64 shared objects with CUDA
 // fatbins in them, for tests of code that reads fatbins. It uses the
 // standard library only and writes the layout of
-// research/fatbin-frameworks.md section 1 (NVIDIA fatbinary.h, jiegec's
+// docs/fatbin.md "Layout" (NVIDIA fatbinary.h, jiegec's
 // fatbinary, ZLUDA, cubinsizes.py): a 16-byte container header, entries
 // with a 64-byte (or longer) header, payloads whose cubins begin with a
 // real-looking CUDA ELF header.
@@ -31,14 +31,14 @@ const (
 // Compression is the compression flag to set on an entry.
 type Compression int
 
-// Compression flags (research note 1.4).
+// Compression flags (docs/fatbin.md "Layout").
 const (
 	None Compression = iota
 	LZ4              // flag 0x2000
 	ZSTD             // flag 0x8000
 )
 
-// Flag values written in entry headers (research note 1.4).
+// Flag values written in entry headers (docs/fatbin.md "Layout").
 const (
 	Flag64Bit = 0x1
 	FlagLinux = 0x10
@@ -93,7 +93,7 @@ type Container struct {
 	// FatSize, when non-zero, is written in place of the entries' true length.
 	FatSize uint64
 	// Pad adds that many zero bytes after the container, as clang's "weird
-	// next offset" does (research note 1.2).
+	// next offset" does (docs/fatbin.md "Layout").
 	Pad int
 }
 
@@ -302,7 +302,7 @@ func (e Entry) payloadHead() []byte {
 // BinaryFormat/ELF.h EF_CUDA_*: under ABI 7 the SM in bits 0-7, the virtual
 // SM in bits 16-23, EF_CUDA_64BIT_ADDRESS 0x400 and, for 'a',
 // EF_CUDA_ACCELERATORS_V1 0x800; under ABI 8 the SM in bits 8-15 and, for
-// 'a', EF_CUDA_ACCELERATORS 0x8 (research note 1.5).
+// 'a', EF_CUDA_ACCELERATORS 0x8 (docs/fatbin.md "Layout").
 func CubinHeader(sm, abi int, accel bool) []byte {
 	h := make([]byte, 64)
 	copy(h, []byte{0x7f, 'E', 'L', 'F', 2, 1, 1, 0x33, byte(abi)})
@@ -327,7 +327,7 @@ func CubinHeader(sm, abi int, accel bool) []byte {
 	return h
 }
 
-// WorkedExampleContainer returns the container of research note 1.3's
+// WorkedExampleContainer returns the container of the nvcc .fatbin.c quads of
 // worked example, byte for byte as the nvcc .fatbin.c quads give it: magic
 // 50 ED 55 BA, version 1, header size 0x10, fatSize 0x338; one ELF entry
 // (kind 2, version 0x0101, header 0x40) with payload size 0x2f8, code
