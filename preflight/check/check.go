@@ -67,8 +67,8 @@ type Input struct {
 	// NVIDIA_VISIBLE_DEVICES and CUDA_VISIBLE_DEVICES.
 	Visible []facts.GPU
 	Options Options
-	// Now is when the run is checked: driver branches' end-of-life dates
-	// are judged against it. Zero leaves them unjudged.
+	// Now is when the run started: the day the driver lifecycle is judged
+	// on. Checks never read the clock themselves.
 	Now time.Time
 }
 
@@ -79,7 +79,8 @@ type Check struct {
 }
 
 // All is every check, in the order findings are reported.
-var All = []Check{Driver, NVML, GPUCount, CUDARequirement, CUDADriver, FrameworkCUDA, GPUArch, GPUHealth, Shm}
+var All = []Check{Driver, NVML, GPUCount, CUDARequirement, CUDADriver, FrameworkCUDA, GPUArch, GPUHealth, Shm,
+	CPUBuild, DriverLifecycle, ImagePinned}
 
 // IDs returns the ids of All, for validating PREFLIGHT_IGNORE.
 func IDs() []string {
