@@ -48,6 +48,7 @@ func init() {
 		{"bake", "[--out FILE] [flags]", "scan the image and write its manifest (at build time)", cmdBake},
 		{"diff", "[--json] OLD.json NEW.json | DIR", "what changed between two provenance records; exit 1 when something that matters changed", cmdDiff},
 		{"advise", "[--driver V] [--gpu CC] [--brand B]", "which CUDA versions and framework builds a driver runs", cmdAdvise},
+		{"affinity", "[--root DIR]", "Kubernetes nodeAffinity for the image over GPU Feature Discovery labels", cmdAffinity},
 		{"version", "", "version, commit, Go version (also --version)", cmdVersion},
 		{"help", "[COMMAND]", "this help, or a command's", nil},
 	}
