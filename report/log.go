@@ -40,7 +40,7 @@ const (
 // format "json" writes one compact JSON object per line with the keys time
 // (RFC 3339, UTC, nanoseconds), level and message, then the fields; no line
 // is longer than MaxLineBytes except the provenance line (see LogRecord).
-// "console" is zerolog's human format, coloured only on a terminal. "auto"
+// "console" is zerolog's human format, coloured only when UseColor(w). "auto"
 // (or "") is console when w is a terminal, else json. level is a zerolog
 // level name ("" is info).
 func NewLogger(w io.Writer, format, level string) (zerolog.Logger, error) {
@@ -66,7 +66,7 @@ func NewLogger(w io.Writer, format, level string) (zerolog.Logger, error) {
 	}
 	var out io.Writer
 	if format == FormatConsole {
-		out = &lineCap{w: zerolog.ConsoleWriter{Out: w, NoColor: !tty, TimeFormat: "15:04:05.000", FormatPrepare: consoleFields}}
+		out = &lineCap{w: zerolog.ConsoleWriter{Out: w, NoColor: !UseColor(w), TimeFormat: "15:04:05.000", FormatPrepare: consoleFields}}
 	} else {
 		out = &lineCap{w: w, limit: true}
 	}

@@ -169,6 +169,20 @@ func LogSummary(l zerolog.Logger, s Summary) {
 //
 //	gpu-preflight stopped the job (exit 78): cuda-requirement: NVIDIA_REQUIRE_CUDA is not satisfied: ...; fix: upgrade the driver to >= 520.61.05
 func AbortReason(r Record) string {
+	cause := abortCause(r)
+	if cause == "" {
+		return ""
+	}
+	what := "gpu-preflight stopped the job"
+	if r.Decision.NodeFault {
+		what += " on a node fault"
+	}
+	return fmt.Sprintf("%s (exit %d): %s", what, r.Decision.ExitCode, cause)
+}
+
+// abortCause is the first blocking finding and its fix, "id: message;
+// fix: remedy", with how many more blocked; "" when nothing blocks.
+func abortCause(r Record) string {
 	var blocking []Check
 	for _, c := range r.Checks {
 		if Blocking(checkFinding(c), r.Decision.Policy) {
@@ -179,11 +193,7 @@ func AbortReason(r Record) string {
 		return ""
 	}
 	first := blocking[0]
-	what := "gpu-preflight stopped the job"
-	if r.Decision.NodeFault {
-		what += " on a node fault"
-	}
-	s := fmt.Sprintf("%s (exit %d): %s: %s", what, r.Decision.ExitCode, first.ID, strings.TrimRight(first.Message, ". "))
+	s := first.ID + ": " + strings.TrimRight(first.Message, ". ")
 	if first.Remedy != "" {
 		s += "; fix: " + strings.TrimRight(first.Remedy, ". ")
 	}

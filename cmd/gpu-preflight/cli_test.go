@@ -55,6 +55,7 @@ func TestSubcommandHelp(t *testing.T) {
 		{"bake", []string{"--out"}, true},
 		{"diff", []string{"--json"}, false},
 		{"advise", []string{"--driver", "--gpu", "--brand", "--json"}, true},
+		{"affinity", []string{"--deprecated-labels", "--slurm"}, true},
 		{"version", nil, false},
 	} {
 		t.Run(tt.cmd, func(t *testing.T) {
