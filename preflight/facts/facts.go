@@ -110,6 +110,10 @@ type NVML struct {
 	Version string `json:"version,omitempty"`
 	// DurationMillis is how long the probe ran.
 	DurationMillis float64 `json:"durationMillis,omitempty"`
+	// Embedded is whether this gpu-preflight carries the probe (`make
+	// build` embeds it, `go install` cannot), which decides the remedy
+	// when no probe could be started.
+	Embedded bool `json:"embedded,omitempty"`
 }
 
 // Outcomes of the NVML probe.
