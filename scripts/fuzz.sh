@@ -51,9 +51,10 @@ races=0
 failed=()
 start=$SECONDS
 # Packages with fuzz targets: directories whose tests declare a Fuzz
-# function (outside hidden directories and testdata, as above).
-mapfile -t pkgdirs < <(grep -rl --include='*_test.go' -E '^func Fuzz[A-Z0-9_]' . \
-	--exclude-dir='.*' --exclude-dir=testdata | xargs -r -n1 dirname | sort -u)
+# function, outside hidden directories (.cache holds downloaded trees) and
+# testdata.
+mapfile -t pkgdirs < <(find . \( -path './.*' -o -path '*/.*/*' -o -name testdata \) -prune -o \
+	-name '*_test.go' -print | xargs -r grep -l -E '^func Fuzz[A-Z0-9_]' | xargs -r -n1 dirname | sort -u)
 for dir in "${pkgdirs[@]}"; do
 	# The package's module: the nearest go.mod above it.
 	mod=$dir
