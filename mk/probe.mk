@@ -15,7 +15,9 @@ PROBE_BIN   := bin/gpu-preflight-nvml
 PROBE_SRCS  := $(shell find cmd/gpu-preflight-nvml preflight/nvml preflight/facts -name '*.go' -not -name '*_test.go' 2>/dev/null)
 PROBE_EMBED := preflight/nvml/gpu-preflight-nvml-$(HOST_ARCH).bin
 
-BUILD_DEPS  += $(PROBE_EMBED)
+# The probe file too, beside the shim: suites run it directly, and it is
+# what a shim without memfd exec falls back to.
+BUILD_DEPS  += $(PROBE_EMBED) $(PROBE_BIN)
 GO_TAGS     += embedprobe
 
 .PHONY: probe
