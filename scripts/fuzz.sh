@@ -54,7 +54,7 @@ start=$SECONDS
 # function, outside hidden directories (.cache holds downloaded trees) and
 # testdata.
 mapfile -t pkgdirs < <(find . \( -path './.*' -o -path '*/.*/*' -o -name testdata \) -prune -o \
-	-name '*_test.go' -print | xargs -r grep -l -E '^func Fuzz[A-Z0-9_]' | xargs -r -n1 dirname | sort -u)
+	-name '*_test.go' -exec grep -l -E '^func Fuzz[A-Z0-9_]' {} + | sed 's|/[^/]*$||' | sort -u)
 for dir in "${pkgdirs[@]}"; do
 	# The package's module: the nearest go.mod above it.
 	mod=$dir
