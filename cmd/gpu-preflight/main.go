@@ -37,6 +37,7 @@ const usageText = `Usage:
   gpu-preflight diff OLD.json NEW.json|DIR  what changed between two provenance records
   gpu-preflight advise [--driver V] [--gpu CC] [--brand B]
                                             which CUDA versions and framework builds a driver runs
+  gpu-preflight affinity [--root DIR]       Kubernetes nodeAffinity for the image over GPU Feature Discovery labels
   gpu-preflight version                     version, commit, Go version
 
 `
@@ -50,12 +51,13 @@ func main() {
 
 // subcommands maps a first argument to its handler.
 var subcommands = map[string]func(args, environ []string, stdout, stderr io.Writer) int{
-	"check":   cmdCheck,
-	"explain": cmdExplain,
-	"bake":    cmdBake,
-	"diff":    cmdDiff,
-	"advise":  cmdAdvise,
-	"version": cmdVersion,
+	"check":    cmdCheck,
+	"explain":  cmdExplain,
+	"bake":     cmdBake,
+	"diff":     cmdDiff,
+	"advise":   cmdAdvise,
+	"affinity": cmdAffinity,
+	"version":  cmdVersion,
 }
 
 func run(args, environ []string, stdout, stderr io.Writer) int {
