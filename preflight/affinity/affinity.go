@@ -195,13 +195,6 @@ func For(in Input) (Affinity, error) {
 	return a, nil
 }
 
-func classText(ps []version3, i int) string {
-	if i == len(ps)-1 {
-		return ">= " + ps[i].String()
-	}
-	return ps[i].String() + " to " + ps[i+1].String()
-}
-
 // spanText is "driver 470.x", "driver >= 525.60.13, < 526" or
 // "driver >= 570".
 func spanText(s span) string {
