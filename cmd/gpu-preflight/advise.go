@@ -39,13 +39,10 @@ func cmdAdvise(args, environ []string, stdout, stderr io.Writer) int {
 		return adviseImage(overrides, environ, *asJSON, stdout, stderr)
 	}
 	if n.Driver == "" {
-		cfg, err := loadConfig(overrides)
+		in, _, err := gatherFor(overrides, environ)
 		if err != nil {
 			return usageExit(stderr, err)
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), cfg.Timeout)
-		defer cancel()
-		in, _ := cfg.checkInput(ctx, cfg.gatherOptions(environ))
 		d := in.Facts.Host.Driver
 		if !d.Present() {
 			return usageExit(stderr, usagef("no NVIDIA driver found on this node: give the driver to advise for with --driver, e.g. --driver 525.60.13"))
@@ -66,13 +63,7 @@ func cmdAdvise(args, environ []string, stdout, stderr io.Writer) int {
 		return usageExit(stderr, usagef("%v", err))
 	}
 	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(a); err != nil {
-			fmt.Fprintf(stderr, "gpu-preflight advise: %v\n", err)
-			return 1
-		}
-		return exitOK
+		return writeJSON(a, stdout, stderr)
 	}
 	writeAdvice(stdout, a)
 	return exitOK
@@ -176,23 +167,14 @@ func orNone(v []string) string {
 // adviseImage is advise --root: the image's facts (scanned, or from its
 // baked manifest) judged on every driver branch and GPU generation.
 func adviseImage(overrides map[string]string, environ []string, asJSON bool, stdout, stderr io.Writer) int {
-	cfg, err := loadConfig(overrides)
+	in, cfg, err := gatherFor(overrides, environ)
 	if err != nil {
 		return usageExit(stderr, err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), cfg.Timeout)
-	defer cancel()
-	in, _ := cfg.checkInput(ctx, cfg.gatherOptions(environ))
 	c := in.Facts.Container
 	a := advise.ForImage(nodeclass.Image{Container: c, Options: in.Options})
 	if asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(a); err != nil {
-			fmt.Fprintf(stderr, "gpu-preflight advise: %v\n", err)
-			return 1
-		}
-		return exitOK
+		return writeJSON(a, stdout, stderr)
 	}
 	fmt.Fprintf(stdout, "image at %s: CUDA %s", cfg.Root, orDash(c.CUDA.Version))
 	if c.ScanSource != "" {
@@ -258,6 +240,30 @@ func adviseImage(overrides map[string]string, environ []string, asJSON bool, std
 	}
 	if v := groups[check.Error]; len(v) > 0 {
 		fmt.Fprintf(stdout, "  not at all: %s\n    e.g. %s\n", strings.Join(v, ", "), whys[check.Error][0])
+	}
+	return exitOK
+}
+
+// gatherFor loads the configuration and gathers what the checks read: the
+// facts advise and affinity start from.
+func gatherFor(overrides map[string]string, environ []string) (check.Input, Config, error) {
+	cfg, err := loadConfig(overrides)
+	if err != nil {
+		return check.Input{}, cfg, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), cfg.Timeout)
+	defer cancel()
+	in, _ := cfg.checkInput(ctx, cfg.gatherOptions(environ))
+	return in, cfg, nil
+}
+
+// writeJSON prints v indented: exit 0, or 1 when it cannot be written.
+func writeJSON(v any, stdout, stderr io.Writer) int {
+	enc := json.NewEncoder(stdout)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		fmt.Fprintf(stderr, "gpu-preflight: writing JSON: %v\n", err)
+		return 1
 	}
 	return exitOK
 }
