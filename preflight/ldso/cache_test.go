@@ -87,9 +87,9 @@ func TestParseCacheAgreesWithLdconfig(t *testing.T) {
 	}
 	cc := gcc(t)
 	for _, l := range []lib{
-		{path: "opt/a/libcudart.so.12", soname: "libcudart.so.12"},
-		{path: "opt/b/libcudart.so.12", soname: "libcudart.so.12"},
-		{path: "opt/b/libnccl.so.2", soname: "libnccl.so.2"},
+		{Path: "opt/a/libcudart.so.12", Soname: "libcudart.so.12"},
+		{Path: "opt/b/libcudart.so.12", Soname: "libcudart.so.12"},
+		{Path: "opt/b/libnccl.so.2", Soname: "libnccl.so.2"},
 	} {
 		build(t, cc, root, l, false)
 	}

@@ -3,7 +3,6 @@ package ldso
 import (
 	"bufio"
 	"bytes"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/gpu-preflight/gpu-preflight/preflight/fsroot"
+	"github.com/gpu-preflight/gpu-preflight/preflight/ldso/ldsotest"
 )
 
 // The loader-order tests build small libraries with gcc, run a program
@@ -20,78 +20,13 @@ import (
 // which file ld.so opened for each soname, and at which step of its
 // search, with what Load says for the same files.
 
-// lib describes one shared library to build.
-type lib struct {
-	path    string   // relative to the test directory
-	soname  string   // -Wl,-soname
-	needs   []string // other test libraries it links against (their paths)
-	runpath string   // -Wl,-rpath (DT_RUNPATH)
-	rpath   string   // -Wl,-rpath with --disable-new-dtags (DT_RPATH)
-}
+type lib = ldsotest.Lib
 
-func gcc(t *testing.T) string {
-	t.Helper()
-	if runtime.GOOS != "linux" {
-		t.Skip("ld.so is Linux's")
-	}
-	cc, err := exec.LookPath("gcc")
-	if err != nil {
-		t.Fatal("gcc is needed to build the loader tests' libraries (scripts/deps.sh installs it):", err)
-	}
-	return cc
-}
+func gcc(t *testing.T) string { return ldsotest.GCC(t) }
 
-// build compiles l under dir; each library defines a function named after
-// its soname so that linking against it records DT_NEEDED.
-func build(t *testing.T, cc, dir string, l lib, exe bool) {
-	t.Helper()
-	out := filepath.Join(dir, l.path)
-	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	src := out + ".c"
-	var body strings.Builder
-	for _, n := range l.needs {
-		fmt.Fprintf(&body, "int %s(void);\n", sym(filepath.Base(n)))
-	}
-	if exe {
-		body.WriteString("int main(void){return 0")
-	} else {
-		fmt.Fprintf(&body, "int %s(void){return 0", sym(l.soname))
-	}
-	for _, n := range l.needs {
-		fmt.Fprintf(&body, "+%s()", sym(filepath.Base(n)))
-	}
-	body.WriteString(";}\n")
-	if err := os.WriteFile(src, []byte(body.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	args := []string{"-o", out, src}
-	if !exe {
-		args = append(args, "-shared", "-fPIC", "-Wl,-soname,"+l.soname)
-	}
-	for _, n := range l.needs {
-		args = append(args, filepath.Join(dir, n))
-	}
-	if l.runpath != "" {
-		args = append(args, "-Wl,--enable-new-dtags", "-Wl,-rpath,"+l.runpath)
-	}
-	if l.rpath != "" {
-		args = append(args, "-Wl,--disable-new-dtags", "-Wl,-rpath,"+l.rpath)
-	}
-	if b, err := exec.Command(cc, args...).CombinedOutput(); err != nil {
-		t.Fatalf("gcc %q: %v\n%s", args, err, b)
-	}
-}
+func build(t *testing.T, _ string, dir string, l lib, _ bool) { ldsotest.Build(t, dir, l) }
 
-var nonIdent = regexp.MustCompile(`[^A-Za-z0-9]`)
-
-func sym(soname string) string {
-	base, _, _ := strings.Cut(soname, ".so")
-	return "f_" + nonIdent.ReplaceAllString(base, "_")
-}
-
-// found is what ld.so said about one soname: the file it opened and the
+// found is what ld.so said about one Soname: the file it opened and the
 // search step that listed that file's directory.
 type found struct{ path, via string }
 
@@ -197,28 +132,28 @@ func TestLoadOrderMatchesTheRealLoader(t *testing.T) {
 			// LD_LIBRARY_PATH names an older copy; LD_LIBRARY_PATH wins.
 			name: "LD_LIBRARY_PATH before DT_RUNPATH",
 			libs: []lib{
-				{path: "site/nvidia/cudnn/lib/libcudnn.so.9", soname: "libcudnn.so.9"},
-				{path: "usr/local/cuda/lib64/libcudnn.so.9", soname: "libcudnn.so.9"},
+				{Path: "site/nvidia/cudnn/lib/libcudnn.so.9", Soname: "libcudnn.so.9"},
+				{Path: "usr/local/cuda/lib64/libcudnn.so.9", Soname: "libcudnn.so.9"},
 			},
-			prog:   lib{path: "site/torch/lib/prog", needs: []string{"site/nvidia/cudnn/lib/libcudnn.so.9"}, runpath: "$ORIGIN/../../nvidia/cudnn/lib"},
+			prog:   lib{Path: "site/torch/lib/prog", Needs: []string{"site/nvidia/cudnn/lib/libcudnn.so.9"}, RunPath: "$ORIGIN/../../nvidia/cudnn/lib"},
 			ldpath: []string{"usr/local/cuda/lib64"},
 		},
 		{
 			name: "DT_RUNPATH when LD_LIBRARY_PATH has no copy",
 			libs: []lib{
-				{path: "site/nvidia/cudnn/lib/libcudnn.so.9", soname: "libcudnn.so.9"},
-				{path: "other/libcudnn.so.9", soname: "libcudnn.so.9"},
+				{Path: "site/nvidia/cudnn/lib/libcudnn.so.9", Soname: "libcudnn.so.9"},
+				{Path: "other/libcudnn.so.9", Soname: "libcudnn.so.9"},
 			},
-			prog:   lib{path: "site/torch/lib/prog", needs: []string{"site/nvidia/cudnn/lib/libcudnn.so.9"}, runpath: "$ORIGIN/../../nvidia/cudnn/lib"},
+			prog:   lib{Path: "site/torch/lib/prog", Needs: []string{"site/nvidia/cudnn/lib/libcudnn.so.9"}, RunPath: "$ORIGIN/../../nvidia/cudnn/lib"},
 			ldpath: []string{"empty"},
 		},
 		{
 			name: "DT_RPATH before LD_LIBRARY_PATH",
 			libs: []lib{
-				{path: "rp/libnccl.so.2", soname: "libnccl.so.2"},
-				{path: "ld/libnccl.so.2", soname: "libnccl.so.2"},
+				{Path: "rp/libnccl.so.2", Soname: "libnccl.so.2"},
+				{Path: "ld/libnccl.so.2", Soname: "libnccl.so.2"},
 			},
-			prog:   lib{path: "bin/prog", needs: []string{"rp/libnccl.so.2"}, rpath: "$ORIGIN/../rp"},
+			prog:   lib{Path: "bin/prog", Needs: []string{"rp/libnccl.so.2"}, RPath: "$ORIGIN/../rp"},
 			ldpath: []string{"ld"},
 		},
 		{
@@ -226,31 +161,31 @@ func TestLoadOrderMatchesTheRealLoader(t *testing.T) {
 			// the object that needs it, not of the program.
 			name: "a dependency's own DT_RUNPATH",
 			libs: []lib{
-				{path: "b/libcublasLt.so.12", soname: "libcublasLt.so.12"},
-				{path: "a/libcublas.so.12", soname: "libcublas.so.12", needs: []string{"b/libcublasLt.so.12"}, runpath: "$ORIGIN/../b"},
+				{Path: "b/libcublasLt.so.12", Soname: "libcublasLt.so.12"},
+				{Path: "a/libcublas.so.12", Soname: "libcublas.so.12", Needs: []string{"b/libcublasLt.so.12"}, RunPath: "$ORIGIN/../b"},
 			},
-			prog: lib{path: "bin/prog", needs: []string{"a/libcublas.so.12"}, runpath: "$ORIGIN/../a"},
+			prog: lib{Path: "bin/prog", Needs: []string{"a/libcublas.so.12"}, RunPath: "$ORIGIN/../a"},
 		},
 		{
 			// DT_RPATH is inherited down the chain of objects without
 			// DT_RUNPATH.
 			name: "the program's DT_RPATH serves its dependency's dependency",
 			libs: []lib{
-				{path: "c/libcusparse.so.12", soname: "libcusparse.so.12"},
-				{path: "a/libcusolver.so.11", soname: "libcusolver.so.11", needs: []string{"c/libcusparse.so.12"}},
+				{Path: "c/libcusparse.so.12", Soname: "libcusparse.so.12"},
+				{Path: "a/libcusolver.so.11", Soname: "libcusolver.so.11", Needs: []string{"c/libcusparse.so.12"}},
 			},
-			prog: lib{path: "bin/prog", needs: []string{"a/libcusolver.so.11"}, rpath: "$ORIGIN/../a:$ORIGIN/../c"},
+			prog: lib{Path: "bin/prog", Needs: []string{"a/libcusolver.so.11"}, RPath: "$ORIGIN/../a:$ORIGIN/../c"},
 		},
 		{
 			// ...but not into an object that has DT_RUNPATH: then its
 			// dependency is looked up in LD_LIBRARY_PATH.
 			name: "DT_RUNPATH stops the inherited DT_RPATH",
 			libs: []lib{
-				{path: "c/libcusparse.so.12", soname: "libcusparse.so.12"},
-				{path: "ld/libcusparse.so.12", soname: "libcusparse.so.12"},
-				{path: "a/libcusolver.so.11", soname: "libcusolver.so.11", needs: []string{"c/libcusparse.so.12"}, runpath: "/nonexistent"},
+				{Path: "c/libcusparse.so.12", Soname: "libcusparse.so.12"},
+				{Path: "ld/libcusparse.so.12", Soname: "libcusparse.so.12"},
+				{Path: "a/libcusolver.so.11", Soname: "libcusolver.so.11", Needs: []string{"c/libcusparse.so.12"}, RunPath: "/nonexistent"},
 			},
-			prog:   lib{path: "bin/prog", needs: []string{"a/libcusolver.so.11"}, rpath: "$ORIGIN/../a:$ORIGIN/../c"},
+			prog:   lib{Path: "bin/prog", Needs: []string{"a/libcusolver.so.11"}, RPath: "$ORIGIN/../a:$ORIGIN/../c"},
 			ldpath: []string{"ld"},
 		},
 		{
@@ -258,11 +193,11 @@ func TestLoadOrderMatchesTheRealLoader(t *testing.T) {
 			// opened, whatever the second object's search path says.
 			name: "an already-loaded soname is reused",
 			libs: []lib{
-				{path: "x/libcudart.so.12", soname: "libcudart.so.12"},
-				{path: "y/libcudart.so.12", soname: "libcudart.so.12"},
-				{path: "y/libnccl.so.2", soname: "libnccl.so.2", needs: []string{"y/libcudart.so.12"}, runpath: "$ORIGIN"},
+				{Path: "x/libcudart.so.12", Soname: "libcudart.so.12"},
+				{Path: "y/libcudart.so.12", Soname: "libcudart.so.12"},
+				{Path: "y/libnccl.so.2", Soname: "libnccl.so.2", Needs: []string{"y/libcudart.so.12"}, RunPath: "$ORIGIN"},
 			},
-			prog: lib{path: "bin/prog", needs: []string{"x/libcudart.so.12", "y/libnccl.so.2"}, runpath: "$ORIGIN/../x:$ORIGIN/../y"},
+			prog: lib{Path: "bin/prog", Needs: []string{"x/libcudart.so.12", "y/libnccl.so.2"}, RunPath: "$ORIGIN/../x:$ORIGIN/../y"},
 		},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -280,7 +215,7 @@ func TestLoadOrderMatchesTheRealLoader(t *testing.T) {
 				ld = append(ld, d)
 			}
 			ldpath := strings.Join(ld, ":")
-			prog := filepath.Join(dir, tt.prog.path)
+			prog := filepath.Join(dir, tt.prog.Path)
 			real := realLoader(t, prog, ldpath)
 			model := Load(RootFS{Root: fsroot.Root("/")}, hostEnv(t, ldpath), nil, []string{prog})
 			checked := 0

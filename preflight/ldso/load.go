@@ -35,6 +35,7 @@ type Env struct {
 // How a library was found: the step of ld.so's search that found it.
 const (
 	ViaPath        = "path"            // loaded by its path (dlopen with a '/')
+	ViaPreload     = "preloaded"       // loaded by path before the roots, by the framework itself
 	ViaLoaded      = "already loaded"  // a loaded object has that soname
 	ViaRPath       = "DT_RPATH"        // of the needing object or one that loaded it
 	ViaLibraryPath = "LD_LIBRARY_PATH" //
@@ -99,7 +100,7 @@ func Load(fs FS, env Env, preloaded []string, roots []string) []Object {
 	out := make([]Object, 0, len(l.nodes))
 	for i, n := range l.nodes {
 		if i < first {
-			n.obj.Via = ViaPath
+			n.obj.Via = ViaPreload
 		}
 		out = append(out, n.obj)
 	}
