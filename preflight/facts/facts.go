@@ -46,7 +46,8 @@ type Driver struct {
 	// CUDAVersion is the highest CUDA version the driver supports, "12.2".
 	// From NVML when it answered, else from the driver-branch table.
 	CUDAVersion string `json:"cudaVersion"`
-	// CUDAVersionSource says where CUDAVersion came from: "nvml" or "branch-table".
+	// CUDAVersionSource says where CUDAVersion came from: CUDAFromNVML,
+	// CUDAFromBranchTable or CUDAAssumed.
 	CUDAVersionSource string `json:"cudaVersionSource,omitempty"`
 	// Source names what answered for the driver: "nvml-memfd",
 	// "nvml-file", "procfs", or "none".
@@ -55,8 +56,24 @@ type Driver struct {
 	OpenKernelModule bool `json:"openKernelModule,omitempty"`
 }
 
+// Sources of Driver.CUDAVersion.
+const (
+	// CUDAFromNVML: nvmlSystemGetCudaDriverVersion answered.
+	CUDAFromNVML = "nvml"
+	// CUDAFromBranchTable: the driver's branch is a row of gpu-preflight's
+	// branch table (compat).
+	CUDAFromBranchTable = "branch-table"
+	// CUDAAssumed: the driver's branch is not in the table (600 between 595
+	// and 610); it is taken to support what the branch below does. A guess:
+	// findings built on it say so and never abort a job on their own.
+	CUDAAssumed = "assumed"
+)
+
 // Present reports whether any evidence of a driver was found.
 func (d Driver) Present() bool { return d.Version != "" }
+
+// CUDAAssumed reports whether CUDAVersion is a guess (CUDAAssumed).
+func (d Driver) CUDAAssumed() bool { return d.CUDAVersionSource == CUDAAssumed }
 
 // GPU is one physical GPU. Fields NVML did not answer are empty; the reason
 // is in Errors, keyed by the JSON field name.
@@ -110,6 +127,10 @@ type NVML struct {
 	Version string `json:"version,omitempty"`
 	// DurationMillis is how long the probe ran.
 	DurationMillis float64 `json:"durationMillis,omitempty"`
+	// Embedded is whether this gpu-preflight carries the probe (`make
+	// build` embeds it, `go install` cannot), which decides the remedy
+	// when no probe could be started.
+	Embedded bool `json:"embedded,omitempty"`
 }
 
 // Outcomes of the NVML probe.
@@ -226,6 +247,10 @@ type KernelLibrary struct {
 	Size    int64         `json:"size"`
 	ModTime int64         `json:"modTime"` // Unix nanoseconds
 	Images  []KernelImage `json:"images"`
+	// Fatbins groups the library's fatbins by the images they carry; empty
+	// when the library was scanned by a gpu-preflight that did not record
+	// them (the check then judges Images as one set).
+	Fatbins []FatbinGroup `json:"fatbins,omitempty"`
 	// Error is set when the library could not be scanned.
 	Error string `json:"error,omitempty"`
 }
@@ -292,4 +317,16 @@ type Identity struct {
 	Revision string `json:"revision"`
 	Created  string `json:"created"`
 	Source   string `json:"source,omitempty"`
+}
+
+// FatbinGroup is the fatbins of a library (one per translation unit or
+// device link) that carry the same set of kernel images. The CUDA runtime
+// picks one image per fatbin, so a GPU runs the library's kernels only
+// where every fatbin has an image for it.
+type FatbinGroup struct {
+	// Images are the targets each fatbin of the group carries; Count is
+	// left zero.
+	Images []KernelImage `json:"images"`
+	// Count is how many of the library's fatbins carry exactly these.
+	Count int `json:"count"`
 }

@@ -66,8 +66,11 @@ func Gather(ctx context.Context, o Options) (facts.Facts, []string) {
 		}
 	}
 	if h.Driver.CUDAVersion == "" && h.Driver.Present() {
-		if cuda, ok := compat.DriverCUDA(h.Driver.Version); ok {
-			h.Driver.CUDAVersion, h.Driver.CUDAVersionSource = cuda, "branch-table"
+		if cuda, assumed, ok := compat.LookupDriverCUDA(h.Driver.Version); ok {
+			h.Driver.CUDAVersion, h.Driver.CUDAVersionSource = cuda, facts.CUDAFromBranchTable
+			if assumed {
+				h.Driver.CUDAVersionSource = facts.CUDAAssumed
+			}
 		}
 	}
 
