@@ -16,6 +16,7 @@ import (
 	"runtime"
 
 	"github.com/gpu-preflight/gpu-preflight/cmd/gpu-preflight/internal/buildinfo"
+	"github.com/gpu-preflight/gpu-preflight/preflight/nvml"
 )
 
 // Exit codes (README "Exit codes").
@@ -109,7 +110,13 @@ func cmdVersion(args, _ []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 {
 		return usageExit(stderr, usagef("version takes no arguments"))
 	}
-	fmt.Fprintf(stdout, "gpu-preflight %s (commit %s, %s, %s/%s)\n", buildinfo.Version, buildinfo.Commit,
-		runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	// The probe decides whether NVML can be asked at all, and `go install`
+	// builds without it, so say which kind of binary this is.
+	probe := "NVML probe embedded"
+	if !nvml.Embedded() {
+		probe = "no NVML probe embedded"
+	}
+	fmt.Fprintf(stdout, "gpu-preflight %s (commit %s, %s, %s/%s, %s)\n", buildinfo.Version, buildinfo.Commit,
+		runtime.Version(), runtime.GOOS, runtime.GOARCH, probe)
 	return exitOK
 }
