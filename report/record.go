@@ -169,12 +169,14 @@ type Image struct {
 	TensorRTVersion string        `json:"tensorrtVersion"`
 	Compat          []CompatLib   `json:"compat"`
 	Frameworks      []Framework   `json:"frameworks"`
-	Ref             string        `json:"ref"`
-	Digest          string        `json:"digest"`
-	Revision        string        `json:"revision"`
-	Created         string        `json:"created"`
-	Source          string        `json:"source"`
-	IdentitySource  string        `json:"identitySource"`
+	// CUDALibraries are the CUDA libraries the frameworks load (cuda-stack).
+	CUDALibraries  []CUDALibrary `json:"cudaLibraries"`
+	Ref            string        `json:"ref"`
+	Digest         string        `json:"digest"`
+	Revision       string        `json:"revision"`
+	Created        string        `json:"created"`
+	Source         string        `json:"source"`
+	IdentitySource string        `json:"identitySource"`
 	// Pinned is true when the run's image is known by digest (in ref, or
 	// PREFLIGHT_IMAGE_DIGEST), so the record names exactly one image.
 	Pinned     bool   `json:"pinned"`
@@ -204,6 +206,32 @@ type Framework struct {
 	Archs []string `json:"archs"`
 }
 
+// CUDALibrary is one CUDA library a framework loads: the copy the loader
+// takes first, what the framework was built for, and the other copies.
+type CUDALibrary struct {
+	Framework      string        `json:"framework"`
+	Name           string        `json:"name"`
+	Library        string        `json:"library"`
+	Wheel          string        `json:"wheel"`
+	Loaded         LibraryCopy   `json:"loaded"`
+	BuiltFor       string        `json:"builtFor"`
+	BuiltForSource string        `json:"builtForSource"`
+	Others         []LibraryCopy `json:"others"`
+}
+
+// LibraryCopy is one file of a CUDA library.
+type LibraryCopy struct {
+	Path          string `json:"path"`
+	Version       string `json:"version"`
+	VersionSource string `json:"versionSource"`
+	Via           string `json:"via"`
+	ViaObject     string `json:"viaObject"`
+}
+
+func libraryCopy(c facts.LibraryCopy) LibraryCopy {
+	return LibraryCopy{Path: c.Path, Version: c.Version, VersionSource: c.VersionSource, Via: c.Via, ViaObject: c.ViaObject}
+}
+
 // Check is one finding.
 type Check struct {
 	ID      string `json:"id"`
@@ -223,7 +251,9 @@ type Command struct {
 	GID  int      `json:"gid"`
 }
 
-// Outcome is how a supervised command ended.
+// Outcome is how the run ended: a supervised command's end, or why the
+// command never ran (not found, not executable, or gpu-preflight was ended
+// by a signal before starting it).
 type Outcome struct {
 	// ExitCode is the command's exit status, or 128+Signal when killed.
 	ExitCode int `json:"exitCode"`
@@ -231,6 +261,8 @@ type Outcome struct {
 	Signal          int     `json:"signal"`
 	FinishedAt      string  `json:"finishedAt"`
 	DurationSeconds float64 `json:"durationSeconds"`
+	// NotStarted says why the command never ran; empty when it started.
+	NotStarted string `json:"notStarted,omitempty"`
 }
 
 // Inputs is everything New needs. Nothing in New reads the clock, the
@@ -350,6 +382,16 @@ func New(in Inputs) Record {
 			CuDNNVersion: f.CuDNNVersion, Build: f.Build, Archs: nonNil(f.Archs),
 		})
 	}
+	r.Image.CUDALibraries = make([]CUDALibrary, 0, len(c.CUDALibraries))
+	for _, l := range c.CUDALibraries {
+		cl := CUDALibrary{Framework: l.Framework, Name: l.Name, Library: l.Library, Wheel: l.Wheel,
+			Loaded: libraryCopy(l.Loaded), BuiltFor: l.BuiltFor, BuiltForSource: l.BuiltForSource,
+			Others: make([]LibraryCopy, 0, len(l.Others))}
+		for _, o := range l.Others {
+			cl.Others = append(cl.Others, libraryCopy(o))
+		}
+		r.Image.CUDALibraries = append(r.Image.CUDALibraries, cl)
+	}
 	im := identity.Merge(c.Identity, identity.FromEnv(get))
 	r.Image.Ref = redact.Value(im.Ref)
 	r.Image.Digest = redact.Value(im.Digest)
@@ -463,6 +505,21 @@ func nonNil[T any](s []T) []T {
 // Finish fills Outcome for a supervised command that ended at end with the
 // given exit code (or 128+signal) and signal (0 when it exited).
 func (r *Record) Finish(exitCode, signal int, end time.Time) error {
+	return r.finish(exitCode, signal, end, "")
+}
+
+// NotStarted fills Outcome for a run whose command never ran: gpu-preflight
+// exited at end with exitCode (127 not found, 126 not executable, 128+signal
+// when signal ended it first), for the reason why (redacted here: it names
+// the command).
+func (r *Record) NotStarted(exitCode, signal int, end time.Time, why string) error {
+	if why == "" {
+		why = "the command did not start"
+	}
+	return r.finish(exitCode, signal, end, capValue(redact.Value(why)))
+}
+
+func (r *Record) finish(exitCode, signal int, end time.Time, notStarted string) error {
 	start, err := time.Parse(time.RFC3339Nano, r.StartedAt)
 	if err != nil {
 		return fmt.Errorf("finish provenance record %s: startedAt %q is not RFC 3339: %w", r.RunID, r.StartedAt, err)
@@ -472,6 +529,7 @@ func (r *Record) Finish(exitCode, signal int, end time.Time) error {
 		Signal:          signal,
 		FinishedAt:      end.UTC().Format(TimeLayout),
 		DurationSeconds: end.Sub(start).Seconds(),
+		NotStarted:      notStarted,
 	}
 	return nil
 }

@@ -51,7 +51,7 @@ type Config struct {
 	TerminationLog    string        `split_words:"true" default:"/dev/termination-log" desc:"written on abort when its directory exists"`
 	ExitCode          int           `split_words:"true" default:"78" desc:"exit code on a mismatch abort: this driver cannot run this image"`
 	NodeFaultExitCode int           `split_words:"true" default:"75" desc:"exit code on a node-fault abort: retry on another node"`
-	Supervise         boolValue     `split_words:"true" default:"false" desc:"stay as parent, record the command's exit"`
+	Supervise         string        `split_words:"true" default:"auto" desc:"true, false, or auto: supervise when PID 1" flag:"bool"`
 
 	// Derived.
 	policy         policy.Policy
@@ -59,7 +59,8 @@ type Config struct {
 	nvmlLibrarySet bool
 	// warnings are what the run should say about its configuration: an
 	// unknown PREFLIGHT_ variable, say.
-	warnings []string
+	warnings  []string
+	supervise superviseMode
 }
 
 const envPrefix = "PREFLIGHT"
@@ -95,7 +96,7 @@ type setting struct {
 
 // settingsFormat asks envconfig, through its usage template, for the
 // variable it reads each field from: its own naming rule, not a copy.
-const settingsFormat = "{{range .}}{{usage_key .}}\t{{.Name}}\t{{usage_default .}}\t{{usage_type .}}\t{{usage_description .}}\n{{end}}"
+const settingsFormat = "{{range .}}{{usage_key .}}\t{{.Name}}\t{{usage_default .}}\t{{usage_type .}}{{.Tags.Get \"flag\"}}\t{{usage_description .}}\n{{end}}"
 
 var settingsOnce = sync.OnceValue(func() []setting {
 	var b strings.Builder
@@ -109,7 +110,7 @@ var settingsOnce = sync.OnceValue(func() []setting {
 		if len(f) != 5 {
 			continue
 		}
-		out = append(out, setting{Key: f[0], Field: f[1], Def: f[2], Desc: f[4], Bool: f[3] == "boolValue",
+		out = append(out, setting{Key: f[0], Field: f[1], Def: f[2], Desc: f[4], Bool: f[3] == "boolValue" || strings.HasSuffix(f[3], "bool"),
 			Flag: strings.ToLower(strings.ReplaceAll(strings.TrimPrefix(f[0], envPrefix+"_"), "_", "-"))})
 	}
 	return out
@@ -120,7 +121,8 @@ var settingsOnce = sync.OnceValue(func() []setting {
 func settings() []setting { return settingsOnce() }
 
 // addConfigFlags registers one flag per variable on fs (a boolean flag for
-// a boolean variable, so --supervise needs no value); the values given are
+// a boolean variable, or one tagged flag:"bool", so --supervise needs no
+// value and --supervise=auto still works); the values given are
 // written into overrides under the variable's full name.
 func addConfigFlags(fs *flag.FlagSet, overrides map[string]string) {
 	for _, s := range settings() {
@@ -206,6 +208,9 @@ func loadConfig(overrides map[string]string) (Config, error) {
 	}
 	if c.Timeout <= 0 {
 		return c, usagef("%s is not valid: want a positive duration such as 30s", src("PREFLIGHT_TIMEOUT", c.Timeout.String()))
+	}
+	if c.supervise, err = parseSupervise(c.Supervise); err != nil {
+		return c, usagef("%s is not valid: %s", src("PREFLIGHT_SUPERVISE", c.Supervise), oneOf(c.Supervise, "auto", "true", "false"))
 	}
 	for key, code := range map[string]int{"PREFLIGHT_EXIT_CODE": c.ExitCode, "PREFLIGHT_NODE_FAULT_EXIT_CODE": c.NodeFaultExitCode} {
 		if code < 1 || code > 255 {
@@ -353,4 +358,41 @@ func configHelp() string {
 		fmt.Fprintf(&b, "  %s, --%s (default %s)\n        %s\n", s.Key, s.Flag, def, s.Desc)
 	}
 	return b.String()
+}
+
+// superviseMode is PREFLIGHT_SUPERVISE: whether the command runs as a child
+// of gpu-preflight (supervise.go) or replaces it (exec).
+type superviseMode int
+
+const (
+	superviseAuto superviseMode = iota // supervise when gpu-preflight is PID 1
+	superviseOn
+	superviseOff
+)
+
+// parseSupervise reads PREFLIGHT_SUPERVISE: auto, or any boolean
+// strconv.ParseBool reads (true, false, 1, 0, t, f), as when it was one,
+// in any case.
+func parseSupervise(s string) (superviseMode, error) {
+	if strings.EqualFold(s, "auto") {
+		return superviseAuto, nil
+	}
+	b, err := strconv.ParseBool(strings.ToLower(s))
+	if err != nil {
+		return superviseAuto, err
+	}
+	if b {
+		return superviseOn, nil
+	}
+	return superviseOff, nil
+}
+
+// supervises reports whether the command should run as a child for a
+// gpu-preflight whose process id is pid. Under auto that is when it is
+// PID 1: a container's init must forward signals and reap zombies, and a
+// command exec'd in its place (python, sleep) ignores the SIGTERM that
+// `docker stop` and a Kubernetes eviction send it, since the kernel drops
+// signals PID 1 has no handler for.
+func (m superviseMode) supervises(pid int) bool {
+	return m == superviseOn || m == superviseAuto && pid == 1
 }

@@ -18,6 +18,7 @@ import (
 	"strings"
 
 	"github.com/gpu-preflight/gpu-preflight/cmd/gpu-preflight/internal/buildinfo"
+	"github.com/gpu-preflight/gpu-preflight/preflight/nvml"
 )
 
 // Exit codes (README "Exit codes").
@@ -47,7 +48,7 @@ func init() {
 		{"explain", "[flags] [REQUIREMENT...]", "evaluate requirements (default: the image's) factor by factor; exit 1 when one does not hold", cmdExplain},
 		{"bake", "[--out FILE] [flags]", "scan the image and write its manifest (at build time)", cmdBake},
 		{"diff", "[--json] OLD.json NEW.json | DIR", "what changed between two provenance records; exit 1 when something that matters changed", cmdDiff},
-		{"advise", "[--driver V] [--gpu CC] [--brand B]", "which CUDA versions and framework builds a driver runs", cmdAdvise},
+		{"advise", "[--driver V] [--gpu CC] [--brand B] | --root DIR", "which CUDA versions and framework builds a driver runs; with --root, the minimum driver per branch and the GPUs an image runs on", cmdAdvise},
 		{"affinity", "[--root DIR]", "Kubernetes nodeAffinity for the image over GPU Feature Discovery labels", cmdAffinity},
 		{"version", "", "version, commit, Go version (also --version)", cmdVersion},
 		{"help", "[COMMAND]", "this help, or a command's", nil},
@@ -271,7 +272,13 @@ func cmdVersion(args, _ []string, stdout, stderr io.Writer) int {
 	if fs.NArg() > 0 {
 		return usageExit(stderr, usagef("version takes no arguments"))
 	}
-	fmt.Fprintf(stdout, "gpu-preflight %s (commit %s, %s, %s/%s)\n", buildinfo.Version, buildinfo.Commit,
-		runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	// The probe decides whether NVML can be asked at all, and `go install`
+	// builds without it, so say which kind of binary this is.
+	probe := "NVML probe embedded"
+	if !nvml.Embedded() {
+		probe = "no NVML probe embedded"
+	}
+	fmt.Fprintf(stdout, "gpu-preflight %s (commit %s, %s, %s/%s, %s)\n", buildinfo.Version, buildinfo.Commit,
+		runtime.Version(), runtime.GOOS, runtime.GOARCH, probe)
 	return exitOK
 }

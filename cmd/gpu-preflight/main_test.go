@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -232,6 +233,7 @@ func TestInvalidConfigurationIsAUsageError(t *testing.T) {
 		{"BadLogFormat", "PREFLIGHT_LOG_FORMAT", "xml", "json, console, auto"},
 		{"ExitCodeOutOfRange", "PREFLIGHT_EXIT_CODE", "300", "1..255"},
 		{"SetButEmptyIsNotTheDefault", "PREFLIGHT_MIN_GPUS", "", "whole number"},
+		{"BadSupervise", "PREFLIGHT_SUPERVISE", "sometimes", "auto, true, false"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			r := runShim(t, map[string]string{tt.key: tt.value}, "--", "echo", "ran")
@@ -240,6 +242,52 @@ func TestInvalidConfigurationIsAUsageError(t *testing.T) {
 			}
 			if !strings.Contains(r.stderr, tt.key) || !strings.Contains(r.stderr, tt.wants) {
 				t.Errorf("stderr %q does not name %s and %q", r.stderr, tt.key, tt.wants)
+			}
+		})
+	}
+}
+
+// TestSuperviseDefaultsToAutoAsPID1: with PREFLIGHT_SUPERVISE unset (auto)
+// gpu-preflight supervises exactly when it is PID 1; true and false (and
+// --supervise, --supervise=false) force one way.
+func TestSuperviseDefaultsToAutoAsPID1(t *testing.T) {
+	for _, tt := range []struct {
+		name      string
+		env, flag string // "" leaves it unset
+		pid1, pid bool   // supervises as PID 1, as another pid
+	}{
+		{"UnsetIsAuto", "", "", true, false},
+		{"Auto", "auto", "", true, false},
+		{"True", "true", "", true, true},
+		{"False", "false", "", false, false},
+		{"BooleanForms", "1", "", true, true},
+		{"BareFlag", "false", "--supervise", true, true},
+		{"FlagValue", "true", "--supervise=auto", true, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.env != "" {
+				t.Setenv("PREFLIGHT_SUPERVISE", tt.env)
+			} else {
+				os.Unsetenv("PREFLIGHT_SUPERVISE")
+			}
+			overrides := map[string]string{}
+			fs := newFlagSet("test", os.Stderr, overrides)
+			var args []string
+			if tt.flag != "" {
+				args = append(args, tt.flag)
+			}
+			if err := fs.Parse(args); err != nil {
+				t.Fatal(err)
+			}
+			c, err := loadConfig(overrides)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := c.supervise.supervises(1); got != tt.pid1 {
+				t.Errorf("as PID 1: supervises = %v, want %v", got, tt.pid1)
+			}
+			if got := c.supervise.supervises(4242); got != tt.pid {
+				t.Errorf("as pid 4242: supervises = %v, want %v", got, tt.pid)
 			}
 		})
 	}
@@ -344,5 +392,27 @@ func TestVersion(t *testing.T) {
 	r := runShim(t, nil, "version")
 	if r.code != 0 || !strings.HasPrefix(r.stdout, "gpu-preflight ") {
 		t.Errorf("version: exit %d, %q", r.code, r.stdout)
+	}
+	// Unit tests build without the embedprobe tag; test/e2e checks the
+	// embedded build says so.
+	for _, s := range []string{runtime.GOOS + "/" + runtime.GOARCH, "no NVML probe embedded"} {
+		if !strings.Contains(r.stdout, s) {
+			t.Errorf("version says %q, not %q", r.stdout, s)
+		}
+	}
+}
+
+// TestShimWithoutProbeSaysSo: a shim from a plain `go build` (as `go
+// install` makes it) names the missing embedded probe in its nvml finding,
+// instead of blaming memfd. PREFLIGHT_NVML_LIBRARY starts the probe without
+// driver evidence; PATH holds no gpu-preflight-nvml.
+func TestShimWithoutProbeSaysSo(t *testing.T) {
+	r := runShim(t, map[string]string{"PREFLIGHT_NVML_LIBRARY": "libnvidia-ml.so.1", "PATH": t.TempDir()}, "--", "/bin/true")
+	if r.code != 0 || len(r.records) != 1 {
+		t.Fatalf("exit %d, %d records; stderr:\n%s", r.code, len(r.records), r.stderr)
+	}
+	status, message := findingOf(r.records[0], "nvml")
+	if status != "info" || !strings.Contains(message, "built without the NVML probe") || strings.Contains(message, "memfd_noexec") {
+		t.Errorf("nvml finding %s %q, want info naming the missing embedded probe", status, message)
 	}
 }
