@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strconv"
@@ -13,6 +14,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/gpu-preflight/gpu-preflight/preflight/check"
+	"github.com/gpu-preflight/gpu-preflight/preflight/imageconfig"
 	"github.com/gpu-preflight/gpu-preflight/preflight/policy"
 	"github.com/gpu-preflight/gpu-preflight/preflight/require"
 )
@@ -32,7 +34,9 @@ type Config struct {
 	NVMLTimeout       time.Duration `env:"NVML_TIMEOUT" default:"10s" desc:"deadline for the NVML probe"`
 	Timeout           time.Duration `env:"TIMEOUT" default:"30s" desc:"deadline for the whole preflight"`
 	NVMLLibrary       string        `env:"NVML_LIBRARY" default:"libnvidia-ml.so.1" desc:"NVML library the probe loads"`
-	Root              string        `env:"ROOT" default:"/" desc:"root for every path the gatherers read"`
+	Root              string        `env:"ROOT" default:"/" desc:"root of the image's files (an unpacked image, or an OCI bundle with rootfs/ and config.json)"`
+	HostRoot          string        `env:"HOST_ROOT" default:"/" desc:"root of the host's files read for the driver, GPUs, /dev, /dev/shm, cgroup and kernel"`
+	ImageConfig       string        `env:"IMAGE_CONFIG" desc:"the image's config, whose Env is its environment: OCI layout dir, OCI image or runtime config, docker/podman inspect"`
 	Manifest          string        `env:"MANIFEST" default:"/etc/gpu-preflight/image.json" desc:"baked image manifest, inside the root"`
 	TerminationLog    string        `env:"TERMINATION_LOG" default:"/dev/termination-log" desc:"written on abort when its directory exists"`
 	ExitCode          int           `env:"EXIT_CODE" default:"78" desc:"exit code on abort: the image does not fit this host"`
@@ -146,11 +150,28 @@ func loadConfig(overrides map[string]string) (Config, error) {
 	if c.NodeFaultExitCode < 1 || c.NodeFaultExitCode > 255 {
 		return c, usagef("PREFLIGHT_NODE_FAULT_EXIT_CODE=%d is not valid: want 1..255", c.NodeFaultExitCode)
 	}
-	if c.Root == "" {
-		return c, usagef("PREFLIGHT_ROOT is empty: want a directory such as /")
+	for _, r := range []struct{ name, dir string }{{"ROOT", c.Root}, {"HOST_ROOT", c.HostRoot}} {
+		if r.dir == "" {
+			return c, usagef("PREFLIGHT_%s is empty: want a directory such as /", r.name)
+		}
+		if st, err := os.Stat(r.dir); err != nil || !st.IsDir() {
+			return c, usagef("PREFLIGHT_%s=%s is not a directory", r.name, quoteValue(r.dir))
+		}
 	}
-	if st, err := os.Stat(c.Root); err != nil || !st.IsDir() {
-		return c, usagef("PREFLIGHT_ROOT=%s is not a directory", quoteValue(c.Root))
+	// An OCI runtime bundle (umoci unpack, runc): the image's files are in
+	// rootfs/ and its environment in config.json next to it.
+	if c.Root != "/" && c.ImageConfig == "" {
+		rootfs, cfg := filepath.Join(c.Root, "rootfs"), filepath.Join(c.Root, "config.json")
+		if st, err := os.Stat(rootfs); err == nil && st.IsDir() {
+			if st, err := os.Stat(cfg); err == nil && st.Mode().IsRegular() {
+				c.Root, c.ImageConfig = rootfs, cfg
+			}
+		}
+	}
+	if c.ImageConfig != "" {
+		if _, _, err := imageconfig.Env(c.ImageConfig); err != nil {
+			return c, usagef("PREFLIGHT_IMAGE_CONFIG: %v", err)
+		}
 	}
 	return c, nil
 }

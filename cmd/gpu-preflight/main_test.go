@@ -52,6 +52,10 @@ func runShim(t *testing.T, env map[string]string, args ...string) shimRun {
 	for k, v := range env {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
+	if r, ok := env["PREFLIGHT_ROOT"]; ok && env["PREFLIGHT_HOST_ROOT"] == "" {
+		// A prepared tree is the whole machine: host and image.
+		cmd.Env = append(cmd.Env, "PREFLIGHT_HOST_ROOT="+r)
+	}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
@@ -307,7 +311,7 @@ func TestExecKeepsArgvEnvAndCwd(t *testing.T) {
 
 func TestCheckCommand(t *testing.T) {
 	root := driverRoot(t, "515.65.01")
-	r := runShim(t, map[string]string{"NVIDIA_REQUIRE_CUDA": require118}, "check", "--json", "--root", root)
+	r := runShim(t, map[string]string{"NVIDIA_REQUIRE_CUDA": require118}, "check", "--json", "--root", root, "--host-root", root)
 	if r.code != 78 {
 		t.Fatalf("exit %d; stderr:\n%s", r.code, r.stderr)
 	}
