@@ -6,7 +6,9 @@
 # nvmlInit answers "Driver Not Loaded" (SPEC section 9), which is what the
 # end-to-end tests check the probe and the shim against.
 #
-# Usage: scripts/nvidia-libs.sh [DIR]
+# Usage: scripts/nvidia-libs.sh [DIR [ARCH]]
+# ARCH is a Debian architecture (default: this machine's); for another one
+# (arm64 on amd64) only libnvidia-ml1 is fetched, for the tests under qemu.
 # Prints the path of libnvidia-ml.so.1 on success.
 #
 # Nothing is installed on this machine: the host's own Debian source
@@ -16,6 +18,13 @@
 set -euo pipefail
 
 dir=$(realpath -m "${1:-$(dirname "$0")/../.cache/nvidia}")
+arch=${2:-$(dpkg --print-architecture)}
+packages=(libnvidia-ml1:"$arch" nvidia-smi:"$arch")
+ready=$dir/.ready-smi
+if [[ $arch != "$(dpkg --print-architecture)" ]]; then
+	packages=(libnvidia-ml1:"$arch")
+	ready=$dir/.ready
+fi
 mkdir -p "$dir"
 exec 9>"$dir/.lock"
 flock 9
@@ -25,7 +34,7 @@ find_lib() {
 }
 
 # .ready-smi: a cache from before nvidia-smi was fetched lacks it.
-if [[ -f $dir/.ready-smi ]]; then
+if [[ -f $ready ]]; then
 	find_lib
 	exit 0
 fi
@@ -35,9 +44,10 @@ mkdir -p "$dir/debs" "$dir/root"
 # shellcheck source=scripts/apt-nonfree.sh
 source "$(dirname "$0")/apt-nonfree.sh"
 apt_nonfree "$dir"
+apt_opts+=(-o "APT::Architectures=$arch")
 echo "nvidia-libs: apt-get update (non-free lists under $dir/apt)" >&2
 apt-get "${apt_opts[@]}" -qq update >&2
-(cd "$dir/debs" && apt-get "${apt_opts[@]}" -qq download libnvidia-ml1 nvidia-smi) >&2
+(cd "$dir/debs" && apt-get "${apt_opts[@]}" -qq download "${packages[@]}") >&2
 for deb in "$dir"/debs/*.deb; do
 	dpkg -x "$deb" "$dir/root"
 done
@@ -47,9 +57,9 @@ if [[ -z $lib ]]; then
 	exit 1
 fi
 dpkg-deb -f "$dir"/debs/libnvidia-ml1_*.deb Version >"$dir/version"
-if [[ ! -x $dir/root/usr/lib/nvidia/current/nvidia-smi ]]; then
+if [[ $ready == */.ready-smi && ! -x $dir/root/usr/lib/nvidia/current/nvidia-smi ]]; then
 	echo "nvidia-libs: nvidia-smi unpacked, but not at usr/lib/nvidia/current/nvidia-smi (see $dir/root)" >&2
 	exit 1
 fi
-touch "$dir/.ready-smi"
+touch "$ready"
 echo "$lib"

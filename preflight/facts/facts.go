@@ -127,6 +127,10 @@ type NVML struct {
 	Version string `json:"version,omitempty"`
 	// DurationMillis is how long the probe ran.
 	DurationMillis float64 `json:"durationMillis,omitempty"`
+	// Embedded is whether this gpu-preflight carries the probe (`make
+	// build` embeds it, `go install` cannot), which decides the remedy
+	// when no probe could be started.
+	Embedded bool `json:"embedded,omitempty"`
 }
 
 // Outcomes of the NVML probe.
@@ -164,6 +168,9 @@ type Container struct {
 	Stack Stack `json:"stack"`
 	// Frameworks are the deep-learning frameworks installed.
 	Frameworks []Framework `json:"frameworks"`
+	// CUDALibraries are the CUDA libraries the frameworks load, with the
+	// copy the dynamic loader takes and the other copies present.
+	CUDALibraries []CUDALibrary `json:"cudaLibraries,omitempty"`
 	// ScanSource says how Stack/Frameworks were obtained: "scan",
 	// "manifest" (read from the baked image manifest), or "" when not scanned.
 	ScanSource string   `json:"scanSource,omitempty"`
@@ -258,6 +265,49 @@ type KernelImage struct {
 	PTXVersion string `json:"ptxVersion,omitempty"`
 	// Count is how many entries carry this target.
 	Count int `json:"count"`
+}
+
+// CUDALibrary is one CUDA library a framework loads (libcudart, libcudnn*,
+// libnccl, libcublas*, libcusparse*, ...): the copy the dynamic loader
+// takes first, the version the framework was built against, and the other
+// copies of the same library in the places the loader or pip and conda put
+// them.
+type CUDALibrary struct {
+	// Framework is the facts.Framework name that loads it.
+	Framework string `json:"framework"`
+	// Name is the soname asked for, "libcudnn.so.9"; Library is it without
+	// the version, "libcudnn".
+	Name    string `json:"name"`
+	Library string `json:"library"`
+	// Wheel is the pip distribution that ships the library for the
+	// framework's CUDA major, "nvidia-cudnn-cu12"; "" when unknown.
+	Wheel string `json:"wheel,omitempty"`
+	// Loaded is the copy that loads first; its Path is empty when the
+	// loader finds none.
+	Loaded LibraryCopy `json:"loaded"`
+	// BuiltFor is the version the framework was built against or requires
+	// at least, "9.1.0.70"; "" when unknown. BuiltForSource says where it
+	// was read.
+	BuiltFor       string `json:"builtFor,omitempty"`
+	BuiltForSource string `json:"builtForSource,omitempty"`
+	// Others are the other copies, of any version, found in the loader's
+	// search path, the pip wheels' nvidia/*/lib, conda's lib and
+	// /usr/local/cuda*.
+	Others []LibraryCopy `json:"others,omitempty"`
+}
+
+// LibraryCopy is one file of a CUDA library.
+type LibraryCopy struct {
+	Path string `json:"path"`
+	// Version is the library's version, "9.1.0"; from the real file's name,
+	// the pip wheel's release or the header beside it (VersionSource).
+	Version       string `json:"version"`
+	VersionSource string `json:"versionSource,omitempty"`
+	// Via is the loader's step that finds it first (ldso.Via*), with the
+	// object whose DT_RPATH or DT_RUNPATH it was in ViaObject; "" for a
+	// copy the loader does not reach.
+	Via       string `json:"via,omitempty"`
+	ViaObject string `json:"viaObject,omitempty"`
 }
 
 // Identity is what is known of the image and its build.

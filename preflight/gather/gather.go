@@ -93,6 +93,7 @@ func Gather(ctx context.Context, o Options) (facts.Facts, []string) {
 	scan, source, w := image.LoadWithin(o.Root, c.Env, o.Manifest, scanBudget(ctx, time.Now()))
 	warnings = append(warnings, w...)
 	c.Stack, c.Frameworks, c.ScanSource = scan.Stack, scan.Frameworks, source
+	c.CUDALibraries = scan.CUDALibraries
 
 	f.Host, f.Container = h, c
 	return f, warnings

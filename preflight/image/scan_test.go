@@ -412,3 +412,11 @@ func TestScanEmptyImage(t *testing.T) {
 		t.Errorf("got %+v %q", res, warnings)
 	}
 }
+
+// remove deletes p inside the root.
+func (tr *tree) remove(p string) {
+	tr.t.Helper()
+	if err := os.Remove(tr.host(p)); err != nil {
+		tr.t.Fatal(err)
+	}
+}

@@ -100,7 +100,7 @@ func Probe(ctx context.Context, opts Options) Result {
 	}
 
 	cmd, via, tried := startFirst(newCmd, opts)
-	res := Result{NVML: facts.NVML{Via: via}}
+	res := Result{NVML: facts.NVML{Via: via, Embedded: Embedded()}}
 	if cmd == nil {
 		res.NVML.Outcome = facts.ProbeUnavailable
 		res.NVML.Error = "no NVML probe could be started: " + strings.Join(tried, "; ")
