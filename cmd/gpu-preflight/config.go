@@ -41,12 +41,13 @@ type Config struct {
 	TerminationLog    string        `env:"TERMINATION_LOG" default:"/dev/termination-log" desc:"written on abort when its directory exists"`
 	ExitCode          int           `env:"EXIT_CODE" default:"78" desc:"exit code on abort: the image does not fit this host"`
 	NodeFaultExitCode int           `env:"NODE_FAULT_EXIT_CODE" default:"75" desc:"exit code on abort for a node fault: retry elsewhere"`
-	Supervise         bool          `env:"SUPERVISE" default:"false" desc:"stay as parent, record the command's exit"`
+	Supervise         string        `env:"SUPERVISE" default:"auto" desc:"true, false, or auto: supervise when PID 1" flag:"bool"`
 
 	// Derived.
 	policy         policy.Policy
 	ignore         map[string]bool
 	nvmlLibrarySet bool
+	supervise      superviseMode
 }
 
 const envPrefix = "PREFLIGHT"
@@ -75,7 +76,8 @@ func configFields() []reflect.StructField {
 }
 
 // addConfigFlags registers one flag per variable on fs (a boolean flag for
-// a boolean variable, so --supervise needs no value); the values given are
+// a boolean variable, or one tagged flag:"bool", so --supervise needs no
+// value and --supervise=auto still works); the values given are
 // written into overrides under the variable's full name.
 func addConfigFlags(fs *flag.FlagSet, overrides map[string]string) {
 	for _, f := range configFields() {
@@ -85,7 +87,7 @@ func addConfigFlags(fs *flag.FlagSet, overrides map[string]string) {
 			overrides[name] = v
 			return nil
 		}
-		if f.Type.Kind() == reflect.Bool {
+		if f.Type.Kind() == reflect.Bool || f.Tag.Get("flag") == "bool" {
 			fs.BoolFunc(flagName(key), "overrides "+name, set)
 		} else {
 			fs.Func(flagName(key), "overrides "+name, set)
@@ -143,6 +145,9 @@ func loadConfig(overrides map[string]string) (Config, error) {
 	}
 	if c.Timeout <= 0 {
 		return c, usagef("PREFLIGHT_TIMEOUT=%s is not valid: want a positive duration such as 30s", c.Timeout)
+	}
+	if c.supervise, err = parseSupervise(c.Supervise); err != nil {
+		return c, usagef("PREFLIGHT_SUPERVISE=%s is not valid: accepted values are auto, true, false", quoteValue(c.Supervise))
 	}
 	if c.ExitCode < 1 || c.ExitCode > 255 {
 		return c, usagef("PREFLIGHT_EXIT_CODE=%d is not valid: want 1..255", c.ExitCode)
@@ -247,4 +252,40 @@ func configHelp() string {
 		fmt.Fprintf(&b, "  %-26s --%-17s %-31s %s\n", envPrefix+"_"+key, flagName(key), def, f.Tag.Get("desc"))
 	}
 	return b.String()
+}
+
+// superviseMode is PREFLIGHT_SUPERVISE: whether the command runs as a child
+// of gpu-preflight (supervise.go) or replaces it (exec).
+type superviseMode int
+
+const (
+	superviseAuto superviseMode = iota // supervise when gpu-preflight is PID 1
+	superviseOn
+	superviseOff
+)
+
+// parseSupervise reads PREFLIGHT_SUPERVISE: auto, or any boolean
+// strconv.ParseBool reads (true, false, 1, 0, t, f), as when it was one.
+func parseSupervise(s string) (superviseMode, error) {
+	if s == "auto" {
+		return superviseAuto, nil
+	}
+	b, err := strconv.ParseBool(s)
+	if err != nil {
+		return superviseAuto, err
+	}
+	if b {
+		return superviseOn, nil
+	}
+	return superviseOff, nil
+}
+
+// supervises reports whether the command should run as a child for a
+// gpu-preflight whose process id is pid. Under auto that is when it is
+// PID 1: a container's init must forward signals and reap zombies, and a
+// command exec'd in its place (python, sleep) ignores the SIGTERM that
+// `docker stop` and a Kubernetes eviction send it, since the kernel drops
+// signals PID 1 has no handler for.
+func (m superviseMode) supervises(pid int) bool {
+	return m == superviseOn || m == superviseAuto && pid == 1
 }

@@ -238,6 +238,7 @@ func TestInvalidConfigurationIsAUsageError(t *testing.T) {
 		{"BadLogFormat", "PREFLIGHT_LOG_FORMAT", "xml", "json, console, auto"},
 		{"ExitCodeOutOfRange", "PREFLIGHT_EXIT_CODE", "300", "1..255"},
 		{"SetButEmptyIsNotTheDefault", "PREFLIGHT_MIN_GPUS", "", "whole number"},
+		{"BadSupervise", "PREFLIGHT_SUPERVISE", "sometimes", "auto, true, false"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			r := runShim(t, map[string]string{tt.key: tt.value}, "--", "echo", "ran")
@@ -246,6 +247,52 @@ func TestInvalidConfigurationIsAUsageError(t *testing.T) {
 			}
 			if !strings.Contains(r.stderr, tt.key) || !strings.Contains(r.stderr, tt.wants) {
 				t.Errorf("stderr %q does not name %s and %q", r.stderr, tt.key, tt.wants)
+			}
+		})
+	}
+}
+
+// TestSuperviseDefaultsToAutoAsPID1: with PREFLIGHT_SUPERVISE unset (auto)
+// gpu-preflight supervises exactly when it is PID 1; true and false (and
+// --supervise, --supervise=false) force one way.
+func TestSuperviseDefaultsToAutoAsPID1(t *testing.T) {
+	for _, tt := range []struct {
+		name      string
+		env, flag string // "" leaves it unset
+		pid1, pid bool   // supervises as PID 1, as another pid
+	}{
+		{"UnsetIsAuto", "", "", true, false},
+		{"Auto", "auto", "", true, false},
+		{"True", "true", "", true, true},
+		{"False", "false", "", false, false},
+		{"BooleanForms", "1", "", true, true},
+		{"BareFlag", "false", "--supervise", true, true},
+		{"FlagValue", "true", "--supervise=auto", true, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.env != "" {
+				t.Setenv("PREFLIGHT_SUPERVISE", tt.env)
+			} else {
+				os.Unsetenv("PREFLIGHT_SUPERVISE")
+			}
+			overrides := map[string]string{}
+			fs := newFlagSet("test", os.Stderr, overrides)
+			var args []string
+			if tt.flag != "" {
+				args = append(args, tt.flag)
+			}
+			if err := fs.Parse(args); err != nil {
+				t.Fatal(err)
+			}
+			c, err := loadConfig(overrides)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := c.supervise.supervises(1); got != tt.pid1 {
+				t.Errorf("as PID 1: supervises = %v, want %v", got, tt.pid1)
+			}
+			if got := c.supervise.supervises(4242); got != tt.pid {
+				t.Errorf("as pid 4242: supervises = %v, want %v", got, tt.pid)
 			}
 		})
 	}
