@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"io"
 
@@ -33,13 +32,10 @@ func cmdAffinity(args, environ []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout, slurmNote)
 		return exitOK
 	}
-	cfg, err := loadConfig(overrides)
+	in, cfg, err := gatherFor(overrides, environ)
 	if err != nil {
 		return usageExit(stderr, err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), cfg.Timeout)
-	defer cancel()
-	in, _ := cfg.checkInput(ctx, cfg.gatherOptions(environ))
 	ai := affinity.Input{Container: in.Facts.Container, Options: in.Options, Labels: affinity.CurrentLabels}
 	if *deprecated {
 		ai.Labels = affinity.DeprecatedLabels

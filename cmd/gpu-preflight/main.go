@@ -37,6 +37,7 @@ const usageText = `Usage:
   gpu-preflight diff OLD.json NEW.json|DIR  what changed between two provenance records
   gpu-preflight advise [--driver V] [--gpu CC] [--brand B]
                                             which CUDA versions and framework builds a driver runs
+  gpu-preflight advise --root DIR           the minimum driver per branch and the GPUs an image runs on
   gpu-preflight affinity [--root DIR]       Kubernetes nodeAffinity for the image over GPU Feature Discovery labels
   gpu-preflight version                     version, commit, Go version
 

@@ -17,14 +17,13 @@ package affinity
 import (
 	"fmt"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/gpu-preflight/gpu-preflight/preflight/check"
 	"github.com/gpu-preflight/gpu-preflight/preflight/compat"
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
-	"github.com/gpu-preflight/gpu-preflight/preflight/require"
+	"github.com/gpu-preflight/gpu-preflight/preflight/nodeclass"
 )
 
 // Labels names the GFD labels a driver version is matched on.
@@ -71,134 +70,17 @@ type Affinity struct {
 	LeftOut []string
 }
 
-// brands are the NVML brands a node may have (libnvidia-container's
-// strings): used to find where leaving the brand out admits a node that
-// a brand would fail.
-var brands = []string{"Tesla", "Nvidia", "Quadro", "QuadroRTX", "NvidiaRTX", "GeForce", "GeForceRTX", "Titan", "TitanRTX"}
-
-// version3 is a driver version as GFD's three labels hold it.
-type version3 [3]int64
-
-func (v version3) String() string {
-	return fmt.Sprintf("%d.%d.%d", v[0], v[1], v[2])
-}
-
-// text is the version in the form the checks read, "535.104.5".
-func (v version3) text() string { return v.String() }
-
-func less(a, b version3) bool {
-	for i := range a {
-		if a[i] != b[i] {
-			return a[i] < b[i]
-		}
-	}
-	return false
-}
-
-// parse3 reads a version of up to three numeric components; ok is false
-// for anything longer or not numeric.
-func parse3(s string) (version3, bool) {
-	var v version3
-	parts := strings.Split(s, ".")
-	if len(parts) > 3 {
-		return v, false
-	}
-	for i, p := range parts {
-		n, err := strconv.ParseInt(p, 10, 64)
-		if err != nil || n < 0 || n > 1<<40 {
-			return v, false
-		}
-		v[i] = n
-	}
-	return v, true
-}
-
-func succ(v version3) version3 { v[2]++; return v }
-
 // Input is what the affinity is computed from: the image's facts (its
 // requirements, CUDA toolkit, compat libraries, frameworks and their
-// kernels) and the user's extra requirement.
+// kernels), the user's extra requirement, and the labels to match.
 type Input struct {
 	Container facts.Container
 	Options   check.Options
 	Labels    Labels
 }
 
-// checks are the rules a node must pass: the ones about the driver and the
-// GPU that labels describe.
-var checks = []check.Check{check.CUDARequirement, check.CUDADriver, check.FrameworkCUDA, check.GPUArch}
-
-// node is the checks' view of one node class.
-func node(in Input, driver version3, cc, brand string) check.Input {
-	d := facts.Driver{Version: driver.text(), Source: "gfd"}
-	if c, ok := compat.DriverCUDA(d.Version); ok {
-		d.CUDAVersion = c
-	}
-	gpu := []facts.GPU{{Index: 0, ComputeCapability: cc, Brand: brand}}
-	return check.Input{Facts: facts.Facts{Host: facts.Host{Driver: d, GPUs: gpu}, Container: in.Container},
-		Visible: gpu, Options: in.Options}
-}
-
-// verdict runs the checks on one class: admitted when none fails.
-func verdict(in Input, driver version3, cc, brand string) (bool, []check.Finding) {
-	ci := node(in, driver, cc, brand)
-	var fs []check.Finding
-	ok := true
-	for _, c := range checks {
-		f := c.Run(ci)
-		fs = append(fs, f)
-		if f.Status == check.Error {
-			ok = false
-		}
-	}
-	return ok, fs
-}
-
-// points returns the lower bounds of the driver classes, ascending: every
-// branch of the tables, the minor-version floors, the versions the image's
-// requirements compare the driver with, and the first version past the
-// branch table (where the driver's CUDA becomes unknown).
-func points(in Input) []version3 {
-	var ps []version3
-	add := func(s string) {
-		if v, ok := parse3(s); ok {
-			ps = append(ps, v)
-		}
-	}
-	branches := compat.Branches()
-	for _, b := range branches {
-		add(strconv.Itoa(b))
-	}
-	add(strconv.Itoa(branches[len(branches)-1] + 10))
-	for major := 10; major <= 20; major++ {
-		if f, ok := compat.MVCFloor(major); ok {
-			add(f)
-		}
-	}
-	for _, r := range check.Requirements(check.Input{Facts: facts.Facts{Container: in.Container}, Options: in.Options}) {
-		for _, t := range require.Evaluate(r, require.Host{}, nil).Terms {
-			for _, f := range t.Factors {
-				if f.Name != "driver" {
-					continue
-				}
-				v, ok := parse3(f.Value)
-				if !ok {
-					continue
-				}
-				switch f.Op {
-				case ">=", "<":
-					ps = append(ps, v)
-				case ">", "<=":
-					ps = append(ps, succ(v))
-				case "=", "!=":
-					ps = append(ps, v, succ(v))
-				}
-			}
-		}
-	}
-	sort.Slice(ps, func(i, j int) bool { return less(ps[i], ps[j]) })
-	return slices.Compact(ps)
-}
+// version3 is a driver version as GFD's three labels hold it.
+type version3 = nodeclass.Version
 
 // span is a run of admitted driver classes: [lo, hi), hi zero for "and
 // newer".
@@ -208,15 +90,14 @@ type span struct {
 }
 
 // For computes the affinity of in. A class is admitted when the checks
-// pass it with the brand unknown or with some brand: no label carries the
-// brand, so the affinity may not refuse a node a brand would let run (an
-// unknown brand is not always the most lenient: framework-cuda accepts
-// forward compatibility only on a known data-center brand).
+// pass it whatever the brand (nodeclass.Admits): no label carries the
+// brand, so the affinity may not refuse a node a brand would let run.
 func For(in Input) (Affinity, error) {
 	if in.Labels == (Labels{}) {
 		in.Labels = CurrentLabels
 	}
-	ps := points(in)
+	img := nodeclass.Image{Container: in.Container, Options: in.Options}
+	ps := nodeclass.Points(img)
 	ccs := compat.ComputeCapabilities()
 	// admitted[cc] lists the spans of driver classes no check fails on.
 	admitted := map[string][]span{}
@@ -226,8 +107,8 @@ func For(in Input) (Affinity, error) {
 	for _, cc := range ccs {
 		var spans []span
 		for i, p := range ps {
-			failing := failingBrands(in, p, cc)
-			if ok, _ := verdict(in, p, cc, ""); !ok && len(failing) == len(brands) {
+			ok, failing := nodeclass.Admits(img, p, cc)
+			if !ok {
 				continue
 			}
 			for _, b := range failing {
@@ -301,12 +182,12 @@ func For(in Input) (Affinity, error) {
 		return a, nil
 	}
 	for _, g := range groups {
-		ccExprs, ccText := computeExprs(g.ccs, len(g.ccs) == len(ccs))
+		ccExprs, ccTexts := computeExprs(g.ccs, len(g.ccs) == len(ccs))
 		for _, s := range g.spans {
 			for _, dx := range driverExprs(in.Labels, s) {
-				for _, cx := range ccExprs {
+				for i, cx := range ccExprs {
 					exprs := append(append([]Expr(nil), dx...), cx...)
-					a.Terms = append(a.Terms, Term{Exprs: exprs, Comment: spanText(s) + ccText})
+					a.Terms = append(a.Terms, Term{Exprs: exprs, Comment: spanText(s) + ccTexts[i]})
 				}
 			}
 		}
@@ -314,37 +195,36 @@ func For(in Input) (Affinity, error) {
 	return a, nil
 }
 
-// failingBrands lists the brands on which an admitted class fails.
-func failingBrands(in Input, driver version3, cc string) []string {
-	var out []string
-	for _, b := range brands {
-		if ok, _ := verdict(in, driver, cc, b); !ok {
-			out = append(out, b)
-		}
-	}
-	return out
-}
-
-func classText(ps []version3, i int) string {
-	if i == len(ps)-1 {
-		return ">= " + ps[i].String()
-	}
-	return ps[i].String() + " to " + ps[i+1].String()
-}
-
+// spanText is "driver 470.x", "driver >= 525.60.13, < 526" or
+// "driver >= 570".
 func spanText(s span) string {
 	if s.open {
-		return "driver >= " + s.lo.String()
+		return "driver >= " + short(s.lo)
 	}
-	return "driver >= " + s.lo.String() + ", < " + s.hi.String()
+	if s.lo[1] == 0 && s.lo[2] == 0 && s.hi == (version3{s.lo[0] + 1, 0, 0}) {
+		return fmt.Sprintf("driver %d.x", s.lo[0])
+	}
+	return "driver >= " + short(s.lo) + ", < " + short(s.hi)
+}
+
+// short drops trailing zero components: 470.0.0 -> 470.
+func short(v version3) string {
+	switch {
+	case v[1] == 0 && v[2] == 0:
+		return strconv.FormatInt(v[0], 10)
+	case v[2] == 0:
+		return fmt.Sprintf("%d.%d", v[0], v[1])
+	}
+	return v.String()
 }
 
 // computeExprs writes a set of compute capabilities as expression sets
-// (each its own term): a major whose every known minor is in the set is
-// matched on the major alone; all capabilities need no expression.
-func computeExprs(ccs []string, all bool) ([][]Expr, string) {
+// (each its own term), with the capabilities each covers: a major whose
+// every known minor is in the set is matched on the major alone; all
+// capabilities need no expression.
+func computeExprs(ccs []string, all bool) ([][]Expr, []string) {
 	if all {
-		return [][]Expr{nil}, ""
+		return [][]Expr{nil}, []string{""}
 	}
 	known := map[string][]string{}
 	var majors []string
@@ -378,14 +258,22 @@ func computeExprs(ccs []string, all bool) ([][]Expr, string) {
 		bySig[sig] = append(bySig[sig], maj)
 	}
 	var out [][]Expr
+	var texts []string
 	for _, sig := range sigs {
 		exprs := []Expr{{Key: LabelComputeMajor, Operator: "In", Values: bySig[sig]}}
+		var covered []string
+		for _, maj := range bySig[sig] {
+			for _, min := range have[maj] {
+				covered = append(covered, maj+"."+min)
+			}
+		}
 		if sig != "" {
 			exprs = append(exprs, Expr{Key: LabelComputeMinor, Operator: "In", Values: strings.Split(sig, ",")})
 		}
 		out = append(out, exprs)
+		texts = append(texts, "; compute capability "+strings.Join(covered, ", "))
 	}
-	return out, " on compute capability " + strings.Join(ccs, ", ")
+	return out, texts
 }
 
 // box is a block of driver versions: the components before len(fixed)

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gpu-preflight/gpu-preflight/preflight/check/scenarios"
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 )
 
@@ -19,17 +20,12 @@ const (
 		"brand=geforcertx,driver>=470,driver<471 brand=tesla,driver>=525,driver<526 brand=geforcertx,driver>=525,driver<526"
 )
 
-func host(driver, cuda string, gpus ...facts.GPU) facts.Host {
-	return facts.Host{Driver: facts.Driver{Version: driver, CUDAVersion: cuda, Source: "procfs"}, GPUs: gpus}
-}
-
-func gpus(n int, name, brand, cc string) []facts.GPU {
-	var out []facts.GPU
-	for i := 0; i < n; i++ {
-		out = append(out, facts.GPU{Index: i, Name: name, Brand: brand, ComputeCapability: cc, Minor: i})
-	}
-	return out
-}
+// The scenario nodes' constructors, so these tests and the shared
+// scenarios describe hosts alike.
+var (
+	host = scenarios.Host
+	gpus = scenarios.GPUs
+)
 
 func input(h facts.Host, c facts.Container) Input {
 	return Input{Facts: facts.Facts{Host: h, Container: c}, Visible: h.GPUs}
