@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -16,6 +17,7 @@ import (
 	"github.com/kelseyhightower/envconfig"
 
 	"github.com/gpu-preflight/gpu-preflight/preflight/check"
+	"github.com/gpu-preflight/gpu-preflight/preflight/imageconfig"
 	"github.com/gpu-preflight/gpu-preflight/preflight/policy"
 	"github.com/gpu-preflight/gpu-preflight/preflight/require"
 	"github.com/gpu-preflight/gpu-preflight/report/identity"
@@ -46,7 +48,9 @@ type Config struct {
 	NVMLTimeout       time.Duration `split_words:"true" default:"10s" desc:"deadline for the NVML probe"`
 	Timeout           time.Duration `split_words:"true" default:"30s" desc:"deadline for the whole preflight"`
 	NVMLLibrary       string        `split_words:"true" default:"libnvidia-ml.so.1" desc:"NVML library the probe loads"`
-	Root              string        `split_words:"true" default:"/" desc:"root for every path the gatherers read"`
+	Root              string        `split_words:"true" default:"/" desc:"root of the image's files (an unpacked image, or an OCI bundle with rootfs/ and config.json)"`
+	HostRoot          string        `split_words:"true" default:"/" desc:"root of the host's files read for the driver, GPUs, /dev, /dev/shm, cgroup and kernel"`
+	ImageConfig       string        `split_words:"true" desc:"the image's config, whose Env is its environment: OCI layout dir, OCI image or runtime config, docker/podman inspect"`
 	Manifest          string        `split_words:"true" default:"/etc/gpu-preflight/image.json" desc:"baked image manifest, inside the root"`
 	TerminationLog    string        `split_words:"true" default:"/dev/termination-log" desc:"written on abort when its directory exists"`
 	ExitCode          int           `split_words:"true" default:"78" desc:"exit code on a mismatch abort: this driver cannot run this image"`
@@ -217,11 +221,28 @@ func loadConfig(overrides map[string]string) (Config, error) {
 			return c, usagef("%s is not valid: want 1..255", src(key, strconv.Itoa(code)))
 		}
 	}
-	if c.Root == "" {
-		return c, usagef("%s is empty: want a directory such as /", src("PREFLIGHT_ROOT", ""))
+	for _, r := range []struct{ key, dir string }{{"PREFLIGHT_ROOT", c.Root}, {"PREFLIGHT_HOST_ROOT", c.HostRoot}} {
+		if r.dir == "" {
+			return c, usagef("%s is empty: want a directory such as /", src(r.key, ""))
+		}
+		if st, err := os.Stat(r.dir); err != nil || !st.IsDir() {
+			return c, usagef("%s is not a directory", src(r.key, r.dir))
+		}
 	}
-	if st, err := os.Stat(c.Root); err != nil || !st.IsDir() {
-		return c, usagef("%s is not a directory", src("PREFLIGHT_ROOT", c.Root))
+	// An OCI runtime bundle (umoci unpack, runc): the image's files are in
+	// rootfs/ and its environment in config.json next to it.
+	if c.Root != "/" && c.ImageConfig == "" {
+		rootfs, cfg := filepath.Join(c.Root, "rootfs"), filepath.Join(c.Root, "config.json")
+		if st, err := os.Stat(rootfs); err == nil && st.IsDir() {
+			if st, err := os.Stat(cfg); err == nil && st.Mode().IsRegular() {
+				c.Root, c.ImageConfig = rootfs, cfg
+			}
+		}
+	}
+	if c.ImageConfig != "" {
+		if _, _, err := imageconfig.Env(c.ImageConfig); err != nil {
+			return c, usagef("PREFLIGHT_IMAGE_CONFIG: %v", err)
+		}
 	}
 	return c, nil
 }

@@ -317,9 +317,13 @@ func droppedNotice(terminal bool, cfg Config) func(n, b int) []byte {
 }
 
 // gatherOptions says where and how to gather, from the configuration.
+// environ is this process's environment; the image's is read from
+// PREFLIGHT_IMAGE_CONFIG when that is set (gather.Options.ImageConfig).
 func (c Config) gatherOptions(environ []string) gather.Options {
 	return gather.Options{
 		Root:        fsroot.Root(c.Root),
+		HostRoot:    fsroot.Root(c.HostRoot),
+		ImageConfig: c.ImageConfig,
 		Environ:     environ,
 		NVMLLibrary: c.NVMLLibrary,
 		ForceProbe:  c.nvmlLibrarySet,

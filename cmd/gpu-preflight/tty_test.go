@@ -19,7 +19,7 @@ func runOnTerminal(t *testing.T, env ...string) string {
 	master, slave := ptytest.Open(t)
 	cmd := exec.Command(shimPath, "check")
 	cmd.Env = append([]string{"PATH=/usr/bin:/bin", "PREFLIGHT_PROVENANCE_DIR=off", "PREFLIGHT_LOG_PROVENANCE=false",
-		"PREFLIGHT_ROOT=" + driverRoot(t, "550.54.15"), "NVIDIA_REQUIRE_CUDA=cuda>=12.8",
+		"PREFLIGHT_HOST_ROOT=" + driverRoot(t, "550.54.15"), "NVIDIA_REQUIRE_CUDA=cuda>=12.8",
 		"PREFLIGHT_TERMINATION_LOG=" + filepath.Join(t.TempDir(), "termination-log")}, env...)
 	cmd.Stdout, cmd.Stderr = slave, slave
 	if err := cmd.Start(); err != nil {
