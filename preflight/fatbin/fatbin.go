@@ -139,7 +139,10 @@ type Entry struct {
 	// starts in that section.
 	Section string
 	Offset  int64
-	Kind    Kind
+	// Container is where the header of the entry's container starts in
+	// that section.
+	Container int64
+	Kind      Kind
 	// Arch is the target: the header's decimal arch, the suffix archSuffix
 	// found, and PTX set for PTX entries. Zero for kinds this package skips.
 	Arch Arch
@@ -238,10 +241,11 @@ type scanner struct {
 	entriesLeft int // entries not kept past maxEntries
 
 	// Per section.
-	name   string
-	rs     io.ReadSeeker
-	size   int64 // readable size: the header's, or less if the file ends early
-	resync int64 // bytes read so far looking for a magic
+	name      string
+	container int64 // the offset of the container being read
+	rs        io.ReadSeeker
+	size      int64 // readable size: the header's, or less if the file ends early
+	resync    int64 // bytes read so far looking for a magic
 
 	// ahead holds the bytes at aheadOff read by prefetch, so that an entry
 	// header and the cubin ELF header after it cost one read, not two.
@@ -408,6 +412,7 @@ func (s *scanner) section(sec *elf.Section) error {
 		} else {
 			s.warnf("container at %s offset %d claims %d bytes, past the section end at %d", s.name, off, fatSize, s.size)
 		}
+		s.container = off
 		if err := s.entries(body, end); err != nil {
 			return err
 		}
@@ -531,6 +536,7 @@ func (s *scanner) entries(body, end int64) error {
 		e := Entry{
 			Section:          s.name,
 			Offset:           pos,
+			Container:        s.container,
 			Kind:             Kind(binary.LittleEndian.Uint16(hdr[offKind:])),
 			HeaderSize:       binary.LittleEndian.Uint32(hdr[offHeaderSize:]),
 			PayloadSize:      binary.LittleEndian.Uint64(hdr[offPayloadSize:]),
