@@ -8,7 +8,7 @@
 PROBE_ROOT  := $(CACHE)/probe-bullseye
 PROBE_BIN   := bin/gpu-preflight-nvml
 PROBE_EMBED := preflight/nvml/gpu-preflight-nvml.bin
-PROBE_SRCS  := $(shell find cmd/gpu-preflight-nvml preflight/nvml preflight/facts -name '*.go' -not -name '*_test.go' 2>/dev/null)
+PROBE_SRCS  := $(shell find cmd/gpu-preflight-nvml preflight/nvml preflight/facts preflight/cuda preflight/fatbin \( -name '*.go' -o -name '*.[ch]' \) -not -name '*_test.go' 2>/dev/null)
 
 BUILD_DEPS  += $(PROBE_EMBED)
 GO_TAGS     += embedprobe
