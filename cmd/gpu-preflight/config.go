@@ -13,6 +13,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/gpu-preflight/gpu-preflight/preflight/check"
+	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 	"github.com/gpu-preflight/gpu-preflight/preflight/policy"
 	"github.com/gpu-preflight/gpu-preflight/preflight/require"
 )
@@ -37,6 +38,8 @@ type Config struct {
 	TerminationLog string        `env:"TERMINATION_LOG" default:"/dev/termination-log" desc:"written on abort when its directory exists"`
 	ExitCode       int           `env:"EXIT_CODE" default:"78" desc:"exit code on abort"`
 	Supervise      bool          `env:"SUPERVISE" default:"false" desc:"stay as parent, record the command's exit"`
+	CUDACheck      string        `env:"CUDA_CHECK" default:"off" desc:"CUDA smoke test: off, init or kernel"`
+	CUDATimeout    time.Duration `env:"CUDA_TIMEOUT" default:"15s" desc:"deadline for the CUDA smoke test"`
 
 	// Derived.
 	policy         policy.Policy
@@ -141,6 +144,14 @@ func loadConfig(overrides map[string]string) (Config, error) {
 	}
 	if c.ExitCode < 1 || c.ExitCode > 255 {
 		return c, usagef("PREFLIGHT_EXIT_CODE=%d is not valid: want 1..255", c.ExitCode)
+	}
+	switch c.CUDACheck {
+	case facts.CUDAModeOff, facts.CUDAModeInit, facts.CUDAModeKernel:
+	default:
+		return c, usagef("PREFLIGHT_CUDA_CHECK=%s is not valid: accepted values are off, init, kernel", quoteValue(c.CUDACheck))
+	}
+	if c.CUDATimeout <= 0 {
+		return c, usagef("PREFLIGHT_CUDA_TIMEOUT=%s is not valid: want a positive duration such as 15s", c.CUDATimeout)
 	}
 	if c.Root == "" {
 		return c, usagef("PREFLIGHT_ROOT is empty: want a directory such as /")

@@ -37,6 +37,12 @@ type Finding struct {
 	Status  Status `json:"status"`
 	Message string `json:"message"`
 	Remedy  string `json:"remedy"`
+	// NodeFault marks a finding about the node's health (a hung NVML, a
+	// driver present but not loaded, an unhealthy GPU) rather than about
+	// whether this image fits this driver: another node may well run the
+	// job. When such a finding blocks, the run exits with the node-fault
+	// code (PREFLIGHT_NODE_FAULT_EXIT_CODE) so schedulers retry elsewhere.
+	NodeFault bool `json:"nodeFault,omitempty"`
 }
 
 // Options are the user's settings that change what a check demands.
@@ -66,7 +72,7 @@ type Check struct {
 }
 
 // All is every check, in the order findings are reported.
-var All = []Check{Driver, NVML, GPUCount, CUDARequirement, CUDADriver, FrameworkCUDA, GPUArch, GPUHealth, Shm}
+var All = []Check{Driver, NVML, GPUCount, CUDARequirement, CUDADriver, FrameworkCUDA, GPUArch, GPUHealth, Shm, CUDA}
 
 // IDs returns the ids of All, for validating PREFLIGHT_IGNORE.
 func IDs() []string {
