@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # Fetches the real NVIDIA user-space NVML library, Debian's non-free
-# libnvidia-ml1 (535 series in bookworm), and nvidia-smi (which the
-# benchmark's NGC-style entrypoint runs), and unpacks them under DIR
-# (default .cache/nvidia). On a machine without an NVIDIA kernel driver it loads and
-# nvmlInit answers "Driver Not Loaded" (SPEC section 9), which is what the
+# libnvidia-ml1 (535 series in bookworm), nvidia-smi (which the
+# benchmark's NGC-style entrypoint runs), and the CUDA driver library
+# libcuda1 with the PTX JIT compiler it loads (libnvidia-ptxjitcompiler1),
+# and unpacks them under DIR (default .cache/nvidia). On a machine without
+# an NVIDIA kernel driver they load; nvmlInit answers "Driver Not Loaded"
+# (SPEC section 9) and cuInit CUDA_ERROR_NO_DEVICE, which is what the
 # end-to-end tests check the probe and the shim against.
 #
-# Usage: scripts/nvidia-libs.sh [DIR]
-# Prints the path of libnvidia-ml.so.1 on success.
+# Usage: scripts/nvidia-libs.sh [DIR [nvml|cuda]]
+# Prints the path of libnvidia-ml.so.1 (nvml, the default) or of the
+# directory holding libcuda.so.1 (cuda) on success.
 #
 # Nothing is installed on this machine: the host's own Debian source
 # (/etc/apt/sources.list.d/debian.sources) is copied under DIR with its
@@ -16,17 +19,36 @@
 set -euo pipefail
 
 dir=$(realpath -m "${1:-$(dirname "$0")/../.cache/nvidia}")
+what=${2:-nvml}
+case $what in
+nvml | cuda) ;;
+*)
+	echo "nvidia-libs: unknown library set '$what': want nvml or cuda" >&2
+	exit 2
+	;;
+esac
 mkdir -p "$dir"
 exec 9>"$dir/.lock"
 flock 9
 
 find_lib() {
-	find "$dir/root" -name 'libnvidia-ml.so.1' \( -type f -o -type l \) -print -quit
+	find "$dir/root" -name "$1" \( -type f -o -type l \) -print -quit
 }
 
-# .ready-smi: a cache from before nvidia-smi was fetched lacks it.
-if [[ -f $dir/.ready-smi ]]; then
-	find_lib
+# answer prints what was asked for.
+answer() {
+	if [[ $what == cuda ]]; then
+		dirname "$(find_lib libcuda.so.1)"
+	else
+		find_lib libnvidia-ml.so.1
+	fi
+}
+
+# .ready-smi: the NVML set (a cache from before nvidia-smi was fetched
+# lacks it); .ready-cuda: libcuda1 and its JIT compiler, added to an NVML
+# cache without refetching it (other checkouts may be reading it).
+if [[ -f $dir/.ready-smi && -f $dir/.ready-cuda ]]; then
+	answer
 	exit 0
 fi
 
@@ -36,7 +58,13 @@ if [[ ! -r $src ]]; then
 	exit 1
 fi
 
-rm -rf "$dir/apt" "$dir/debs" "$dir/root"
+cuda_packages=(libcuda1 libnvidia-ptxjitcompiler1)
+if [[ -f $dir/.ready-smi ]]; then
+	packages=("${cuda_packages[@]}")
+else
+	packages=(libnvidia-ml1 nvidia-smi "${cuda_packages[@]}")
+	rm -rf "$dir/apt" "$dir/debs" "$dir/root"
+fi
 mkdir -p "$dir/apt/sources" "$dir/apt/lists/partial" "$dir/apt/cache/archives/partial" "$dir/debs" "$dir/root"
 sed -E 's/^Components:.*$/Components: main contrib non-free non-free-firmware/' "$src" >"$dir/apt/sources/debian.sources"
 grep -q '^Components: .*non-free' "$dir/apt/sources/debian.sources" || {
@@ -53,11 +81,22 @@ apt_opts=(
 )
 echo "nvidia-libs: apt-get update (non-free lists under $dir/apt)" >&2
 apt-get "${apt_opts[@]}" -qq update >&2
-(cd "$dir/debs" && apt-get "${apt_opts[@]}" -qq download libnvidia-ml1 nvidia-smi) >&2
-for deb in "$dir"/debs/*.deb; do
-	dpkg -x "$deb" "$dir/root"
+(cd "$dir/debs" && apt-get "${apt_opts[@]}" -qq download "${packages[@]}") >&2
+for p in "${packages[@]}"; do
+	debs=("$dir/debs/${p}"_*.deb)
+	dpkg -x "${debs[0]}" "$dir/root"
 done
-lib=$(find_lib)
+if [[ -z $(find_lib libcuda.so.1) || -z $(find_lib libnvidia-ptxjitcompiler.so.1) ]]; then
+	echo "nvidia-libs: libcuda1 unpacked, but no libcuda.so.1 or libnvidia-ptxjitcompiler.so.1 in it (see $dir/root)" >&2
+	exit 1
+fi
+dpkg-deb -f "$dir"/debs/libcuda1_*.deb Version >"$dir/version-cuda"
+touch "$dir/.ready-cuda"
+if [[ -f $dir/.ready-smi ]]; then
+	answer
+	exit 0
+fi
+lib=$(find_lib libnvidia-ml.so.1)
 if [[ -z $lib ]]; then
 	echo "nvidia-libs: libnvidia-ml1 unpacked, but no libnvidia-ml.so.1 in it (see $dir/root)" >&2
 	exit 1
@@ -68,4 +107,4 @@ if [[ ! -x $dir/root/usr/lib/nvidia/current/nvidia-smi ]]; then
 	exit 1
 fi
 touch "$dir/.ready-smi"
-echo "$lib"
+answer
