@@ -181,6 +181,9 @@ type Check struct {
 	Status  string `json:"status"`
 	Message string `json:"message"`
 	Remedy  string `json:"remedy"`
+	// NodeFault is check.Finding.NodeFault: the finding is about the
+	// node's health, not about the image and the driver.
+	NodeFault bool `json:"nodeFault"`
 }
 
 // Command is what gpu-preflight was asked to run.
@@ -330,6 +333,7 @@ func New(in Inputs) Record {
 		r.Checks = append(r.Checks, Check{
 			ID: f.ID, Status: string(f.Status),
 			Message: capValue(redact.Value(f.Message)), Remedy: capValue(redact.Value(f.Remedy)),
+			NodeFault: f.NodeFault,
 		})
 	}
 	r.Env, r.EnvDropped = capEnv(r.Env)

@@ -22,6 +22,8 @@ const Soname = "libcuda.so.1"
 const (
 	EnvScenario       = "FAKE_CUDA_SCENARIO"
 	EnvCompatScenario = "FAKE_CUDA_COMPAT_SCENARIO"
+	// EnvLoaded names a file every load of the library appends a line to.
+	EnvLoaded = "FAKE_CUDA_LOADED"
 )
 
 // sources returns the directory of c/fake.c and that of cudadrv.h.

@@ -27,6 +27,9 @@
  *                             running C destructors, so the last state is
  *                             written as it changes)
  *
+ * When FAKE_CUDA_LOADED names a file, loading the library appends a line
+ * to it: a test can tell that nothing loaded libcuda at all.
+ *
  * It behaves like the driver where the smoke test depends on it: calls
  * before cuInit return CUDA_ERROR_NOT_INITIALIZED, memory calls need a
  * current context, cuModuleGetFunction finds only entries the PTX declares,
@@ -80,6 +83,17 @@ static int current = -1; /* device of the current context */
 static int modules, allocations;
 
 static const char *lookup(int dev, const char *key);
+
+__attribute__((constructor)) static void loaded(void)
+{
+	const char *path = getenv("FAKE_CUDA_LOADED");
+	FILE *f;
+
+	if (path != NULL && *path != '\0' && (f = fopen(path, "a")) != NULL) {
+		fprintf(f, "loaded by pid %d\n", (int)getpid());
+		fclose(f);
+	}
+}
 
 /* account writes what is held to the scenario's ledger file. */
 static void account(void)
