@@ -18,7 +18,9 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/gpu-preflight/gpu-preflight/preflight/check"
+	"github.com/gpu-preflight/gpu-preflight/preflight/compat"
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
+	"github.com/gpu-preflight/gpu-preflight/preflight/imageref"
 	"github.com/gpu-preflight/gpu-preflight/report/identity"
 	"github.com/gpu-preflight/gpu-preflight/report/orchestrator"
 	"github.com/gpu-preflight/gpu-preflight/report/redact"
@@ -45,8 +47,12 @@ type Decision struct {
 	Policy string `json:"policy"`
 	// Action is ActionExec or ActionAbort.
 	Action string `json:"action"`
-	// ExitCode is the exit code on abort (PREFLIGHT_EXIT_CODE); 0 on exec.
+	// ExitCode is the exit code on abort (PREFLIGHT_EXIT_CODE, or
+	// PREFLIGHT_NODE_FAULT_EXIT_CODE for a node fault); 0 on exec.
 	ExitCode int `json:"exitCode"`
+	// NodeFault is true when the abort is for a node fault (a blocking
+	// finding with nodeFault set).
+	NodeFault bool `json:"nodeFault"`
 }
 
 // Record is one run's provenance record. Field names are the JSON schema's
@@ -92,11 +98,30 @@ type Host struct {
 
 // Driver is the NVIDIA kernel driver.
 type Driver struct {
-	Version           string `json:"version"`
-	CUDAVersion       string `json:"cudaVersion"`
-	Source            string `json:"source"`
-	CUDAVersionSource string `json:"cudaVersionSource"`
-	OpenKernelModule  bool   `json:"openKernelModule"`
+	Version           string       `json:"version"`
+	CUDAVersion       string       `json:"cudaVersion"`
+	Source            string       `json:"source"`
+	CUDAVersionSource string       `json:"cudaVersionSource"`
+	OpenKernelModule  bool         `json:"openKernelModule"`
+	Branch            DriverBranch `json:"branch"`
+}
+
+// DriverBranch is the driver's branch in NVIDIA's data-center lifecycle
+// (compat.Lifecycle), as of the run's start.
+type DriverBranch struct {
+	// Name is "R535"; empty without a driver.
+	Name string `json:"name"`
+	// Known is false when the lifecycle table does not hold the branch.
+	Known bool `json:"known"`
+	// Designation is "Long Term Support Branch", "Production Branch", "New
+	// Feature Branch", or empty when unknown.
+	Designation string `json:"designation"`
+	// EndOfLife is "June 2026", "by August 2025", or empty when none was
+	// published.
+	EndOfLife string `json:"endOfLife"`
+	// Supported is true for a Long Term Support or Production Branch
+	// before its end of life on the day of the run.
+	Supported bool `json:"supported"`
 }
 
 // GPU is one GPU the driver reports.
@@ -151,7 +176,10 @@ type Image struct {
 	Created         string        `json:"created"`
 	Source          string        `json:"source"`
 	IdentitySource  string        `json:"identitySource"`
-	ScanSource      string        `json:"scanSource"`
+	// Pinned is true when the run's image is known by digest (in ref, or
+	// PREFLIGHT_IMAGE_DIGEST), so the record names exactly one image.
+	Pinned     bool   `json:"pinned"`
+	ScanSource string `json:"scanSource"`
 }
 
 // Requirement is one raw NVIDIA_REQUIRE_* (or PREFLIGHT_REQUIRE) value.
@@ -168,11 +196,13 @@ type CompatLib struct {
 
 // Framework is one installed deep-learning framework.
 type Framework struct {
-	Name         string   `json:"name"`
-	Version      string   `json:"version"`
-	CUDAVersion  string   `json:"cudaVersion"`
-	CuDNNVersion string   `json:"cudnnVersion"`
-	Archs        []string `json:"archs"`
+	Name         string `json:"name"`
+	Version      string `json:"version"`
+	CUDAVersion  string `json:"cudaVersion"`
+	CuDNNVersion string `json:"cudnnVersion"`
+	// Build is cuda, cpu or rocm; empty when the files do not say.
+	Build string   `json:"build"`
+	Archs []string `json:"archs"`
 }
 
 // Check is one finding.
@@ -319,7 +349,7 @@ func New(in Inputs) Record {
 	for _, f := range c.Frameworks {
 		r.Image.Frameworks = append(r.Image.Frameworks, Framework{
 			Name: f.Name, Version: f.Version, CUDAVersion: f.CUDAVersion,
-			CuDNNVersion: f.CuDNNVersion, Archs: nonNil(f.Archs),
+			CuDNNVersion: f.CuDNNVersion, Build: f.Build, Archs: nonNil(f.Archs),
 		})
 	}
 	im := identity.Merge(c.Identity, identity.FromEnv(get))
@@ -329,6 +359,8 @@ func New(in Inputs) Record {
 	r.Image.Created = redact.Value(im.Created)
 	r.Image.Source = redact.Value(im.SourceURL)
 	r.Image.IdentitySource = im.From
+	r.Image.Pinned = imageref.ValidDigest(im.Digest)
+	r.Host.Driver.Branch = driverBranch(h.Driver, in.Now)
 	for _, f := range in.Findings {
 		r.Checks = append(r.Checks, Check{
 			ID: f.ID, Status: string(f.Status),
@@ -401,6 +433,26 @@ func redactContext(c orchestrator.Context) orchestrator.Context {
 		*p = redact.Value(*p)
 	}
 	return c
+}
+
+// driverBranch looks the driver's branch up in the lifecycle table.
+func driverBranch(d facts.Driver, now time.Time) DriverBranch {
+	if !d.Present() {
+		return DriverBranch{}
+	}
+	b, known := compat.DriverLifecycle(d.Version)
+	if b.Number == 0 {
+		return DriverBranch{}
+	}
+	out := DriverBranch{Name: b.Name(), Known: known}
+	if known {
+		if b.Kind != compat.KindUnknown {
+			out.Designation = b.Kind.String()
+		}
+		out.EndOfLife = b.EndOfLifeText()
+		out.Supported = b.Supported(now)
+	}
+	return out
 }
 
 func nonNil[T any](s []T) []T {

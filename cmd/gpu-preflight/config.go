@@ -21,25 +21,26 @@ import (
 // Config is gpu-preflight's configuration: PREFLIGHT_* variables, each of
 // which a flag of the same name (--policy for PREFLIGHT_POLICY) overrides.
 type Config struct {
-	Policy         string        `env:"POLICY" default:"fail" desc:"warn, fail or strict"`
-	Ignore         string        `env:"IGNORE" desc:"comma list of check ids downgraded to info"`
-	RequireGPU     bool          `env:"REQUIRE_GPU" default:"false" desc:"no visible GPU is an error"`
-	MinGPUs        int           `env:"MIN_GPUS" default:"0" desc:"fewer visible GPUs is an error"`
-	Require        string        `env:"REQUIRE" desc:"extra requirement, NVIDIA_REQUIRE_* language"`
-	ProvenanceDir  string        `env:"PROVENANCE_DIR" default:"/var/log/gpu-preflight" desc:"where records go; off disables the file"`
-	Ledger         string        `env:"LEDGER" desc:"append one JSON line per run to this file"`
-	LogFormat      string        `env:"LOG_FORMAT" default:"auto" desc:"json, console or auto"`
-	LogLevel       string        `env:"LOG_LEVEL" default:"info" desc:"zerolog level"`
-	NVMLTimeout    time.Duration `env:"NVML_TIMEOUT" default:"10s" desc:"deadline for the NVML probe"`
-	Timeout        time.Duration `env:"TIMEOUT" default:"30s" desc:"deadline for the whole preflight"`
-	NVMLLibrary    string        `env:"NVML_LIBRARY" default:"libnvidia-ml.so.1" desc:"NVML library the probe loads"`
-	Root           string        `env:"ROOT" default:"/" desc:"root for every path the gatherers read"`
-	Manifest       string        `env:"MANIFEST" default:"/etc/gpu-preflight/image.json" desc:"baked image manifest, inside the root"`
-	TerminationLog string        `env:"TERMINATION_LOG" default:"/dev/termination-log" desc:"written on abort when its directory exists"`
-	ExitCode       int           `env:"EXIT_CODE" default:"78" desc:"exit code on abort"`
-	Supervise      bool          `env:"SUPERVISE" default:"false" desc:"stay as parent, record the command's exit"`
-	CUDACheck      string        `env:"CUDA_CHECK" default:"off" desc:"CUDA smoke test: off, init or kernel"`
-	CUDATimeout    time.Duration `env:"CUDA_TIMEOUT" default:"15s" desc:"deadline for the CUDA smoke test"`
+	Policy            string        `env:"POLICY" default:"fail" desc:"warn, fail or strict"`
+	Ignore            string        `env:"IGNORE" desc:"comma list of check ids downgraded to info"`
+	RequireGPU        bool          `env:"REQUIRE_GPU" default:"false" desc:"no visible GPU is an error"`
+	MinGPUs           int           `env:"MIN_GPUS" default:"0" desc:"fewer visible GPUs is an error"`
+	Require           string        `env:"REQUIRE" desc:"extra requirement, NVIDIA_REQUIRE_* language"`
+	ProvenanceDir     string        `env:"PROVENANCE_DIR" default:"/var/log/gpu-preflight" desc:"where records go; off disables the file"`
+	Ledger            string        `env:"LEDGER" desc:"append one JSON line per run to this file"`
+	LogFormat         string        `env:"LOG_FORMAT" default:"auto" desc:"json, console or auto"`
+	LogLevel          string        `env:"LOG_LEVEL" default:"info" desc:"zerolog level"`
+	NVMLTimeout       time.Duration `env:"NVML_TIMEOUT" default:"10s" desc:"deadline for the NVML probe"`
+	Timeout           time.Duration `env:"TIMEOUT" default:"30s" desc:"deadline for the whole preflight"`
+	NVMLLibrary       string        `env:"NVML_LIBRARY" default:"libnvidia-ml.so.1" desc:"NVML library the probe loads"`
+	Root              string        `env:"ROOT" default:"/" desc:"root for every path the gatherers read"`
+	Manifest          string        `env:"MANIFEST" default:"/etc/gpu-preflight/image.json" desc:"baked image manifest, inside the root"`
+	TerminationLog    string        `env:"TERMINATION_LOG" default:"/dev/termination-log" desc:"written on abort when its directory exists"`
+	ExitCode          int           `env:"EXIT_CODE" default:"78" desc:"exit code on abort: the image does not fit this host"`
+	NodeFaultExitCode int           `env:"NODE_FAULT_EXIT_CODE" default:"75" desc:"exit code on abort for a node fault: retry elsewhere"`
+	Supervise         bool          `env:"SUPERVISE" default:"false" desc:"stay as parent, record the command's exit"`
+	CUDACheck         string        `env:"CUDA_CHECK" default:"off" desc:"CUDA smoke test: off, init or kernel"`
+	CUDATimeout       time.Duration `env:"CUDA_TIMEOUT" default:"15s" desc:"deadline for the CUDA smoke test"`
 
 	// Derived.
 	policy         policy.Policy
@@ -144,6 +145,9 @@ func loadConfig(overrides map[string]string) (Config, error) {
 	}
 	if c.ExitCode < 1 || c.ExitCode > 255 {
 		return c, usagef("PREFLIGHT_EXIT_CODE=%d is not valid: want 1..255", c.ExitCode)
+	}
+	if c.NodeFaultExitCode < 1 || c.NodeFaultExitCode > 255 {
+		return c, usagef("PREFLIGHT_NODE_FAULT_EXIT_CODE=%d is not valid: want 1..255", c.NodeFaultExitCode)
 	}
 	switch c.CUDACheck {
 	case facts.CUDAModeOff, facts.CUDAModeInit, facts.CUDAModeKernel:

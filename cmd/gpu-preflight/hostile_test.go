@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gpu-preflight/gpu-preflight/preflight/policy"
 	"github.com/gpu-preflight/gpu-preflight/report"
 	"github.com/gpu-preflight/gpu-preflight/report/schematest"
 )
@@ -149,7 +150,7 @@ func TestHostileEnvironments(t *testing.T) {
 	}{
 		{name: "10 000 variables", environ: manyVars, code: 0,
 			want: []string{"check:driver:no NVIDIA driver found"}},
-		{name: "10 000 NVIDIA_REQUIRE_ variables", environ: manyRequires, code: defaultAbortCode,
+		{name: "10 000 NVIDIA_REQUIRE_ variables", environ: manyRequires, code: policy.DefaultMismatchExitCode,
 			want: []string{"check:cuda-requirement:10000 requirements (NVIDIA_REQUIRE_X0, NVIDIA_REQUIRE_X1, ... NVIDIA_REQUIRE_X9999): nvidia-container-cli takes at most 32"}, max: maxRecordBytes},
 		{name: "1 MiB ordinary variable", environ: baseEnviron("JOB_NOTES=" + mib), code: 0,
 			want: []string{"check:driver:no NVIDIA driver found"}},
@@ -157,11 +158,11 @@ func TestHostileEnvironments(t *testing.T) {
 			want: []string{"log:NVIDIA_VISIBLE_DEVICES is 1048576 bytes, over the 131072-byte limit"}, max: maxRecordBytes},
 		{name: "1 MiB CUDA_VISIBLE_DEVICES", environ: baseEnviron("CUDA_VISIBLE_DEVICES=" + strings.Repeat("0,", 1<<19)), code: 0,
 			want: []string{"log:CUDA_VISIBLE_DEVICES is 1048576 bytes, over the 131072-byte limit"}, max: maxRecordBytes},
-		{name: "1 MiB NVIDIA_REQUIRE_CUDA", environ: baseEnviron("NVIDIA_REQUIRE_CUDA=" + mib), code: defaultAbortCode,
+		{name: "1 MiB NVIDIA_REQUIRE_CUDA", environ: baseEnviron("NVIDIA_REQUIRE_CUDA=" + mib), code: policy.DefaultMismatchExitCode,
 			want: []string{"check:cuda-requirement:NVIDIA_REQUIRE_CUDA is 1048576 bytes, over the 131072-byte limit"}, max: maxRecordBytes},
-		{name: "NVIDIA_REQUIRE_CUDA of 100 000 terms", environ: baseEnviron("NVIDIA_REQUIRE_CUDA=" + hundredThousandTerms), code: defaultAbortCode,
+		{name: "NVIDIA_REQUIRE_CUDA of 100 000 terms", environ: baseEnviron("NVIDIA_REQUIRE_CUDA=" + hundredThousandTerms), code: policy.DefaultMismatchExitCode,
 			want: []string{"check:cuda-requirement:NVIDIA_REQUIRE_CUDA is 1100000 bytes, over the 131072-byte limit"}, max: maxRecordBytes},
-		{name: "1 MiB CUDA_VERSION", environ: baseEnviron("CUDA_VERSION=" + mib), code: defaultAbortCode,
+		{name: "1 MiB CUDA_VERSION", environ: baseEnviron("CUDA_VERSION=" + mib), code: policy.DefaultMismatchExitCode,
 			want: []string{"check:cuda-requirement:CUDA_VERSION is 1048576 bytes"}, max: maxRecordBytes},
 		{name: "1 MiB LD_LIBRARY_PATH and PYTHONPATH", environ: baseEnviron("LD_LIBRARY_PATH="+longList, "PYTHONPATH="+longList), code: 0,
 			want: []string{"log:image: LD_LIBRARY_PATH has 131072 directories; the scan looked only in the first 256",
@@ -178,7 +179,7 @@ func TestHostileEnvironments(t *testing.T) {
 			want: []string{"log:names MIG devices: keeping the 0 GPUs seen"}},
 		{name: "invalid UTF-8 in NVIDIA_REQUIRE_CUDA", environ: baseEnviron("NVIDIA_REQUIRE_CUDA=cuda>=12.\xff brand=\xfe\xc3\x28", "CUDA_VERSION=12.\xff"),
 			code: 0, want: []string{"check:cuda-requirement:no NVIDIA driver"}},
-		{name: "invalid UTF-8 in CUDA_VERSION", environ: baseEnviron("CUDA_VERSION=12.\xff"), code: defaultAbortCode,
+		{name: "invalid UTF-8 in CUDA_VERSION", environ: baseEnviron("CUDA_VERSION=12.\xff"), code: policy.DefaultMismatchExitCode,
 			want: []string{"check:cuda-requirement:CUDA_VERSION=\"12.\\xff\": not a semantic version"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -20,12 +20,11 @@ import (
 
 // Exit codes (README "Exit codes").
 const (
-	exitOK           = 0
-	exitUsage        = 64  // usage or configuration error
-	exitNotExec      = 126 // command found but not executable
-	exitNotFound     = 127 // command not found
-	exitSignalBase   = 128 // + signal number
-	defaultAbortCode = 78
+	exitOK         = 0
+	exitUsage      = 64  // usage or configuration error
+	exitNotExec    = 126 // command found but not executable
+	exitNotFound   = 127 // command not found
+	exitSignalBase = 128 // + signal number
 )
 
 const usageText = `Usage:
@@ -35,6 +34,8 @@ const usageText = `Usage:
   gpu-preflight explain [REQUIREMENT...]    evaluate requirements factor by factor
   gpu-preflight bake [--out FILE] [flags]   scan the image and write its manifest (at build time)
   gpu-preflight diff OLD.json NEW.json|DIR  what changed between two provenance records
+  gpu-preflight advise [--driver V] [--gpu CC] [--brand B]
+                                            which CUDA versions and framework builds a driver runs
   gpu-preflight version                     version, commit, Go version
 
 `
@@ -52,6 +53,7 @@ var subcommands = map[string]func(args, environ []string, stdout, stderr io.Writ
 	"explain": cmdExplain,
 	"bake":    cmdBake,
 	"diff":    cmdDiff,
+	"advise":  cmdAdvise,
 	"version": cmdVersion,
 }
 

@@ -89,15 +89,16 @@ func preflight(overrides map[string]string, argv, environ []string, stderr io.Wr
 		log.Warn().Msg(w)
 	}
 	findings := policy.Ignore(res.findings, cfg.ignore)
-	o.decision = policy.Decide(cfg.policy, findings, cfg.ExitCode)
+	o.decision = policy.Decide(cfg.policy, findings, policy.ExitCodes{Mismatch: cfg.ExitCode, NodeFault: cfg.NodeFaultExitCode})
 	o.findings = findings
 	report.LogFindings(log, findings)
 
 	cwd, _ := os.Getwd()
 	o.record = report.New(report.Inputs{
-		Facts:       res.facts,
-		Findings:    findings,
-		Decision:    report.Decision{Policy: string(o.decision.Policy), Action: o.decision.Action, ExitCode: o.decision.ExitCode},
+		Facts:    res.facts,
+		Findings: findings,
+		Decision: report.Decision{Policy: string(o.decision.Policy), Action: o.decision.Action,
+			ExitCode: o.decision.ExitCode, NodeFault: o.decision.NodeFault},
 		Argv:        argv,
 		Cwd:         cwd,
 		UID:         os.Getuid(),
@@ -221,7 +222,7 @@ func (c Config) checkInput(ctx context.Context, opts gather.Options) (check.Inpu
 	if note != "" {
 		warnings = append(warnings, note)
 	}
-	return check.Input{Facts: f, Visible: visible, Options: check.Options{
+	return check.Input{Facts: f, Visible: visible, Now: time.Now(), Options: check.Options{
 		RequireGPU: c.RequireGPU, MinGPUs: c.MinGPUs, ExtraRequire: c.Require}}, warnings
 }
 

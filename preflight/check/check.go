@@ -3,7 +3,11 @@
 // the environment or the clock, so each rule is proved by a table test.
 package check
 
-import "github.com/gpu-preflight/gpu-preflight/preflight/facts"
+import (
+	"time"
+
+	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
+)
 
 // Status is a finding's outcome, from best to worst.
 type Status string
@@ -63,6 +67,9 @@ type Input struct {
 	// NVIDIA_VISIBLE_DEVICES and CUDA_VISIBLE_DEVICES.
 	Visible []facts.GPU
 	Options Options
+	// Now is when the run started: the day the driver lifecycle is judged
+	// on. Checks never read the clock themselves.
+	Now time.Time
 }
 
 // Check is one rule: a stable id and the pure function that applies it.
@@ -72,7 +79,8 @@ type Check struct {
 }
 
 // All is every check, in the order findings are reported.
-var All = []Check{Driver, NVML, GPUCount, CUDARequirement, CUDADriver, FrameworkCUDA, GPUArch, GPUHealth, Shm, CUDA}
+var All = []Check{Driver, NVML, GPUCount, CUDARequirement, CUDADriver, FrameworkCUDA, GPUArch, GPUHealth, Shm,
+	CPUBuild, DriverLifecycle, ImagePinned, CUDA}
 
 // IDs returns the ids of All, for validating PREFLIGHT_IGNORE.
 func IDs() []string {

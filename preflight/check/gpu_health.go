@@ -11,8 +11,11 @@ import (
 // GPU, no uncorrected ECC errors and no retired pages awaiting a reboot,
 // persistence mode on, and, when MIG mode is on, at least one MIG device
 // to run on. Each problem is a warning: the job may still run, but it is
-// the node to look at when it fails or runs slowly. The facts come from
-// NVML only; without them the check is skipped rather than passed.
+// the node to look at when it fails or runs slowly, and a node fault
+// (Finding.NodeFault): under PREFLIGHT_POLICY=strict it ends the run with
+// the node-fault exit code, so the job is retried on another node. The
+// facts come from NVML only; without them the check is skipped rather than
+// passed.
 var GPUHealth = Check{ID: "gpu-health", Run: gpuHealth}
 
 func gpuHealth(in Input) Finding {
@@ -61,6 +64,7 @@ func gpuHealth(in Input) Finding {
 		return f
 	}
 	f.Status = Warn
+	f.NodeFault = true
 	f.Message = strings.Join(problems, "; ")
 	f.Remedy = strings.Join(remedies, "; ")
 	return f

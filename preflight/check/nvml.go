@@ -17,6 +17,9 @@ import (
 // run without brand, compute capability or health facts: warn. It is not an
 // error here because the `driver` and `cuda-requirement` checks still judge
 // the driver from procfs, and own the verdict on whether a GPU is required.
+//
+// A hung NVML and a driver present but not loaded are node faults
+// (Finding.NodeFault): the same image may run on another node.
 var NVML = Check{ID: "nvml", Run: nvmlCheck}
 
 func nvmlCheck(in Input) Finding {
@@ -42,6 +45,7 @@ func nvmlCheck(in Input) Finding {
 			f.Message = fmt.Sprintf("NVML says %q although the driver left traces (%s); GPU facts come from procfs only",
 				orUnknown(n.Error), driverEvidence(h))
 			f.Remedy = "check the NVIDIA kernel module on the host (nvidia-smi, dmesg); after a driver upgrade, reboot the node"
+			f.NodeFault = true // the driver is there but not working: the node, not the image
 		} else {
 			f.Status = Info
 			f.Message = fmt.Sprintf("NVML loaded but says %q: no NVIDIA kernel driver on this host", orUnknown(n.Error))
@@ -52,6 +56,7 @@ func nvmlCheck(in Input) Finding {
 		f.Message = "NVML did not answer: " + orUnknown(n.Error) + "; a hung NVML call usually means a hung driver or GPU"
 		f.Remedy = "check the node's GPUs (nvidia-smi on the host, dmesg for Xid errors) and drain it if NVML hangs; " +
 			"raise PREFLIGHT_NVML_TIMEOUT if the node is merely slow, or set PREFLIGHT_IGNORE=nvml to start without NVML facts"
+		f.NodeFault = true
 	case facts.ProbeInitFailed:
 		f.Status = Warn
 		f.Message = "NVML failed to initialise: " + orUnknown(n.Error) + "; GPU facts come from procfs only"

@@ -197,7 +197,10 @@ type Framework struct {
 	Name    string `json:"name"`
 	Version string `json:"version"`
 	// CUDAVersion is the CUDA it was built for, "11.8"; empty for CPU builds.
-	CUDAVersion  string `json:"cudaVersion"`
+	CUDAVersion string `json:"cudaVersion"`
+	// Build is what the framework was built for: BuildCUDA, BuildCPU,
+	// BuildROCm, or "" when its files do not say.
+	Build        string `json:"build,omitempty"`
 	CuDNNVersion string `json:"cudnnVersion,omitempty"`
 	// Archs are the compiled GPU targets, "sm_80", "compute_90", "sm_90a".
 	Archs []string `json:"archs"`
@@ -208,6 +211,13 @@ type Framework struct {
 	// Source names the file the version came from.
 	Source string `json:"source,omitempty"`
 }
+
+// Framework builds.
+const (
+	BuildCUDA = "cuda"
+	BuildCPU  = "cpu"
+	BuildROCm = "rocm"
+)
 
 // KernelLibrary is one shared object whose fatbins were scanned.
 type KernelLibrary struct {

@@ -66,6 +66,15 @@ func (s *scanner) torch(sp string, has func(string) bool, dists map[string]DistI
 	if b := s.read(vf); b != nil {
 		if v, err := ParseTorchVersion(b); err == nil {
 			f.Version, f.CUDAVersion, f.Source = v.Version, v.CUDA, vf
+			// version.py records cuda = None and hip = None for a CPU wheel.
+			switch {
+			case v.CUDA != "":
+				f.Build = facts.BuildCUDA
+			case v.HIP != "":
+				f.Build = facts.BuildROCm
+			default:
+				f.Build = facts.BuildCPU
+			}
 		} else {
 			s.warnf("image: %s: %v", vf, err)
 		}
@@ -74,6 +83,7 @@ func (s *scanner) torch(sp string, has func(string) bool, dists map[string]DistI
 		// Only download.pytorch.org wheels carry +cuNNN; a plain PyPI
 		// version leaves the CUDA build unknown.
 		f.Version, f.CUDAVersion, f.Source = d.Version, LocalCUDA(d.Version), distPath(sp, d)
+		f.Build = localBuild(d.Version)
 	}
 	if f.Version == "" {
 		return facts.Framework{}, false
@@ -102,6 +112,11 @@ func (s *scanner) paddle(sp string, has func(string) bool, dists map[string]Dist
 		}
 		f.Version, f.CUDAVersion, f.CuDNNVersion, f.Source = v.Version, v.CUDA, v.CuDNN, vf
 		archs = v.Archs
+		if v.CUDA != "" {
+			f.Build = facts.BuildCUDA
+		} else if v.CUDARecorded {
+			f.Build = facts.BuildCPU
+		}
 		break
 	}
 	if hasDist {
@@ -112,6 +127,14 @@ func (s *scanner) paddle(sp string, has func(string) bool, dists map[string]Dist
 		}
 		if f.CUDAVersion == "" {
 			f.CUDAVersion = PaddlePostCUDA(d.Version)
+		}
+		switch {
+		case f.CUDAVersion != "":
+			f.Build = facts.BuildCUDA
+		case d.Name == "paddlepaddle" && f.Build == "":
+			// The CPU wheel is "paddlepaddle"; GPU builds are
+			// "paddlepaddle-gpu" (or carry a .postNNN CUDA tag).
+			f.Build = facts.BuildCPU
 		}
 		if f.Source == "" {
 			f.Source = distPath(sp, d)
@@ -137,9 +160,15 @@ func (s *scanner) tensorflow(sp string, has func(string) bool, dists map[string]
 	bf := path.Join(sp, "tensorflow/python/platform/build_info.py")
 	if b := s.read(bf); b != nil {
 		if bi, err := ParseTFBuildInfo(b); err == nil {
-			if bi.CUDABuild || bi.CUDA != "" {
+			switch {
+			case bi.CUDABuild || bi.CUDA != "":
 				f.CUDAVersion, f.CuDNNVersion = bi.CUDA, bi.CuDNN
 				archs = bi.Archs
+				f.Build = facts.BuildCUDA
+			case bi.ROCmBuild:
+				f.Build = facts.BuildROCm
+			default:
+				f.Build = facts.BuildCPU
 			}
 			f.Source = bf
 		} else {
@@ -148,6 +177,9 @@ func (s *scanner) tensorflow(sp string, has func(string) bool, dists map[string]
 	}
 	if f.Version == "" && f.Source == "" {
 		return facts.Framework{}, false
+	}
+	if f.Build == "" && hasDist && d.Name == "tensorflow_cpu" {
+		f.Build = facts.BuildCPU
 	}
 	s.kernels(&f, sp, tensorflowKernels, archs)
 	return f, true
@@ -183,6 +215,15 @@ func (s *scanner) jax(sp string, has func(string) bool, dists map[string]DistInf
 		f.Source = distPath(sp, plugin)
 		f.Location = path.Join(sp, "jax_plugins")
 	}
+	switch {
+	case f.CUDAVersion != "":
+		f.Build = facts.BuildCUDA
+	case hasLib:
+		// Since jax 0.4.26 jaxlib is CPU-only and CUDA comes from the
+		// jax-cuda*-plugin wheels; a jaxlib with neither a CUDA tag nor a
+		// plugin runs on the CPU.
+		f.Build = facts.BuildCPU
+	}
 	// The CUDA 12+ plugins run on the CUDA runtime wheel they depend on:
 	// its release refines a major-only "12" to "12.4".
 	if major := f.CUDAVersion; major != "" && !strings.Contains(major, ".") {
@@ -197,6 +238,23 @@ func (s *scanner) jax(sp string, has func(string) bool, dists map[string]DistInf
 	}
 	s.kernels(&f, sp, jaxKernels, nil)
 	return f, true
+}
+
+// localBuild reads the build from a wheel's local version tag: "+cu121"
+// CUDA, "+cpu" CPU, "+rocm6.1" ROCm; "" when there is none.
+func localBuild(version string) string {
+	_, local, ok := strings.Cut(version, "+")
+	switch {
+	case !ok:
+		return ""
+	case LocalCUDA(version) != "":
+		return facts.BuildCUDA
+	case strings.HasPrefix(local, "cpu"):
+		return facts.BuildCPU
+	case strings.HasPrefix(local, "rocm"):
+		return facts.BuildROCm
+	}
+	return ""
 }
 
 // kernels scans the framework's kernel libraries that exist under sp

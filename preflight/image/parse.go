@@ -55,6 +55,9 @@ type PaddleVersion struct {
 	// CUDA is cuda_version, "11.8"; empty for a CPU build, which writes
 	// the string 'False'. Releases before 2.2 do not record it.
 	CUDA string
+	// CUDARecorded is true when the file records cuda_version at all, so
+	// that an empty CUDA means a CPU build rather than an old release.
+	CUDARecorded bool
 	// CuDNN is cudnn_version, "8.6.0".
 	CuDNN string
 	// Archs is compiled_cuda_archs (3.x) as targets, [86] -> ["sm_86"].
@@ -72,6 +75,7 @@ func ParsePaddleVersion(src []byte) (PaddleVersion, error) {
 		return PaddleVersion{}, errors.New("paddle version file: no full_version string")
 	}
 	v.CUDA = paddleFlag(f["cuda_version"])
+	_, v.CUDARecorded = f["cuda_version"]
 	v.CuDNN = paddleFlag(f["cudnn_version"])
 	v.Archs = archList(f["compiled_cuda_archs"])
 	return v, nil
@@ -116,8 +120,8 @@ type TFBuildInfo struct {
 	CuDNN string
 	// Archs is cuda_compute_capabilities: "sm_80", "compute_90".
 	Archs []string
-	// CUDABuild is is_cuda_build.
-	CUDABuild bool
+	// CUDABuild is is_cuda_build; ROCmBuild is is_rocm_build.
+	CUDABuild, ROCmBuild bool
 }
 
 // ParseTFBuildInfo reads the module tensorflow/tools/build_info/
@@ -138,6 +142,7 @@ func ParseTFBuildInfo(src []byte) (TFBuildInfo, error) {
 	}
 	var v TFBuildInfo
 	v.CUDABuild = f["is_cuda_build"].kind == pyBool && f["is_cuda_build"].text == "True"
+	v.ROCmBuild = f["is_rocm_build"].kind == pyBool && f["is_rocm_build"].text == "True"
 	v.CUDA, _ = f["cuda_version"].scalar()
 	v.CuDNN, _ = f["cudnn_version"].scalar()
 	v.Archs = archList(f["cuda_compute_capabilities"])

@@ -19,9 +19,10 @@ const (
 	Strict Policy = "strict" // abort on warnings too
 )
 
-// Parse reads a policy name.
+// Parse reads a policy name, in any case ("Warn" is warn), as every
+// enumerated setting is read.
 func Parse(s string) (Policy, error) {
-	switch p := Policy(s); p {
+	switch p := Policy(strings.ToLower(s)); p {
 	case Warn, Fail, Strict:
 		return p, nil
 	}
@@ -41,9 +42,31 @@ type Decision struct {
 	Action string
 	// ExitCode is the code gpu-preflight exits with on Abort, 0 otherwise.
 	ExitCode int
+	// NodeFault is true when the abort is for a node fault: a blocking
+	// finding has check.Finding.NodeFault set, and ExitCode is
+	// ExitCodes.NodeFault.
+	NodeFault bool
 	// Blocking are the findings that caused the abort.
 	Blocking []check.Finding
 }
+
+// ExitCodes are the codes an abort exits with.
+type ExitCodes struct {
+	// Mismatch is for an abort on findings about the image and the driver
+	// (PREFLIGHT_EXIT_CODE, default 78): the job would fail the same way
+	// on every node like this one, so retrying it is in vain.
+	Mismatch int
+	// NodeFault is for an abort on a node fault
+	// (PREFLIGHT_NODE_FAULT_EXIT_CODE, default 75, EX_TEMPFAIL): the node
+	// is sick, and the job may run elsewhere.
+	NodeFault int
+}
+
+// Default exit codes: sysexits.h's EX_CONFIG and EX_TEMPFAIL.
+const (
+	DefaultMismatchExitCode  = 78
+	DefaultNodeFaultExitCode = 75
+)
 
 // Ignore downgrades the findings whose check id is in ignore to info, saying
 // so in the message; PREFLIGHT_IGNORE is the narrow override users ask for,
@@ -73,18 +96,29 @@ func (p Policy) Blocks(f check.Finding) bool {
 	return f.Status.Severity() >= check.Error.Severity()
 }
 
-// Decide applies policy p to findings (after Ignore). abortCode is the exit
-// code for an abort (PREFLIGHT_EXIT_CODE).
-func Decide(p Policy, findings []check.Finding, abortCode int) Decision {
+// Decide applies policy p to findings (after Ignore).
+//
+// When node-fault and mismatch findings block together, the node fault
+// wins: the mismatch was judged from a sick node's facts, and the retry
+// the node-fault code asks for either runs the job on a healthy node or
+// meets the mismatch there again, where it then ends the job with the
+// mismatch code. Retrying costs one bounded attempt (the scheduler's
+// backoff limit); ending the job on a verdict read from a broken driver
+// could throw away a job that would run.
+func Decide(p Policy, findings []check.Finding, codes ExitCodes) Decision {
 	d := Decision{Policy: p, Action: Exec}
 	for _, f := range findings {
 		if p.Blocks(f) {
 			d.Blocking = append(d.Blocking, f)
+			d.NodeFault = d.NodeFault || f.NodeFault
 		}
 	}
 	if len(d.Blocking) > 0 {
 		d.Action = Abort
-		d.ExitCode = abortCode
+		d.ExitCode = codes.Mismatch
+		if d.NodeFault {
+			d.ExitCode = codes.NodeFault
+		}
 	}
 	return d
 }

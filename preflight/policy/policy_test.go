@@ -14,6 +14,8 @@ func findings(statuses ...check.Status) []check.Finding {
 	return out
 }
 
+var codes = ExitCodes{Mismatch: 78, NodeFault: 75}
+
 func TestDecide(t *testing.T) {
 	for _, tt := range []struct {
 		name     string
@@ -30,9 +32,39 @@ func TestDecide(t *testing.T) {
 		{"NoFindingsRun", Fail, nil, Exec, 0},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			d := Decide(tt.policy, tt.findings, 78)
+			d := Decide(tt.policy, tt.findings, codes)
 			if d.Action != tt.action || d.ExitCode != tt.code {
 				t.Errorf("Decide = %s/%d, want %s/%d", d.Action, d.ExitCode, tt.action, tt.code)
+			}
+		})
+	}
+}
+
+func nodeFault(s check.Status) check.Finding {
+	return check.Finding{ID: "nvml", Status: s, Message: "hung", NodeFault: true}
+}
+
+// A blocking node fault exits with the node-fault code; when it blocks
+// together with a mismatch, the node fault wins (see Decide).
+func TestDecideNodeFaultCode(t *testing.T) {
+	for _, tt := range []struct {
+		name      string
+		policy    Policy
+		findings  []check.Finding
+		code      int
+		nodeFault bool
+	}{
+		{"NodeFaultAlone", Fail, []check.Finding{nodeFault(check.Error)}, 75, true},
+		{"MismatchAlone", Fail, findings(check.Error), 78, false},
+		{"BothBlockNodeFaultWins", Fail, append(findings(check.Error), nodeFault(check.Error)), 75, true},
+		{"NodeFaultWarningDoesNotBlockUnderFail", Fail, append(findings(check.Error), nodeFault(check.Warn)), 78, false},
+		{"NodeFaultWarningBlocksUnderStrict", Strict, []check.Finding{nodeFault(check.Warn)}, 75, true},
+		{"NodeFaultUnderWarnRuns", Warn, []check.Finding{nodeFault(check.Error)}, 0, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			d := Decide(tt.policy, tt.findings, codes)
+			if d.ExitCode != tt.code || d.NodeFault != tt.nodeFault {
+				t.Errorf("Decide = exit %d, node fault %v; want %d, %v", d.ExitCode, d.NodeFault, tt.code, tt.nodeFault)
 			}
 		})
 	}
@@ -57,18 +89,18 @@ func TestIgnoreDowngradesToInfo(t *testing.T) {
 	if in[0].Status != check.Error {
 		t.Error("Ignore modified its input")
 	}
-	if d := Decide(Fail, out, 78); d.Action != Exec {
+	if d := Decide(Fail, out, codes); d.Action != Exec {
 		t.Errorf("ignored error still aborts: %+v", d)
 	}
 }
 
 func TestParse(t *testing.T) {
-	for _, s := range []string{"warn", "fail", "strict"} {
-		if _, err := Parse(s); err != nil {
-			t.Errorf("Parse(%q): %v", s, err)
+	for s, want := range map[string]Policy{"warn": Warn, "fail": Fail, "strict": Strict, "Warn": Warn, "STRICT": Strict} {
+		if p, err := Parse(s); err != nil || p != want {
+			t.Errorf("Parse(%q) = %q, %v; want %q", s, p, err, want)
 		}
 	}
-	for _, s := range []string{"", "bogus", "Fail"} {
+	for _, s := range []string{"", "bogus", "wran"} {
 		if _, err := Parse(s); err == nil {
 			t.Errorf("Parse(%q) accepted", s)
 		}

@@ -422,6 +422,8 @@ var covered = []string{
 	"runId", "startedAt",
 	"host.driver.version", "host.driver.cudaVersion", "host.driver.openKernelModule", "host.gpus",
 	"host.nvml.durationMillis", "host.cuda",
+	// Derived from the driver version and the digest, which are compared.
+	"host.driver.branch", "image.pinned",
 	"image.cudaVersion", "image.cudaVersionFull", "image.requirements", "image.requireDisabled",
 	"image.digest", "image.ref", "image.revision",
 	"image.cudnnVersion", "image.ncclVersion", "image.tensorrtVersion", "image.compat", "image.frameworks",

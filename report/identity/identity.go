@@ -29,13 +29,14 @@ import (
 	"strings"
 
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
+	"github.com/gpu-preflight/gpu-preflight/preflight/imageref"
 	"github.com/gpu-preflight/gpu-preflight/report/redact"
 )
 
 // Environment variables read by FromEnv.
 const (
-	EnvImage    = "PREFLIGHT_IMAGE"
-	EnvDigest   = "PREFLIGHT_IMAGE_DIGEST"
+	EnvImage    = imageref.EnvImage
+	EnvDigest   = imageref.EnvDigest
 	EnvRevision = "PREFLIGHT_IMAGE_REVISION" // LABEL org.opencontainers.image.revision
 	EnvCreated  = "PREFLIGHT_IMAGE_CREATED"  // LABEL org.opencontainers.image.created (RFC 3339)
 	EnvSource   = "PREFLIGHT_IMAGE_SOURCE"   // LABEL org.opencontainers.image.source (repository URL)

@@ -233,9 +233,10 @@ func testHungNVML(t *testing.T, s *suite, policy string) {
 		wantStdout(t, res, "ran\n")
 		rec.want(t, "decision.action", "exec")
 	} else {
-		wantExit(t, res, 78)
+		wantExit(t, res, 75) // a hung NVML is a node fault
 		wantStdout(t, res, "")
 		rec.want(t, "decision.action", "abort")
+		rec.want(t, "decision.nodeFault", true)
 	}
 }
 

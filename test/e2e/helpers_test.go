@@ -213,8 +213,9 @@ type record struct {
 		ID, Status, Message, Remedy string
 	}
 	Decision struct {
-		Action   string
-		ExitCode int
+		Action    string
+		ExitCode  int
+		NodeFault bool
 	}
 }
 

@@ -15,8 +15,12 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/test/fakenvml"
 )
 
-// abortCode is PREFLIGHT_EXIT_CODE's default (SPEC section 3).
-const abortCode = 78
+// abortCode is PREFLIGHT_EXIT_CODE's default, nodeFaultCode
+// PREFLIGHT_NODE_FAULT_EXIT_CODE's.
+const (
+	abortCode     = 78
+	nodeFaultCode = 75
+)
 
 // logMessage returns the shim's JSON log lines for check id.
 func logLines(stderr, id string) string {
@@ -144,8 +148,8 @@ func TestShimRunsV100On470WithCUDA118Image(t *testing.T) {
 }
 
 // A hung nvmlInit with PREFLIGHT_NVML_TIMEOUT=2s: the run ends within 3 s,
-// the nvml check is an error, the default fail policy aborts, and no probe
-// process is left behind.
+// the nvml check is an error, the default fail policy aborts with the
+// node-fault code, and no probe process is left behind.
 func TestShimHangingNVMLIsBoundedAndLeavesNothing(t *testing.T) {
 	tag := marker(t)
 	env := shimEnv(t, fakeLibrary(t), ptr(fakenvml.Hang()), "PREFLIGHT_NVML_TIMEOUT=2s", tag)
@@ -153,8 +157,8 @@ func TestShimHangingNVMLIsBoundedAndLeavesNothing(t *testing.T) {
 	if r.elapsed > 3*time.Second {
 		t.Errorf("the run took %v with PREFLIGHT_NVML_TIMEOUT=2s; want under 3s", r.elapsed)
 	}
-	if r.code != abortCode {
-		t.Errorf("exit %d, want %d under the fail policy", r.code, abortCode)
+	if r.code != nodeFaultCode {
+		t.Errorf("exit %d, want %d (a node fault) under the fail policy", r.code, nodeFaultCode)
 	}
 	if msg := logLines(r.stderr, "nvml"); !strings.Contains(msg, `"status":"error"`) || !strings.Contains(msg, "2s") {
 		t.Errorf("nvml check log:\n%s", msg)
@@ -164,7 +168,7 @@ func TestShimHangingNVMLIsBoundedAndLeavesNothing(t *testing.T) {
 	}
 
 	rec, c := checkJSON(t, env)
-	if status, _ := finding(t, rec, "nvml"); status != "error" || rec.Host.NVML.Outcome != "timeout" || c.code != abortCode {
+	if status, _ := finding(t, rec, "nvml"); status != "error" || rec.Host.NVML.Outcome != "timeout" || c.code != nodeFaultCode {
 		t.Errorf("nvml %s, outcome %q, exit %d", status, rec.Host.NVML.Outcome, c.code)
 	}
 	if left := processesWith(tag); len(left) > 0 {
@@ -280,6 +284,42 @@ func TestShimWarnsAboutUnhealthyGPUs(t *testing.T) {
 		if !strings.Contains(msg, want) {
 			t.Errorf("gpu-health does not say %q: %s", want, msg)
 		}
+	}
+}
+
+// The node-fault exit code tells a sick node from an image the driver
+// cannot run: unhealthy GPUs under strict exit 75 (or
+// PREFLIGHT_NODE_FAULT_EXIT_CODE), an image for a newer driver 78, and
+// both at once the node fault's code (policy.Decide says why).
+func TestShimNodeFaultExitCodes(t *testing.T) {
+	unhealthy := ptr(fakenvml.Unhealthy())
+	tests := []struct {
+		name     string
+		scenario *fakenvml.Scenario
+		env      []string
+		code     int
+	}{
+		{"unhealthy GPUs under strict", unhealthy, []string{"PREFLIGHT_POLICY=strict"}, nodeFaultCode},
+		{"unhealthy GPUs under strict, code 138", unhealthy,
+			[]string{"PREFLIGHT_POLICY=strict", "PREFLIGHT_NODE_FAULT_EXIT_CODE=138"}, 138},
+		{"unhealthy GPUs under fail run", unhealthy, nil, 0},
+		{"an image for a newer driver", ptr(fakenvml.H100x8("545.23.08", 12030)),
+			[]string{"NVIDIA_REQUIRE_CUDA=" + requireCUDA(t, "12.8.1")}, abortCode},
+		{"both: the node fault wins", unhealthy,
+			[]string{"PREFLIGHT_POLICY=strict", "PREFLIGHT_MIN_GPUS=8"}, nodeFaultCode},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			env := shimEnv(t, fakeLibrary(t), tt.scenario, tt.env...)
+			r := run(t, 30*time.Second, env, shimBin(t), "--", "true")
+			if r.code != tt.code {
+				t.Fatalf("exit %d, want %d\nstderr: %s", r.code, tt.code, r.stderr)
+			}
+			rec, _ := checkJSON(t, env)
+			if want := tt.code == nodeFaultCode || tt.code == 138; rec.Decision.NodeFault != want {
+				t.Errorf("decision.nodeFault %v, want %v", rec.Decision.NodeFault, want)
+			}
+		})
 	}
 }
 

@@ -1,10 +1,16 @@
 package examples
 
 import (
+	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
+	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -64,6 +70,22 @@ func TestKubernetesJob(t *testing.T) {
 	}
 	if !failsOnAbort {
 		t.Errorf("no podFailurePolicy rule FailJob on exit %d (gpu-preflight's abort)", abortCode)
+	}
+	// A node fault starts a new pod: its code must not end the Job.
+	nodeFault := int32(runNodeFault(t).code)
+	counted := false
+	for _, r := range pfp.Rules {
+		if r.OnExitCodes == nil || r.OnExitCodes.Operator != batchv1.PodFailurePolicyOnExitCodesOpIn ||
+			!slices.Contains(r.OnExitCodes.Values, nodeFault) {
+			continue
+		}
+		counted = r.Action == batchv1.PodFailurePolicyActionCount
+		if !counted {
+			t.Errorf("podFailurePolicy rule %s on the node-fault exit %d: want Count, so a new pod starts", r.Action, nodeFault)
+		}
+	}
+	if !counted {
+		t.Errorf("no podFailurePolicy rule Count on exit %d (gpu-preflight's node fault)", nodeFault)
 	}
 	if job.Spec.Template.Spec.RestartPolicy != corev1.RestartPolicyNever {
 		t.Errorf("restartPolicy %q: podFailurePolicy requires Never", job.Spec.Template.Spec.RestartPolicy)
@@ -129,6 +151,25 @@ func TestKubeflowJobs(t *testing.T) {
 				if rs.RestartPolicy != "ExitCode" || code < 1 || code > 127 {
 					t.Errorf("%s: restartPolicy %q with abort code %d: want ExitCode and a code in 1..127", name, rs.RestartPolicy, code)
 				}
+				// A node fault must be retryable: 128 and above in
+				// training-operator's IsRetryableExitCode, and 138 in
+				// the releases before it. The manifest sets the code, and
+				// the shim exits with it.
+				for _, c := range rs.Template.Spec.Containers {
+					want := ""
+					for _, e := range c.Env {
+						if e.Name == "PREFLIGHT_NODE_FAULT_EXIT_CODE" {
+							want = e.Value
+						}
+					}
+					if want != "138" {
+						t.Errorf("%s container %s: PREFLIGHT_NODE_FAULT_EXIT_CODE=%q, want 138 (retryable)", name, c.Name, want)
+						continue
+					}
+					if got := runNodeFault(t, "PREFLIGHT_NODE_FAULT_EXIT_CODE="+want).code; strconv.Itoa(got) != want {
+						t.Errorf("%s container %s: a node fault exits %d with PREFLIGHT_NODE_FAULT_EXIT_CODE=%s", name, c.Name, got, want)
+					}
+				}
 				if !slices.ContainsFunc(rs.Template.Spec.Containers, func(c corev1.Container) bool { return c.Name == tt.container }) {
 					t.Errorf("%s: no container named %s (the operator's default container)", name, tt.container)
 				}
@@ -144,6 +185,56 @@ func TestKubeflowJobs(t *testing.T) {
 			}
 		})
 	}
+}
+
+var (
+	nodeFaultMu   sync.Mutex
+	nodeFaultRuns = map[string]cmdResult{}
+)
+
+// runNodeFault runs the shim on a node whose NVML hangs, a node fault:
+// the driver's procfs answers, and the probe blocks in open(2) on a FIFO
+// given as the NVML library (the embedded probe), or is a gpu-preflight-nvml
+// on PATH that sleeps (a shim built without it). Runs are cached by extra.
+func runNodeFault(t *testing.T, extra ...string) cmdResult {
+	t.Helper()
+	key := strings.Join(extra, " ")
+	nodeFaultMu.Lock()
+	defer nodeFaultMu.Unlock()
+	if r, ok := nodeFaultRuns[key]; ok {
+		return r
+	}
+	tmp := t.TempDir()
+	root := filepath.Join(tmp, "root")
+	proc := filepath.Join(root, "proc/driver/nvidia")
+	bin := filepath.Join(tmp, "bin")
+	for _, d := range []string{proc, bin} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	version := "NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.54.15  Tue Mar  5 22:23:56 UTC 2024\n"
+	if err := os.WriteFile(filepath.Join(proc, "version"), []byte(version), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(bin, "gpu-preflight-nvml"), []byte("#!/bin/sh\nexec sleep 60\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	fifo := filepath.Join(tmp, "libnvidia-ml.so.1")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := append([]string{
+		"PATH=" + bin + ":/usr/local/bin:/usr/bin:/bin",
+		"PREFLIGHT_ROOT=" + root, "PREFLIGHT_PROVENANCE_DIR=off", "PREFLIGHT_LOG_FORMAT=json",
+		"PREFLIGHT_TERMINATION_LOG=", "PREFLIGHT_NVML_LIBRARY=" + fifo, "PREFLIGHT_NVML_TIMEOUT=500ms",
+	}, extra...)
+	r := runCmd(t, tmp, env, time.Minute, shim(t), "--", "true")
+	if !strings.Contains(r.stderr, `"check":"nvml"`) || !strings.Contains(r.stderr, "did not answer") {
+		t.Fatalf("the hung-NVML run did not report a hung NVML (exit %d):\n%s", r.code, r.stderr)
+	}
+	nodeFaultRuns[key] = r
+	return r
 }
 
 // checkPod checks every container as gpu-preflight's documentation claims:

@@ -1,9 +1,11 @@
 package examples
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -115,6 +117,64 @@ func TestTrainingScriptsCompile(t *testing.T) {
 			filepath.Join(repo(t), f.path), filepath.Join(t.TempDir(), "train.pyc"))
 		if r.code != 0 {
 			t.Errorf("%s does not compile:\n%s", f.path, r.stderr)
+		}
+	}
+}
+
+// TestSlurmScriptsActOnTheExitCode runs each sbatch script with srun and
+// sbatch replaced by stubs: a node fault (75) resubmits the script away from
+// the node, at most twice; a mismatch (78) and success do not; the script
+// exits with srun's status every time.
+func TestSlurmScriptsActOnTheExitCode(t *testing.T) {
+	scripts, _ := filepath.Glob(filepath.Join(repo(t), "examples/slurm/*.sbatch"))
+	if len(scripts) == 0 {
+		t.Fatal("no examples/slurm/*.sbatch")
+	}
+	nodeFault := runNodeFault(t).code
+	mismatch := runAbort(t).code
+	for _, s := range scripts {
+		for _, tt := range []struct {
+			status, tries int
+			resubmit      bool
+		}{
+			{nodeFault, 0, true},
+			{nodeFault, 1, true},
+			{nodeFault, 2, false},
+			{mismatch, 0, false},
+			{0, 0, false},
+		} {
+			name := fmt.Sprintf("%s/exit-%d/tries-%d", filepath.Base(s), tt.status, tt.tries)
+			t.Run(name, func(t *testing.T) {
+				dir := t.TempDir()
+				stubs := filepath.Join(dir, "bin")
+				if err := os.Mkdir(stubs, 0o755); err != nil {
+					t.Fatal(err)
+				}
+				calls := filepath.Join(dir, "sbatch-calls")
+				for file, body := range map[string]string{
+					"srun":   fmt.Sprintf("#!/bin/sh\nexit %d\n", tt.status),
+					"sbatch": "#!/bin/sh\necho \"$@\" >>" + calls + "\n",
+				} {
+					if err := os.WriteFile(filepath.Join(stubs, file), []byte(body), 0o755); err != nil {
+						t.Fatal(err)
+					}
+				}
+				env := []string{"PATH=" + stubs + ":/usr/bin:/bin", "HOME=" + dir,
+					"SLURM_JOB_ID=4242", "SLURM_JOB_NODELIST=gpu-node-7",
+					"PREFLIGHT_NODE_RETRIES=" + strconv.Itoa(tt.tries)}
+				r := runCmd(t, dir, env, time.Minute, "bash", s)
+				if r.code != tt.status {
+					t.Errorf("exit %d, want srun's %d\nstderr: %s", r.code, tt.status, r.stderr)
+				}
+				data, _ := os.ReadFile(calls)
+				want := ""
+				if tt.resubmit {
+					want = fmt.Sprintf("--exclude=gpu-node-7 --export=ALL,PREFLIGHT_NODE_RETRIES=%d %s\n", tt.tries+1, s)
+				}
+				if string(data) != want {
+					t.Errorf("sbatch called with %q, want %q\nstderr: %s", data, want, r.stderr)
+				}
+			})
 		}
 	}
 }

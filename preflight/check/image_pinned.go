@@ -1,0 +1,69 @@
+package check
+
+import (
+	"fmt"
+
+	"github.com/gpu-preflight/gpu-preflight/preflight/imageref"
+)
+
+// ImagePinned is the `image-pinned` check: the image reference the run was
+// deployed from (PREFLIGHT_IMAGE, else the baked manifest's) names one
+// image. A reference with the tag "latest" or no tag, and no digest (in the
+// reference or in PREFLIGHT_IMAGE_DIGEST), follows whatever was pushed last:
+// the record cannot say which image ran, so the run can be neither
+// reproduced nor rolled back from it. That is an info finding; another tag
+// without a digest passes, as tags are conventionally not moved.
+var ImagePinned = Check{ID: "image-pinned", Run: imagePinned}
+
+// imageRef returns the reference the run was deployed from and the digest
+// injected beside it.
+func imageRef(in Input) (ref, digest string) {
+	c := in.Facts.Container
+	ref = c.Env[imageref.EnvImage]
+	if ref == "" {
+		ref = c.Identity.Ref
+	}
+	digest = c.Env[imageref.EnvDigest]
+	if digest == "" {
+		digest = c.Identity.Digest
+	}
+	return ref, digest
+}
+
+func imagePinned(in Input) Finding {
+	f := Finding{ID: "image-pinned"}
+	ref, digest := imageRef(in)
+	if ref == "" {
+		f.Status = Skip
+		f.Message = "no image reference: set " + imageref.EnvImage + " to the reference the image was deployed from"
+		return f
+	}
+	r, err := imageref.Parse(ref)
+	if err != nil {
+		f.Status = Info
+		f.Message = fmt.Sprintf("%s=%q is not an image reference (%v), so whether the run is pinned cannot be told", imageref.EnvImage, ref, err)
+		f.Remedy = "set " + imageref.EnvImage + " to the reference exactly as deployed, name[:tag]@sha256:<digest>"
+		return f
+	}
+	switch {
+	case r.Pinned():
+		f.Status = Pass
+		f.Message = fmt.Sprintf("image %s is pinned by digest", ref)
+	case imageref.ValidDigest(digest):
+		f.Status = Pass
+		f.Message = fmt.Sprintf("image %s, digest %s from %s", ref, digest, imageref.EnvDigest)
+	case r.Floating():
+		tag := "no tag (so :latest)"
+		if r.Tag != "" {
+			tag = "the tag " + r.Tag
+		}
+		f.Status = Info
+		f.Message = fmt.Sprintf("image %s has %s and no digest: it names whatever was pushed last, so this run cannot be reproduced or rolled back from its record", ref, tag)
+		f.Remedy = fmt.Sprintf("deploy by digest: image: %s@sha256:<digest> (crane digest %s, skopeo inspect, or docker buildx imagetools inspect print it), and set %s to the same string",
+			ref, ref, imageref.EnvImage)
+	default:
+		f.Status = Pass
+		f.Message = fmt.Sprintf("image %s (tag %s, no digest: tags can be moved; @sha256:<digest> pins it)", ref, r.Tag)
+	}
+	return f
+}

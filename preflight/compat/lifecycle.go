@@ -1,0 +1,269 @@
+package compat
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/gpu-preflight/gpu-preflight/preflight/version"
+)
+
+// Kind is a data-center driver branch's designation in NVIDIA's driver
+// lifecycle.
+type Kind int
+
+// Branch designations. NVIDIA: a Production Branch gets bug and security
+// fixes for about a year, a Long Term Support Branch for three, a New
+// Feature Branch is short-lived and has no published end of life.
+const (
+	KindUnknown     Kind = iota
+	LongTermSupport      // Long Term Support Branch (LTSB)
+	Production           // Production Branch (PB)
+	NewFeature           // New Feature Branch (NFB)
+)
+
+// String returns the designation as NVIDIA's tables write it.
+func (k Kind) String() string {
+	switch k {
+	case LongTermSupport:
+		return "Long Term Support Branch"
+	case Production:
+		return "Production Branch"
+	case NewFeature:
+		return "New Feature Branch"
+	}
+	return "unknown designation"
+}
+
+// Short returns the abbreviation NVIDIA uses: LTSB, PB or NFB.
+func (k Kind) Short() string {
+	switch k {
+	case LongTermSupport:
+		return "LTSB"
+	case Production:
+		return "PB"
+	case NewFeature:
+		return "NFB"
+	}
+	return "unknown"
+}
+
+// Month is a calendar month: NVIDIA publishes end-of-life dates to the month.
+type Month struct {
+	Year  int
+	Month time.Month
+}
+
+// IsZero reports whether no month is set.
+func (m Month) IsZero() bool { return m.Year == 0 }
+
+// String returns "June 2026", or "" for the zero Month.
+func (m Month) String() string {
+	if m.IsZero() {
+		return ""
+	}
+	return fmt.Sprintf("%s %d", m.Month, m.Year)
+}
+
+// ends is the first instant after the month, in UTC.
+func (m Month) ends() time.Time {
+	return time.Date(m.Year, m.Month+1, 1, 0, 0, 0, 0, time.UTC)
+}
+
+// Branch is one data-center driver branch's place in NVIDIA's lifecycle.
+type Branch struct {
+	Number int  // 535 for R535: the first component of the driver version
+	Kind   Kind // its designation
+	// EndOfLife is the month NVIDIA gives as the branch's end of life. Zero
+	// where NVIDIA published none (New Feature Branches).
+	EndOfLife Month
+	// ListedOnly says that NVIDIA published no month, only listed the branch
+	// as end of life on a page last updated in EndOfLife: the branch ended
+	// by then.
+	ListedOnly bool
+	Source     string // where the row was read: URLs, space-separated
+	Read       string // the day it was read there, YYYY-MM-DD
+}
+
+// Name returns "R535".
+func (b Branch) Name() string { return fmt.Sprintf("R%d", b.Number) }
+
+// EndOfLifeText returns the end of life as a sentence fragment: "June 2026",
+// "by August 2025" for a branch only listed as ended, or "" when none was
+// published.
+func (b Branch) EndOfLifeText() string {
+	if b.ListedOnly {
+		return "by " + b.EndOfLife.String()
+	}
+	return b.EndOfLife.String()
+}
+
+// PastEndOfLife reports whether the branch is past its end of life on the
+// day on. NVIDIA gives a month; the branch counts as supported through the
+// last day of that month and past end of life from the first day of the
+// next (UTC). A branch without a published date is never past it.
+func (b Branch) PastEndOfLife(on time.Time) bool {
+	if b.EndOfLife.IsZero() {
+		return false
+	}
+	return !on.UTC().Before(b.EndOfLife.ends())
+}
+
+// Supported reports whether the branch is a supported production branch on
+// the day on: a Long Term Support or Production Branch not past its end of
+// life. New Feature Branches are never supported in this sense.
+func (b Branch) Supported(on time.Time) bool {
+	return (b.Kind == LongTermSupport || b.Kind == Production) && !b.PastEndOfLife(on)
+}
+
+// Lifecycle returns the lifecycle row of driver branch n (535 for R535).
+// ok is false for a branch the table does not hold: its lifecycle is
+// unknown, not assumed.
+func Lifecycle(n int) (Branch, bool) {
+	for _, b := range lifecycle {
+		if b.Number == n {
+			return b, true
+		}
+	}
+	return Branch{Number: n}, false
+}
+
+// DriverLifecycle returns the lifecycle row of the branch of a driver
+// version ("580.65.06" -> R580).
+func DriverLifecycle(driver string) (Branch, bool) {
+	n := version.Major(driver)
+	if n <= 0 {
+		return Branch{}, false
+	}
+	return Lifecycle(n)
+}
+
+// ForwardCompatTarget reports whether a driver of branch n is a supported
+// target for CUDA forward compatibility on the day on. NVIDIA: New Feature
+// Branches and branches past end of life are not supported targets; Long
+// Term Support and Production Branches in their support window are. known is
+// false when the branch is not in the table.
+func ForwardCompatTarget(n int, on time.Time) (target, known bool) {
+	b, ok := Lifecycle(n)
+	switch {
+	case !ok:
+		return false, false
+	case b.PastEndOfLife(on) || b.Kind == NewFeature:
+		return false, true
+	case b.Kind == KindUnknown:
+		return false, false
+	}
+	return true, true
+}
+
+// SupportedBranches returns the branches supported on the day on, oldest
+// first.
+func SupportedBranches(on time.Time) []Branch {
+	var out []Branch
+	for _, b := range lifecycle {
+		if b.Supported(on) {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// SupportedBranchesFor returns the branches supported on the day on whose
+// drivers run CUDA cuda ("12.8") natively, oldest first: the branches to
+// move a node to for that image.
+func SupportedBranchesFor(cuda string, on time.Time) []Branch {
+	var out []Branch
+	for _, b := range SupportedBranches(on) {
+		if c, ok := branchCUDAExact(b.Number); ok && version.AtLeast(c, version.Prefix(cuda, 2)) {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// branchCUDAExact returns the CUDA version of branch n when branchCUDA has a
+// row for exactly that branch.
+func branchCUDAExact(n int) (string, bool) {
+	for _, row := range branchCUDA {
+		if row.Branch == n {
+			return row.CUDA, true
+		}
+	}
+	return "", false
+}
+
+// Sources of the lifecycle rows, each read on the day in its row's Read.
+const (
+	// NVIDIA Data Center Drivers, "Supported Drivers and CUDA Toolkit
+	// Versions", Table 2 "CUDA and Drivers", in the R620 edition: R580 LTSB
+	// June 2028, R595 PB March 2027, R620 LTSB September 2029; "Only Long
+	// Term Support and Production branches are listed. New Feature Branches
+	// are short-lived and do not have an end-of-life date."
+	srcDC620 = "https://docs.nvidia.com/datacenter/tesla/drivers/620/supported-drivers-and-cuda-toolkit-versions.html"
+	// The same page in the R615 edition: R535 LTSB June 2026, R580 LTSB June
+	// 2028, R595 PB March 2027, R610 NFB August 2026.
+	srcDC615 = "https://docs.nvidia.com/datacenter/tesla/drivers/615/supported-drivers-and-cuda-toolkit-versions.html"
+	// The same page in the R580 edition (last updated August 2025): R535
+	// LTSB June 2026, R570 PB February 2026, R580 LTSB August 2028 (moved to
+	// June 2028 in later editions), and "All other previous driver branches
+	// not listed in the table above (such as R575, R565, R560, R550, R525,
+	// R515, R510, R495, R465, R460, R455, R450, R440, R418, R410) are end of
+	// life."
+	srcDC580 = "https://docs.nvidia.com/datacenter/tesla/drivers/supported-drivers-and-cuda-toolkit-versions.html"
+	// NVIDIA CUDA and Drivers Support, RN-08625-001 v02, March 2021, Table 1:
+	// R418 LTSB March 2022, R440 NFB November 2020, R450 LTSB July 2023, R455
+	// Evaluation/Developer Branch, R460 PB January 2022.
+	srcDC2021 = "https://docs.nvidia.com/datacenter/tesla/pdf/NVIDIA_CUDA_Drivers_Support.pdf"
+	// NVIDIA's GPU Operator maintainers, quoting the lifecycle page of the
+	// time: "R470 branch is EOL as of July 2024".
+	srcR470 = "https://github.com/NVIDIA/gpu-operator/pull/927"
+	// NVIDIA's Ansible driver role, quoting the lifecycle page of April
+	// 2022: R510 is the production branch, supported to January 2023.
+	srcR510 = "https://github.com/NVIDIA/ansible-role-nvidia-driver/pull/58"
+	// NVIDIA's driver download pages: "Current new feature branch release:
+	// 590.48.01"; "Latest New Feature Branch Version: 545.29.06".
+	srcNFB590 = "https://forums.developer.nvidia.com/t/current-graphics-driver-releases/28500/12"
+	srcNFB545 = "https://www.nvidia.com/object/Unix.html"
+	// NVIDIA's holodeck maintainers: "The 575 driver branch was a new
+	// feature branch".
+	srcNFB575 = "https://github.com/NVIDIA/holodeck/pull/790"
+	// AKS GPU images (secondary): feature branches 465, 495, 520, 560, 565,
+	// 575; production 460, 510, 515, 525, 550, 570; LTS 450, 470, 535.
+	srcAKS = "https://github.com/Azure/aks-gpu/pull/113"
+)
+
+// lifecycle is NVIDIA's data-center driver branch lifecycle, oldest first:
+// one row per branch, correctable here and nowhere else. A branch that is
+// not here is unknown. Branches 600-609 and 625 do not exist.
+var lifecycle = []Branch{
+	{Number: 410, Kind: KindUnknown, EndOfLife: Month{2025, time.August}, ListedOnly: true, Source: srcDC580, Read: "2026-12-01"},
+	{Number: 418, Kind: LongTermSupport, EndOfLife: Month{2022, time.March}, Source: srcDC2021, Read: "2026-12-01"},
+	{Number: 440, Kind: NewFeature, EndOfLife: Month{2020, time.November}, Source: srcDC2021, Read: "2026-12-01"},
+	{Number: 450, Kind: LongTermSupport, EndOfLife: Month{2023, time.July}, Source: srcDC2021, Read: "2026-12-01"},
+	// NVIDIA called R455 an "Evaluation/Developer Branch": short-lived and
+	// never a production target, which is what an NFB is.
+	{Number: 455, Kind: NewFeature, EndOfLife: Month{2025, time.August}, ListedOnly: true, Source: srcDC2021, Read: "2026-12-01"},
+	{Number: 460, Kind: Production, EndOfLife: Month{2022, time.January}, Source: srcDC2021, Read: "2026-12-01"},
+	{Number: 465, Kind: NewFeature, EndOfLife: Month{2025, time.August}, ListedOnly: true, Source: srcAKS, Read: "2026-12-01"},
+	{Number: 470, Kind: LongTermSupport, EndOfLife: Month{2024, time.July}, Source: srcR470, Read: "2026-12-01"},
+	{Number: 495, Kind: NewFeature, EndOfLife: Month{2025, time.August}, ListedOnly: true, Source: srcAKS, Read: "2026-12-01"},
+	{Number: 510, Kind: Production, EndOfLife: Month{2023, time.January}, Source: srcR510, Read: "2026-12-01"},
+	{Number: 515, Kind: Production, EndOfLife: Month{2025, time.August}, ListedOnly: true, Source: srcDC580 + " " + srcAKS, Read: "2026-12-01"},
+	{Number: 520, Kind: NewFeature, Source: srcAKS, Read: "2026-12-01"},
+	{Number: 525, Kind: Production, EndOfLife: Month{2025, time.August}, ListedOnly: true, Source: srcDC580 + " " + srcAKS, Read: "2026-12-01"},
+	{Number: 535, Kind: LongTermSupport, EndOfLife: Month{2026, time.June}, Source: srcDC615, Read: "2026-12-01"},
+	{Number: 545, Kind: NewFeature, Source: srcNFB545, Read: "2026-12-01"},
+	{Number: 550, Kind: Production, EndOfLife: Month{2025, time.August}, ListedOnly: true, Source: srcDC580 + " " + srcAKS, Read: "2026-12-01"},
+	{Number: 560, Kind: NewFeature, EndOfLife: Month{2025, time.August}, ListedOnly: true, Source: srcDC580 + " " + srcAKS, Read: "2026-12-01"},
+	{Number: 565, Kind: NewFeature, EndOfLife: Month{2025, time.August}, ListedOnly: true, Source: srcDC580 + " " + srcAKS, Read: "2026-12-01"},
+	{Number: 570, Kind: Production, EndOfLife: Month{2026, time.February}, Source: srcDC580, Read: "2026-12-01"},
+	{Number: 575, Kind: NewFeature, EndOfLife: Month{2025, time.August}, ListedOnly: true, Source: srcDC580 + " " + srcNFB575, Read: "2026-12-01"},
+	{Number: 580, Kind: LongTermSupport, EndOfLife: Month{2028, time.June}, Source: srcDC620, Read: "2026-12-01"},
+	{Number: 590, Kind: NewFeature, Source: srcNFB590, Read: "2026-12-01"},
+	{Number: 595, Kind: Production, EndOfLife: Month{2027, time.March}, Source: srcDC620, Read: "2026-12-01"},
+	{Number: 610, Kind: NewFeature, EndOfLife: Month{2026, time.August}, Source: srcDC615, Read: "2026-12-01"},
+	// Derived: R615 is on neither edition's table, and the R620 edition lists
+	// every Long Term Support and Production Branch, so R615 is a New
+	// Feature Branch.
+	{Number: 615, Kind: NewFeature, Source: srcDC620, Read: "2026-12-01"},
+	{Number: 620, Kind: LongTermSupport, EndOfLife: Month{2029, time.September}, Source: srcDC620, Read: "2026-12-01"},
+}
