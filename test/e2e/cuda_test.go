@@ -28,10 +28,6 @@ import (
 // through LD_LIBRARY_PATH as the job would find it, and against Debian's
 // real libcuda1.
 
-// nodeFaultCode is the exit code of an abort for a node fault
-// (PREFLIGHT_NODE_FAULT_EXIT_CODE's default); abortCode is a mismatch's.
-const nodeFaultCode = 75
-
 var (
 	fakeCUDAOnce           sync.Once
 	fakeCUDADir, compatDir string
