@@ -3,7 +3,8 @@
 # into bin/gpu-preflight, which then runs it from a memfd.
 #
 #   make probe          bin/gpu-preflight-nvml
-#   make device-check   on a machine with a GPU: the shim's record and the probe's raw JSON
+#   make device-check   on a machine with a GPU: the probe's raw JSON (NVML, CUDA init
+#                       and kernel) and the shim's record, saved under testdata/real/
 
 PROBE_ROOT  := $(CACHE)/probe-bullseye
 PROBE_BIN   := bin/gpu-preflight-nvml
@@ -26,5 +27,8 @@ $(PROBE_BIN): $(PROBE_ROOT)/.ready $(PROBE_SRCS) go.mod go.sum scripts/probe-bui
 $(PROBE_EMBED): $(PROBE_BIN)
 	cp $< $@
 
+# The outputs go to DEVICE_CHECK_OUT, a fixture TestRealFixtures parses.
+DEVICE_CHECK_OUT ?= testdata/real/$(shell hostname -s 2>/dev/null || echo host)-$(shell date -u +%Y%m%d)
+
 device-check: build $(PROBE_BIN)
-	bash scripts/device-check.sh
+	bash scripts/device-check.sh $(DEVICE_CHECK_OUT)

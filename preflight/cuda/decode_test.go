@@ -1,6 +1,7 @@
 package cuda
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -97,4 +98,16 @@ func FuzzDecode(f *testing.F) {
 			t.Fatalf("Decode accepted %+v", d)
 		}
 	})
+}
+
+// recordCUDA reads host.cuda of a provenance record.
+func recordCUDA(t *testing.T, record []byte) facts.CUDACheck {
+	t.Helper()
+	var r struct {
+		Host struct{ CUDA facts.CUDACheck }
+	}
+	if err := json.Unmarshal(record, &r); err != nil {
+		t.Fatal(err)
+	}
+	return r.Host.CUDA
 }
