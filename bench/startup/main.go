@@ -2,7 +2,9 @@
 // a bare exec of /bin/true, tini, dumb-init, an NGC-style bash entrypoint,
 // a Go program that only execs, and gpu-preflight with provenance on and
 // off, without NVML and with the fake libnvidia-ml.so.1 playing 1 and 8
-// GPUs. It prints one Markdown table.
+// GPUs, the CUDA smoke test in init and kernel mode with the fake
+// libcuda.so.1 playing 1 and 8 GPUs, and, when Debian's python3-torch is
+// installed, `python3 -c 'import torch'`. It prints one Markdown table.
 //
 //	go run ./bench/startup [-runs 300] [-bin bin]
 //
@@ -35,6 +37,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/gpu-preflight/gpu-preflight/test/fakecuda"
 	"github.com/gpu-preflight/gpu-preflight/test/fakenvml"
 )
 
@@ -199,7 +202,58 @@ func setUp(work, bin, smiDir, realNVML string) ([]benchCase, error) {
 		shimCase("gpu-preflight, fake NVML x8, provenance off", []string{fakenvml.EnvScenario + "=" + scenario8}, fake, []string{provOff}),
 		shimCase("gpu-preflight, fake NVML x8, provenance on", []string{fakenvml.EnvScenario + "=" + scenario8}, fake, []string{provOn}),
 	)
+	cudaCases, err := cudaCases(work, shimCase, fake, provOff, scenario1, scenario8)
+	if err != nil {
+		return nil, err
+	}
+	cases = append(cases, cudaCases...)
+	if torch := torchPython(); torch != "" {
+		cases = append(cases, benchCase{name: "python3 -c 'import torch' (Debian python3-torch, CPU build)",
+			argv: []string{torch, "-c", "import torch"}, env: env})
+	} else {
+		fmt.Fprintln(os.Stderr, "bench/startup: /usr/bin/python3 cannot import torch (apt-get install python3-torch): its row is left out")
+	}
 	return cases, nil
+}
+
+// cudaCases are the CUDA smoke test's rows (PREFLIGHT_CUDA_CHECK init and
+// kernel) with the fake libcuda.so.1 on the library path playing 1 and 8
+// H100s, beside the fake NVML of the same count; the rows above them with
+// the check off (its default) are their baseline.
+func cudaCases(work string, shimCase func(string, []string, ...[]string) benchCase, fake []string, provOff, nvml1, nvml8 string) ([]benchCase, error) {
+	dir := filepath.Join(work, "fakecuda")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return nil, err
+	}
+	if _, err := fakecuda.Build(dir); err != nil {
+		return nil, err
+	}
+	var cases []benchCase
+	for _, n := range []int{1, 8} {
+		scenario, err := fakecuda.OK(n, fakecuda.H100).Write(work)
+		if err != nil {
+			return nil, err
+		}
+		nv := nvml1
+		if n == 8 {
+			nv = nvml8
+		}
+		env := []string{fakenvml.EnvScenario + "=" + nv, fakecuda.EnvScenario + "=" + scenario, "LD_LIBRARY_PATH=" + dir}
+		for _, mode := range []string{"init", "kernel"} {
+			cases = append(cases, shimCase(fmt.Sprintf("gpu-preflight, fake NVML+CUDA x%d, CUDA check %s, provenance off", n, mode),
+				env, fake, []string{provOff, "--cuda-check=" + mode}))
+		}
+	}
+	return cases, nil
+}
+
+// torchPython returns Debian's python3 when it can import torch, else "".
+func torchPython() string {
+	const py = "/usr/bin/python3"
+	if exec.Command(py, "-c", "import torch").Run() != nil {
+		return ""
+	}
+	return py
 }
 
 // lookPath finds a wrapper on PATH, or names it so that its start fails

@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -458,29 +457,11 @@ func TestCUDARealLibcuda(t *testing.T) {
 			exported[f[2]] = true
 		}
 	}
-	for _, sym := range probeSymbols(t) {
+	for _, sym := range mustProbeSymbols(t) {
 		if !exported[sym] {
 			t.Errorf("the real libcuda.so.1 does not export %s, which the probe resolves", sym)
 		}
 	}
-}
-
-// probeSymbols lists the entry points the probe resolves (cudadrv.c's
-// SYM table).
-func probeSymbols(t *testing.T) []string {
-	t.Helper()
-	src, err := os.ReadFile(filepath.Join(repo(t), "cmd", "gpu-preflight-nvml", "cudadrv.c"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var syms []string
-	for _, m := range regexp.MustCompile(`(?m)^\tSYM\((\w+)\),$`).FindAllSubmatch(src, -1) {
-		syms = append(syms, string(m[1]))
-	}
-	if len(syms) < 20 {
-		t.Fatalf("found only %d SYM entries in cudadrv.c", len(syms))
-	}
-	return syms
 }
 
 // The fake defines exactly the entry points the probe resolves, and names
@@ -491,7 +472,7 @@ func TestFakeCUDAMatchesTheRealLibrary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := probeSymbols(t)
+	want := mustProbeSymbols(t)
 	slices.Sort(exports)
 	slices.Sort(want)
 	if !slices.Equal(exports, want) {
@@ -528,4 +509,13 @@ func TestFakeCUDAMatchesTheRealLibrary(t *testing.T) {
 			t.Errorf("the fake says %q; the real library does not", line)
 		}
 	}
+}
+
+func mustProbeSymbols(t *testing.T) []string {
+	t.Helper()
+	syms, err := fakecuda.ProbeSymbols()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return syms
 }

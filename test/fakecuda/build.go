@@ -8,8 +8,10 @@ package fakecuda
 import (
 	"bytes"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strings"
 )
@@ -77,4 +79,26 @@ func Exports(lib string) ([]string, error) {
 		}
 	}
 	return names, nil
+}
+
+// ProbeSymbols lists the entry points the probe resolves: the SYM table of
+// cmd/gpu-preflight-nvml/cudadrv.c, which the fake must define exactly and
+// the real library must export.
+func ProbeSymbols() ([]string, error) {
+	_, header, err := sources()
+	if err != nil {
+		return nil, err
+	}
+	src, err := os.ReadFile(filepath.Join(header, "cudadrv.c"))
+	if err != nil {
+		return nil, err
+	}
+	var syms []string
+	for _, m := range regexp.MustCompile(`(?m)^\tSYM\((\w+)\),$`).FindAllSubmatch(src, -1) {
+		syms = append(syms, string(m[1]))
+	}
+	if len(syms) < 20 {
+		return nil, fmt.Errorf("found only %d SYM entries in cudadrv.c", len(syms))
+	}
+	return syms, nil
 }
