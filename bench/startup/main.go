@@ -53,7 +53,11 @@ type benchCase struct {
 	flags []string
 
 	wall []time.Duration
-	rss  int64 // KiB, the largest of the RSS pass
+	// cpu is user+system time from wait4's rusage, which counts the
+	// children the case reaped (the probes): steadier than wall time on a
+	// loaded machine.
+	cpu []time.Duration
+	rss int64 // KiB, the largest of the RSS pass
 }
 
 func main() {
@@ -92,12 +96,13 @@ func run(runs, warmup int, bin, smiDir, realNVML string) error {
 	for rep := range warmup + runs {
 		rand.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
 		for _, c := range order {
-			wall, err := startOnce(c, devnull)
+			wall, cpu, err := startOnce(c, devnull)
 			if err != nil {
 				return err
 			}
 			if rep >= warmup {
 				c.wall = append(c.wall, wall)
+				c.cpu = append(c.cpu, cpu)
 			}
 		}
 	}
@@ -265,32 +270,35 @@ func lookPath(name string) string {
 	return "/nonexistent/" + name + " (not installed: make deps)"
 }
 
-// startOnce runs c with its output discarded and returns its wall time.
+// startOnce runs c with its output discarded and returns its wall time
+// and the CPU time it and its reaped children used.
 // fork+exec+wait4 directly: os/exec's goroutines and pipes would add to
 // every case alike, and to the noise.
-func startOnce(c *benchCase, devnull *os.File) (time.Duration, error) {
+func startOnce(c *benchCase, devnull *os.File) (time.Duration, time.Duration, error) {
 	fd := devnull.Fd()
 	attr := &syscall.ProcAttr{Env: c.env, Files: []uintptr{fd, fd, fd}}
 	start := time.Now()
 	pid, err := syscall.ForkExec(c.argv[0], c.argv, attr)
 	if err != nil {
-		return 0, fmt.Errorf("%s: starting %s: %w", c.name, c.argv[0], err)
+		return 0, 0, fmt.Errorf("%s: starting %s: %w", c.name, c.argv[0], err)
 	}
 	var ws syscall.WaitStatus
+	var ru syscall.Rusage
 	for {
-		_, err = syscall.Wait4(pid, &ws, 0, nil)
+		_, err = syscall.Wait4(pid, &ws, 0, &ru)
 		if err != syscall.EINTR {
 			break
 		}
 	}
 	wall := time.Since(start)
 	if err != nil {
-		return 0, fmt.Errorf("%s: wait4: %w", c.name, err)
+		return 0, 0, fmt.Errorf("%s: wait4: %w", c.name, err)
 	}
 	if !ws.Exited() || ws.ExitStatus() != 0 {
-		return 0, fmt.Errorf("%s: %s ended with %v, not exit 0; run it by hand to see why", c.name, strings.Join(c.argv, " "), ws)
+		return 0, 0, fmt.Errorf("%s: %s ended with %v, not exit 0; run it by hand to see why", c.name, strings.Join(c.argv, " "), ws)
 	}
-	return wall, nil
+	cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	return wall, cpu, nil
 }
 
 // peakRSS runs c n times under GNU time and returns the largest maximum
@@ -346,13 +354,13 @@ func printTable(w *os.File, cases []benchCase, runs int) {
 	tiniAdded := tini - bare
 	fmt.Fprintf(w, "%d interleaved runs per case, %s, %d CPUs, %s\n\n", runs, time.Now().UTC().Format("2006-01-02 15:04 UTC"),
 		runtime.NumCPU(), kernel())
-	fmt.Fprintln(w, "| case | median ms | x bare exec | added ms | added / tini's added | peak RSS MiB |")
-	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|")
+	fmt.Fprintln(w, "| case | median ms | x bare exec | added ms | added / tini's added | CPU ms | peak RSS MiB |")
+	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|")
 	for _, c := range cases {
 		m := median(c.wall)
 		added := m - bare
-		fmt.Fprintf(w, "| %s | %.2f | %.2f | %.2f | %s | %.1f |\n", c.name, ms(m), float64(m)/float64(bare),
-			ms(added), ratio(added, tiniAdded, c.name == "bare exec"), float64(c.rss)/1024)
+		fmt.Fprintf(w, "| %s | %.2f | %.2f | %.2f | %s | %.2f | %.1f |\n", c.name, ms(m), float64(m)/float64(bare),
+			ms(added), ratio(added, tiniAdded, c.name == "bare exec"), ms(median(c.cpu)), float64(c.rss)/1024)
 	}
 }
 

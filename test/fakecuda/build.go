@@ -54,7 +54,7 @@ func build(dir, env string) (string, error) {
 	}
 	lib := filepath.Join(dir, Soname)
 	cmd := exec.Command("gcc", "-shared", "-fPIC", "-O1", "-Wall", "-Wextra", "-Wno-unused-parameter", "-Werror",
-		"-DSCENARIO_ENV=\""+env+"\"", "-I", header,
+		"-DSCENARIO_ENV=\""+env+"\"", "-I", header, "-I", filepath.Join(fake, "..", "..", "fakescenario"),
 		"-Wl,-soname,"+Soname, "-o", lib, filepath.Join(fake, "fake.c"))
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr

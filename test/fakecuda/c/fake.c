@@ -46,14 +46,16 @@
 #include <unistd.h>
 
 #include "cudadrv.h"
+#include "scenario.h"
 
 #ifndef SCENARIO_ENV
 #define SCENARIO_ENV "FAKE_CUDA_SCENARIO"
 #endif
 
-#define MAX_FACTS 4096
-#define MAX_LINE 512
 #define MAX_DEVICES 64
+
+static int load(void) { return scenario_load(SCENARIO_ENV, "fake libcuda"); }
+static const char *lookup(int dev, const char *key) { return scenario_lookup(dev, key); }
 
 /* CUresult codes this file returns on its own. */
 enum {
@@ -69,20 +71,10 @@ enum {
 	UNKNOWN = 999,
 };
 
-struct fact {
-	int dev; /* -1 for driver facts */
-	char key[32];
-	char value[MAX_LINE];
-};
-
-static struct fact facts[MAX_FACTS];
-static int nfacts;
 static int initialised;
 static int retained[MAX_DEVICES];
 static int current = -1; /* device of the current context */
 static int modules, allocations;
-
-static const char *lookup(int dev, const char *key);
 
 __attribute__((constructor)) static void loaded(void)
 {
@@ -114,54 +106,6 @@ struct module {
 	char *ptx; /* NULL for a fatbin */
 };
 
-static int load(void)
-{
-	const char *path = getenv(SCENARIO_ENV);
-	char line[MAX_LINE * 2];
-	FILE *f;
-
-	if (path == NULL || *path == '\0') {
-		fprintf(stderr, "fake libcuda: %s is not set\n", SCENARIO_ENV);
-		return -1;
-	}
-	f = fopen(path, "r");
-	if (f == NULL) {
-		fprintf(stderr, "fake libcuda: cannot open scenario %s\n", path);
-		return -1;
-	}
-	nfacts = 0;
-	while (fgets(line, sizeof line, f) != NULL && nfacts < MAX_FACTS) {
-		struct fact *ft = &facts[nfacts];
-		char *p = line, *key, *value;
-
-		p[strcspn(p, "\r\n")] = '\0';
-		if (*p == '#' || *p == '\0')
-			continue;
-		ft->dev = -1;
-		if (*p >= '0' && *p <= '9') {
-			ft->dev = (int)strtol(p, &p, 10);
-			p += strspn(p, " ");
-		}
-		key = p;
-		p += strcspn(p, " ");
-		value = *p ? p + 1 : p;
-		*p = '\0';
-		snprintf(ft->key, sizeof ft->key, "%s", key);
-		snprintf(ft->value, sizeof ft->value, "%s", value);
-		nfacts++;
-	}
-	fclose(f);
-	return 0;
-}
-
-static const char *lookup(int dev, const char *key)
-{
-	for (int i = 0; i < nfacts; i++)
-		if (facts[i].dev == dev && strcmp(facts[i].key, key) == 0)
-			return facts[i].value;
-	return NULL;
-}
-
 /* scripted returns the code the scenario scripts for step on dev, or 0. */
 static CUresult scripted(int dev, const char *step)
 {
@@ -177,9 +121,9 @@ static int device_count(void)
 
 	if (v != NULL)
 		return atoi(v);
-	for (int i = 0; i < nfacts; i++)
-		if (facts[i].dev + 1 > n)
-			n = facts[i].dev + 1;
+	for (int i = 0; i < scenario_nfacts; i++)
+		if (scenario_facts[i].dev + 1 > n)
+			n = scenario_facts[i].dev + 1;
 	return n > MAX_DEVICES ? MAX_DEVICES : n;
 }
 
@@ -275,7 +219,7 @@ CUresult cuDriverGetVersion(int *version)
 
 	if (version == NULL)
 		return INVALID_VALUE;
-	if (nfacts == 0 && load() != 0)
+	if (scenario_nfacts == 0 && load() != 0)
 		return UNKNOWN;
 	v = lookup(-1, "version");
 	*version = v ? atoi(v) : 12020;
