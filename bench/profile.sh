@@ -15,7 +15,7 @@ mkdir "$tmp/empty"
 
 # Symbols kept (no -s -w), the same tags as make build.
 tags=
-[[ -f preflight/nvml/gpu-preflight-nvml.bin ]] && tags=embedprobe
+[[ -f preflight/nvml/gpu-preflight-nvml-$(go env GOARCH).bin ]] && tags=embedprobe
 CGO_ENABLED=0 go build -trimpath -tags "$tags" -o "$tmp/gpu-preflight" ./cmd/gpu-preflight
 CGO_ENABLED=0 go build -trimpath -o "$tmp/go-exec-only" ./bench/noop
 

@@ -54,11 +54,14 @@ type CUDAStep struct {
 
 // CUDAFatbin is the framework fatbin kernel mode loaded.
 type CUDAFatbin struct {
-	Library   string   `json:"library"`
-	Framework string   `json:"framework"`
-	Bytes     int      `json:"bytes"`
-	Targets   []string `json:"targets"`
-	Error     string   `json:"error"`
+	Library   string `json:"library"`
+	Framework string `json:"framework"`
+	// Containers is how many fatbin containers were loaded, one per
+	// distinct set of targets; Bytes their size in all.
+	Containers int      `json:"containers"`
+	Bytes      int      `json:"bytes"`
+	Targets    []string `json:"targets"`
+	Error      string   `json:"error"`
 }
 
 // newCUDA copies the smoke test's facts into the record, bounding the
@@ -87,7 +90,7 @@ func newCUDA(c facts.CUDACheck) CUDA {
 		r.Devices = append(r.Devices, rd)
 	}
 	if f := c.Fatbin; f != nil {
-		r.Fatbin = &CUDAFatbin{Library: f.Library, Framework: f.Framework, Bytes: f.Bytes,
+		r.Fatbin = &CUDAFatbin{Library: f.Library, Framework: f.Framework, Containers: f.Containers, Bytes: f.Bytes,
 			Targets: nonNil(f.Targets), Error: capValue(f.Error)}
 	}
 	return r

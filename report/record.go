@@ -170,12 +170,14 @@ type Image struct {
 	TensorRTVersion string        `json:"tensorrtVersion"`
 	Compat          []CompatLib   `json:"compat"`
 	Frameworks      []Framework   `json:"frameworks"`
-	Ref             string        `json:"ref"`
-	Digest          string        `json:"digest"`
-	Revision        string        `json:"revision"`
-	Created         string        `json:"created"`
-	Source          string        `json:"source"`
-	IdentitySource  string        `json:"identitySource"`
+	// CUDALibraries are the CUDA libraries the frameworks load (cuda-stack).
+	CUDALibraries  []CUDALibrary `json:"cudaLibraries"`
+	Ref            string        `json:"ref"`
+	Digest         string        `json:"digest"`
+	Revision       string        `json:"revision"`
+	Created        string        `json:"created"`
+	Source         string        `json:"source"`
+	IdentitySource string        `json:"identitySource"`
 	// Pinned is true when the run's image is known by digest (in ref, or
 	// PREFLIGHT_IMAGE_DIGEST), so the record names exactly one image.
 	Pinned     bool   `json:"pinned"`
@@ -203,6 +205,32 @@ type Framework struct {
 	// Build is cuda, cpu or rocm; empty when the files do not say.
 	Build string   `json:"build"`
 	Archs []string `json:"archs"`
+}
+
+// CUDALibrary is one CUDA library a framework loads: the copy the loader
+// takes first, what the framework was built for, and the other copies.
+type CUDALibrary struct {
+	Framework      string        `json:"framework"`
+	Name           string        `json:"name"`
+	Library        string        `json:"library"`
+	Wheel          string        `json:"wheel"`
+	Loaded         LibraryCopy   `json:"loaded"`
+	BuiltFor       string        `json:"builtFor"`
+	BuiltForSource string        `json:"builtForSource"`
+	Others         []LibraryCopy `json:"others"`
+}
+
+// LibraryCopy is one file of a CUDA library.
+type LibraryCopy struct {
+	Path          string `json:"path"`
+	Version       string `json:"version"`
+	VersionSource string `json:"versionSource"`
+	Via           string `json:"via"`
+	ViaObject     string `json:"viaObject"`
+}
+
+func libraryCopy(c facts.LibraryCopy) LibraryCopy {
+	return LibraryCopy{Path: c.Path, Version: c.Version, VersionSource: c.VersionSource, Via: c.Via, ViaObject: c.ViaObject}
 }
 
 // Check is one finding.
@@ -351,6 +379,16 @@ func New(in Inputs) Record {
 			Name: f.Name, Version: f.Version, CUDAVersion: f.CUDAVersion,
 			CuDNNVersion: f.CuDNNVersion, Build: f.Build, Archs: nonNil(f.Archs),
 		})
+	}
+	r.Image.CUDALibraries = make([]CUDALibrary, 0, len(c.CUDALibraries))
+	for _, l := range c.CUDALibraries {
+		cl := CUDALibrary{Framework: l.Framework, Name: l.Name, Library: l.Library, Wheel: l.Wheel,
+			Loaded: libraryCopy(l.Loaded), BuiltFor: l.BuiltFor, BuiltForSource: l.BuiltForSource,
+			Others: make([]LibraryCopy, 0, len(l.Others))}
+		for _, o := range l.Others {
+			cl.Others = append(cl.Others, libraryCopy(o))
+		}
+		r.Image.CUDALibraries = append(r.Image.CUDALibraries, cl)
 	}
 	im := identity.Merge(c.Identity, identity.FromEnv(get))
 	r.Image.Ref = redact.Value(im.Ref)

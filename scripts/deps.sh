@@ -5,6 +5,12 @@
 set -euo pipefail
 
 packages=(runc debootstrap busybox-static tini dumb-init time shellcheck file binutils gcc libc6-dev python3-minimal)
+# linux/arm64: Debian's cross compiler for the probe (its own sysroot is
+# unpacked without root, scripts/sysroot.sh) and qemu to run what it built.
+packages+=(gcc-aarch64-linux-gnu qemu-user-static)
+# The real-engine suite (mk/podman.mk): podman and buildah with runc, and
+# catatonit, which `podman run --init` needs.
+packages+=(podman buildah catatonit fuse-overlayfs uidmap slirp4netns conmon containers-storage)
 missing=()
 for p in "${packages[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Runs every fuzz target of every Go module in the repository (the root
 # module and nested ones such as test/examples) for FUZZTIME each.
+# `make test` runs it as a short smoke (mk/fuzz.mk), `make fuzz` for long.
 #
 #   scripts/fuzz.sh [FUZZTIME]      FUZZTIME as go test -fuzztime takes it
 #                                   (default 60s; "500x" counts executions)
 #
 # Environment:
 #   GO=path           the go command (default: go on PATH)
-#   FUZZ_PARALLEL=N   run N fuzz workers per target (go test -parallel N)
+#   FUZZ_PARALLEL=N   run N fuzz workers per target (-test.parallel N)
 #                     instead of one per CPU; use 1 on a shared machine.
 #
 # Each target runs alone (go test -fuzz takes one target at a time), after
@@ -25,16 +26,13 @@ cd "$root"
 
 parallel=()
 if [[ -n ${FUZZ_PARALLEL:-} ]]; then
-	parallel=(-parallel "$FUZZ_PARALLEL")
+	parallel=(-test.parallel "$FUZZ_PARALLEL")
 fi
+fuzzcache=$("$go" env GOCACHE)/fuzz
 
-out=$(mktemp)
-trap 'rm -f "$out"' EXIT
-
-# Modules: every go.mod outside hidden directories (.cache holds downloaded
-# trees) and testdata.
-mapfile -t modules < <(find . -name go.mod \
-	-not -path '*/.*/*' -not -path '*/testdata/*' -printf '%h\n' | sort)
+tmpdir=$(mktemp -d)
+out=$tmpdir/out
+trap 'rm -rf "$tmpdir"' EXIT
 
 # deadline_race reports whether a failed run's only failure is Go 1.26's
 # fuzzing-coordinator race (golang/go#75804, fixed in Go 1.27): when the
@@ -52,25 +50,38 @@ ran=0
 races=0
 failed=()
 start=$SECONDS
-for mod in "${modules[@]}"; do
-	# go test -list prints a package's matching names, then one
-	# "ok <import path> <time>" line; collect "<import path> <target>" pairs.
-	if ! (cd "$mod" && "$go" test -list '^Fuzz' ./...) >"$out" 2>&1; then
+# Packages with fuzz targets: directories whose tests declare a Fuzz
+# function, outside hidden directories (.cache holds downloaded trees) and
+# testdata.
+mapfile -t pkgdirs < <(find . \( -path './.*' -o -path '*/.*/*' -o -name testdata \) -prune -o \
+	-name '*_test.go' -exec grep -l -E '^func Fuzz[A-Z0-9_]' {} + | sed 's|/[^/]*$||' | sort -u)
+for dir in "${pkgdirs[@]}"; do
+	# The package's module: the nearest go.mod above it.
+	mod=$dir
+	while [[ ! -f $mod/go.mod ]]; do mod=$(dirname "$mod"); done
+	pkg=./${dir#"$mod"/}
+	[[ $dir == "$mod" ]] && pkg=.
+	# One instrumented test binary per package (go test -c -fuzz builds
+	# with the coverage instrumentation fuzzing needs), then every target
+	# from it: linking once instead of once per target.
+	bin=$tmpdir/$(printf '%s' "$dir" | tr -c 'A-Za-z0-9' _).test
+	if ! (cd "$mod" && "$go" test -c -fuzz=. -o "$bin" "$pkg") >"$out" 2>&1; then
 		cat "$out" >&2
-		echo "fuzz: listing the fuzz targets of module $mod failed" >&2
-		exit 1
+		echo "fuzz: building the fuzz test binary of $dir failed" >&2
+		failed+=("$dir: build failed")
+		continue
 	fi
-	mapfile -t targets < <(awk '
-		/^Fuzz/ { names[n++] = $1; next }
-		/^ok[ \t]/ { for (i = 0; i < n; i++) print $2, names[i]; n = 0 }
-	' "$out")
-
-	for pt in "${targets[@]}"; do
-		pkg=${pt% *}
-		target=${pt#* }
+	[[ -x $bin ]] || continue # a package whose fuzz tests are behind a build tag
+	importpath=$(cd "$dir" && "$go" list -f '{{.ImportPath}}' .)
+	mapfile -t targets < <(cd "$dir" && "$bin" -test.list '^Fuzz')
+	for target in "${targets[@]}"; do
 		t0=$(date +%s.%N)
 		note=
-		if (cd "$mod" && "$go" test -run '^$' -fuzz "^${target}\$" -fuzztime "$fuzztime" "${parallel[@]}" "$pkg") >"$out" 2>&1; then
+		# Run in the package directory, as go test does, so the binary finds
+		# testdata/fuzz/<target> and writes a crasher there; the generated
+		# corpus goes where go test -fuzz keeps it, so runs build on each other.
+		if (cd "$dir" && "$bin" -test.run '^$' -test.fuzz "^${target}\$" -test.fuzztime "$fuzztime" \
+			-test.fuzzcachedir "$fuzzcache/$importpath" "${parallel[@]}") >"$out" 2>&1; then
 			status=ok
 		elif deadline_race "$out"; then
 			status=ok
@@ -81,18 +92,17 @@ for mod in "${modules[@]}"; do
 		fi
 		secs=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
 		ran=$((ran + 1))
-		printf '%-4s %6ss  %s %s%s\n' "$status" "$secs" "$pkg" "$target" "$note"
+		printf '%-4s %6ss  %s %s%s\n' "$status" "$secs" "$importpath" "$target" "$note"
 		if [[ $status == FAIL ]]; then
 			cat "$out"
-			dir=$(cd "$mod" && "$go" list -f '{{.Dir}}' "$pkg")
 			crasher=$(sed -n 's/.*Failing input written to \(testdata\/fuzz\/[^ ]*\).*/\1/p' "$out" | head -n 1)
 			if [[ -n $crasher ]]; then
-				where="crasher ${dir#"$root"/}/$crasher"
+				where="crasher ${dir#./}/$crasher"
 			else
-				where="no crasher written (build or seed failure: see the output above)"
+				where="no crasher written (seed failure: see the output above)"
 			fi
-			echo "fuzz: FAIL $pkg $target: $where" >&2
-			failed+=("$pkg $target: $where")
+			echo "fuzz: FAIL $importpath $target: $where" >&2
+			failed+=("$importpath $target: $where")
 		fi
 	done
 done

@@ -1,16 +1,20 @@
 #!/usr/bin/env bash
 # Fetches the real NVIDIA user-space NVML library, Debian's non-free
-# libnvidia-ml1 (535 series in bookworm), nvidia-smi (which the
-# benchmark's NGC-style entrypoint runs), and the CUDA driver library
-# libcuda1 with the PTX JIT compiler it loads (libnvidia-ptxjitcompiler1),
-# and unpacks them under DIR (default .cache/nvidia). On a machine without
-# an NVIDIA kernel driver they load; nvmlInit answers "Driver Not Loaded"
-# (SPEC section 9) and cuInit CUDA_ERROR_NO_DEVICE, which is what the
-# end-to-end tests check the probe and the shim against.
+# libnvidia-ml1 (535 series in bookworm), and nvidia-smi (which the
+# benchmark's NGC-style entrypoint runs), and unpacks them under DIR
+# (default .cache/nvidia). On a machine without an NVIDIA kernel driver it loads and
+# nvmlInit answers "Driver Not Loaded" (SPEC section 9), which is what the
+# end-to-end tests check the probe and the shim against. With the set
+# "cuda" it fetches the CUDA driver library libcuda1 and the PTX JIT
+# compiler it loads (libnvidia-ptxjitcompiler1) into the same root, added
+# to an NVML cache that is already there; cuInit then answers
+# CUDA_ERROR_NO_DEVICE.
 #
-# Usage: scripts/nvidia-libs.sh [DIR [nvml|cuda]]
-# Prints the path of libnvidia-ml.so.1 (nvml, the default) or of the
-# directory holding libcuda.so.1 (cuda) on success.
+# Usage: scripts/nvidia-libs.sh [DIR [ARCH [nvml|cuda]]]
+# ARCH is a Debian architecture (default: this machine's); for another one
+# (arm64 on amd64) only libnvidia-ml1 is fetched, for the tests under qemu.
+# Prints the path of libnvidia-ml.so.1 on success, or with "cuda" the
+# directory holding libcuda.so.1.
 #
 # Nothing is installed on this machine: the host's own Debian source
 # (/etc/apt/sources.list.d/debian.sources) is copied under DIR with its
@@ -19,11 +23,24 @@
 set -euo pipefail
 
 dir=$(realpath -m "${1:-$(dirname "$0")/../.cache/nvidia}")
-what=${2:-nvml}
-case $what in
-nvml | cuda) ;;
+arch=${2:-$(dpkg --print-architecture)}
+set=${3:-nvml}
+packages=(libnvidia-ml1:"$arch" nvidia-smi:"$arch")
+ready=$dir/.ready-smi
+if [[ $arch != "$(dpkg --print-architecture)" ]]; then
+	packages=(libnvidia-ml1:"$arch")
+	ready=$dir/.ready
+fi
+case $set in
+nvml) ;;
+cuda)
+	# Added to whatever NVML set is there: other checkouts may be reading it.
+	packages=(libcuda1:"$arch" libnvidia-ptxjitcompiler1:"$arch")
+	[[ -f $ready ]] && keep=1
+	ready=$dir/.ready-cuda-$arch
+	;;
 *)
-	echo "nvidia-libs: unknown library set '$what': want nvml or cuda" >&2
+	echo "nvidia-libs: unknown library set '$set': want nvml or cuda" >&2
 	exit 2
 	;;
 esac
@@ -37,17 +54,15 @@ find_lib() {
 
 # answer prints what was asked for.
 answer() {
-	if [[ $what == cuda ]]; then
+	if [[ $set == cuda ]]; then
 		dirname "$(find_lib libcuda.so.1)"
 	else
 		find_lib libnvidia-ml.so.1
 	fi
 }
 
-# .ready-smi: the NVML set (a cache from before nvidia-smi was fetched
-# lacks it); .ready-cuda: libcuda1 and its JIT compiler, added to an NVML
-# cache without refetching it (other checkouts may be reading it).
-if [[ -f $dir/.ready-smi && -f $dir/.ready-cuda ]]; then
+# .ready-smi: a cache from before nvidia-smi was fetched lacks it.
+if [[ -f $ready ]]; then
 	answer
 	exit 0
 fi
@@ -58,11 +73,7 @@ if [[ ! -r $src ]]; then
 	exit 1
 fi
 
-cuda_packages=(libcuda1 libnvidia-ptxjitcompiler1)
-if [[ -f $dir/.ready-smi ]]; then
-	packages=("${cuda_packages[@]}")
-else
-	packages=(libnvidia-ml1 nvidia-smi "${cuda_packages[@]}")
+if [[ -z ${keep:-} ]]; then
 	rm -rf "$dir/apt" "$dir/debs" "$dir/root"
 fi
 mkdir -p "$dir/apt/sources" "$dir/apt/lists/partial" "$dir/apt/cache/archives/partial" "$dir/debs" "$dir/root"
@@ -78,21 +89,22 @@ apt_opts=(
 	-o "Dir::State::Lists=$dir/apt/lists"
 	-o "Dir::Cache=$dir/apt/cache"
 	-o Debug::NoLocking=1
+	-o "APT::Architectures=$arch"
 )
 echo "nvidia-libs: apt-get update (non-free lists under $dir/apt)" >&2
 apt-get "${apt_opts[@]}" -qq update >&2
 (cd "$dir/debs" && apt-get "${apt_opts[@]}" -qq download "${packages[@]}") >&2
 for p in "${packages[@]}"; do
-	debs=("$dir/debs/${p}"_*.deb)
+	debs=("$dir/debs/${p%%:*}"_*.deb)
 	dpkg -x "${debs[0]}" "$dir/root"
 done
-if [[ -z $(find_lib libcuda.so.1) || -z $(find_lib libnvidia-ptxjitcompiler.so.1) ]]; then
-	echo "nvidia-libs: libcuda1 unpacked, but no libcuda.so.1 or libnvidia-ptxjitcompiler.so.1 in it (see $dir/root)" >&2
-	exit 1
-fi
-dpkg-deb -f "$dir"/debs/libcuda1_*.deb Version >"$dir/version-cuda"
-touch "$dir/.ready-cuda"
-if [[ -f $dir/.ready-smi ]]; then
+if [[ $set == cuda ]]; then
+	if [[ -z $(find_lib libcuda.so.1) || -z $(find_lib libnvidia-ptxjitcompiler.so.1) ]]; then
+		echo "nvidia-libs: libcuda1 unpacked, but no libcuda.so.1 or libnvidia-ptxjitcompiler.so.1 in it (see $dir/root)" >&2
+		exit 1
+	fi
+	dpkg-deb -f "$dir"/debs/libcuda1_*.deb Version >"$dir/version-cuda"
+	touch "$ready"
 	answer
 	exit 0
 fi
@@ -102,9 +114,9 @@ if [[ -z $lib ]]; then
 	exit 1
 fi
 dpkg-deb -f "$dir"/debs/libnvidia-ml1_*.deb Version >"$dir/version"
-if [[ ! -x $dir/root/usr/lib/nvidia/current/nvidia-smi ]]; then
+if [[ $ready == */.ready-smi && ! -x $dir/root/usr/lib/nvidia/current/nvidia-smi ]]; then
 	echo "nvidia-libs: nvidia-smi unpacked, but not at usr/lib/nvidia/current/nvidia-smi (see $dir/root)" >&2
 	exit 1
 fi
-touch "$dir/.ready-smi"
-answer
+touch "$ready"
+echo "$lib"

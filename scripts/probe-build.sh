@@ -1,70 +1,77 @@
 #!/usr/bin/env bash
-# Builds the cgo NVML probe inside the Debian bullseye root, so that it links
-# against glibc 2.31 and needs no symbol version newer than GLIBC_2.3.3 (a
-# build on this bookworm host would need GLIBC_2.34 and fail to start in
-# Ubuntu 18.04 / UBI 8 images). SPEC sections 5 and 9.
+# Builds the cgo NVML probe (cmd/gpu-preflight-nvml) for one architecture,
+# linked against a Debian bullseye sysroot (scripts/sysroot.sh), so that it
+# needs no glibc symbol version newer than GLIBC_MAX: built against this
+# bookworm host's glibc it would need GLIBC_2.34 and fail to start in Ubuntu
+# 20.04 or UBI 8 images. No root, no chroot: the host's gcc (or the Debian
+# cross compiler for the other architecture) is pointed at the sysroot.
 #
-# Usage: scripts/probe-build.sh ROOT OUT
+# Usage: scripts/probe-build.sh GOARCH OUT      GOARCH: amd64 or arm64
 #
-# The host's Go tree, module cache and this checkout are bind-mounted into
-# ROOT at their own paths, with /proc; a trap unmounts them whatever happens.
-# Modules come from the mounted cache only (GOPROXY=off): the chroot needs no
-# network.
+# Environment: CACHE (default .cache) holds the sysroots; GO the go command.
 set -euo pipefail
 
-root=$(realpath "${1:?usage: probe-build.sh ROOT OUT}")
-out=$(realpath -m "${2:?usage: probe-build.sh ROOT OUT}")
+goarch=${1:?usage: probe-build.sh GOARCH OUT}
+out=$(realpath -m "${2:?usage: probe-build.sh GOARCH OUT}")
 repo=$(realpath "$(dirname "$0")/..")
+cache=$(realpath -m "${CACHE:-$repo/.cache}")
+go=${GO:-go}
 
-if [[ ! -f $root/.ready ]]; then
-	echo "probe-build: $root is not a finished bullseye root; run scripts/probe-root.sh $root" >&2
-	exit 1
-fi
-goroot=$(go env GOROOT)
-modcache=$(go env GOMODCACHE)
-gocache=$repo/.cache/probe-gocache
-mkdir -p "$gocache" "$(dirname "$out")"
+# The highest glibc symbol version the probe may need: glibc 2.28 is what
+# Debian 10, RHEL/UBI 8 and Ubuntu 18.10 ship, below every supported
+# framework image (docs/BUILDING.md). Bullseye links give 2.3.3 on amd64
+# and 2.17 (the first aarch64 glibc) on arm64.
+GLIBC_MAX=2.28
 
-# One build at a time per root: a second one would stack mounts.
-exec 9>"$root.lock"
-flock 9
-
-mounted=()
-cleanup() {
-	local i
-	for ((i = ${#mounted[@]} - 1; i >= 0; i--)); do
-		umount "${mounted[i]}" 2>/dev/null || umount -l "${mounted[i]}" || true
-	done
-}
-trap cleanup EXIT
-
-bind() {
-	mkdir -p "$root$1"
-	mount --bind "$1" "$root$1"
-	mounted+=("$root$1")
-}
-mount -t proc proc "$root/proc"
-mounted+=("$root/proc")
-bind "$goroot"
-bind "$modcache"
-bind "$repo"
-
-outdir=$(dirname "$out")
-case $outdir/ in
-"$repo"/*) ;;
+case $goarch in
+amd64) triplet=x86_64-linux-gnu debarch=amd64 ;;
+arm64) triplet=aarch64-linux-gnu debarch=arm64 ;;
 *)
-	echo "probe-build: OUT must be inside $repo (the only output path mounted)" >&2
+	echo "probe-build: GOARCH $goarch is not built (amd64 and arm64 are)" >&2
 	exit 1
 	;;
 esac
 
-# The inner script gets the paths as $1 and $2, expanded by the chroot's sh.
-# shellcheck disable=SC2016
-chroot "$root" /usr/bin/env -i \
-	PATH="$goroot/bin:/usr/sbin:/usr/bin:/sbin:/bin" HOME=/root \
-	GOROOT="$goroot" GOMODCACHE="$modcache" GOCACHE="$gocache" GOPATH=/root/go \
-	GOTELEMETRY=off GOTOOLCHAIN=local GOPROXY=off GOFLAGS="-mod=readonly -buildvcs=false" \
-	CGO_ENABLED=1 CGO_CFLAGS="-O2 -g -Wno-deprecated-declarations" \
-	/bin/sh -c 'cd "$1" && go build -trimpath -ldflags "-s -w" -o "$2" ./cmd/gpu-preflight-nvml' \
-	sh "$repo" "$out"
-echo "probe-build: built $out in $(basename "$root")" >&2
+# The host's own gcc builds for the host's architecture; Debian's cross
+# compiler (gcc-aarch64-linux-gnu, gcc-x86-64-linux-gnu) for the other.
+if [[ $("$go" env GOHOSTARCH) == "$goarch" ]]; then
+	cc=gcc
+else
+	cc=$triplet-gcc
+fi
+if ! command -v "$cc" >/dev/null; then
+	echo "probe-build: $cc is missing: the $goarch probe needs it (Debian package gcc-${triplet//_/-}; run 'make deps' as root)" >&2
+	exit 1
+fi
+
+sysroot=$cache/sysroot-bullseye-$debarch
+bash "$repo/scripts/sysroot.sh" "$debarch" "$sysroot"
+root=$sysroot/root
+lib=$root/usr/lib/$triplet
+# --sysroot moves the headers and the system library paths; gcc's own
+# library directories are not moved and hold the host's libc.so and crt1.o,
+# so -B and -L put the sysroot's first. Only gcc's crtbegin/crtend and
+# libgcc.a stay gcc's, which is what they are for.
+cc_cmd="$cc --sysroot=$root -B$lib/ -L$lib -L$root/lib/$triplet"
+
+mkdir -p "$(dirname "$out")"
+cd "$repo"
+GOOS=linux GOARCH=$goarch CGO_ENABLED=1 CC=$cc_cmd \
+	CGO_CFLAGS="-O2 -g -Wno-deprecated-declarations" CGO_LDFLAGS='' \
+	GOFLAGS="-mod=readonly -buildvcs=false" GOTOOLCHAIN=local GOTELEMETRY=off \
+	"$go" build -trimpath -ldflags "-s -w" -o "$out.tmp" ./cmd/gpu-preflight-nvml
+
+# The glibc versions the probe needs, from its version-needs section
+# (readelf reads every architecture's ELF; objdump -T says the same on the
+# host's own).
+need=$(readelf -V --wide "$out.tmp" | sed -n 's/.*Name: GLIBC_\([0-9.]*\).*/\1/p' | sort -uV | tail -n 1)
+if [[ -z $need ]]; then
+	echo "probe-build: $out.tmp needs no GLIBC version at all; that is not a dynamically linked cgo probe" >&2
+	exit 1
+fi
+if [[ $(printf '%s\n' "$need" "$GLIBC_MAX" | sort -V | tail -n 1) != "$GLIBC_MAX" ]]; then
+	echo "probe-build: $out.tmp needs GLIBC_$need, above GLIBC_$GLIBC_MAX: it linked against something other than $root" >&2
+	exit 1
+fi
+mv "$out.tmp" "$out"
+echo "probe-build: built $out for linux/$goarch against bullseye, needs GLIBC_$need at most" >&2

@@ -12,6 +12,7 @@ import "C"
 import (
 	"fmt"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 	"unsafe"
@@ -70,17 +71,15 @@ func smoke(mode, fatbinLib string) facts.CUDACheck {
 	}
 	doc.DeviceCount = int(count)
 
-	var image []byte
+	var images []fatbinImage
 	if mode == facts.CUDAModeKernel && fatbinLib != "" {
-		doc.Fatbin, image = loadFatbin(fatbinLib)
+		doc.Fatbin, images = loadFatbin(fatbinLib)
 	}
-	var cImage unsafe.Pointer
-	if len(image) > 0 {
-		cImage = C.CBytes(image)
-		defer C.free(cImage)
+	for _, im := range images {
+		defer C.free(im.data)
 	}
 	for i := 0; i < int(count) && i < cuda.MaxDevices; i++ {
-		d := cudaDevice(i, mode == facts.CUDAModeKernel, cImage)
+		d := cudaDevice(i, mode == facts.CUDAModeKernel, images)
 		if d.Failed() != nil {
 			doc.Outcome = facts.CUDAFailed
 		}
@@ -89,32 +88,53 @@ func smoke(mode, fatbinLib string) facts.CUDACheck {
 	return doc
 }
 
-// loadFatbin reads the container of lib that kernel mode loads.
-func loadFatbin(lib string) (*facts.CUDAFatbin, []byte) {
+// fatbinImage is one fatbin container in C memory, with its targets.
+type fatbinImage struct {
+	data    unsafe.Pointer
+	targets string
+}
+
+// loadFatbin reads the containers of lib that kernel mode loads: one per
+// distinct set of targets (fatbin.PickContainers), within
+// cuda.MaxFatbinBytes in all.
+func loadFatbin(lib string) (*facts.CUDAFatbin, []fatbinImage) {
 	fb := &facts.CUDAFatbin{Library: lib}
 	r, err := fatbin.ScanFile(lib)
 	if err != nil {
 		fb.Error = err.Error()
 		return fb, nil
 	}
-	c, ok := fatbin.PickContainer(r)
-	if !ok {
+	picked := fatbin.PickContainers(r, cuda.MaxFatbins)
+	if len(picked) == 0 {
 		fb.Error = "no loadable fatbin entry in " + lib
 		return fb, nil
 	}
-	image, err := fatbin.ReadContainer(lib, c.Section, c.Offset, cuda.MaxFatbinBytes)
-	if err != nil {
-		fb.Error = err.Error()
-		return fb, nil
+	var images []fatbinImage
+	for _, c := range picked {
+		data, err := fatbin.ReadContainer(lib, c.Section, c.Offset, cuda.MaxFatbinBytes-int64(fb.Bytes))
+		if err != nil {
+			if len(images) == 0 {
+				fb.Error = err.Error()
+			}
+			break
+		}
+		fb.Bytes += len(data)
+		fb.Containers++
+		for _, t := range c.Targets {
+			if !slices.Contains(fb.Targets, t) {
+				fb.Targets = append(fb.Targets, t)
+			}
+		}
+		images = append(images, fatbinImage{data: C.CBytes(data), targets: strings.Join(c.Targets, " ")})
 	}
-	fb.Bytes, fb.Targets = len(image), c.Targets
-	return fb, image
+	slices.Sort(fb.Targets)
+	return fb, images
 }
 
 // cudaDevice runs the steps on device ordinal i: its facts, the primary
-// context and its memory; in kernel mode the framework fatbin (when
-// image is set) and the PTX kernel; then the release of all it took.
-func cudaDevice(i int, kernel bool, image unsafe.Pointer) (d facts.CUDADevice) {
+// context and its memory; in kernel mode the framework's fatbins (each of
+// images) and the PTX kernel; then the release of all it took.
+func cudaDevice(i int, kernel bool, images []fatbinImage) (d facts.CUDADevice) {
 	start := time.Now()
 	d = facts.CUDADevice{Ordinal: i, Steps: []facts.CUDAStep{}}
 	defer func() { d.DurationMillis = millisSince(start) }()
@@ -155,11 +175,25 @@ func cudaDevice(i int, kernel bool, image unsafe.Pointer) (d facts.CUDADevice) {
 	}
 	// The fatbin first: a kernel that faults leaves the context unusable
 	// for everything after it.
-	if image != nil {
-		var mod C.CUmodule
-		if add(timed(facts.CUDAStepFatbin, func() C.CUresult { return C.pf_module_load_data(&mod, image) })) {
-			mods = append(mods, mod)
+	// One step for all containers: the first that fails ends it, and its
+	// targets are named.
+	if len(images) > 0 {
+		var failed string
+		st := timed(facts.CUDAStepFatbin, func() C.CUresult {
+			for n, im := range images {
+				var mod C.CUmodule
+				if r := C.pf_module_load_data(&mod, im.data); r != 0 {
+					failed = fmt.Sprintf("container %d of %d, targets %s", n+1, len(images), im.targets)
+					return r
+				}
+				mods = append(mods, mod)
+			}
+			return 0
+		})
+		if failed != "" {
+			st.Message = strings.TrimPrefix(st.Message+"; "+failed, "; ")
 		}
+		add(st)
 	}
 	writeKernel(&d, add, &mods, &buf)
 	return d

@@ -9,12 +9,17 @@ import (
 	"time"
 
 	"github.com/gpu-preflight/gpu-preflight/preflight/advise"
+	"github.com/gpu-preflight/gpu-preflight/preflight/check"
+	"github.com/gpu-preflight/gpu-preflight/preflight/compat"
+	"github.com/gpu-preflight/gpu-preflight/preflight/nodeclass"
 	"github.com/gpu-preflight/gpu-preflight/preflight/releases"
 )
 
 // cmdAdvise prints what a driver runs and which framework builds fit it:
 // for --driver (and --gpu, --brand) anywhere, or for this node's driver
-// and first visible GPU. Exit 0, or 64 on a usage error.
+// and first visible GPU. With --root and no --driver it answers for the
+// image at that root instead: the lowest driver per branch and the GPUs its
+// kernels run on. Exit 0, or 64 on a usage error.
 func cmdAdvise(args, environ []string, stdout, stderr io.Writer) int {
 	overrides := map[string]string{}
 	fs := newFlagSet("advise", stderr, overrides)
@@ -30,14 +35,14 @@ func cmdAdvise(args, environ []string, stdout, stderr io.Writer) int {
 		return usageExit(stderr, usagef("advise takes no arguments (did you mean --driver %s?)", fs.Arg(0)))
 	}
 	n := advise.Node{Driver: *driver, CUDA: *cuda, GPU: *gpu, Brand: *brand}
+	if _, image := overrides["PREFLIGHT_ROOT"]; image && n.Driver == "" {
+		return adviseImage(overrides, environ, *asJSON, stdout, stderr)
+	}
 	if n.Driver == "" {
-		cfg, err := loadConfig(overrides)
+		in, _, err := gatherFor(overrides, environ)
 		if err != nil {
 			return usageExit(stderr, err)
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), cfg.Timeout)
-		defer cancel()
-		in, _ := cfg.checkInput(ctx, cfg.gatherOptions(environ))
 		d := in.Facts.Host.Driver
 		if !d.Present() {
 			return usageExit(stderr, usagef("no NVIDIA driver found on this node: give the driver to advise for with --driver, e.g. --driver 525.60.13"))
@@ -58,13 +63,7 @@ func cmdAdvise(args, environ []string, stdout, stderr io.Writer) int {
 		return usageExit(stderr, usagef("%v", err))
 	}
 	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(a); err != nil {
-			fmt.Fprintf(stderr, "gpu-preflight advise: %v\n", err)
-			return 1
-		}
-		return exitOK
+		return writeJSON(a, stdout, stderr)
 	}
 	writeAdvice(stdout, a)
 	return exitOK
@@ -163,4 +162,108 @@ func orNone(v []string) string {
 		return "none"
 	}
 	return strings.Join(v, ", ")
+}
+
+// adviseImage is advise --root: the image's facts (scanned, or from its
+// baked manifest) judged on every driver branch and GPU generation.
+func adviseImage(overrides map[string]string, environ []string, asJSON bool, stdout, stderr io.Writer) int {
+	in, cfg, err := gatherFor(overrides, environ)
+	if err != nil {
+		return usageExit(stderr, err)
+	}
+	c := in.Facts.Container
+	a := advise.ForImage(nodeclass.Image{Container: c, Options: in.Options})
+	if asJSON {
+		return writeJSON(a, stdout, stderr)
+	}
+	fmt.Fprintf(stdout, "image at %s: CUDA %s", cfg.Root, orDash(c.CUDA.Version))
+	if c.ScanSource != "" {
+		fmt.Fprintf(stdout, " (%s)", c.ScanSource)
+	}
+	fmt.Fprintln(stdout)
+	for _, r := range check.Requirements(in) {
+		fmt.Fprintf(stdout, "  %s=%s\n", r.Var, quoteValue(r.Value))
+	}
+	for _, fw := range c.Frameworks {
+		fmt.Fprintf(stdout, "  %s %s (CUDA %s)\n", fw.Name, fw.Version, orDash(fw.CUDAVersion))
+	}
+	for _, cuda := range a.CUDA {
+		if min, ok := compat.MinDriver(cuda); ok {
+			fmt.Fprintf(stdout, "  CUDA %s runs natively from driver %s\n", cuda, min)
+		}
+	}
+	fmt.Fprintln(stdout, "\nMinimum driver per branch")
+	for _, b := range a.Branches {
+		name := fmt.Sprintf("R%d", b.Branch)
+		if b.LifecycleKnown {
+			name += " (" + b.Lifecycle.Kind.Short()
+			if e := b.Lifecycle.EndOfLifeText(); e != "" {
+				name += ", end of life " + e
+			}
+			name += ")"
+		}
+		switch {
+		case b.MinDriver == "":
+			fmt.Fprintf(stdout, "  %-36s none: %s\n", name, b.Why)
+		default:
+			min := ">= " + b.MinDriver
+			if b.AnyDriver {
+				min = fmt.Sprintf("any %d.x", b.Branch)
+			}
+			fmt.Fprintf(stdout, "  %-36s %s", name, min)
+			if len(b.FailsOnBrands) > 0 {
+				fmt.Fprintf(stdout, " (not on brand %s)", strings.Join(b.FailsOnBrands, ", "))
+			}
+			if b.Status != check.Pass {
+				fmt.Fprintf(stdout, " [%s] %s", b.Status, b.Why)
+			}
+			fmt.Fprintln(stdout)
+		}
+	}
+	fmt.Fprintln(stdout, "\nGPUs (compute capabilities) its kernels run on, with the newest driver")
+	if !a.GPUsKnown {
+		fmt.Fprintln(stdout, "  unknown: no CUDA toolkit and no framework kernels found in the image (run gpu-preflight bake in it, or scan it with --root)")
+		return exitOK
+	}
+	groups := map[check.Status][]string{}
+	whys := map[check.Status][]string{}
+	for _, g := range a.GPUs {
+		groups[g.Status] = append(groups[g.Status], g.ComputeCapability)
+		whys[g.Status] = append(whys[g.Status], g.ComputeCapability+": "+g.Why)
+	}
+	fmt.Fprintf(stdout, "  natively (cubins): %s\n", orNone(groups[check.Pass]))
+	if v := groups[check.Warn]; len(v) > 0 {
+		fmt.Fprintf(stdout, "  only through PTX JIT or past the toolkit's range: %s\n", strings.Join(v, ", "))
+		for _, w := range whys[check.Warn] {
+			fmt.Fprintf(stdout, "    %s\n", w)
+		}
+	}
+	if v := groups[check.Error]; len(v) > 0 {
+		fmt.Fprintf(stdout, "  not at all: %s\n    e.g. %s\n", strings.Join(v, ", "), whys[check.Error][0])
+	}
+	return exitOK
+}
+
+// gatherFor loads the configuration and gathers what the checks read: the
+// facts advise and affinity start from.
+func gatherFor(overrides map[string]string, environ []string) (check.Input, Config, error) {
+	cfg, err := loadConfig(overrides)
+	if err != nil {
+		return check.Input{}, cfg, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), cfg.Timeout)
+	defer cancel()
+	in, _ := cfg.checkInput(ctx, cfg.gatherOptions(environ))
+	return in, cfg, nil
+}
+
+// writeJSON prints v indented: exit 0, or 1 when it cannot be written.
+func writeJSON(v any, stdout, stderr io.Writer) int {
+	enc := json.NewEncoder(stdout)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		fmt.Fprintf(stderr, "gpu-preflight: writing JSON: %v\n", err)
+		return 1
+	}
+	return exitOK
 }

@@ -85,3 +85,28 @@ func TestAdviseUsageErrors(t *testing.T) {
 		t.Errorf("this node's driver: exit %d, stdout %s", r.code, r.stdout)
 	}
 }
+
+// advise --root: the image's minimum drivers, from its own environment.
+func TestAdviseRoot(t *testing.T) {
+	env := map[string]string{"CUDA_VERSION": "12.8.1", "NVIDIA_REQUIRE_CUDA": "cuda>=12.8 brand=nvidia,driver>=535,driver<536"}
+	r := runShim(t, env, "advise", "--root", t.TempDir())
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	for _, want := range []string{"CUDA 12.8 runs natively from driver 570.26", "Minimum driver per branch",
+		"any 535.x (not on brand", "any 570.x", "R545 (NFB)"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("advise --root does not say %q:\n%s", want, r.stdout)
+		}
+	}
+	j := runShim(t, env, "advise", "--root", t.TempDir(), "--json")
+	var a struct {
+		Branches []struct {
+			Branch    int
+			MinDriver string
+		}
+	}
+	if err := json.Unmarshal([]byte(j.stdout), &a); err != nil || len(a.Branches) == 0 {
+		t.Fatalf("--json: %v\n%s", err, j.stdout)
+	}
+}

@@ -16,6 +16,7 @@ import (
 	"runtime"
 
 	"github.com/gpu-preflight/gpu-preflight/cmd/gpu-preflight/internal/buildinfo"
+	"github.com/gpu-preflight/gpu-preflight/preflight/nvml"
 )
 
 // Exit codes (README "Exit codes").
@@ -36,6 +37,8 @@ const usageText = `Usage:
   gpu-preflight diff OLD.json NEW.json|DIR  what changed between two provenance records
   gpu-preflight advise [--driver V] [--gpu CC] [--brand B]
                                             which CUDA versions and framework builds a driver runs
+  gpu-preflight advise --root DIR           the minimum driver per branch and the GPUs an image runs on
+  gpu-preflight affinity [--root DIR]       Kubernetes nodeAffinity for the image over GPU Feature Discovery labels
   gpu-preflight version                     version, commit, Go version
 
 `
@@ -49,12 +52,13 @@ func main() {
 
 // subcommands maps a first argument to its handler.
 var subcommands = map[string]func(args, environ []string, stdout, stderr io.Writer) int{
-	"check":   cmdCheck,
-	"explain": cmdExplain,
-	"bake":    cmdBake,
-	"diff":    cmdDiff,
-	"advise":  cmdAdvise,
-	"version": cmdVersion,
+	"check":    cmdCheck,
+	"explain":  cmdExplain,
+	"bake":     cmdBake,
+	"diff":     cmdDiff,
+	"advise":   cmdAdvise,
+	"affinity": cmdAffinity,
+	"version":  cmdVersion,
 }
 
 func run(args, environ []string, stdout, stderr io.Writer) int {
@@ -106,7 +110,13 @@ func cmdVersion(args, _ []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 {
 		return usageExit(stderr, usagef("version takes no arguments"))
 	}
-	fmt.Fprintf(stdout, "gpu-preflight %s (commit %s, %s, %s/%s)\n", buildinfo.Version, buildinfo.Commit,
-		runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	// The probe decides whether NVML can be asked at all, and `go install`
+	// builds without it, so say which kind of binary this is.
+	probe := "NVML probe embedded"
+	if !nvml.Embedded() {
+		probe = "no NVML probe embedded"
+	}
+	fmt.Fprintf(stdout, "gpu-preflight %s (commit %s, %s, %s/%s, %s)\n", buildinfo.Version, buildinfo.Commit,
+		runtime.Version(), runtime.GOOS, runtime.GOARCH, probe)
 	return exitOK
 }

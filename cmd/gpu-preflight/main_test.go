@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -344,5 +345,27 @@ func TestVersion(t *testing.T) {
 	r := runShim(t, nil, "version")
 	if r.code != 0 || !strings.HasPrefix(r.stdout, "gpu-preflight ") {
 		t.Errorf("version: exit %d, %q", r.code, r.stdout)
+	}
+	// Unit tests build without the embedprobe tag; test/e2e checks the
+	// embedded build says so.
+	for _, s := range []string{runtime.GOOS + "/" + runtime.GOARCH, "no NVML probe embedded"} {
+		if !strings.Contains(r.stdout, s) {
+			t.Errorf("version says %q, not %q", r.stdout, s)
+		}
+	}
+}
+
+// TestShimWithoutProbeSaysSo: a shim from a plain `go build` (as `go
+// install` makes it) names the missing embedded probe in its nvml finding,
+// instead of blaming memfd. PREFLIGHT_NVML_LIBRARY starts the probe without
+// driver evidence; PATH holds no gpu-preflight-nvml.
+func TestShimWithoutProbeSaysSo(t *testing.T) {
+	r := runShim(t, map[string]string{"PREFLIGHT_NVML_LIBRARY": "libnvidia-ml.so.1", "PATH": t.TempDir()}, "--", "/bin/true")
+	if r.code != 0 || len(r.records) != 1 {
+		t.Fatalf("exit %d, %d records; stderr:\n%s", r.code, len(r.records), r.stderr)
+	}
+	status, message := findingOf(r.records[0], "nvml")
+	if status != "info" || !strings.Contains(message, "built without the NVML probe") || strings.Contains(message, "memfd_noexec") {
+		t.Errorf("nvml finding %s %q, want info naming the missing embedded probe", status, message)
 	}
 }

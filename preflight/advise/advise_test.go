@@ -1,10 +1,14 @@
 package advise
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/gpu-preflight/gpu-preflight/preflight/check"
+	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
+	"github.com/gpu-preflight/gpu-preflight/preflight/nodeclass"
 	"github.com/gpu-preflight/gpu-preflight/preflight/releases"
 )
 
@@ -206,5 +210,77 @@ func TestInvalidNodes(t *testing.T) {
 	// A driver beyond the tables works once its CUDA is given.
 	if a, err := ForDriver(Node{Driver: "999.1", CUDA: "14.0"}, today); err != nil || cudaRouteOf(a, "13.5") != Native {
 		t.Errorf("999.1 with CUDA 14.0: %v", err)
+	}
+}
+
+func floorOf(a ImageAdvice, branch int) BranchFloor {
+	for _, b := range a.Branches {
+		if b.Branch == branch {
+			return b
+		}
+	}
+	return BranchFloor{}
+}
+
+func fitOf(a ImageAdvice, cc string) GPUFit {
+	for _, g := range a.GPUs {
+		if g.ComputeCapability == cc {
+			return g
+		}
+	}
+	return GPUFit{}
+}
+
+// advise --root: the lowest driver per branch and the GPUs the kernels
+// run on, for the official CUDA 12.8 image with a PyTorch cu128 build.
+func TestForImage(t *testing.T) {
+	c := facts.Container{Env: map[string]string{}, CUDA: facts.CUDAToolkit{Version: "12.8"},
+		Requirements: []facts.Requirement{{Var: "NVIDIA_REQUIRE_CUDA", Value: "cuda>=12.8 brand=nvidia,driver>=470,driver<471 brand=nvidia,driver>=535,driver<536"}},
+		Compat:       []facts.CompatLib{{Path: "/usr/local/cuda/compat/libcuda.so.570.124.06", DriverVersion: "570.124.06"}},
+		Frameworks: []facts.Framework{{Name: "torch", Version: "2.7.0+cu128", CUDAVersion: "12.8",
+			Archs: []string{"sm_80", "sm_90", "compute_90"}}}}
+	a := ForImage(nodeclass.Image{Container: c})
+	if !slices.Equal(a.CUDA, []string{"12.8"}) {
+		t.Errorf("CUDA %v", a.CUDA)
+	}
+	for _, tt := range []struct {
+		branch int
+		min    string
+		any    bool
+		status check.Status
+	}{
+		{450, "", false, check.Error},
+		{470, "470.0.0", true, check.Warn},
+		{535, "535.0.0", true, check.Warn},
+		{545, "", false, check.Error},
+		{570, "570.0.0", true, check.Pass},
+		{620, "620.0.0", true, check.Pass},
+	} {
+		f := floorOf(a, tt.branch)
+		if f.MinDriver != tt.min || f.AnyDriver != tt.any || f.Status != tt.status {
+			t.Errorf("R%d: min %q any %v %s (%s), want %q %v %s", tt.branch, f.MinDriver, f.AnyDriver, f.Status, f.Why, tt.min, tt.any, tt.status)
+		}
+	}
+	if f := floorOf(a, 470); !slices.Contains(f.FailsOnBrands, "GeForce") || slices.Contains(f.FailsOnBrands, "Nvidia") {
+		t.Errorf("R470 runs only on data-center brands: fails on %v", f.FailsOnBrands)
+	}
+	if !a.GPUsKnown {
+		t.Fatal("GPUs unknown")
+	}
+	for cc, want := range map[string]check.Status{"8.0": check.Pass, "8.6": check.Pass, "9.0": check.Pass, "10.0": check.Warn, "12.0": check.Warn, "7.5": check.Error} {
+		if g := fitOf(a, cc); g.Status != want {
+			t.Errorf("CC %s: %s (%s), want %s", cc, g.Status, g.Why, want)
+		}
+	}
+}
+
+// A driver floor inside a branch: the minor-version floor of CUDA 11.x.
+func TestForImageFloorInsideABranch(t *testing.T) {
+	a := ForImage(nodeclass.Image{Container: facts.Container{Env: map[string]string{}, CUDA: facts.CUDAToolkit{Version: "11.8"}}})
+	if f := floorOf(a, 450); f.MinDriver != "450.80.2" || f.AnyDriver || f.Status != check.Warn {
+		t.Errorf("R450 for CUDA 11.8: %+v", f)
+	}
+	if f := floorOf(a, 520); f.MinDriver != "520.0.0" || f.Status != check.Pass {
+		t.Errorf("R520 for CUDA 11.8: %+v", f)
 	}
 }

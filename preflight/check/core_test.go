@@ -3,7 +3,9 @@ package check
 import (
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/gpu-preflight/gpu-preflight/preflight/check/scenarios"
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 )
 
@@ -18,17 +20,12 @@ const (
 		"brand=geforcertx,driver>=470,driver<471 brand=tesla,driver>=525,driver<526 brand=geforcertx,driver>=525,driver<526"
 )
 
-func host(driver, cuda string, gpus ...facts.GPU) facts.Host {
-	return facts.Host{Driver: facts.Driver{Version: driver, CUDAVersion: cuda, Source: "procfs"}, GPUs: gpus}
-}
-
-func gpus(n int, name, brand, cc string) []facts.GPU {
-	var out []facts.GPU
-	for i := 0; i < n; i++ {
-		out = append(out, facts.GPU{Index: i, Name: name, Brand: brand, ComputeCapability: cc, Minor: i})
-	}
-	return out
-}
+// The scenario nodes' constructors, so these tests and the shared
+// scenarios describe hosts alike.
+var (
+	host = scenarios.Host
+	gpus = scenarios.GPUs
+)
 
 func input(h facts.Host, c facts.Container) Input {
 	return Input{Facts: facts.Facts{Host: h, Container: c}, Visible: h.GPUs}
@@ -107,6 +104,7 @@ func TestCUDADriver(t *testing.T) {
 		return facts.Container{CUDA: facts.CUDAToolkit{Version: cuda}, Compat: compat, Env: map[string]string{}}
 	}
 	compat570 := facts.CompatLib{Path: "/usr/local/cuda/compat/libcuda.so.570.124.06", DriverVersion: "570.124.06"}
+	compat615 := facts.CompatLib{Path: "/usr/local/cuda/compat/libcuda.so.615.20", DriverVersion: "615.20"}
 	h100 := gpus(1, "NVIDIA H100", "Nvidia", "9.0")
 	rtx := gpus(1, "NVIDIA GeForce RTX 4090", "GeForceRTX", "8.9")
 	for _, tt := range []struct {
@@ -134,11 +132,75 @@ func TestCUDADriver(t *testing.T) {
 			Warn, []string{"minor-version"}},
 		{"NoImageCUDASkips", input(host("535.129.03", "12.2"), img("")), Skip, nil},
 		{"NoDriverSkips", input(facts.Host{}, img("12.2")), Skip, nil},
+		// NVIDIA: New Feature Branches are not forward-compatibility targets.
+		{"ForwardCompatNotOnANewFeatureBranch", input(host("610.43.02", "13.3", h100...), img("13.4", compat615)),
+			Error, []string{"R610", "New Feature Branch"}},
+		// A driver whose branch is not in the table gets the CUDA of the
+		// branch below, a guess that never aborts.
+		{"AssumedDriverCUDAOnlyWarns", input(assumedHost("430.64", "10.1"), img("11.0")),
+			Warn, []string{"CUDA 10.1 is assumed", "branch 430", "does not abort"}},
+		{"AssumedDriverCUDASaysSoInAWarning", input(assumedHost("600.10", "13.2"), img("13.3")),
+			Warn, []string{"minor-version", "CUDA 13.2 is assumed"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			wantFinding(t, cudaDriver(tt.in), tt.status, tt.contains...)
 		})
 	}
+}
+
+// Past its end of life, R535 is no longer a supported forward-compatibility
+// target: the job may run, with a warning; before it, it passes.
+func TestCUDADriverForwardCompatOnEndOfLifeBranch(t *testing.T) {
+	compat570 := facts.CompatLib{Path: "/usr/local/cuda/compat/libcuda.so.570.124.06", DriverVersion: "570.124.06"}
+	in := input(host("535.129.03", "12.2", gpus(1, "NVIDIA H100", "Nvidia", "9.0")...),
+		facts.Container{CUDA: facts.CUDAToolkit{Version: "12.8"}, Compat: []facts.CompatLib{compat570}, Env: map[string]string{}})
+	in.Now = time.Date(2026, time.July, 1, 0, 0, 0, 0, time.UTC)
+	wantFinding(t, cudaDriver(in), Warn, "R535", "end of life (June 2026)")
+	in.Now = time.Date(2026, time.June, 30, 12, 0, 0, 0, time.UTC)
+	wantFinding(t, cudaDriver(in), Pass, "forward compatibility")
+}
+
+// The done-when case: driver 600.10 (no such branch in the table) with a
+// CUDA 13.3 image, its requirement and a CUDA 13.3 framework: nothing
+// aborts on the guessed 13.2, and every finding that used it says so.
+func TestAssumedDriverCUDANeverAbortsAlone(t *testing.T) {
+	in := input(assumedHost("600.10", "13.2", gpus(1, "NVIDIA H100", "Nvidia", "9.0")...), facts.Container{
+		CUDA:         facts.CUDAToolkit{Version: "13.3"},
+		Requirements: []facts.Requirement{{Var: "NVIDIA_REQUIRE_CUDA", Value: "cuda>=13.3"}},
+		Frameworks: []facts.Framework{{Name: "torch", Version: "2.11.0+cu133", CUDAVersion: "13.3",
+			Kernels: []facts.KernelLibrary{{Path: "/t/libtorch_cuda.so", Images: []facts.KernelImage{
+				{Kind: "cubin", Arch: "sm_80", Count: 1}, {Kind: "ptx", Arch: "compute_80", PTXVersion: "9.3", Count: 1}}}}}},
+		Env: map[string]string{},
+	})
+	for _, f := range Run(in) {
+		if f.Status == Error {
+			t.Errorf("%s is an error on a guessed CUDA version: %s", f.ID, f.Message)
+		}
+		switch f.ID {
+		case "cuda-requirement", "cuda-driver", "framework-cuda", "gpu-arch":
+			if f.Status != Warn || !strings.Contains(f.Message, "assumed") {
+				t.Errorf("%s: %s %q, want a warning that says the CUDA version is assumed", f.ID, f.Status, f.Message)
+			}
+		}
+	}
+	// The same facts with a known 13.2 driver are errors (the two others
+	// are minor-version-compatibility warnings either way): the guess
+	// alone is what turns them into warnings.
+	in.Facts.Host.Driver.CUDAVersionSource = facts.CUDAFromBranchTable
+	for _, id := range []string{"cuda-requirement", "gpu-arch"} {
+		for _, f := range Run(in) {
+			if f.ID == id && f.Status != Error {
+				t.Errorf("%s on a known CUDA 13.2 driver: %s, want error", id, f.Status)
+			}
+		}
+	}
+}
+
+// assumedHost is a host whose driver's CUDA version is a guess.
+func assumedHost(driver, cuda string, g ...facts.GPU) facts.Host {
+	h := host(driver, cuda, g...)
+	h.Driver.CUDAVersionSource = facts.CUDAAssumed
+	return h
 }
 
 func TestCUDADriverStaleCompatOnLibraryPath(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
+	"github.com/gpu-preflight/gpu-preflight/preflight/releases"
 	"github.com/gpu-preflight/gpu-preflight/preflight/version"
 )
 
@@ -59,12 +60,17 @@ func labels(fws []facts.Framework) string {
 }
 
 // gpuPackage names the GPU build of fw to install for a driver that
-// supports CUDA driverCUDA ("12.4"; "" when unknown). The frameworks' own
-// install pages name the packages: paddlepaddle-gpu (paddlepaddle.org.cn
-// install guide), torch from download.pytorch.org/whl/cuXYZ (pytorch.org
-// get-started), tensorflow[and-cuda] (tensorflow.org/install/pip, TF 2.14+),
-// jax[cudaNN] (jax installation guide).
+// supports CUDA driverCUDA ("12.4"; "" when unknown): from the frameworks'
+// release table (preflight/releases) the best wheel this driver runs
+// natively, of fw's own release when there is one; without a row, the
+// package name and the driver's CUDA line.
 func gpuPackage(fw facts.Framework, driverCUDA string) string {
+	if version.Valid(driverCUDA) {
+		if b, ok := nativeWheel(fw, driverCUDA); ok {
+			return fmt.Sprintf("install the GPU build %s, which this driver (CUDA <= %s) runs natively: %s",
+				b.Name(), version.Prefix(driverCUDA, 2), b.Install)
+		}
+	}
 	ver := baseVersion(fw.Version)
 	line, major := "", ""
 	if version.Valid(driverCUDA) {
@@ -78,9 +84,12 @@ func gpuPackage(fw facts.Framework, driverCUDA string) string {
 		}
 		return pkg + "==" + ver
 	}
+	// The frameworks' install pages name the packages: paddlepaddle-gpu,
+	// torch from download.pytorch.org/whl/cuXYZ, tensorflow[and-cuda]
+	// (TF 2.14+), jax[cudaNN].
 	switch fw.Name {
 	case "paddlepaddle":
-		return fmt.Sprintf("replace paddlepaddle with paddlepaddle-gpu%s: pip install %s from the index of a CUDA build at or below that version (paddlepaddle.org.cn install guide)",
+		return fmt.Sprintf("replace paddlepaddle with paddlepaddle-gpu%s: pip install %s from the index of a CUDA build at or below that version",
 			line, pin("paddlepaddle-gpu"))
 	case "torch":
 		return fmt.Sprintf("install a CUDA build of torch%s: pip install %s --index-url https://download.pytorch.org/whl/cuXYZ, with cuXYZ the highest CUDA build at or below it",
@@ -96,6 +105,26 @@ func gpuPackage(fw facts.Framework, driverCUDA string) string {
 		return fmt.Sprintf("install the CUDA plugin%s: pip install '%s'", line, extra)
 	}
 	return "install the GPU build of " + fw.Name + line
+}
+
+// nativeWheel is the best wheel of fw's framework that a driver supporting
+// driverCUDA runs natively, preferring fw's own major.minor release.
+func nativeWheel(fw facts.Framework, driverCUDA string) (releases.Build, bool) {
+	var best releases.Build
+	found := false
+	release := version.Prefix(baseVersion(fw.Version), 2)
+	for _, b := range releases.NativeFor(fw.Name, driverCUDA) {
+		if b.Kind != releases.Wheel {
+			continue
+		}
+		if release != "" && version.Prefix(b.Version, 2) == release {
+			return b, true
+		}
+		if !found {
+			best, found = b, true
+		}
+	}
+	return best, found
 }
 
 // baseVersion drops a local version tag: "2.3.1+cpu" -> "2.3.1".

@@ -28,10 +28,10 @@ func TestCPUBuild(t *testing.T) {
 		{"CPU build without visible GPUs stays quiet", []facts.Framework{cpuTorch}, nil, false, Pass, nil},
 		{"CPU build without visible GPUs, GPU required: still quiet here (gpu-count says it)", []facts.Framework{cpuTorch}, nil, true, Pass, nil},
 		{"torch +cpu", []facts.Framework{cpuTorch}, h100, false, Warn,
-			[]string{"torch 2.3.1+cpu", "2 GPU(s)", "CUDA <= 12.4", "pip install torch==2.3.1 --index-url https://download.pytorch.org/whl/cu"}},
+			[]string{"torch 2.3.1+cpu", "2 GPU(s)", "CUDA <= 12.4", "torch 2.3 (CUDA 12.1, wheel)", "--index-url https://download.pytorch.org/whl/cu121"}},
 		{"torch +cpu, GPU required", []facts.Framework{cpuTorch}, h100, true, Error, []string{"torch 2.3.1+cpu"}},
-		{"paddlepaddle", []facts.Framework{cpuPaddle}, h100, false, Warn, []string{"paddlepaddle 2.6.1", "paddlepaddle-gpu==2.6.1", "CUDA <= 12.4"}},
-		{"tensorflow-cpu", []facts.Framework{cpuTF}, h100, false, Warn, []string{"tensorflow[and-cuda]==2.15.0"}},
+		{"paddlepaddle", []facts.Framework{cpuPaddle}, h100, false, Warn, []string{"paddlepaddle 2.6.1", "paddlepaddle-gpu==2.6.2.post120", "CUDA <= 12.4"}},
+		{"tensorflow-cpu", []facts.Framework{cpuTF}, h100, false, Warn, []string{"tensorflow[and-cuda]==2.15.*"}},
 		{"jaxlib alone", []facts.Framework{cpuJax}, h100, false, Warn, []string{"jax[cuda12]"}},
 		{"one CPU build among GPU builds is named", []facts.Framework{gpuTorch, cpuPaddle}, h100, false, Warn, []string{"paddlepaddle 2.6.1"}},
 	} {
@@ -49,4 +49,18 @@ func TestCPUBuildJaxFollowsTheDriverMajor(t *testing.T) {
 	in := input(host("580.65.06", "13.0", gpus(1, "B200", "Nvidia", "10.0")...),
 		facts.Container{Frameworks: []facts.Framework{{Name: "jax", Version: "0.7.0", Build: facts.BuildCPU}}})
 	wantFinding(t, cpuBuild(in), Warn, "jax[cuda13]")
+}
+
+// A driver too old for every GPU build in the release table still gets the
+// package name and its CUDA line.
+func TestCPUBuildWithoutATableRowNamesThePackage(t *testing.T) {
+	for fw, want := range map[string]string{
+		"torch":        "--index-url https://download.pytorch.org/whl/cuXYZ",
+		"paddlepaddle": "paddlepaddle-gpu==2.6.1",
+		"tensorflow":   "tensorflow[and-cuda]==2.6.1",
+	} {
+		in := input(host("410.48", "10.0"), facts.Container{Frameworks: []facts.Framework{{Name: fw, Version: "2.6.1", Build: facts.BuildCPU}}})
+		in.Visible = gpus(1, "Tesla V100", "Tesla", "7.0")
+		wantFinding(t, cpuBuild(in), Warn, want, "CUDA <= 10.0")
+	}
 }

@@ -164,7 +164,8 @@ func cudaPass(c facts.CUDACheck, where string, f *Finding) {
 		f.Message += "; the framework's fatbin could not be taken from " + fb.Library + ": " + fb.Error
 		f.Remedy = "the GPUs run CUDA, but whether the framework has code for them is not proven; report this with the library"
 	default:
-		f.Message += fmt.Sprintf("; %s's kernels load on each (a fatbin of %s with %s)", orUnknown(fb.Framework), fb.Library, strings.Join(fb.Targets, " "))
+		f.Message += fmt.Sprintf("; %s's kernels load on each (%d fatbin container(s) of %s, targets %s)",
+			orUnknown(fb.Framework), fb.Containers, fb.Library, strings.Join(fb.Targets, " "))
 	}
 }
 

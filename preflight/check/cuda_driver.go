@@ -25,7 +25,15 @@ import (
 //   - otherwise the runtime fails with "CUDA driver version is insufficient".
 var CUDADriver = Check{ID: "cuda-driver", Run: cudaDriver}
 
+// cudaDriver applies cudaDriverRules; every error they give turns on the
+// driver's CUDA version, so an assumed one only warns (onAGuess).
 func cudaDriver(in Input) Finding {
+	f := cudaDriverRules(in)
+	f.Status, f.Message, f.Remedy = onAGuess(in, f.Status, f.Message, f.Remedy)
+	return f
+}
+
+func cudaDriverRules(in Input) Finding {
 	f := Finding{ID: "cuda-driver"}
 	img := in.Facts.Container.CUDA
 	drv := in.Facts.Host.Driver
@@ -70,6 +78,28 @@ func cudaDriver(in Input) Finding {
 	fix := upgrade + ", or use an image built for CUDA <= " + have
 
 	if lib, ok := usableCompat(in.Facts.Container.Compat, drv.Version, need); ok {
+		if b, known := compat.DriverLifecycle(drv.Version); known {
+			// NVIDIA: "New Feature Branches and end-of-life branches are not
+			// supported targets for CUDA Forward Compatibility" (the
+			// data-center driver lifecycle, compat.ForwardCompatTarget).
+			// cuda-compat's own list of host branches leaves NFBs out, so
+			// the compat library is not used there: an error. An
+			// end-of-life branch is unsupported but still listed by the
+			// compat packages of its time: a warning.
+			switch {
+			case b.Kind == compat.NewFeature:
+				f.Status = Error
+				f.Message = fmt.Sprintf("%s: CUDA forward compatibility (%s, driver %s) does not support %s, a New Feature Branch", short, lib.Path, lib.DriverVersion, b.Name())
+				f.Remedy = fix + ", on a Long Term Support or Production Branch driver"
+				return f
+			case !in.Now.IsZero() && b.PastEndOfLife(in.Now):
+				f.Status = Warn
+				f.Message = fmt.Sprintf("%s: CUDA forward compatibility through %s (driver %s) may work, but %s reached end of life (%s) and is no longer a supported forward-compatibility target",
+					short, lib.Path, lib.DriverVersion, b.Name(), b.EndOfLifeText())
+				f.Remedy = fix + ", on a supported Long Term Support or Production Branch driver"
+				return f
+			}
+		}
 		switch brandSupport(in.Visible) {
 		case compat.Supported:
 			f.Status = Pass

@@ -107,8 +107,16 @@ func frameworkLabel(fw facts.Framework) string {
 	return fw.Name + " " + fw.Version
 }
 
-// driverCUDAVerdict applies the driver rules to one framework.
+// driverCUDAVerdict applies the driver rules to one framework; every
+// verdict it gives turns on the driver's CUDA version, so an assumed one
+// never makes it an error (onAGuess).
 func driverCUDAVerdict(in Input, fw facts.Framework) frameworkVerdict {
+	v := driverCUDARules(in, fw)
+	v.status, v.message, v.remedy = onAGuess(in, v.status, v.message, v.remedy)
+	return v
+}
+
+func driverCUDARules(in Input, fw facts.Framework) frameworkVerdict {
 	d := in.Facts.Host.Driver
 	fc := version.Prefix(fw.CUDAVersion, 2)
 	name := frameworkLabel(fw)

@@ -2,6 +2,7 @@ package check
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -12,25 +13,35 @@ import (
 )
 
 // GPUArch checks that every visible GPU can run the frameworks' kernels,
-// and that its compute capability is one the image's CUDA toolkit supports.
-// It predicts "no kernel image is available for execution on the device"
-// (error 209) and "the provided PTX was compiled with an unsupported
-// toolchain" (error 222) before the job starts.
+// and that its compute capability is one the image's CUDA toolkit builds
+// for. It predicts "no kernel image is available for execution on the
+// device" (error 209) and "the provided PTX was compiled with an
+// unsupported toolchain" (error 222) before the job starts.
 //
-// Rules (research/fatbin-frameworks.md section 2; NVIDIA's Ada, Hopper and
-// Blackwell compatibility guides; LLVM offload's CUDA plugin):
+// Rules (docs/fatbin.md "Loading rules"; NVIDIA's CUDA compatibility and
+// Ada, Hopper and Blackwell compatibility guides):
 //   - a cubin sm_XY runs on compute capability X.Z iff Z >= Y (same major);
 //     sm_XYa only on exactly X.Y; sm_XYf like a plain cubin;
 //   - PTX compute_XY runs on any capability >= X.Y through the driver's JIT,
 //     if the driver's CUDA supports the PTX ISA version (compat.PTXISACUDA;
-//     when a version file gives only the target, the ISA is taken to be the
+//     an ISA newer than the table needs a CUDA newer than the table's; when
+//     a version file gives only the target, the ISA is taken to be the
 //     framework CUDA's); compute_XYa only on exactly X.Y, compute_XYf on
 //     X.Z with Z >= Y;
-//   - a GPU passes when a cubin runs, warns when only PTX JIT does (slow
-//     first launch), and errors when nothing runs;
-//   - a capability below the image toolkit's range (compat.ToolkitArchs:
-//     CUDA 13 has no Volta) is an error, above it a warning (the
-//     toolkit's libraries reach it through PTX JIT at best).
+//   - the runtime picks one image per fatbin (one per translation unit), so
+//     each fatbin of a library is judged: a GPU passes when every fatbin has
+//     a cubin for it, warns when some run only through PTX JIT (slow first
+//     launch), and when fatbins have nothing it can run: an error when that
+//     is all of them or at least half, a warning below half. Frameworks
+//     build some kernels (flash attention, arch-specific Hopper and
+//     Blackwell kernels) for fewer GPUs on purpose and dispatch on the
+//     device, so a few narrow fatbins are not a broken build; most of a
+//     library failing is;
+//   - a capability the image's CUDA toolkit has no target for
+//     (compat.ToolkitTargets: CUDA 13 has no Volta, CUDA 12.9 no compute
+//     capability 11.0) is an error when every target is newer (nothing can
+//     JIT down to it), and a warning otherwise (its libraries reach it
+//     through PTX JIT at best).
 //
 // Each kernel library is judged alone: a framework fails on a GPU when any
 // of its libraries has nothing for it. Without scanned kernels the targets
@@ -109,27 +120,36 @@ func ccGroups(gpus []facts.GPU) []ccGroup {
 	return out
 }
 
-// toolkitArchVerdict judges the GPU's capability against the image's CUDA
-// toolkit's supported range.
+// toolkitArchVerdict judges the GPU's capability against the targets the
+// image's CUDA toolkit builds for.
 func toolkitArchVerdict(in Input, g ccGroup) (frameworkVerdict, bool) {
 	cuda := version.Prefix(in.Facts.Container.CUDA.Version, 2)
-	min, max, ok := compat.ToolkitArchs(cuda)
+	targets, ok := compat.ToolkitTargets(cuda)
 	if !ok {
 		return frameworkVerdict{}, false
 	}
-	switch {
-	case version.Less(g.ccText, min):
-		return frameworkVerdict{status: Error, message: fmt.Sprintf(
-			"%s is older than the image's CUDA %s supports (compute capability %s to %s): its libraries carry no kernels for it",
-			g.label(), cuda, min, max),
-			remedy: fmt.Sprintf("use an image built on an older CUDA toolkit that supports compute capability %s, or run on a newer GPU", g.ccText)}, true
-	case version.Less(max, g.ccText):
-		return frameworkVerdict{status: Warn, message: fmt.Sprintf(
-			"%s is newer than the image's CUDA %s supports (compute capability %s to %s): its libraries can reach it only through PTX JIT, if they carry PTX",
-			g.label(), cuda, min, max),
-			remedy: fmt.Sprintf("use an image built on a CUDA toolkit that supports compute capability %s", g.ccText)}, true
+	lower := false // a target older than the GPU, whose PTX could JIT up to it
+	for _, t := range targets {
+		a, err := fatbin.ParseArch(t)
+		if err != nil {
+			continue
+		}
+		if cubinRuns(a, g.cc) {
+			return frameworkVerdict{status: Pass, message: fmt.Sprintf("%s is a target of the image's CUDA %s", g.label(), cuda)}, true
+		}
+		lower = lower || ptxTargets(a, g.cc)
 	}
-	return frameworkVerdict{status: Pass, message: fmt.Sprintf("%s is supported by the image's CUDA %s", g.label(), cuda)}, true
+	list := strings.Join(targets, ", ")
+	if !lower {
+		return frameworkVerdict{status: Error, message: fmt.Sprintf(
+			"%s is older than every target of the image's CUDA %s (compute capability %s): its libraries carry no kernels for it",
+			g.label(), cuda, list),
+			remedy: fmt.Sprintf("use an image built on a CUDA toolkit that supports compute capability %s, or run on a newer GPU", g.ccText)}, true
+	}
+	return frameworkVerdict{status: Warn, message: fmt.Sprintf(
+		"%s is not a target of the image's CUDA %s (compute capability %s): its libraries can reach it only through PTX JIT, if they carry PTX",
+		g.label(), cuda, list),
+		remedy: fmt.Sprintf("use an image built on a CUDA toolkit that supports compute capability %s", g.ccText)}, true
 }
 
 // kernelTarget is one compiled target and, for PTX, its ISA version ("" =
@@ -140,26 +160,51 @@ type kernelTarget struct {
 	isa  string
 }
 
-// kernelSet is the targets of one library, or of a version file.
+// fatbinSet is the targets of some fatbins of a library (count of them).
+type fatbinSet struct {
+	targets []kernelTarget
+	count   int
+}
+
+// kernelSet is one library's fatbins, or a version file's targets as one
+// fatbin.
 type kernelSet struct {
 	where   string
-	targets []kernelTarget
+	fatbins []fatbinSet
+	all     []kernelTarget // every target of the library, for messages
+}
+
+func toTargets(images []facts.KernelImage) []kernelTarget {
+	var ts []kernelTarget
+	for _, im := range images {
+		if a, err := fatbin.ParseArch(im.Arch); err == nil {
+			ts = append(ts, kernelTarget{arch: a, text: im.Arch, isa: im.PTXVersion})
+		}
+	}
+	return ts
 }
 
 // kernelSets returns the framework's scanned libraries that carry device
-// code, or, when none does, the targets its version file recorded.
+// code, each with its fatbins (a library recorded without them counts as
+// one fatbin of all its images), or, when none does, the targets its
+// version file recorded.
 func kernelSets(fw facts.Framework) []kernelSet {
 	var sets []kernelSet
 	for _, lib := range fw.Kernels {
-		var ts []kernelTarget
-		for _, im := range lib.Images {
-			if a, err := fatbin.ParseArch(im.Arch); err == nil {
-				ts = append(ts, kernelTarget{arch: a, text: im.Arch, isa: im.PTXVersion})
+		all := toTargets(lib.Images)
+		if len(all) == 0 {
+			continue
+		}
+		set := kernelSet{where: lib.Path, all: all}
+		for _, g := range lib.Fatbins {
+			if ts := toTargets(g.Images); len(ts) > 0 && g.Count > 0 {
+				set.fatbins = append(set.fatbins, fatbinSet{targets: ts, count: g.Count})
 			}
 		}
-		if len(ts) > 0 {
-			sets = append(sets, kernelSet{where: lib.Path, targets: ts})
+		if len(set.fatbins) == 0 {
+			set.fatbins = []fatbinSet{{targets: all, count: 1}}
 		}
+		sets = append(sets, set)
 	}
 	if len(sets) > 0 {
 		return sets
@@ -177,7 +222,7 @@ func kernelSets(fw facts.Framework) []kernelSet {
 	if where == "" {
 		where = "its build record"
 	}
-	return []kernelSet{{where: where, targets: ts}}
+	return []kernelSet{{where: where, all: ts, fatbins: []fatbinSet{{targets: ts, count: 1}}}}
 }
 
 // cubinRuns reports whether a cubin compiled for target runs on a GPU of
@@ -211,7 +256,14 @@ func ptxJIT(t kernelTarget, fw facts.Framework, driverCUDA string) (ok, unknown 
 	if t.isa != "" {
 		c, known := compat.PTXISACUDA(t.isa)
 		if !known {
-			return false, true, fmt.Sprintf("%s PTX ISA %s is not in the PTX table", t.text, t.isa), ""
+			newest, beyond := compat.PTXISABeyond(t.isa)
+			if !beyond || driverCUDA == "" || version.Less(newest, driverCUDA) {
+				return false, true, fmt.Sprintf("%s PTX ISA %s is not in the PTX table", t.text, t.isa), ""
+			}
+			// Newer than every ISA known, so newer than any CUDA up to
+			// the table's last: this driver cannot JIT it.
+			return false, false, fmt.Sprintf("its %s PTX (PTX ISA %s) is newer than any CUDA up to %s emits, and the driver supports CUDA %s",
+				t.text, t.isa, newest, driverCUDA), newest
 		}
 		need = c
 	} else {
@@ -260,61 +312,140 @@ func frameworkArchVerdict(in Input, g ccGroup, fw facts.Framework) (frameworkVer
 	return worst, true
 }
 
-func kernelSetVerdict(in Input, g ccGroup, fw facts.Framework, set kernelSet) frameworkVerdict {
-	name := frameworkLabel(fw)
-	var cubins []string
-	var jit, jitOK, unknownJIT, blocked []string
-	upgradeTo := "" // the lowest CUDA that would JIT a blocked PTX
-	for _, t := range set.targets {
+// fatbinOutcome is what one fatbin offers a GPU.
+type fatbinOutcome struct {
+	cubins     []string // cubins that run
+	jit        []string // PTX whose target fits
+	jitOK      []string // of those, PTX the driver can JIT
+	unknownJIT []string // why JIT cannot be told
+	blocked    []string // why PTX that fits cannot be JIT-compiled
+	upgradeTo  string   // the lowest CUDA that would JIT a blocked PTX
+}
+
+// runs reports whether the GPU can load something of the fatbin, or might.
+func (o fatbinOutcome) runs() bool {
+	return len(o.cubins) > 0 || len(o.jitOK) > 0 || len(o.unknownJIT) > 0
+}
+
+func judgeFatbin(in Input, g ccGroup, fw facts.Framework, targets []kernelTarget) fatbinOutcome {
+	var o fatbinOutcome
+	for _, t := range targets {
 		if !t.arch.PTX {
 			if cubinRuns(t.arch, g.cc) {
-				cubins = append(cubins, t.text)
+				o.cubins = append(o.cubins, t.text)
 			}
 			continue
 		}
 		if !ptxTargets(t.arch, g.cc) {
 			continue
 		}
-		jit = append(jit, t.text)
+		o.jit = append(o.jit, t.text)
 		ok, unknown, why, need := ptxJIT(t, fw, in.Facts.Host.Driver.CUDAVersion)
 		switch {
 		case ok:
-			jitOK = append(jitOK, t.text)
+			o.jitOK = append(o.jitOK, t.text)
 		case unknown:
-			unknownJIT = append(unknownJIT, why)
+			o.unknownJIT = append(o.unknownJIT, why)
 		default:
-			blocked = append(blocked, why)
-			if upgradeTo == "" || version.Less(need, upgradeTo) {
-				upgradeTo = need
+			o.blocked = append(o.blocked, why)
+			if o.upgradeTo == "" || version.Less(need, o.upgradeTo) {
+				o.upgradeTo = need
 			}
 		}
 	}
+	return o
+}
+
+// kernelSetVerdict judges one library on one GPU group, fatbin by fatbin.
+func kernelSetVerdict(in Input, g ccGroup, fw facts.Framework, set kernelSet) frameworkVerdict {
+	name := frameworkLabel(fw)
 	native := fatbin.Arch{Major: g.cc.Major, Minor: g.cc.Minor}.String()
-	compiled := targetList(set.targets)
-	switch {
-	case len(cubins) > 0:
+	total, missing := 0, 0
+	var cubins, jitOK, unknownJIT, blocked, missingTargets []string
+	jitAny := false
+	upgradeTo := ""
+	needJIT := 0 // fatbins that run only through PTX JIT
+	for _, fb := range set.fatbins {
+		o := judgeFatbin(in, g, fw, fb.targets)
+		total += fb.count
+		cubins = appendNew(cubins, o.cubins...)
+		jitAny = jitAny || len(o.jit) > 0
+		blocked = appendNew(blocked, o.blocked...)
+		if o.upgradeTo != "" && (upgradeTo == "" || version.Less(o.upgradeTo, upgradeTo)) {
+			upgradeTo = o.upgradeTo
+		}
+		switch {
+		case len(o.cubins) > 0:
+		case len(o.jitOK) > 0:
+			needJIT += fb.count
+			jitOK = appendNew(jitOK, o.jitOK...)
+		case len(o.unknownJIT) > 0:
+			needJIT += fb.count
+			unknownJIT = appendNew(unknownJIT, o.unknownJIT...)
+		default:
+			missing += fb.count
+			missingTargets = appendNew(missingTargets, targetList(fb.targets))
+		}
+	}
+	compiled := targetList(set.all)
+	if missing == total {
+		msg := fmt.Sprintf("%s: %s has no kernel image for it: %s missing from %s (compiled: %s)",
+			g.label(), name, native, set.where, compiled)
+		remedy := fmt.Sprintf("install a %s build compiled for %s, or run on a GPU it was compiled for", fw.Name, native)
+		if len(blocked) > 0 {
+			msg += "; " + strings.Join(blocked, "; ")
+			remedy += fmt.Sprintf(", or upgrade the driver%s so that it can JIT the PTX (CUDA >= %s)", driverNeedSuffix(upgradeTo), upgradeTo)
+		} else if !jitAny {
+			msg += "; no PTX the driver could JIT for it either"
+		}
+		status := Error
+		if len(blocked) > 0 {
+			status, msg, remedy = onAGuess(in, status, msg, remedy)
+		}
+		return frameworkVerdict{status: status, message: msg, remedy: remedy}
+	}
+	if missing > 0 {
+		status := Warn
+		why := "below half of them: frameworks build some kernels for fewer GPUs on purpose and pick kernels by GPU at run time"
+		if 2*missing >= total {
+			status = Error
+			why = "at least half of the library"
+		}
+		msg := fmt.Sprintf("%s: %d of %d fatbins in %s of %s have no kernel image for it (%s missing; those carry only %s): their kernels fail with \"no kernel image is available for execution on the device\" when launched (%s)",
+			g.label(), missing, total, set.where, name, native, strings.Join(missingTargets, " / "), why)
+		remedy := fmt.Sprintf("install a %s build whose every kernel is compiled for %s, or run on a GPU it was compiled for", fw.Name, native)
+		if len(blocked) > 0 {
+			status, msg, remedy = onAGuess(in, status, msg+"; "+strings.Join(blocked, "; "), remedy)
+		}
+		return frameworkVerdict{status: status, message: msg, remedy: remedy}
+	}
+	if needJIT == 0 {
 		return frameworkVerdict{status: Pass, message: fmt.Sprintf("%s: %s runs %s cubins from %s", g.label(), name, strings.Join(cubins, ", "), set.where)}
-	case len(jitOK) > 0:
+	}
+	part := ""
+	if needJIT < total {
+		part = fmt.Sprintf(" in %d of %d fatbins", needJIT, total)
+	}
+	if len(unknownJIT) == 0 {
 		return frameworkVerdict{status: Warn, message: fmt.Sprintf(
-			"%s: %s has no cubin for it in %s (%s missing; compiled: %s): the driver will JIT-compile %s PTX at first launch, which is slow and uses the JIT cache",
-			g.label(), name, set.where, native, compiled, strings.Join(jitOK, ", ")),
+			"%s: %s has no cubin for it%s in %s (%s missing; compiled: %s): the driver will JIT-compile %s PTX at first launch, which is slow and uses the JIT cache",
+			g.label(), name, part, set.where, native, compiled, strings.Join(jitOK, ", ")),
 			remedy: fmt.Sprintf("install a %s build compiled for %s to avoid the JIT at start-up (or keep CUDA_CACHE_PATH on a persistent volume)", fw.Name, native)}
-	case len(unknownJIT) > 0:
-		return frameworkVerdict{status: Warn, message: fmt.Sprintf(
-			"%s: %s has no cubin for it in %s (%s missing; compiled: %s), only PTX; %s",
-			g.label(), name, set.where, native, compiled, strings.Join(unknownJIT, "; ")),
-			remedy: fmt.Sprintf("install a %s build compiled for %s, or make sure the driver supports the PTX's CUDA version", fw.Name, native)}
 	}
-	msg := fmt.Sprintf("%s: %s has no kernel image for it: %s missing from %s (compiled: %s)",
-		g.label(), name, native, set.where, compiled)
-	remedy := fmt.Sprintf("install a %s build compiled for %s, or run on a GPU it was compiled for", fw.Name, native)
-	if len(blocked) > 0 {
-		msg += "; " + strings.Join(blocked, "; ")
-		remedy += fmt.Sprintf(", or upgrade the driver%s so that it can JIT the PTX (CUDA >= %s)", driverNeedSuffix(upgradeTo), upgradeTo)
-	} else if len(jit) == 0 {
-		msg += "; no PTX the driver could JIT for it either"
+	return frameworkVerdict{status: Warn, message: fmt.Sprintf(
+		"%s: %s has no cubin for it%s in %s (%s missing; compiled: %s), only PTX; %s",
+		g.label(), name, part, set.where, native, compiled, strings.Join(unknownJIT, "; ")),
+		remedy: fmt.Sprintf("install a %s build compiled for %s, or make sure the driver supports the PTX's CUDA version", fw.Name, native)}
+}
+
+// appendNew appends the strings of add that list does not hold yet.
+func appendNew(list []string, add ...string) []string {
+	for _, s := range add {
+		if !slices.Contains(list, s) {
+			list = append(list, s)
+		}
 	}
-	return frameworkVerdict{status: Error, message: msg, remedy: remedy}
+	return list
 }
 
 // targetList is "sm_70, sm_80, compute_80".

@@ -44,6 +44,11 @@ func withArchs(f facts.Framework, archs ...string) facts.Framework {
 	return f
 }
 
+var (
+	thor  = facts.GPU{Index: 0, Name: "NVIDIA Jetson Thor", Brand: "Nvidia", ComputeCapability: "11.0"}
+	rubin = facts.GPU{Index: 0, Name: "NVIDIA Rubin", Brand: "Nvidia", ComputeCapability: "10.7"}
+)
+
 const libpaddle = "/usr/local/lib/python3.10/dist-packages/paddle/base/libpaddle.so"
 
 func TestGPUArchDoneWhen(t *testing.T) {
@@ -94,7 +99,11 @@ func TestGPUArchRules(t *testing.T) {
 		{"'a' PTX JITs on its own capability", one(h100, "compute_90a@8.4"), Warn, nil},
 		{"'f' PTX JITs within its major", one(b300, "compute_100f@8.8"), Error, []string{"CUDA >= 12.9"}},
 		{"'f' PTX does not JIT on another major", one(rtx50, "compute_100f@8.4"), Error, []string{"no PTX the driver could JIT"}},
-		{"PTX ISA unknown to the table is a warning", one(h100, "compute_80@9.9"), Warn, []string{"not in the PTX table"}},
+		{"PTX ISA older than the table is a warning", one(h100, "compute_80@6.0"), Warn, []string{"not in the PTX table"}},
+		// CUDA 13.2+ PTX-only on an R550 driver fails with error 222.
+		{"PTX ISA 9.2 on a CUDA 12.4 driver does not JIT", one(h100, "compute_80@9.2"), Error, []string{"CUDA >= 13.2", "595.45.04"}},
+		{"PTX ISA newer than the table on a driver the table knows does not JIT", one(h100, "compute_80@9.9"), Error,
+			[]string{"PTX ISA 9.9", "newer than any CUDA up to 13.5"}},
 		{"GPU of unknown capability is a skip", one(facts.GPU{Name: "mystery"}, "sm_80"), Skip, nil},
 		{"no visible GPU is a skip",
 			archInput("550.54.15", "12.4", "", []facts.Framework{withKernels(torch, lib("/t/x.so", "sm_80"))}), Skip, nil},
@@ -160,9 +169,23 @@ func TestGPUArchToolkitRange(t *testing.T) {
 		contains []string
 	}{
 		{"CUDA 13 has no Volta",
-			archInput("580.65.06", "13.0", "13.0", nil, v100), Error, []string{"compute capability 7.0", "CUDA 13.0", "7.5 to 12.1"}},
+			archInput("580.65.06", "13.0", "13.0", nil, v100), Error, []string{"compute capability 7.0", "older than every target of the image's CUDA 13.0", "7.5, 8.0"}},
 		{"a GPU newer than the toolkit is a warning",
-			archInput("570.124.06", "12.8", "11.8", nil, b200), Warn, []string{"newer than the image's CUDA 11.8", "3.5 to 9.0"}},
+			archInput("570.124.06", "12.8", "11.8", nil, b200), Warn, []string{"not a target of the image's CUDA 11.8", "8.9, 9.0)", "PTX JIT"}},
+		// CUDA 12.8 and 12.9 build for Thor as sm_101; CUDA 13.0 renamed it
+		// sm_110, which is what a driver of R580 or later reports.
+		{"Jetson Thor (11.0) on a CUDA 12.9 image is not a pass",
+			archInput("580.65.06", "13.0", "12.9", nil, thor), Warn, []string{"not a target of the image's CUDA 12.9", "10.1", "10.3"}},
+		{"Jetson Thor (11.0) on a CUDA 12.8 image is not a pass",
+			archInput("580.65.06", "13.0", "12.8", nil, thor), Warn, []string{"not a target of the image's CUDA 12.8"}},
+		{"Jetson Thor (11.0) on a CUDA 13.0 image passes",
+			archInput("580.65.06", "13.0", "13.0", nil, thor), Pass, nil},
+		{"Orin (8.7) runs the sm_80 of CUDA 11.0",
+			archInput("580.65.06", "13.0", "11.0", nil, facts.GPU{Name: "Orin", ComputeCapability: "8.7"}), Pass, nil},
+		{"Rubin (10.7) is a target from CUDA 13.4 on",
+			archInput("615.20", "13.4", "13.4", nil, rubin), Pass, nil},
+		{"Rubin (10.7) before CUDA 13.4 runs its sm_100 and sm_103 cubins",
+			archInput("610.43.02", "13.3", "13.3", nil, rubin), Pass, nil},
 		{"a GPU inside the range passes",
 			archInput("580.65.06", "13.0", "13.0", []facts.Framework{torch}, h100), Pass, nil},
 		{"both the toolkit and the framework fail on Volta",
@@ -184,8 +207,8 @@ func TestGPUArchGroupsGPUsOfOneModel(t *testing.T) {
 	expectFinding(t, GPUArch.Run(in), "gpu-arch", Error, "GPU 0,1 (NVIDIA H100 80GB HBM3, compute capability 9.0)")
 }
 
-func TestCubinAndPTXRulesAgainstTheResearchNote(t *testing.T) {
-	// research/fatbin-frameworks.md section 2, NVIDIA Ada compatibility
+func TestCubinAndPTXRulesAgainstTheCompatibilityGuides(t *testing.T) {
+	// docs/fatbin.md "Loading rules", NVIDIA Ada compatibility
 	// guide: "cubin generated for 8.6 is supported to run on 8.9 ... 8.9 is
 	// not supported on 8.6 ... 8.x is not supported on 9.0".
 	parse := func(s string) fatbin.Arch {

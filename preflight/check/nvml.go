@@ -64,6 +64,12 @@ func nvmlCheck(in Input) Finding {
 			"do not install NVIDIA driver libraries in the image, and reboot the node after a driver upgrade; otherwise check nvidia-smi on the host"
 	case facts.ProbeUnavailable:
 		f.Status = Info
+		if !n.Embedded {
+			f.Message = "this gpu-preflight was built without the NVML probe (a plain go build or go install cannot embed it) and no " +
+				"gpu-preflight-nvml was found beside it or on PATH; GPU facts come from procfs only, without brand, compute capability or health"
+			f.Remedy = "use a binary built with `make build` or from `make dist`, which embed the probe, or install gpu-preflight-nvml beside gpu-preflight"
+			break
+		}
 		f.Message = "NVML probe could not be started (" + orUnknown(n.Error) + "); GPU facts come from procfs only"
 		f.Remedy = "allow exec from memfd (vm.memfd_noexec < 2, no seccomp rule against it) or install gpu-preflight-nvml beside gpu-preflight"
 	default: // facts.ProbeFailed and anything newer

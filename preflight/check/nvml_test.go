@@ -44,8 +44,11 @@ func TestNVMLCheck(t *testing.T) {
 			facts.NVML{Outcome: facts.ProbeFailed, Error: "signal: segmentation fault"}, Warn,
 			[]string{"segmentation fault", "gpu-preflight-nvml"}},
 		{"no startable probe is info", procfs, nil,
-			facts.NVML{Outcome: facts.ProbeUnavailable, Error: "memfd: operation not permitted"}, Info,
+			facts.NVML{Outcome: facts.ProbeUnavailable, Error: "memfd: operation not permitted", Embedded: true}, Info,
 			[]string{"operation not permitted", "memfd"}},
+		{"a shim built without the probe says so, not memfd", procfs, nil,
+			facts.NVML{Outcome: facts.ProbeUnavailable, Error: "memfd: this binary was built without the embedded probe"}, Info,
+			[]string{"built without the NVML probe", "go install", "make build", "beside gpu-preflight"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.rule, func(t *testing.T) {

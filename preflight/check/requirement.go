@@ -89,7 +89,26 @@ func cudaRequirement(in Input) Finding {
 	}
 	f.Status = Error
 	f.Message, f.Remedy = unsatisfiedMessage(failed[0], len(failedDevices(failed)), len(in.Visible), in)
+	if cudaAssumed(in) && holdsWithoutCUDA(reqs, in) {
+		// The requirement fails only on the guessed CUDA version: with it
+		// unknown (a missing property satisfies its factor, as in
+		// libnvidia-container) it holds.
+		f.Status, f.Message, f.Remedy = onAGuess(in, f.Status, f.Message, f.Remedy)
+	}
 	return f
+}
+
+// holdsWithoutCUDA reports whether every requirement holds when the host's
+// CUDA version is not known.
+func holdsWithoutCUDA(reqs []facts.Requirement, in Input) bool {
+	h := RequireHost(in)
+	h.CUDA = ""
+	for _, r := range require.EvaluateAll(reqs, h, RequireDevices(in)) {
+		if r.Err != nil || !r.Satisfied {
+			return false
+		}
+	}
+	return true
 }
 
 func varList(reqs []facts.Requirement) string {

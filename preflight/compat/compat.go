@@ -1,6 +1,7 @@
 package compat
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/gpu-preflight/gpu-preflight/preflight/version"
@@ -19,25 +20,35 @@ func MinDriver(cuda string) (string, bool) {
 }
 
 // DriverCUDA returns the highest CUDA version a driver supports, from its
-// branch.
+// branch. For a branch the table does not hold it returns the CUDA of the
+// branch below, a guess: LookupDriverCUDA tells the two apart.
 func DriverCUDA(driver string) (string, bool) {
+	cuda, _, ok := LookupDriverCUDA(driver)
+	return cuda, ok
+}
+
+// LookupDriverCUDA returns the highest CUDA version a driver supports, from
+// its branch, and whether that is assumed: the driver's branch is not in the
+// table (600 between 595 and 610), so it is taken to support what the
+// branch below does. A finding built on an assumed version must say so and
+// must not abort a job on its own.
+func LookupDriverCUDA(driver string) (cuda string, assumed, ok bool) {
 	major := version.Major(driver)
 	if major < branchCUDA[0].Branch {
-		return "", false
+		return "", false, false
 	}
-	cuda := ""
 	for _, row := range branchCUDA {
 		if row.Branch > major {
 			break
 		}
-		cuda = row.CUDA
+		cuda, assumed = row.CUDA, row.Branch != major
 	}
-	// A branch beyond the table is newer than anything known: its CUDA
+	// A branch well beyond the table is newer than anything known: its CUDA
 	// version is at least the last row's, but exactly what is not known.
 	if major > branchCUDA[len(branchCUDA)-1].Branch+9 {
-		return "", false
+		return "", false, false
 	}
-	return cuda, true
+	return cuda, assumed, true
 }
 
 // BranchForCUDA returns the first driver branch whose CUDA version is at
@@ -74,19 +85,32 @@ func PTXISACUDA(isa string) (string, bool) {
 	return "", false
 }
 
-// ToolkitArchs returns the lowest and highest compute capability that CUDA
-// toolkit cuda compiles for.
-func ToolkitArchs(cuda string) (min, max string, ok bool) {
+// PTXISABeyond reports whether isa is newer than every ISA in the table, and
+// returns the CUDA of the newest row: such PTX needs a driver supporting a
+// CUDA newer than that, so a driver of that CUDA or older cannot JIT it.
+func PTXISABeyond(isa string) (newestCUDA string, beyond bool) {
+	last := ptxISA[len(ptxISA)-1]
+	c, err := version.Compare(version.Prefix(isa, 2), last.ISA)
+	return last.CUDA, err == nil && c > 0
+}
+
+// ToolkitTargets returns the real architectures CUDA toolkit cuda compiles
+// for, as compute capabilities ("7.5", "12.1"), oldest first.
+func ToolkitTargets(cuda string) ([]string, bool) {
 	mm := version.Prefix(cuda, 2)
 	if mm == "" {
-		return "", "", false
+		return nil, false
 	}
-	for i := len(toolkitArchs) - 1; i >= 0; i-- {
-		if version.AtLeast(mm, toolkitArchs[i].From) {
-			return toolkitArchs[i].Min, toolkitArchs[i].Max, true
+	for i := len(toolkitTargets) - 1; i >= 0; i-- {
+		if version.AtLeast(mm, toolkitTargets[i].From) {
+			out := make([]string, len(toolkitTargets[i].SMs))
+			for j, sm := range toolkitTargets[i].SMs {
+				out[j] = fmt.Sprintf("%d.%d", sm/10, sm%10)
+			}
+			return out, true
 		}
 	}
-	return "", "", false
+	return nil, false
 }
 
 // Support says whether a GPU brand is covered by CUDA forward compatibility.

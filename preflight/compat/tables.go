@@ -11,8 +11,8 @@ package compat
 // CUDA toolkit minor version.
 //
 // Source: CUDA Toolkit Release Notes, Table 3 "CUDA Toolkit and Corresponding
-// Driver Versions" (13.2 Update 2 notes), research/nvidia-requirements.md §2.
-// Update releases need newer drivers (12.2 U2: 535.104.05), but within a major
+// Driver Versions" (13.2 Update 2 notes); docs/compat-tables.md. Update
+// releases need newer drivers (12.2 U2: 535.104.05), but within a major
 // version minor-version compatibility covers them, so the GA floor is the
 // one a toolkit X.Y is held to.
 var toolkitDriver = []struct {
@@ -43,18 +43,24 @@ var toolkitDriver = []struct {
 	{"13.0", "580.65.06"},
 	{"13.1", "590.44.01"},
 	{"13.2", "595.45.04"},
-	{"13.3", "610.43.02"}, // derived: cuda_compat version in redistrib_13.3.0.json
-	{"13.4", "615.71.09"}, // derived: cuda-compat-13-4 ships 615.71.09 (R615)
-	{"13.5", "620.70.06"}, // derived: redistrib_620.70.06.json cuda_variant "13.5"
+	{"13.3", "610.43.02"}, // derived: cuda_compat version in redistrib_13.3.0.json, the 13.3 runfile's driver
+	// From 13.4 on the Linux driver is no longer bundled with the toolkit and
+	// no GA row was found in a release-notes table. 615.71.09 is what
+	// cuda-compat-13-4 ships with 13.4 Update 1, not the 13.4 GA floor, so
+	// the floor is the branch: any R615 driver (docs/compat-tables.md).
+	{"13.4", "615"},
+	{"13.5", "620"}, // likewise: the R620 branch, the 13.5 driver branch (redistrib_620.70.06.json cuda_variant "13.5")
 }
 
 // branchCUDA maps a driver branch (the first component of its version) to
 // the highest CUDA version it supports: what nvidia-smi prints as "CUDA
 // Version" and nvmlSystemGetCudaDriverVersion returns.
 //
-// Source: research/nvidia-requirements.md §3 (Table 3 branch pairing, with
-// nvidia-smi samples for 520, 565, 580, 590, 595, 610, 615). A driver between
-// two rows (e.g. 430) takes the row below it.
+// Source: Table 3's branch pairing, with nvidia-smi samples for 520, 565,
+// 580, 590, 595, 610 and 615 (docs/compat-tables.md). A driver between two
+// rows (e.g. 430, 600) is assumed to support the row below it: the table
+// does not know such a branch, so the result is a guess, and LookupDriverCUDA
+// says so.
 var branchCUDA = []struct {
 	Branch int
 	CUDA   string
@@ -93,8 +99,8 @@ var branchCUDA = []struct {
 // across a CUDA major version, and the first branch past its range.
 //
 // Source: docs.nvidia.com/deploy/cuda-compatibility/minor-version-compatibility.html
-// (Table 1 and its footnote: 11.x needs 450.80.02), research §2. 10.x has no
-// minor-version compatibility.
+// (Table 1 and its footnote: 11.x needs 450.80.02). 10.x has no minor-version
+// compatibility.
 var mvcFloor = []struct {
 	Major  int
 	Driver string
@@ -107,8 +113,11 @@ var mvcFloor = []struct {
 // ptxISA maps a PTX ISA version to the first CUDA release that emits (and so
 // whose driver JIT accepts) it.
 //
-// Source: NVIDIA cuda-python cuda/bindings/utils/_ptx_utils.py, research
-// fatbin-frameworks.md §2. ISA versions past 9.1 are unknown here.
+// Source: NVIDIA PTX ISA, "Release Notes" / PTX release history, as NVIDIA's
+// cuda-python cuda/bindings/utils/_ptx_utils.py transcribes it through 9.1;
+// 9.2 to 9.5 from the PTX ISA 9.2-9.5 documents of CUDA 13.2-13.5
+// (docs/compat-tables.md). An ISA newer than the last row needs a CUDA newer
+// than the last row's.
 var ptxISA = []struct {
 	ISA, CUDA string
 }{
@@ -118,28 +127,34 @@ var ptxISA = []struct {
 	{"8.0", "12.0"}, {"8.1", "12.1"}, {"8.2", "12.2"}, {"8.3", "12.3"}, {"8.4", "12.4"},
 	{"8.5", "12.5"}, // 12.6 also emits 8.5
 	{"8.6", "12.7"}, {"8.7", "12.8"}, {"8.8", "12.9"},
-	{"9.0", "13.0"}, {"9.1", "13.1"},
+	{"9.0", "13.0"}, {"9.1", "13.1"}, {"9.2", "13.2"}, {"9.3", "13.3"}, {"9.4", "13.4"},
+	{"9.5", "13.5"},
 }
 
-// toolkitArchs is the range of compute capabilities a CUDA toolkit compiles
-// for (offline compilation and library support), from its first minor
-// version on until the next row.
+// toolkitTargets is the set of real architectures (sm_XY, plain) a CUDA
+// toolkit compiles for (offline compilation and library support), from its
+// first minor version until the next row. It is a set, not a range: CUDA
+// 12.8 compiles for sm_100, sm_101 and sm_120 but for nothing of compute
+// capability 11.x, and 13.0 renamed Thor's sm_101 to sm_110.
 //
-// Source: research/nvidia-requirements.md §4 (Kitware CMake
-// architectures.cmake, CUDA 12.x/13.x release notes §2.6.2).
-var toolkitArchs = []struct {
-	From     string // first CUDA version with this range
-	Min, Max string
+// Source: nvcc's "GPU feature list" of each release (nvcc --list-gpu-arch),
+// the CUDA 12.8, 12.9, 13.0 and 13.4 release notes, Kitware CMake
+// Modules/CUDA/architectures.cmake (docs/compat-tables.md).
+var toolkitTargets = []struct {
+	From string // first CUDA version with this set
+	SMs  []int
 }{
-	{"10.0", "3.0", "7.5"},
-	{"11.0", "3.5", "8.0"},  // sm_80 added; sm_30/32 removed
-	{"11.1", "3.5", "8.6"},  // sm_86
-	{"11.4", "3.5", "8.7"},  // sm_87 (Orin)
-	{"11.8", "3.5", "9.0"},  // sm_89, sm_90
-	{"12.0", "5.0", "9.0"},  // Kepler removed
-	{"12.8", "5.0", "12.0"}, // sm_100, sm_101, sm_120
-	{"12.9", "5.0", "12.1"}, // sm_103, sm_121
-	{"13.0", "7.5", "12.1"}, // Maxwell, Pascal, Volta removed; sm_101 renamed sm_110
+	{"10.0", []int{30, 32, 35, 37, 50, 52, 53, 60, 61, 62, 70, 72, 75}},
+	{"11.0", []int{35, 37, 50, 52, 53, 60, 61, 62, 70, 72, 75, 80}},                        // sm_80; sm_30/32 removed
+	{"11.1", []int{35, 37, 50, 52, 53, 60, 61, 62, 70, 72, 75, 80, 86}},                    // sm_86
+	{"11.4", []int{35, 37, 50, 52, 53, 60, 61, 62, 70, 72, 75, 80, 86, 87}},                // sm_87 (Orin)
+	{"11.8", []int{35, 37, 50, 52, 53, 60, 61, 62, 70, 72, 75, 80, 86, 87, 89, 90}},        // sm_89, sm_90
+	{"12.0", []int{50, 52, 53, 60, 61, 62, 70, 72, 75, 80, 86, 87, 89, 90}},                // Kepler removed
+	{"12.8", []int{50, 52, 53, 60, 61, 62, 70, 72, 75, 80, 86, 87, 89, 90, 100, 101, 120}}, // Blackwell
+	{"12.9", []int{50, 52, 53, 60, 61, 62, 70, 72, 75, 80, 86, 87, 89, 90, 100, 101, 103, 120, 121}},
+	// Maxwell, Pascal and Volta removed; sm_101 renamed sm_110; sm_88 added.
+	{"13.0", []int{75, 80, 86, 87, 88, 89, 90, 100, 103, 110, 120, 121}},
+	{"13.4", []int{75, 80, 86, 87, 88, 89, 90, 100, 103, 107, 110, 120, 121}}, // sm_107 (Rubin)
 }
 
 // forwardCompatBrands are the NVML brands (libnvidia-container's strings) of
@@ -148,8 +163,8 @@ var toolkitArchs = []struct {
 // "Tesla". Select NGC-ready RTX SKUs are also supported but cannot be told
 // apart by brand, so professional brands count as "maybe".
 //
-// Source: docs.nvidia.com/deploy/cuda-compatibility/forward-compatibility.html,
-// research §1d and §2.
+// Source: docs.nvidia.com/deploy/cuda-compatibility/forward-compatibility.html;
+// libnvidia-container's brand strings (docs/compat-tables.md).
 var forwardCompatBrands = map[string]Support{
 	"tesla":      Supported,
 	"nvidia":     Supported,

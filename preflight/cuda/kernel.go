@@ -55,8 +55,11 @@ func KernelValue(ordinal int) uint32 { return 0x9f1e0000 | uint32(ordinal&0xffff
 const (
 	// MaxDevices bounds the devices tested; a node has at most a few dozen.
 	MaxDevices = 64
-	// MaxFatbinBytes bounds the fatbin container kernel mode loads (the
-	// probe holds it in memory once). Framework containers are a few MiB.
+	// MaxFatbins bounds the fatbin containers kernel mode loads, one per
+	// distinct set of targets: libraries carry a handful.
+	MaxFatbins = 8
+	// MaxFatbinBytes bounds their bytes in all (the probe holds them in
+	// memory once). Framework containers are a few MiB.
 	MaxFatbinBytes = 256 << 20
 )
 

@@ -126,15 +126,17 @@ const (
 // value copied back is not the one it was given.
 const CUDAWrongValue = "WRONG_VALUE"
 
-// CUDAFatbin is the framework fatbin kernel mode loads.
+// CUDAFatbin is what kernel mode loaded of a framework library's fatbins.
 type CUDAFatbin struct {
 	// Library is the framework library it came from (inside the root).
 	Library string `json:"library"`
 	// Framework is the framework that library belongs to, "torch".
 	Framework string `json:"framework,omitempty"`
-	// Bytes is the size of the fatbin container loaded.
-	Bytes int `json:"bytes,omitempty"`
-	// Targets are the container's targets, "sm_80", "compute_90".
+	// Containers is how many fatbin containers were loaded, one per
+	// distinct set of targets; Bytes their size in all.
+	Containers int `json:"containers,omitempty"`
+	Bytes      int `json:"bytes,omitempty"`
+	// Targets are their targets, "sm_80", "compute_90".
 	Targets []string `json:"targets,omitempty"`
 	// Error says why no container could be taken from the library.
 	Error string `json:"error,omitempty"`

@@ -48,7 +48,8 @@ type Driver struct {
 	// CUDAVersion is the highest CUDA version the driver supports, "12.2".
 	// From NVML when it answered, else from the driver-branch table.
 	CUDAVersion string `json:"cudaVersion"`
-	// CUDAVersionSource says where CUDAVersion came from: "nvml" or "branch-table".
+	// CUDAVersionSource says where CUDAVersion came from: CUDAFromNVML,
+	// CUDAFromBranchTable or CUDAAssumed.
 	CUDAVersionSource string `json:"cudaVersionSource,omitempty"`
 	// Source names what answered for the driver: "nvml-memfd",
 	// "nvml-file", "procfs", or "none".
@@ -57,8 +58,24 @@ type Driver struct {
 	OpenKernelModule bool `json:"openKernelModule,omitempty"`
 }
 
+// Sources of Driver.CUDAVersion.
+const (
+	// CUDAFromNVML: nvmlSystemGetCudaDriverVersion answered.
+	CUDAFromNVML = "nvml"
+	// CUDAFromBranchTable: the driver's branch is a row of gpu-preflight's
+	// branch table (compat).
+	CUDAFromBranchTable = "branch-table"
+	// CUDAAssumed: the driver's branch is not in the table (600 between 595
+	// and 610); it is taken to support what the branch below does. A guess:
+	// findings built on it say so and never abort a job on their own.
+	CUDAAssumed = "assumed"
+)
+
 // Present reports whether any evidence of a driver was found.
 func (d Driver) Present() bool { return d.Version != "" }
+
+// CUDAAssumed reports whether CUDAVersion is a guess (CUDAAssumed).
+func (d Driver) CUDAAssumed() bool { return d.CUDAVersionSource == CUDAAssumed }
 
 // GPU is one physical GPU. Fields NVML did not answer are empty; the reason
 // is in Errors, keyed by the JSON field name.
@@ -112,6 +129,10 @@ type NVML struct {
 	Version string `json:"version,omitempty"`
 	// DurationMillis is how long the probe ran.
 	DurationMillis float64 `json:"durationMillis,omitempty"`
+	// Embedded is whether this gpu-preflight carries the probe (`make
+	// build` embeds it, `go install` cannot), which decides the remedy
+	// when no probe could be started.
+	Embedded bool `json:"embedded,omitempty"`
 }
 
 // Outcomes of the NVML probe.
@@ -149,6 +170,9 @@ type Container struct {
 	Stack Stack `json:"stack"`
 	// Frameworks are the deep-learning frameworks installed.
 	Frameworks []Framework `json:"frameworks"`
+	// CUDALibraries are the CUDA libraries the frameworks load, with the
+	// copy the dynamic loader takes and the other copies present.
+	CUDALibraries []CUDALibrary `json:"cudaLibraries,omitempty"`
 	// ScanSource says how Stack/Frameworks were obtained: "scan",
 	// "manifest" (read from the baked image manifest), or "" when not scanned.
 	ScanSource string   `json:"scanSource,omitempty"`
@@ -225,6 +249,10 @@ type KernelLibrary struct {
 	Size    int64         `json:"size"`
 	ModTime int64         `json:"modTime"` // Unix nanoseconds
 	Images  []KernelImage `json:"images"`
+	// Fatbins groups the library's fatbins by the images they carry; empty
+	// when the library was scanned by a gpu-preflight that did not record
+	// them (the check then judges Images as one set).
+	Fatbins []FatbinGroup `json:"fatbins,omitempty"`
 	// Error is set when the library could not be scanned.
 	Error string `json:"error,omitempty"`
 }
@@ -241,6 +269,49 @@ type KernelImage struct {
 	Count int `json:"count"`
 }
 
+// CUDALibrary is one CUDA library a framework loads (libcudart, libcudnn*,
+// libnccl, libcublas*, libcusparse*, ...): the copy the dynamic loader
+// takes first, the version the framework was built against, and the other
+// copies of the same library in the places the loader or pip and conda put
+// them.
+type CUDALibrary struct {
+	// Framework is the facts.Framework name that loads it.
+	Framework string `json:"framework"`
+	// Name is the soname asked for, "libcudnn.so.9"; Library is it without
+	// the version, "libcudnn".
+	Name    string `json:"name"`
+	Library string `json:"library"`
+	// Wheel is the pip distribution that ships the library for the
+	// framework's CUDA major, "nvidia-cudnn-cu12"; "" when unknown.
+	Wheel string `json:"wheel,omitempty"`
+	// Loaded is the copy that loads first; its Path is empty when the
+	// loader finds none.
+	Loaded LibraryCopy `json:"loaded"`
+	// BuiltFor is the version the framework was built against or requires
+	// at least, "9.1.0.70"; "" when unknown. BuiltForSource says where it
+	// was read.
+	BuiltFor       string `json:"builtFor,omitempty"`
+	BuiltForSource string `json:"builtForSource,omitempty"`
+	// Others are the other copies, of any version, found in the loader's
+	// search path, the pip wheels' nvidia/*/lib, conda's lib and
+	// /usr/local/cuda*.
+	Others []LibraryCopy `json:"others,omitempty"`
+}
+
+// LibraryCopy is one file of a CUDA library.
+type LibraryCopy struct {
+	Path string `json:"path"`
+	// Version is the library's version, "9.1.0"; from the real file's name,
+	// the pip wheel's release or the header beside it (VersionSource).
+	Version       string `json:"version"`
+	VersionSource string `json:"versionSource,omitempty"`
+	// Via is the loader's step that finds it first (ldso.Via*), with the
+	// object whose DT_RPATH or DT_RUNPATH it was in ViaObject; "" for a
+	// copy the loader does not reach.
+	Via       string `json:"via,omitempty"`
+	ViaObject string `json:"viaObject,omitempty"`
+}
+
 // Identity is what is known of the image and its build.
 type Identity struct {
 	Ref      string `json:"ref"`
@@ -248,4 +319,16 @@ type Identity struct {
 	Revision string `json:"revision"`
 	Created  string `json:"created"`
 	Source   string `json:"source,omitempty"`
+}
+
+// FatbinGroup is the fatbins of a library (one per translation unit or
+// device link) that carry the same set of kernel images. The CUDA runtime
+// picks one image per fatbin, so a GPU runs the library's kernels only
+// where every fatbin has an image for it.
+type FatbinGroup struct {
+	// Images are the targets each fatbin of the group carries; Count is
+	// left zero.
+	Images []KernelImage `json:"images"`
+	// Count is how many of the library's fatbins carry exactly these.
+	Count int `json:"count"`
 }

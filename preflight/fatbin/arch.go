@@ -15,7 +15,7 @@ type Arch struct {
 	Major, Minor int
 	// Suffix is 0, 'a' (architecture-specific: runs only on exactly this
 	// compute capability) or 'f' (family-specific: runs on this major with an
-	// equal or higher minor). Source: research/fatbin-frameworks.md section 2.
+	// equal or higher minor). Source: docs/fatbin.md "Loading rules".
 	Suffix byte
 	// PTX is true for a virtual architecture (compute_XY), which the driver
 	// JIT-compiles; false for a real one (sm_XY).
@@ -40,7 +40,7 @@ func (a Arch) String() string {
 func (a Arch) SM() int { return a.Major*10 + a.Minor }
 
 // archFromSM splits a fatbin header's decimal arch (90, 120) into major and
-// minor: the last decimal digit is the minor (research note 1.3, arch field).
+// minor: the last decimal digit is the minor (docs/fatbin.md "Layout", arch field).
 func archFromSM(sm uint32) Arch {
 	return Arch{Major: int(sm / 10), Minor: int(sm % 10)}
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"strings"
 	"syscall"
 )
 
@@ -24,64 +25,62 @@ type Container struct {
 	// Bytes is the size of its entries, headers included (the container
 	// header is 16 bytes more).
 	Bytes int64
+	// Like counts the library's containers that carry the same targets.
+	Like int
 }
 
-// PickContainer returns the container whose loading proves what the whole
-// library does on a GPU: the smallest one that carries every loadable target
-// the library has (so loading it succeeds exactly when the library has code
-// for the GPU), else the one with the most targets, the smaller on a tie.
-// Libraries built by one nvcc command line carry the same targets in every
-// container. ok is false when no container has a loadable entry.
-func PickContainer(r Result) (c Container, ok bool) {
-	var order []Container
-	byKey := map[[2]any]int{}
-	all := map[string]bool{}
+// PickContainers returns the containers whose loading proves what the
+// library does on a GPU. The runtime picks one image per container, so a
+// GPU runs all of a library's kernels only where every container has an
+// image for it; containers that carry the same targets stand or fall
+// together. So: for each distinct set of targets, the smallest container
+// that carries it, the sets most containers carry first, at most max of
+// them. Entries without code (nvcc's device-link stubs) and defective ones
+// are no targets; a container with none is left out.
+func PickContainers(r Result, max int) []Container {
+	var order []*Container
+	byIndex := map[int]*Container{}
 	for _, e := range r.Entries {
-		key := [2]any{e.Section, e.Container}
-		i, seen := byKey[key]
-		if !seen {
-			i = len(order)
-			byKey[key] = i
-			order = append(order, Container{Section: e.Section, Offset: e.Container})
+		c := byIndex[e.Container]
+		if c == nil {
+			c = &Container{Section: e.Section, Offset: e.ContainerOffset}
+			byIndex[e.Container] = c
+			order = append(order, c)
 		}
-		order[i].Bytes += int64(e.HeaderSize) + int64(min(e.PayloadSize, 1<<62))
-		if e.Defect != "" || !(e.Kind.IsCubin() || e.Kind.IsPTX()) {
+		c.Bytes += int64(e.HeaderSize) + int64(min(e.PayloadSize, 1<<62))
+		if e.Defect != "" || e.NoCode || !(e.Kind.IsCubin() || e.Kind.IsPTX()) {
 			continue
 		}
-		t := e.Arch.String()
-		all[t] = true
-		if !slices.Contains(order[i].Targets, t) {
-			order[i].Targets = append(order[i].Targets, t)
+		if t := e.Arch.String(); !slices.Contains(c.Targets, t) {
+			c.Targets = append(c.Targets, t)
 		}
 	}
-	best := -1
-	for i, cand := range order {
-		if len(cand.Targets) == 0 {
+	var sets []*Container
+	bySet := map[string]*Container{}
+	for _, c := range order {
+		if len(c.Targets) == 0 {
 			continue
 		}
-		if best < 0 || better(cand, order[best], len(all)) {
-			best = i
+		slices.Sort(c.Targets)
+		key := strings.Join(c.Targets, " ")
+		best := bySet[key]
+		if best == nil {
+			bySet[key] = c
+			sets = append(sets, c)
+			best = c
+		} else if c.Bytes < best.Bytes {
+			like := best.Like
+			*best = *c
+			best.Like = like
 		}
+		best.Like++
 	}
-	if best < 0 {
-		return Container{}, false
+	slices.SortStableFunc(sets, func(a, b *Container) int { return b.Like - a.Like })
+	out := make([]Container, 0, min(len(sets), max))
+	for _, c := range sets[:min(len(sets), max)] {
+		out = append(out, *c)
 	}
-	c = order[best]
-	slices.Sort(c.Targets)
-	return c, true
-}
-
-// better reports whether a is a better pick than b when the library has
-// n distinct targets.
-func better(a, b Container, n int) bool {
-	aAll, bAll := len(a.Targets) == n, len(b.Targets) == n
-	switch {
-	case aAll != bAll:
-		return aAll
-	case len(a.Targets) != len(b.Targets):
-		return len(a.Targets) > len(b.Targets)
-	}
-	return a.Bytes < b.Bytes
+	return out
 }
 
 // ReadContainer reads the container at offset in section of the ELF file

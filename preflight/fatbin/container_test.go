@@ -3,7 +3,6 @@ package fatbin_test
 import (
 	"encoding/binary"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"testing"
 
@@ -11,51 +10,60 @@ import (
 	ft "github.com/gpu-preflight/gpu-preflight/preflight/fatbin/fatbintest"
 )
 
-// The container picked is the smallest one that carries every target of
-// the library, so that loading it succeeds exactly when some code in the
-// library runs on the GPU.
-func TestPickContainerTakesTheSmallestWithEveryTarget(t *testing.T) {
+// containerIndex maps a picked container back to its index in the file.
+func containerIndex(t *testing.T, r fatbin.Result, c fatbin.Container) int {
+	t.Helper()
+	for _, e := range r.Entries {
+		if e.ContainerOffset == c.Offset {
+			return e.Container
+		}
+	}
+	t.Fatalf("no entry in a container at offset %d", c.Offset)
+	return -1
+}
+
+// One container per distinct set of targets, the smallest of each, the
+// sets most containers carry first: loading them proves what every
+// kernel of the library does on a GPU, since the runtime picks one image
+// per container.
+func TestPickContainersTakesTheSmallestOfEachTargetSet(t *testing.T) {
 	big := ft.Entry{Kind: ft.Cubin, SM: 80, PayloadSize: 4096}
 	for _, tc := range []struct {
 		name       string
 		containers [][]ft.Entry
-		want       int // index of the container expected
-		targets    string
+		max        int
+		want       []int    // container indexes, in order
+		targets    []string // of each
+		like       []int
 	}{
-		{"one container", [][]ft.Entry{{cubin(80), cubin(90)}}, 0, "sm_80 sm_90"},
-		{"the smaller of two alike", [][]ft.Entry{{big, cubin(90)}, {cubin(80), cubin(90)}}, 1, "sm_80 sm_90"},
-		{"the one with every target, though larger", [][]ft.Entry{{cubin(80)}, {big, cubin(90), ptx(90, 8, 4)}}, 1, "compute_90 sm_80 sm_90"},
-		{"no container has all: the one with most", [][]ft.Entry{{cubin(70)}, {cubin(80), cubin(90)}, {ptx(90, 8, 4)}}, 1, "sm_80 sm_90"},
+		{"one container", [][]ft.Entry{{cubin(80), cubin(90)}}, 8, []int{0}, []string{"sm_80 sm_90"}, []int{1}},
+		{"the smaller of two alike", [][]ft.Entry{{big, cubin(90)}, {cubin(80), cubin(90)}}, 8, []int{1}, []string{"sm_80 sm_90"}, []int{2}},
+		{"each set, the commonest first", [][]ft.Entry{{cubin(70)}, {cubin(80), cubin(90)}, {big, cubin(90)}, {cubin(80), cubin(90)}}, 8,
+			[]int{1, 0}, []string{"sm_80 sm_90", "sm_70"}, []int{3, 1}},
+		{"at most max", [][]ft.Entry{{cubin(70)}, {cubin(80)}, {cubin(80)}, {ptx(90, 8, 4)}}, 1, []int{1}, []string{"sm_80"}, []int{2}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := scanBytes(t, soBytes(t, ft.SO{Fatbin: ft.Containers(tc.containers...)}))
-			c, ok := fatbin.PickContainer(r)
-			if !ok {
-				t.Fatal("no container picked")
+			got := fatbin.PickContainers(r, tc.max)
+			if len(got) != len(tc.want) {
+				t.Fatalf("picked %d containers %+v, want %d", len(got), got, len(tc.want))
 			}
-			var offsets []int64
-			for _, e := range r.Entries {
-				if len(offsets) == 0 || offsets[len(offsets)-1] != e.Container {
-					offsets = append(offsets, e.Container)
+			for i, c := range got {
+				if idx := containerIndex(t, r, c); idx != tc.want[i] || strings.Join(c.Targets, " ") != tc.targets[i] || c.Like != tc.like[i] {
+					t.Errorf("pick %d: container %d, targets %v, like %d; want %d, %s, %d", i, idx, c.Targets, c.Like, tc.want[i], tc.targets[i], tc.like[i])
 				}
-			}
-			if c.Offset != offsets[tc.want] || c.Section != ".nv_fatbin" {
-				t.Errorf("picked %s offset %d, want container %d at offset %d (offsets %v)", c.Section, c.Offset, tc.want, offsets[tc.want], offsets)
-			}
-			if got := strings.Join(c.Targets, " "); got != tc.targets {
-				t.Errorf("targets %q, want %q", got, tc.targets)
 			}
 		})
 	}
 }
 
-func TestPickContainerNeedsALoadableEntry(t *testing.T) {
+func TestPickContainersNeedsALoadableEntry(t *testing.T) {
 	r := scanBytes(t, soBytes(t, ft.SO{Fatbin: ft.Containers([]ft.Entry{{Kind: ft.NVVM, SM: 80}})}))
-	if c, ok := fatbin.PickContainer(r); ok {
-		t.Errorf("picked %+v from a library with no cubin or PTX", c)
+	if got := fatbin.PickContainers(r, 8); len(got) != 0 {
+		t.Errorf("picked %+v from a library with no cubin or PTX", got)
 	}
-	if _, ok := fatbin.PickContainer(fatbin.Result{}); ok {
-		t.Error("picked a container from an empty result")
+	if got := fatbin.PickContainers(fatbin.Result{}, 8); len(got) != 0 {
+		t.Errorf("picked %+v from an empty result", got)
 	}
 }
 
@@ -63,17 +71,18 @@ func TestPickContainerNeedsALoadableEntry(t *testing.T) {
 // its header and exactly its entries, not the next container.
 func TestReadContainerReturnsOneWholeContainer(t *testing.T) {
 	lib := filepath.Join(t.TempDir(), "libkernels.so")
-	if err := ft.WriteSO(lib, []ft.Entry{cubin(70)}, []ft.Entry{cubin(80), ptx(80, 7, 0)}); err != nil {
+	if err := ft.WriteSO(lib, []ft.Entry{cubin(70)}, []ft.Entry{cubin(80), ptx(80, 7, 0)}, []ft.Entry{cubin(80), ptx(80, 7, 0)}); err != nil {
 		t.Fatal(err)
 	}
 	r, err := fatbin.ScanFile(lib)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, ok := fatbin.PickContainer(r)
-	if !ok || c.Offset == 0 {
-		t.Fatalf("picked %+v, want the second container", c)
+	picked := fatbin.PickContainers(r, 8)
+	if len(picked) != 2 || picked[0].Offset == 0 {
+		t.Fatalf("picked %+v, want the second container first", picked)
 	}
+	c := picked[0]
 	b, err := fatbin.ReadContainer(lib, c.Section, c.Offset, 1<<20)
 	if err != nil {
 		t.Fatal(err)
@@ -86,12 +95,8 @@ func TestReadContainerReturnsOneWholeContainer(t *testing.T) {
 	}
 	// The bytes read are a container the scanner reads back alike.
 	again := scanBytes(t, soBytes(t, ft.SO{Extra: []ft.Section{{Name: ".nv_fatbin", Data: b}}}))
-	var got []string
-	for _, img := range again.Images {
-		got = append(got, img.Arch)
-	}
-	if !reflect.DeepEqual(got, []string{"sm_80", "compute_80"}) && !reflect.DeepEqual(got, []string{"compute_80", "sm_80"}) {
-		t.Errorf("re-scanned container holds %v, want sm_80 and compute_80", got)
+	if again.Containers != 1 || len(fatbin.PickContainers(again, 8)) != 1 || strings.Join(fatbin.PickContainers(again, 8)[0].Targets, " ") != "compute_80 sm_80" {
+		t.Errorf("re-scanned container: %d containers, images %+v", again.Containers, again.Images)
 	}
 
 	if _, err := fatbin.ReadContainer(lib, c.Section, c.Offset, 64); err == nil || !strings.Contains(err.Error(), "more than 64") {

@@ -1,12 +1,13 @@
-// Package fatbin lists the GPU code a shared library carries: the cubins
-// and PTX in the CUDA fatbins of its .nv_fatbin and __nv_relfatbin
-// sections. It reads only headers and seeks past payloads, so scanning a
-// 1 GiB library reads a few hundred KiB.
+// Package fatbin lists the GPU code a shared library carries for the CUDA
+// runtime to load: the cubins and PTX in the fatbins of its .nv_fatbin
+// section, one fatbin per translation unit or device link. It reads
+// headers (and the head of small payloads) and seeks past the rest, so
+// scanning a 1 GiB library reads a few hundred KiB.
 //
-// The layout is in research/fatbin-frameworks.md section 1 (sources: NVIDIA
-// fatbinary.h; jiegec/fatbinary; ZLUDA dark_api/src/fatbin.rs;
-// pytorch/test-infra cubinsizes.py; n-eiling/cuda-fatbin-decompression).
-// All fields are little-endian.
+// The layout and its sources are in docs/fatbin.md (NVIDIA fatbinary.h and
+// fatbinary_section.h; jiegec/fatbinary; ZLUDA dark_api/src/fatbin.rs;
+// pytorch/test-infra cubinsizes.py; what nvcc 11.8 and 12.4 write, listed
+// with cuobjdump, in testdata/nvcc). All fields are little-endian.
 package fatbin
 
 import (
@@ -19,15 +20,25 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"syscall"
 
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 )
 
-// SectionNames are the ELF sections that hold fatbins: .nv_fatbin for
-// loadable images, __nv_relfatbin for relocatable (-rdc) ones, where PTX may
-// be the only copy (research note 1.1; cubinsizes.py scans both).
-var SectionNames = []string{".nv_fatbin", "__nv_relfatbin"}
+// SectionName is the ELF section that holds the fatbins the CUDA runtime
+// registers and loads (fatbinary_section.h FATBIN_DATA_SECTION_NAME).
+//
+// __nv_relfatbin is deliberately not scanned. fatbinary_section.h calls it
+// "pre-linked relocatable fatbin data": input for nvlink when the library
+// is device-linked into something else, never loaded by the runtime. nvcc's
+// device-link step puts libcudadevrt's relocatable objects there (sm_35 to
+// sm_90 and compute_90 PTX with CUDA 11.8) into every library built without
+// a real target, so counting it made a PTX-only compute_80 library look
+// like it carried cubins for a V100 (measured: testdata/nvcc/ptx80.so).
+// cuobjdump agrees: --list-elf and --list-ptx show only .nv_fatbin when it
+// exists, and the relocatable images only with -all.
+const SectionName = ".nv_fatbin"
 
 // Container header, NVIDIA fatbinary.h struct fatBinaryHeader (note 1.2).
 const (
@@ -52,10 +63,14 @@ const (
 	offDecompressed   = 0x38 // u64
 )
 
-// Entry flags (note 1.4).
+// Entry flags (docs/fatbin.md).
 const (
-	flagLZ4  = 0x2000 // -Xfatbin -compress-all, older CUDA
+	flagLZ4  = 0x2000 // LZ4 block; nvcc's default for PTX, -Xfatbin -compress-all for cubins
 	flagZSTD = 0x8000 // newer CUDA, "balanced"/"size" compress modes
+	// flagArchSpecific is set on every entry nvcc 12.4 builds for an 'a'
+	// target (sm_90a, compute_90a): 0x100011 / 0x102011 against 0x11 /
+	// 0x2011, measured on testdata/nvcc. archSuffix reads it.
+	flagArchSpecific = 0x100000
 )
 
 // Limits that keep a corrupt or hostile file cheap to scan.
@@ -65,6 +80,10 @@ const (
 	maxResync = 64 << 20
 	// maxWarnings bounds Result.Warnings; the rest are counted in the last one.
 	maxWarnings = 32
+	// maxGroups bounds Result.Fatbins. Real libraries have a handful of
+	// distinct target sets (one per build flavour of their kernels); past
+	// the bound, further sets are not listed.
+	maxGroups = 64
 )
 
 // maxEntries bounds Result.Entries (about 128 bytes each). Images keep
@@ -76,7 +95,7 @@ var maxEntries = 1 << 18
 type Kind uint16
 
 // Entry kinds, NVIDIA fatbinary.h; 0x10 is "ELF_ALT" per nvopen-tools, which
-// cuobjdump counts as ELF (research note 1.3, uncorroborated).
+// cuobjdump counts as ELF (nvopen-tools FORMAT_SPECIFICATION.md, uncorroborated).
 const (
 	KindPTX      Kind = 1
 	KindCubin    Kind = 2
@@ -103,7 +122,7 @@ func (k Kind) String() string {
 // Compression is how an entry's payload is compressed.
 type Compression uint8
 
-// Compression kinds, from the entry flags (research note 1.4).
+// Compression kinds, from the entry flags (docs/fatbin.md "Layout").
 const (
 	CompressionNone Compression = iota
 	CompressionLZ4
@@ -139,10 +158,7 @@ type Entry struct {
 	// starts in that section.
 	Section string
 	Offset  int64
-	// Container is where the header of the entry's container starts in
-	// that section.
-	Container int64
-	Kind      Kind
+	Kind    Kind
 	// Arch is the target: the header's decimal arch, the suffix archSuffix
 	// found, and PTX set for PTX entries. Zero for kinds this package skips.
 	Arch Arch
@@ -158,6 +174,18 @@ type Entry struct {
 	// DecompressedSize is the header's uncompressed size, meaningful when
 	// Compression is set.
 	DecompressedSize uint64
+	// Container is the index of the fatbin (container) the entry is in,
+	// counted from 0 in file order.
+	Container int
+	// ContainerOffset is where that container's header starts in Section.
+	ContainerOffset int64
+	// NoCode is set on an entry that holds no function: the cubin stub
+	// nvcc's device-link step adds for every real target of a library built
+	// without -rdc, or the cubin and PTX of a translation unit without
+	// kernels. cuobjdump lists them, but they are no kernel image, so they
+	// are left out of Result.Images and Result.Fatbins. Only payloads small
+	// enough to read whole (noCodeProbeMax) are looked into.
+	NoCode bool
 	// Defect says why the entry cannot be a loadable image (truncated, empty,
 	// impossible arch); such entries are left out of Result.Images.
 	Defect string
@@ -175,6 +203,11 @@ type Result struct {
 	// Images are the distinct loadable targets, sorted by kind, then arch,
 	// then PTX version, each with how many entries carry it.
 	Images []facts.KernelImage
+	// Fatbins groups the fatbins that carry at least one image by the set
+	// of images they carry. The runtime picks one image per fatbin, so a
+	// GPU runs a library's kernels only where each fatbin has an image for
+	// it: the union in Images is not enough to tell.
+	Fatbins []facts.FatbinGroup
 	// Warnings describe corrupt or truncated regions and what was skipped.
 	Warnings []string
 }
@@ -212,16 +245,12 @@ func Scan(f *elf.File) (Result, error) {
 	if f == nil {
 		return Result{}, errors.New("fatbin: no ELF file to scan")
 	}
-	s := scanner{images: map[imageKey]int{}}
-	for _, name := range SectionNames {
-		sec := f.Section(name)
-		if sec == nil {
-			continue
-		}
-		s.res.Sections = append(s.res.Sections, name)
+	s := scanner{images: map[imageKey]int{}, groups: map[string]int{}}
+	if sec := f.Section(SectionName); sec != nil {
+		s.res.Sections = append(s.res.Sections, SectionName)
 		if err := s.section(sec); err != nil {
 			s.finish()
-			return s.res, fmt.Errorf("fatbin: reading section %s: %w", name, err)
+			return s.res, fmt.Errorf("fatbin: reading section %s: %w", SectionName, err)
 		}
 	}
 	s.finish()
@@ -235,8 +264,13 @@ type imageKey struct {
 }
 
 type scanner struct {
-	res         Result
-	images      map[imageKey]int
+	res    Result
+	images map[imageKey]int
+	// inContainer is the images of the container being read; groups counts
+	// containers by groupKey of their images, keyed in groupOrder order.
+	inContainer []imageKey
+	groups      map[string]int
+	groupOrder  [][]imageKey
 	warnings    int // including those past maxWarnings
 	entriesLeft int // entries not kept past maxEntries
 
@@ -279,30 +313,79 @@ func (s *scanner) finish() {
 	for k := range s.images {
 		keys = append(keys, k)
 	}
-	slices.SortFunc(keys, func(a, b imageKey) int {
-		if a.arch.PTX != b.arch.PTX {
-			if a.arch.PTX {
-				return 1 // "cubin" before "ptx"
-			}
-			return -1
-		}
-		return cmp.Or(
-			cmp.Compare(a.arch.Major, b.arch.Major),
-			cmp.Compare(a.arch.Minor, b.arch.Minor),
-			cmp.Compare(a.arch.Suffix, b.arch.Suffix),
-			cmp.Compare(a.ptxVersion[0], b.ptxVersion[0]),
-			cmp.Compare(a.ptxVersion[1], b.ptxVersion[1]),
-		)
-	})
+	slices.SortFunc(keys, compareImages)
 	s.res.Images = s.res.Images[:0]
 	for _, k := range keys {
-		img := facts.KernelImage{Kind: "cubin", Arch: k.arch.String(), Count: s.images[k]}
-		if k.arch.PTX {
-			img.Kind = "ptx"
-			img.PTXVersion = fmt.Sprintf("%d.%d", k.ptxVersion[0], k.ptxVersion[1])
-		}
-		s.res.Images = append(s.res.Images, img)
+		s.res.Images = append(s.res.Images, k.image(s.images[k]))
 	}
+	s.res.Fatbins = s.res.Fatbins[:0]
+	for _, g := range s.groupOrder {
+		fg := facts.FatbinGroup{Count: s.groups[groupKey(g)]}
+		for _, k := range g {
+			fg.Images = append(fg.Images, k.image(0))
+		}
+		s.res.Fatbins = append(s.res.Fatbins, fg)
+	}
+	slices.SortStableFunc(s.res.Fatbins, func(a, b facts.FatbinGroup) int { return cmp.Compare(b.Count, a.Count) })
+}
+
+// compareImages orders images by kind (cubin first), arch, suffix and PTX
+// version.
+func compareImages(a, b imageKey) int {
+	if a.arch.PTX != b.arch.PTX {
+		if a.arch.PTX {
+			return 1 // "cubin" before "ptx"
+		}
+		return -1
+	}
+	return cmp.Or(
+		cmp.Compare(a.arch.Major, b.arch.Major),
+		cmp.Compare(a.arch.Minor, b.arch.Minor),
+		cmp.Compare(a.arch.Suffix, b.arch.Suffix),
+		cmp.Compare(a.ptxVersion[0], b.ptxVersion[0]),
+		cmp.Compare(a.ptxVersion[1], b.ptxVersion[1]),
+	)
+}
+
+// image is k as a fact; count is how many entries carry it.
+func (k imageKey) image(count int) facts.KernelImage {
+	img := facts.KernelImage{Kind: "cubin", Arch: k.arch.String(), Count: count}
+	if k.arch.PTX {
+		img.Kind = "ptx"
+		img.PTXVersion = fmt.Sprintf("%d.%d", k.ptxVersion[0], k.ptxVersion[1])
+	}
+	return img
+}
+
+// groupKey names a sorted set of images.
+func groupKey(g []imageKey) string {
+	var b strings.Builder
+	for _, k := range g {
+		fmt.Fprintf(&b, "%s/%d.%d ", k.arch, k.ptxVersion[0], k.ptxVersion[1])
+	}
+	return b.String()
+}
+
+// endContainer files the images of the container just read under its
+// group. A container without images (only device-link stubs, or only
+// defective entries) is no fatbin a GPU could lack an image for.
+func (s *scanner) endContainer() {
+	g := s.inContainer
+	s.inContainer = nil
+	if len(g) == 0 {
+		return
+	}
+	slices.SortFunc(g, compareImages)
+	g = slices.Compact(g)
+	key := groupKey(g)
+	if s.groups[key] == 0 {
+		if len(s.groupOrder) >= maxGroups {
+			key = "" // counted, not listed: see maxGroups
+		} else {
+			s.groupOrder = append(s.groupOrder, g)
+		}
+	}
+	s.groups[key]++
 }
 
 // errTruncated marks a read that ran into the end of the file.
@@ -413,7 +496,9 @@ func (s *scanner) section(sec *elf.Section) error {
 			s.warnf("container at %s offset %d claims %d bytes, past the section end at %d", s.name, off, fatSize, s.size)
 		}
 		s.container = off
-		if err := s.entries(body, end); err != nil {
+		err := s.entries(body, end)
+		s.endContainer()
+		if err != nil {
 			return err
 		}
 		off = end
@@ -519,7 +604,7 @@ func (s *scanner) findMagic(off int64) (int64, error) {
 // the next starts right after (note 1.3). Only headers are read.
 func (s *scanner) entries(body, end int64) error {
 	if s.hdr == nil {
-		s.hdr, s.peek = make([]byte, entryHeaderMin), make([]byte, payloadPeek)
+		s.hdr, s.peek = make([]byte, entryHeaderMin), make([]byte, noCodeProbeMax)
 	}
 	hdr, peek := s.hdr, s.peek
 	for pos := body; pos < end; {
@@ -536,7 +621,8 @@ func (s *scanner) entries(body, end int64) error {
 		e := Entry{
 			Section:          s.name,
 			Offset:           pos,
-			Container:        s.container,
+			Container:        s.res.Containers - 1,
+			ContainerOffset:  s.container,
 			Kind:             Kind(binary.LittleEndian.Uint16(hdr[offKind:])),
 			HeaderSize:       binary.LittleEndian.Uint32(hdr[offHeaderSize:]),
 			PayloadSize:      binary.LittleEndian.Uint64(hdr[offPayloadSize:]),
@@ -563,15 +649,15 @@ func (s *scanner) entries(body, end int64) error {
 			}
 		}
 		if e.Kind.IsCubin() || e.Kind.IsPTX() {
-			var head []byte
-			if e.Compression == CompressionNone && e.Defect == "" {
+			var p payloadView
+			if e.Defect == "" {
 				var err error
-				head, err = s.payloadHead(e, payload, peek)
+				p, err = s.payloadHead(e, payload, peek)
 				if err != nil {
 					return err
 				}
 			}
-			s.classify(&e, head)
+			s.classify(&e, p)
 		}
 		s.add(e)
 		pos = next
@@ -579,36 +665,67 @@ func (s *scanner) entries(body, end int64) error {
 	return nil
 }
 
-// payloadHead reads the head of an uncompressed payload that archSuffix
-// looks at: a cubin's ELF header, or the start of a PTX text up to its
-// ".target" line. It returns nil when the file ends first.
-func (s *scanner) payloadHead(e Entry, payload int64, buf []byte) ([]byte, error) {
+// payloadView is what was read of an entry's payload: its head (the
+// cubin's ELF header, or the start of a PTX text), decompressed when the
+// payload is LZ4-compressed, and for a small cubin the whole of it.
+type payloadView struct {
+	head  []byte
+	whole bool // head is the entire (decompressed) payload
+}
+
+// payloadHead reads the part of a payload the suffix and no-code rules look
+// at: at most payloadPeek bytes of its head, or all of a cubin no larger
+// than noCodeProbeMax. LZ4 payloads are decompressed as far as those bytes
+// reach; ZSTD payloads are not read. It returns an empty view when the
+// file ends first.
+func (s *scanner) payloadHead(e Entry, payload int64, buf []byte) (payloadView, error) {
+	if e.Compression == CompressionZSTD {
+		return payloadView{}, nil
+	}
 	n := min(int64(ptxPeek), int64(e.PayloadSize))
 	if e.Kind.IsCubin() {
 		n = min(n, cubinELFHeader)
 	}
+	whole := false
+	if e.PayloadSize <= noCodeProbeMax && (e.Compression == CompressionNone || e.DecompressedSize <= noCodeDecompressedMax) {
+		n, whole = int64(e.PayloadSize), true
+	}
+	if e.Compression == CompressionLZ4 && !whole {
+		n = min(int64(payloadPeek), int64(e.PayloadSize))
+	}
+	if int64(cap(buf)) < n {
+		buf = make([]byte, n)
+	}
 	head := buf[:n]
 	if err := s.readAt(head, payload); err != nil {
 		if err == errTruncated {
-			return nil, nil // fitToFile makes this unlikely; tell no suffix
+			return payloadView{}, nil // fitToFile makes this unlikely; tell nothing
 		}
-		return nil, err
+		return payloadView{}, err
 	}
-	if e.Kind.IsPTX() && !hasTargetLine(head) && e.PayloadSize > uint64(n) {
+	if e.Compression == CompressionLZ4 {
+		limit := payloadPeek
+		if whole {
+			limit = int(e.DecompressedSize)
+		}
+		out := lz4Prefix(head, limit)
+		return payloadView{head: out, whole: whole && uint64(len(out)) == e.DecompressedSize}, nil
+	}
+	if e.Kind.IsPTX() && !whole && !hasTargetLine(head) && e.PayloadSize > uint64(n) {
 		more := buf[n:min(int64(payloadPeek), int64(e.PayloadSize))]
 		if err := s.readAt(more, payload+n); err != nil {
 			if err == errTruncated {
-				return head, nil
+				return payloadView{head: head}, nil
 			}
-			return nil, err
+			return payloadView{}, err
 		}
 		head = buf[:n+int64(len(more))]
 	}
-	return head, nil
+	return payloadView{head: head, whole: whole}, nil
 }
 
 // classify fills e.Arch and counts e as an image when it is loadable.
-func (s *scanner) classify(e *Entry, head []byte) {
+func (s *scanner) classify(e *Entry, p payloadView) {
 	if !validSM(e.RawArch) {
 		if e.Defect == "" {
 			e.Defect = fmt.Sprintf("arch %d is not an SM number", e.RawArch)
@@ -617,8 +734,11 @@ func (s *scanner) classify(e *Entry, head []byte) {
 	}
 	e.Arch = archFromSM(e.RawArch)
 	e.Arch.PTX = e.Kind.IsPTX()
-	e.Arch.Suffix = archSuffix(e.Kind, e.RawArch, head)
-	if e.Defect != "" {
+	e.Arch.Suffix = archSuffix(e.Kind, e.RawArch, e.Flags, p.head)
+	if p.whole {
+		e.NoCode = !hasCode(e.Kind, p.head)
+	}
+	if e.Defect != "" || e.NoCode {
 		return
 	}
 	k := imageKey{arch: e.Arch}
@@ -626,6 +746,7 @@ func (s *scanner) classify(e *Entry, head []byte) {
 		k.ptxVersion = [2]uint16{e.CodeMajor, e.CodeMinor}
 	}
 	s.images[k]++
+	s.inContainer = append(s.inContainer, k)
 }
 
 func (s *scanner) add(e Entry) {

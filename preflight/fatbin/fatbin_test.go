@@ -87,7 +87,7 @@ func entryHeader(kind uint16, headerSize uint32, payloadSize uint64, arch uint32
 
 func cat(parts ...[]byte) []byte { return bytes.Join(parts, nil) }
 
-// Each case is one layout rule of research/fatbin-frameworks.md section 1.
+// Each case is one layout rule of docs/fatbin.md "Layout".
 func TestScanLayoutRules(t *testing.T) {
 	tests := []struct {
 		name           string
@@ -190,13 +190,14 @@ func TestScanLayoutRules(t *testing.T) {
 			wantContainers: 1, wantEntries: 4,
 		},
 		{
-			name: "BothSectionsAreScanned",
+			// __nv_relfatbin is nvlink's input, never loaded (SectionName).
+			name: "RelocatableSectionIsNotScanned",
 			so: ft.SO{
 				Fatbin:    ft.Containers([]ft.Entry{cubin(80)}),
-				RelFatbin: ft.Containers([]ft.Entry{ptx(70, 7, 0)}, []ft.Entry{cubin(80)}),
+				RelFatbin: ft.Containers([]ft.Entry{ptx(70, 7, 0)}, []ft.Entry{cubin(60)}),
 			},
-			wantImages:     []facts.KernelImage{img("cubin", "sm_80", "", 2), img("ptx", "compute_70", "7.0", 1)},
-			wantContainers: 3, wantEntries: 3,
+			wantImages:     []facts.KernelImage{img("cubin", "sm_80", "", 1)},
+			wantContainers: 1, wantEntries: 1,
 		},
 		{
 			name: "ArchsSortedAndSuffixFromCubinHeader",
@@ -566,20 +567,25 @@ func rawPTX(t testing.TB, sm uint32, text string) []byte {
 	return rawSection(t, cat(containerHeader(uint64(64+len(payload))), h, payload))
 }
 
-// The PTX ".target" line is found past the first read, up to 1 KiB in.
+// The PTX ".target" line is found anywhere in a small PTX, which is read
+// whole, and up to 1 KiB into a large one.
 func TestPTXTargetAfterLongPreamble(t *testing.T) {
 	tests := []struct {
 		name     string
 		preamble int
+		body     int // bytes of code after the .target line
 		want     string
 	}{
-		{"WithinFirstRead", 100, "compute_90a"},
-		{"PastFirstRead", 600, "compute_90a"},
-		{"PastPeekLimitReadsPlain", 1100, "compute_90"},
+		{"WithinFirstRead", 100, 0, "compute_90a"},
+		{"PastFirstRead", 600, 0, "compute_90a"},
+		{"SmallIsReadWhole", 1100, 0, "compute_90a"},
+		{"LargeWithinPeek", 600, 20 << 10, "compute_90a"},
+		{"LargePastPeekLimitReadsPlain", 1100, 20 << 10, "compute_90"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			text := "//" + strings.Repeat("x", tt.preamble) + "\n.version 8.4\n.target sm_90a\n.address_size 64\n"
+			text := "//" + strings.Repeat("x", tt.preamble) + "\n.version 8.4\n.target sm_90a\n.address_size 64\n" +
+				".visible .entry k()\n{\n" + strings.Repeat("ret;\n", tt.body/5) + "}\n"
 			r := scanBytes(t, rawPTX(t, 90, text))
 			want := []facts.KernelImage{img("ptx", tt.want, "8.4", 1)}
 			if !reflect.DeepEqual(r.Images, want) {
@@ -641,20 +647,23 @@ func TestResyncIsBounded(t *testing.T) {
 
 // Sections that hold no file data are reported, not read.
 func TestNobitsAndCompressedSectionsAreNotRead(t *testing.T) {
-	b, err := ft.ELF(
-		ft.Section{Name: ".nv_fatbin", Type: elf.SHT_NOBITS, Flags: elf.SHF_ALLOC, Size: 1 << 40},
-		ft.Section{Name: "__nv_relfatbin", Flags: elf.SHF_ALLOC | elf.SHF_COMPRESSED, Data: make([]byte, 64)},
-	)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := scanBytes(t, b)
-	want := []string{
-		"section .nv_fatbin has no data in the file (SHT_NOBITS): not scanned",
-		"section __nv_relfatbin is ELF-compressed: not scanned",
-	}
-	if !reflect.DeepEqual(r.Warnings, want) || len(r.Images) != 0 || len(r.Sections) != 2 {
-		t.Errorf("got %+v, want no images and warnings %q", r, want)
+	for _, tt := range []struct {
+		sec  ft.Section
+		want string
+	}{
+		{ft.Section{Name: ".nv_fatbin", Type: elf.SHT_NOBITS, Flags: elf.SHF_ALLOC, Size: 1 << 40},
+			"section .nv_fatbin has no data in the file (SHT_NOBITS): not scanned"},
+		{ft.Section{Name: ".nv_fatbin", Flags: elf.SHF_ALLOC | elf.SHF_COMPRESSED, Data: make([]byte, 64)},
+			"section .nv_fatbin is ELF-compressed: not scanned"},
+	} {
+		b, err := ft.ELF(tt.sec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := scanBytes(t, b)
+		if !reflect.DeepEqual(r.Warnings, []string{tt.want}) || len(r.Images) != 0 || len(r.Sections) != 1 {
+			t.Errorf("got %+v, want no images and warning %q", r, tt.want)
+		}
 	}
 }
 

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"debug/elf"
 	"encoding/binary"
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 
@@ -57,6 +59,15 @@ func fuzzSeeds(f *testing.F) [][]byte {
 		seeds = append(seeds, b)
 	}
 	seeds = append(seeds, ex[:0x30], ex[:0x10], ex[:7], nil, bytes.Repeat(ex[:8], 64))
+	// Real libraries nvcc built (testdata/nvcc): stubs, LZ4 cubins and PTX,
+	// 'a' flags, several fatbins.
+	for _, name := range []string{"mix.so", "compressed.so", "compressed90a.so", "split.so"} {
+		b, err := os.ReadFile(filepath.Join(nvccDir, name))
+		if err != nil {
+			f.Fatal(err)
+		}
+		seeds = append(seeds, b)
+	}
 	return seeds
 }
 

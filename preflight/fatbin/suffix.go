@@ -5,12 +5,13 @@ import (
 	"encoding/binary"
 )
 
-// payloadPeek is how many bytes of an uncompressed payload archSuffix may
-// look at: the cubin's 64-byte ELF header, or the head of a PTX text, whose
-// ".target" line follows the comment lines nvcc writes (about 200 bytes).
-// The scanner reads ptxPeek bytes first and the rest of payloadPeek only
-// when those hold no complete ".target" line. It is a header read: a
-// library's payloads are never read whole.
+// payloadPeek is how many bytes of a payload archSuffix may look at: the
+// cubin's 64-byte ELF header, or the head of a PTX text, whose ".target"
+// line follows the comment lines nvcc writes (about 200 bytes). The scanner
+// reads ptxPeek bytes of an uncompressed PTX first and the rest of
+// payloadPeek only when those hold no complete ".target" line; of an LZ4
+// payload it reads payloadPeek bytes and decompresses at most payloadPeek.
+// Only cubins below noCodeProbeMax are read whole.
 const (
 	ptxPeek     = 256
 	payloadPeek = 1024
@@ -25,66 +26,189 @@ func hasTargetLine(head []byte) bool {
 // cubinELFHeader is the size of the cubin's own ELF64 header.
 const cubinELFHeader = 64
 
-// archSuffix decides the 'a' (architecture-specific) or 'f' (family) suffix
-// of an entry, 0 when there is none or it cannot be told. It is the only
-// place that does, so that it can be corrected in one place.
+// A payload whose stored size is at most noCodeProbeMax bytes (and, when
+// LZ4-compressed, at most noCodeDecompressedMax bytes decompressed) is read
+// whole to tell whether it holds any function. nvcc's device-link stubs
+// are about 1 KiB (872 to 1,072 bytes measured with nvcc 11.8 and 12.4),
+// the PTX of a unit without kernels 56 bytes; a cubin with even one small
+// kernel is 2.6 KiB or more, and larger payloads are taken to hold code
+// without being read.
+const (
+	noCodeProbeMax        = 16 << 10
+	noCodeDecompressedMax = 64 << 10
+)
+
+// archSuffix decides the 'a' (architecture-specific) or 'f' (family)
+// suffix of an entry, 0 when there is none or it cannot be told. It is the
+// only place that does, so that it can be corrected in one place. The rules
+// were checked against cuobjdump 12.4 on the fixtures in testdata/nvcc
+// (docs/fatbin.md "Arch-specific targets"):
 //
-// UNCERTAIN. Where the fatbin encodes the suffix is not documented by any
-// open parser (research/fatbin-frameworks.md 1.5 and open question 1):
-// cuobjdump prints "sm_90a" for both cubin and PTX entries, so the
-// information is somewhere in the fatbin, but nobody has published where.
-// Until a toolkit machine settles it, this reads what is known:
+//   - cubin whose ELF header could be read (uncompressed, or LZ4 and
+//     decompressed): the cubin's e_flags, as cuobjdump names it. Under
+//     EI_ABIVERSION 7 the SM is in bits 0-7 and 'a' is 0x800
+//     (EF_CUDA_ACCELERATORS_V1); under ABI 8 (CUDA 13) the SM is in bits
+//     8-15 and 'a' is 0x8 (EF_CUDA_ACCELERATORS); LLVM
+//     llvm/include/llvm/BinaryFormat/ELF.h. The bits count only when the SM
+//     bits agree with the fatbin header's arch. nvcc 12.4 also sets
+//     flagArchSpecific on the device-link stub of an 'a' build, whose
+//     e_flags (and cuobjdump) say plain sm_90: e_flags win.
+//   - any other entry, PTX included (nvcc compresses PTX by default): the
+//     ".target sm_90a" / "sm_100f" line of the (decompressed) PTX text
+//     when it was read, else flagArchSpecific in the entry header, which
+//     means 'a'. Where the fatbin header marks 'f' (CUDA 12.9+) is not
+//     known, so only a readable .target line tells an 'f' PTX; a
+//     ZSTD-compressed one reads as plain.
 //
-//   - cubin, uncompressed: the cubin's own ELF header. e_flags (offset 0x30)
-//     under EI_ABIVERSION 7 holds the SM in bits 0-7 and 'a' as 0x800
-//     (EF_CUDA_ACCELERATORS_V1); under ABI 8 (CUDA 13) the SM is in bits 8-15
-//     and 'a' is 0x8 (EF_CUDA_ACCELERATORS). Source: LLVM
-//     llvm/include/llvm/BinaryFormat/ELF.h and ELFObjectFile.cpp. The bit is
-//     trusted only when the SM bits agree with the fatbin header's arch.
-//     Caveat (research note 1.5): one analysis found the ABI-8 bit clear in
-//     cubins cuobjdump names sm_100a..sm_121a, so ABI-8 'a' cubins may read
-//     as plain. 'f' is not recoverable from a cubin at all: nvcc emits the
-//     same cubin for sm_100 and sm_100f (research note 2).
-//   - PTX, uncompressed: the ".target sm_90a" directive in the first
-//     payloadPeek bytes of the text.
-//   - compressed payloads: nothing is decompressed, so no suffix.
-//
-// kind is the entry kind, sm the fatbin header's arch, and head the first
-// bytes of the payload (nil when compressed or not read).
-func archSuffix(kind Kind, sm uint32, head []byte) byte {
+// kind is the entry kind, sm the fatbin header's arch, flags its flags,
+// and head the first bytes of the (decompressed) payload, nil when not read.
+func archSuffix(kind Kind, sm uint32, flags uint64, head []byte) byte {
 	switch {
 	case kind.IsCubin():
-		if len(head) < cubinELFHeader ||
-			!bytes.Equal(head[:4], []byte{0x7f, 'E', 'L', 'F'}) ||
-			head[4] != 2 || // ELFCLASS64
-			binary.LittleEndian.Uint16(head[18:]) != 190 { // EM_CUDA
-			return 0
+		if s, ok := cubinSuffix(sm, head); ok {
+			return s
 		}
-		abi := head[8] // EI_ABIVERSION
-		flags := binary.LittleEndian.Uint32(head[0x30:])
-		if abi >= 8 {
-			if (flags>>8)&0xff == sm && flags&0x8 != 0 {
-				return 'a'
-			}
-			return 0
-		}
-		if flags&0xff == sm && flags&0x800 != 0 {
-			return 'a'
-		}
-		return 0
 	case kind.IsPTX():
-		return ptxTargetSuffix(head, sm)
+		if s, ok := ptxTargetSuffix(head, sm); ok {
+			return s
+		}
+	default:
+		return 0
+	}
+	if flags&flagArchSpecific != 0 {
+		return 'a'
 	}
 	return 0
 }
 
+// cubinSuffix reads the suffix from a cubin's ELF header; ok is false when
+// head is not one.
+func cubinSuffix(sm uint32, head []byte) (suffix byte, ok bool) {
+	if len(head) < cubinELFHeader ||
+		!bytes.Equal(head[:4], []byte{0x7f, 'E', 'L', 'F'}) ||
+		head[4] != 2 || // ELFCLASS64
+		binary.LittleEndian.Uint16(head[18:]) != 190 { // EM_CUDA
+		return 0, false
+	}
+	abi := head[8] // EI_ABIVERSION
+	flags := binary.LittleEndian.Uint32(head[0x30:])
+	if abi >= 8 {
+		if (flags>>8)&0xff == sm && flags&0x8 != 0 {
+			return 'a', true
+		}
+		return 0, true
+	}
+	if flags&0xff == sm && flags&0x800 != 0 {
+		return 'a', true
+	}
+	return 0, true
+}
+
+// hasCode reports whether a whole payload holds a function: for a cubin a
+// .text.<function> section, for PTX an .entry or .func directive.
+func hasCode(kind Kind, payload []byte) bool {
+	if kind.IsPTX() {
+		return bytes.Contains(payload, []byte(".entry")) || bytes.Contains(payload, []byte(".func"))
+	}
+	return cubinHasCode(payload)
+}
+
+// cubinHasCode reports whether a whole cubin holds a function: a section
+// named .text.<function>, as every kernel and device function gets. The
+// section headers are read by hand because debug/elf refuses cubins (nvcc
+// writes the CUDA version into e_version: "mismatched ELF version"). A
+// cubin that does not parse is taken to hold code, so that a reading
+// problem never hides a kernel image.
+func cubinHasCode(c []byte) bool {
+	le := binary.LittleEndian
+	if _, ok := cubinSuffix(0, c); !ok {
+		return true
+	}
+	shoff, shentsize := le.Uint64(c[0x28:]), uint64(le.Uint16(c[0x3a:]))
+	shnum, shstrndx := uint64(le.Uint16(c[0x3c:])), uint64(le.Uint16(c[0x3e:]))
+	size := uint64(len(c))
+	if shentsize < 0x28 || shoff > size || shnum > (size-shoff)/shentsize || shstrndx >= shnum {
+		return true
+	}
+	header := func(i uint64) (name uint32, off, n uint64) {
+		h := c[shoff+i*shentsize:]
+		return le.Uint32(h), le.Uint64(h[0x18:]), le.Uint64(h[0x20:])
+	}
+	_, stroff, strsize := header(shstrndx)
+	if stroff > size || strsize > size-stroff {
+		return true
+	}
+	strtab := c[stroff : stroff+strsize]
+	for i := range shnum {
+		name, _, n := header(i)
+		if uint64(name) < uint64(len(strtab)) && n > 0 &&
+			bytes.HasPrefix(strtab[name:], []byte(".text.")) {
+			return true
+		}
+	}
+	return false
+}
+
+// lz4Prefix decodes an LZ4 block (what the fatbin flag 0x2000 means; see
+// docs/fatbin.md) as far as src reaches, stopping once limit bytes are
+// out. src may be a prefix of the block: decoding stops at the first
+// sequence it does not hold. A malformed block yields what was decoded
+// before the fault. It never holds more than limit bytes. Twenty lines, so
+// no dependency for it.
+func lz4Prefix(src []byte, limit int) []byte {
+	out := make([]byte, 0, min(limit, 8*len(src)+64))
+	i := 0
+	// length adds the 255-runs that extend a 4-bit length of 15.
+	length := func(n int) (int, bool) {
+		if n != 15 {
+			return n, true
+		}
+		for i < len(src) {
+			b := src[i]
+			i++
+			n += int(b)
+			if b != 255 || n > limit {
+				return n, true
+			}
+		}
+		return 0, false
+	}
+	for i < len(src) && len(out) < limit {
+		token := src[i]
+		i++
+		lit, ok := length(int(token >> 4))
+		if !ok || lit > len(src)-i {
+			lit = min(lit, len(src)-i)
+			out = append(out, src[i:i+min(lit, limit-len(out))]...)
+			break
+		}
+		out = append(out, src[i:i+min(lit, limit-len(out))]...)
+		i += lit
+		if i+2 > len(src) || len(out) >= limit {
+			break
+		}
+		off := int(src[i]) | int(src[i+1])<<8
+		i += 2
+		m, ok := length(int(token & 15))
+		if !ok || off == 0 || off > len(out) {
+			break
+		}
+		m = min(m+4, limit-len(out))
+		for range m { // byte by byte: a match may overlap its own output
+			out = append(out, out[len(out)-off])
+		}
+	}
+	return out
+}
+
 // ptxTargetSuffix finds the first ".target" directive in the head of a PTX
-// text and returns the suffix of its sm_XY target when XY equals sm.
-func ptxTargetSuffix(head []byte, sm uint32) byte {
+// text and returns the suffix of its sm_XY target when XY equals sm; ok is
+// false when there is no complete .target line for sm.
+func ptxTargetSuffix(head []byte, sm uint32) (suffix byte, ok bool) {
 	for line := range bytes.Lines(head) {
 		if !bytes.HasSuffix(line, []byte("\n")) {
 			// The last line may be cut at payloadPeek: "sm_90" of "sm_90a".
-			return 0
+			return 0, false
 		}
 		line = bytes.TrimSpace(line)
 		rest, ok := bytes.CutPrefix(line, []byte(".target"))
@@ -98,9 +222,9 @@ func ptxTargetSuffix(head []byte, sm uint32) byte {
 		}
 		a, err := ParseArch(string(rest))
 		if err != nil || uint32(a.SM()) != sm || !bytes.HasPrefix(rest, []byte("sm_")) {
-			return 0
+			return 0, false
 		}
-		return a.Suffix
+		return a.Suffix, true
 	}
-	return 0
+	return 0, false
 }

@@ -72,14 +72,18 @@ func Gather(ctx context.Context, o Options) (facts.Facts, []string) {
 		}
 	}
 	if h.Driver.CUDAVersion == "" && h.Driver.Present() {
-		if cuda, ok := compat.DriverCUDA(h.Driver.Version); ok {
-			h.Driver.CUDAVersion, h.Driver.CUDAVersionSource = cuda, "branch-table"
+		if cuda, assumed, ok := compat.LookupDriverCUDA(h.Driver.Version); ok {
+			h.Driver.CUDAVersion, h.Driver.CUDAVersionSource = cuda, facts.CUDAFromBranchTable
+			if assumed {
+				h.Driver.CUDAVersionSource = facts.CUDAAssumed
+			}
 		}
 	}
 
 	scan, source, w := image.LoadWithin(o.Root, c.Env, o.Manifest, scanBudget(ctx, time.Now()))
 	warnings = append(warnings, w...)
 	c.Stack, c.Frameworks, c.ScanSource = scan.Stack, scan.Frameworks, source
+	c.CUDALibraries = scan.CUDALibraries
 
 	h.CUDA = facts.CUDACheck{Mode: facts.CUDAModeOff, Outcome: facts.CUDANotRun}
 	if o.CUDAMode != "" && o.CUDAMode != facts.CUDAModeOff {

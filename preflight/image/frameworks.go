@@ -308,7 +308,7 @@ func (s *scanner) kernelLibrary(p string) (facts.KernelLibrary, bool) {
 		return k, true
 	}
 	r, err := s.scanFile(host)
-	k.Images = r.Images
+	k.Images, k.Fatbins = r.Images, r.Fatbins
 	if err != nil {
 		k.Error = err.Error()
 		s.warnf("image: scanning kernels of %s: %v", p, err)

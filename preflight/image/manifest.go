@@ -21,8 +21,10 @@ import (
 const DefaultManifestPath = "/etc/gpu-preflight/image.json"
 
 // ManifestSchemaVersion changes when a manifest written by an older shim can
-// no longer be read as it was meant; Load then rescans.
-const ManifestSchemaVersion = 1
+// no longer be read as it was meant; Load then rescans. Version 2: kernel
+// images are what the runtime loads (no __nv_relfatbin, no device-link
+// stubs) and each library records its fatbins.
+const ManifestSchemaVersion = 2
 
 // Manifest is the image manifest: a scan's result recorded at image build
 // time, with what is needed to tell at run time whether it still holds.

@@ -489,3 +489,84 @@ func majorMinor(v string) string {
 	}
 	return parts[0] + "." + parts[1]
 }
+
+// Requirement is one Requires-Dist line of a wheel's METADATA reduced to
+// what the CUDA stack check needs: the distribution and the version it is
+// pinned to (==) or must be at least (>=, ~=).
+type Requirement struct {
+	// Name is normalized, "nvidia_cudnn_cu12".
+	Name string
+	// Op is "==" or ">="; ~= counts as >=.
+	Op      string
+	Version string
+}
+
+// ParseRequiresDist reads the Requires-Dist headers of a METADATA file
+// (core metadata 2.1, PEP 508 requirements), before the first blank line:
+//
+//	Requires-Dist: nvidia-cudnn-cu12==9.1.0.70; platform_system == "Linux"
+//	Requires-Dist: nvidia-cudnn-cu12<10.0,>=9.1; extra == "with-cuda"
+//	Requires-Dist: nvidia-nccl-cu12 (==2.18.1)
+//
+// A requirement without a lower bound (only <, !=, or none) is left out.
+func ParseRequiresDist(src []byte) []Requirement {
+	var out []Requirement
+	sc := bufio.NewScanner(bytes.NewReader(src))
+	sc.Buffer(make([]byte, 0, 4096), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if strings.TrimSpace(line) == "" {
+			break
+		}
+		k, v, ok := strings.Cut(line, ":")
+		if !ok || !strings.EqualFold(strings.TrimSpace(k), "Requires-Dist") {
+			continue
+		}
+		if r, ok := parseRequirement(v); ok {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// parseRequirement reads "name[extras] (specifiers) ; marker".
+func parseRequirement(s string) (Requirement, bool) {
+	s, _, _ = strings.Cut(s, ";")
+	s = strings.TrimSpace(s)
+	end := strings.IndexFunc(s, func(r rune) bool {
+		return !(r == '-' || r == '_' || r == '.' || '0' <= r && r <= '9' || 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z')
+	})
+	name, rest := s, ""
+	if end >= 0 {
+		name, rest = s[:end], s[end:]
+	}
+	if name == "" {
+		return Requirement{}, false
+	}
+	if i := strings.IndexByte(rest, ']'); strings.HasPrefix(strings.TrimSpace(rest), "[") && i >= 0 {
+		rest = rest[i+1:]
+	}
+	rest = strings.Trim(strings.TrimSpace(rest), "()")
+	r := Requirement{Name: NormalizeName(name)}
+	for spec := range strings.SplitSeq(rest, ",") {
+		spec = strings.TrimSpace(spec)
+		for _, op := range []string{"===", "==", ">=", "~="} {
+			v, ok := strings.CutPrefix(spec, op)
+			if !ok {
+				continue
+			}
+			v = strings.TrimSpace(v)
+			if v == "" || !isDigit(v[0]) || strings.ContainsAny(v, "*") {
+				break
+			}
+			switch op {
+			case "===", "==":
+				return Requirement{Name: r.Name, Op: "==", Version: v}, true
+			default:
+				r.Op, r.Version = ">=", v
+			}
+			break
+		}
+	}
+	return r, r.Version != ""
+}

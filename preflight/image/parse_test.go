@@ -567,3 +567,71 @@ func FuzzVersionTags(f *testing.F) {
 		}
 	})
 }
+
+// Requires-Dist lines as torch, TensorFlow and jax's CUDA plugin write
+// them (METADATA of the cu12 wheels; reconstructed, the registries are not
+// reachable from here).
+const torchMetadata = `Metadata-Version: 2.1
+Name: torch
+Version: 2.4.0
+Requires-Python: >=3.8.0
+Requires-Dist: filelock
+Requires-Dist: typing-extensions>=4.8.0
+Requires-Dist: nvidia-cuda-runtime-cu12==12.1.105; platform_system == "Linux" and platform_machine == "x86_64"
+Requires-Dist: nvidia-cudnn-cu12==9.1.0.70; platform_system == "Linux" and platform_machine == "x86_64"
+Requires-Dist: nvidia-cublas-cu12==12.1.3.1; platform_system == "Linux" and platform_machine == "x86_64"
+Requires-Dist: nvidia-nccl-cu12==2.20.5; platform_system == "Linux" and platform_machine == "x86_64"
+Requires-Dist: triton==3.0.0; platform_system == "Linux" and platform_machine == "x86_64" and python_version < "3.13"
+Provides-Extra: opt-einsum
+
+Requires-Dist: nvidia-cusparse-cu12==99.0; this is the description, not a header
+`
+
+const jaxPluginMetadata = `Metadata-Version: 2.1
+Name: jax-cuda12-plugin
+Version: 0.4.30
+Requires-Dist: jax-cuda12-pjrt ==0.4.30
+Provides-Extra: with_cuda
+Requires-Dist: nvidia-cublas-cu12 >=12.1.3.1 ; extra == 'with_cuda'
+Requires-Dist: nvidia-cudnn-cu12 <10.0,>=9.1 ; extra == 'with_cuda'
+Requires-Dist: nvidia-nccl-cu12 (>=2.18.1)
+Requires-Dist: nvidia-cuda-nvcc-cu12 !=12.4.*; extra == 'with_cuda'
+`
+
+func TestParseRequiresDist(t *testing.T) {
+	for name, tt := range map[string]struct {
+		src  string
+		want []Requirement
+	}{
+		"torch": {torchMetadata, []Requirement{
+			{"typing_extensions", ">=", "4.8.0"},
+			{"nvidia_cuda_runtime_cu12", "==", "12.1.105"},
+			{"nvidia_cudnn_cu12", "==", "9.1.0.70"},
+			{"nvidia_cublas_cu12", "==", "12.1.3.1"},
+			{"nvidia_nccl_cu12", "==", "2.20.5"},
+			{"triton", "==", "3.0.0"},
+		}},
+		"jax plugin": {jaxPluginMetadata, []Requirement{
+			{"jax_cuda12_pjrt", "==", "0.4.30"},
+			{"nvidia_cublas_cu12", ">=", "12.1.3.1"},
+			{"nvidia_cudnn_cu12", ">=", "9.1"},
+			{"nvidia_nccl_cu12", ">=", "2.18.1"},
+		}},
+	} {
+		if got := ParseRequiresDist([]byte(tt.src)); !slices.Equal(got, tt.want) {
+			t.Errorf("%s:\n got %v\nwant %v", name, got, tt.want)
+		}
+	}
+}
+
+func FuzzParseRequiresDist(f *testing.F) {
+	f.Add([]byte(torchMetadata))
+	f.Add([]byte(jaxPluginMetadata))
+	f.Fuzz(func(t *testing.T, src []byte) {
+		for _, r := range ParseRequiresDist(src) {
+			if r.Name == "" || r.Version == "" || (r.Op != "==" && r.Op != ">=") {
+				t.Fatalf("incomplete requirement %+v", r)
+			}
+		}
+	})
+}

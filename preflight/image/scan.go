@@ -32,6 +32,8 @@ import (
 type Result struct {
 	Stack      facts.Stack       `json:"stack"`
 	Frameworks []facts.Framework `json:"frameworks"`
+	// CUDALibraries are the CUDA libraries the frameworks load.
+	CUDALibraries []facts.CUDALibrary `json:"cudaLibraries,omitempty"`
 	// SitePackages are the Python package directories found, in search
 	// order (paths inside the root).
 	SitePackages []string `json:"sitePackages"`
@@ -111,6 +113,7 @@ func scan(root fsroot.Root, env map[string]string, scanFile scanFileFunc, budget
 	s.sitePackages()
 	s.stack()
 	s.frameworks()
+	s.cudaLibraries()
 	slices.SortFunc(s.res.Inputs, func(a, b Stamp) int { return strings.Compare(a.Path, b.Path) })
 	s.res.Inputs = slices.CompactFunc(s.res.Inputs, func(a, b Stamp) bool { return a.Path == b.Path })
 	return s.res, s.warnings
@@ -125,7 +128,9 @@ type scanner struct {
 	// listings caches directory listings by path: each site-packages
 	// directory is read once for all frameworks.
 	listings map[string][]fs.DirEntry
-	seen     map[string]bool
+	// names caches each listed directory's names as a set, for isFile.
+	names map[string]map[string]bool
+	seen  map[string]bool
 	// budget and deadline bound the scan (zero: unbounded); stopped is set
 	// once the deadline passed and the warning was given.
 	budget   time.Duration
@@ -211,12 +216,15 @@ func (s *scanner) list(dir string) []string {
 }
 
 // read returns the contents of file p, stamping it; nil when missing.
-func (s *scanner) read(p string) []byte {
+func (s *scanner) read(p string) []byte { return s.readMax(p, maxSourceFile) }
+
+// readMax is read with another size bound.
+func (s *scanner) readMax(p string, max int64) []byte {
 	if s.outOfTime() {
 		return nil
 	}
 	s.stamp(p)
-	b, err := s.root.ReadFileMax(p, maxSourceFile)
+	b, err := s.root.ReadFileMax(p, max)
 	if err != nil {
 		if !fsroot.Missing(err) {
 			s.warnf("image: reading %s: %v", p, err)

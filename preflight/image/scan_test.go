@@ -81,12 +81,13 @@ const (
 )
 
 // paddleTree is the done-when case: PaddlePaddle 2.6.0.post118 whose
-// libpaddle.so carries sm_70 and sm_80 cubins, plus extra entries.
+// libpaddle.so carries sm_70 and sm_80 cubins, plus extra entries, in
+// each of its two fatbins.
 func paddleTree(t testing.TB, sp string, extra ...fatbintest.Entry) *tree {
 	tr := newTree(t)
 	tr.file(sp+"/paddle/version/__init__.py", paddleVersion26)
 	tr.dir(sp + "/paddlepaddle_gpu-2.6.0.post118.dist-info")
-	tr.so(sp+"/paddle/base/libpaddle.so", append([]fatbintest.Entry{cubin(70), cubin(80)}, extra...), []fatbintest.Entry{cubin(70), cubin(80)})
+	tr.so(sp+"/paddle/base/libpaddle.so", append([]fatbintest.Entry{cubin(70), cubin(80)}, extra...), append([]fatbintest.Entry{cubin(70), cubin(80)}, extra...))
 	return tr
 }
 
@@ -131,10 +132,14 @@ func TestScanPaddleWheelWithKernels(t *testing.T) {
 	want := []facts.KernelImage{
 		{Kind: "cubin", Arch: "sm_70", Count: 2},
 		{Kind: "cubin", Arch: "sm_80", Count: 2},
-		{Kind: "ptx", Arch: "compute_80", PTXVersion: "7.8", Count: 1},
+		{Kind: "ptx", Arch: "compute_80", PTXVersion: "7.8", Count: 2},
 	}
 	if !slices.Equal(k.Images, want) {
 		t.Errorf("images %+v, want %+v", k.Images, want)
+	}
+	// Both fatbins carry the same three images: one group of two.
+	if len(k.Fatbins) != 1 || k.Fatbins[0].Count != 2 || len(k.Fatbins[0].Images) != 3 {
+		t.Errorf("fatbins %+v, want one group of 2 with 3 images", k.Fatbins)
 	}
 }
 
@@ -405,5 +410,13 @@ func TestScanEmptyImage(t *testing.T) {
 	res, warnings := Scan(tr.Root(), nil)
 	if len(res.Frameworks) != 0 || res.Stack != (facts.Stack{}) || len(warnings) != 0 {
 		t.Errorf("got %+v %q", res, warnings)
+	}
+}
+
+// remove deletes p inside the root.
+func (tr *tree) remove(p string) {
+	tr.t.Helper()
+	if err := os.Remove(tr.host(p)); err != nil {
+		tr.t.Fatal(err)
 	}
 }

@@ -25,7 +25,7 @@ func Apply(host *facts.Host, r Result) {
 	}
 	if d.CUDAVersion != "" {
 		host.Driver.CUDAVersion = d.CUDAVersion
-		host.Driver.CUDAVersionSource = "nvml"
+		host.Driver.CUDAVersionSource = facts.CUDAFromNVML
 	}
 	host.GPUs = append([]facts.GPU(nil), d.GPUs...)
 }

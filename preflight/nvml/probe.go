@@ -76,7 +76,7 @@ func Probe(ctx context.Context, opts Options) Result {
 	}
 	opts.Env = env
 	x := Execute(ctx, nil, opts)
-	res := Result{NVML: facts.NVML{Via: x.Via}, Stderr: x.Stderr}
+	res := Result{NVML: facts.NVML{Via: x.Via, Embedded: Embedded()}, Stderr: x.Stderr}
 	if !x.Started() {
 		res.NVML.Outcome = facts.ProbeUnavailable
 		res.NVML.Error = "no NVML probe could be started: " + strings.Join(x.Tried, "; ")

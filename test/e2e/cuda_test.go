@@ -416,7 +416,7 @@ func TestCUDAKernelModeLoadsTheFrameworksFatbin(t *testing.T) {
 // libnvidia-ptxjitcompiler1 and returns the directory with libcuda.so.1.
 func realCUDA(t *testing.T) string {
 	t.Helper()
-	cmd := exec.Command("bash", filepath.Join(repo(t), "scripts", "nvidia-libs.sh"), "", "cuda")
+	cmd := exec.Command("bash", filepath.Join(repo(t), "scripts", "nvidia-libs.sh"), "", "", "cuda")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()

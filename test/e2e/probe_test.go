@@ -7,8 +7,11 @@ import (
 	"debug/elf"
 	"fmt"
 	"os"
+	"os/exec"
 	"regexp"
+	"runtime"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -203,4 +206,18 @@ func TestProbeStartCost(t *testing.T) {
 		total += r.NVML.DurationMillis
 	}
 	t.Logf("probe file on 8 fake H100s: mean %s over %d runs", fmt.Sprintf("%.2f ms", total/n), n)
+}
+
+// TestShimVersionSaysProbeEmbedded: `gpu-preflight version` of the make
+// build names its architecture and says the probe is in it.
+func TestShimVersionSaysProbeEmbedded(t *testing.T) {
+	out, err := exec.Command(shimBin(t), "version").Output()
+	if err != nil {
+		t.Fatalf("version: %v", err)
+	}
+	for _, s := range []string{"linux/" + runtime.GOARCH, ", NVML probe embedded)"} {
+		if !strings.Contains(string(out), s) {
+			t.Errorf("version says %q, not %q", out, s)
+		}
+	}
 }

@@ -160,10 +160,10 @@ func TestDockerfileExampleBuildsTheProbeAsMakeProbeDoes(t *testing.T) {
 	if !ok {
 		t.Fatal("no probe stage")
 	}
-	// scripts/probe-root.sh makes a bullseye root; the stage must be the
+	// scripts/sysroot.sh unpacks a bullseye sysroot; the stage must be the
 	// same release, or the probe's glibc floor changes.
-	if !strings.Contains(readRepoFile(t, "scripts/probe-root.sh"), "bullseye") || probe.From != "debian:bullseye" {
-		t.Errorf("the probe stage is FROM %s; scripts/probe-root.sh builds in bullseye", probe.From)
+	if !strings.Contains(readRepoFile(t, "scripts/sysroot.sh"), "suite=bullseye") || probe.From != "debian:bullseye" {
+		t.Errorf("the probe stage is FROM %s; scripts/sysroot.sh links against bullseye", probe.From)
 	}
 	installs := false
 	for _, in := range probe.All("RUN") {
@@ -186,7 +186,8 @@ func TestDockerfileExampleBuildsTheProbeAsMakeProbeDoes(t *testing.T) {
 	}
 
 	// The probe goes where `make build` embeds it from (mk/probe.mk).
-	embed := makeVars(t)["PROBE_EMBED"]
+	// Its name is per architecture: HOST_ARCH in make, TARGETARCH in a build.
+	embed := strings.ReplaceAll(expandMake(makeVars(t)["PROBE_EMBED"], makeVars(t)), "<HOST_ARCH>", "${TARGETARCH}")
 	build, _ := df.Stage("build")
 	found := false
 	for i, in := range build.Body {

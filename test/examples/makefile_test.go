@@ -212,15 +212,15 @@ func makefileShimBuild(t *testing.T) goBuild {
 }
 
 // probeScriptBuild is the probe's `go build` and its cgo environment, from
-// scripts/probe-build.sh (the chroot build `make probe` runs).
+// scripts/probe-build.sh (the sysroot build `make probe` runs).
 func probeScriptBuild(t *testing.T) goBuild {
 	t.Helper()
 	script := readRepoFile(t, "scripts/probe-build.sh")
-	m := regexp.MustCompile(`go build [^']*`).FindString(script)
-	if m == "" {
+	m := regexp.MustCompile(`"\$go" (build [^\n]*)`).FindStringSubmatch(script)
+	if m == nil {
 		t.Fatal("no go build in scripts/probe-build.sh")
 	}
-	b, err := parseGoBuild(strings.ReplaceAll(m, `"$2"`, "OUT"))
+	b, err := parseGoBuild("go " + strings.ReplaceAll(m[1], `"$out.tmp"`, "OUT"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -126,7 +126,7 @@ func TestBytesMatchWrittenFile(t *testing.T) {
 	}
 }
 
-// The cubin header carries e_flags as the research note (LLVM ELF.h) lays them out.
+// The cubin header carries e_flags as LLVM ELF.h lays them out.
 func TestCubinHeaderFlags(t *testing.T) {
 	tests := []struct {
 		name  string
@@ -176,7 +176,7 @@ func TestWriteSparseSOIsSparse(t *testing.T) {
 	}
 }
 
-// The worked example is the byte sequence research note 1.3 gives.
+// The worked example is the byte sequence of an nvcc .fatbin.c file.
 func TestWorkedExampleContainer(t *testing.T) {
 	b := WorkedExampleContainer()
 	prefix := []byte{0x50, 0xED, 0x55, 0xBA, 0x01, 0x00, 0x10, 0x00, 0x38, 0x03, 0, 0, 0, 0, 0, 0,

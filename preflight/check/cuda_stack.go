@@ -1,0 +1,161 @@
+package check
+
+import (
+	"fmt"
+	"path"
+	"strings"
+
+	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
+	"github.com/gpu-preflight/gpu-preflight/preflight/version"
+)
+
+// CUDAStack is the `cuda-stack` check: for each CUDA library a framework
+// loads (libcudart, libcudnn*, libnccl, libcublas*, libcusparse*, ...), the
+// copy glibc's loader takes first in this image (the framework's DT_RPATH,
+// LD_LIBRARY_PATH, its DT_RUNPATH, ld.so.cache, the system directories;
+// torch's preloading of the pip wheels; docs/cuda-stack.md) is the one the
+// framework was built for.
+//
+// Rules:
+//   - the first copy is older than the version the framework was built
+//     against (its METADATA's pin of the nvidia-* wheel, or its own record of
+//     CUDA and cuDNN): error, since the import fails or the library refuses
+//     (CUDNN_STATUS_VERSION_MISMATCH, undefined symbols);
+//   - another copy of the library with a different version is present in
+//     the places searched: warning, a mixed stack that one change of
+//     LD_LIBRARY_PATH or the cache turns into the error;
+//   - no copy is found: warning, the import fails with "cannot open shared
+//     object file" unless something outside the image provides it;
+//   - versions compare on the components both sides give ("9.1" against
+//     "9.1.0.70"); a copy whose version is unknown is not judged.
+var CUDAStack = Check{ID: "cuda-stack", Run: cudaStack}
+
+func cudaStack(in Input) Finding {
+	f := Finding{ID: "cuda-stack"}
+	libs := in.Facts.Container.CUDALibraries
+	if len(libs) == 0 {
+		f.Status = Skip
+		f.Message = "no CUDA library loaded by a framework's CUDA build was found to follow"
+		return f
+	}
+	var verdicts []frameworkVerdict
+	var fine []string
+	for _, l := range libs {
+		v, ok := stackVerdict(l)
+		if ok {
+			verdicts = append(verdicts, v)
+			continue
+		}
+		fine = append(fine, fmt.Sprintf("%s %s (%s)", l.Name, versionText(l.Loaded.Version), l.Loaded.Path))
+	}
+	if len(verdicts) == 0 {
+		f.Status = Pass
+		f.Message = "one copy of each CUDA library loads first, as built: " + strings.Join(fine, ", ")
+		return f
+	}
+	return combineVerdicts(f.ID, verdicts)
+}
+
+// stackVerdict judges one library; ok is false when there is nothing to
+// say.
+func stackVerdict(l facts.CUDALibrary) (frameworkVerdict, bool) {
+	who := l.Framework
+	if l.Loaded.Path == "" {
+		return frameworkVerdict{status: Warn,
+			message: fmt.Sprintf("%s needs %s and the loader finds it nowhere in the image", who, l.Name),
+			remedy:  installHint(l, l.BuiltFor),
+		}, true
+	}
+	loaded := fmt.Sprintf("%s %s from %s (%s)", l.Name, versionText(l.Loaded.Version), l.Loaded.Path, viaText(l.Loaded))
+	if l.BuiltFor != "" && l.Loaded.Version != "" && olderThan(l.Loaded.Version, l.BuiltFor) {
+		msg := fmt.Sprintf("%s loads %s, older than the %s it was built against (%s)", who, loaded, l.BuiltFor, l.BuiltForSource)
+		if own := newestOther(l, l.BuiltFor); own != nil {
+			msg += fmt.Sprintf("; the copy it was built for, %s, is at %s", own.Version, own.Path)
+		}
+		return frameworkVerdict{status: Error, message: msg, remedy: fixOrder(l, l.BuiltFor)}, true
+	}
+	var others []string
+	for _, o := range l.Others {
+		if o.Version == "" || o.Version == l.Loaded.Version || l.Loaded.Version == "" {
+			continue
+		}
+		others = append(others, fmt.Sprintf("%s at %s", o.Version, o.Path))
+	}
+	if len(others) > 0 {
+		return frameworkVerdict{status: Warn,
+			message: fmt.Sprintf("%s loads %s, and the image holds another %s: %s", who, loaded, l.Library, strings.Join(others, ", ")),
+			remedy:  "keep one CUDA stack: remove the copies the framework does not load, or keep them out of LD_LIBRARY_PATH and /etc/ld.so.conf.d, so that no change of search order can pick them",
+		}, true
+	}
+	return frameworkVerdict{}, false
+}
+
+// fixOrder is the remedy for an old copy loading first, by how it was found.
+func fixOrder(l facts.CUDALibrary, need string) string {
+	dir := path.Dir(l.Loaded.Path)
+	switch l.Loaded.Via {
+	case "LD_LIBRARY_PATH":
+		return fmt.Sprintf("take %s out of LD_LIBRARY_PATH (it is searched before the framework's DT_RUNPATH), or replace the %s there with %s or newer", dir, l.Library, need)
+	case "ld.so.cache", "system directory":
+		return fmt.Sprintf("the framework's own search path has no %s, so the system's copy in %s loads: %s, or upgrade the system's %s to %s or newer", l.Name, dir, installHint(l, need), l.Library, need)
+	}
+	return fmt.Sprintf("replace %s with %s or newer (%s)", l.Loaded.Path, need, installHint(l, need))
+}
+
+// installHint says how to install the library the framework was built for.
+func installHint(l facts.CUDALibrary, need string) string {
+	if l.Wheel == "" {
+		return "install the " + l.Library + " the framework was built for"
+	}
+	if need == "" {
+		return "pip install " + l.Wheel
+	}
+	return fmt.Sprintf("pip install '%s==%s'", l.Wheel, need)
+}
+
+// newestOther is the newest other copy at least need, if any.
+func newestOther(l facts.CUDALibrary, need string) *facts.LibraryCopy {
+	var best *facts.LibraryCopy
+	for i, o := range l.Others {
+		if o.Version == "" || olderThan(o.Version, need) {
+			continue
+		}
+		if best == nil || olderThan(best.Version, o.Version) {
+			best = &l.Others[i]
+		}
+	}
+	return best
+}
+
+// olderThan compares two versions on the components both give: "9.0.0" is
+// older than "9.1.0.70", "9.1" is not older than "9.1.0.70", "12" is not
+// older than "12.4" (unknown), "8" is older than "9.1".
+func olderThan(have, need string) bool {
+	if !version.Valid(have) || !version.Valid(need) {
+		return false
+	}
+	n := min(strings.Count(have, ".")+1, strings.Count(need, ".")+1)
+	a, b := version.Prefix(have, n), version.Prefix(need, n)
+	c, err := version.Compare(a, b)
+	return err == nil && c < 0
+}
+
+func viaText(c facts.LibraryCopy) string {
+	switch c.Via {
+	case "DT_RPATH", "DT_RUNPATH":
+		return c.Via + " of " + c.ViaObject
+	case "preloaded":
+		return "preloaded by the framework from sys.path"
+	case "":
+		return "not on the search path"
+	}
+	return c.Via
+}
+
+// versionText is a copy's version, or says it is unknown.
+func versionText(v string) string {
+	if v == "" {
+		return "(version unknown)"
+	}
+	return v
+}

@@ -1,0 +1,259 @@
+package ldso
+
+import (
+	"path"
+	"strings"
+
+	"github.com/gpu-preflight/gpu-preflight/preflight/fsroot"
+)
+
+// FS is what the model reads of the image: whether a file is there, and the
+// dynamic section of an object. Paths are absolute, inside the image.
+type FS interface {
+	// IsFile reports whether path names a regular file, links followed.
+	IsFile(path string) bool
+	// Dynamic reads the object at path.
+	Dynamic(path string) (Dynamic, error)
+}
+
+// Env is the loader's configuration in the image.
+type Env struct {
+	// LibraryPath is LD_LIBRARY_PATH, split; empty entries dropped.
+	LibraryPath []string
+	// Cache is the image's /etc/ld.so.cache.
+	Cache []CacheEntry
+	// SystemDirs are the directories glibc searches last: Debian and
+	// Ubuntu build it with /lib/<triplet>, /usr/lib/<triplet>, /lib,
+	// /usr/lib (LD_DEBUG=libs shows them as "system search path"); RHEL
+	// and upstream with /lib64, /usr/lib64.
+	SystemDirs []string
+	// LibDir is what $LIB expands to: "lib/x86_64-linux-gnu" on Debian,
+	// "lib64" elsewhere.
+	LibDir string
+}
+
+// How a library was found: the step of ld.so's search that found it.
+const (
+	ViaPath        = "path"            // loaded by its path (dlopen with a '/')
+	ViaPreload     = "preloaded"       // loaded by path before the roots, by the framework itself
+	ViaLoaded      = "already loaded"  // a loaded object has that soname
+	ViaRPath       = "DT_RPATH"        // of the needing object or one that loaded it
+	ViaLibraryPath = "LD_LIBRARY_PATH" //
+	ViaRunPath     = "DT_RUNPATH"      // of the needing object
+	ViaCache       = "ld.so.cache"     //
+	ViaSystem      = "system directory"
+)
+
+// Object is one loaded object.
+type Object struct {
+	// Name is what was asked for: a soname, or the path of a root.
+	Name string
+	// Path is where it was found; "" when it was not.
+	Path string
+	// Via is the search step that found it (Via* constants); for ViaRPath
+	// and ViaRunPath, By names the object whose entry it was.
+	Via string
+	By  string
+	// NeededBy is the object whose DT_NEEDED asked for it; "" for a root.
+	NeededBy string
+	// Error is set when the object was found but could not be read.
+	Error string
+}
+
+// Limits that keep a hostile image cheap: real CUDA frameworks load a few
+// hundred objects, each with tens of DT_NEEDED entries.
+const (
+	maxObjects = 1024
+	maxNeeded  = 512
+	maxDirs    = 256 // per RPATH, RUNPATH or LD_LIBRARY_PATH
+)
+
+type node struct {
+	obj    Object
+	dyn    Dynamic
+	loader *node
+}
+
+// Load loads roots (absolute paths, as dlopen with a path does) in order,
+// then their dependencies breadth-first, as glibc's _dl_map_object_deps
+// does, and returns every object in load order. preloaded maps sonames to
+// paths already loaded before the roots (a framework's own preloading);
+// they are reused by soname like any loaded object.
+func Load(fs FS, env Env, preloaded []string, roots []string) []Object {
+	l := loader{fs: fs, env: env, bySoname: map[string]*node{}}
+	for _, p := range preloaded {
+		l.root(p)
+	}
+	first := len(l.nodes)
+	for _, p := range roots {
+		l.root(p)
+	}
+	for i := 0; i < len(l.nodes) && len(l.nodes) < maxObjects; i++ {
+		n := l.nodes[i]
+		for j, name := range n.dyn.Needed {
+			if j >= maxNeeded || len(l.nodes) >= maxObjects {
+				break
+			}
+			l.need(name, n)
+		}
+	}
+	out := make([]Object, 0, len(l.nodes))
+	for i, n := range l.nodes {
+		if i < first {
+			n.obj.Via = ViaPreload
+		}
+		out = append(out, n.obj)
+	}
+	return out
+}
+
+type loader struct {
+	fs       FS
+	env      Env
+	nodes    []*node
+	bySoname map[string]*node
+}
+
+func (l *loader) root(p string) {
+	if l.bySoname[p] != nil {
+		return
+	}
+	n := &node{obj: Object{Name: p, Via: ViaPath}}
+	if l.fs.IsFile(p) {
+		n.obj.Path = p
+	}
+	l.add(n)
+}
+
+// add reads n's dynamic section and records it under its soname and the
+// name it was asked for.
+func (l *loader) add(n *node) {
+	if n.obj.Path != "" {
+		d, err := l.fs.Dynamic(n.obj.Path)
+		if err != nil {
+			n.obj.Error = err.Error()
+		}
+		n.dyn = d
+		if d.Soname != "" && l.bySoname[d.Soname] == nil {
+			l.bySoname[d.Soname] = n
+		}
+	}
+	if l.bySoname[n.obj.Name] == nil {
+		l.bySoname[n.obj.Name] = n
+	}
+	l.nodes = append(l.nodes, n)
+}
+
+// need resolves name for the object n that needs it.
+func (l *loader) need(name string, n *node) {
+	if strings.Contains(name, "/") {
+		l.root(name) // a DT_NEEDED with a slash is a path
+		return
+	}
+	if l.bySoname[name] != nil || isInterpreter(name) {
+		return // already loaded: reused, no new object
+	}
+	obj := Object{Name: name, NeededBy: n.obj.Path}
+	obj.Path, obj.Via, obj.By = l.search(name, n)
+	l.add(&node{obj: obj, loader: n})
+}
+
+// search is elf/dl-load.c's order for a name without a slash.
+func (l *loader) search(name string, n *node) (found, via, by string) {
+	try := func(dirs []string, origin string) string {
+		for i, d := range dirs {
+			if i >= maxDirs {
+				break
+			}
+			d = l.expand(d, origin)
+			if d == "" || !path.IsAbs(d) {
+				continue
+			}
+			if p := path.Join(d, name); l.fs.IsFile(p) {
+				return p
+			}
+		}
+		return ""
+	}
+	if !n.dyn.HasRunPath {
+		// DT_RPATH of the needing object, then of the object that loaded
+		// it, and on up; an object with DT_RUNPATH has no DT_RPATH.
+		for o := n; o != nil; o = o.loader {
+			if p := try(o.dyn.RPath, path.Dir(o.obj.Path)); p != "" {
+				return p, ViaRPath, o.obj.Path
+			}
+		}
+	}
+	if p := try(l.env.LibraryPath, ""); p != "" {
+		return p, ViaLibraryPath, ""
+	}
+	if p := try(n.dyn.RunPath, path.Dir(n.obj.Path)); p != "" {
+		return p, ViaRunPath, n.obj.Path
+	}
+	if n.dyn.NoDefLib {
+		return "", "", ""
+	}
+	arch := n.dyn.Arch
+	if p, ok := Lookup(l.env.Cache, name, arch); ok && l.fs.IsFile(p) {
+		return p, ViaCache, ""
+	}
+	if p := try(l.env.SystemDirs, ""); p != "" {
+		return p, ViaSystem, ""
+	}
+	return "", "", ""
+}
+
+// expand substitutes $ORIGIN and $LIB (ld.so(8) "Dynamic string tokens")
+// in a search directory; an entry with a token it cannot expand ($PLATFORM,
+// $ORIGIN outside an object) is dropped, "" returned.
+func (l *loader) expand(dir, origin string) string {
+	for _, tok := range []struct{ name, value string }{
+		{"ORIGIN", origin}, {"LIB", l.env.LibDir},
+	} {
+		for _, form := range []string{"${" + tok.name + "}", "$" + tok.name} {
+			if strings.Contains(dir, form) {
+				if tok.value == "" {
+					return ""
+				}
+				dir = strings.ReplaceAll(dir, form, tok.value)
+			}
+		}
+	}
+	if strings.Contains(dir, "$") {
+		return ""
+	}
+	return path.Clean(dir)
+}
+
+// RootFS reads an image unpacked under a root directory ("/" for the
+// running container).
+type RootFS struct{ Root fsroot.Root }
+
+// IsFile implements FS.
+func (r RootFS) IsFile(p string) bool {
+	fi, err := r.Root.Stat(p)
+	return err == nil && fi.Mode().IsRegular()
+}
+
+// Dynamic implements FS.
+func (r RootFS) Dynamic(p string) (Dynamic, error) {
+	f, err := r.Root.Open(p)
+	if err != nil {
+		return Dynamic{}, err
+	}
+	defer f.Close()
+	return ReadDynamic(f)
+}
+
+// DebianSystemDirs are glibc's system directories as Debian and Ubuntu
+// build it, for a multiarch triplet ("x86_64-linux-gnu").
+func DebianSystemDirs(triplet string) []string {
+	return []string{"/lib/" + triplet, "/usr/lib/" + triplet, "/lib", "/usr/lib"}
+}
+
+// isInterpreter reports whether name is ld.so itself (the PT_INTERP of
+// every dynamically linked program), which is loaded before anything else
+// and so always matches.
+func isInterpreter(name string) bool {
+	return strings.HasPrefix(name, "ld-linux") || name == "ld64.so.2"
+}

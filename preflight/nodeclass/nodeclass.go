@@ -1,0 +1,159 @@
+// Package nodeclass describes the GPU nodes an image can meet by the facts
+// that decide whether it runs there: a driver version (its CUDA version
+// follows from its branch), a GPU compute capability and a brand. Driver
+// versions fall into classes between the points where some rule can change
+// its answer, so running the checks once per class answers for every
+// driver. affinity and advise --root both stand on it.
+package nodeclass
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/gpu-preflight/gpu-preflight/preflight/check"
+	"github.com/gpu-preflight/gpu-preflight/preflight/compat"
+	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
+	"github.com/gpu-preflight/gpu-preflight/preflight/require"
+)
+
+// Version is a driver version as its three components, the way GPU
+// Feature Discovery labels it ("570.26" is 570.26.0).
+type Version [3]int64
+
+func (v Version) String() string { return fmt.Sprintf("%d.%d.%d", v[0], v[1], v[2]) }
+
+// Less orders versions.
+func Less(a, b Version) bool {
+	for i := range a {
+		if a[i] != b[i] {
+			return a[i] < b[i]
+		}
+	}
+	return false
+}
+
+// Next is the version right after v.
+func (v Version) Next() Version { v[2]++; return v }
+
+// Parse reads a version of one to three numeric components.
+func Parse(s string) (Version, bool) {
+	var v Version
+	parts := strings.Split(s, ".")
+	if len(parts) > 3 {
+		return v, false
+	}
+	for i, p := range parts {
+		n, err := strconv.ParseInt(p, 10, 64)
+		if err != nil || n < 0 || n > 1<<40 {
+			return v, false
+		}
+		v[i] = n
+	}
+	return v, true
+}
+
+// Image is what is judged: the image's facts and the user's options.
+type Image struct {
+	Container facts.Container
+	Options   check.Options
+}
+
+// Checks are the rules about the driver and the GPU a node brings.
+var Checks = []check.Check{check.CUDARequirement, check.CUDADriver, check.FrameworkCUDA, check.GPUArch}
+
+// Brands are the NVML brands a GPU may have (libnvidia-container's strings).
+var Brands = []string{"Tesla", "Nvidia", "Quadro", "QuadroRTX", "NvidiaRTX", "GeForce", "GeForceRTX", "Titan", "TitanRTX"}
+
+// Input is the checks' view of img on a node with driver d and one GPU of
+// compute capability cc ("" for none known) and brand.
+func Input(img Image, d Version, cc, brand string) check.Input {
+	drv := facts.Driver{Version: d.String(), Source: "nodeclass"}
+	if c, ok := compat.DriverCUDA(drv.Version); ok {
+		drv.CUDAVersion = c
+	}
+	var gpus []facts.GPU
+	if cc != "" || brand != "" {
+		gpus = []facts.GPU{{Index: 0, ComputeCapability: cc, Brand: brand}}
+	}
+	return check.Input{Facts: facts.Facts{Host: facts.Host{Driver: drv, GPUs: gpus}, Container: img.Container},
+		Visible: gpus, Options: img.Options}
+}
+
+// Judge runs Checks on img for one node.
+func Judge(img Image, d Version, cc, brand string) []check.Finding {
+	in := Input(img, d, cc, brand)
+	out := make([]check.Finding, 0, len(Checks))
+	for _, c := range Checks {
+		out = append(out, c.Run(in))
+	}
+	return out
+}
+
+// Failed reports whether a finding is an error.
+func Failed(fs []check.Finding) bool {
+	return slices.ContainsFunc(fs, func(f check.Finding) bool { return f.Status == check.Error })
+}
+
+// Admits reports whether img runs on some node of driver d and capability
+// cc whatever brand it has (the brand unknown, or some brand: an unknown
+// brand is not always the most lenient, since framework-cuda accepts
+// forward compatibility only on a known data-center brand), and lists the
+// brands on which it fails.
+func Admits(img Image, d Version, cc string) (ok bool, failing []string) {
+	ok = !Failed(Judge(img, d, cc, ""))
+	for _, b := range Brands {
+		if Failed(Judge(img, d, cc, b)) {
+			failing = append(failing, b)
+		}
+	}
+	return ok || len(failing) < len(Brands), failing
+}
+
+// Points returns the lower bounds of the driver classes, ascending: every
+// branch of the tables, the minor-version floors, the versions the
+// image's requirements compare the driver with, and the first version
+// past the branch table (where the driver's CUDA becomes unknown).
+func Points(img Image) []Version {
+	var ps []Version
+	add := func(s string) {
+		if v, ok := Parse(s); ok {
+			ps = append(ps, v)
+		}
+	}
+	branches := compat.Branches()
+	for _, b := range branches {
+		add(strconv.Itoa(b))
+	}
+	add(strconv.Itoa(branches[len(branches)-1] + 10))
+	for major := 10; major <= 20; major++ {
+		if f, ok := compat.MVCFloor(major); ok {
+			add(f)
+		}
+	}
+	for _, r := range check.Requirements(check.Input{Facts: facts.Facts{Container: img.Container}, Options: img.Options}) {
+		for _, t := range require.Evaluate(r, require.Host{}, nil).Terms {
+			for _, f := range t.Factors {
+				if f.Name != "driver" {
+					continue
+				}
+				v, ok := Parse(f.Value)
+				if !ok {
+					continue
+				}
+				switch f.Op {
+				case ">=", "<":
+					ps = append(ps, v)
+				case ">", "<=":
+					ps = append(ps, v.Next())
+				case "=", "!=":
+					ps = append(ps, v, v.Next())
+				}
+			}
+		}
+	}
+	sort.Slice(ps, func(i, j int) bool { return Less(ps[i], ps[j]) })
+	return slices.Compact(ps)
+}

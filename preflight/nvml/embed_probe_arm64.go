@@ -1,0 +1,12 @@
+//go:build embedprobe && arm64
+
+package nvml
+
+import _ "embed"
+
+// embedded is the NVML probe for linux/arm64, built against the bullseye
+// sysroot and copied here by `make build` or `make dist` (mk/probe.mk); the file is
+// git-ignored.
+//
+//go:embed gpu-preflight-nvml-arm64.bin
+var embedded []byte
