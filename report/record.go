@@ -251,7 +251,9 @@ type Command struct {
 	GID  int      `json:"gid"`
 }
 
-// Outcome is how a supervised command ended.
+// Outcome is how the run ended: a supervised command's end, or why the
+// command never ran (not found, not executable, or gpu-preflight was ended
+// by a signal before starting it).
 type Outcome struct {
 	// ExitCode is the command's exit status, or 128+Signal when killed.
 	ExitCode int `json:"exitCode"`
@@ -259,6 +261,8 @@ type Outcome struct {
 	Signal          int     `json:"signal"`
 	FinishedAt      string  `json:"finishedAt"`
 	DurationSeconds float64 `json:"durationSeconds"`
+	// NotStarted says why the command never ran; empty when it started.
+	NotStarted string `json:"notStarted,omitempty"`
 }
 
 // Inputs is everything New needs. Nothing in New reads the clock, the
@@ -501,6 +505,21 @@ func nonNil[T any](s []T) []T {
 // Finish fills Outcome for a supervised command that ended at end with the
 // given exit code (or 128+signal) and signal (0 when it exited).
 func (r *Record) Finish(exitCode, signal int, end time.Time) error {
+	return r.finish(exitCode, signal, end, "")
+}
+
+// NotStarted fills Outcome for a run whose command never ran: gpu-preflight
+// exited at end with exitCode (127 not found, 126 not executable, 128+signal
+// when signal ended it first), for the reason why (redacted here: it names
+// the command).
+func (r *Record) NotStarted(exitCode, signal int, end time.Time, why string) error {
+	if why == "" {
+		why = "the command did not start"
+	}
+	return r.finish(exitCode, signal, end, capValue(redact.Value(why)))
+}
+
+func (r *Record) finish(exitCode, signal int, end time.Time, notStarted string) error {
 	start, err := time.Parse(time.RFC3339Nano, r.StartedAt)
 	if err != nil {
 		return fmt.Errorf("finish provenance record %s: startedAt %q is not RFC 3339: %w", r.RunID, r.StartedAt, err)
@@ -510,6 +529,7 @@ func (r *Record) Finish(exitCode, signal int, end time.Time) error {
 		Signal:          signal,
 		FinishedAt:      end.UTC().Format(TimeLayout),
 		DurationSeconds: end.Sub(start).Seconds(),
+		NotStarted:      notStarted,
 	}
 	return nil
 }

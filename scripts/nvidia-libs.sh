@@ -39,28 +39,12 @@ if [[ -f $ready ]]; then
 	exit 0
 fi
 
-src=/etc/apt/sources.list.d/debian.sources
-if [[ ! -r $src ]]; then
-	echo "nvidia-libs: $src is missing; this script derives its non-free source from the host's Debian source" >&2
-	exit 1
-fi
-
-rm -rf "$dir/apt" "$dir/debs" "$dir/root"
-mkdir -p "$dir/apt/sources" "$dir/apt/lists/partial" "$dir/apt/cache/archives/partial" "$dir/debs" "$dir/root"
-sed -E 's/^Components:.*$/Components: main contrib non-free non-free-firmware/' "$src" >"$dir/apt/sources/debian.sources"
-grep -q '^Components: .*non-free' "$dir/apt/sources/debian.sources" || {
-	echo "nvidia-libs: could not add non-free to the Components of $src" >&2
-	exit 1
-}
-
-apt_opts=(
-	-o "Dir::Etc::SourceParts=$dir/apt/sources"
-	-o Dir::Etc::SourceList=/dev/null
-	-o "Dir::State::Lists=$dir/apt/lists"
-	-o "Dir::Cache=$dir/apt/cache"
-	-o Debug::NoLocking=1
-	-o "APT::Architectures=$arch"
-)
+rm -rf "$dir/debs" "$dir/root"
+mkdir -p "$dir/debs" "$dir/root"
+# shellcheck source=scripts/apt-nonfree.sh
+source "$(dirname "$0")/apt-nonfree.sh"
+apt_nonfree "$dir"
+apt_opts+=(-o "APT::Architectures=$arch")
 echo "nvidia-libs: apt-get update (non-free lists under $dir/apt)" >&2
 apt-get "${apt_opts[@]}" -qq update >&2
 (cd "$dir/debs" && apt-get "${apt_opts[@]}" -qq download "${packages[@]}") >&2

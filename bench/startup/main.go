@@ -165,8 +165,8 @@ func setUp(work, bin, smiDir, realNVML string) ([]benchCase, error) {
 	common := []string{"--termination-log=" + filepath.Join(work, "termination-log")}
 	provOff := "--provenance-dir=off"
 	provOn := "--provenance-dir=" + filepath.Join(work, "provenance")
-	noGPU := []string{"--root=" + empty}
-	fake := []string{"--root=" + gpuRoot, "--nvml-library=" + fakeLib}
+	noGPU := []string{"--root=" + empty, "--host-root=" + empty}
+	fake := []string{"--root=" + gpuRoot, "--host-root=" + gpuRoot, "--nvml-library=" + fakeLib}
 	shimCase := func(name string, extraEnv []string, flags ...[]string) benchCase {
 		f := slices.Concat(append([][]string{common}, flags...)...)
 		return benchCase{name: name, argv: slices.Concat([]string{shim}, f, []string{"--", "/bin/true"}),

@@ -8,6 +8,7 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/cmd/gpu-preflight/internal/buildinfo"
 	"github.com/gpu-preflight/gpu-preflight/preflight/container"
 	"github.com/gpu-preflight/gpu-preflight/preflight/fsroot"
+	"github.com/gpu-preflight/gpu-preflight/preflight/gather"
 	"github.com/gpu-preflight/gpu-preflight/preflight/image"
 )
 
@@ -34,7 +35,11 @@ func cmdBake(args, environ []string, stdout, stderr io.Writer) int {
 	if path == "" {
 		path = root.Path(cfg.Manifest)
 	}
-	m, err := image.Bake(root, container.Env(environ), image.BuildInfo{Version: buildinfo.Version, Commit: buildinfo.Commit})
+	imageEnv, warnings := gather.ImageEnviron(cfg.gatherOptions(environ))
+	for _, w := range warnings {
+		fmt.Fprintf(stderr, "gpu-preflight bake: warning: %s\n", w)
+	}
+	m, err := image.Bake(root, container.Env(imageEnv), image.BuildInfo{Version: buildinfo.Version, Commit: buildinfo.Commit})
 	if err != nil {
 		fmt.Fprintf(stderr, "gpu-preflight bake: %v\n", err)
 		return 1

@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strconv"
@@ -13,6 +14,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/gpu-preflight/gpu-preflight/preflight/check"
+	"github.com/gpu-preflight/gpu-preflight/preflight/imageconfig"
 	"github.com/gpu-preflight/gpu-preflight/preflight/policy"
 	"github.com/gpu-preflight/gpu-preflight/preflight/require"
 )
@@ -32,17 +34,20 @@ type Config struct {
 	NVMLTimeout       time.Duration `env:"NVML_TIMEOUT" default:"10s" desc:"deadline for the NVML probe"`
 	Timeout           time.Duration `env:"TIMEOUT" default:"30s" desc:"deadline for the whole preflight"`
 	NVMLLibrary       string        `env:"NVML_LIBRARY" default:"libnvidia-ml.so.1" desc:"NVML library the probe loads"`
-	Root              string        `env:"ROOT" default:"/" desc:"root for every path the gatherers read"`
+	Root              string        `env:"ROOT" default:"/" desc:"root of the image's files (an unpacked image, or an OCI bundle with rootfs/ and config.json)"`
+	HostRoot          string        `env:"HOST_ROOT" default:"/" desc:"root of the host's files read for the driver, GPUs, /dev, /dev/shm, cgroup and kernel"`
+	ImageConfig       string        `env:"IMAGE_CONFIG" desc:"the image's config, whose Env is its environment: OCI layout dir, OCI image or runtime config, docker/podman inspect"`
 	Manifest          string        `env:"MANIFEST" default:"/etc/gpu-preflight/image.json" desc:"baked image manifest, inside the root"`
 	TerminationLog    string        `env:"TERMINATION_LOG" default:"/dev/termination-log" desc:"written on abort when its directory exists"`
 	ExitCode          int           `env:"EXIT_CODE" default:"78" desc:"exit code on abort: the image does not fit this host"`
 	NodeFaultExitCode int           `env:"NODE_FAULT_EXIT_CODE" default:"75" desc:"exit code on abort for a node fault: retry elsewhere"`
-	Supervise         bool          `env:"SUPERVISE" default:"false" desc:"stay as parent, record the command's exit"`
+	Supervise         string        `env:"SUPERVISE" default:"auto" desc:"true, false, or auto: supervise when PID 1" flag:"bool"`
 
 	// Derived.
 	policy         policy.Policy
 	ignore         map[string]bool
 	nvmlLibrarySet bool
+	supervise      superviseMode
 }
 
 const envPrefix = "PREFLIGHT"
@@ -71,7 +76,8 @@ func configFields() []reflect.StructField {
 }
 
 // addConfigFlags registers one flag per variable on fs (a boolean flag for
-// a boolean variable, so --supervise needs no value); the values given are
+// a boolean variable, or one tagged flag:"bool", so --supervise needs no
+// value and --supervise=auto still works); the values given are
 // written into overrides under the variable's full name.
 func addConfigFlags(fs *flag.FlagSet, overrides map[string]string) {
 	for _, f := range configFields() {
@@ -81,7 +87,7 @@ func addConfigFlags(fs *flag.FlagSet, overrides map[string]string) {
 			overrides[name] = v
 			return nil
 		}
-		if f.Type.Kind() == reflect.Bool {
+		if f.Type.Kind() == reflect.Bool || f.Tag.Get("flag") == "bool" {
 			fs.BoolFunc(flagName(key), "overrides "+name, set)
 		} else {
 			fs.Func(flagName(key), "overrides "+name, set)
@@ -140,17 +146,37 @@ func loadConfig(overrides map[string]string) (Config, error) {
 	if c.Timeout <= 0 {
 		return c, usagef("PREFLIGHT_TIMEOUT=%s is not valid: want a positive duration such as 30s", c.Timeout)
 	}
+	if c.supervise, err = parseSupervise(c.Supervise); err != nil {
+		return c, usagef("PREFLIGHT_SUPERVISE=%s is not valid: accepted values are auto, true, false", quoteValue(c.Supervise))
+	}
 	if c.ExitCode < 1 || c.ExitCode > 255 {
 		return c, usagef("PREFLIGHT_EXIT_CODE=%d is not valid: want 1..255", c.ExitCode)
 	}
 	if c.NodeFaultExitCode < 1 || c.NodeFaultExitCode > 255 {
 		return c, usagef("PREFLIGHT_NODE_FAULT_EXIT_CODE=%d is not valid: want 1..255", c.NodeFaultExitCode)
 	}
-	if c.Root == "" {
-		return c, usagef("PREFLIGHT_ROOT is empty: want a directory such as /")
+	for _, r := range []struct{ name, dir string }{{"ROOT", c.Root}, {"HOST_ROOT", c.HostRoot}} {
+		if r.dir == "" {
+			return c, usagef("PREFLIGHT_%s is empty: want a directory such as /", r.name)
+		}
+		if st, err := os.Stat(r.dir); err != nil || !st.IsDir() {
+			return c, usagef("PREFLIGHT_%s=%s is not a directory", r.name, quoteValue(r.dir))
+		}
 	}
-	if st, err := os.Stat(c.Root); err != nil || !st.IsDir() {
-		return c, usagef("PREFLIGHT_ROOT=%s is not a directory", quoteValue(c.Root))
+	// An OCI runtime bundle (umoci unpack, runc): the image's files are in
+	// rootfs/ and its environment in config.json next to it.
+	if c.Root != "/" && c.ImageConfig == "" {
+		rootfs, cfg := filepath.Join(c.Root, "rootfs"), filepath.Join(c.Root, "config.json")
+		if st, err := os.Stat(rootfs); err == nil && st.IsDir() {
+			if st, err := os.Stat(cfg); err == nil && st.Mode().IsRegular() {
+				c.Root, c.ImageConfig = rootfs, cfg
+			}
+		}
+	}
+	if c.ImageConfig != "" {
+		if _, _, err := imageconfig.Env(c.ImageConfig); err != nil {
+			return c, usagef("PREFLIGHT_IMAGE_CONFIG: %v", err)
+		}
 	}
 	return c, nil
 }
@@ -226,4 +252,40 @@ func configHelp() string {
 		fmt.Fprintf(&b, "  %-26s --%-17s %-31s %s\n", envPrefix+"_"+key, flagName(key), def, f.Tag.Get("desc"))
 	}
 	return b.String()
+}
+
+// superviseMode is PREFLIGHT_SUPERVISE: whether the command runs as a child
+// of gpu-preflight (supervise.go) or replaces it (exec).
+type superviseMode int
+
+const (
+	superviseAuto superviseMode = iota // supervise when gpu-preflight is PID 1
+	superviseOn
+	superviseOff
+)
+
+// parseSupervise reads PREFLIGHT_SUPERVISE: auto, or any boolean
+// strconv.ParseBool reads (true, false, 1, 0, t, f), as when it was one.
+func parseSupervise(s string) (superviseMode, error) {
+	if s == "auto" {
+		return superviseAuto, nil
+	}
+	b, err := strconv.ParseBool(s)
+	if err != nil {
+		return superviseAuto, err
+	}
+	if b {
+		return superviseOn, nil
+	}
+	return superviseOff, nil
+}
+
+// supervises reports whether the command should run as a child for a
+// gpu-preflight whose process id is pid. Under auto that is when it is
+// PID 1: a container's init must forward signals and reap zombies, and a
+// command exec'd in its place (python, sleep) ignores the SIGTERM that
+// `docker stop` and a Kubernetes eviction send it, since the kernel drops
+// signals PID 1 has no handler for.
+func (m superviseMode) supervises(pid int) bool {
+	return m == superviseOn || m == superviseAuto && pid == 1
 }

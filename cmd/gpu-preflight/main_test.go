@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -52,6 +53,10 @@ func runShim(t *testing.T, env map[string]string, args ...string) shimRun {
 		"PREFLIGHT_TERMINATION_LOG=" + filepath.Join(t.TempDir(), "termination-log")}
 	for k, v := range env {
 		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	if r, ok := env["PREFLIGHT_ROOT"]; ok && env["PREFLIGHT_HOST_ROOT"] == "" {
+		// A prepared tree is the whole machine: host and image.
+		cmd.Env = append(cmd.Env, "PREFLIGHT_HOST_ROOT="+r)
 	}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -233,6 +238,7 @@ func TestInvalidConfigurationIsAUsageError(t *testing.T) {
 		{"BadLogFormat", "PREFLIGHT_LOG_FORMAT", "xml", "json, console, auto"},
 		{"ExitCodeOutOfRange", "PREFLIGHT_EXIT_CODE", "300", "1..255"},
 		{"SetButEmptyIsNotTheDefault", "PREFLIGHT_MIN_GPUS", "", "whole number"},
+		{"BadSupervise", "PREFLIGHT_SUPERVISE", "sometimes", "auto, true, false"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			r := runShim(t, map[string]string{tt.key: tt.value}, "--", "echo", "ran")
@@ -241,6 +247,52 @@ func TestInvalidConfigurationIsAUsageError(t *testing.T) {
 			}
 			if !strings.Contains(r.stderr, tt.key) || !strings.Contains(r.stderr, tt.wants) {
 				t.Errorf("stderr %q does not name %s and %q", r.stderr, tt.key, tt.wants)
+			}
+		})
+	}
+}
+
+// TestSuperviseDefaultsToAutoAsPID1: with PREFLIGHT_SUPERVISE unset (auto)
+// gpu-preflight supervises exactly when it is PID 1; true and false (and
+// --supervise, --supervise=false) force one way.
+func TestSuperviseDefaultsToAutoAsPID1(t *testing.T) {
+	for _, tt := range []struct {
+		name      string
+		env, flag string // "" leaves it unset
+		pid1, pid bool   // supervises as PID 1, as another pid
+	}{
+		{"UnsetIsAuto", "", "", true, false},
+		{"Auto", "auto", "", true, false},
+		{"True", "true", "", true, true},
+		{"False", "false", "", false, false},
+		{"BooleanForms", "1", "", true, true},
+		{"BareFlag", "false", "--supervise", true, true},
+		{"FlagValue", "true", "--supervise=auto", true, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.env != "" {
+				t.Setenv("PREFLIGHT_SUPERVISE", tt.env)
+			} else {
+				os.Unsetenv("PREFLIGHT_SUPERVISE")
+			}
+			overrides := map[string]string{}
+			fs := newFlagSet("test", os.Stderr, overrides)
+			var args []string
+			if tt.flag != "" {
+				args = append(args, tt.flag)
+			}
+			if err := fs.Parse(args); err != nil {
+				t.Fatal(err)
+			}
+			c, err := loadConfig(overrides)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := c.supervise.supervises(1); got != tt.pid1 {
+				t.Errorf("as PID 1: supervises = %v, want %v", got, tt.pid1)
+			}
+			if got := c.supervise.supervises(4242); got != tt.pid {
+				t.Errorf("as pid 4242: supervises = %v, want %v", got, tt.pid)
 			}
 		})
 	}
@@ -308,7 +360,7 @@ func TestExecKeepsArgvEnvAndCwd(t *testing.T) {
 
 func TestCheckCommand(t *testing.T) {
 	root := driverRoot(t, "515.65.01")
-	r := runShim(t, map[string]string{"NVIDIA_REQUIRE_CUDA": require118}, "check", "--json", "--root", root)
+	r := runShim(t, map[string]string{"NVIDIA_REQUIRE_CUDA": require118}, "check", "--json", "--root", root, "--host-root", root)
 	if r.code != 78 {
 		t.Fatalf("exit %d; stderr:\n%s", r.code, r.stderr)
 	}
@@ -335,9 +387,81 @@ func TestExplainShowsTheTermThatHeld(t *testing.T) {
 	if bad.code != 1 {
 		t.Errorf("unsatisfied explain exit %d, want 1", bad.code)
 	}
-	invalid := runShim(t, nil, "explain", "cuda=>12")
+	invalid := runShim(t, map[string]string{"PREFLIGHT_ROOT": driverRoot(t, "515.65.01")}, "explain", "cuda=>12")
 	if invalid.code != 64 {
 		t.Errorf("invalid explain exit %d, want 64", invalid.code)
+	}
+}
+
+// explain and check give one verdict on the same facts: every case is run
+// through both.
+func TestExplainAgreesWithCheck(t *testing.T) {
+	many := map[string]string{}
+	for i := range 32 {
+		many[fmt.Sprintf("NVIDIA_REQUIRE_X%02d", i)] = ""
+	}
+	many["NVIDIA_REQUIRE_CUDA"] = "cuda>=11.0"
+	tests := []struct {
+		name        string
+		driver      string // "" for a host without a driver
+		env         map[string]string
+		args        []string
+		explainCode int
+		checkStatus string // of cuda-requirement
+		says        string
+	}{
+		// dsl.c never reaches foo=bar when cuda>=12 holds...
+		{"UnreachedBadFactor", "550.54.15", nil, []string{"cuda>=12 foo=bar"}, 0, "pass", "held"},
+		// ...and refuses the string when it does.
+		{"ReachedBadFactor", "515.65.01", nil, []string{"cuda>=12 foo=bar"}, 64, "error", "foo=bar"},
+		{"UnparsableCUDAVersion", "550.54.15", map[string]string{"CUDA_VERSION": "abc"}, nil, 1, "error", "cannot be collected"},
+		// 33 requirements, 32 of them empty: the toolkit passes every one.
+		{"TooManyRequirementsCountingEmptyOnes", "550.54.15", many, nil, 1, "error", "33 requirements"},
+		{"NoDriver", "", map[string]string{"NVIDIA_REQUIRE_CUDA": "cuda>=12.0"}, nil, 1, "skip", "no NVIDIA driver"},
+		// Driver 600.10: its branch is not in the table, so its CUDA (13.2)
+		// is assumed; the failure rests on that guess alone.
+		{"AssumedDriverCUDA", "600.10", map[string]string{"NVIDIA_REQUIRE_CUDA": "cuda>=13.3"}, nil, 0, "warn", "assumed"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			root := t.TempDir()
+			if tt.driver != "" {
+				root = driverRoot(t, tt.driver)
+			}
+			env := map[string]string{"PREFLIGHT_ROOT": root}
+			for k, v := range tt.env {
+				env[k] = v
+			}
+			e := runShim(t, env, append([]string{"explain"}, tt.args...)...)
+			if e.code != tt.explainCode || !strings.Contains(e.stdout, tt.says) {
+				t.Errorf("explain exit %d, want %d, saying %q:\n%s%s", e.code, tt.explainCode, tt.says, e.stdout, e.stderr)
+			}
+			if len(tt.args) > 0 {
+				// The same string as the image's: explain without
+				// arguments, and check, read it from there.
+				env["NVIDIA_REQUIRE_CUDA"] = tt.args[0]
+				if e2 := runShim(t, env, "explain"); e2.code != e.code {
+					t.Errorf("explain of the image's NVIDIA_REQUIRE_CUDA exits %d, of the argument %d", e2.code, e.code)
+				}
+			}
+			c := runShim(t, env, "check", "--json")
+			var rec map[string]any
+			if err := json.Unmarshal([]byte(c.stdout), &rec); err != nil {
+				t.Fatalf("check printed no record: %v\n%s", err, c.stderr)
+			}
+			checks, _ := rec["checks"].([]any)
+			for _, f := range checks {
+				if get(f, "id") == "cuda-requirement" && get(f, "status") != tt.checkStatus {
+					t.Errorf("check's cuda-requirement is %v (%v), want %s", get(f, "status"), get(f, "message"), tt.checkStatus)
+				}
+			}
+			// explain vouches (exits 0) exactly when the check passes
+			// the requirement: not on an error, and not on a skip for
+			// want of a driver.
+			if vouches := tt.checkStatus == "pass" || tt.checkStatus == "warn"; vouches != (e.code == 0) {
+				t.Errorf("explain exit %d and check's %s disagree", e.code, tt.checkStatus)
+			}
+		})
 	}
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,11 +10,11 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"sync"
 	"syscall"
 	"time"
 
 	"github.com/rs/zerolog"
+	"golang.org/x/sys/unix"
 
 	"github.com/gpu-preflight/gpu-preflight/cmd/gpu-preflight/internal/buildinfo"
 	"github.com/gpu-preflight/gpu-preflight/preflight/check"
@@ -24,15 +25,26 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/preflight/policy"
 	"github.com/gpu-preflight/gpu-preflight/report"
 	"github.com/gpu-preflight/gpu-preflight/report/ledger"
+	"github.com/gpu-preflight/gpu-preflight/report/stall"
 )
 
 // outcome is what one preflight produced.
 type outcome struct {
 	cfg      Config
 	log      zerolog.Logger
+	out      *stall.Writer // under log: Flush before the process execs or exits
 	record   report.Record
 	findings []check.Finding
 	decision policy.Decision
+	// gate still catches the terminating signals when preflight returns;
+	// the caller releases it at the last moment before the command starts.
+	gate *signalGate
+	// path is the command's executable, found before the record is
+	// written; startErr says why it cannot run (and startCode is 127 or
+	// 126), in which case the record already says so.
+	path      string
+	startErr  error
+	startCode int
 }
 
 // terminatingSignals end gpu-preflight with 128+N while it checks; after
@@ -41,18 +53,22 @@ var terminatingSignals = []os.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SI
 
 // preflight gathers, checks, decides, logs and records. argv is the command
 // that will run (nil for `check`). It returns a usageError for bad
-// configuration.
+// configuration. The outcome's gate is not released: see outcome.gate.
 func preflight(overrides map[string]string, argv, environ []string, stderr io.Writer) (outcome, error) {
 	started := time.Now()
 	cfg, err := loadConfig(overrides)
 	if err != nil {
 		return outcome{}, err
 	}
-	log, err := report.NewLogger(stderr, cfg.LogFormat, cfg.LogLevel)
+	// Every log line goes through out, so a stderr nobody reads cannot
+	// hold up the start of the command or the exit on a signal.
+	out := stall.New(stderr)
+	log, err := report.NewLogger(out, cfg.LogFormat, cfg.LogLevel)
 	if err != nil {
 		return outcome{}, usagef("%v", err)
 	}
-	o := outcome{cfg: cfg, log: log}
+	out.Notice = droppedNotice(report.IsTerminal(out), cfg)
+	o := outcome{cfg: cfg, log: log, out: out}
 
 	ctx, cancel := context.WithTimeout(context.Background(), cfg.Timeout)
 	defer cancel()
@@ -72,8 +88,7 @@ func preflight(overrides map[string]string, argv, environ []string, stderr io.Wr
 
 	// Signal handling starts a thread of its own (a few hundred
 	// microseconds); set it up while the gatherers already run.
-	gate := exitOnSignal(cancel, log)
-	defer gate.release()
+	o.gate = catchSignals(cancel, log, out)
 
 	var res result
 	select {
@@ -91,7 +106,6 @@ func preflight(overrides map[string]string, argv, environ []string, stderr io.Wr
 	findings := policy.Ignore(res.findings, cfg.ignore)
 	o.decision = policy.Decide(cfg.policy, findings, policy.ExitCodes{Mismatch: cfg.ExitCode, NodeFault: cfg.NodeFaultExitCode})
 	o.findings = findings
-	report.LogFindings(log, findings)
 
 	cwd, _ := os.Getwd()
 	o.record = report.New(report.Inputs{
@@ -108,21 +122,47 @@ func preflight(overrides map[string]string, argv, environ []string, stderr io.Wr
 		ToolCommit:  buildinfo.Commit,
 		Now:         started,
 	})
-	gate.locked(o.persist)
+	if argv != nil && o.decision.Action == policy.Exec {
+		// Find the command before the record is written, so a record never
+		// says a command ran that cannot be found or run.
+		if o.path, o.startErr = lookPath(argv[0], environ); o.startErr != nil {
+			o.startCode = startFailure(o.startErr)
+			if err := o.record.NotStarted(o.startCode, 0, time.Now(), o.startErr.Error()); err != nil {
+				o.log.Warn().Err(err).Msg("provenance record does not say the command did not start")
+			}
+		}
+	}
+	report.LogFindings(log, findings)
+	o.gate.locked(o.persist)
 	o.log.Info().Str("action", o.decision.Action).Str("policy", string(o.decision.Policy)).
 		Int("exitCode", o.decision.ExitCode).Float64("elapsedMs", float64(time.Since(started).Microseconds())/1000).
 		Msg("decision")
 	if o.decision.Action == policy.Abort {
-		gate.locked(o.writeTermination)
+		o.gate.locked(o.writeTermination)
 	}
 	return o, nil
 }
 
 // persist writes the record to the provenance directory and the ledger, and
 // logs it as one line. A write failure is a warning, never a reason to abort.
+// Once the record is out, a signal that ends gpu-preflight before the
+// command starts completes it with what happened instead (signalGate).
 func (o *outcome) persist() {
+	o.store(o.record)
+	if o.record.Outcome == nil {
+		rec := o.record
+		o.gate.written = func(sig syscall.Signal) {
+			code := exitSignalBase + int(sig)
+			why := fmt.Sprintf("gpu-preflight received %s before it started the command, and exited with %d: the command never ran", unix.SignalName(sig), code)
+			o.finishRecord(rec, code, int(sig), errors.New(why))
+		}
+	}
+}
+
+// store writes r as persist does.
+func (o *outcome) store(r report.Record) {
 	if o.cfg.ProvenanceDir != "off" {
-		if path, err := report.Write(o.cfg.ProvenanceDir, o.record); err != nil {
+		if path, err := report.Write(o.cfg.ProvenanceDir, r); err != nil {
 			o.log.Warn().Err(err).Str("dir", o.cfg.ProvenanceDir).
 				Msg("provenance record not written (set PREFLIGHT_PROVENANCE_DIR to a writable volume, or off)")
 		} else {
@@ -130,11 +170,11 @@ func (o *outcome) persist() {
 		}
 	}
 	if o.cfg.Ledger != "" {
-		if err := ledger.Append(o.cfg.Ledger, o.record); err != nil {
+		if err := ledger.Append(o.cfg.Ledger, r); err != nil {
 			o.log.Warn().Err(err).Str("ledger", o.cfg.Ledger).Msg("ledger line not appended")
 		}
 	}
-	if err := report.LogRecord(o.log, o.record); err != nil {
+	if err := report.LogRecord(o.log, r); err != nil {
 		o.log.Warn().Err(err).Msg("provenance line not logged")
 	}
 }
@@ -147,22 +187,38 @@ func (o *outcome) writeTermination() {
 	}
 }
 
-// signalGate ends the preflight on SIGTERM and friends with 128+N, and
-// keeps that exit from cutting a record write short.
+// signalWriteGrace bounds how long a terminating signal waits, first for a
+// record or termination message being written, then for the record to be
+// completed with the signal. A write stalled longer (a hung volume) is
+// abandoned: the exit must not wait on it.
+const signalWriteGrace = 2 * time.Second
+
+// signalGate ends the preflight on SIGTERM and friends with 128+N, keeps
+// that exit from cutting a record write short, and leaves a record that
+// says the command never ran when one was already written.
 type signalGate struct {
-	// mu is held while a record or termination message is written; the
-	// signal handler takes it and never gives it back, so a write either
-	// completes before the exit or never starts.
-	mu   sync.Mutex
-	ch   chan os.Signal
-	stop chan struct{}
+	// writing is held (a token in it) while a record or termination
+	// message is written. The signal handler takes it and never gives it
+	// back, so a write either completes before the exit or never starts;
+	// it waits for it at most signalWriteGrace.
+	writing chan struct{}
+	ch      chan os.Signal
+	stop    chan struct{}
+	stopped chan struct{}
+	cancel  context.CancelFunc
+	log     zerolog.Logger
+	out     *stall.Writer
+	// written, set (while writing is held) once the record is out, stores
+	// the record again, completed with the signal that ends the run.
+	written func(syscall.Signal)
 }
 
-// exitOnSignal starts the signal handler. On a signal it kills the probe
-// (through cancel) and exits at once with 128+N; the record is not written,
-// since the command never ran.
-func exitOnSignal(cancel context.CancelFunc, log zerolog.Logger) *signalGate {
-	g := &signalGate{ch: make(chan os.Signal, 1), stop: make(chan struct{})}
+// catchSignals starts the signal handler. On a signal it kills the probe
+// (through cancel) and exits with 128+N; a record already written is
+// completed to say the command never ran.
+func catchSignals(cancel context.CancelFunc, log zerolog.Logger, out *stall.Writer) *signalGate {
+	g := &signalGate{writing: make(chan struct{}, 1), ch: make(chan os.Signal, len(terminatingSignals)),
+		stop: make(chan struct{}), stopped: make(chan struct{}), cancel: cancel, log: log, out: out}
 	for _, sig := range terminatingSignals {
 		// A signal inherited as ignored (nohup's SIGHUP) stays ignored, as it
 		// will for the command after exec.
@@ -171,38 +227,98 @@ func exitOnSignal(cancel context.CancelFunc, log zerolog.Logger) *signalGate {
 		}
 	}
 	go func() {
+		defer close(g.stopped)
 		select {
 		case sig := <-g.ch:
-			g.mu.Lock()
-			cancel()
-			n := int(sig.(syscall.Signal))
-			log.Warn().Str("signal", sig.String()).Int("exitCode", exitSignalBase+n).Msg("signal during preflight: exiting")
-			os.Exit(exitSignalBase + n)
+			g.exit(sig.(syscall.Signal))
 		case <-g.stop:
 		}
 	}()
 	return g
 }
 
+// exit ends the process for sig. It never returns.
+func (g *signalGate) exit(sig syscall.Signal) {
+	g.cancel()
+	code := exitSignalBase + int(sig)
+	select {
+	case g.writing <- struct{}{}:
+		if g.written != nil {
+			done := make(chan struct{})
+			go func() { g.written(sig); close(done) }()
+			select {
+			case <-done:
+			case <-time.After(signalWriteGrace):
+				g.log.Warn().Dur("waited", signalWriteGrace).Msg("the record could not be completed with the signal in time: it still reads as if the command ran")
+			}
+		}
+	case <-time.After(signalWriteGrace):
+		g.log.Warn().Dur("waited", signalWriteGrace).Msg("a record write did not finish in time: exiting without it")
+	}
+	g.log.Warn().Str("signal", sig.String()).Int("exitCode", code).Msg("signal during preflight: exiting")
+	g.out.Flush()
+	os.Exit(code)
+}
+
 // locked runs f unless a signal is ending the process, in which case it
 // blocks until the exit.
 func (g *signalGate) locked(f func()) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
+	g.writing <- struct{}{}
+	defer func() { <-g.writing }()
 	f()
 }
 
 // release hands the signals back (to the default action, then to the
-// command after exec, or to supervise).
+// command after exec, or to supervise, which catches them first). A signal
+// that arrived before, even one the handler had not taken yet, still ends
+// the process here: none is lost between the handler and the exec.
+//
+// What is left: a signal in the microseconds between the release and the
+// execve(2) gets the default action, so gpu-preflight dies of it (exit
+// status 128+N to a shell, as under any exec), and the record written
+// before still reads as if the command ran.
 func (g *signalGate) release() {
-	signal.Stop(g.ch)
 	close(g.stop)
+	<-g.stopped // the handler has returned without a signal
+	// Until Stop returns, a signal still lands in ch; it is taken below.
+	signal.Stop(g.ch)
+	select {
+	case sig := <-g.ch:
+		g.exit(sig.(syscall.Signal))
+	default:
+	}
+}
+
+// droppedNotice is the log line, in the log's format, that says how many
+// lines a stalled stderr cost.
+func droppedNotice(terminal bool, cfg Config) func(n, b int) []byte {
+	format := cfg.LogFormat
+	if format == report.FormatAuto {
+		format = report.FormatJSON
+		if terminal {
+			format = report.FormatConsole
+		}
+	}
+	return func(n, b int) []byte {
+		var buf bytes.Buffer
+		l, err := report.NewLogger(&buf, format, "info")
+		if err != nil {
+			return nil
+		}
+		l.Warn().Int("droppedLines", n).Int("droppedBytes", b).
+			Msg("stderr was not being read: gpu-preflight dropped log lines rather than wait")
+		return buf.Bytes()
+	}
 }
 
 // gatherOptions says where and how to gather, from the configuration.
+// environ is this process's environment; the image's is read from
+// PREFLIGHT_IMAGE_CONFIG when that is set (gather.Options.ImageConfig).
 func (c Config) gatherOptions(environ []string) gather.Options {
 	return gather.Options{
 		Root:        fsroot.Root(c.Root),
+		HostRoot:    fsroot.Root(c.HostRoot),
+		ImageConfig: c.ImageConfig,
 		Environ:     environ,
 		NVMLLibrary: c.NVMLLibrary,
 		ForceProbe:  c.nvmlLibrarySet,
@@ -230,6 +346,7 @@ func checkMain(overrides map[string]string, asJSON bool, environ []string, stdou
 	if err != nil {
 		return usageExit(stderr, err)
 	}
+	o.gate.release()
 	if asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
@@ -262,13 +379,18 @@ func preflightAndExec(overrides map[string]string, argv, environ []string, stdou
 	if err != nil {
 		return usageExit(stderr, err)
 	}
-	if o.decision.Action == policy.Abort {
+	switch {
+	case o.decision.Action == policy.Abort:
+		o.gate.release()
 		return o.decision.ExitCode
-	}
-	if o.cfg.Supervise {
+	case o.startErr != nil:
+		o.gate.release()
+		o.log.Error().Err(o.startErr).Str("command", argv[0]).Int("exitCode", o.startCode).Msg("cannot run the command")
+		return o.startCode
+	case o.cfg.supervise.supervises(os.Getpid()):
 		return supervise(o, argv, environ)
 	}
-	return execCommand(o.log, argv, environ)
+	return o.execCommand(argv, environ)
 }
 
 // lookPath finds argv[0] the way a shell does, using PATH from environ.
@@ -319,14 +441,14 @@ func checkExecutable(p string) error {
 
 // execCommand replaces gpu-preflight with the command: same PID, argv,
 // environment, working directory and file descriptors. It returns only on
-// failure: 127 when the command is not found, 126 when it cannot be run.
-func execCommand(log zerolog.Logger, argv, environ []string) int {
-	path, err := lookPath(argv[0], environ)
-	if err == nil {
-		err = syscall.Exec(path, argv, environ)
-		err = fmt.Errorf("%s: %w", path, err)
-	}
+// failure, 126 (the command cannot be run: a bad format, a noexec mount),
+// after completing the record to say so.
+func (o *outcome) execCommand(argv, environ []string) int {
+	o.out.Flush()
+	o.gate.release()
+	err := fmt.Errorf("%s: %w", o.path, syscall.Exec(o.path, argv, environ))
 	code := startFailure(err)
-	log.Error().Err(err).Str("command", argv[0]).Int("exitCode", code).Msg("cannot run the command")
+	o.log.Error().Err(err).Str("command", argv[0]).Int("exitCode", code).Msg("cannot run the command")
+	o.finish(code, 0, err)
 	return code
 }

@@ -22,6 +22,7 @@ func TestNoPlantedSecretReachesAnyCommandOutput(t *testing.T) {
 	env := []string{
 		"PATH=/usr/bin:/bin",
 		"PREFLIGHT_ROOT=" + root,
+		"PREFLIGHT_HOST_ROOT=" + root,
 		"PREFLIGHT_PROVENANCE_DIR=" + prov,
 		"PREFLIGHT_LEDGER=" + ledger,
 		"PREFLIGHT_TERMINATION_LOG=" + term,
@@ -76,6 +77,65 @@ func TestNoPlantedSecretReachesAnyCommandOutput(t *testing.T) {
 			if strings.Contains(out, s) {
 				t.Errorf("%s contains the planted secret %q", name, s)
 			}
+		}
+	}
+}
+
+// TestArgvSecretFormsReachNoOutput plants one secret in each argv form that
+// leaked before (issue 13, item 7) and runs the shim in every mode: none of
+// them may reach the record, the ledger or the log, JSON or console.
+func TestArgvSecretFormsReachNoOutput(t *testing.T) {
+	forms := [][]string{
+		{"-p", "S3cretShortP"},
+		{"bash -c 'python train.py --token S3cretInCmdLine'"},
+		{"--lr=0.1 --hf_token=S3cretTwoFlags"},
+		{"--dsn", "host=db user=u password=S3cretDSN"},
+		{"https://b.s3.amazonaws.com/k?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Security-Token=S3cretPresigned&X-Amz-Expires=60"},
+		{"s3://AKIAIOSFODNN7EXAMPLE:S3cretSlash/with/slashes@bucket/key"},
+		{"https://u:S3cretHash#x@host/"},
+		{"--set=training.password=S3cretNested"},
+		{"--user", "admin:S3cretUser"},
+		{"--pass", "S3cretPass"},
+		{"--passphrase", "S3cretPassphrase"},
+		{`--config={"token": "S3cretJSON"}`},
+	}
+	argv := []string{"true"}
+	for _, f := range forms {
+		argv = append(argv, f...)
+	}
+	dir := t.TempDir()
+	prov, ledger := filepath.Join(dir, "prov"), filepath.Join(dir, "runs.jsonl")
+	outputs := map[string]string{}
+	for _, mode := range []struct{ name, supervise, format string }{
+		{"exec-json", "false", "json"}, {"supervise-json", "true", "json"}, {"exec-console", "false", "console"},
+	} {
+		cmd := exec.Command(shimPath, append([]string{"--"}, argv...)...)
+		cmd.Env = []string{"PATH=/usr/bin:/bin", "PREFLIGHT_PROVENANCE_DIR=" + prov, "PREFLIGHT_LEDGER=" + ledger,
+			"PREFLIGHT_SUPERVISE=" + mode.supervise, "PREFLIGHT_LOG_FORMAT=" + mode.format, "PREFLIGHT_LOG_LEVEL=debug",
+			"PREFLIGHT_TERMINATION_LOG="}
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", mode.name, err, out)
+		}
+		outputs[mode.name] = string(out)
+	}
+	files, _ := filepath.Glob(filepath.Join(prov, "*.json"))
+	if len(files) != 3 {
+		t.Fatalf("%d records, want 3", len(files))
+	}
+	for _, f := range append(files, ledger) {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		outputs[f] = string(data)
+	}
+	if !strings.Contains(outputs[ledger], "admin:[redacted]") {
+		t.Fatalf("the ledger does not hold the redacted argv this test reads:\n%s", outputs[ledger])
+	}
+	for name, out := range outputs {
+		if i := strings.Index(out, "S3cret"); i >= 0 {
+			t.Errorf("%s holds a planted secret: ...%s...", name, out[max(0, i-60):min(len(out), i+30)])
 		}
 	}
 }

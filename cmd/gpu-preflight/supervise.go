@@ -80,7 +80,8 @@ func ignoredSignals() (uint64, error) {
 // bounds how long an exited child can go unnoticed.
 const reapInterval = time.Second
 
-// supervise is PREFLIGHT_SUPERVISE=true: it runs the command as a child
+// supervise is PREFLIGHT_SUPERVISE=true, and the default (auto) when
+// gpu-preflight is PID 1: it runs the command as a child
 // instead of exec'ing it, does what tini does for it (krallin/tini
 // src/tini.c, summarised in research/anchors.md section 2):
 //
@@ -112,8 +113,11 @@ func supervise(o outcome, argv, environ []string) int {
 		o.log.Warn().Err(err).Msg("cannot become a child subreaper; orphaned processes of the command will not be reaped by gpu-preflight")
 	}
 
-	// Catch signals before the child exists, so none sent between the fork
-	// and the loop is lost or takes its default action on us.
+	// Catch signals before the preflight's handler lets go of them and
+	// before the child exists, so none sent in between is lost or takes its
+	// default action on us (as PID 1, the kernel would drop it): one that
+	// arrives before the release still ends the preflight with 128+N, one
+	// after it waits in sigs for the child.
 	ignored, err := ignoredSignals()
 	if err != nil {
 		o.log.Debug().Err(err).Msg("cannot tell which signals are ignored; forwarding all")
@@ -121,11 +125,13 @@ func supervise(o outcome, argv, environ []string) int {
 	sigs := make(chan os.Signal, 64)
 	signal.Notify(sigs, append(forwardedSignals(ignored), unix.SIGCHLD)...)
 	defer signal.Stop(sigs)
+	o.gate.release()
 
-	pid, foreground, code, err := startChild(argv, environ)
+	pid, foreground, err := startChild(o.path, argv, environ)
 	if err != nil {
+		code := startFailure(err)
 		o.log.Error().Err(err).Str("command", argv[0]).Int("exitCode", code).Msg("cannot run the command")
-		o.finish(code, 0)
+		o.finish(code, 0, err)
 		return code
 	}
 	if foreground {
@@ -142,17 +148,14 @@ func supervise(o outcome, argv, environ []string) int {
 		// it left it.
 		_ = unix.IoctlSetPointerInt(0, unix.TIOCSPGRP, unix.Getpgrp())
 	}
-	o.finish(code, sig)
+	o.finish(code, sig, nil)
+	o.out.Flush()
 	return code
 }
 
-// startChild forks and execs argv. It returns the exit code to use when the
-// command cannot be started: 127 not found, 126 found but not runnable.
-func startChild(argv, environ []string) (pid int, foreground bool, code int, err error) {
-	path, err := lookPath(argv[0], environ)
-	if err != nil {
-		return 0, false, startFailure(err), err
-	}
+// startChild forks and execs path with argv. An error is startFailure's to
+// map to an exit code.
+func startChild(path string, argv, environ []string) (pid int, foreground bool, err error) {
 	// stdin, stdout and stderr as exec would leave them: a closed one, or
 	// one of Go's own close-on-exec files that took its number because it
 	// was closed, is closed in the child. Other inherited descriptors pass
@@ -173,10 +176,9 @@ func startChild(argv, environ []string) (pid int, foreground bool, code int, err
 	}
 	pid, err = syscall.ForkExec(path, argv, attr)
 	if err != nil {
-		err = fmt.Errorf("%s: %w", path, err)
-		return 0, false, startFailure(err), err
+		return 0, false, fmt.Errorf("%s: %w", path, err)
 	}
-	return pid, foreground, 0, nil
+	return pid, foreground, nil
 }
 
 // startFailure maps a failure to start the command to its exit code, as a
@@ -246,31 +248,48 @@ func exitCodeOf(ws unix.WaitStatus) (code, sig int) {
 	return ws.ExitStatus(), 0
 }
 
-// finish completes the record with how the command ended and stores it
-// where persist stored the first one. Failures are warnings: the exit code
-// is the command's whatever happens to the record.
-func (o *outcome) finish(code, sig int) {
+// finish completes the run's record with how it ended and stores it again
+// (finishRecord). notStarted, when not nil, is why the command never ran.
+func (o *outcome) finish(code, sig int, notStarted error) {
+	o.record = o.finishRecord(o.record, code, sig, notStarted)
+}
+
+// finishRecord completes r with how the run ended and stores it where
+// persist stored the first one: the record file is replaced, the ledger
+// gets a second line for the run, and the finished record is logged.
+// Failures are warnings: the exit code stays what it is whatever happens to
+// the record.
+func (o *outcome) finishRecord(r report.Record, code, sig int, notStarted error) report.Record {
 	end := time.Now()
-	if err := o.record.Finish(code, sig, end); err != nil {
-		o.log.Warn().Err(err).Msg("provenance record not finished")
-		return
+	var err error
+	if notStarted != nil {
+		err = r.NotStarted(code, sig, end, notStarted.Error())
+	} else {
+		err = r.Finish(code, sig, end)
 	}
-	o.log.Info().Int("exitCode", code).Int("signal", sig).
-		Float64("durationSeconds", o.record.Outcome.DurationSeconds).Msg("command finished")
+	if err != nil {
+		o.log.Warn().Err(err).Msg("provenance record not finished")
+		return r
+	}
+	if notStarted == nil {
+		o.log.Info().Int("exitCode", code).Int("signal", sig).
+			Float64("durationSeconds", r.Outcome.DurationSeconds).Msg("command finished")
+	}
 	if o.cfg.ProvenanceDir != "off" {
-		if err := completeRecord(o.cfg.ProvenanceDir, o.record); err != nil {
+		if err := completeRecord(o.cfg.ProvenanceDir, r); err != nil {
 			o.log.Warn().Err(err).Str("dir", o.cfg.ProvenanceDir).
 				Msg("finished provenance record not written (set PREFLIGHT_PROVENANCE_DIR to a writable volume, or off)")
 		}
 	}
 	if o.cfg.Ledger != "" {
-		if err := ledger.Append(o.cfg.Ledger, o.record); err != nil {
+		if err := ledger.Append(o.cfg.Ledger, r); err != nil {
 			o.log.Warn().Err(err).Str("ledger", o.cfg.Ledger).Msg("ledger line not appended")
 		}
 	}
-	if err := report.LogRecord(o.log, o.record); err != nil {
+	if err := report.LogRecord(o.log, r); err != nil {
 		o.log.Warn().Err(err).Msg("finished provenance line not logged")
 	}
+	return r
 }
 
 // completeRecord replaces the run's record in dir with the finished one, or

@@ -322,11 +322,6 @@ type fatbinOutcome struct {
 	upgradeTo  string   // the lowest CUDA that would JIT a blocked PTX
 }
 
-// runs reports whether the GPU can load something of the fatbin, or might.
-func (o fatbinOutcome) runs() bool {
-	return len(o.cubins) > 0 || len(o.jitOK) > 0 || len(o.unknownJIT) > 0
-}
-
 func judgeFatbin(in Input, g ccGroup, fw facts.Framework, targets []kernelTarget) fatbinOutcome {
 	var o fatbinOutcome
 	for _, t := range targets {

@@ -7,6 +7,7 @@ package gather
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/gpu-preflight/gpu-preflight/preflight/compat"
@@ -15,14 +16,24 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/preflight/fsroot"
 	"github.com/gpu-preflight/gpu-preflight/preflight/host"
 	"github.com/gpu-preflight/gpu-preflight/preflight/image"
+	"github.com/gpu-preflight/gpu-preflight/preflight/imageconfig"
 	"github.com/gpu-preflight/gpu-preflight/preflight/nvml"
 	"github.com/gpu-preflight/gpu-preflight/preflight/require"
 )
 
 // Options say where and how to gather.
 type Options struct {
-	Root    fsroot.Root
-	Environ []string // the process environment, KEY=VALUE
+	// Root is where the image's files are; HostRoot where the host's are
+	// (procfs, sysfs, /dev, /dev/shm, cgroup), Root too when HostRoot is
+	// empty (a prepared tree of a whole machine). Both are "/" inside a
+	// running container; `check --root DIR` checks an unpacked image
+	// against this machine.
+	Root, HostRoot fsroot.Root
+	// ImageConfig, when set, is the image's configuration
+	// (preflight/imageconfig): its Env is the image's environment, in place
+	// of Environ for everything the image declares.
+	ImageConfig string
+	Environ     []string // the process environment, KEY=VALUE
 	// NVMLLibrary is the library the probe loads; ForceProbe runs the probe
 	// even without driver evidence (the user named a library).
 	NVMLLibrary string
@@ -39,9 +50,14 @@ func Gather(ctx context.Context, o Options) (facts.Facts, []string) {
 	var f facts.Facts
 	var warnings []string
 
-	h, w := host.Gather(o.Root)
+	if o.HostRoot == "" {
+		o.HostRoot = o.Root
+	}
+	h, w := host.Gather(o.HostRoot)
 	warnings = append(warnings, w...)
-	c, w := container.Gather(o.Root, o.Environ)
+	environ, w := ImageEnviron(o)
+	warnings = append(warnings, w...)
+	c, w := container.Gather(o.Root, environ)
 	warnings = append(warnings, w...)
 
 	reqs, disabled, err := require.Collect(c.Env)
@@ -97,4 +113,22 @@ func scanBudget(ctx context.Context, now time.Time) time.Duration {
 		return image.RuntimeScanBudget
 	}
 	return min(image.RuntimeScanBudget, deadline.Sub(now)-scanMargin)
+}
+
+// ImageEnviron is the environment the image declares: its config's Env
+// when one is given, else this process's (inside the running container the
+// two are the same). Checking an unpacked image without its config reads
+// this process's environment, which is not the image's: a warning says so.
+func ImageEnviron(o Options) ([]string, []string) {
+	if o.ImageConfig == "" {
+		if o.Root.IsHost() || o.Root == o.HostRoot {
+			return o.Environ, nil
+		}
+		return o.Environ, []string{"the image's environment (NVIDIA_REQUIRE_*, CUDA_VERSION) is taken from this process, not the image: pass --image-config with the image's config, or point --root at an OCI bundle"}
+	}
+	env, _, err := imageconfig.Env(o.ImageConfig)
+	if err != nil {
+		return o.Environ, []string{fmt.Sprintf("%v: the image's environment is taken from this process instead", err)}
+	}
+	return env, nil
 }

@@ -102,13 +102,14 @@ func Env(environ []string) map[string]string {
 
 // credentialWords are words that mark a name as a credential wherever they
 // appear in it, even inside a longer word ("GITHUBTOKEN", "DBPASSWORD").
-var credentialWords = []string{"TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "COOKIE", "PRIVATE"}
+var credentialWords = []string{"TOKEN", "SECRET", "PASSWORD", "PASSWD", "PASSPHRASE", "CREDENTIAL", "COOKIE", "PRIVATE", "SIGNATURE"}
 
 // Sensitive reports whether a variable, flag or key name looks like it holds
 // a credential. Names are split into words at '_', '-', '.', other
 // punctuation and lower-to-upper case changes ("apiKey" -> API KEY), then:
 //
-//   - TOKEN, SECRET, PASSWORD, PASSWD, CREDENTIAL, COOKIE, PRIVATE anywhere;
+//   - TOKEN, SECRET, PASSWORD, PASSWD, PASSPHRASE, CREDENTIAL, COOKIE,
+//     PRIVATE, SIGNATURE (a presigned URL's X-Amz-Signature) anywhere;
 //   - a word equal to PASS or PWD only when not the whole name (the shell's
 //     PWD is a directory);
 //   - a word ending in KEY or KEYS (KEY, APIKEY, ACCESSKEY), but not a word
@@ -168,42 +169,96 @@ func words(name string) []string {
 // Argv returns a copy of argv with credential values replaced:
 //
 //	--token=x, -password=x      -> --token=[redacted]
-//	--token x                   -> --token [redacted]
+//	--token x, --pass x, -p x   -> --token [redacted]
+//	--user admin:x, -u admin:x  -> --user admin:[redacted]
 //	PASSWORD=x, db.password=x   -> PASSWORD=[redacted]
+//	--set=training.password=x   -> --set=training.password=[redacted]
+//	https://h/k?a=1&X-Amz-Security-Token=x -> ...&X-Amz-Security-Token=[redacted]
+//	'--config={"token": "x"}'   -> --config={"token": "[redacted]"}
 //	"Authorization: Bearer x"   -> "Authorization: [redacted]"
 //	https://u:p@host/x          -> https://[redacted]@host/x
+//	s3://AKIA:se/cr/et@bucket/k -> s3://[redacted]@bucket/k
 //
-// The program name (argv[0]) gets the same treatment: a path cannot be a
-// flag, but it can carry URL user-info.
+// An element that holds white space ("bash -c 'python train.py --token x'",
+// "host=db password=x") is a command line or a list in itself and gets
+// Value's treatment. The program name (argv[0]) gets the same treatment: a
+// path cannot be a flag, but it can carry URL user-info.
 func Argv(argv []string) []string {
 	if argv == nil {
 		return nil
 	}
 	out := make([]string, len(argv))
-	redactNext := false
+	next := keep
 	for i, a := range argv {
-		if redactNext {
-			redactNext = false
+		if next != keep {
+			n := next
+			next = keep
 			// A following flag is not the value: "--use-auth --verbose".
 			if !strings.HasPrefix(a, "--") {
-				out[i] = Placeholder
+				out[i] = n.apply(a)
 				continue
 			}
 		}
-		if name, ok := bareFlag(a); ok && Sensitive(name) {
-			out[i] = a
-			redactNext = true
-			continue
+		if name, ok := bareFlag(a); ok {
+			if next = flagValue(name, a); next != keep {
+				out[i] = a
+				continue
+			}
 		}
-		out[i] = word(a)
+		if strings.IndexFunc(a, unicode.IsSpace) >= 0 {
+			out[i] = Value(a)
+		} else {
+			out[i] = word(a)
+		}
 	}
 	return out
+}
+
+// valueRule is what happens to the word after a bare flag.
+type valueRule int
+
+const (
+	keep        valueRule = iota
+	placeholder           // the whole value is the credential
+	afterColon            // "user:password": the part after the first ':'
+)
+
+func (r valueRule) apply(v string) string {
+	if r == afterColon {
+		if user, _, ok := strings.Cut(v, ":"); ok {
+			return user + ":" + Placeholder
+		}
+		return v
+	}
+	return Placeholder
+}
+
+// userFlags take "user:password" (curl -u, --user, --proxy-user).
+var userFlags = map[string]bool{"user": true, "u": true, "proxy-user": true, "U": true}
+
+// flagValue says what to do with the value of the flag named name (a, as
+// given: "-p" or "--token").
+func flagValue(name, a string) valueRule {
+	switch {
+	case flagSensitive(name, a):
+		return placeholder
+	case userFlags[name]:
+		return afterColon
+	}
+	return keep
+}
+
+// flagSensitive is Sensitive for a flag's name, which is never the shell's
+// PWD: a flag named exactly pass (--pass, openssl's -pass) or a single-dash
+// -p (mysql, sshpass, docker login) takes a password.
+func flagSensitive(name, a string) bool {
+	return Sensitive(name) || strings.EqualFold(name, "pass") || a == "-p"
 }
 
 // bareFlag reports whether a is a flag without an attached value ("--token",
 // "-token") and returns its name.
 func bareFlag(a string) (string, bool) {
-	if !strings.HasPrefix(a, "-") || strings.ContainsAny(a, "= ") {
+	if !strings.HasPrefix(a, "-") || strings.ContainsAny(a, "= \t\n") {
 		return "", false
 	}
 	name := strings.TrimLeft(a, "-")
@@ -213,26 +268,157 @@ func bareFlag(a string) (string, bool) {
 	return name, true
 }
 
-// word redacts one argv element or one whitespace-free word of a value.
+// word redacts one whitespace-free argv element or word of a value.
 func word(a string) string {
-	// URL user-info goes first, so that an '=' inside it ("https://u=p@h")
-	// is not taken for the assignment's, and a second pass finds nothing
-	// more to redact.
-	a = URLUserInfo(a)
-	// "--name=value", "-name=value", "NAME=value", "a.b.password=value",
-	// "https://[redacted]@host/?token=value".
-	if name, _, ok := strings.Cut(a, "="); ok && Sensitive(strings.TrimLeft(name, "-")) {
-		return name + "=" + Placeholder
-	}
-	// "Authorization: Bearer x" as one argv element (curl -H).
+	a = wordInValue(a)
+	// "X-Api-Key:abc" as one argv element (curl -H without the space).
 	if name, _, ok := strings.Cut(a, ":"); ok && headerName(name) && Sensitive(name) {
 		return name + ": " + Placeholder
 	}
 	return a
 }
 
+// wordInValue is word without the "name: value" form, which inside a string
+// is split across words and handled by Value.
+func wordInValue(w string) string {
+	// URL user-info goes first, so that an '=' inside it ("https://u=p@h")
+	// is not taken for an assignment's, and a second pass finds nothing
+	// more to redact.
+	w = URLUserInfo(w)
+	w = quotedPairs(w)
+	// "--user=admin:x".
+	if name, v, ok := strings.Cut(w, "="); ok && strings.HasPrefix(name, "-") && userFlags[strings.TrimLeft(name, "-")] {
+		return name + "=" + afterColon.apply(v)
+	}
+	return assignments(w)
+}
+
+// assignments redacts the value of every "key=value" in a whitespace-free
+// word whose key looks like a credential. A key starts after the last '&',
+// ';', ',', '?' or '=' before its '=' (so query parameters in any position,
+// "Server=x;Password=y", "a=1,b.password=y" and "--set=training.password=y"
+// are all found), and a redacted value runs to the next '&' or ';' (a ','
+// may be part of the password, so it does not end one).
+func assignments(w string) string {
+	if strings.IndexByte(w, '=') < 0 {
+		return w
+	}
+	var b strings.Builder
+	keyStart := 0 // start of the current key in w
+	i := 0        // w[:i] is in b
+	for j := 0; j < len(w); j++ {
+		switch c := w[j]; c {
+		case '&', ';', ',', '?':
+			keyStart = j + 1
+		case '=':
+			key := w[keyStart:j]
+			if !keySensitive(key) {
+				keyStart = j + 1
+				continue
+			}
+			end := strings.IndexAny(w[j+1:], "&;")
+			if end < 0 {
+				end = len(w)
+			} else {
+				end += j + 1
+			}
+			b.WriteString(w[i : j+1])
+			b.WriteString(Placeholder)
+			i, j, keyStart = end, end-1, end
+		}
+	}
+	b.WriteString(w[i:])
+	return b.String()
+}
+
+// keySensitive is Sensitive for the key of an assignment; a key written as
+// a flag ("--pass=x") follows the flag rule.
+func keySensitive(key string) bool {
+	if strings.HasPrefix(key, "-") {
+		name := strings.TrimLeft(key, "-")
+		return flagSensitive(name, key)
+	}
+	return Sensitive(key)
+}
+
+// quotedPairs redacts the value of every quoted key that looks like a
+// credential and is followed by ':' or '=' in s: JSON and Python literals
+// ('--config={"token": "x"}', "{'password': 'x'}"). A quoted value is
+// replaced up to its closing quote, a bare one (a number) up to the next
+// ',', '}', ']' or white space.
+func quotedPairs(s string) string {
+	if !strings.ContainsAny(s, "\"'") {
+		return s
+	}
+	var b strings.Builder
+	i := 0 // s[:i] is in b
+	for j := 0; j < len(s); j++ {
+		q := s[j]
+		if q != '"' && q != '\'' {
+			continue
+		}
+		end := closingQuote(s, j)
+		if end < 0 {
+			break
+		}
+		key := s[j+1 : end]
+		k := end + 1
+		for k < len(s) && s[k] == ' ' {
+			k++
+		}
+		if k >= len(s) || (s[k] != ':' && s[k] != '=') || !Sensitive(key) {
+			j = end
+			continue
+		}
+		k++
+		for k < len(s) && s[k] == ' ' {
+			k++
+		}
+		if k >= len(s) {
+			break
+		}
+		var from, to int
+		if v := s[k]; v == '"' || v == '\'' {
+			from, to = k+1, closingQuote(s, k)
+			if to < 0 {
+				to = len(s)
+			}
+		} else {
+			from, to = k, k
+			for to < len(s) && !strings.ContainsRune(",}] \t\n", rune(s[to])) {
+				to++
+			}
+		}
+		b.WriteString(s[i:from])
+		b.WriteString(Placeholder)
+		i, j = to, to
+		if to < len(s) && (s[to] == '"' || s[to] == '\'') {
+			b.WriteByte(s[to])
+			i = to + 1
+		}
+		j = i - 1
+	}
+	b.WriteString(s[i:])
+	return b.String()
+}
+
+// closingQuote returns the index of the quote that closes the one at s[i],
+// skipping backslash escapes, or -1.
+func closingQuote(s string, i int) int {
+	for j := i + 1; j < len(s); j++ {
+		switch s[j] {
+		case '\\':
+			j++
+		case s[i]:
+			return j
+		}
+	}
+	return -1
+}
+
 // Value redacts a free-form string (an environment value, a finding's
-// message): URL user-info anywhere; within whitespace-separated words the
+// message, one argv element holding a command line): URL user-info and
+// quoted credential keys anywhere; within whitespace-separated words the
 // same flag and assignment forms as Argv; and after a credential-named
 // header word ("Authorization: Bearer x") the rest of the line. Other
 // whitespace is preserved.
@@ -240,9 +426,10 @@ func Value(s string) string {
 	if s == "" {
 		return s
 	}
+	s = quotedPairs(s)
 	var b strings.Builder
 	b.Grow(len(s))
-	redactNext := false
+	next := keep
 	i := 0
 	for i < len(s) {
 		// Copy the separator run.
@@ -260,13 +447,13 @@ func Value(s string) string {
 		}
 		w := s[j:k]
 		switch {
-		case redactNext && !strings.HasPrefix(w, "--"):
-			redactNext = false
-			b.WriteString(Placeholder)
+		case next != keep && !strings.HasPrefix(w, "--"):
+			b.WriteString(next.apply(trimQuotes(w)))
+			next = keep
 		case strings.HasSuffix(w, ":") && headerName(strings.TrimSuffix(w, ":")) && Sensitive(strings.TrimSuffix(w, ":")):
 			// "Authorization: Bearer x": the rest of the line is the
 			// credential, whatever its scheme word.
-			redactNext = false
+			next = keep
 			b.WriteString(w)
 			eol := strings.IndexByte(s[k:], '\n')
 			if eol < 0 {
@@ -277,9 +464,9 @@ func Value(s string) string {
 			}
 			k += eol
 		default:
-			redactNext = false
-			if name, ok := bareFlag(w); ok && Sensitive(name) {
-				redactNext = true
+			next = keep
+			if name, ok := bareFlag(w); ok && flagValue(name, w) != keep {
+				next = flagValue(name, w)
 				b.WriteString(w)
 			} else {
 				b.WriteString(wordInValue(w))
@@ -290,12 +477,11 @@ func Value(s string) string {
 	return b.String()
 }
 
-// wordInValue is word without the "name: value" form, which inside a string
-// is split across words and handled by Value.
-func wordInValue(w string) string {
-	w = URLUserInfo(w) // first, as in word
-	if name, _, ok := strings.Cut(w, "="); ok && Sensitive(strings.TrimLeft(name, "-")) {
-		return name + "=" + Placeholder
+// trimQuotes drops the shell quotes around a word of a command line
+// ("--token 'x'"), which would otherwise survive around the placeholder.
+func trimQuotes(w string) string {
+	if len(w) >= 2 && (w[0] == '\'' || w[0] == '"') && w[len(w)-1] == w[0] {
+		return w[1 : len(w)-1]
 	}
 	return w
 }
@@ -321,8 +507,8 @@ func isSpace(c byte) bool {
 
 // URLUserInfo replaces the user-info of every "scheme://user:pass@host" in s
 // with Placeholder. The user-info ends at the last '@' before the end of the
-// authority ('/', '?', '#' or whitespace), so an unescaped '@' in a password
-// is covered too. A user name alone ("https://token@host") is redacted as
+// authority, so an unescaped '@' in a password is covered too, and so is an
+// unescaped '/', '?' or '#' (userInfoEnd). A user name alone ("https://token@host") is redacted as
 // well: tokens are often passed that way.
 func URLUserInfo(s string) string {
 	if !strings.Contains(s, "://") || !strings.Contains(s, "@") {
@@ -342,11 +528,7 @@ func URLUserInfo(s string) string {
 		}
 		b.WriteString(s[:i+3])
 		rest := s[i+3:]
-		end := strings.IndexAny(rest, "/?# \t\n\r\v\f")
-		if end < 0 {
-			end = len(rest)
-		}
-		at := strings.LastIndexByte(rest[:end], '@')
+		at := userInfoEnd(rest)
 		if at < 0 {
 			s = rest
 			continue
@@ -354,6 +536,37 @@ func URLUserInfo(s string) string {
 		b.WriteString(Placeholder)
 		s = rest[at:]
 	}
+}
+
+// userInfoEnd returns the index of the '@' that ends the user-info at the
+// start of rest (what follows "scheme://"), or -1 when there is none.
+//
+// Normally the user-info ends at the last '@' before the authority ends
+// ('/', '?', '#' or white space). But a password may hold '/', '?' or '#'
+// unescaped (AWS secret keys hold '/': "s3://AKIA...:se/cr/et@bucket/key";
+// "https://u:p#x@host/"): when the authority so far reads "user:rest" and
+// rest is not a port number, the user-info runs to the last '@' before
+// white space.
+func userInfoEnd(rest string) int {
+	word := len(rest)
+	if i := strings.IndexAny(rest, " \t\n\r\v\f"); i >= 0 {
+		word = i
+	}
+	end := strings.IndexAny(rest[:word], "/?#")
+	if end < 0 {
+		end = word
+	}
+	if at := strings.LastIndexByte(rest[:end], '@'); at >= 0 {
+		return at
+	}
+	if end == word {
+		return -1
+	}
+	_, pass, ok := strings.Cut(rest[:end], ":")
+	if !ok || pass == "" || strings.Trim(pass, "0123456789") == "" {
+		return -1 // no password, or host:port
+	}
+	return strings.LastIndexByte(rest[:word], '@')
 }
 
 // isScheme reports whether the text before "://" ends in a URL scheme

@@ -54,6 +54,8 @@ func TestContainer(t *testing.T) {
 		{"signal-after-exec", testSignalAfterExec},
 		{"signal-during-preflight", testSignalDuringPreflight},
 		{"supervise", testSupervise},
+		{"pid1-default/sleep", func(t *testing.T, s *suite) { testPID1Default(t, s, "sleep", "60") }},
+		{"pid1-default/shell-loop", func(t *testing.T, s *suite) { testPID1Default(t, s, "sh", "-c", "while :; do sleep 1; done") }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -68,12 +70,13 @@ const printCommand = `echo pid=$$; echo cwd=$(pwd); echo argv0=$0; echo args="$*
 	`echo job=$JOB_NAME; echo visible=$NVIDIA_VISIBLE_DEVICES; echo uid=$(id -u)`
 
 // testCompatible: an 8x H100 host on 550.54.15 (CUDA 12.4) runs the CUDA
-// 11.8 PaddlePaddle image. gpu-preflight must exec the command in its own
-// place: PID 1, argv, environment, cwd and stdout untouched.
+// 11.8 PaddlePaddle image. With PREFLIGHT_SUPERVISE=false gpu-preflight
+// must exec the command in its own place: PID 1, argv, environment, cwd and
+// stdout untouched.
 func testCompatible(t *testing.T, s *suite) {
 	sc := scenario{
 		driver: procFor(h100),
-		env:    []string{"JOB_NAME=paddle-resnet50"},
+		env:    []string{"JOB_NAME=paddle-resnet50", "PREFLIGHT_SUPERVISE=false"},
 		cmd:    []string{"sh", "-c", printCommand + "; env > /scratch/env", "train.py", "--epochs", "3"},
 	}
 	s.useFakeNVML(t, &sc, h100)
@@ -248,7 +251,7 @@ func testBusybox(t *testing.T, s *suite) {
 	sc := scenario{
 		busybox: true,
 		driver:  procFor(h100),
-		cmd:     []string{"sh", "-c", "echo pid=$$; echo cwd=$(pwd)"},
+		cmd:     []string{"sh", "-c", "echo cwd=$(pwd)"},
 	}
 	s.useFakeNVML(t, &sc, h100)
 	b := s.newBundle(t, sc)
@@ -257,7 +260,7 @@ func testBusybox(t *testing.T, s *suite) {
 	}
 	res := b.run(t, runLimit)
 	wantExit(t, res, 0)
-	wantStdout(t, res, "pid=1\ncwd=/work\n")
+	wantStdout(t, res, "cwd=/work\n")
 	l := parseLogs(t, res.stderr)
 	rec := oneRecord(t, b, l)
 	rec.want(t, "host.driver.source", "procfs")
@@ -329,11 +332,13 @@ func testNonRoot(t *testing.T, s *suite) {
 const trapCommand = `trap 'echo TERM > /scratch/signal; exit 42' TERM; echo ready > /scratch/ready; ` +
 	`while :; do sleep 0.1; done`
 
-// testSignalAfterExec: after the exec the command is PID 1, so `runc kill
-// TERM` reaches it directly and runc reports its exit status.
+// testSignalAfterExec: with PREFLIGHT_SUPERVISE=false, after the exec the
+// command is PID 1, so `runc kill TERM` reaches it directly and runc reports
+// its exit status.
 func testSignalAfterExec(t *testing.T, s *suite) {
 	sc := scenario{
 		driver: procFor(h100),
+		env:    []string{"PREFLIGHT_SUPERVISE=false"},
 		cmd:    []string{"sh", "-c", trapCommand},
 	}
 	s.useFakeNVML(t, &sc, h100)
@@ -449,6 +454,76 @@ func testSupervise(t *testing.T, s *suite) {
 	last := lines[len(lines)-1]
 	last.want(t, "outcome.exitCode", 42)
 	last.want(t, "runId", rec.str("runId"))
+}
+
+// testPID1Default: with no PREFLIGHT_SUPERVISE (auto) gpu-preflight is the
+// container's PID 1 and supervises. cmd installs no SIGTERM handler (busybox
+// sleep, a shell loop): exec'd as PID 1 it would ignore `runc kill TERM`
+// (the kernel drops signals PID 1 has no handler for) until the runtime's
+// SIGKILL. Supervised, the forwarded SIGTERM ends it, and the container
+// exits 143 within a second; an orphan re-parented to PID 1 is reaped.
+func testPID1Default(t *testing.T, s *suite, cmd ...string) {
+	sc := scenario{busybox: true, driver: procFor(h100), cmd: cmd}
+	s.useFakeNVML(t, &sc, h100)
+	b := s.newBundle(t, sc)
+	// Without supervision the container never ends on SIGTERM: fail after
+	// a few seconds rather than wait for the usual limit.
+	r := b.start(t, 8*time.Second)
+	if !waitFor(10*time.Second, func() bool { return len(containerProcs(b, "sleep")) > 0 }) {
+		b.kill(t, "KILL", true)
+		res := r.wait()
+		t.Fatalf("the command never started (exit %d)\nstderr:\n%s", res.exitCode, res.stderr)
+	}
+	// An orphan: `runc exec` starts a shell in the container that leaves
+	// a short sleep behind; the kernel re-parents it to PID 1.
+	if out, err := runc(10*time.Second, "exec", b.id, "sh", "-c", "sleep 0.2 & exit 0"); err != nil {
+		t.Fatalf("runc exec: %v: %s", err, out)
+	}
+	time.Sleep(1500 * time.Millisecond)
+	if z := containerProcs(b, "Z"); len(z) > 0 {
+		t.Errorf("zombies left in the container 1.3 s after the orphan exited (host pids %v): PID 1 does not reap", z)
+	}
+	sent := time.Now()
+	b.kill(t, "TERM", false)
+	res := r.wait()
+	took := time.Since(sent)
+	wantExit(t, res, 143)
+	t.Logf("%s as the command, gpu-preflight PID 1: SIGTERM ended the container %v later", strings.Join(cmd, " "), took.Round(time.Millisecond))
+	if took > time.Second {
+		t.Errorf("the container took %v to end after SIGTERM, want under 1 s", took.Round(time.Millisecond))
+	}
+	rec := oneRecord(t, b, parseLogs(t, res.stderr))
+	rec.want(t, "decision.action", "exec")
+	rec.want(t, "outcome.exitCode", 143)
+	rec.want(t, "outcome.signal", 15)
+}
+
+// containerProcs lists the container's processes (host pids) whose command
+// name is want or, for a single upper-case letter, whose state is want (Z:
+// zombie), read from the host's /proc.
+func containerProcs(b *bundle, want string) []int {
+	pids, err := b.pids()
+	if err != nil {
+		return nil
+	}
+	var out []int
+	for _, pid := range pids {
+		stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ...: comm may hold spaces and parentheses.
+		s := string(stat)
+		open, end := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
+		if open < 0 || end < open || end+2 >= len(s) {
+			continue
+		}
+		comm, state := s[open+1:end], s[end+2:end+3]
+		if comm == want || len(want) == 1 && state == want {
+			out = append(out, pid)
+		}
+	}
+	return out
 }
 
 // waitReady waits for the command to say it runs (and its trap is set).

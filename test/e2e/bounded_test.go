@@ -35,6 +35,7 @@ func boundedEnv(t *testing.T, root string, extra ...string) (env []string, prov 
 		"PREFLIGHT_LOG_FORMAT=json",
 		"PREFLIGHT_TERMINATION_LOG=" + filepath.Join(dir, "termination-log"),
 		"PREFLIGHT_ROOT=" + root,
+		"PREFLIGHT_HOST_ROOT=" + root,
 	}
 	return append(env, extra...), prov
 }

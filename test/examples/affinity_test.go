@@ -224,8 +224,9 @@ func TestKubernetesJobUsesTheGeneratedAffinity(t *testing.T) {
 	if err := yaml.UnmarshalStrict([]byte(readRepoFile(t, "examples/kubernetes/job.yaml")), &job); err != nil {
 		t.Fatal(err)
 	}
+	empty := t.TempDir()
 	env := []string{"PATH=/usr/bin:/bin", "CUDA_VERSION=11.8.0", "NVIDIA_REQUIRE_CUDA=" + officialRequirements(t)["11.8.0"],
-		"PREFLIGHT_ROOT=" + t.TempDir()}
+		"PREFLIGHT_ROOT=" + empty, "PREFLIGHT_HOST_ROOT=" + empty}
 	r := runCmd(t, "", env, time.Minute, shim(t), "affinity")
 	if r.code != 0 {
 		t.Fatalf("gpu-preflight affinity: exit %d: %s", r.code, r.stderr)

@@ -1,0 +1,270 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// TestRecordSaysWhenTheCommandNeverRan: a command that is not found (127)
+// or cannot be executed (126) never ran, and the record, the ledger and the
+// log say so (outcome with exitCode and notStarted), in exec and in
+// supervise mode, rather than "action: exec" with nothing after it.
+func TestRecordSaysWhenTheCommandNeverRan(t *testing.T) {
+	dir := t.TempDir()
+	noExec := filepath.Join(dir, "not-executable.sh")
+	badFormat := filepath.Join(dir, "bad-format")
+	if err := os.WriteFile(noExec, []byte("#!/bin/sh\nexit 0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// Executable bits, but no ELF header and no "#!": execve gives ENOEXEC
+	// only after the record is written, so it has to be completed.
+	if err := os.WriteFile(badFormat, []byte{0x7f, 'X', 'Y', 'Z', 0, 0, 0, 0}, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, mode := range []string{"false", "true"} {
+		for _, tt := range []struct {
+			name  string
+			argv  []string
+			code  int
+			lines int // ledger lines for the run
+			why   string
+		}{
+			{"NotFoundIs127", []string{"no-such-command-xyz", "--epochs", "3"}, 127, 1, "not found"},
+			{"NotExecutableIs126", []string{noExec}, 126, 1, "not executable"},
+			{"ExecFailsIs126", []string{badFormat}, 126, 2, "exec format error"},
+		} {
+			t.Run("supervise="+mode+"/"+tt.name, func(t *testing.T) {
+				s := startSupervised(t, map[string]string{"PREFLIGHT_SUPERVISE": mode}, tt.argv...)
+				if code := s.wait(t); code != tt.code {
+					t.Fatalf("exit %d, want %d; stderr:\n%s", code, tt.code, s.stderr.String())
+				}
+				rec := s.record(t)
+				wantNotStarted(t, "record", rec, tt.code, 0, tt.why)
+				lines := s.ledgerLines(t)
+				if len(lines) != tt.lines {
+					t.Fatalf("ledger has %d lines, want %d", len(lines), tt.lines)
+				}
+				wantNotStarted(t, "last ledger line", lines[len(lines)-1], tt.code, 0, tt.why)
+				wantNotStarted(t, "last provenance log line", lastProvenanceLine(t, s.stderr.String()), tt.code, 0, tt.why)
+			})
+		}
+	}
+}
+
+// wantNotStarted checks a record's outcome for a command that never ran.
+func wantNotStarted(t *testing.T, what string, rec map[string]any, code, signal int, why string) {
+	t.Helper()
+	out, ok := rec["outcome"].(map[string]any)
+	if !ok {
+		t.Fatalf("%s has outcome %v: it does not say the command never ran", what, rec["outcome"])
+	}
+	if out["exitCode"] != float64(code) || out["signal"] != float64(signal) {
+		t.Errorf("%s: outcome %v, want exitCode %d, signal %d", what, out, code, signal)
+	}
+	if s, _ := out["notStarted"].(string); !strings.Contains(s, why) {
+		t.Errorf("%s: outcome.notStarted = %q, want it to say %q", what, s, why)
+	}
+}
+
+// stalledStderr returns the write end of a pipe that nobody reads, and
+// keeps the read end open so writes block rather than fail.
+func stalledStderr(t *testing.T) *os.File {
+	t.Helper()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close(); w.Close() })
+	return w
+}
+
+// bigRecordEnv makes the record, and so its one provenance log line, larger
+// than a pipe's 64 KiB buffer: 40 allow-listed variables of 4000 bytes.
+func bigRecordEnv() map[string]string {
+	env := map[string]string{}
+	for i := 0; i < 40; i++ {
+		env[fmt.Sprintf("CUDA_TEST_PADDING_%02d", i)] = strings.Repeat("x", 4000)
+	}
+	return env
+}
+
+// startStalled starts the shim as startSupervised does, with env, but with
+// stderr a pipe nobody reads and a record line over 64 KiB.
+func startStalled(t *testing.T, env map[string]string, argv ...string) *supervised {
+	t.Helper()
+	all := bigRecordEnv()
+	for k, v := range env {
+		all[k] = v
+	}
+	s := &supervised{prov: t.TempDir()}
+	s.ledger = filepath.Join(t.TempDir(), "runs.jsonl")
+	s.cmd = exec.Command(shimPath, append([]string{"--"}, argv...)...)
+	s.cmd.Env = []string{"PATH=/usr/bin:/bin", "PREFLIGHT_PROVENANCE_DIR=" + s.prov, "PREFLIGHT_LEDGER=" + s.ledger,
+		"PREFLIGHT_LOG_FORMAT=json", "PREFLIGHT_TIMEOUT=5s", "PREFLIGHT_TERMINATION_LOG="}
+	for k, v := range all {
+		s.cmd.Env = append(s.cmd.Env, k+"="+v)
+	}
+	s.cmd.Stdout = &s.stdout
+	s.cmd.Stderr = stalledStderr(t)
+	if err := s.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if s.cmd.ProcessState == nil {
+			s.cmd.Process.Kill()
+			s.cmd.Wait()
+		}
+	})
+	return s
+}
+
+// waitBounded waits for the shim at most limit and returns its wait status,
+// failing the test (and killing the shim) past it.
+func waitBounded(t *testing.T, s *supervised, limit time.Duration, what string) syscall.WaitStatus {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- s.cmd.Wait() }()
+	select {
+	case err := <-done:
+		var ee *exec.ExitError
+		if err != nil && !errors.As(err, &ee) {
+			t.Fatal(err)
+		}
+		return s.cmd.ProcessState.Sys().(syscall.WaitStatus)
+	case <-time.After(limit):
+		s.cmd.Process.Kill()
+		<-done
+		t.Fatalf("%s: the shim was still running after %v", what, limit)
+		return 0
+	}
+}
+
+// TestSignalWhileTheRecordIsWrittenLeavesATrueRecord: SIGTERM while the
+// record is being written (here held up by a stalled stderr) ends the run
+// with 143 without starting the command, and the record and the ledger say
+// exactly that instead of "exec".
+func TestSignalWhileTheRecordIsWrittenLeavesATrueRecord(t *testing.T) {
+	defaultSignals(t, unix.SIGTERM)
+	for _, mode := range []string{"false", "true"} {
+		t.Run("supervise="+mode, func(t *testing.T) {
+			marker := filepath.Join(t.TempDir(), "ran")
+			s := startStalled(t, map[string]string{"PREFLIGHT_SUPERVISE": mode}, "touch", marker)
+			// The record file is written before the provenance log line,
+			// which is what stalls.
+			for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+				if files, _ := filepath.Glob(filepath.Join(s.prov, "*.json")); len(files) > 0 {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatal("no record written within 10 s")
+				}
+			}
+			s.cmd.Process.Signal(unix.SIGTERM)
+			ws := waitBounded(t, s, 10*time.Second, "SIGTERM while the record is written")
+			if ws.ExitStatus() != 143 {
+				t.Fatalf("wait status %v, want exit 143", ws)
+			}
+			if _, err := os.Stat(marker); err == nil {
+				t.Fatal("the command ran after SIGTERM")
+			}
+			wantNotStarted(t, "record", s.record(t), 143, 15, "SIGTERM")
+			lines := s.ledgerLines(t)
+			if len(lines) != 2 {
+				t.Fatalf("ledger has %d lines, want 2 (the record at start, then what happened)", len(lines))
+			}
+			wantNotStarted(t, "second ledger line", lines[1], 143, 15, "never ran")
+		})
+	}
+}
+
+// TestStalledStderrHoldsUpNeitherTheCommandNorTheSignal: with stderr a pipe
+// nobody reads and a provenance line over 64 KiB, the command still starts
+// (gpu-preflight waits at most stall.Allowance for stderr, then drops log
+// lines), and a SIGTERM still ends the run at once.
+func TestStalledStderrHoldsUpNeitherTheCommandNorTheSignal(t *testing.T) {
+	defaultSignals(t, unix.SIGTERM)
+	for _, mode := range []string{"false", "true"} {
+		t.Run("supervise="+mode+"/starts", func(t *testing.T) {
+			marker := filepath.Join(t.TempDir(), "ran")
+			s := startStalled(t, map[string]string{"PREFLIGHT_SUPERVISE": mode}, "touch", marker)
+			started := time.Now()
+			if ws := waitBounded(t, s, 15*time.Second, "stalled stderr"); ws.ExitStatus() != 0 {
+				t.Fatalf("wait status %v, want 0", ws)
+			}
+			if _, err := os.Stat(marker); err != nil {
+				t.Fatal("the command did not run")
+			}
+			t.Logf("stalled stderr: the run took %v", time.Since(started).Round(time.Millisecond))
+			if len(s.ledgerLines(t)) == 0 {
+				t.Error("the ledger has no line: only stderr may be dropped")
+			}
+		})
+		t.Run("supervise="+mode+"/SIGTERM", func(t *testing.T) {
+			s := startStalled(t, map[string]string{"PREFLIGHT_SUPERVISE": mode}, "sleep", "30")
+			time.Sleep(300 * time.Millisecond) // in the stalled write, or past it
+			sent := time.Now()
+			s.cmd.Process.Signal(unix.SIGTERM)
+			ws := waitBounded(t, s, 10*time.Second, "SIGTERM with a stalled stderr")
+			if !(ws.ExitStatus() == 143 || ws.Signaled() && ws.Signal() == unix.SIGTERM) {
+				t.Fatalf("wait status %v, want 143 or killed by SIGTERM", ws)
+			}
+			if took := time.Since(sent); took > 3*time.Second {
+				t.Errorf("SIGTERM took %v to end the run", took.Round(time.Millisecond))
+			}
+		})
+	}
+}
+
+// TestStalledStderrSaysWhatItDropped: once the reader comes back, the next
+// line is preceded by a warning that counts the lines dropped meanwhile.
+func TestStalledStderrSaysWhatItDropped(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	s := &supervised{prov: t.TempDir()}
+	s.cmd = exec.Command(shimPath, "--", "sleep", "2.5")
+	s.cmd.Env = []string{"PATH=/usr/bin:/bin", "PREFLIGHT_PROVENANCE_DIR=" + s.prov, "PREFLIGHT_LOG_FORMAT=json",
+		"PREFLIGHT_SUPERVISE=true", "PREFLIGHT_TERMINATION_LOG="}
+	for k, v := range bigRecordEnv() {
+		s.cmd.Env = append(s.cmd.Env, k+"="+v)
+	}
+	s.cmd.Stderr = w
+	if err := s.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	// Read nothing until the shim has given up waiting, then everything.
+	time.Sleep(1500 * time.Millisecond)
+	out := make(chan string)
+	go func() {
+		var b strings.Builder
+		buf := make([]byte, 1<<16)
+		for {
+			n, err := r.Read(buf)
+			b.Write(buf[:n])
+			if err != nil {
+				out <- b.String()
+				return
+			}
+		}
+	}()
+	waitBounded(t, s, 15*time.Second, "stalled, then drained stderr")
+	logs := <-out
+	line := logLine(t, logs, map[string]string{"level": "warn",
+		"message": "stderr was not being read: gpu-preflight dropped log lines rather than wait"})
+	if n, _ := line["droppedLines"].(float64); n < 1 {
+		t.Errorf("droppedLines = %v, want at least 1", line["droppedLines"])
+	}
+	logLine(t, logs, map[string]string{"message": "command finished"})
+}

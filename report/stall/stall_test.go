@@ -1,0 +1,115 @@
+package stall
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"testing"
+	"time"
+)
+
+// A reader that stops reading costs the writer its allowance once, then
+// nothing: later writes return at once and are counted as dropped.
+func TestStalledReaderCostsTheAllowanceOnce(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	s := New(w)
+	s.allowance = 200 * time.Millisecond
+	line := bytes.Repeat([]byte("x"), 128<<10) // twice the pipe's buffer
+	start := time.Now()
+	if n, err := s.Write(line); n != len(line) || err != nil {
+		t.Fatalf("Write = %d, %v", n, err)
+	}
+	if took := time.Since(start); took < 150*time.Millisecond || took > time.Second {
+		t.Errorf("the stalled write returned after %v, want about the 200 ms allowance", took)
+	}
+	start = time.Now()
+	for i := 0; i < 100; i++ {
+		s.Write([]byte("later line\n"))
+	}
+	if took := time.Since(start); took > 50*time.Millisecond {
+		t.Errorf("100 writes after the stall took %v, want no waiting", took)
+	}
+	if n, b := s.Dropped(); n != 100 || b != 100*len("later line\n") {
+		t.Errorf("Dropped = %d writes, %d bytes; want 100, %d", n, b, 100*len("later line\n"))
+	}
+}
+
+// When the reader comes back, the next write is preceded by the notice of
+// what was dropped, and the write that was in flight arrives whole.
+func TestNoticeAfterTheReaderComesBack(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	s := New(w)
+	s.allowance = 100 * time.Millisecond
+	s.Notice = func(n, b int) []byte { return []byte(fmt.Sprintf("dropped %d writes, %d bytes\n", n, b)) }
+	big := append(bytes.Repeat([]byte("x"), 100<<10), '\n')
+	s.Write(big)
+	s.Write([]byte("lost\n"))
+	got := make(chan string)
+	go func() { b, _ := io.ReadAll(r); got <- string(b) }()
+	time.Sleep(100 * time.Millisecond) // the reader drains the pipe
+	s.Write([]byte("after\n"))
+	s.Flush()
+	w.Close()
+	out := <-got
+	want := string(big) + "dropped 1 writes, 5 bytes\nafter\n"
+	if out != want {
+		t.Errorf("the reader got %d bytes ending %q, want %d bytes ending %q", len(out), tail(out), len(want), tail(want))
+	}
+}
+
+func tail(s string) string { return s[max(0, len(s)-40):] }
+
+// A reader that keeps up sees every write, in order, and the writer never
+// spends its allowance.
+func TestReaderThatKeepsUpGetsEverything(t *testing.T) {
+	var buf bytes.Buffer
+	s := New(&buf)
+	var want strings.Builder
+	for i := 0; i < 1000; i++ {
+		line := fmt.Sprintf("line %d\n", i)
+		want.WriteString(line)
+		s.Write([]byte(line))
+	}
+	s.Flush()
+	if buf.String() != want.String() {
+		t.Error("lines lost or reordered")
+	}
+	if s.allowance < Allowance*9/10 {
+		t.Errorf("only %v of the %v allowance left after writes to a reader that keeps up", s.allowance, Allowance)
+	}
+}
+
+// The caller may reuse its buffer as soon as Write returns (zerolog does).
+func TestWriteCopies(t *testing.T) {
+	var buf bytes.Buffer
+	s := New(&buf)
+	p := []byte("first\n")
+	s.Write(p)
+	copy(p, "XXXXX\n")
+	s.Flush()
+	if buf.String() != "first\n" {
+		t.Errorf("got %q", buf.String())
+	}
+}
+
+// Fd passes the underlying file's descriptor through, so a terminal is
+// still recognised behind the Writer.
+func TestFdPassesThrough(t *testing.T) {
+	if got := New(os.Stderr).Fd(); got != os.Stderr.Fd() {
+		t.Errorf("Fd = %d, want %d", got, os.Stderr.Fd())
+	}
+	if got := New(&bytes.Buffer{}).Fd(); got != ^uintptr(0) {
+		t.Errorf("Fd of a buffer = %d, want ^uintptr(0)", got)
+	}
+}
