@@ -135,10 +135,14 @@ func writeAdvice(w io.Writer, a advise.Advice) {
 				mark = " [unverified row]"
 			}
 			fmt.Fprintf(w, "    %-40s %s%s\n", v.Build.Name(), v.Build.Install, mark)
-			if v.Route == advise.Fails || v.Route == advise.Forward {
-				if reason := v.Why(); reason != "" {
-					fmt.Fprintf(w, "      why: %s\n", reason)
+			// The minor-version limits were given once above; a native
+			// build's only notes are the GPU's (PTX JIT at first launch).
+			if reason := v.Why(); reason != "" && v.Route != advise.MinorVersion {
+				label := "why"
+				if v.Route == advise.Native {
+					label = "note"
 				}
+				fmt.Fprintf(w, "      %s: %s\n", label, reason)
 			}
 		}
 	}

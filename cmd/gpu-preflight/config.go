@@ -17,6 +17,7 @@ import (
 	"github.com/kelseyhightower/envconfig"
 
 	"github.com/gpu-preflight/gpu-preflight/preflight/check"
+	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 	"github.com/gpu-preflight/gpu-preflight/preflight/imageconfig"
 	"github.com/gpu-preflight/gpu-preflight/preflight/policy"
 	"github.com/gpu-preflight/gpu-preflight/preflight/require"
@@ -56,6 +57,8 @@ type Config struct {
 	ExitCode          int           `split_words:"true" default:"78" desc:"exit code on a mismatch abort: this driver cannot run this image"`
 	NodeFaultExitCode int           `split_words:"true" default:"75" desc:"exit code on a node-fault abort: retry on another node"`
 	Supervise         string        `split_words:"true" default:"auto" desc:"true, false, or auto: supervise when PID 1" flag:"bool"`
+	CUDACheck         string        `split_words:"true" default:"off" desc:"CUDA smoke test: off, init or kernel"`
+	CUDATimeout       time.Duration `split_words:"true" default:"15s" desc:"deadline for the CUDA smoke test"`
 
 	// Derived.
 	policy         policy.Policy
@@ -221,6 +224,14 @@ func loadConfig(overrides map[string]string) (Config, error) {
 			return c, usagef("%s is not valid: want 1..255", src(key, strconv.Itoa(code)))
 		}
 	}
+	var mode string
+	if mode, ok = matchFold(c.CUDACheck, cudaModes); !ok {
+		return c, usagef("%s is not valid: %s", src("PREFLIGHT_CUDA_CHECK", c.CUDACheck), oneOf(c.CUDACheck, cudaModes...))
+	}
+	c.CUDACheck = mode
+	if c.CUDATimeout <= 0 {
+		return c, usagef("%s is not valid: want a positive duration such as 15s", src("PREFLIGHT_CUDA_TIMEOUT", c.CUDATimeout.String()))
+	}
 	for _, r := range []struct{ key, dir string }{{"PREFLIGHT_ROOT", c.Root}, {"PREFLIGHT_HOST_ROOT", c.HostRoot}} {
 		if r.dir == "" {
 			return c, usagef("%s is empty: want a directory such as /", src(r.key, ""))
@@ -259,6 +270,7 @@ func (c Config) printWarnings(w io.Writer) {
 var (
 	logFormats = []string{"json", "console", "auto"}
 	logLevels  = []string{"trace", "debug", "info", "warn", "error", "fatal", "panic", "disabled"}
+	cudaModes  = []string{facts.CUDAModeOff, facts.CUDAModeInit, facts.CUDAModeKernel}
 )
 
 // provenanceOff is the PREFLIGHT_PROVENANCE_DIR that writes no file.

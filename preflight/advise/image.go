@@ -65,6 +65,7 @@ func ForImage(img nodeclass.Image) ImageAdvice {
 		}
 	}
 	ps := nodeclass.Points(img)
+	judge := nodeclass.NewClassifier(img)
 	branches := compat.Branches()
 	for i, b := range branches {
 		next := int64(b + 10)
@@ -79,7 +80,7 @@ func ForImage(img nodeclass.Image) ImageAdvice {
 				continue
 			}
 			fs := nodeclass.Judge(img, p, "", "")
-			ok, failing := nodeclass.Admits(img, p, "")
+			ok, failing := judge.Admits(p, "")
 			if !ok {
 				if firstWhy == "" {
 					firstWhy = messages(fs, check.Error)

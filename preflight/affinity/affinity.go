@@ -98,6 +98,7 @@ func For(in Input) (Affinity, error) {
 	}
 	img := nodeclass.Image{Container: in.Container, Options: in.Options}
 	ps := nodeclass.Points(img)
+	judge := nodeclass.NewClassifier(img)
 	ccs := compat.ComputeCapabilities()
 	// admitted[cc] lists the spans of driver classes no check fails on.
 	admitted := map[string][]span{}
@@ -107,7 +108,7 @@ func For(in Input) (Affinity, error) {
 	for _, cc := range ccs {
 		var spans []span
 		for i, p := range ps {
-			ok, failing := nodeclass.Admits(img, p, cc)
+			ok, failing := judge.Admits(p, cc)
 			if !ok {
 				continue
 			}

@@ -103,9 +103,68 @@ func Failed(fs []check.Finding) bool {
 // forward compatibility only on a known data-center brand), and lists the
 // brands on which it fails.
 func Admits(img Image, d Version, cc string) (ok bool, failing []string) {
-	ok = !Failed(Judge(img, d, cc, ""))
+	return NewClassifier(img).Admits(d, cc)
+}
+
+// A Classifier answers Admits for one image many times. The requirement check
+// is the costly one (a real NVIDIA_REQUIRE_CUDA has 61 terms), and its
+// outcome depends on the GPU's compute capability and brand only where a
+// factor names them (arch=, brand=): the Classifier keeps its outcome per the
+// facts it reads.
+type Classifier struct {
+	img                   Image
+	readsArch, readsBrand bool
+	requirement           map[[3]string]bool // driver, cc, brand -> failed
+}
+
+// NewClassifier prepares a Classifier for img.
+func NewClassifier(img Image) *Classifier {
+	j := &Classifier{img: img, requirement: map[[3]string]bool{}}
+	for _, r := range check.Requirements(check.Input{Facts: facts.Facts{Container: img.Container}, Options: img.Options}) {
+		for _, t := range require.Evaluate(r, require.Host{}, nil).Terms {
+			for _, f := range t.Factors {
+				j.readsArch = j.readsArch || f.Name == "arch"
+				j.readsBrand = j.readsBrand || f.Name == "brand"
+			}
+		}
+	}
+	return j
+}
+
+// failed runs Checks on one node and reports whether one fails.
+func (j *Classifier) failed(d Version, cc, brand string) bool {
+	in := Input(j.img, d, cc, brand)
+	key := [3]string{d.String(), "", ""}
+	if j.readsArch {
+		key[1] = cc
+	}
+	if j.readsBrand {
+		key[2] = brand
+	}
+	for _, c := range Checks {
+		if c.ID == check.CUDARequirement.ID {
+			f, seen := j.requirement[key]
+			if !seen {
+				f = c.Run(in).Status == check.Error
+				j.requirement[key] = f
+			}
+			if f {
+				return true
+			}
+			continue
+		}
+		if c.Run(in).Status == check.Error {
+			return true
+		}
+	}
+	return false
+}
+
+// Admits is the package's Admits for the Classifier's image.
+func (j *Classifier) Admits(d Version, cc string) (ok bool, failing []string) {
+	ok = !j.failed(d, cc, "")
 	for _, b := range Brands {
-		if Failed(Judge(img, d, cc, b)) {
+		if j.failed(d, cc, b) {
 			failing = append(failing, b)
 		}
 	}
