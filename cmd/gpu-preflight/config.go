@@ -14,6 +14,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/gpu-preflight/gpu-preflight/preflight/check"
+	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 	"github.com/gpu-preflight/gpu-preflight/preflight/imageconfig"
 	"github.com/gpu-preflight/gpu-preflight/preflight/policy"
 	"github.com/gpu-preflight/gpu-preflight/preflight/require"
@@ -42,6 +43,8 @@ type Config struct {
 	ExitCode          int           `env:"EXIT_CODE" default:"78" desc:"exit code on abort: the image does not fit this host"`
 	NodeFaultExitCode int           `env:"NODE_FAULT_EXIT_CODE" default:"75" desc:"exit code on abort for a node fault: retry elsewhere"`
 	Supervise         string        `env:"SUPERVISE" default:"auto" desc:"true, false, or auto: supervise when PID 1" flag:"bool"`
+	CUDACheck         string        `env:"CUDA_CHECK" default:"off" desc:"CUDA smoke test: off, init or kernel"`
+	CUDATimeout       time.Duration `env:"CUDA_TIMEOUT" default:"15s" desc:"deadline for the CUDA smoke test"`
 
 	// Derived.
 	policy         policy.Policy
@@ -154,6 +157,14 @@ func loadConfig(overrides map[string]string) (Config, error) {
 	}
 	if c.NodeFaultExitCode < 1 || c.NodeFaultExitCode > 255 {
 		return c, usagef("PREFLIGHT_NODE_FAULT_EXIT_CODE=%d is not valid: want 1..255", c.NodeFaultExitCode)
+	}
+	switch c.CUDACheck {
+	case facts.CUDAModeOff, facts.CUDAModeInit, facts.CUDAModeKernel:
+	default:
+		return c, usagef("PREFLIGHT_CUDA_CHECK=%s is not valid: accepted values are off, init, kernel", quoteValue(c.CUDACheck))
+	}
+	if c.CUDATimeout <= 0 {
+		return c, usagef("PREFLIGHT_CUDA_TIMEOUT=%s is not valid: want a positive duration such as 15s", c.CUDATimeout)
 	}
 	for _, r := range []struct{ name, dir string }{{"ROOT", c.Root}, {"HOST_ROOT", c.HostRoot}} {
 		if r.dir == "" {

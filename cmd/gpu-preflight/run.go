@@ -323,6 +323,8 @@ func (c Config) gatherOptions(environ []string) gather.Options {
 		NVMLLibrary: c.NVMLLibrary,
 		ForceProbe:  c.nvmlLibrarySet,
 		NVMLTimeout: c.NVMLTimeout,
+		CUDAMode:    c.CUDACheck,
+		CUDATimeout: c.CUDATimeout,
 		Manifest:    c.Manifest,
 	}
 }
