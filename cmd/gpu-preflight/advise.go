@@ -28,7 +28,7 @@ func cmdAdvise(args, environ []string, stdout, stderr io.Writer) int {
 	gpu := fs.String("gpu", "", "compute capability of the GPU, e.g. 8.0")
 	brand := fs.String("brand", "", "NVML brand of the GPU: tesla, nvidia, geforcertx, ...")
 	asJSON := fs.Bool("json", false, "print the advice as JSON")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args, stdout); err != nil {
 		return usageExit(stderr, err)
 	}
 	if fs.NArg() > 0 {

@@ -22,7 +22,7 @@ func cmdAffinity(args, environ []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("affinity", stderr, overrides)
 	deprecated := fs.Bool("deprecated-labels", false, "match on GFD's older cuda.driver.* labels (GFD before v0.15.0)")
 	slurm := fs.Bool("slurm", false, "say what Slurm offers instead")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args, stdout); err != nil {
 		return usageExit(stderr, err)
 	}
 	if fs.NArg() > 0 {
