@@ -191,8 +191,8 @@ func TestDriversTheRequirementAccepts(t *testing.T) {
 		{"NewerDriverSatisfiesCUDA", "535.129.03"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			r := runShim(t, map[string]string{"PREFLIGHT_ROOT": driverRoot(t, tt.driver), "NVIDIA_REQUIRE_CUDA": require118},
-				"--", "echo", "ran")
+			r := runShim(t, map[string]string{"PREFLIGHT_ROOT": driverRoot(t, tt.driver), "NVIDIA_REQUIRE_CUDA": require118,
+				"PREFLIGHT_LOG_LEVEL": "debug"}, "--", "echo", "ran")
 			if r.code != 0 || r.stdout != "ran\n" {
 				t.Fatalf("exit %d, stdout %q; stderr:\n%s", r.code, r.stdout, r.stderr)
 			}

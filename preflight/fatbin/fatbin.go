@@ -176,6 +176,8 @@ type Entry struct {
 	// Container is the index of the fatbin (container) the entry is in,
 	// counted from 0 in file order.
 	Container int
+	// ContainerOffset is where that container's header starts in Section.
+	ContainerOffset int64
 	// NoCode is set on an entry that holds no function: the cubin stub
 	// nvcc's device-link step adds for every real target of a library built
 	// without -rdc, or the cubin and PTX of a translation unit without
@@ -272,10 +274,11 @@ type scanner struct {
 	entriesLeft int // entries not kept past maxEntries
 
 	// Per section.
-	name   string
-	rs     io.ReadSeeker
-	size   int64 // readable size: the header's, or less if the file ends early
-	resync int64 // bytes read so far looking for a magic
+	name      string
+	container int64 // the offset of the container being read
+	rs        io.ReadSeeker
+	size      int64 // readable size: the header's, or less if the file ends early
+	resync    int64 // bytes read so far looking for a magic
 
 	// ahead holds the bytes at aheadOff read by prefetch, so that an entry
 	// header and the cubin ELF header after it cost one read, not two.
@@ -497,6 +500,7 @@ func (s *scanner) section(sec *elf.Section) error {
 		} else {
 			s.warnf("container at %s offset %d claims %d bytes, past the section end at %d", s.name, off, fatSize, s.size)
 		}
+		s.container = off
 		err := s.entries(body, end)
 		s.endContainer()
 		if err != nil {
@@ -623,6 +627,7 @@ func (s *scanner) entries(body, end int64) error {
 			Section:          s.name,
 			Offset:           pos,
 			Container:        s.res.Containers - 1,
+			ContainerOffset:  s.container,
 			Kind:             Kind(binary.LittleEndian.Uint16(hdr[offKind:])),
 			HeaderSize:       binary.LittleEndian.Uint32(hdr[offHeaderSize:]),
 			PayloadSize:      binary.LittleEndian.Uint64(hdr[offPayloadSize:]),

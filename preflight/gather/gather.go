@@ -12,6 +12,7 @@ import (
 
 	"github.com/gpu-preflight/gpu-preflight/preflight/compat"
 	"github.com/gpu-preflight/gpu-preflight/preflight/container"
+	"github.com/gpu-preflight/gpu-preflight/preflight/cuda"
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 	"github.com/gpu-preflight/gpu-preflight/preflight/fsroot"
 	"github.com/gpu-preflight/gpu-preflight/preflight/host"
@@ -39,6 +40,11 @@ type Options struct {
 	NVMLLibrary string
 	ForceProbe  bool
 	NVMLTimeout time.Duration
+	// CUDAMode is PREFLIGHT_CUDA_CHECK: facts.CUDAModeOff (or "") starts
+	// nothing; init and kernel run the CUDA smoke test, bounded by
+	// CUDATimeout.
+	CUDAMode    string
+	CUDATimeout time.Duration
 	// Manifest is the baked image manifest's path inside Root.
 	Manifest string
 	// ProbeStderr receives what the probe wrote on stderr.
@@ -95,8 +101,56 @@ func Gather(ctx context.Context, o Options) (facts.Facts, []string) {
 	c.Stack, c.Frameworks, c.ScanSource = scan.Stack, scan.Frameworks, source
 	c.CUDALibraries = scan.CUDALibraries
 
+	h.CUDA = facts.CUDACheck{Mode: facts.CUDAModeOff, Outcome: facts.CUDANotRun}
+	if o.CUDAMode != "" && o.CUDAMode != facts.CUDAModeOff {
+		h.CUDA = smokeTest(ctx, o, c.Frameworks)
+	}
+
 	f.Host, f.Container = h, c
 	return f, warnings
+}
+
+// smokeTest runs the CUDA smoke test, in kernel mode with the fatbin of
+// the framework library cuda.FatbinLibrary picks, within what is left of
+// ctx's deadline.
+func smokeTest(ctx context.Context, o Options, frameworks []facts.Framework) facts.CUDACheck {
+	opts := cuda.Options{Mode: o.CUDAMode, Probe: nvml.Options{Timeout: o.CUDATimeout}}
+	if o.Environ != nil {
+		opts.Probe.Env = o.Environ
+	}
+	if deadline, ok := ctx.Deadline(); ok {
+		left := time.Until(deadline) - scanMargin
+		if opts.Probe.Timeout <= 0 || left < opts.Probe.Timeout {
+			opts.Probe.Timeout = max(left, time.Millisecond)
+		}
+	}
+	var fb *facts.CUDAFatbin
+	if o.CUDAMode == facts.CUDAModeKernel {
+		if name, lib, ok := cuda.FatbinLibrary(frameworks); ok {
+			fb = &facts.CUDAFatbin{Library: lib, Framework: name}
+			host, err := o.Root.Resolve(lib)
+			if err != nil {
+				fb.Error = err.Error()
+			} else {
+				opts.FatbinLibrary = host
+			}
+		}
+	}
+	res := cuda.Probe(ctx, opts)
+	if res.Stderr != "" && o.ProbeStderr != nil {
+		o.ProbeStderr(res.Stderr)
+	}
+	c := res.CUDA
+	if fb != nil {
+		// The record names the library inside the root, as the image
+		// facts do; the probe saw it at its path on this machine.
+		if c.Fatbin != nil {
+			c.Fatbin.Library, c.Fatbin.Framework = fb.Library, fb.Framework
+		} else if fb.Error != "" {
+			c.Fatbin = fb
+		}
+	}
+	return c
 }
 
 // scanMargin is what the image scan leaves of the preflight's deadline for
