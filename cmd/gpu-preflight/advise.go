@@ -176,7 +176,7 @@ func adviseImage(overrides map[string]string, environ []string, asJSON bool, std
 		return usageExit(stderr, err)
 	}
 	c := in.Facts.Container
-	a := advise.ForImage(nodeclass.Image{Container: c, Options: in.Options})
+	a := advise.ForImage(nodeclass.Image{Container: c, Options: in.Options, Policy: cfg.policy, Ignore: cfg.ignore})
 	if asJSON {
 		return writeJSON(a, stdout, stderr)
 	}
