@@ -13,7 +13,7 @@ import (
 // FrameworkCUDA checks that every installed framework's CUDA build can run
 // on the host driver, and that it agrees with the image's CUDA toolkit.
 //
-// Rules (SPEC section 4; research/nvidia-requirements.md section 2):
+// Rules (README, "Checks"; docs/sources.md, "Driver and toolkit tables"):
 //   - framework CUDA <= driver CUDA: runs;
 //   - higher major: never runs (minor-version compatibility stays within
 //     one major): error;

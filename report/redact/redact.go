@@ -54,7 +54,7 @@ var allowedPrefixes = []string{
 // runtime read TF_CPP_MIN_LOG_LEVEL, TF_FORCE_GPU_ALLOW_GROWTH,
 // TF_GPU_ALLOCATOR, TF_GPU_THREAD_MODE, TF_XLA_FLAGS, TF_ENABLE_ONEDNN_OPTS,
 // TF_CUDNN_DETERMINISTIC, TF_DETERMINISTIC_OPS, TF_NUM_INTEROP_THREADS and
-// TF_NUM_INTRAOP_THREADS (docs/sources.md, "Recorded environment").
+// TF_NUM_INTRAOP_THREADS (docs/sources.md, "The recorded environment").
 var TensorFlowPrefixes = []string{"TF_CPP_", "TF_FORCE_GPU_", "TF_GPU_", "TF_XLA_", "TF_ENABLE_", "TF_CUDNN_",
 	"TF_DETERMINISTIC_", "TF_NUM_INTEROP_", "TF_NUM_INTRAOP_"}
 
