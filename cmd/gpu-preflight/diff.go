@@ -14,6 +14,7 @@ import (
 
 	"github.com/gpu-preflight/gpu-preflight/report"
 	"github.com/gpu-preflight/gpu-preflight/report/diff"
+	"github.com/gpu-preflight/gpu-preflight/report/termsafe"
 )
 
 // Exit codes of `gpu-preflight diff`, like diff(1): 0 when nothing that
@@ -73,7 +74,10 @@ func cmdDiff(args, _ []string, stdout, stderr io.Writer) int {
 	if *asJSON {
 		err = json.NewEncoder(stdout).Encode(diffJSON{Old: old.ref(), New: new.ref(), Matters: matters, Changes: changes})
 	} else {
-		_, err = fmt.Fprintf(stdout, "old: %s\nnew: %s\n", old.describe(), new.describe())
+		// The values come from records, so from images and environments:
+		// escaped for the terminal (termsafe), as JSON escapes them.
+		termsafe.All(&changes)
+		_, err = fmt.Fprintf(stdout, "old: %s\nnew: %s\n", termsafe.String(old.describe()), termsafe.String(new.describe()))
 		if err == nil {
 			err = diff.Render(stdout, changes)
 		}

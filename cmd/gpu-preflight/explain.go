@@ -9,6 +9,7 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/preflight/check"
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 	"github.com/gpu-preflight/gpu-preflight/preflight/require"
+	"github.com/gpu-preflight/gpu-preflight/report/termsafe"
 )
 
 // cmdExplain evaluates requirement strings (default: the image's
@@ -44,8 +45,8 @@ func cmdExplain(args, environ []string, stdout, stderr io.Writer) int {
 		reqs = check.Requirements(in)
 	}
 	h := check.RequireHost(in)
-	fmt.Fprintf(stdout, "host: driver %s, CUDA %s (%s), %d visible GPU(s)\n",
-		orDash(h.Driver), orDash(h.CUDA), orDash(f.Host.Driver.Source), len(visible))
+	fmt.Fprintln(stdout, termsafe.String(fmt.Sprintf("host: driver %s, CUDA %s (%s), %d visible GPU(s)",
+		orDash(h.Driver), orDash(h.CUDA), orDash(f.Host.Driver.Source), len(visible))))
 	if len(reqs) == 0 {
 		fmt.Fprintln(stdout, "the image declares no NVIDIA_REQUIRE_* and no CUDA_VERSION: nothing to explain")
 		return exitOK
@@ -53,6 +54,10 @@ func cmdExplain(args, environ []string, stdout, stderr io.Writer) int {
 	code := exitOK
 	for _, r := range require.EvaluateAll(reqs, h, check.RequireDevices(in)) {
 		fmt.Fprintln(stdout)
+		// The requirement's text is escaped for the terminal (termsafe)
+		// before it is laid out, so a control character, an escape
+		// sequence or a newline in it cannot act or forge a line.
+		termsafe.All(&r)
 		fmt.Fprintln(stdout, strings.TrimRight(r.Explain(), "\n"))
 		if r.Err != nil || !r.Satisfied {
 			code = 1
