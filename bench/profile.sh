@@ -36,4 +36,4 @@ profile() { # name, command...
 
 profile go-exec-only "$tmp/go-exec-only" /bin/true
 profile gpu-preflight "$tmp/gpu-preflight" --termination-log="$tmp/termination-log" --provenance-dir=off \
-	--root="$tmp/empty" -- /bin/true
+	--root="$tmp/empty" --host-root="$tmp/empty" -- /bin/true

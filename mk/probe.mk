@@ -4,7 +4,8 @@
 # bin/gpu-preflight, which then runs it from a memfd. docs/BUILDING.md.
 #
 #   make probe          bin/gpu-preflight-nvml, for this machine's architecture
-#   make device-check   on a machine with a GPU: the shim's record and the probe's raw JSON
+#   make device-check   on a machine with a GPU: the probe's raw JSON (NVML, CUDA init
+#                       and kernel) and the shim's record, saved under testdata/real/
 #
 # Each architecture's probe is bin/linux-ARCH/gpu-preflight-nvml and is
 # embedded from preflight/nvml/gpu-preflight-nvml-ARCH.bin (git-ignored);
@@ -12,7 +13,7 @@
 
 HOST_ARCH   := $(shell $(GO) env GOARCH)
 PROBE_BIN   := bin/gpu-preflight-nvml
-PROBE_SRCS  := $(shell find cmd/gpu-preflight-nvml preflight/nvml preflight/facts -name '*.go' -not -name '*_test.go' 2>/dev/null)
+PROBE_SRCS  := $(shell find cmd/gpu-preflight-nvml preflight/nvml preflight/facts preflight/cuda preflight/fatbin \( -name '*.go' -o -name '*.[ch]' \) -not -name '*_test.go' 2>/dev/null)
 PROBE_EMBED := preflight/nvml/gpu-preflight-nvml-$(HOST_ARCH).bin
 
 # The probe file too, beside the shim: suites run it directly, and it is
@@ -33,5 +34,8 @@ $(PROBE_BIN): bin/linux-$(HOST_ARCH)/gpu-preflight-nvml
 preflight/nvml/gpu-preflight-nvml-%.bin: bin/linux-%/gpu-preflight-nvml
 	cp $< $@
 
+# The outputs go to DEVICE_CHECK_OUT, a fixture TestRealFixtures parses.
+DEVICE_CHECK_OUT ?= testdata/real/$(shell hostname -s 2>/dev/null || echo host)-$(shell date -u +%Y%m%d)
+
 device-check: build $(PROBE_BIN)
-	bash scripts/device-check.sh
+	bash scripts/device-check.sh $(DEVICE_CHECK_OUT)

@@ -93,6 +93,7 @@ type Host struct {
 	NVML        NVML     `json:"nvml"`
 	ShmBytes    uint64   `json:"shmBytes"`
 	Cgroup      Cgroup   `json:"cgroup"`
+	CUDA        CUDA     `json:"cuda"`
 }
 
 // Driver is the NVIDIA kernel driver.
@@ -341,6 +342,7 @@ func New(in Inputs) Record {
 			},
 			ShmBytes: h.ShmBytes,
 			Cgroup:   Cgroup{Version: h.Cgroup.Version, MemoryLimitBytes: h.Cgroup.MemoryBytes, CPULimit: h.Cgroup.CPUs},
+			CUDA:     newCUDA(h.CUDA),
 		},
 		Image: Image{
 			CUDAVersion:     c.CUDA.Version,

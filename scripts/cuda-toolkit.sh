@@ -39,30 +39,11 @@ if [[ -f $dir/.ready ]]; then
 	exit 0
 fi
 
-src=/etc/apt/sources.list.d/debian.sources
-if [[ ! -r $src ]]; then
-	echo "cuda-toolkit: $src is missing; this script derives its non-free source from the host's Debian source" >&2
-	exit 1
-fi
-host_suite=$(sed -n 's/^Suites: *\([a-z]*\).*/\1/p' "$src" | head -n1)
-if [[ -z $host_suite ]]; then
-	echo "cuda-toolkit: no Suites line in $src" >&2
-	exit 1
-fi
-
-rm -rf "$dir/apt" "$dir/debs" "$root"
-mkdir -p "$dir/apt/sources" "$dir/apt/lists/partial" "$dir/apt/cache/archives/partial" "$dir/debs" "$root"
-# The host's source with non-free added and its suite names (bookworm,
-# bookworm-updates, bookworm-security) switched to the one asked for.
-sed -E -e 's/^Components:.*$/Components: main contrib non-free non-free-firmware/' \
-	-e "/^Suites:/s/\\b$host_suite\\b/$suite/g" "$src" >"$dir/apt/sources/debian.sources"
-apt_opts=(
-	-o "Dir::Etc::SourceParts=$dir/apt/sources"
-	-o Dir::Etc::SourceList=/dev/null
-	-o "Dir::State::Lists=$dir/apt/lists"
-	-o "Dir::Cache=$dir/apt/cache"
-	-o Debug::NoLocking=1
-)
+rm -rf "$dir/debs" "$root"
+mkdir -p "$dir/debs" "$root"
+# shellcheck source=scripts/apt-nonfree.sh
+source "$(dirname "$0")/apt-nonfree.sh"
+apt_nonfree "$dir" "$suite"
 echo "cuda-toolkit: apt-get update ($suite non-free lists under $dir/apt)" >&2
 apt-get "${apt_opts[@]}" -qq update >&2
 echo "cuda-toolkit: downloading ${packages[*]} (about 1 GB)" >&2

@@ -4,12 +4,17 @@
 # benchmark's NGC-style entrypoint runs), and unpacks them under DIR
 # (default .cache/nvidia). On a machine without an NVIDIA kernel driver it loads and
 # nvmlInit answers "Driver Not Loaded" (SPEC section 9), which is what the
-# end-to-end tests check the probe and the shim against.
+# end-to-end tests check the probe and the shim against. With the set
+# "cuda" it fetches the CUDA driver library libcuda1 and the PTX JIT
+# compiler it loads (libnvidia-ptxjitcompiler1) into the same root, added
+# to an NVML cache that is already there; cuInit then answers
+# CUDA_ERROR_NO_DEVICE.
 #
-# Usage: scripts/nvidia-libs.sh [DIR [ARCH]]
+# Usage: scripts/nvidia-libs.sh [DIR [ARCH [nvml|cuda]]]
 # ARCH is a Debian architecture (default: this machine's); for another one
 # (arm64 on amd64) only libnvidia-ml1 is fetched, for the tests under qemu.
-# Prints the path of libnvidia-ml.so.1 on success.
+# Prints the path of libnvidia-ml.so.1 on success, or with "cuda" the
+# directory holding libcuda.so.1.
 #
 # Nothing is installed on this machine: the host's own Debian source
 # (/etc/apt/sources.list.d/debian.sources) is copied under DIR with its
@@ -19,55 +24,75 @@ set -euo pipefail
 
 dir=$(realpath -m "${1:-$(dirname "$0")/../.cache/nvidia}")
 arch=${2:-$(dpkg --print-architecture)}
+set=${3:-nvml}
 packages=(libnvidia-ml1:"$arch" nvidia-smi:"$arch")
 ready=$dir/.ready-smi
 if [[ $arch != "$(dpkg --print-architecture)" ]]; then
 	packages=(libnvidia-ml1:"$arch")
 	ready=$dir/.ready
 fi
+case $set in
+nvml) ;;
+cuda)
+	# Added to whatever NVML set is there: other checkouts may be reading it.
+	packages=(libcuda1:"$arch" libnvidia-ptxjitcompiler1:"$arch")
+	[[ -f $ready ]] && keep=1
+	ready=$dir/.ready-cuda-$arch
+	;;
+*)
+	echo "nvidia-libs: unknown library set '$set': want nvml or cuda" >&2
+	exit 2
+	;;
+esac
 mkdir -p "$dir"
 exec 9>"$dir/.lock"
 flock 9
 
 find_lib() {
-	find "$dir/root" -name 'libnvidia-ml.so.1' \( -type f -o -type l \) -print -quit
+	find "$dir/root" -name "$1" \( -type f -o -type l \) -print -quit
+}
+
+# answer prints what was asked for.
+answer() {
+	if [[ $set == cuda ]]; then
+		dirname "$(find_lib libcuda.so.1)"
+	else
+		find_lib libnvidia-ml.so.1
+	fi
 }
 
 # .ready-smi: a cache from before nvidia-smi was fetched lacks it.
 if [[ -f $ready ]]; then
-	find_lib
+	answer
 	exit 0
 fi
 
-src=/etc/apt/sources.list.d/debian.sources
-if [[ ! -r $src ]]; then
-	echo "nvidia-libs: $src is missing; this script derives its non-free source from the host's Debian source" >&2
-	exit 1
+if [[ -z ${keep:-} ]]; then
+	rm -rf "$dir/debs" "$dir/root"
 fi
-
-rm -rf "$dir/apt" "$dir/debs" "$dir/root"
-mkdir -p "$dir/apt/sources" "$dir/apt/lists/partial" "$dir/apt/cache/archives/partial" "$dir/debs" "$dir/root"
-sed -E 's/^Components:.*$/Components: main contrib non-free non-free-firmware/' "$src" >"$dir/apt/sources/debian.sources"
-grep -q '^Components: .*non-free' "$dir/apt/sources/debian.sources" || {
-	echo "nvidia-libs: could not add non-free to the Components of $src" >&2
-	exit 1
-}
-
-apt_opts=(
-	-o "Dir::Etc::SourceParts=$dir/apt/sources"
-	-o Dir::Etc::SourceList=/dev/null
-	-o "Dir::State::Lists=$dir/apt/lists"
-	-o "Dir::Cache=$dir/apt/cache"
-	-o Debug::NoLocking=1
-	-o "APT::Architectures=$arch"
-)
+mkdir -p "$dir/debs" "$dir/root"
+# shellcheck source=scripts/apt-nonfree.sh
+source "$(dirname "$0")/apt-nonfree.sh"
+apt_nonfree "$dir"
+apt_opts+=(-o "APT::Architectures=$arch")
 echo "nvidia-libs: apt-get update (non-free lists under $dir/apt)" >&2
 apt-get "${apt_opts[@]}" -qq update >&2
 (cd "$dir/debs" && apt-get "${apt_opts[@]}" -qq download "${packages[@]}") >&2
-for deb in "$dir"/debs/*.deb; do
-	dpkg -x "$deb" "$dir/root"
+for p in "${packages[@]}"; do
+	debs=("$dir/debs/${p%%:*}"_*.deb)
+	dpkg -x "${debs[0]}" "$dir/root"
 done
-lib=$(find_lib)
+if [[ $set == cuda ]]; then
+	if [[ -z $(find_lib libcuda.so.1) || -z $(find_lib libnvidia-ptxjitcompiler.so.1) ]]; then
+		echo "nvidia-libs: libcuda1 unpacked, but no libcuda.so.1 or libnvidia-ptxjitcompiler.so.1 in it (see $dir/root)" >&2
+		exit 1
+	fi
+	dpkg-deb -f "$dir"/debs/libcuda1_*.deb Version >"$dir/version-cuda"
+	touch "$ready"
+	answer
+	exit 0
+fi
+lib=$(find_lib libnvidia-ml.so.1)
 if [[ -z $lib ]]; then
 	echo "nvidia-libs: libnvidia-ml1 unpacked, but no libnvidia-ml.so.1 in it (see $dir/root)" >&2
 	exit 1

@@ -2,7 +2,9 @@
 // a bare exec of /bin/true, tini, dumb-init, an NGC-style bash entrypoint,
 // a Go program that only execs, and gpu-preflight with provenance on and
 // off, without NVML and with the fake libnvidia-ml.so.1 playing 1 and 8
-// GPUs. It prints one Markdown table.
+// GPUs, the CUDA smoke test in init and kernel mode with the fake
+// libcuda.so.1 playing 1 and 8 GPUs, and, when Debian's python3-torch is
+// installed, `python3 -c 'import torch'`. It prints one Markdown table.
 //
 //	go run ./bench/startup [-runs 300] [-bin bin]
 //
@@ -35,6 +37,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/gpu-preflight/gpu-preflight/test/fakecuda"
 	"github.com/gpu-preflight/gpu-preflight/test/fakenvml"
 )
 
@@ -50,7 +53,11 @@ type benchCase struct {
 	flags []string
 
 	wall []time.Duration
-	rss  int64 // KiB, the largest of the RSS pass
+	// cpu is user+system time from wait4's rusage, which counts the
+	// children the case reaped (the probes): steadier than wall time on a
+	// loaded machine.
+	cpu []time.Duration
+	rss int64 // KiB, the largest of the RSS pass
 }
 
 func main() {
@@ -89,12 +96,13 @@ func run(runs, warmup int, bin, smiDir, realNVML string) error {
 	for rep := range warmup + runs {
 		rand.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
 		for _, c := range order {
-			wall, err := startOnce(c, devnull)
+			wall, cpu, err := startOnce(c, devnull)
 			if err != nil {
 				return err
 			}
 			if rep >= warmup {
 				c.wall = append(c.wall, wall)
+				c.cpu = append(c.cpu, cpu)
 			}
 		}
 	}
@@ -165,8 +173,8 @@ func setUp(work, bin, smiDir, realNVML string) ([]benchCase, error) {
 	common := []string{"--termination-log=" + filepath.Join(work, "termination-log")}
 	provOff := "--provenance-dir=off"
 	provOn := "--provenance-dir=" + filepath.Join(work, "provenance")
-	noGPU := []string{"--root=" + empty}
-	fake := []string{"--root=" + gpuRoot, "--nvml-library=" + fakeLib}
+	noGPU := []string{"--root=" + empty, "--host-root=" + empty}
+	fake := []string{"--root=" + gpuRoot, "--host-root=" + gpuRoot, "--nvml-library=" + fakeLib}
 	shimCase := func(name string, extraEnv []string, flags ...[]string) benchCase {
 		f := slices.Concat(append([][]string{common}, flags...)...)
 		return benchCase{name: name, argv: slices.Concat([]string{shim}, f, []string{"--", "/bin/true"}),
@@ -199,7 +207,58 @@ func setUp(work, bin, smiDir, realNVML string) ([]benchCase, error) {
 		shimCase("gpu-preflight, fake NVML x8, provenance off", []string{fakenvml.EnvScenario + "=" + scenario8}, fake, []string{provOff}),
 		shimCase("gpu-preflight, fake NVML x8, provenance on", []string{fakenvml.EnvScenario + "=" + scenario8}, fake, []string{provOn}),
 	)
+	cudaCases, err := cudaCases(work, shimCase, fake, provOff, scenario1, scenario8)
+	if err != nil {
+		return nil, err
+	}
+	cases = append(cases, cudaCases...)
+	if torch := torchPython(); torch != "" {
+		cases = append(cases, benchCase{name: "python3 -c 'import torch' (Debian python3-torch, CPU build)",
+			argv: []string{torch, "-c", "import torch"}, env: env})
+	} else {
+		fmt.Fprintln(os.Stderr, "bench/startup: /usr/bin/python3 cannot import torch (apt-get install python3-torch): its row is left out")
+	}
 	return cases, nil
+}
+
+// cudaCases are the CUDA smoke test's rows (PREFLIGHT_CUDA_CHECK init and
+// kernel) with the fake libcuda.so.1 on the library path playing 1 and 8
+// H100s, beside the fake NVML of the same count; the rows above them with
+// the check off (its default) are their baseline.
+func cudaCases(work string, shimCase func(string, []string, ...[]string) benchCase, fake []string, provOff, nvml1, nvml8 string) ([]benchCase, error) {
+	dir := filepath.Join(work, "fakecuda")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return nil, err
+	}
+	if _, err := fakecuda.Build(dir); err != nil {
+		return nil, err
+	}
+	var cases []benchCase
+	for _, n := range []int{1, 8} {
+		scenario, err := fakecuda.OK(n, fakecuda.H100).Write(work)
+		if err != nil {
+			return nil, err
+		}
+		nv := nvml1
+		if n == 8 {
+			nv = nvml8
+		}
+		env := []string{fakenvml.EnvScenario + "=" + nv, fakecuda.EnvScenario + "=" + scenario, "LD_LIBRARY_PATH=" + dir}
+		for _, mode := range []string{"init", "kernel"} {
+			cases = append(cases, shimCase(fmt.Sprintf("gpu-preflight, fake NVML+CUDA x%d, CUDA check %s, provenance off", n, mode),
+				env, fake, []string{provOff, "--cuda-check=" + mode}))
+		}
+	}
+	return cases, nil
+}
+
+// torchPython returns Debian's python3 when it can import torch, else "".
+func torchPython() string {
+	const py = "/usr/bin/python3"
+	if exec.Command(py, "-c", "import torch").Run() != nil {
+		return ""
+	}
+	return py
 }
 
 // lookPath finds a wrapper on PATH, or names it so that its start fails
@@ -211,32 +270,35 @@ func lookPath(name string) string {
 	return "/nonexistent/" + name + " (not installed: make deps)"
 }
 
-// startOnce runs c with its output discarded and returns its wall time.
+// startOnce runs c with its output discarded and returns its wall time
+// and the CPU time it and its reaped children used.
 // fork+exec+wait4 directly: os/exec's goroutines and pipes would add to
 // every case alike, and to the noise.
-func startOnce(c *benchCase, devnull *os.File) (time.Duration, error) {
+func startOnce(c *benchCase, devnull *os.File) (time.Duration, time.Duration, error) {
 	fd := devnull.Fd()
 	attr := &syscall.ProcAttr{Env: c.env, Files: []uintptr{fd, fd, fd}}
 	start := time.Now()
 	pid, err := syscall.ForkExec(c.argv[0], c.argv, attr)
 	if err != nil {
-		return 0, fmt.Errorf("%s: starting %s: %w", c.name, c.argv[0], err)
+		return 0, 0, fmt.Errorf("%s: starting %s: %w", c.name, c.argv[0], err)
 	}
 	var ws syscall.WaitStatus
+	var ru syscall.Rusage
 	for {
-		_, err = syscall.Wait4(pid, &ws, 0, nil)
+		_, err = syscall.Wait4(pid, &ws, 0, &ru)
 		if err != syscall.EINTR {
 			break
 		}
 	}
 	wall := time.Since(start)
 	if err != nil {
-		return 0, fmt.Errorf("%s: wait4: %w", c.name, err)
+		return 0, 0, fmt.Errorf("%s: wait4: %w", c.name, err)
 	}
 	if !ws.Exited() || ws.ExitStatus() != 0 {
-		return 0, fmt.Errorf("%s: %s ended with %v, not exit 0; run it by hand to see why", c.name, strings.Join(c.argv, " "), ws)
+		return 0, 0, fmt.Errorf("%s: %s ended with %v, not exit 0; run it by hand to see why", c.name, strings.Join(c.argv, " "), ws)
 	}
-	return wall, nil
+	cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	return wall, cpu, nil
 }
 
 // peakRSS runs c n times under GNU time and returns the largest maximum
@@ -292,13 +354,13 @@ func printTable(w *os.File, cases []benchCase, runs int) {
 	tiniAdded := tini - bare
 	fmt.Fprintf(w, "%d interleaved runs per case, %s, %d CPUs, %s\n\n", runs, time.Now().UTC().Format("2006-01-02 15:04 UTC"),
 		runtime.NumCPU(), kernel())
-	fmt.Fprintln(w, "| case | median ms | x bare exec | added ms | added / tini's added | peak RSS MiB |")
-	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|")
+	fmt.Fprintln(w, "| case | median ms | x bare exec | added ms | added / tini's added | CPU ms | peak RSS MiB |")
+	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|")
 	for _, c := range cases {
 		m := median(c.wall)
 		added := m - bare
-		fmt.Fprintf(w, "| %s | %.2f | %.2f | %.2f | %s | %.1f |\n", c.name, ms(m), float64(m)/float64(bare),
-			ms(added), ratio(added, tiniAdded, c.name == "bare exec"), float64(c.rss)/1024)
+		fmt.Fprintf(w, "| %s | %.2f | %.2f | %.2f | %s | %.2f | %.1f |\n", c.name, ms(m), float64(m)/float64(bare),
+			ms(added), ratio(added, tiniAdded, c.name == "bare exec"), ms(median(c.cpu)), float64(c.rss)/1024)
 	}
 }
 
@@ -368,14 +430,14 @@ func preflightTime(c benchCase) (total, probe time.Duration, err error) {
 	}
 	for _, line := range strings.Split(stderr.String(), "\n") {
 		var entry struct {
-			Message   string   `json:"message"`
+			Event     string   `json:"event"`
 			ElapsedMs *float64 `json:"elapsedMs"`
 		}
-		if json.Unmarshal([]byte(line), &entry) == nil && entry.Message == "decision" && entry.ElapsedMs != nil {
+		if json.Unmarshal([]byte(line), &entry) == nil && entry.Event == "summary" && entry.ElapsedMs != nil {
 			return millis(*entry.ElapsedMs), millis(record.Host.NVML.DurationMillis), nil
 		}
 	}
-	return 0, 0, fmt.Errorf("%s: no decision line with elapsedMs in its log:\n%s", c.name, stderr.String())
+	return 0, 0, fmt.Errorf("%s: no summary line with elapsedMs in its log:\n%s", c.name, stderr.String())
 }
 
 func millis(f float64) time.Duration { return time.Duration(f * float64(time.Millisecond)) }

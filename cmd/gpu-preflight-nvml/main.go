@@ -10,6 +10,13 @@
 // NVML failure is a fact in the document, never a crash: the exit status is 0
 // whenever the document was written.
 //
+// With the arguments `cuda init` or `cuda kernel [LIBRARY]` it runs the
+// CUDA smoke test instead (PREFLIGHT_CUDA_CHECK): libcuda.so.1 loaded
+// through the dynamic linker as the job will load it, cuInit, and per
+// device a primary context, its memory and, in kernel mode, a PTX kernel
+// and a fatbin container of LIBRARY; it prints one JSON document
+// (facts.CUDACheck). The same binary, so the shim embeds one probe.
+//
 // It needs cgo (go-nvml calls NVML through the dynamic linker), so it is
 // excluded when CGO_ENABLED=0 and `go build ./...` still works then.
 package main
@@ -20,20 +27,44 @@ import (
 	"os"
 
 	gonvml "github.com/NVIDIA/go-nvml/pkg/nvml"
+
+	"github.com/gpu-preflight/gpu-preflight/preflight/cuda"
+	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 )
 
 // defaultLibrary is the soname the NVIDIA Container Toolkit injects.
 const defaultLibrary = "libnvidia-ml.so.1"
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == cuda.ProbeArg {
+		os.Exit(cudaMain(os.Args[2:]))
+	}
 	lib := os.Getenv("PREFLIGHT_NVML_LIBRARY")
 	if lib == "" {
 		lib = defaultLibrary
 	}
 	doc := gather(gonvml.New(gonvml.WithLibraryPath(lib)), lib)
-	enc := json.NewEncoder(os.Stdout)
-	if err := enc.Encode(doc); err != nil {
-		fmt.Fprintf(os.Stderr, "gpu-preflight-nvml: writing the document: %v\n", err)
-		os.Exit(1)
+	os.Exit(write(doc))
+}
+
+// cudaMain is `gpu-preflight-nvml cuda MODE [LIBRARY]`.
+func cudaMain(args []string) int {
+	if len(args) < 1 || len(args) > 2 || (args[0] != facts.CUDAModeInit && args[0] != facts.CUDAModeKernel) {
+		fmt.Fprintln(os.Stderr, "usage: gpu-preflight-nvml cuda init|kernel [FRAMEWORK-LIBRARY]")
+		return 2
 	}
+	lib := ""
+	if len(args) == 2 {
+		lib = args[1]
+	}
+	return write(smoke(args[0], lib))
+}
+
+// write prints doc as the one JSON document on stdout: 0 when written.
+func write(doc any) int {
+	if err := json.NewEncoder(os.Stdout).Encode(doc); err != nil {
+		fmt.Fprintf(os.Stderr, "gpu-preflight-nvml: writing the document: %v\n", err)
+		return 1
+	}
+	return 0
 }

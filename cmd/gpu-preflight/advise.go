@@ -28,7 +28,7 @@ func cmdAdvise(args, environ []string, stdout, stderr io.Writer) int {
 	gpu := fs.String("gpu", "", "compute capability of the GPU, e.g. 8.0")
 	brand := fs.String("brand", "", "NVML brand of the GPU: tesla, nvidia, geforcertx, ...")
 	asJSON := fs.Bool("json", false, "print the advice as JSON")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args, stdout); err != nil {
 		return usageExit(stderr, err)
 	}
 	if fs.NArg() > 0 {
@@ -135,10 +135,14 @@ func writeAdvice(w io.Writer, a advise.Advice) {
 				mark = " [unverified row]"
 			}
 			fmt.Fprintf(w, "    %-40s %s%s\n", v.Build.Name(), v.Build.Install, mark)
-			if v.Route == advise.Fails || v.Route == advise.Forward {
-				if reason := v.Why(); reason != "" {
-					fmt.Fprintf(w, "      why: %s\n", reason)
+			// The minor-version limits were given once above; a native
+			// build's only notes are the GPU's (PTX JIT at first launch).
+			if reason := v.Why(); reason != "" && v.Route != advise.MinorVersion {
+				label := "why"
+				if v.Route == advise.Native {
+					label = "note"
 				}
+				fmt.Fprintf(w, "      %s: %s\n", label, reason)
 			}
 		}
 	}
@@ -172,7 +176,7 @@ func adviseImage(overrides map[string]string, environ []string, asJSON bool, std
 		return usageExit(stderr, err)
 	}
 	c := in.Facts.Container
-	a := advise.ForImage(nodeclass.Image{Container: c, Options: in.Options})
+	a := advise.ForImage(nodeclass.Image{Container: c, Options: in.Options, Policy: cfg.policy, Ignore: cfg.ignore})
 	if asJSON {
 		return writeJSON(a, stdout, stderr)
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/cmd/gpu-preflight/internal/buildinfo"
 	"github.com/gpu-preflight/gpu-preflight/preflight/container"
 	"github.com/gpu-preflight/gpu-preflight/preflight/fsroot"
+	"github.com/gpu-preflight/gpu-preflight/preflight/gather"
 	"github.com/gpu-preflight/gpu-preflight/preflight/image"
 )
 
@@ -19,7 +20,7 @@ func cmdBake(args, environ []string, stdout, stderr io.Writer) int {
 	overrides := map[string]string{}
 	fs := newFlagSet("bake", stderr, overrides)
 	out := fs.String("out", "", "where to write the manifest (default: PREFLIGHT_MANIFEST inside the root)")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args, stdout); err != nil {
 		return usageExit(stderr, err)
 	}
 	if fs.NArg() > 0 {
@@ -29,12 +30,17 @@ func cmdBake(args, environ []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return usageExit(stderr, err)
 	}
+	cfg.printWarnings(stderr)
 	root := fsroot.Root(cfg.Root)
 	path := *out
 	if path == "" {
 		path = root.Path(cfg.Manifest)
 	}
-	m, err := image.Bake(root, container.Env(environ), image.BuildInfo{Version: buildinfo.Version, Commit: buildinfo.Commit})
+	imageEnv, warnings := gather.ImageEnviron(cfg.gatherOptions(environ))
+	for _, w := range warnings {
+		fmt.Fprintf(stderr, "gpu-preflight bake: warning: %s\n", w)
+	}
+	m, err := image.Bake(root, container.Env(imageEnv), image.BuildInfo{Version: buildinfo.Version, Commit: buildinfo.Commit})
 	if err != nil {
 		fmt.Fprintf(stderr, "gpu-preflight bake: %v\n", err)
 		return 1

@@ -216,7 +216,8 @@ func TestDiffUsageErrorsExit64NamingTheFile(t *testing.T) {
 func TestDiffOfTwoShimRuns(t *testing.T) {
 	prov := t.TempDir()
 	for _, v := range []string{"535.129.03", "550.54.15"} {
-		cmd := exec.Command(shimPath, "check", "--root", driverRoot(t, v))
+		root := driverRoot(t, v)
+		cmd := exec.Command(shimPath, "check", "--root", root, "--host-root", root)
 		cmd.Env = []string{"PATH=/usr/bin:/bin", "PREFLIGHT_PROVENANCE_DIR=" + prov, "PREFLIGHT_LOG_FORMAT=json"}
 		if out, err := cmd.CombinedOutput(); err != nil {
 			var ee *exec.ExitError

@@ -59,10 +59,10 @@ func runHostile(t *testing.T, environ []string) hostileRun {
 	root, prov := t.TempDir(), t.TempDir()
 	// Flags are routed through the process environment by loadConfig;
 	// t.Setenv puts each variable back when the test ends.
-	for _, name := range []string{"PREFLIGHT_PROVENANCE_DIR", "PREFLIGHT_ROOT", "PREFLIGHT_LOG_FORMAT", "PREFLIGHT_TERMINATION_LOG"} {
+	for _, name := range []string{"PREFLIGHT_PROVENANCE_DIR", "PREFLIGHT_ROOT", "PREFLIGHT_HOST_ROOT", "PREFLIGHT_LOG_FORMAT", "PREFLIGHT_TERMINATION_LOG"} {
 		t.Setenv(name, "")
 	}
-	args := []string{"--provenance-dir", prov, "--root", root, "--log-format", "json",
+	args := []string{"--provenance-dir", prov, "--root", root, "--host-root", root, "--log-format", "json",
 		"--termination-log", filepath.Join(t.TempDir(), "termination-log"), "check", "--json"}
 	var stdout, stderr bytes.Buffer
 	start := time.Now()

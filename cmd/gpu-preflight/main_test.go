@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -55,6 +56,10 @@ func runShim(t *testing.T, env map[string]string, args ...string) shimRun {
 		"PREFLIGHT_TERMINATION_LOG=" + filepath.Join(t.TempDir(), "termination-log")}
 	for k, v := range env {
 		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	if r, ok := env["PREFLIGHT_ROOT"]; ok && env["PREFLIGHT_HOST_ROOT"] == "" {
+		// A prepared tree is the whole machine: host and image.
+		cmd.Env = append(cmd.Env, "PREFLIGHT_HOST_ROOT="+r)
 	}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -189,8 +194,8 @@ func TestDriversTheRequirementAccepts(t *testing.T) {
 		{"NewerDriverSatisfiesCUDA", "535.129.03"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			r := runShim(t, map[string]string{"PREFLIGHT_ROOT": driverRoot(t, tt.driver), "NVIDIA_REQUIRE_CUDA": require118},
-				"--", "echo", "ran")
+			r := runShim(t, map[string]string{"PREFLIGHT_ROOT": driverRoot(t, tt.driver), "NVIDIA_REQUIRE_CUDA": require118,
+				"PREFLIGHT_LOG_LEVEL": "debug"}, "--", "echo", "ran")
 			if r.code != 0 || r.stdout != "ran\n" {
 				t.Fatalf("exit %d, stdout %q; stderr:\n%s", r.code, r.stdout, r.stderr)
 			}
@@ -358,7 +363,7 @@ func TestExecKeepsArgvEnvAndCwd(t *testing.T) {
 
 func TestCheckCommand(t *testing.T) {
 	root := driverRoot(t, "515.65.01")
-	r := runShim(t, map[string]string{"NVIDIA_REQUIRE_CUDA": require118}, "check", "--json", "--root", root)
+	r := runShim(t, map[string]string{"NVIDIA_REQUIRE_CUDA": require118}, "check", "--json", "--root", root, "--host-root", root)
 	if r.code != 78 {
 		t.Fatalf("exit %d; stderr:\n%s", r.code, r.stderr)
 	}
@@ -385,9 +390,85 @@ func TestExplainShowsTheTermThatHeld(t *testing.T) {
 	if bad.code != 1 {
 		t.Errorf("unsatisfied explain exit %d, want 1", bad.code)
 	}
-	invalid := runShim(t, nil, "explain", "cuda=>12")
+	invalid := runShim(t, map[string]string{"PREFLIGHT_ROOT": driverRoot(t, "515.65.01")}, "explain", "cuda=>12")
 	if invalid.code != 64 {
 		t.Errorf("invalid explain exit %d, want 64", invalid.code)
+	}
+}
+
+// explain and check give one verdict on the same facts: every case is run
+// through both.
+func TestExplainAgreesWithCheck(t *testing.T) {
+	many := map[string]string{}
+	for i := range 32 {
+		many[fmt.Sprintf("NVIDIA_REQUIRE_X%02d", i)] = ""
+	}
+	many["NVIDIA_REQUIRE_CUDA"] = "cuda>=11.0"
+	tests := []struct {
+		name        string
+		driver      string // "" for a host without a driver
+		env         map[string]string
+		args        []string
+		explainCode int
+		checkStatus string // of cuda-requirement
+		says        string
+		checkCode   int // check's exit under the default policy
+	}{
+		// dsl.c never reaches foo=bar when cuda>=12 holds...
+		{"UnreachedBadFactor", "550.54.15", nil, []string{"cuda>=12 foo=bar"}, 0, "pass", "held", 0},
+		// ...and refuses the string when it does.
+		{"ReachedBadFactor", "515.65.01", nil, []string{"cuda>=12 foo=bar"}, 64, "error", "foo=bar", 78},
+		{"UnparsableCUDAVersion", "550.54.15", map[string]string{"CUDA_VERSION": "abc"}, nil, 1, "error", "cannot be collected", 78},
+		// 33 requirements, 32 of them empty: the toolkit passes every one.
+		{"TooManyRequirementsCountingEmptyOnes", "550.54.15", many, nil, 1, "error", "33 requirements", 78},
+		{"NoDriver", "", map[string]string{"NVIDIA_REQUIRE_CUDA": "cuda>=12.0"}, nil, 1, "skip", "no NVIDIA driver", 0},
+		// Driver 600.10: its branch is not in the table, so its CUDA (13.2)
+		// is assumed; the failure rests on that guess alone.
+		{"AssumedDriverCUDA", "600.10", map[string]string{"NVIDIA_REQUIRE_CUDA": "cuda>=13.3"}, nil, 0, "warn", "assumed", 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			root := t.TempDir()
+			if tt.driver != "" {
+				root = driverRoot(t, tt.driver)
+			}
+			env := map[string]string{"PREFLIGHT_ROOT": root}
+			for k, v := range tt.env {
+				env[k] = v
+			}
+			e := runShim(t, env, append([]string{"explain"}, tt.args...)...)
+			if e.code != tt.explainCode || !strings.Contains(e.stdout, tt.says) {
+				t.Errorf("explain exit %d, want %d, saying %q:\n%s%s", e.code, tt.explainCode, tt.says, e.stdout, e.stderr)
+			}
+			if len(tt.args) > 0 {
+				// The same string as the image's: explain without
+				// arguments, and check, read it from there.
+				env["NVIDIA_REQUIRE_CUDA"] = tt.args[0]
+				if e2 := runShim(t, env, "explain"); e2.code != e.code {
+					t.Errorf("explain of the image's NVIDIA_REQUIRE_CUDA exits %d, of the argument %d", e2.code, e.code)
+				}
+			}
+			c := runShim(t, env, "check", "--json")
+			if c.code != tt.checkCode {
+				t.Errorf("check exit %d, want %d", c.code, tt.checkCode)
+			}
+			var rec map[string]any
+			if err := json.Unmarshal([]byte(c.stdout), &rec); err != nil {
+				t.Fatalf("check printed no record: %v\n%s", err, c.stderr)
+			}
+			checks, _ := rec["checks"].([]any)
+			for _, f := range checks {
+				if get(f, "id") == "cuda-requirement" && get(f, "status") != tt.checkStatus {
+					t.Errorf("check's cuda-requirement is %v (%v), want %s", get(f, "status"), get(f, "message"), tt.checkStatus)
+				}
+			}
+			// explain vouches (exits 0) exactly when the check passes
+			// the requirement: not on an error, and not on a skip for
+			// want of a driver.
+			if vouches := tt.checkStatus == "pass" || tt.checkStatus == "warn"; vouches != (e.code == 0) {
+				t.Errorf("explain exit %d and check's %s disagree", e.code, tt.checkStatus)
+			}
+		})
 	}
 }
 

@@ -22,6 +22,7 @@ func TestNoPlantedSecretReachesAnyCommandOutput(t *testing.T) {
 	env := []string{
 		"PATH=/usr/bin:/bin",
 		"PREFLIGHT_ROOT=" + root,
+		"PREFLIGHT_HOST_ROOT=" + root,
 		"PREFLIGHT_PROVENANCE_DIR=" + prov,
 		"PREFLIGHT_LEDGER=" + ledger,
 		"PREFLIGHT_TERMINATION_LOG=" + term,

@@ -65,6 +65,7 @@ func ForImage(img nodeclass.Image) ImageAdvice {
 		}
 	}
 	ps := nodeclass.Points(img)
+	judge := nodeclass.NewClassifier(img)
 	branches := compat.Branches()
 	for i, b := range branches {
 		next := int64(b + 10)
@@ -79,17 +80,17 @@ func ForImage(img nodeclass.Image) ImageAdvice {
 				continue
 			}
 			fs := nodeclass.Judge(img, p, "", "")
-			ok, failing := nodeclass.Admits(img, p, "")
+			ok, failing := judge.Admits(p, "")
 			if !ok {
 				if firstWhy == "" {
 					firstWhy = messages(fs, check.Error)
 				}
 				continue
 			}
-			if nodeclass.Failed(fs) {
+			if nodeclass.Failed(img, fs) {
 				// Only some brands run it: report the checks on one that does.
 				for _, br := range nodeclass.Brands {
-					if g := nodeclass.Judge(img, p, "", br); !nodeclass.Failed(g) {
+					if g := nodeclass.Judge(img, p, "", br); !nodeclass.Failed(img, g) {
 						fs = g
 						break
 					}

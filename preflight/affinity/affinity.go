@@ -24,6 +24,7 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/preflight/compat"
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 	"github.com/gpu-preflight/gpu-preflight/preflight/nodeclass"
+	"github.com/gpu-preflight/gpu-preflight/preflight/policy"
 )
 
 // Labels names the GFD labels a driver version is matched on.
@@ -76,7 +77,11 @@ type Affinity struct {
 type Input struct {
 	Container facts.Container
 	Options   check.Options
-	Labels    Labels
+	// Policy and Ignore are PREFLIGHT_POLICY and PREFLIGHT_IGNORE: the
+	// affinity refuses the nodes where they would stop the job.
+	Policy policy.Policy
+	Ignore map[string]bool
+	Labels Labels
 }
 
 // version3 is a driver version as GFD's three labels hold it.
@@ -96,8 +101,9 @@ func For(in Input) (Affinity, error) {
 	if in.Labels == (Labels{}) {
 		in.Labels = CurrentLabels
 	}
-	img := nodeclass.Image{Container: in.Container, Options: in.Options}
+	img := nodeclass.Image{Container: in.Container, Options: in.Options, Policy: in.Policy, Ignore: in.Ignore}
 	ps := nodeclass.Points(img)
+	judge := nodeclass.NewClassifier(img)
 	ccs := compat.ComputeCapabilities()
 	// admitted[cc] lists the spans of driver classes no check fails on.
 	admitted := map[string][]span{}
@@ -107,7 +113,7 @@ func For(in Input) (Affinity, error) {
 	for _, cc := range ccs {
 		var spans []span
 		for i, p := range ps {
-			ok, failing := nodeclass.Admits(img, p, cc)
+			ok, failing := judge.Admits(p, cc)
 			if !ok {
 				continue
 			}

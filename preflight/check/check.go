@@ -80,7 +80,7 @@ type Check struct {
 
 // All is every check, in the order findings are reported.
 var All = []Check{Driver, NVML, GPUCount, CUDARequirement, CUDADriver, FrameworkCUDA, GPUArch, GPUHealth, Shm,
-	CUDAStack, CPUBuild, DriverLifecycle, ImagePinned}
+	CUDAStack, CPUBuild, DriverLifecycle, ImagePinned, CUDA}
 
 // IDs returns the ids of All, for validating PREFLIGHT_IGNORE.
 func IDs() []string {

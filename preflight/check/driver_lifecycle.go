@@ -39,6 +39,12 @@ func driverLifecycle(in Input) Finding {
 		f.Remedy = "look the branch up in NVIDIA's data-center driver documentation (Supported Drivers and CUDA Toolkit Versions); " + moveTo(in)
 		return f
 	}
+	if in.Now.IsZero() {
+		f.Status = Skip
+		f.Message = fmt.Sprintf("driver %s is on %s (%s, end of life %s); the day of the run is unknown, so whether it is still supported is not judged",
+			d.Version, b.Name(), b.Kind, b.EndOfLifeText())
+		return f
+	}
 	cuda := imageCUDA(in)
 	switch {
 	case b.PastEndOfLife(in.Now):

@@ -47,6 +47,11 @@ func TestDriverLifecycle(t *testing.T) {
 	}
 }
 
+// Without the day of the run, a known branch is described, not judged.
+func TestDriverLifecycleWithoutTheDay(t *testing.T) {
+	wantFinding(t, driverLifecycle(lifecycleInput("535.261.03", "12.2", time.Time{})), Skip, "R535", "June 2026")
+}
+
 // The framework's CUDA counts when it is newer than the toolkit's.
 func TestDriverLifecycleImageCUDAFromFramework(t *testing.T) {
 	in := lifecycleInput("535.261.03", "12.2", dec2026)

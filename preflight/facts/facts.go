@@ -37,6 +37,8 @@ type Host struct {
 	ShmBytes uint64 `json:"shmBytes"`
 	Cgroup   Cgroup `json:"cgroup"`
 	NVML     NVML   `json:"nvml"`
+	// CUDA is what the opt-in CUDA smoke test saw.
+	CUDA CUDACheck `json:"cuda"`
 }
 
 // Driver describes the NVIDIA kernel driver.

@@ -7,27 +7,44 @@ package gather
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/gpu-preflight/gpu-preflight/preflight/compat"
 	"github.com/gpu-preflight/gpu-preflight/preflight/container"
+	"github.com/gpu-preflight/gpu-preflight/preflight/cuda"
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 	"github.com/gpu-preflight/gpu-preflight/preflight/fsroot"
 	"github.com/gpu-preflight/gpu-preflight/preflight/host"
 	"github.com/gpu-preflight/gpu-preflight/preflight/image"
+	"github.com/gpu-preflight/gpu-preflight/preflight/imageconfig"
 	"github.com/gpu-preflight/gpu-preflight/preflight/nvml"
 	"github.com/gpu-preflight/gpu-preflight/preflight/require"
 )
 
 // Options say where and how to gather.
 type Options struct {
-	Root    fsroot.Root
-	Environ []string // the process environment, KEY=VALUE
+	// Root is where the image's files are; HostRoot where the host's are
+	// (procfs, sysfs, /dev, /dev/shm, cgroup), Root too when HostRoot is
+	// empty (a prepared tree of a whole machine). Both are "/" inside a
+	// running container; `check --root DIR` checks an unpacked image
+	// against this machine.
+	Root, HostRoot fsroot.Root
+	// ImageConfig, when set, is the image's configuration
+	// (preflight/imageconfig): its Env is the image's environment, in place
+	// of Environ for everything the image declares.
+	ImageConfig string
+	Environ     []string // the process environment, KEY=VALUE
 	// NVMLLibrary is the library the probe loads; ForceProbe runs the probe
 	// even without driver evidence (the user named a library).
 	NVMLLibrary string
 	ForceProbe  bool
 	NVMLTimeout time.Duration
+	// CUDAMode is PREFLIGHT_CUDA_CHECK: facts.CUDAModeOff (or "") starts
+	// nothing; init and kernel run the CUDA smoke test, bounded by
+	// CUDATimeout.
+	CUDAMode    string
+	CUDATimeout time.Duration
 	// Manifest is the baked image manifest's path inside Root.
 	Manifest string
 	// ProbeStderr receives what the probe wrote on stderr.
@@ -39,9 +56,14 @@ func Gather(ctx context.Context, o Options) (facts.Facts, []string) {
 	var f facts.Facts
 	var warnings []string
 
-	h, w := host.Gather(o.Root)
+	if o.HostRoot == "" {
+		o.HostRoot = o.Root
+	}
+	h, w := host.Gather(o.HostRoot)
 	warnings = append(warnings, w...)
-	c, w := container.Gather(o.Root, o.Environ)
+	environ, w := ImageEnviron(o)
+	warnings = append(warnings, w...)
+	c, w := container.Gather(o.Root, environ)
 	warnings = append(warnings, w...)
 
 	reqs, disabled, err := require.Collect(c.Env)
@@ -79,8 +101,56 @@ func Gather(ctx context.Context, o Options) (facts.Facts, []string) {
 	c.Stack, c.Frameworks, c.ScanSource = scan.Stack, scan.Frameworks, source
 	c.CUDALibraries = scan.CUDALibraries
 
+	h.CUDA = facts.CUDACheck{Mode: facts.CUDAModeOff, Outcome: facts.CUDANotRun}
+	if o.CUDAMode != "" && o.CUDAMode != facts.CUDAModeOff {
+		h.CUDA = smokeTest(ctx, o, c.Frameworks)
+	}
+
 	f.Host, f.Container = h, c
 	return f, warnings
+}
+
+// smokeTest runs the CUDA smoke test, in kernel mode with the fatbin of
+// the framework library cuda.FatbinLibrary picks, within what is left of
+// ctx's deadline.
+func smokeTest(ctx context.Context, o Options, frameworks []facts.Framework) facts.CUDACheck {
+	opts := cuda.Options{Mode: o.CUDAMode, Probe: nvml.Options{Timeout: o.CUDATimeout}}
+	if o.Environ != nil {
+		opts.Probe.Env = o.Environ
+	}
+	if deadline, ok := ctx.Deadline(); ok {
+		left := time.Until(deadline) - scanMargin
+		if opts.Probe.Timeout <= 0 || left < opts.Probe.Timeout {
+			opts.Probe.Timeout = max(left, time.Millisecond)
+		}
+	}
+	var fb *facts.CUDAFatbin
+	if o.CUDAMode == facts.CUDAModeKernel {
+		if name, lib, ok := cuda.FatbinLibrary(frameworks); ok {
+			fb = &facts.CUDAFatbin{Library: lib, Framework: name}
+			host, err := o.Root.Resolve(lib)
+			if err != nil {
+				fb.Error = err.Error()
+			} else {
+				opts.FatbinLibrary = host
+			}
+		}
+	}
+	res := cuda.Probe(ctx, opts)
+	if res.Stderr != "" && o.ProbeStderr != nil {
+		o.ProbeStderr(res.Stderr)
+	}
+	c := res.CUDA
+	if fb != nil {
+		// The record names the library inside the root, as the image
+		// facts do; the probe saw it at its path on this machine.
+		if c.Fatbin != nil {
+			c.Fatbin.Library, c.Fatbin.Framework = fb.Library, fb.Framework
+		} else if fb.Error != "" {
+			c.Fatbin = fb
+		}
+	}
+	return c
 }
 
 // scanMargin is what the image scan leaves of the preflight's deadline for
@@ -97,4 +167,22 @@ func scanBudget(ctx context.Context, now time.Time) time.Duration {
 		return image.RuntimeScanBudget
 	}
 	return min(image.RuntimeScanBudget, deadline.Sub(now)-scanMargin)
+}
+
+// ImageEnviron is the environment the image declares: its config's Env
+// when one is given, else this process's (inside the running container the
+// two are the same). Checking an unpacked image without its config reads
+// this process's environment, which is not the image's: a warning says so.
+func ImageEnviron(o Options) ([]string, []string) {
+	if o.ImageConfig == "" {
+		if o.Root.IsHost() || o.Root == o.HostRoot {
+			return o.Environ, nil
+		}
+		return o.Environ, []string{"the image's environment (NVIDIA_REQUIRE_*, CUDA_VERSION) is taken from this process, not the image: pass --image-config with the image's config, or point --root at an OCI bundle"}
+	}
+	env, _, err := imageconfig.Env(o.ImageConfig)
+	if err != nil {
+		return o.Environ, []string{fmt.Sprintf("%v: the image's environment is taken from this process instead", err)}
+	}
+	return env, nil
 }

@@ -29,6 +29,12 @@ func pipTorch(t testing.TB, tr *tree, sp string) {
 	})
 }
 
+// condaCuDNN puts a conda environment's cuDNN 9.0.0 in /opt/conda/lib.
+func condaCuDNN(t testing.TB, tr *tree) {
+	ldsotest.Build(t, tr.root, ldsotest.Lib{Path: "opt/conda/lib/libcudnn.so.9.0.0", Soname: "libcudnn.so.9"})
+	tr.link("/opt/conda/lib/libcudnn.so.9", "libcudnn.so.9.0.0")
+}
+
 const torchVersionCU121 = `__version__ = '2.4.0+cu121'
 debug = False
 cuda: Optional[str] = '12.1'
@@ -73,8 +79,7 @@ func TestCUDAStackPipWheelsOneStack(t *testing.T) {
 func TestCUDAStackCondaOnLDLibraryPathWins(t *testing.T) {
 	tr := newTree(t)
 	pipTorch(t, tr, pipSP)
-	ldsotest.Build(t, tr.root, ldsotest.Lib{Path: "opt/conda/lib/libcudnn.so.9.0.0", Soname: "libcudnn.so.9"})
-	tr.link("/opt/conda/lib/libcudnn.so.9", "libcudnn.so.9.0.0")
+	condaCuDNN(t, tr)
 	res, _ := Scan(tr.Root(), map[string]string{"LD_LIBRARY_PATH": "/usr/local/nvidia/lib64:/opt/conda/lib"})
 	cudnn := cudaLib(t, res, "libcudnn.so.9")
 	if cudnn.Loaded.Path != "/opt/conda/lib/libcudnn.so.9" || cudnn.Loaded.Version != "9.0.0" || cudnn.Loaded.Via != ldso.ViaLibraryPath {
@@ -124,18 +129,8 @@ func TestCUDAStackMissingLibrary(t *testing.T) {
 //	go test ./preflight/image/ -run '^$' -bench CUDAStackScan -benchmem
 func BenchmarkCUDAStackScan(b *testing.B) {
 	tr := newTree(b)
-	ldsotest.Build(b, tr.root, ldsotest.Lib{Path: pipSP[1:] + "/nvidia/cudnn/lib/libcudnn.so.9", Soname: "libcudnn.so.9"})
-	ldsotest.Build(b, tr.root, ldsotest.Lib{Path: pipSP[1:] + "/nvidia/cuda_runtime/lib/libcudart.so.12", Soname: "libcudart.so.12"})
-	ldsotest.Build(b, tr.root, ldsotest.Lib{Path: "opt/conda/lib/libcudnn.so.9.0.0", Soname: "libcudnn.so.9"})
-	tr.link("/opt/conda/lib/libcudnn.so.9", "libcudnn.so.9.0.0")
-	tr.dir(pipSP + "/nvidia_cudnn_cu12-9.1.0.70.dist-info")
-	tr.file(pipSP+"/torch/version.py", torchVersionCU121)
-	tr.file(pipSP+"/torch-2.4.0.dist-info/METADATA", torchMetadata)
-	ldsotest.Build(b, tr.root, ldsotest.Lib{
-		Path: pipSP[1:] + "/torch/lib/libtorch_cuda.so", Soname: "libtorch_cuda.so",
-		Needs:   []string{pipSP[1:] + "/nvidia/cudnn/lib/libcudnn.so.9", pipSP[1:] + "/nvidia/cuda_runtime/lib/libcudart.so.12"},
-		RunPath: "$ORIGIN/../../nvidia/cudnn/lib:$ORIGIN/../../nvidia/cuda_runtime/lib",
-	})
+	pipTorch(b, tr, pipSP)
+	condaCuDNN(b, tr)
 	env := map[string]string{"LD_LIBRARY_PATH": "/opt/conda/lib"}
 	b.ResetTimer()
 	for b.Loop() {

@@ -23,7 +23,8 @@ const DefaultManifestPath = "/etc/gpu-preflight/image.json"
 // ManifestSchemaVersion changes when a manifest written by an older shim can
 // no longer be read as it was meant; Load then rescans. Version 2: kernel
 // images are what the runtime loads (no __nv_relfatbin, no device-link
-// stubs) and each library records its fatbins.
+// stubs) and each library records its fatbins; directories are stamped by
+// the names they hold (Stamp.Names).
 const ManifestSchemaVersion = 2
 
 // Manifest is the image manifest: a scan's result recorded at image build
@@ -291,6 +292,15 @@ func checkStamp(root fsroot.Root, st Stamp) error {
 		return fmt.Errorf("%w: %s changed type", errStale, st.Path)
 	case !st.Dir && fi.Size() != st.Size:
 		return fmt.Errorf("%w: %s size %d, was %d", errStale, st.Path, fi.Size(), st.Size)
+	case st.Dir && st.Names != "" && fi.ModTime().Unix() != unixSeconds(st.ModTime):
+		// The time moved; what counts is whether the image's names did.
+		entries, err := root.ReadDir(st.Path)
+		if err != nil {
+			return fmt.Errorf("%w: %s: %v", errStale, st.Path, err)
+		}
+		if listingDigest(st.Path, entries) != st.Names {
+			return fmt.Errorf("%w: %s holds other files than at bake time", errStale, st.Path)
+		}
 	case fi.ModTime().Unix() != unixSeconds(st.ModTime):
 		return fmt.Errorf("%w: %s modified %s, was %s", errStale, st.Path,
 			fi.ModTime().UTC().Format(time.RFC3339Nano), time.Unix(0, st.ModTime).UTC().Format(time.RFC3339Nano))

@@ -29,6 +29,7 @@ func bakedImage(t testing.TB) (*tree, map[string]string, Manifest) {
 	tr.so(debianSP+"/torch/lib/libtorch_cuda.so", []fatbintest.Entry{cubin(70), cubin(80), cubin(86), cubin(90)})
 	tr.file("/usr/include/x86_64-linux-gnu/cudnn_version_v9.h", cudnnVersionH9)
 	tr.link("/usr/include/cudnn_version.h", "/usr/include/x86_64-linux-gnu/cudnn_version_v9.h")
+	tr.file("/usr/lib/x86_64-linux-gnu/libc.so.6", "")
 	env := map[string]string{"NCCL_VERSION": "2.25.1-1", "PATH": "/usr/bin"}
 	m, err := Bake(tr.Root(), env, BuildInfo{Version: "v1.2.3", Commit: "abc123", Time: bakeTime})
 	if err != nil {
@@ -207,7 +208,11 @@ func TestLoadRescansWhenTheImageChanged(t *testing.T) {
 		{"package installed into a site-packages directory", func(t *testing.T, tr *tree, _ map[string]string) {
 			tr.file(debianSP+"/tensorflow/python/platform/build_info.py", tfBuildInfo121)
 			touch(t, tr, debianSP)
-		}, debianSP + " modified"},
+		}, debianSP + " holds other files than at bake time"},
+		{"CUDA library added to the multiarch library directory", func(t *testing.T, tr *tree, _ map[string]string) {
+			tr.file("/usr/lib/x86_64-linux-gnu/libcudnn.so.9.1.0", "")
+			touch(t, tr, "/usr/lib/x86_64-linux-gnu")
+		}, "/usr/lib/x86_64-linux-gnu"},
 		{"version file edited", func(t *testing.T, tr *tree, _ map[string]string) {
 			tr.file(debianSP+"/torch/version.py", torchVersionCU124)
 		}, "version.py size"},
@@ -320,4 +325,50 @@ func TestPaddleOnH100FromScannedFiles(t *testing.T) {
 	withPTX := paddleTree(t, debianSP, ptx(80, 7, 8))
 	expect(run(withPTX, "535.104.05", "12.2"), check.Warn, "sm_90 missing", "JIT-compile compute_80 PTX at first launch")
 	expect(run(withPTX, "515.65.01", "11.7"), check.Error, "sm_90 missing", "PTX ISA 7.8", "CUDA >= 11.8")
+}
+
+// What the NVIDIA Container Toolkit mounts on a GPU node (the driver's
+// libraries and utilities, GSP firmware) is the host's: a baked manifest
+// still holds when it appears, though the directory's time moved.
+func TestManifestHoldsWhenTheRuntimeInjectsDriverFiles(t *testing.T) {
+	tr, env, _ := bakedImage(t)
+	lib := "/usr/lib/x86_64-linux-gnu"
+	if _, err := tr.Root().Stat(lib); err != nil {
+		t.Fatalf("the baked fixture has no %s to inject into: %v", lib, err)
+	}
+	for _, name := range []string{"libnvidia-ml.so.1", "libnvidia-ml.so.550.54.15", "libcuda.so.1", "libcuda.so.550.54.15",
+		"libnvidia-ptxjitcompiler.so.550.54.15", "libcudadebugger.so.1"} {
+		tr.file(lib+"/"+name, "")
+	}
+	tr.dir("/usr/lib/firmware/nvidia/550.54.15")
+	touch(t, tr, lib)
+	touch(t, tr, "/usr/lib")
+	res, source, warnings := load(tr.Root(), env, DefaultManifestPath, noScan(t), RuntimeScanBudget)
+	if source != SourceManifest || len(warnings) != 0 {
+		t.Fatalf("source %q warnings %q: injected driver files made the manifest stale", source, warnings)
+	}
+	if len(res.Frameworks) == 0 {
+		t.Error("the manifest's result lost its frameworks")
+	}
+}
+
+func TestInjected(t *testing.T) {
+	for _, tt := range []struct {
+		dir, name string
+		want      bool
+	}{
+		{"/usr/lib/x86_64-linux-gnu", "libnvidia-ml.so.1", true},
+		{"/usr/lib/x86_64-linux-gnu", "libcuda.so.550.54.15", true},
+		{"/usr/lib/x86_64-linux-gnu", "libcudart.so.12", false},
+		{"/usr/lib/x86_64-linux-gnu", "libcudnn.so.9", false},
+		{"/usr/lib/x86_64-linux-gnu", "libnccl.so.2", false},
+		{"/usr/lib/x86_64-linux-gnu", "vdpau", true},
+		{"/usr/lib", "firmware", true},
+		{"/usr/local/lib", "firmware", false},
+		{"/usr/bin", "nvidia-smi", true},
+	} {
+		if got := Injected(tt.dir, tt.name); got != tt.want {
+			t.Errorf("Injected(%q, %q) = %v, want %v", tt.dir, tt.name, got, tt.want)
+		}
+	}
 }

@@ -218,18 +218,8 @@ func NormalizeName(name string) string {
 // (or egg-info PKG-INFO) file; the headers end at the first blank line.
 func ParseMetadata(src []byte) (DistInfo, error) {
 	var d DistInfo
-	sc := bufio.NewScanner(bytes.NewReader(src))
-	sc.Buffer(make([]byte, 0, 4096), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		if strings.TrimSpace(line) == "" {
-			break
-		}
-		k, v, ok := strings.Cut(line, ":")
-		if !ok {
-			continue
-		}
-		switch strings.ToLower(strings.TrimSpace(k)) {
+	metadataHeaders(src, func(k, v string) {
+		switch k {
 		case "name":
 			if d.Name == "" {
 				d.Name = NormalizeName(strings.TrimSpace(v))
@@ -239,7 +229,7 @@ func ParseMetadata(src []byte) (DistInfo, error) {
 				d.Version = strings.TrimSpace(v)
 			}
 		}
-	}
+	})
 	if d.Name == "" || d.Version == "" {
 		return DistInfo{}, errors.New("METADATA: no Name and Version headers")
 	}
@@ -511,22 +501,32 @@ type Requirement struct {
 // A requirement without a lower bound (only <, !=, or none) is left out.
 func ParseRequiresDist(src []byte) []Requirement {
 	var out []Requirement
+	metadataHeaders(src, func(k, v string) {
+		if k != "requires-dist" {
+			return
+		}
+		if r, ok := parseRequirement(v); ok {
+			out = append(out, r)
+		}
+	})
+	return out
+}
+
+// metadataHeaders calls f with each "Key: value" header of a METADATA or
+// PKG-INFO file, the key trimmed and lower-cased; the headers end at the
+// first blank line, where the description begins.
+func metadataHeaders(src []byte, f func(key, value string)) {
 	sc := bufio.NewScanner(bytes.NewReader(src))
 	sc.Buffer(make([]byte, 0, 4096), 1<<20)
 	for sc.Scan() {
 		line := sc.Text()
 		if strings.TrimSpace(line) == "" {
-			break
+			return
 		}
-		k, v, ok := strings.Cut(line, ":")
-		if !ok || !strings.EqualFold(strings.TrimSpace(k), "Requires-Dist") {
-			continue
-		}
-		if r, ok := parseRequirement(v); ok {
-			out = append(out, r)
+		if k, v, ok := strings.Cut(line, ":"); ok {
+			f(strings.ToLower(strings.TrimSpace(k)), v)
 		}
 	}
-	return out
 }
 
 // parseRequirement reads "name[extras] (specifiers) ; marker".

@@ -53,6 +53,11 @@ type Stamp struct {
 	Missing bool  `json:"missing,omitempty"`
 	Size    int64 `json:"size"`
 	ModTime int64 `json:"modTime"` // Unix nanoseconds
+	// Names is a directory's listingDigest: the names it holds that the
+	// container runtime does not inject. A directory whose modification
+	// time changed still holds when its names did not (a GPU node's
+	// bind-mounted driver libraries change the time, not the image).
+	Names string `json:"names,omitempty"`
 }
 
 // EnvKeys are the environment variables a scan reads. A manifest records
@@ -183,6 +188,14 @@ func (s *scanner) stamp(p string) {
 	s.res.Inputs = append(s.res.Inputs, st)
 }
 
+// stampListing records directory dir with the digest of its listing.
+func (s *scanner) stampListing(dir string, entries []fs.DirEntry) {
+	s.stamp(dir)
+	if n := len(s.res.Inputs); n > 0 && s.res.Inputs[n-1].Path == dir && s.res.Inputs[n-1].Dir {
+		s.res.Inputs[n-1].Names = listingDigest(dir, entries)
+	}
+}
+
 // list returns the names in directory dir (nil when it is missing) and
 // stamps it.
 func (s *scanner) list(dir string) []string {
@@ -206,6 +219,8 @@ func (s *scanner) list(dir string) []string {
 			// of the places searched do not exist in a given image.
 			s.seen[dir] = true
 			s.res.Inputs = append(s.res.Inputs, Stamp{Path: dir, Missing: true})
+		} else if err == nil {
+			s.stampListing(dir, entries)
 		} else {
 			s.stamp(dir)
 		}

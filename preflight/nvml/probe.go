@@ -67,6 +67,77 @@ type Result struct {
 // Starting the probe costs a few milliseconds (SPEC section 8): callers run
 // it only when there is driver evidence.
 func Probe(ctx context.Context, opts Options) Result {
+	env := opts.Env
+	if env == nil {
+		env = os.Environ()
+	}
+	if opts.Library != "" {
+		env = append(withoutVar(env, "PREFLIGHT_NVML_LIBRARY"), "PREFLIGHT_NVML_LIBRARY="+opts.Library)
+	}
+	opts.Env = env
+	x := Execute(ctx, nil, opts)
+	res := Result{NVML: facts.NVML{Via: x.Via, Embedded: Embedded()}, Stderr: x.Stderr}
+	if !x.Started() {
+		res.NVML.Outcome = facts.ProbeUnavailable
+		res.NVML.Error = "no NVML probe could be started: " + strings.Join(x.Tried, "; ")
+		return res
+	}
+	res.NVML.DurationMillis = float64(x.Duration.Microseconds()) / 1000
+	switch {
+	case x.Canceled != nil:
+		// The preflight's own deadline is a timeout too; a cancel is not.
+		res.NVML.Outcome = facts.ProbeFailed
+		if errors.Is(x.Canceled, context.DeadlineExceeded) {
+			res.NVML.Outcome = facts.ProbeTimeout
+		}
+		res.NVML.Error = "NVML probe stopped: " + x.Canceled.Error()
+	case x.TimedOut:
+		res.NVML.Outcome = facts.ProbeTimeout
+		res.NVML.Error = fmt.Sprintf("NVML probe gave no answer within %s; killed it and its process group", x.Timeout)
+	default:
+		doc, err := Decode(x.Stdout)
+		if err != nil {
+			res.NVML.Outcome = facts.ProbeFailed
+			res.NVML.Error = Failure("NVML probe", x.WaitErr, err, res.Stderr)
+			return res
+		}
+		res.Document = doc
+		res.NVML.Outcome = doc.Outcome
+		res.NVML.Error = doc.Error
+		res.NVML.Version = doc.NVMLVersion
+	}
+	return res
+}
+
+// Execution is one run of the probe program, whatever it was asked.
+type Execution struct {
+	// Via is how it was started: "memfd", "file:<path>"; "" when nothing
+	// started, and then Tried says why each candidate failed.
+	Via   string
+	Tried []string
+	// Stdout is what it printed (at most 1 MiB); Stderr the start of what
+	// it wrote on stderr (at most MaxStderr bytes), for the log.
+	Stdout []byte
+	Stderr string
+	// WaitErr is its exit status when it was not 0.
+	WaitErr error
+	// TimedOut is set when it was killed at Timeout, Canceled when ctx
+	// ended first.
+	TimedOut bool
+	Timeout  time.Duration
+	Canceled error
+	Duration time.Duration
+}
+
+// Started reports whether a probe program ran.
+func (x Execution) Started() bool { return x.Via != "" }
+
+// Execute runs the probe program with args (after its name) and waits for
+// it, at most opts.Timeout, starting it as Probe describes: from the
+// embedded copy, else from a file; in its own process group, which is
+// killed and reaped at the deadline or when ctx ends. opts.Library is not
+// used; opts.Env nil means this process's environment.
+func Execute(ctx context.Context, args []string, opts Options) Execution {
 	timeout := opts.Timeout
 	if timeout <= 0 {
 		timeout = DefaultTimeout
@@ -76,16 +147,13 @@ func Probe(ctx context.Context, opts Options) Result {
 	if env == nil {
 		env = os.Environ()
 	}
-	if opts.Library != "" {
-		env = append(withoutVar(env, "PREFLIGHT_NVML_LIBRARY"), "PREFLIGHT_NVML_LIBRARY="+opts.Library)
-	}
 
 	var stdout, stderr boundedBuffer
 	stdout.limit, stderr.limit = maxStdout, MaxStderr
 	newCmd := func(path string) *exec.Cmd {
 		cmd := &exec.Cmd{
 			Path:   path,
-			Args:   []string{ProbeName},
+			Args:   append([]string{ProbeName}, args...),
 			Env:    env,
 			Stdout: &stdout,
 			Stderr: &stderr,
@@ -100,53 +168,32 @@ func Probe(ctx context.Context, opts Options) Result {
 	}
 
 	cmd, via, tried := startFirst(newCmd, opts)
-	res := Result{NVML: facts.NVML{Via: via, Embedded: Embedded()}}
+	x := Execution{Via: via, Tried: tried, Timeout: timeout}
 	if cmd == nil {
-		res.NVML.Outcome = facts.ProbeUnavailable
-		res.NVML.Error = "no NVML probe could be started: " + strings.Join(tried, "; ")
-		return res
+		return x
 	}
 
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	timer := time.NewTimer(timeout - time.Since(start))
 	defer timer.Stop()
-	var waitErr, stopped error
+	stopped := false
 	select {
-	case waitErr = <-done:
+	case x.WaitErr = <-done:
 	case <-timer.C:
-		stopped = fmt.Errorf("NVML probe gave no answer within %s; killed it and its process group", timeout)
+		x.TimedOut, stopped = true, true
 	case <-ctx.Done():
-		stopped = fmt.Errorf("NVML probe stopped: %w", ctx.Err())
+		x.Canceled, stopped = ctx.Err(), true
 	}
-	if stopped != nil {
+	if stopped {
 		// Negative pid: the whole group. The probe is its leader (Setpgid).
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		<-done
 	}
-	res.NVML.DurationMillis = float64(time.Since(start).Microseconds()) / 1000
-	res.Stderr = stderr.String()
-
-	switch {
-	case stopped != nil && (errors.Is(stopped, context.Canceled)):
-		res.NVML.Outcome = facts.ProbeFailed
-		res.NVML.Error = stopped.Error()
-	case stopped != nil:
-		res.NVML.Outcome = facts.ProbeTimeout
-		res.NVML.Error = stopped.Error()
-	default:
-		doc, err := Decode(stdout.Bytes())
-		if err != nil {
-			res.NVML.Outcome = facts.ProbeFailed
-			res.NVML.Error = failure(waitErr, err, res.Stderr)
-			return res
-		}
-		res.Document = doc
-		res.NVML.Outcome = doc.Outcome
-		res.NVML.Error = doc.Error
-		res.NVML.Version = doc.NVMLVersion
-	}
-	return res
+	x.Duration = time.Since(start)
+	x.Stdout = stdout.Bytes()
+	x.Stderr = stderr.String()
+	return x
 }
 
 // startFirst starts the first probe that will start, returning it with how
@@ -198,9 +245,10 @@ func candidates(path string) []string {
 	return out
 }
 
-// failure explains a probe that exited without a usable document.
-func failure(waitErr, decodeErr error, stderr string) string {
-	msg := "NVML probe gave no usable answer"
+// Failure explains a probe (what, "NVML probe") that exited without a
+// usable document.
+func Failure(what string, waitErr, decodeErr error, stderr string) string {
+	msg := what + " gave no usable answer"
 	if waitErr != nil {
 		msg += " (" + waitErr.Error() + ")"
 	}

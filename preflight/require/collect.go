@@ -28,7 +28,8 @@ const MaxToolkitRequirements = 32
 // Collect returns the requirements in env (name -> value) sorted by Var, as
 // the toolkit's GetRequirements collects them: every variable whose name
 // starts with NVIDIA_REQUIRE_ except those starting with
-// NVIDIA_REQUIRE_JETPACK, empty values left out; all are ANDed.
+// NVIDIA_REQUIRE_JETPACK, empty values left out (they always hold); all are
+// ANDed.
 //
 // A legacy image (CUDA_VERSION non-empty, NVIDIA_REQUIRE_CUDA empty or
 // unset) also gets "cuda>=MAJOR.MINOR" from CUDA_VERSION, with Var
@@ -40,7 +41,7 @@ const MaxToolkitRequirements = 32
 // value ParseBool rejects does not disable.
 //
 // More than MaxToolkitRequirements requirements is an error, as it is for
-// the toolkit. A collected variable of MaxValueBytes or more (CUDA_VERSION included when
+// the toolkit; empty values count, since the toolkit's hook passes them. A collected variable of MaxValueBytes or more (CUDA_VERSION included when
 // it is used) is a *LengthError, and no requirement is returned: the value
 // cannot be real, and it is not copied into the facts.
 func Collect(env map[string]string) (reqs []facts.Requirement, disabled bool, err error) {
@@ -50,8 +51,13 @@ func Collect(env map[string]string) (reqs []facts.Requirement, disabled bool, er
 		}
 	}
 	var long []string
+	var passed []string // what the toolkit's hook passes as --require flags, empty values included
 	for name, value := range env {
-		if strings.HasPrefix(name, EnvRequirePrefix) && !strings.HasPrefix(name, EnvRequireJetpack) && value != "" {
+		if strings.HasPrefix(name, EnvRequirePrefix) && !strings.HasPrefix(name, EnvRequireJetpack) {
+			passed = append(passed, name)
+			if value == "" {
+				continue // always satisfied: nothing to evaluate
+			}
 			reqs = append(reqs, facts.Requirement{Var: name, Value: value})
 			if checkLength(name, value) != nil {
 				long = append(long, name)
@@ -73,13 +79,17 @@ func Collect(env map[string]string) (reqs []facts.Requirement, disabled bool, er
 			return nil, false, fmt.Errorf("%s=%q: %v; the NVIDIA Container Toolkit fails on this image too (\"failed to get version: invalid CUDA version\"): set it to MAJOR[.MINOR[.PATCH]], e.g. 12.2.2, or set %s", EnvCUDAVersion, cv, perr, EnvRequireCUDA)
 		}
 		reqs = append(reqs, facts.Requirement{Var: EnvCUDAVersion, Value: "cuda>=" + mm})
+		passed = append(passed, EnvCUDAVersion)
 	}
 	sort.Slice(reqs, func(i, j int) bool { return reqs[i].Var < reqs[j].Var })
-	if len(reqs) > MaxToolkitRequirements {
-		// The toolkit fails such a container; refusing here also keeps
-		// thousands of variables out of the findings and the record.
-		return nil, false, fmt.Errorf("%d requirements (%s, %s, ... %s): nvidia-container-cli takes at most %d and the NVIDIA Container Toolkit fails this image with \"input error: too many requirements\"; declare at most %d NVIDIA_REQUIRE_* variables",
-			len(reqs), reqs[0].Var, reqs[1].Var, reqs[len(reqs)-1].Var, MaxToolkitRequirements, MaxToolkitRequirements)
+	if len(passed) > MaxToolkitRequirements {
+		sort.Strings(passed)
+		// The toolkit fails such a container: its hook passes every
+		// NVIDIA_REQUIRE_* as a --require flag, an empty one too.
+		// Refusing here also keeps thousands of variables out of the
+		// findings and the record.
+		return nil, false, fmt.Errorf("%d requirements (%s, %s, ... %s): nvidia-container-cli takes at most %d, empty ones included (the toolkit passes them too), and the NVIDIA Container Toolkit fails this image with \"input error: too many requirements\"; declare at most %d NVIDIA_REQUIRE_* variables",
+			len(passed), passed[0], passed[1], passed[len(passed)-1], MaxToolkitRequirements, MaxToolkitRequirements)
 	}
 	return reqs, false, nil
 }

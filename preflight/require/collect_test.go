@@ -172,6 +172,22 @@ func TestExprErrorQuotesTheStartOfALongFactor(t *testing.T) {
 
 // More requirements than nvidia-container-cli takes fail the container
 // under the toolkit; Collect says so, naming the count and the limit.
+// The toolkit's hook passes an empty NVIDIA_REQUIRE_* as a --require flag
+// too, so empty values count toward the 32, though they always hold.
+func TestCollectCountsEmptyRequirementsTowardTheLimit(t *testing.T) {
+	env := map[string]string{"NVIDIA_REQUIRE_CUDA": "cuda>=12.0"}
+	for i := range MaxToolkitRequirements - 1 {
+		env[fmt.Sprintf("NVIDIA_REQUIRE_E%02d", i)] = ""
+	}
+	if reqs, _, err := Collect(env); err != nil || len(reqs) != 1 {
+		t.Fatalf("1 requirement and 31 empty: %d collected, %v; want the one", len(reqs), err)
+	}
+	env["NVIDIA_REQUIRE_E99"] = ""
+	if reqs, _, err := Collect(env); err == nil || reqs != nil || !strings.Contains(err.Error(), "33 requirements") {
+		t.Errorf("1 requirement and 32 empty: %v, %v; want the toolkit's too-many error", reqs, err)
+	}
+}
+
 func TestCollectRefusesMoreRequirementsThanTheToolkitTakes(t *testing.T) {
 	env := map[string]string{}
 	for i := range MaxToolkitRequirements {

@@ -59,6 +59,7 @@ func Diff(old, new report.Record) []Change {
 	d.add("driver CUDA", oh.Driver.CUDAVersion, nh.Driver.CUDAVersion, true)
 	d.add("driver kernel module", moduleKind(oh.Driver), moduleKind(nh.Driver), true)
 	d.gpus(oh.GPUs, nh.GPUs)
+	d.cuda(oh.CUDA, nh.CUDA)
 
 	oi, ni := old.Image, new.Image
 	d.add("image CUDA", imageCUDA(oi), imageCUDA(ni), true)
@@ -420,7 +421,7 @@ func (d *differ) checkTexts(old, new []report.Check) {
 var covered = []string{
 	"runId", "startedAt",
 	"host.driver.version", "host.driver.cudaVersion", "host.driver.openKernelModule", "host.gpus",
-	"host.nvml.durationMillis",
+	"host.nvml.durationMillis", "host.cuda",
 	// Derived from the driver version and the digest, which are compared.
 	"host.driver.branch", "image.pinned",
 	"image.cudaVersion", "image.cudaVersionFull", "image.requirements", "image.requireDisabled",

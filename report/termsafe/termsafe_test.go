@@ -9,15 +9,15 @@ func TestString(t *testing.T) {
 		{"GPU-5eed", "GPU-5eed"},
 		{"naïve – ok", "naïve – ok"},
 		{`back\slash`, `back\slash`},
-		{"\x1b[2J\x1b[H", `\x1b[2J\x1b[H`},                  // clear the screen
-		{"\x1b]0;pwned\x07", `\x1b]0;pwned\x07`},            // retitle the terminal
+		{"\x1b[2J\x1b[H", `\x1b[2J\x1b[H`},                     // clear the screen
+		{"\x1b]0;pwned\x07", `\x1b]0;pwned\x07`},               // retitle the terminal
 		{"ok\n{\"level\":\"error\"}", `ok\n{"level":"error"}`}, // forge a line
 		{"ok\rERROR", `ok\rERROR`},
 		{"a\tb", `a\tb`},
 		{"\x00\x7f", `\x00\x7f`},
-		{"\u009b31m", `\u009b31m`},                 // C1 CSI
-		{"abc\u202edcba", `abc\u202edcba`},         // right-to-left override
-		{"\xff\xfe", `\xff\xfe`},                   // not UTF-8
+		{"\u009b31m", `\u009b31m`},         // C1 CSI
+		{"abc\u202edcba", `abc\u202edcba`}, // right-to-left override
+		{"\xff\xfe", `\xff\xfe`},           // not UTF-8
 		{"", ""},
 	} {
 		if got := String(tt.in); got != tt.want {

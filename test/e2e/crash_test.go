@@ -143,7 +143,7 @@ var killModes = []killMode{
 // startShim starts the shim writing its records into dir.
 func startShim(t *testing.T, m killMode, bin, base, root, dir string, stderr io.Writer) *exec.Cmd {
 	t.Helper()
-	cmd := exec.Command(bin, append([]string{"--provenance-dir=" + dir, "--root=" + root}, m.args...)...)
+	cmd := exec.Command(bin, append([]string{"--provenance-dir=" + dir, "--root=" + root, "--host-root=" + root}, m.args...)...)
 	cmd.Env = crashEnv(base)
 	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
@@ -379,7 +379,7 @@ func TestFullDiskLeavesNoPartialRecordAndWarns(t *testing.T) {
 	}
 	fillUntilFull(t, mnt)
 
-	cmd := exec.Command(bin, "--provenance-dir="+dir, "--root="+root, "--", "/bin/sh", "-c", "echo ran")
+	cmd := exec.Command(bin, "--provenance-dir="+dir, "--root="+root, "--host-root="+root, "--", "/bin/sh", "-c", "echo ran")
 	cmd.Env = crashEnv(base)
 	r := runCmd(t, cmd, 30*time.Second)
 	t.Logf("shim on a full disk: exit %d after %v", r.code, r.elapsed)
@@ -424,7 +424,7 @@ func TestUnwritableDirectoryWarns(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	cmd := exec.Command(bin, "--provenance-dir="+dir, "--root="+root, "--", "/bin/sh", "-c", "echo ran; id -u")
+	cmd := exec.Command(bin, "--provenance-dir="+dir, "--root="+root, "--host-root="+root, "--", "/bin/sh", "-c", "echo ran; id -u")
 	cmd.Env = crashEnv(base)
 	cmd.Dir = base
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}

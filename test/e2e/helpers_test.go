@@ -141,6 +141,7 @@ func shimEnv(t *testing.T, lib string, scenario *fakenvml.Scenario, extra ...str
 		"PREFLIGHT_LOG_FORMAT=json",
 		"PREFLIGHT_TERMINATION_LOG=" + filepath.Join(dir, "termination-log"),
 		"PREFLIGHT_ROOT=" + root,
+		"PREFLIGHT_HOST_ROOT=" + root,
 		"PREFLIGHT_NVML_LIBRARY=" + lib,
 	}
 	if scenario != nil {

@@ -380,7 +380,8 @@ func TestDockerfileEnvIsValidConfiguration(t *testing.T) {
 			for k, v := range env0 {
 				env = append(env, k+"="+v)
 			}
-			env = append(env, "PREFLIGHT_PROVENANCE_DIR=off", "PREFLIGHT_ROOT="+t.TempDir(), "PREFLIGHT_LOG_FORMAT=json")
+			empty := t.TempDir()
+			env = append(env, "PREFLIGHT_PROVENANCE_DIR=off", "PREFLIGHT_ROOT="+empty, "PREFLIGHT_HOST_ROOT="+empty, "PREFLIGHT_LOG_FORMAT=json")
 			r := runCmd(t, t.TempDir(), env, time.Minute, shim(t), "check")
 			if r.code != 0 {
 				t.Errorf("gpu-preflight check with the image's ENV exits %d:\n%s", r.code, r.stderr)

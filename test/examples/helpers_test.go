@@ -148,7 +148,7 @@ func runAbort(t testing.TB) abortRun {
 		env := []string{
 			"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
 			"NVIDIA_REQUIRE_CUDA=" + require118, "CUDA_VERSION=11.8.0",
-			"PREFLIGHT_ROOT=" + root, "PREFLIGHT_PROVENANCE_DIR=off", "PREFLIGHT_LOG_FORMAT=json",
+			"PREFLIGHT_ROOT=" + root, "PREFLIGHT_HOST_ROOT=" + root, "PREFLIGHT_PROVENANCE_DIR=off", "PREFLIGHT_LOG_FORMAT=json",
 			"PREFLIGHT_TERMINATION_LOG=" + term,
 			"PREFLIGHT_NVML_LIBRARY=" + filepath.Join(tmp, "no-such-libnvidia-ml.so.1"),
 		}
@@ -192,7 +192,7 @@ func runOK(t testing.TB) []string {
 			t.Fatal(err)
 		}
 		env := []string{"PATH=/usr/bin:/bin", "NVIDIA_REQUIRE_CUDA=" + require118, "CUDA_VERSION=11.8.0",
-			"PREFLIGHT_ROOT=" + tmp, "PREFLIGHT_PROVENANCE_DIR=off", "PREFLIGHT_LOG_FORMAT=json",
+			"PREFLIGHT_ROOT=" + tmp, "PREFLIGHT_HOST_ROOT=" + tmp, "PREFLIGHT_PROVENANCE_DIR=off", "PREFLIGHT_LOG_FORMAT=json",
 			"PREFLIGHT_NVML_LIBRARY=" + filepath.Join(tmp, "no-such-libnvidia-ml.so.1")}
 		r := runCmd(t, tmp, env, time.Minute, shim(t), "--", "true")
 		if r.code != 0 {

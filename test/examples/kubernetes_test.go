@@ -226,7 +226,7 @@ func runNodeFault(t *testing.T, extra ...string) cmdResult {
 	}
 	env := append([]string{
 		"PATH=" + bin + ":/usr/local/bin:/usr/bin:/bin",
-		"PREFLIGHT_ROOT=" + root, "PREFLIGHT_PROVENANCE_DIR=off", "PREFLIGHT_LOG_FORMAT=json",
+		"PREFLIGHT_ROOT=" + root, "PREFLIGHT_HOST_ROOT=" + root, "PREFLIGHT_PROVENANCE_DIR=off", "PREFLIGHT_LOG_FORMAT=json",
 		"PREFLIGHT_TERMINATION_LOG=", "PREFLIGHT_NVML_LIBRARY=" + fifo, "PREFLIGHT_NVML_TIMEOUT=500ms",
 	}, extra...)
 	r := runCmd(t, tmp, env, time.Minute, shim(t), "--", "true")

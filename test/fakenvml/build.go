@@ -68,7 +68,7 @@ func Build(dir string) (string, error) {
 	}
 	lib := filepath.Join(dir, Soname)
 	cmd := exec.Command("gcc", "-shared", "-fPIC", "-O1", "-Wall", "-Wno-deprecated-declarations",
-		"-DNVML_NO_UNVERSIONED_FUNC_DEFS=1", "-I", filepath.Dir(header),
+		"-DNVML_NO_UNVERSIONED_FUNC_DEFS=1", "-I", filepath.Dir(header), "-I", filepath.Join(src, "..", "fakescenario"),
 		"-Wl,-soname,"+Soname, "-o", lib, filepath.Join(src, "c", "fake.c"), stubsPath)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr

@@ -21,68 +21,13 @@
 #include <unistd.h>
 
 #include "nvml.h"
+#include "scenario.h"
 
-#define MAX_FACTS 2048
-#define MAX_LINE 256
-
-struct fact {
-	int gpu; /* -1 for system facts */
-	char key[32];
-	char value[MAX_LINE];
-};
-
-static struct fact facts[MAX_FACTS];
-static int nfacts;
 static int initialised;
 
-static int load(void)
-{
-	const char *path = getenv("FAKE_NVML_SCENARIO");
-	char line[MAX_LINE * 2];
-	FILE *f;
+static int load(void) { return scenario_load("FAKE_NVML_SCENARIO", "fake libnvidia-ml"); }
 
-	if (path == NULL || *path == '\0') {
-		fprintf(stderr, "fake libnvidia-ml: FAKE_NVML_SCENARIO is not set\n");
-		return -1;
-	}
-	f = fopen(path, "r");
-	if (f == NULL) {
-		fprintf(stderr, "fake libnvidia-ml: cannot open scenario %s\n", path);
-		return -1;
-	}
-	nfacts = 0;
-	while (fgets(line, sizeof line, f) != NULL && nfacts < MAX_FACTS) {
-		struct fact *ft = &facts[nfacts];
-		char *p = line, *key, *value;
-		char *end = p + strcspn(p, "\r\n");
-
-		*end = '\0';
-		if (*p == '#' || *p == '\0')
-			continue;
-		ft->gpu = -1;
-		if (*p >= '0' && *p <= '9') {
-			ft->gpu = (int)strtol(p, &p, 10);
-			p += strspn(p, " ");
-		}
-		key = p;
-		p += strcspn(p, " ");
-		value = *p ? p + 1 : p;
-		*p = '\0';
-		snprintf(ft->key, sizeof ft->key, "%s", key);
-		snprintf(ft->value, sizeof ft->value, "%s", value);
-		nfacts++;
-	}
-	fclose(f);
-	return 0;
-}
-
-static const char *lookup(int gpu, const char *key)
-{
-	for (int i = 0; i < nfacts; i++)
-		if (facts[i].gpu == gpu && strcmp(facts[i].key, key) == 0)
-			return facts[i].value;
-	return NULL;
-}
+static const char *lookup(int gpu, const char *key) { return scenario_lookup(gpu, key); }
 
 /* answer finds a fact; it returns SUCCESS with *value set, or the scripted
  * error, or NOT_SUPPORTED when the scenario does not script the fact. */

@@ -1,0 +1,40 @@
+# shellcheck shell=bash
+# Sourced by the scripts that fetch Debian non-free packages without
+# installing anything (nvidia-libs.sh, cuda-toolkit.sh). apt_nonfree DIR
+# [SUITE] copies the host's Debian source (/etc/apt/sources.list.d/
+# debian.sources) under DIR/apt with its Components widened to non-free and,
+# when SUITE is given, its suite names (bookworm, bookworm-updates,
+# bookworm-security) switched to SUITE; it then sets apt_opts, the apt-get
+# options that keep apt's lists and caches under DIR/apt too.
+
+apt_nonfree() {
+	local dir=$1 suite=${2:-} src=/etc/apt/sources.list.d/debian.sources host_suite
+	if [[ ! -r $src ]]; then
+		echo "$(basename "$0"): $src is missing; the non-free source is derived from the host's Debian source" >&2
+		return 1
+	fi
+	rm -rf "$dir/apt"
+	mkdir -p "$dir/apt/sources" "$dir/apt/lists/partial" "$dir/apt/cache/archives/partial"
+	local sed_args=(-e 's/^Components:.*$/Components: main contrib non-free non-free-firmware/')
+	if [[ -n $suite ]]; then
+		host_suite=$(sed -n 's/^Suites: *\([a-z]*\).*/\1/p' "$src" | head -n1)
+		if [[ -z $host_suite ]]; then
+			echo "$(basename "$0"): no Suites line in $src" >&2
+			return 1
+		fi
+		sed_args+=(-e "/^Suites:/s/\\b$host_suite\\b/$suite/g")
+	fi
+	sed -E "${sed_args[@]}" "$src" >"$dir/apt/sources/debian.sources"
+	grep -q '^Components: .*non-free' "$dir/apt/sources/debian.sources" || {
+		echo "$(basename "$0"): could not add non-free to the Components of $src" >&2
+		return 1
+	}
+	# shellcheck disable=SC2034 # read by the scripts that source this file
+	apt_opts=(
+		-o "Dir::Etc::SourceParts=$dir/apt/sources"
+		-o Dir::Etc::SourceList=/dev/null
+		-o "Dir::State::Lists=$dir/apt/lists"
+		-o "Dir::Cache=$dir/apt/cache"
+		-o Debug::NoLocking=1
+	)
+}
