@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -11,11 +12,11 @@ import (
 
 // Human writes the report `gpu-preflight check` prints on stdout: host,
 // driver and GPUs, the image's CUDA stack and frameworks, each check with
-// its status, message and remedy, then the decision. Plain aligned text;
-// statuses are coloured only when w is a terminal. Everything printed comes
-// from the (already redacted) record.
+// its status, message and remedy, then what a run would do. Plain aligned
+// text; statuses are coloured only when UseColor(w). Everything printed
+// comes from the (already redacted) record.
 func Human(w io.Writer, r Record) error {
-	hw := &humanWriter{color: IsTerminal(w)}
+	hw := &humanWriter{color: UseColor(w)}
 	hw.write(r)
 	_, err := io.WriteString(w, hw.b.String())
 	return err
@@ -26,12 +27,37 @@ type humanWriter struct {
 	color bool
 }
 
+// UseColor reports whether output to w may be coloured: w is a terminal,
+// NO_COLOR is unset or empty (no-color.org), and TERM is not "dumb".
+func UseColor(w io.Writer) bool {
+	return IsTerminal(w) && os.Getenv("NO_COLOR") == "" && os.Getenv("TERM") != "dumb"
+}
+
 func (h *humanWriter) table(rows [][]string) {
 	tw := tabwriter.NewWriter(&h.b, 0, 0, 2, ' ', 0)
 	for _, row := range rows {
 		fmt.Fprintln(tw, "  "+strings.Join(row, "\t"))
 	}
 	tw.Flush()
+}
+
+// statusTable is table for rows whose first cell is a status, coloured
+// after the columns are laid out, so the escape codes take no width.
+func (h *humanWriter) statusTable(rows [][]string) {
+	var plain strings.Builder
+	tw := tabwriter.NewWriter(&plain, 0, 0, 2, ' ', 0)
+	for _, row := range rows {
+		fmt.Fprintln(tw, "  "+strings.Join(row, "\t"))
+	}
+	tw.Flush()
+	for i, line := range strings.SplitAfter(plain.String(), "\n") {
+		if i < len(rows) && h.color && rows[i][0] != "" {
+			if c, ok := statusColors[rows[i][0]]; ok {
+				line = strings.Replace(line, rows[i][0], c+rows[i][0]+reset, 1)
+			}
+		}
+		h.b.WriteString(line)
+	}
 }
 
 func (h *humanWriter) write(r Record) {
@@ -77,7 +103,11 @@ func (h *humanWriter) write(r Record) {
 
 	fmt.Fprintf(b, "\nGPUs (%d)\n", len(r.Host.GPUs))
 	if len(r.Host.GPUs) == 0 {
-		b.WriteString("  none visible to the driver\n")
+		if d.Version == "" && len(r.Host.DeviceNodes) == 0 {
+			b.WriteString("  none: no NVIDIA driver on this host\n")
+		} else {
+			b.WriteString("  none listed by the driver\n")
+		}
 	} else {
 		rows := [][]string{{"INDEX", "NAME", "UUID", "BUS ID", "CC", "MEMORY", "MIG", "PERSISTENCE"}}
 		for _, g := range r.Host.GPUs {
@@ -132,46 +162,35 @@ func (h *humanWriter) write(r Record) {
 	} else {
 		rows := [][]string{{"STATUS", "CHECK", "MESSAGE"}}
 		for _, c := range r.Checks {
-			rows = append(rows, []string{h.status(c.Status), c.ID, c.Message})
+			rows = append(rows, []string{c.Status, c.ID, c.Message})
 			if c.Remedy != "" {
-				rows = append(rows, []string{h.status(""), "", "remedy: " + c.Remedy})
+				rows = append(rows, []string{"", "", "remedy: " + c.Remedy})
 			}
 		}
-		h.table(rows)
+		h.statusTable(rows)
 	}
 
+	// `check` runs nothing: say what a run with a command would do.
 	dec := r.Decision
-	fmt.Fprintf(b, "\nDecision: %s (policy %s", or(dec.Action, "-"), or(dec.Policy, "-"))
-	if dec.Action == ActionAbort {
-		fmt.Fprintf(b, ", exit %d", dec.ExitCode)
+	switch dec.Action {
+	case ActionAbort:
+		fmt.Fprintf(b, "\nVerdict: would abort with exit %d (policy %s)\n  %s\n", dec.ExitCode, or(dec.Policy, "-"), abortCause(r))
+	case ActionExec:
+		fmt.Fprintf(b, "\nVerdict: would exec the command (policy %s): %s\n", or(dec.Policy, "-"), verdict(r))
+	default:
+		b.WriteString("\nVerdict: -\n")
 	}
-	b.WriteString(")\n")
 }
 
-// ANSI colours, all the same length so tabwriter keeps the columns aligned.
+// ANSI colours for statuses.
 const (
 	red    = "\x1b[31m"
 	yellow = "\x1b[33m"
 	green  = "\x1b[32m"
-	plain  = "\x1b[39m"
 	reset  = "\x1b[0m"
 )
 
-func (h *humanWriter) status(s string) string {
-	if !h.color {
-		return s
-	}
-	c := plain
-	switch s {
-	case "error":
-		c = red
-	case "warn":
-		c = yellow
-	case "pass":
-		c = green
-	}
-	return c + s + reset
-}
+var statusColors = map[string]string{"error": red, "warn": yellow, "pass": green}
 
 func sourceNote(src string) string {
 	if src == "" || src == "none" {

@@ -26,7 +26,7 @@ func TestHumanReportShowsFactsChecksAndDecision(t *testing.T) {
 		"paddlepaddle  2.6.1        12.0  -",
 		"error   cuda-requirement  driver 515.65.01 supports CUDA <= 11.7",
 		"                          remedy: upgrade the driver to >= 535.54.03",
-		"Decision: abort (policy fail, exit 78)",
+		"Verdict: would abort with exit 78 (policy fail)\n  cuda-requirement: driver 515.65.01 supports CUDA <= 11.7",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("report lacks %q:\n%s", want, out)
@@ -44,7 +44,7 @@ func TestHumanReportWithNothingKnown(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := buf.String()
-	for _, want := range []string{"driver         none found", "none visible to the driver", "CUDA      none found", "none run", "Decision: exec (policy warn)"} {
+	for _, want := range []string{"driver         none found", "none: no NVIDIA driver on this host", "CUDA      none found", "none run", "Verdict: would exec the command (policy warn): ok"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("report lacks %q:\n%s", want, out)
 		}
@@ -77,5 +77,22 @@ func TestHumanShowsTheCUDACheck(t *testing.T) {
 	}
 	if want := "kernel: failed, driver API 12.4, 2 device(s); device 1 context: CUDA_ERROR_DEVICE_UNAVAILABLE"; !strings.Contains(b.String(), want) {
 		t.Errorf("the human report does not say %q:\n%s", want, b.String())
+	}
+}
+
+// Coloured statuses keep the checks table aligned: the escape codes are
+// added after the columns are laid out.
+func TestColouredTableIsAligned(t *testing.T) {
+	plain := &humanWriter{}
+	coloured := &humanWriter{color: true}
+	rows := [][]string{{"STATUS", "CHECK", "MESSAGE"}, {"pass", "driver", "ok"}, {"error", "cuda-requirement", "bad"}, {"", "", "remedy: fix"}}
+	plain.statusTable(rows)
+	coloured.statusTable(rows)
+	strip := strings.NewReplacer(red, "", yellow, "", green, "", reset, "")
+	if got := strip.Replace(coloured.b.String()); got != plain.b.String() {
+		t.Errorf("coloured table, escapes removed:\n%s\nplain:\n%s", got, plain.b.String())
+	}
+	if !strings.Contains(coloured.b.String(), "  "+red+"error"+reset+"   cuda-requirement  bad") {
+		t.Errorf("status not coloured in place:\n%q", coloured.b.String())
 	}
 }

@@ -40,7 +40,7 @@ const (
 // format "json" writes one compact JSON object per line with the keys time
 // (RFC 3339, UTC, nanoseconds), level and message, then the fields; no line
 // is longer than MaxLineBytes except the provenance line (see LogRecord).
-// "console" is zerolog's human format, coloured only on a terminal. "auto"
+// "console" is zerolog's human format, coloured only when UseColor(w). "auto"
 // (or "") is console when w is a terminal, else json. level is a zerolog
 // level name ("" is info).
 func NewLogger(w io.Writer, format, level string) (zerolog.Logger, error) {
@@ -66,11 +66,31 @@ func NewLogger(w io.Writer, format, level string) (zerolog.Logger, error) {
 	}
 	var out io.Writer
 	if format == FormatConsole {
-		out = &lineCap{w: zerolog.ConsoleWriter{Out: w, NoColor: !tty, TimeFormat: "15:04:05.000"}}
+		out = &lineCap{w: zerolog.ConsoleWriter{Out: w, NoColor: !UseColor(w), TimeFormat: "15:04:05.000", FormatPrepare: consoleFields}}
 	} else {
 		out = &lineCap{w: w, limit: true}
 	}
 	return zerolog.New(out).Level(lvl).Hook(timeHook{}), nil
+}
+
+// consoleFields drops, in console format, the fields a person need not
+// read twice: the summary's and the abort line's (their sentence says it
+// all) and a finding's status (the level says it).
+func consoleFields(evt map[string]any) error {
+	switch evt["event"] {
+	case EventSummary, EventAbort:
+		for k := range evt {
+			switch k {
+			case zerolog.TimestampFieldName, zerolog.LevelFieldName, zerolog.MessageFieldName:
+			default:
+				delete(evt, k)
+			}
+		}
+	}
+	if _, ok := evt["check"]; ok {
+		delete(evt, "status")
+	}
+	return nil
 }
 
 // timeHook adds the time in TimeLayout. zerolog's own Timestamp uses the
@@ -92,9 +112,11 @@ func IsTerminal(w io.Writer) bool {
 	return err == nil
 }
 
-// LogFindings logs one line per finding: level by status (pass, skip and
-// info at info), message the finding's message, fields check, status and
-// remedy. Text is redacted and long values are cut (the line says so).
+// LogFindings logs one line per finding: level by status (info at info,
+// pass and skip at debug: a passing run stays quiet, and the record keeps
+// every check), message the finding's message, fields check, status and
+// remedy, and nodeFault when set. Text is redacted and long values are cut
+// (the line says so).
 func LogFindings(l zerolog.Logger, findings []check.Finding) {
 	for _, f := range findings {
 		var e *zerolog.Event
@@ -103,8 +125,16 @@ func LogFindings(l zerolog.Logger, findings []check.Finding) {
 			e = l.Error()
 		case check.Warn:
 			e = l.Warn()
-		default:
+		case check.Info:
 			e = l.Info()
+		default:
+			e = l.Debug()
+		}
+		if !e.Enabled() {
+			continue
+		}
+		if f.NodeFault {
+			e = e.Bool("nodeFault", true)
 		}
 		msg, cutMsg := Truncate(redact.Value(f.Message), maxFieldBytes)
 		remedy, cutRemedy := Truncate(redact.Value(f.Remedy), maxFieldBytes)

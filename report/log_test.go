@@ -90,15 +90,25 @@ func TestAutoFormatIsJSONWhenNotATerminal(t *testing.T) {
 	}
 }
 
+// At debug every finding has its line; passing and skipped checks are at
+// debug level, so at info only what did not pass is logged.
 func TestLogFindingsOneLinePerFinding(t *testing.T) {
 	var buf bytes.Buffer
 	l, _ := NewLogger(&buf, FormatJSON, "info")
+	LogFindings(l, sampleFindings)
+	for _, m := range jsonLines(t, buf.Bytes()) {
+		if m["status"] == "pass" || m["status"] == "skip" {
+			t.Errorf("a %s finding is logged at info: %v", m["status"], m)
+		}
+	}
+	buf.Reset()
+	l, _ = NewLogger(&buf, FormatJSON, "debug")
 	LogFindings(l, sampleFindings)
 	lines := jsonLines(t, buf.Bytes())
 	if len(lines) != len(sampleFindings) {
 		t.Fatalf("%d lines for %d findings", len(lines), len(sampleFindings))
 	}
-	wantLevel := map[check.Status]string{check.Pass: "info", check.Skip: "info", check.Info: "info", check.Warn: "warn", check.Error: "error"}
+	wantLevel := map[check.Status]string{check.Pass: "debug", check.Skip: "debug", check.Info: "info", check.Warn: "warn", check.Error: "error"}
 	for i, f := range sampleFindings {
 		m := lines[i]
 		if m["check"] != f.ID || m["status"] != string(f.Status) || m["level"] != wantLevel[f.Status] {

@@ -3,37 +3,14 @@ package report
 import (
 	"bytes"
 	"os"
-	"strconv"
 	"strings"
 	"testing"
 
-	"golang.org/x/sys/unix"
+	"github.com/gpu-preflight/gpu-preflight/report/ptytest"
 )
 
-// openPTY returns both ends of a new pseudo-terminal.
-func openPTY(t *testing.T) (master, slave *os.File) {
-	t.Helper()
-	m, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY, 0)
-	if err != nil {
-		t.Fatalf("open /dev/ptmx (needed to test terminal output): %v", err)
-	}
-	if err := unix.IoctlSetPointerInt(int(m.Fd()), unix.TIOCSPTLCK, 0); err != nil {
-		t.Fatalf("unlock pty: %v", err)
-	}
-	n, err := unix.IoctlGetInt(int(m.Fd()), unix.TIOCGPTN)
-	if err != nil {
-		t.Fatalf("pty number: %v", err)
-	}
-	s, err := os.OpenFile("/dev/pts/"+strconv.Itoa(n), os.O_RDWR|unix.O_NOCTTY, 0)
-	if err != nil {
-		t.Fatalf("open pty slave: %v", err)
-	}
-	t.Cleanup(func() { s.Close(); m.Close() })
-	return m, s
-}
-
 func TestTerminalOutputIsColouredAndConsole(t *testing.T) {
-	master, slave := openPTY(t)
+	master, slave := ptytest.Open(t)
 	if !IsTerminal(slave) || IsTerminal(&bytes.Buffer{}) {
 		t.Fatal("IsTerminal does not tell a pty from a buffer")
 	}
@@ -53,7 +30,7 @@ func TestTerminalOutputIsColouredAndConsole(t *testing.T) {
 		for {
 			n, err := master.Read(buf)
 			out.Write(buf[:n])
-			if err != nil || strings.Contains(out.String(), "Decision:") {
+			if err != nil || strings.Contains(out.String(), "Verdict:") {
 				break
 			}
 		}

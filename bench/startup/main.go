@@ -430,14 +430,14 @@ func preflightTime(c benchCase) (total, probe time.Duration, err error) {
 	}
 	for _, line := range strings.Split(stderr.String(), "\n") {
 		var entry struct {
-			Message   string   `json:"message"`
+			Event     string   `json:"event"`
 			ElapsedMs *float64 `json:"elapsedMs"`
 		}
-		if json.Unmarshal([]byte(line), &entry) == nil && entry.Message == "decision" && entry.ElapsedMs != nil {
+		if json.Unmarshal([]byte(line), &entry) == nil && entry.Event == "summary" && entry.ElapsedMs != nil {
 			return millis(*entry.ElapsedMs), millis(record.Host.NVML.DurationMillis), nil
 		}
 	}
-	return 0, 0, fmt.Errorf("%s: no decision line with elapsedMs in its log:\n%s", c.name, stderr.String())
+	return 0, 0, fmt.Errorf("%s: no summary line with elapsedMs in its log:\n%s", c.name, stderr.String())
 }
 
 func millis(f float64) time.Duration { return time.Duration(f * float64(time.Millisecond)) }

@@ -28,7 +28,7 @@ func cmdAdvise(args, environ []string, stdout, stderr io.Writer) int {
 	gpu := fs.String("gpu", "", "compute capability of the GPU, e.g. 8.0")
 	brand := fs.String("brand", "", "NVML brand of the GPU: tesla, nvidia, geforcertx, ...")
 	asJSON := fs.Bool("json", false, "print the advice as JSON")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args, stdout); err != nil {
 		return usageExit(stderr, err)
 	}
 	if fs.NArg() > 0 {
@@ -176,7 +176,7 @@ func adviseImage(overrides map[string]string, environ []string, asJSON bool, std
 		return usageExit(stderr, err)
 	}
 	c := in.Facts.Container
-	a := advise.ForImage(nodeclass.Image{Container: c, Options: in.Options})
+	a := advise.ForImage(nodeclass.Image{Container: c, Options: in.Options, Policy: cfg.policy, Ignore: cfg.ignore})
 	if asJSON {
 		return writeJSON(a, stdout, stderr)
 	}

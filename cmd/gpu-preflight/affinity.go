@@ -22,7 +22,7 @@ func cmdAffinity(args, environ []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("affinity", stderr, overrides)
 	deprecated := fs.Bool("deprecated-labels", false, "match on GFD's older cuda.driver.* labels (GFD before v0.15.0)")
 	slurm := fs.Bool("slurm", false, "say what Slurm offers instead")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args, stdout); err != nil {
 		return usageExit(stderr, err)
 	}
 	if fs.NArg() > 0 {
@@ -36,7 +36,8 @@ func cmdAffinity(args, environ []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return usageExit(stderr, err)
 	}
-	ai := affinity.Input{Container: in.Facts.Container, Options: in.Options, Labels: affinity.CurrentLabels}
+	ai := affinity.Input{Container: in.Facts.Container, Options: in.Options, Policy: cfg.policy, Ignore: cfg.ignore,
+		Labels: affinity.CurrentLabels}
 	if *deprecated {
 		ai.Labels = affinity.DeprecatedLabels
 	}
@@ -46,13 +47,13 @@ func cmdAffinity(args, environ []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	c := in.Facts.Container
-	header := fmt.Sprintf("gpu-preflight affinity for the image at %s: CUDA %s, %d requirement(s), %d framework(s).\n"+
-		"Paste under the pod spec's affinity:. Nodes need GPU Feature Discovery labels (GFD >= v0.15.0 for these names).",
-		cfg.Root, orDash(c.CUDA.Version), len(c.Requirements), len(c.Frameworks))
+	labels := "GPU Feature Discovery labels (GFD >= v0.15.0 for these names)"
 	if *deprecated {
-		header = fmt.Sprintf("gpu-preflight affinity for the image at %s: CUDA %s, %d requirement(s), %d framework(s).\n"+
-			"Paste under the pod spec's affinity:. Uses GFD's deprecated cuda.driver.* labels.", cfg.Root, orDash(c.CUDA.Version), len(c.Requirements), len(c.Frameworks))
+		labels = "GPU Feature Discovery's deprecated cuda.driver.* labels"
 	}
+	header := fmt.Sprintf("gpu-preflight affinity for the image at %s: CUDA %s, %d requirement(s), %d framework(s), PREFLIGHT_POLICY=%s.\n"+
+		"Paste under the pod spec's affinity:. Nodes need %s.",
+		cfg.Root, orDash(c.CUDA.Version), len(c.Requirements), len(c.Frameworks), cfg.policy, labels)
 	fmt.Fprint(stdout, a.YAML(header))
 	return exitOK
 }

@@ -20,7 +20,7 @@ func cmdBake(args, environ []string, stdout, stderr io.Writer) int {
 	overrides := map[string]string{}
 	fs := newFlagSet("bake", stderr, overrides)
 	out := fs.String("out", "", "where to write the manifest (default: PREFLIGHT_MANIFEST inside the root)")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args, stdout); err != nil {
 		return usageExit(stderr, err)
 	}
 	if fs.NArg() > 0 {
@@ -30,6 +30,7 @@ func cmdBake(args, environ []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return usageExit(stderr, err)
 	}
+	cfg.printWarnings(stderr)
 	root := fsroot.Root(cfg.Root)
 	path := *out
 	if path == "" {

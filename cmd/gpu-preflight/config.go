@@ -1,59 +1,87 @@
 package main
 
 import (
+	"bufio"
+	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
-	"reflect"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
-	"github.com/rs/zerolog"
+	"github.com/kelseyhightower/envconfig"
 
 	"github.com/gpu-preflight/gpu-preflight/preflight/check"
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 	"github.com/gpu-preflight/gpu-preflight/preflight/imageconfig"
 	"github.com/gpu-preflight/gpu-preflight/preflight/policy"
 	"github.com/gpu-preflight/gpu-preflight/preflight/require"
+	"github.com/gpu-preflight/gpu-preflight/report/identity"
+	"github.com/gpu-preflight/gpu-preflight/report/orchestrator"
 )
 
-// Config is gpu-preflight's configuration: PREFLIGHT_* variables, each of
-// which a flag of the same name (--policy for PREFLIGHT_POLICY) overrides.
+// Config is gpu-preflight's configuration, read by envconfig from the
+// PREFLIGHT_* variables; a flag of the same name (--policy for
+// PREFLIGHT_POLICY) overrides each.
+//
+// The field names make the variable names: envconfig's split_words turns
+// NodeFaultExitCode into PREFLIGHT_NODE_FAULT_EXIT_CODE. No field has an
+// `envconfig` tag, because envconfig falls back to a tagged field's bare name
+// (a container's own POLICY or ROOT would configure gpu-preflight); and
+// MinGpus is spelt so because split_words cuts "MinGPUs" into MIN_GP_US.
+// The same struct makes the flags and the -h text.
 type Config struct {
-	Policy            string        `env:"POLICY" default:"fail" desc:"warn, fail or strict"`
-	Ignore            string        `env:"IGNORE" desc:"comma list of check ids downgraded to info"`
-	RequireGPU        bool          `env:"REQUIRE_GPU" default:"false" desc:"no visible GPU is an error"`
-	MinGPUs           int           `env:"MIN_GPUS" default:"0" desc:"fewer visible GPUs is an error"`
-	Require           string        `env:"REQUIRE" desc:"extra requirement, NVIDIA_REQUIRE_* language"`
-	ProvenanceDir     string        `env:"PROVENANCE_DIR" default:"/var/log/gpu-preflight" desc:"where records go; off disables the file"`
-	Ledger            string        `env:"LEDGER" desc:"append one JSON line per run to this file"`
-	LogFormat         string        `env:"LOG_FORMAT" default:"auto" desc:"json, console or auto"`
-	LogLevel          string        `env:"LOG_LEVEL" default:"info" desc:"zerolog level"`
-	NVMLTimeout       time.Duration `env:"NVML_TIMEOUT" default:"10s" desc:"deadline for the NVML probe"`
-	Timeout           time.Duration `env:"TIMEOUT" default:"30s" desc:"deadline for the whole preflight"`
-	NVMLLibrary       string        `env:"NVML_LIBRARY" default:"libnvidia-ml.so.1" desc:"NVML library the probe loads"`
-	Root              string        `env:"ROOT" default:"/" desc:"root of the image's files (an unpacked image, or an OCI bundle with rootfs/ and config.json)"`
-	HostRoot          string        `env:"HOST_ROOT" default:"/" desc:"root of the host's files read for the driver, GPUs, /dev, /dev/shm, cgroup and kernel"`
-	ImageConfig       string        `env:"IMAGE_CONFIG" desc:"the image's config, whose Env is its environment: OCI layout dir, OCI image or runtime config, docker/podman inspect"`
-	Manifest          string        `env:"MANIFEST" default:"/etc/gpu-preflight/image.json" desc:"baked image manifest, inside the root"`
-	TerminationLog    string        `env:"TERMINATION_LOG" default:"/dev/termination-log" desc:"written on abort when its directory exists"`
-	ExitCode          int           `env:"EXIT_CODE" default:"78" desc:"exit code on abort: the image does not fit this host"`
-	NodeFaultExitCode int           `env:"NODE_FAULT_EXIT_CODE" default:"75" desc:"exit code on abort for a node fault: retry elsewhere"`
-	Supervise         string        `env:"SUPERVISE" default:"auto" desc:"true, false, or auto: supervise when PID 1" flag:"bool"`
-	CUDACheck         string        `env:"CUDA_CHECK" default:"off" desc:"CUDA smoke test: off, init or kernel"`
-	CUDATimeout       time.Duration `env:"CUDA_TIMEOUT" default:"15s" desc:"deadline for the CUDA smoke test"`
+	Policy            string        `split_words:"true" default:"fail" desc:"warn, fail or strict"`
+	Ignore            string        `split_words:"true" desc:"comma list of check ids downgraded to info"`
+	RequireGPU        boolValue     `split_words:"true" default:"false" desc:"no visible GPU is an error"`
+	MinGpus           int           `split_words:"true" default:"0" desc:"fewer visible GPUs is an error"`
+	Require           string        `split_words:"true" desc:"extra requirement, NVIDIA_REQUIRE_* language"`
+	ProvenanceDir     string        `split_words:"true" default:"/var/log/gpu-preflight" desc:"where records go; off disables the file"`
+	Ledger            string        `split_words:"true" desc:"append one JSON line per run to this file"`
+	LogFormat         string        `split_words:"true" default:"auto" desc:"json, console or auto"`
+	LogLevel          string        `split_words:"true" default:"info" desc:"trace, debug, info, warn, error or disabled"`
+	LogProvenance     boolValue     `split_words:"true" default:"true" desc:"log the record as one line; false when you collect the file"`
+	NVMLTimeout       time.Duration `split_words:"true" default:"10s" desc:"deadline for the NVML probe"`
+	Timeout           time.Duration `split_words:"true" default:"30s" desc:"deadline for the whole preflight"`
+	NVMLLibrary       string        `split_words:"true" default:"libnvidia-ml.so.1" desc:"NVML library the probe loads"`
+	Root              string        `split_words:"true" default:"/" desc:"root of the image's files (an unpacked image, or an OCI bundle with rootfs/ and config.json)"`
+	HostRoot          string        `split_words:"true" default:"/" desc:"root of the host's files read for the driver, GPUs, /dev, /dev/shm, cgroup and kernel"`
+	ImageConfig       string        `split_words:"true" desc:"the image's config, whose Env is its environment: OCI layout dir, OCI image or runtime config, docker/podman inspect"`
+	Manifest          string        `split_words:"true" default:"/etc/gpu-preflight/image.json" desc:"baked image manifest, inside the root"`
+	TerminationLog    string        `split_words:"true" default:"/dev/termination-log" desc:"written on abort when its directory exists"`
+	ExitCode          int           `split_words:"true" default:"78" desc:"exit code on a mismatch abort: this driver cannot run this image"`
+	NodeFaultExitCode int           `split_words:"true" default:"75" desc:"exit code on a node-fault abort: retry on another node"`
+	Supervise         string        `split_words:"true" default:"auto" desc:"true, false, or auto: supervise when PID 1" flag:"bool"`
+	CUDACheck         string        `split_words:"true" default:"off" desc:"CUDA smoke test: off, init or kernel"`
+	CUDATimeout       time.Duration `split_words:"true" default:"15s" desc:"deadline for the CUDA smoke test"`
 
 	// Derived.
 	policy         policy.Policy
 	ignore         map[string]bool
 	nvmlLibrarySet bool
-	supervise      superviseMode
+	// warnings are what the run should say about its configuration: an
+	// unknown PREFLIGHT_ variable, say.
+	warnings  []string
+	supervise superviseMode
 }
 
 const envPrefix = "PREFLIGHT"
+
+// boolValue is a boolean setting: the words strconv.ParseBool takes, in
+// any case, as every enumerated setting is read ("TRUE", "False", "1").
+type boolValue bool
+
+// Decode is envconfig's hook for the type.
+func (b *boolValue) Decode(s string) error {
+	v, err := strconv.ParseBool(strings.ToLower(s))
+	*b = boolValue(v)
+	return err
+}
 
 // usageError is a configuration or command-line error: exit 64.
 type usageError struct{ msg string }
@@ -62,116 +90,154 @@ func (e usageError) Error() string { return e.msg }
 
 func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(format, args...)} }
 
-// flagName is the flag for a PREFLIGHT_ variable suffix: REQUIRE_GPU -> require-gpu.
-func flagName(key string) string { return strings.ToLower(strings.ReplaceAll(key, "_", "-")) }
-
-// configFields are Config's fields that loadConfig reads, in order: the one
-// list flags, variables and -h are made from, so they cannot drift apart.
-func configFields() []reflect.StructField {
-	var fields []reflect.StructField
-	t := reflect.TypeFor[Config]()
-	for i := 0; i < t.NumField(); i++ {
-		if t.Field(i).Tag.Get("env") != "" {
-			fields = append(fields, t.Field(i))
-		}
-	}
-	return fields
+// setting is one Config field as the command line and the environment see
+// it.
+type setting struct {
+	Key   string // PREFLIGHT_POLICY
+	Field string // Policy
+	Flag  string // policy
+	Def   string
+	Desc  string
+	Bool  bool
 }
+
+// settingsFormat asks envconfig, through its usage template, for the
+// variable it reads each field from: its own naming rule, not a copy.
+const settingsFormat = "{{range .}}{{usage_key .}}\t{{.Name}}\t{{usage_default .}}\t{{usage_type .}}{{.Tags.Get \"flag\"}}\t{{usage_description .}}\n{{end}}"
+
+var settingsOnce = sync.OnceValue(func() []setting {
+	var b strings.Builder
+	if err := envconfig.Usagef(envPrefix, &Config{}, &b, settingsFormat); err != nil {
+		panic("Config is not an envconfig specification: " + err.Error())
+	}
+	var out []setting
+	sc := bufio.NewScanner(strings.NewReader(b.String()))
+	for sc.Scan() {
+		f := strings.SplitN(sc.Text(), "\t", 5)
+		if len(f) != 5 {
+			continue
+		}
+		out = append(out, setting{Key: f[0], Field: f[1], Def: f[2], Desc: f[4], Bool: f[3] == "boolValue" || strings.HasSuffix(f[3], "bool"),
+			Flag: strings.ToLower(strings.ReplaceAll(strings.TrimPrefix(f[0], envPrefix+"_"), "_", "-"))})
+	}
+	return out
+})
+
+// settings are Config's fields in order: the one list the variables, the
+// flags and -h are made from, so they cannot drift apart.
+func settings() []setting { return settingsOnce() }
 
 // addConfigFlags registers one flag per variable on fs (a boolean flag for
 // a boolean variable, or one tagged flag:"bool", so --supervise needs no
 // value and --supervise=auto still works); the values given are
 // written into overrides under the variable's full name.
 func addConfigFlags(fs *flag.FlagSet, overrides map[string]string) {
-	for _, f := range configFields() {
-		key := f.Tag.Get("env")
-		name := envPrefix + "_" + key
+	for _, s := range settings() {
+		key := s.Key
 		set := func(v string) error {
-			overrides[name] = v
+			overrides[key] = v
 			return nil
 		}
-		if f.Type.Kind() == reflect.Bool || f.Tag.Get("flag") == "bool" {
-			fs.BoolFunc(flagName(key), "overrides "+name, set)
+		if s.Bool {
+			fs.BoolFunc(s.Flag, s.Desc+" ("+key+")", set)
 		} else {
-			fs.Func(flagName(key), "overrides "+name, set)
+			fs.Func(s.Flag, s.Desc+" ("+key+")", set)
 		}
 	}
 }
 
-// loadConfig reads the environment, lets overrides (from flags) win, and
-// validates every value. An invalid value is a usageError naming the
-// variable and what it accepts; nothing silently falls back. Only the
-// PREFLIGHT_ names count: a container's own TIMEOUT or ROOT is not ours.
+// isConfigFlag reports whether name is one of addConfigFlags' flags.
+func isConfigFlag(name string) bool {
+	return slices.ContainsFunc(settings(), func(s setting) bool { return s.Flag == name })
+}
+
+// loadConfig reads the environment with envconfig, lets overrides (from
+// flags) win, and validates every value. An invalid value is a usageError
+// naming the flag or the variable it came from and what it accepts;
+// nothing silently falls back. Only the PREFLIGHT_ names count: a
+// container's own TIMEOUT or ROOT is not ours.
 func loadConfig(overrides map[string]string) (Config, error) {
-	var c Config
-	cv := reflect.ValueOf(&c).Elem()
-	for _, f := range configFields() {
-		name := envPrefix + "_" + f.Tag.Get("env")
-		value, ok := lookupSetting(overrides, name)
-		if !ok {
-			value = f.Tag.Get("default")
-		}
-		if err := setField(cv.FieldByIndex(f.Index), value); err != nil {
-			return c, usagef("%s=%s is not valid: %s", name, quoteValue(value), accepts(f.Type))
-		}
+	// envconfig reads the process environment, so a flag's value goes
+	// there; the command still gets the environment gpu-preflight started
+	// with (main keeps a copy).
+	for k, v := range overrides {
+		os.Setenv(k, v)
 	}
-	_, c.nvmlLibrarySet = lookupSetting(overrides, envPrefix+"_NVML_LIBRARY")
+	var c Config
+	if err := envconfig.Process(envPrefix, &c); err != nil {
+		var pe *envconfig.ParseError
+		if errors.As(err, &pe) {
+			return c, usagef("%s is not valid: %s", source(overrides, pe.KeyName, pe.Value), accepts(pe.TypeName))
+		}
+		return c, usagef("configuration: %v", err)
+	}
+	c.warnings = unknownVariables(os.Environ())
+	_, c.nvmlLibrarySet = os.LookupEnv(envPrefix + "_NVML_LIBRARY")
+	src := func(key, value string) string { return source(overrides, key, value) }
+
 	var err error
 	if c.policy, err = policy.Parse(c.Policy); err != nil {
-		return c, usagef("PREFLIGHT_POLICY=%s is not valid: accepted values are warn, fail, strict", quoteValue(c.Policy))
+		return c, usagef("%s is not valid: %s", src("PREFLIGHT_POLICY", c.Policy), oneOf(c.Policy, "warn", "fail", "strict"))
 	}
-	c.ignore = policy.ParseList(c.Ignore)
+	c.ignore = map[string]bool{}
 	known := check.IDs()
-	for id := range c.ignore {
-		if !slices.Contains(known, id) {
-			return c, usagef("PREFLIGHT_IGNORE names unknown check %s: known checks are %s", quoteValue(id), strings.Join(known, ", "))
+	for id := range policy.ParseList(c.Ignore) {
+		if canon, ok := matchFold(id, known); ok {
+			c.ignore[canon] = true
+			continue
 		}
+		msg := fmt.Sprintf("%s names unknown check %s: known checks are %s", src("PREFLIGHT_IGNORE", c.Ignore), quoteValue(id), strings.Join(known, ", "))
+		if m, ok := closest(strings.ToLower(id), known); ok {
+			msg += fmt.Sprintf(" (did you mean %s?)", m)
+		}
+		return c, usagef("%s", msg)
 	}
-	if c.MinGPUs < 0 {
-		return c, usagef("PREFLIGHT_MIN_GPUS=%d is not valid: want a whole number >= 0", c.MinGPUs)
+	if c.MinGpus < 0 {
+		return c, usagef("%s is not valid: want a whole number >= 0", src("PREFLIGHT_MIN_GPUS", strconv.Itoa(c.MinGpus)))
 	}
 	if c.Require != "" {
 		if err := require.Validate(c.Require); err != nil {
-			return c, usagef("PREFLIGHT_REQUIRE=%s is not valid: %v", quoteValue(c.Require), err)
+			return c, usagef("%s is not valid: %v", src("PREFLIGHT_REQUIRE", c.Require), err)
 		}
 	}
-	switch c.LogFormat {
-	case "json", "console", "auto":
-	default:
-		return c, usagef("PREFLIGHT_LOG_FORMAT=%s is not valid: accepted values are json, console, auto", quoteValue(c.LogFormat))
+	var ok bool
+	if c.LogFormat, ok = matchFold(c.LogFormat, logFormats); !ok {
+		return c, usagef("%s is not valid: %s", src("PREFLIGHT_LOG_FORMAT", c.LogFormat), oneOf(c.LogFormat, logFormats...))
 	}
-	if _, err := zerolog.ParseLevel(c.LogLevel); err != nil || c.LogLevel == "" {
-		return c, usagef("PREFLIGHT_LOG_LEVEL=%s is not valid: accepted values are trace, debug, info, warn, error, fatal, panic, disabled", quoteValue(c.LogLevel))
+	if c.LogLevel, ok = matchFold(c.LogLevel, logLevels); !ok {
+		return c, usagef("%s is not valid: %s", src("PREFLIGHT_LOG_LEVEL", c.LogLevel), oneOf(c.LogLevel, logLevels...))
+	}
+	if strings.EqualFold(c.ProvenanceDir, provenanceOff) {
+		c.ProvenanceDir = provenanceOff
 	}
 	if c.NVMLTimeout <= 0 {
-		return c, usagef("PREFLIGHT_NVML_TIMEOUT=%s is not valid: want a positive duration such as 10s", c.NVMLTimeout)
+		return c, usagef("%s is not valid: want a positive duration such as 10s", src("PREFLIGHT_NVML_TIMEOUT", c.NVMLTimeout.String()))
 	}
 	if c.Timeout <= 0 {
-		return c, usagef("PREFLIGHT_TIMEOUT=%s is not valid: want a positive duration such as 30s", c.Timeout)
+		return c, usagef("%s is not valid: want a positive duration such as 30s", src("PREFLIGHT_TIMEOUT", c.Timeout.String()))
 	}
 	if c.supervise, err = parseSupervise(c.Supervise); err != nil {
-		return c, usagef("PREFLIGHT_SUPERVISE=%s is not valid: accepted values are auto, true, false", quoteValue(c.Supervise))
+		return c, usagef("%s is not valid: %s", src("PREFLIGHT_SUPERVISE", c.Supervise), oneOf(c.Supervise, "auto", "true", "false"))
 	}
-	if c.ExitCode < 1 || c.ExitCode > 255 {
-		return c, usagef("PREFLIGHT_EXIT_CODE=%d is not valid: want 1..255", c.ExitCode)
+	for key, code := range map[string]int{"PREFLIGHT_EXIT_CODE": c.ExitCode, "PREFLIGHT_NODE_FAULT_EXIT_CODE": c.NodeFaultExitCode} {
+		if code < 1 || code > 255 {
+			return c, usagef("%s is not valid: want 1..255", src(key, strconv.Itoa(code)))
+		}
 	}
-	if c.NodeFaultExitCode < 1 || c.NodeFaultExitCode > 255 {
-		return c, usagef("PREFLIGHT_NODE_FAULT_EXIT_CODE=%d is not valid: want 1..255", c.NodeFaultExitCode)
+	var mode string
+	if mode, ok = matchFold(c.CUDACheck, cudaModes); !ok {
+		return c, usagef("%s is not valid: %s", src("PREFLIGHT_CUDA_CHECK", c.CUDACheck), oneOf(c.CUDACheck, cudaModes...))
 	}
-	switch c.CUDACheck {
-	case facts.CUDAModeOff, facts.CUDAModeInit, facts.CUDAModeKernel:
-	default:
-		return c, usagef("PREFLIGHT_CUDA_CHECK=%s is not valid: accepted values are off, init, kernel", quoteValue(c.CUDACheck))
-	}
+	c.CUDACheck = mode
 	if c.CUDATimeout <= 0 {
-		return c, usagef("PREFLIGHT_CUDA_TIMEOUT=%s is not valid: want a positive duration such as 15s", c.CUDATimeout)
+		return c, usagef("%s is not valid: want a positive duration such as 15s", src("PREFLIGHT_CUDA_TIMEOUT", c.CUDATimeout.String()))
 	}
-	for _, r := range []struct{ name, dir string }{{"ROOT", c.Root}, {"HOST_ROOT", c.HostRoot}} {
+	for _, r := range []struct{ key, dir string }{{"PREFLIGHT_ROOT", c.Root}, {"PREFLIGHT_HOST_ROOT", c.HostRoot}} {
 		if r.dir == "" {
-			return c, usagef("PREFLIGHT_%s is empty: want a directory such as /", r.name)
+			return c, usagef("%s is empty: want a directory such as /", src(r.key, ""))
 		}
 		if st, err := os.Stat(r.dir); err != nil || !st.IsDir() {
-			return c, usagef("PREFLIGHT_%s=%s is not a directory", r.name, quoteValue(r.dir))
+			return c, usagef("%s is not a directory", src(r.key, r.dir))
 		}
 	}
 	// An OCI runtime bundle (umoci unpack, runc): the image's files are in
@@ -192,40 +258,102 @@ func loadConfig(overrides map[string]string) (Config, error) {
 	return c, nil
 }
 
-// lookupSetting returns a variable's value: the flag's if one was given,
-// else the environment's.
-func lookupSetting(overrides map[string]string, name string) (string, bool) {
-	if v, ok := overrides[name]; ok {
-		return v, true
+// printWarnings writes the configuration's warnings for a subcommand that
+// has no log.
+func (c Config) printWarnings(w io.Writer) {
+	for _, s := range c.warnings {
+		fmt.Fprintf(w, "gpu-preflight: warning: %s\n", s)
 	}
-	return os.LookupEnv(name)
 }
 
-var durationType = reflect.TypeFor[time.Duration]()
+// Enumerated values, read in any case.
+var (
+	logFormats = []string{"json", "console", "auto"}
+	logLevels  = []string{"trace", "debug", "info", "warn", "error", "fatal", "panic", "disabled"}
+	cudaModes  = []string{facts.CUDAModeOff, facts.CUDAModeInit, facts.CUDAModeKernel}
+)
 
-// setField parses value into a Config field of one of the types Config
-// uses. A variable set to the empty string is parsed as such, not replaced
-// by the default: PREFLIGHT_MIN_GPUS= is an error, not 0.
-func setField(v reflect.Value, value string) error {
-	switch {
-	case v.Type() == durationType:
-		d, err := time.ParseDuration(value)
-		v.SetInt(int64(d))
-		return err
-	case v.Kind() == reflect.String:
-		v.SetString(value)
-		return nil
-	case v.Kind() == reflect.Bool:
-		b, err := strconv.ParseBool(value)
-		v.SetBool(b)
-		return err
-	case v.Kind() == reflect.Int:
-		n, err := strconv.ParseInt(value, 0, 64)
-		v.SetInt(n)
-		return err
+// provenanceOff is the PREFLIGHT_PROVENANCE_DIR that writes no file.
+const provenanceOff = "off"
+
+// source names where a value came from, for an error:
+// `--policy="wran" (PREFLIGHT_POLICY)` when a flag gave it, else
+// `PREFLIGHT_POLICY="wran"`.
+func source(overrides map[string]string, key, value string) string {
+	if v, ok := overrides[key]; ok {
+		for _, s := range settings() {
+			if s.Key == key {
+				return fmt.Sprintf("--%s=%s (%s)", s.Flag, quoteValue(v), key)
+			}
+		}
 	}
-	return fmt.Errorf("Config field of type %s has no parser", v.Type())
+	return key + "=" + quoteValue(value)
 }
+
+// matchFold returns the accepted value equal to v in any case.
+func matchFold(v string, accepted []string) (string, bool) {
+	for _, a := range accepted {
+		if strings.EqualFold(v, a) {
+			return a, true
+		}
+	}
+	return v, false
+}
+
+// oneOf says what is accepted, and which it looks like v meant.
+func oneOf(v string, accepted ...string) string {
+	s := "accepted values are " + strings.Join(accepted, ", ")
+	if m, ok := closest(strings.ToLower(v), accepted); ok {
+		s += fmt.Sprintf(" (did you mean %s?)", m)
+	}
+	return s
+}
+
+// otherPrefixed are the PREFLIGHT_ variables that are not configuration
+// but facts the record reads: the image's identity and the job id.
+var otherPrefixed = []string{identity.EnvImage, identity.EnvDigest, identity.EnvRevision, identity.EnvCreated,
+	identity.EnvSource, orchestrator.EnvJobID}
+
+// unknownVariables warns about each PREFLIGHT_ variable in environ that
+// gpu-preflight does not read, naming the one it looks like: a typo must
+// not fall back to the default silently.
+func unknownVariables(environ []string) []string {
+	var known []string
+	for _, s := range settings() {
+		known = append(known, s.Key)
+	}
+	known = append(known, otherPrefixed...)
+	var out []string
+	unknown := 0
+	for _, kv := range environ {
+		name, _, _ := strings.Cut(kv, "=")
+		if !strings.HasPrefix(name, envPrefix+"_") || slices.Contains(known, name) {
+			continue
+		}
+		if unknown++; unknown > maxUnknownWarnings {
+			continue
+		}
+		shown := name
+		if len(shown) > 64 {
+			shown = shown[:64] + "..." // a name can be as long as the environment
+		}
+		w := fmt.Sprintf("%s is not a gpu-preflight setting and is ignored", shown)
+		if m, ok := closest(name, known); ok {
+			w += fmt.Sprintf(" (did you mean %s?)", m)
+		} else {
+			w += " (gpu-preflight -h lists them)"
+		}
+		out = append(out, w)
+	}
+	if n := unknown - maxUnknownWarnings; n > 0 {
+		out = append(out, fmt.Sprintf("and %d more PREFLIGHT_ variables that are not gpu-preflight settings", n))
+	}
+	return out
+}
+
+// maxUnknownWarnings bounds the warnings about unknown variables: an
+// environment can hold thousands.
+const maxUnknownWarnings = 5
 
 // quoteValue quotes an invalid value for a usage error, cut to its first
 // 64 bytes: a value can be as long as an environment string (128 KiB), and
@@ -237,30 +365,30 @@ func quoteValue(v string) string {
 	return fmt.Sprintf("%q... (%d bytes)", v[:64], len(v))
 }
 
-// accepts describes what a variable of type t accepts.
-func accepts(t reflect.Type) string {
-	switch {
-	case t == durationType:
+// accepts describes what a field of the type envconfig names
+// (reflect.Type.String) accepts.
+func accepts(typeName string) string {
+	switch typeName {
+	case "time.Duration":
 		return "want a duration such as 10s, 500ms or 2m"
-	case t.Kind() == reflect.Bool:
-		return "want true or false (also 1, 0, t, f)"
-	case t.Kind() == reflect.Int:
+	case "main.boolValue":
+		return "want true or false (also 1, 0, t, f, in any case)"
+	case "int":
 		return "want a whole number"
 	}
-	return "want a " + t.String()
+	return "want a " + typeName
 }
 
 // configHelp lists the variables, their flags, defaults and meanings for -h.
 func configHelp() string {
 	var b strings.Builder
-	b.WriteString("Configuration (environment; the flag of the same name wins):\n")
-	for _, f := range configFields() {
-		key := f.Tag.Get("env")
-		def := f.Tag.Get("default")
+	b.WriteString("Configuration (environment; the flag of the same name wins; values in any case):\n")
+	for _, s := range settings() {
+		def := s.Def
 		if def == "" {
 			def = "(empty)"
 		}
-		fmt.Fprintf(&b, "  %-26s --%-17s %-31s %s\n", envPrefix+"_"+key, flagName(key), def, f.Tag.Get("desc"))
+		fmt.Fprintf(&b, "  %s, --%s (default %s)\n        %s\n", s.Key, s.Flag, def, s.Desc)
 	}
 	return b.String()
 }
@@ -276,12 +404,13 @@ const (
 )
 
 // parseSupervise reads PREFLIGHT_SUPERVISE: auto, or any boolean
-// strconv.ParseBool reads (true, false, 1, 0, t, f), as when it was one.
+// strconv.ParseBool reads (true, false, 1, 0, t, f), as when it was one,
+// in any case.
 func parseSupervise(s string) (superviseMode, error) {
-	if s == "auto" {
+	if strings.EqualFold(s, "auto") {
 		return superviseAuto, nil
 	}
-	b, err := strconv.ParseBool(s)
+	b, err := strconv.ParseBool(strings.ToLower(s))
 	if err != nil {
 		return superviseAuto, err
 	}

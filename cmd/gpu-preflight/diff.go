@@ -33,7 +33,7 @@ func cmdDiff(args, _ []string, stdout, stderr io.Writer) int {
 	// Flags may come before or after the operands: `diff a.json b.json --json`.
 	var operands []string
 	for {
-		if err := fs.Parse(args); err != nil {
+		if err := parseFlags(fs, args, stdout); err != nil {
 			return usageExit(stderr, err)
 		}
 		rest := fs.Args()

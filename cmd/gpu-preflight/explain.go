@@ -24,13 +24,14 @@ import (
 func cmdExplain(args, environ []string, stdout, stderr io.Writer) int {
 	overrides := map[string]string{}
 	fs := newFlagSet("explain", stderr, overrides)
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args, stdout); err != nil {
 		return usageExit(stderr, err)
 	}
 	cfg, err := loadConfig(overrides)
 	if err != nil {
 		return usageExit(stderr, err)
 	}
+	cfg.printWarnings(stderr)
 
 	ctx, cancel := context.WithTimeout(context.Background(), cfg.Timeout)
 	defer cancel()

@@ -13,7 +13,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime"
+	"strings"
 
 	"github.com/gpu-preflight/gpu-preflight/cmd/gpu-preflight/internal/buildinfo"
 	"github.com/gpu-preflight/gpu-preflight/preflight/nvml"
@@ -28,20 +30,39 @@ const (
 	exitSignalBase = 128 // + signal number
 )
 
-const usageText = `Usage:
-  gpu-preflight [flags] [--] CMD [ARG...]   check, log, record, then exec CMD
-  gpu-preflight [flags]                     same as check
-  gpu-preflight check [--json] [flags]      checks only; --json prints the provenance record
-  gpu-preflight explain [REQUIREMENT...]    evaluate requirements factor by factor
-  gpu-preflight bake [--out FILE] [flags]   scan the image and write its manifest (at build time)
-  gpu-preflight diff OLD.json NEW.json|DIR  what changed between two provenance records
-  gpu-preflight advise [--driver V] [--gpu CC] [--brand B]
-                                            which CUDA versions and framework builds a driver runs
-  gpu-preflight advise --root DIR           the minimum driver per branch and the GPUs an image runs on
-  gpu-preflight affinity [--root DIR]       Kubernetes nodeAffinity for the image over GPU Feature Discovery labels
-  gpu-preflight version                     version, commit, Go version
+// subcommand is one first argument gpu-preflight answers itself.
+type subcommand struct {
+	name     string
+	synopsis string // the arguments, after "gpu-preflight NAME"
+	summary  string
+	run      func(args, environ []string, stdout, stderr io.Writer) int
+}
 
-`
+// subcommands are listed in this order by help; the same table dispatches.
+// It is filled in init: the handlers print help, which reads the table.
+var subcommands []subcommand
+
+func init() {
+	subcommands = []subcommand{
+		{"check", "[--json] [flags]", "checks only: a human report on stdout (--json: the provenance record); exits 0 or the abort code", cmdCheck},
+		{"explain", "[flags] [REQUIREMENT...]", "evaluate requirements (default: the image's) factor by factor; exit 1 when one does not hold", cmdExplain},
+		{"bake", "[--out FILE] [flags]", "scan the image and write its manifest (at build time)", cmdBake},
+		{"diff", "[--json] OLD.json NEW.json | DIR", "what changed between two provenance records; exit 1 when something that matters changed", cmdDiff},
+		{"advise", "[--driver V] [--gpu CC] [--brand B] | --root DIR", "which CUDA versions and framework builds a driver runs; with --root, the minimum driver per branch and the GPUs an image runs on", cmdAdvise},
+		{"affinity", "[--root DIR]", "Kubernetes nodeAffinity for the image over GPU Feature Discovery labels", cmdAffinity},
+		{"version", "", "version, commit, Go version (also --version)", cmdVersion},
+		{"help", "[COMMAND]", "this help, or a command's", nil},
+	}
+}
+
+func findSubcommand(name string) (subcommand, bool) {
+	for _, s := range subcommands {
+		if s.name == name {
+			return s, true
+		}
+	}
+	return subcommand{}, false
+}
 
 func main() {
 	// The environment as it was when we started: the command gets exactly
@@ -50,22 +71,15 @@ func main() {
 	os.Exit(run(os.Args[1:], environ, os.Stdout, os.Stderr))
 }
 
-// subcommands maps a first argument to its handler.
-var subcommands = map[string]func(args, environ []string, stdout, stderr io.Writer) int{
-	"check":    cmdCheck,
-	"explain":  cmdExplain,
-	"bake":     cmdBake,
-	"diff":     cmdDiff,
-	"advise":   cmdAdvise,
-	"affinity": cmdAffinity,
-	"version":  cmdVersion,
-}
-
 func run(args, environ []string, stdout, stderr io.Writer) int {
 	overrides := map[string]string{}
 	fs := newFlagSet("gpu-preflight", stderr, overrides)
-	if err := fs.Parse(args); err != nil {
+	version := fs.Bool("version", false, "print the version and exit")
+	if err := parseFlags(fs, args, stdout); err != nil {
 		return usageExit(stderr, err)
+	}
+	if *version {
+		return cmdVersion(nil, environ, stdout, stderr)
 	}
 	rest := fs.Args()
 	consumed := len(args) - len(rest)
@@ -76,18 +90,45 @@ func run(args, environ []string, stdout, stderr io.Writer) int {
 		}
 		return checkMain(overrides, false, environ, stdout, stderr)
 	}
-	if sub, ok := subcommands[rest[0]]; ok && !sawDashes {
-		if len(overrides) > 0 {
+	if !sawDashes {
+		if rest[0] == "help" {
+			return cmdHelp(rest[1:], stdout, stderr)
+		}
+		if sub, ok := findSubcommand(rest[0]); ok {
 			// Global flags before the subcommand apply to it too.
 			for name, v := range overrides {
 				os.Setenv(name, v)
 			}
+			return sub.run(rest[1:], environ, stdout, stderr)
 		}
-		return sub(rest[1:], environ, stdout, stderr)
+		if err := typoOfSubcommand(rest[0], environ); err != nil {
+			return usageExit(stderr, err)
+		}
 	}
 	return preflightAndExec(overrides, rest, environ, stdout, stderr)
 }
 
+// typoOfSubcommand refuses a first argument that is no command on PATH but
+// looks like a misspelt subcommand ("chek"), before any preflight runs: a
+// typo must not cost a run, a record and a confusing exit 127.
+func typoOfSubcommand(arg string, environ []string) error {
+	if _, err := lookPath(arg, environ); err == nil || filepath.Base(arg) != arg {
+		return nil
+	}
+	var names []string
+	for _, s := range subcommands {
+		names = append(names, s.name)
+	}
+	m, ok := closest(arg, names)
+	if !ok {
+		return nil
+	}
+	return usagef("unknown command %q: did you mean %q? (to run a program named %s, put it after --: gpu-preflight -- %s)",
+		arg, m, arg, arg)
+}
+
+// newFlagSet returns a flag set with the configuration flags, whose help
+// and errors are printed by usageExit (through parseFlags).
 func newFlagSet(name string, stderr io.Writer, overrides map[string]string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
@@ -96,18 +137,139 @@ func newFlagSet(name string, stderr io.Writer, overrides map[string]string) *fla
 	return fs
 }
 
-// usageExit prints err (and, for -h, the usage) and returns 64, or 0 for -h.
+// helpRequest is -h or --help: usageExit prints fs's help to w.
+type helpRequest struct {
+	fs *flag.FlagSet
+	w  io.Writer
+}
+
+func (h helpRequest) Error() string        { return flag.ErrHelp.Error() }
+func (h helpRequest) Is(target error) bool { return target == flag.ErrHelp }
+
+// parseFlags parses args into fs. -h and --help become a helpRequest
+// printed to stdout; an unknown flag names the one it looks like.
+func parseFlags(fs *flag.FlagSet, args []string, stdout io.Writer) error {
+	err := fs.Parse(args)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, flag.ErrHelp):
+		return helpRequest{fs, stdout}
+	}
+	if name, ok := strings.CutPrefix(err.Error(), "flag provided but not defined: -"); ok {
+		var names []string
+		fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+		msg := fmt.Sprintf("unknown flag --%s", name)
+		if m, ok := closest(name, names); ok {
+			msg += fmt.Sprintf(" (did you mean --%s?)", m)
+		}
+		return usagef("%s", msg)
+	}
+	if name, rest, ok := strings.Cut(strings.TrimPrefix(err.Error(), "invalid value "), " for flag -"); ok {
+		// flag's own parsing failed (a --json=maybe): say it with --.
+		return usagef("invalid value %s for flag --%s", name, rest)
+	}
+	return usagef("%v", err)
+}
+
+// usageExit prints err and returns 64, or for -h prints the help and
+// returns 0.
 func usageExit(stderr io.Writer, err error) int {
+	var h helpRequest
+	if errors.As(err, &h) {
+		fmt.Fprint(h.w, help(h.fs))
+		return exitOK
+	}
 	if errors.Is(err, flag.ErrHelp) {
-		fmt.Fprint(stderr, usageText+configHelp())
+		fmt.Fprint(stderr, help(nil))
 		return exitOK
 	}
 	fmt.Fprintf(stderr, "gpu-preflight: %v\n(run gpu-preflight -h for usage)\n", err)
 	return exitUsage
 }
 
+// cmdHelp is `gpu-preflight help [COMMAND]`.
+func cmdHelp(args []string, stdout, stderr io.Writer) int {
+	switch {
+	case len(args) == 0:
+		fmt.Fprint(stdout, help(nil))
+		return exitOK
+	case len(args) > 1:
+		return usageExit(stderr, usagef("help takes at most one command"))
+	}
+	sub, ok := findSubcommand(args[0])
+	if !ok || sub.run == nil {
+		var names []string
+		for _, s := range subcommands {
+			names = append(names, s.name)
+		}
+		msg := fmt.Sprintf("help: no command %q", args[0])
+		if m, ok := closest(args[0], names); ok {
+			msg += fmt.Sprintf(" (did you mean %q?)", m)
+		}
+		return usageExit(stderr, usagef("%s", msg))
+	}
+	// A command's help is what its -h prints.
+	return sub.run([]string{"-h"}, nil, stdout, stderr)
+}
+
+// item writes one entry of a help list: the name, then what it does,
+// indented on the next line, so that help fits 80 columns.
+func item(b *strings.Builder, name, what string) {
+	fmt.Fprintf(b, "  %s\n        %s\n", name, what)
+}
+
+// help is the text -h prints: for the whole program (fs nil, or the
+// top-level set), or for one subcommand, its own flags and, when it takes
+// them, the configuration.
+func help(fs *flag.FlagSet) string {
+	var b strings.Builder
+	if fs == nil || fs.Name() == "gpu-preflight" {
+		b.WriteString("gpu-preflight checks a GPU container's host and image, records what ran, then execs the command.\n\nUsage:\n")
+		item(&b, "gpu-preflight [flags] [--] CMD [ARG...]", "check, log, record, then exec CMD (the ENTRYPOINT form)")
+		item(&b, "gpu-preflight [flags]", "the same as check")
+		for _, s := range subcommands {
+			item(&b, strings.TrimSpace("gpu-preflight "+s.name+" "+s.synopsis), s.summary)
+		}
+		b.WriteString("\nIn an image whose ENTRYPOINT is [\"gpu-preflight\", \"--\"], run a subcommand with\n" +
+			"  docker run --entrypoint gpu-preflight IMAGE check\n" +
+			"since everything after -- is the command to run.\n\nFlags:\n")
+		item(&b, "--version", "print the version and exit")
+		item(&b, "-h, --help", "this help; gpu-preflight help COMMAND (or COMMAND -h) for a command's")
+		b.WriteString("\n")
+		b.WriteString(configHelp())
+		return b.String()
+	}
+	sub, _ := findSubcommand(fs.Name())
+	fmt.Fprintf(&b, "Usage: %s\n\n  %s\n", strings.TrimSpace("gpu-preflight "+sub.name+" "+sub.synopsis), sub.summary)
+	var own []string
+	takesConfig := false
+	fs.VisitAll(func(f *flag.Flag) {
+		if isConfigFlag(f.Name) {
+			takesConfig = true
+			return
+		}
+		own = append(own, f.Name)
+	})
+	if len(own) > 0 {
+		b.WriteString("\nFlags:\n")
+		for _, name := range own {
+			item(&b, "--"+name, fs.Lookup(name).Usage)
+		}
+	}
+	if takesConfig {
+		b.WriteString("\n" + configHelp())
+	}
+	return b.String()
+}
+
 func cmdVersion(args, _ []string, stdout, stderr io.Writer) int {
-	if len(args) > 0 {
+	fs := flag.NewFlagSet("version", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	if err := parseFlags(fs, args, stdout); err != nil {
+		return usageExit(stderr, err)
+	}
+	if fs.NArg() > 0 {
 		return usageExit(stderr, usagef("version takes no arguments"))
 	}
 	// The probe decides whether NVML can be asked at all, and `go install`

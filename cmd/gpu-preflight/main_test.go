@@ -191,8 +191,8 @@ func TestDriversTheRequirementAccepts(t *testing.T) {
 		{"NewerDriverSatisfiesCUDA", "535.129.03"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			r := runShim(t, map[string]string{"PREFLIGHT_ROOT": driverRoot(t, tt.driver), "NVIDIA_REQUIRE_CUDA": require118},
-				"--", "echo", "ran")
+			r := runShim(t, map[string]string{"PREFLIGHT_ROOT": driverRoot(t, tt.driver), "NVIDIA_REQUIRE_CUDA": require118,
+				"PREFLIGHT_LOG_LEVEL": "debug"}, "--", "echo", "ran")
 			if r.code != 0 || r.stdout != "ran\n" {
 				t.Fatalf("exit %d, stdout %q; stderr:\n%s", r.code, r.stdout, r.stderr)
 			}
@@ -409,18 +409,19 @@ func TestExplainAgreesWithCheck(t *testing.T) {
 		explainCode int
 		checkStatus string // of cuda-requirement
 		says        string
+		checkCode   int // check's exit under the default policy
 	}{
 		// dsl.c never reaches foo=bar when cuda>=12 holds...
-		{"UnreachedBadFactor", "550.54.15", nil, []string{"cuda>=12 foo=bar"}, 0, "pass", "held"},
+		{"UnreachedBadFactor", "550.54.15", nil, []string{"cuda>=12 foo=bar"}, 0, "pass", "held", 0},
 		// ...and refuses the string when it does.
-		{"ReachedBadFactor", "515.65.01", nil, []string{"cuda>=12 foo=bar"}, 64, "error", "foo=bar"},
-		{"UnparsableCUDAVersion", "550.54.15", map[string]string{"CUDA_VERSION": "abc"}, nil, 1, "error", "cannot be collected"},
+		{"ReachedBadFactor", "515.65.01", nil, []string{"cuda>=12 foo=bar"}, 64, "error", "foo=bar", 78},
+		{"UnparsableCUDAVersion", "550.54.15", map[string]string{"CUDA_VERSION": "abc"}, nil, 1, "error", "cannot be collected", 78},
 		// 33 requirements, 32 of them empty: the toolkit passes every one.
-		{"TooManyRequirementsCountingEmptyOnes", "550.54.15", many, nil, 1, "error", "33 requirements"},
-		{"NoDriver", "", map[string]string{"NVIDIA_REQUIRE_CUDA": "cuda>=12.0"}, nil, 1, "skip", "no NVIDIA driver"},
+		{"TooManyRequirementsCountingEmptyOnes", "550.54.15", many, nil, 1, "error", "33 requirements", 78},
+		{"NoDriver", "", map[string]string{"NVIDIA_REQUIRE_CUDA": "cuda>=12.0"}, nil, 1, "skip", "no NVIDIA driver", 0},
 		// Driver 600.10: its branch is not in the table, so its CUDA (13.2)
 		// is assumed; the failure rests on that guess alone.
-		{"AssumedDriverCUDA", "600.10", map[string]string{"NVIDIA_REQUIRE_CUDA": "cuda>=13.3"}, nil, 0, "warn", "assumed"},
+		{"AssumedDriverCUDA", "600.10", map[string]string{"NVIDIA_REQUIRE_CUDA": "cuda>=13.3"}, nil, 0, "warn", "assumed", 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -445,6 +446,9 @@ func TestExplainAgreesWithCheck(t *testing.T) {
 				}
 			}
 			c := runShim(t, env, "check", "--json")
+			if c.code != tt.checkCode {
+				t.Errorf("check exit %d, want %d", c.code, tt.checkCode)
+			}
 			var rec map[string]any
 			if err := json.Unmarshal([]byte(c.stdout), &rec); err != nil {
 				t.Fatalf("check printed no record: %v\n%s", err, c.stderr)

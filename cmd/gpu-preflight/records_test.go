@@ -234,8 +234,10 @@ func TestStalledStderrSaysWhatItDropped(t *testing.T) {
 	defer r.Close()
 	s := &supervised{prov: t.TempDir()}
 	s.cmd = exec.Command(shimPath, "--", "sleep", "2.5")
+	// At debug, "supervising the command" follows the provenance line that
+	// fills the pipe: the line that is dropped.
 	s.cmd.Env = []string{"PATH=/usr/bin:/bin", "PREFLIGHT_PROVENANCE_DIR=" + s.prov, "PREFLIGHT_LOG_FORMAT=json",
-		"PREFLIGHT_SUPERVISE=true", "PREFLIGHT_TERMINATION_LOG="}
+		"PREFLIGHT_SUPERVISE=true", "PREFLIGHT_TERMINATION_LOG=", "PREFLIGHT_LOG_LEVEL=debug"}
 	for k, v := range bigRecordEnv() {
 		s.cmd.Env = append(s.cmd.Env, k+"="+v)
 	}

@@ -81,7 +81,7 @@ func preflight(overrides map[string]string, argv, environ []string, stderr io.Wr
 	done := make(chan result, 1)
 	go func() {
 		opts := cfg.gatherOptions(environ)
-		opts.ProbeStderr = func(probe, s string) { log.Info().Str("stderr", s).Msg(probe + " probe wrote on stderr") }
+		opts.ProbeStderr = func(probe, s string) { log.Debug().Str("stderr", s).Msg(probe + " probe wrote on stderr") }
 		in, warnings := cfg.checkInput(ctx, opts)
 		done <- result{in.Facts, in.Visible, check.Run(in), warnings}
 	}()
@@ -99,9 +99,6 @@ func preflight(overrides map[string]string, argv, environ []string, stderr io.Wr
 		res.findings = []check.Finding{{ID: "preflight", Status: check.Error,
 			Message: fmt.Sprintf("preflight did not finish within PREFLIGHT_TIMEOUT=%s", cfg.Timeout),
 			Remedy:  "look for a hung mount under PREFLIGHT_ROOT or the driver, or raise PREFLIGHT_TIMEOUT"}}
-	}
-	for _, w := range res.warnings {
-		log.Warn().Msg(w)
 	}
 	findings := policy.Ignore(res.findings, cfg.ignore)
 	o.decision = policy.Decide(cfg.policy, findings, policy.ExitCodes{Mismatch: cfg.ExitCode, NodeFault: cfg.NodeFaultExitCode})
@@ -132,13 +129,18 @@ func preflight(overrides map[string]string, argv, environ []string, stderr io.Wr
 			}
 		}
 	}
-	report.LogFindings(log, findings)
+	// The log reads top down: the summary, what did not pass, the record,
+	// and on abort, last (where docker logs, kubectl logs and a Slurm .out
+	// end), the reason and the fix.
+	report.LogSummary(o.log, report.Summary{Record: o.record, Visible: len(res.visible), Elapsed: time.Since(started)})
+	for _, w := range append(cfg.warnings, res.warnings...) {
+		o.log.Warn().Msg(w)
+	}
+	report.LogFindings(o.log, findings)
 	o.gate.locked(o.persist)
-	o.log.Info().Str("action", o.decision.Action).Str("policy", string(o.decision.Policy)).
-		Int("exitCode", o.decision.ExitCode).Float64("elapsedMs", float64(time.Since(started).Microseconds())/1000).
-		Msg("decision")
 	if o.decision.Action == policy.Abort {
 		o.gate.locked(o.writeTermination)
+		report.LogAbort(o.log, o.record)
 	}
 	return o, nil
 }
@@ -173,6 +175,9 @@ func (o *outcome) store(r report.Record) {
 		if err := ledger.Append(o.cfg.Ledger, r); err != nil {
 			o.log.Warn().Err(err).Str("ledger", o.cfg.Ledger).Msg("ledger line not appended")
 		}
+	}
+	if !o.cfg.LogProvenance {
+		return
 	}
 	if err := report.LogRecord(o.log, r); err != nil {
 		o.log.Warn().Err(err).Msg("provenance line not logged")
@@ -339,7 +344,7 @@ func (c Config) checkInput(ctx context.Context, opts gather.Options) (check.Inpu
 		warnings = append(warnings, note)
 	}
 	return check.Input{Facts: f, Visible: visible, Now: time.Now(), Options: check.Options{
-		RequireGPU: c.RequireGPU, MinGPUs: c.MinGPUs, ExtraRequire: c.Require}}, warnings
+		RequireGPU: bool(c.RequireGPU), MinGPUs: c.MinGpus, ExtraRequire: c.Require}}, warnings
 }
 
 // checkMain is `gpu-preflight check` and the no-argument form.
@@ -365,7 +370,7 @@ func cmdCheck(args, environ []string, stdout, stderr io.Writer) int {
 	overrides := map[string]string{}
 	fs := newFlagSet("check", stderr, overrides)
 	asJSON := fs.Bool("json", false, "print the provenance record as JSON")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args, stdout); err != nil {
 		return usageExit(stderr, err)
 	}
 	if fs.NArg() > 0 {
@@ -387,7 +392,11 @@ func preflightAndExec(overrides map[string]string, argv, environ []string, stdou
 		return o.decision.ExitCode
 	case o.startErr != nil:
 		o.gate.release()
-		o.log.Error().Err(o.startErr).Str("command", argv[0]).Int("exitCode", o.startCode).Msg("cannot run the command")
+		e := o.log.Error().Err(o.startErr).Str("command", argv[0]).Int("exitCode", o.startCode)
+		if hint := subcommandHint(argv[0], o.startCode); hint != "" {
+			e = e.Str("remedy", hint)
+		}
+		e.Msg("cannot run the command")
 		return o.startCode
 	case o.cfg.supervise.supervises(os.Getpid()):
 		return supervise(o, argv, environ)
@@ -453,4 +462,16 @@ func (o *outcome) execCommand(argv, environ []string) int {
 	o.log.Error().Err(err).Str("command", argv[0]).Int("exitCode", code).Msg("cannot run the command")
 	o.finish(code, 0, err)
 	return code
+}
+
+// subcommandHint explains a command not found that is gpu-preflight's own
+// subcommand: in an image whose ENTRYPOINT is ["gpu-preflight", "--"],
+// `docker run IMAGE check` asks for a program named check.
+func subcommandHint(name string, code int) string {
+	if _, ok := findSubcommand(name); !ok || code != exitNotFound {
+		return ""
+	}
+	return fmt.Sprintf("%q is a gpu-preflight command, not a program in the image: the image's ENTRYPOINT ends with --, "+
+		"so replace the entrypoint (docker run --entrypoint gpu-preflight IMAGE %s; in Kubernetes command: [gpu-preflight, %s])",
+		name, name, name)
 }

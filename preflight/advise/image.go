@@ -87,10 +87,10 @@ func ForImage(img nodeclass.Image) ImageAdvice {
 				}
 				continue
 			}
-			if nodeclass.Failed(fs) {
+			if nodeclass.Failed(img, fs) {
 				// Only some brands run it: report the checks on one that does.
 				for _, br := range nodeclass.Brands {
-					if g := nodeclass.Judge(img, p, "", br); !nodeclass.Failed(g) {
+					if g := nodeclass.Judge(img, p, "", br); !nodeclass.Failed(img, g) {
 						fs = g
 						break
 					}

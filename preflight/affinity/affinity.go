@@ -24,6 +24,7 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/preflight/compat"
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 	"github.com/gpu-preflight/gpu-preflight/preflight/nodeclass"
+	"github.com/gpu-preflight/gpu-preflight/preflight/policy"
 )
 
 // Labels names the GFD labels a driver version is matched on.
@@ -76,7 +77,11 @@ type Affinity struct {
 type Input struct {
 	Container facts.Container
 	Options   check.Options
-	Labels    Labels
+	// Policy and Ignore are PREFLIGHT_POLICY and PREFLIGHT_IGNORE: the
+	// affinity refuses the nodes where they would stop the job.
+	Policy policy.Policy
+	Ignore map[string]bool
+	Labels Labels
 }
 
 // version3 is a driver version as GFD's three labels hold it.
@@ -96,7 +101,7 @@ func For(in Input) (Affinity, error) {
 	if in.Labels == (Labels{}) {
 		in.Labels = CurrentLabels
 	}
-	img := nodeclass.Image{Container: in.Container, Options: in.Options}
+	img := nodeclass.Image{Container: in.Container, Options: in.Options, Policy: in.Policy, Ignore: in.Ignore}
 	ps := nodeclass.Points(img)
 	judge := nodeclass.NewClassifier(img)
 	ccs := compat.ComputeCapabilities()

@@ -16,14 +16,20 @@ func gpuCount(in Input) Finding {
 		f.Remedy = fmt.Sprintf("request %d GPUs for the container (--gpus %d, nvidia.com/gpu: %d) and check NVIDIA_VISIBLE_DEVICES/CUDA_VISIBLE_DEVICES", min, min, min)
 	case n == 0:
 		f.Status = Warn
+		noDriver := !in.Facts.Host.Driver.Present() && len(in.Facts.Host.DeviceNodes) == 0
 		if in.Options.RequireGPU {
 			f.Status = Error
-		} else if !in.Facts.Host.Driver.Present() && len(in.Facts.Host.DeviceNodes) == 0 {
+		} else if noDriver {
 			// The driver check already warns; this only restates it.
 			f.Status = Info
 		}
 		f.Message = "no GPU visible to this container" + visibilityNote(in)
 		f.Remedy = "request GPUs for the container (--gpus all, nvidia.com/gpu) and check NVIDIA_VISIBLE_DEVICES/CUDA_VISIBLE_DEVICES"
+		if noDriver {
+			// Not a visibility problem: there is nothing to make visible.
+			f.Message = "no GPU: no NVIDIA driver on this host (no /proc/driver/nvidia/version, no /dev/nvidia*)"
+			f.Remedy = "run the job on a GPU node, with the NVIDIA Container Toolkit (docker run --gpus all, Kubernetes resource nvidia.com/gpu)"
+		}
 	default:
 		f.Status = Pass
 		f.Message = fmt.Sprintf("%d GPU(s) visible", n)

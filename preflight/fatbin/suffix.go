@@ -31,11 +31,12 @@ const cubinELFHeader = 64
 // whole to tell whether it holds any function. nvcc's device-link stubs
 // are about 1 KiB (872 to 1,072 bytes measured with nvcc 11.8 and 12.4),
 // the PTX of a unit without kernels 56 bytes; a cubin with even one small
-// kernel is 2.6 KiB or more, and larger payloads are taken to hold code
-// without being read.
+// kernel is 2.6 KiB or more. Larger payloads are taken to hold code
+// without being read: reading and decompressing every small cubin of
+// cuBLASLt made its scan 20 times slower.
 const (
-	noCodeProbeMax        = 16 << 10
-	noCodeDecompressedMax = 64 << 10
+	noCodeProbeMax        = 2 << 10
+	noCodeDecompressedMax = 2 << 10
 )
 
 // archSuffix decides the 'a' (architecture-specific) or 'f' (family)
@@ -44,8 +45,8 @@ const (
 // were checked against cuobjdump 12.4 on the fixtures in testdata/nvcc
 // (docs/fatbin.md "Arch-specific targets"):
 //
-//   - cubin whose ELF header could be read (uncompressed, or LZ4 and
-//     decompressed): the cubin's e_flags, as cuobjdump names it. Under
+//   - cubin whose ELF header could be read (uncompressed, or a small LZ4
+//     one read whole): the cubin's e_flags, as cuobjdump names it. Under
 //     EI_ABIVERSION 7 the SM is in bits 0-7 and 'a' is 0x800
 //     (EF_CUDA_ACCELERATORS_V1); under ABI 8 (CUDA 13) the SM is in bits
 //     8-15 and 'a' is 0x8 (EF_CUDA_ACCELERATORS); LLVM

@@ -16,6 +16,7 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/preflight/check"
 	"github.com/gpu-preflight/gpu-preflight/preflight/compat"
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
+	"github.com/gpu-preflight/gpu-preflight/preflight/policy"
 	"github.com/gpu-preflight/gpu-preflight/preflight/require"
 )
 
@@ -55,10 +56,17 @@ func Parse(s string) (Version, bool) {
 	return v, true
 }
 
-// Image is what is judged: the image's facts and the user's options.
+// Image is what is judged: the image's facts, the user's options, and
+// the policy the image runs under (PREFLIGHT_POLICY, PREFLIGHT_IGNORE):
+// a node is refused where that policy would stop the job.
 type Image struct {
 	Container facts.Container
 	Options   check.Options
+	// Policy is the zero value or fail by default; under strict a warning
+	// refuses the node too.
+	Policy policy.Policy
+	// Ignore are the check ids PREFLIGHT_IGNORE downgrades.
+	Ignore map[string]bool
 }
 
 // Checks are the rules about the driver and the GPU a node brings.
@@ -73,6 +81,11 @@ func Input(img Image, d Version, cc, brand string) check.Input {
 	drv := facts.Driver{Version: d.String(), Source: "nodeclass"}
 	if c, ok := compat.DriverCUDA(drv.Version); ok {
 		drv.CUDAVersion = c
+	} else if bs := compat.Branches(); d[0] > int64(bs[len(bs)-1]) {
+		// A driver newer than the branch table supports at least the newest
+		// CUDA the table knows, and on the node NVML says which: judge it by
+		// that lower bound rather than as a driver of unknown CUDA.
+		drv.CUDAVersion, _ = compat.DriverCUDA(strconv.Itoa(bs[len(bs)-1]))
 	}
 	var gpus []facts.GPU
 	if cc != "" || brand != "" {
@@ -92,9 +105,10 @@ func Judge(img Image, d Version, cc, brand string) []check.Finding {
 	return out
 }
 
-// Failed reports whether a finding is an error.
-func Failed(fs []check.Finding) bool {
-	return slices.ContainsFunc(fs, func(f check.Finding) bool { return f.Status == check.Error })
+// Failed reports whether the findings stop the job under img's policy:
+// policy.Ignore, then policy's Blocks, as the shim decides.
+func Failed(img Image, fs []check.Finding) bool {
+	return slices.ContainsFunc(policy.Ignore(fs, img.Ignore), img.Policy.Blocks)
 }
 
 // Admits reports whether img runs on some node of driver d and capability
@@ -114,12 +128,12 @@ func Admits(img Image, d Version, cc string) (ok bool, failing []string) {
 type Classifier struct {
 	img                   Image
 	readsArch, readsBrand bool
-	requirement           map[[3]string]bool // driver, cc, brand -> failed
+	requirement           map[[3]string]check.Finding // by driver, cc, brand
 }
 
 // NewClassifier prepares a Classifier for img.
 func NewClassifier(img Image) *Classifier {
-	j := &Classifier{img: img, requirement: map[[3]string]bool{}}
+	j := &Classifier{img: img, requirement: map[[3]string]check.Finding{}}
 	for _, r := range check.Requirements(check.Input{Facts: facts.Facts{Container: img.Container}, Options: img.Options}) {
 		for _, t := range require.Evaluate(r, require.Host{}, nil).Terms {
 			for _, f := range t.Factors {
@@ -131,7 +145,7 @@ func NewClassifier(img Image) *Classifier {
 	return j
 }
 
-// failed runs Checks on one node and reports whether one fails.
+// failed runs Checks on one node and reports whether they stop the job.
 func (j *Classifier) failed(d Version, cc, brand string) bool {
 	in := Input(j.img, d, cc, brand)
 	key := [3]string{d.String(), "", ""}
@@ -141,23 +155,20 @@ func (j *Classifier) failed(d Version, cc, brand string) bool {
 	if j.readsBrand {
 		key[2] = brand
 	}
+	fs := make([]check.Finding, 0, len(Checks))
 	for _, c := range Checks {
-		if c.ID == check.CUDARequirement.ID {
-			f, seen := j.requirement[key]
-			if !seen {
-				f = c.Run(in).Status == check.Error
-				j.requirement[key] = f
-			}
-			if f {
-				return true
-			}
+		if c.ID != check.CUDARequirement.ID {
+			fs = append(fs, c.Run(in))
 			continue
 		}
-		if c.Run(in).Status == check.Error {
-			return true
+		f, seen := j.requirement[key]
+		if !seen {
+			f = c.Run(in)
+			j.requirement[key] = f
 		}
+		fs = append(fs, f)
 	}
-	return false
+	return Failed(j.img, fs)
 }
 
 // Admits is the package's Admits for the Classifier's image.

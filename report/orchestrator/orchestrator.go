@@ -216,9 +216,12 @@ func kubeflow(c Context, v func(string) string) Kubeflow {
 	return Kubeflow{}
 }
 
+// EnvJobID is the variable that names the job explicitly.
+const EnvJobID = "PREFLIGHT_JOB_ID"
+
 func jobID(c Context, v func(string) string) (id, source string) {
-	if id := v("PREFLIGHT_JOB_ID"); id != "" {
-		return id, "PREFLIGHT_JOB_ID"
+	if id := v(EnvJobID); id != "" {
+		return id, EnvJobID
 	}
 	if c.Slurm.JobID != "" {
 		if c.Slurm.Cluster != "" {

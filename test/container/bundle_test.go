@@ -65,6 +65,9 @@ type scenario struct {
 	env []string
 	// cmd is the training command; the process is gpu-preflight -- cmd.
 	cmd []string
+	// entrypoint, when set, replaces the image's ENTRYPOINT (gpu-preflight
+	// --), as docker run --entrypoint does: the process is entrypoint + cmd.
+	entrypoint []string
 }
 
 // bundle is one OCI bundle on disk and the host side of its volumes.
@@ -124,6 +127,9 @@ func (s *suite) newBundle(t *testing.T, sc scenario) *bundle {
 	spec.Process.User = ociUser{UID: sc.uid, GID: sc.uid}
 	spec.Process.Cwd = workDir
 	spec.Process.Args = append([]string{shimPath, "--"}, sc.cmd...)
+	if sc.entrypoint != nil {
+		spec.Process.Args = append(append([]string(nil), sc.entrypoint...), sc.cmd...)
+	}
 	spec.Process.Env = append([]string(nil), cuda118Env...)
 	if sc.busybox {
 		// busybox has no /usr/local/nvidia or cuda; PATH is what a

@@ -56,6 +56,7 @@ func TestContainer(t *testing.T) {
 		{"supervise", testSupervise},
 		{"pid1-default/sleep", func(t *testing.T, s *suite) { testPID1Default(t, s, "sleep", "60") }},
 		{"pid1-default/shell-loop", func(t *testing.T, s *suite) { testPID1Default(t, s, "sh", "-c", "while :; do sleep 1; done") }},
+		{"subcommands-in-image", testSubcommandsInImage},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -86,12 +87,17 @@ func testCompatible(t *testing.T, s *suite) {
 	wantStdout(t, res, "pid=1\ncwd=/work\nargv0=train.py\nargs=--epochs 3\njob=paddle-resnet50\nvisible=all\nuid=0\n")
 	wantSameEnv(t, b, filepath.Join(b.scratch, "env"))
 	l := parseLogs(t, res.stderr)
+	rec := oneRecord(t, b, l)
+	// Passing checks are in the record, and at debug in the log.
 	for _, id := range []string{"driver", "cuda-requirement", "cuda-driver", "framework-cuda", "nvml"} {
-		if st := l.check(t, id).str("status"); st != "pass" {
-			t.Errorf("check %s: status %s, want pass: %v", id, st, l.check(t, id))
+		if st := rec.checkStatus(id); st != "pass" {
+			t.Errorf("check %s: status %s, want pass", id, st)
 		}
 	}
-	rec := oneRecord(t, b, l)
+	if sum, ok := l.find(func(line logLine) bool { return line.str("event") == "summary" }); !ok ||
+		!strings.Contains(sum.str("message"), "driver 550.54.15 (CUDA 12.4)") {
+		t.Errorf("no summary line naming the driver and its CUDA:\n%s", l.raw)
+	}
 	rec.want(t, "decision.action", "exec")
 	rec.want(t, "decision.policy", "fail")
 	rec.want(t, "decision.exitCode", 0)
@@ -701,6 +707,43 @@ func wantDeviceNodes(t *testing.T, rec record, nodes ...string) {
 	for _, n := range nodes {
 		if !have[n] {
 			t.Errorf("record host.deviceNodes %v lacks %s", got, n)
+		}
+	}
+}
+
+// testSubcommandsInImage: with ENTRYPOINT ["gpu-preflight", "--"], `docker
+// run IMAGE check` asks for a program named check: exit 127, and the log
+// says how to run the subcommand. Replacing the entrypoint, as the README
+// says (docker run --entrypoint gpu-preflight IMAGE check), runs check and
+// explain against the container's own host and image.
+func testSubcommandsInImage(t *testing.T, s *suite) {
+	base := scenario{driver: procFor(h100), noProvenance: true}
+	s.useFakeNVML(t, &base, h100)
+
+	asCommand := base
+	asCommand.cmd = []string{"check"}
+	res := s.newBundle(t, asCommand).run(t, runLimit)
+	wantExit(t, res, 127)
+	l := parseLogs(t, res.stderr)
+	if line, ok := l.find(func(line logLine) bool { return line.str("command") == "check" }); !ok ||
+		!strings.Contains(line.str("remedy"), "docker run --entrypoint gpu-preflight IMAGE check") {
+		t.Errorf("the exec failure does not say how to run check:\n%s", res.stderr)
+	}
+
+	for _, sub := range []struct {
+		cmd  []string
+		says string
+	}{
+		{[]string{"check"}, "would exec"},
+		{[]string{"explain"}, "host: driver 550.54.15"},
+	} {
+		sc := base
+		sc.entrypoint = []string{shimPath}
+		sc.cmd = sub.cmd
+		res := s.newBundle(t, sc).run(t, runLimit)
+		wantExit(t, res, 0)
+		if !strings.Contains(res.stdout, sub.says) {
+			t.Errorf("--entrypoint %s %v: stdout does not say %q:\n%s\nstderr:\n%s", shimPath, sub.cmd, sub.says, res.stdout, res.stderr)
 		}
 	}
 }

@@ -52,20 +52,20 @@ func mkfifo(t *testing.T, root, p string) {
 	}
 }
 
-// decisionMillis is the elapsedMs of the shim's decision line: the whole
-// preflight, as the shim measured it.
+// decisionMillis is the elapsedMs of the shim's summary line: the whole
+// preflight up to the decision, as the shim measured it.
 func decisionMillis(t *testing.T, stderr string) float64 {
 	t.Helper()
 	for _, line := range strings.Split(stderr, "\n") {
 		var l struct {
-			Message   string
+			Event     string
 			ElapsedMs float64
 		}
-		if json.Unmarshal([]byte(line), &l) == nil && l.Message == "decision" {
+		if json.Unmarshal([]byte(line), &l) == nil && l.Event == "summary" {
 			return l.ElapsedMs
 		}
 	}
-	t.Fatalf("no decision line in:\n%s", stderr)
+	t.Fatalf("no summary line in:\n%s", stderr)
 	return 0
 }
 

@@ -20,6 +20,7 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/preflight/check"
 	"github.com/gpu-preflight/gpu-preflight/preflight/check/scenarios"
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
+	"github.com/gpu-preflight/gpu-preflight/preflight/policy"
 )
 
 // gfdLabels are the labels GPU Feature Discovery puts on a node
@@ -100,6 +101,11 @@ func agreementImages(t *testing.T) map[string]affinity.Input {
 		"legacy-cuda-11.6":      {Container: facts.Container{Env: map[string]string{}, CUDA: facts.CUDAToolkit{Version: "11.6"}, Requirements: []facts.Requirement{{Var: "CUDA_VERSION", Value: "cuda>=11.6"}}}},
 		"require-driver-revision": {Container: facts.Container{Env: map[string]string{}},
 			Options: check.Options{ExtraRequire: "driver>=535.104.05,driver<550.54.14 driver>=570.26"}},
+		// Under PREFLIGHT_POLICY=strict a warning (minor-version
+		// compatibility, PTX JIT) stops the job too.
+		"torch-2.7-cu128-strict": {Container: torch, Policy: policy.Strict},
+		// PREFLIGHT_IGNORE=cuda-requirement lets the CUDA checks alone decide.
+		"cuda-12.8.1-ignore-requirement": {Container: official("12.8.1", "570.124.06"), Ignore: map[string]bool{"cuda-requirement": true}},
 	}
 }
 
@@ -113,15 +119,19 @@ func decodeAffinity(t *testing.T, doc string) corev1.Affinity {
 	return a
 }
 
-// checkVerdict runs the checks the affinity stands for on a node.
-func checkVerdict(in affinity.Input, h facts.Host) (ok bool, failed []string) {
+// checkVerdict runs the checks the affinity stands for on a node and
+// decides as the shim does: PREFLIGHT_IGNORE, then the policy.
+func checkVerdict(in affinity.Input, h facts.Host) (ok bool, blocking []string) {
 	ci := check.Input{Facts: facts.Facts{Host: h, Container: in.Container}, Visible: h.GPUs, Options: in.Options}
+	var fs []check.Finding
 	for _, c := range []check.Check{check.CUDARequirement, check.CUDADriver, check.FrameworkCUDA, check.GPUArch} {
-		if f := c.Run(ci); f.Status == check.Error {
-			failed = append(failed, c.ID+": "+f.Message)
-		}
+		fs = append(fs, c.Run(ci))
 	}
-	return len(failed) == 0, failed
+	d := policy.Decide(in.Policy, policy.Ignore(fs, in.Ignore), policy.ExitCodes{Mismatch: 78, NodeFault: 75})
+	for _, f := range d.Blocking {
+		blocking = append(blocking, f.ID+": "+f.Message)
+	}
+	return d.Action != policy.Abort, blocking
 }
 
 // passesOnSomeBrand reports whether the node would pass with its GPUs of

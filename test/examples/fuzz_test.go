@@ -59,6 +59,7 @@ func FuzzParseFluentBit(f *testing.F) {
 func FuzzParseLogQuery(f *testing.F) {
 	seeds(f, "examples/logging/aborted-runs.logql")
 	f.Add(`{app="train"} | json | message="decision" | action="abort"`)
+	f.Add(`{app="train"} | json | event="abort"`)
 	f.Add(`sum by (x) (count_over_time({a=~"b.*"} |= "x" | json | c!~"d" [1h]))`)
 	f.Fuzz(func(t *testing.T, q string) {
 		lq, err := ParseLogQuery(q)

@@ -1,6 +1,7 @@
 package examples
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,6 +14,8 @@ import (
 const (
 	abortOpen      = "<!-- abort-sample -->"
 	abortClose     = "<!-- /abort-sample -->"
+	abortLogOpen   = "<!-- abort-log-sample -->"
+	abortLogClose  = "<!-- /abort-log-sample -->"
 	quickstartOpen = "<!-- quickstart -->"
 	quickClose     = "<!-- /quickstart -->"
 )
@@ -51,6 +54,26 @@ func TestAbortSampleIsWhatTheShimSays(t *testing.T) {
 	if strings.TrimSpace(blocks[0]) != got.termination {
 		t.Errorf("%s's abort sample is not what gpu-preflight writes now.\nsample:\n%s\n\ngpu-preflight:\n%s",
 			file, strings.TrimSpace(blocks[0]), got.termination)
+	}
+}
+
+// TestAbortLogSampleIsTheLastLine: the README's sample of an abort's last
+// log line is, byte for byte, the message of the last line the shim writes
+// for the same failure, a JSON line with "event":"abort".
+func TestAbortLogSampleIsTheLastLine(t *testing.T) {
+	text, file := documented(t, abortLogOpen, abortLogClose)
+	blocks := CodeBlocks(text)
+	if len(blocks) != 1 {
+		t.Fatalf("%s: want one code block between the abort-log-sample markers, got %d", file, len(blocks))
+	}
+	got := runAbort(t)
+	var last struct{ Message, Event, Level string }
+	if err := json.Unmarshal([]byte(got.lines[len(got.lines)-1]), &last); err != nil || last.Event != "abort" || last.Level != "error" {
+		t.Fatalf("the last stderr line is not an error line with \"event\":\"abort\" (%v):\n%s", err, got.lines[len(got.lines)-1])
+	}
+	if strings.TrimSpace(blocks[0]) != last.Message {
+		t.Errorf("%s's abort log sample is not what gpu-preflight writes now.\nsample:\n%s\n\ngpu-preflight:\n%s",
+			file, strings.TrimSpace(blocks[0]), last.Message)
 	}
 }
 

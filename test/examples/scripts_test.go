@@ -161,7 +161,7 @@ func TestSlurmScriptsActOnTheExitCode(t *testing.T) {
 				}
 				env := []string{"PATH=" + stubs + ":/usr/bin:/bin", "HOME=" + dir,
 					"SLURM_JOB_ID=4242", "SLURM_JOB_NODELIST=gpu-node-7",
-					"PREFLIGHT_NODE_RETRIES=" + strconv.Itoa(tt.tries)}
+					"GPU_PREFLIGHT_NODE_RETRIES=" + strconv.Itoa(tt.tries)}
 				r := runCmd(t, dir, env, time.Minute, "bash", s)
 				if r.code != tt.status {
 					t.Errorf("exit %d, want srun's %d\nstderr: %s", r.code, tt.status, r.stderr)
@@ -169,7 +169,7 @@ func TestSlurmScriptsActOnTheExitCode(t *testing.T) {
 				data, _ := os.ReadFile(calls)
 				want := ""
 				if tt.resubmit {
-					want = fmt.Sprintf("--exclude=gpu-node-7 --export=ALL,PREFLIGHT_NODE_RETRIES=%d %s\n", tt.tries+1, s)
+					want = fmt.Sprintf("--exclude=gpu-node-7 --export=ALL,GPU_PREFLIGHT_NODE_RETRIES=%d %s\n", tt.tries+1, s)
 				}
 				if string(data) != want {
 					t.Errorf("sbatch called with %q, want %q\nstderr: %s", data, want, r.stderr)

@@ -1,0 +1,227 @@
+package report
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/gpu-preflight/gpu-preflight/preflight/check"
+	"github.com/gpu-preflight/gpu-preflight/report/redact"
+)
+
+// Values of the "event" field that mark the lines a pipeline selects by:
+// the summary every run writes first, and the abort line an aborted run
+// writes last.
+const (
+	EventSummary = "summary"
+	EventAbort   = "abort"
+)
+
+// Summary is what the first log line of a run says.
+type Summary struct {
+	Record Record
+	// Visible is how many GPUs this container may use.
+	Visible int
+	// Elapsed is the preflight's time up to the decision.
+	Elapsed time.Duration
+}
+
+// Line is the summary as one sentence: the GPUs, the driver and its CUDA,
+// the image's CUDA, the frameworks with their CUDA build and kernel
+// targets, the verdict and the time taken:
+//
+//	8x NVIDIA H100 80GB HBM3, driver 550.54.15 (CUDA 12.4), image CUDA 12.8, torch 2.7.0 (CUDA 12.8, sm_80 sm_90): ok (9.2 ms)
+func (s Summary) Line() string {
+	r := s.Record
+	parts := []string{gpuSummary(r.Host.GPUs, s.Visible)}
+	if d := r.Host.Driver; d.Version != "" {
+		parts = append(parts, fmt.Sprintf("driver %s (CUDA %s)", d.Version, or(d.CUDAVersion, "unknown")))
+	} else {
+		parts = append(parts, "no NVIDIA driver")
+	}
+	parts = append(parts, "image CUDA "+or(r.Image.CUDAVersion, "none"))
+	for _, f := range r.Image.Frameworks {
+		parts = append(parts, frameworkSummary(f))
+	}
+	return oneLine(strings.Join(parts, ", ")) + ": " + verdict(r) + " (" + millis(s.Elapsed) + " ms)"
+}
+
+// gpuSummary counts the host's GPUs by model: "8x NVIDIA H100 80GB HBM3",
+// "2 of 8 GPUs visible: 8x NVIDIA A100-SXM4-40GB", "no GPU".
+func gpuSummary(gpus []GPU, visible int) string {
+	if len(gpus) == 0 {
+		if visible > 0 {
+			return fmt.Sprintf("%d GPU(s)", visible)
+		}
+		return "no GPU"
+	}
+	var names []string
+	count := map[string]int{}
+	for _, g := range gpus {
+		n := or(g.Name, "unnamed GPU")
+		if count[n] == 0 {
+			names = append(names, n)
+		}
+		count[n]++
+	}
+	var models []string
+	for _, n := range names {
+		models = append(models, fmt.Sprintf("%dx %s", count[n], n))
+	}
+	s := strings.Join(models, " + ")
+	if visible != len(gpus) {
+		s = fmt.Sprintf("%d of %d GPUs visible (%s)", visible, len(gpus), s)
+	}
+	return s
+}
+
+// frameworkSummary is "torch 2.7.0 (CUDA 12.8, sm_80 sm_90)" or
+// "paddle 3.0.0 (CPU build)".
+func frameworkSummary(f Framework) string {
+	s := f.Name
+	if f.Version != "" {
+		s += " " + f.Version
+	}
+	if f.CUDAVersion == "" {
+		return s + " (CPU build)"
+	}
+	detail := "CUDA " + f.CUDAVersion
+	if len(f.Archs) > 0 {
+		archs := slices.Clone(f.Archs)
+		slices.Sort(archs)
+		detail += ", " + strings.Join(archs, " ")
+	}
+	return s + " (" + detail + ")"
+}
+
+// verdict is "ok", "ok with 2 warnings", "abort, exit 78" and the like.
+func verdict(r Record) string {
+	if r.Decision.Action == ActionAbort {
+		kind := "abort"
+		if r.Decision.NodeFault {
+			kind = "abort for a node fault"
+		}
+		return fmt.Sprintf("%s, exit %d", kind, r.Decision.ExitCode)
+	}
+	var warns, errs int
+	for _, c := range r.Checks {
+		switch c.Status {
+		case "warn":
+			warns++
+		case "error":
+			errs++
+		}
+	}
+	var notes []string
+	if errs > 0 {
+		notes = append(notes, plural(errs, "error")+" (policy "+r.Decision.Policy+")")
+	}
+	if warns > 0 {
+		notes = append(notes, plural(warns, "warning"))
+	}
+	if len(notes) == 0 {
+		return "ok"
+	}
+	return "ok with " + strings.Join(notes, " and ")
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return strconv.Itoa(n) + " " + word + "s"
+}
+
+func millis(d time.Duration) string {
+	return strconv.FormatFloat(float64(d.Microseconds())/1000, 'f', 1, 64)
+}
+
+// LogSummary logs the summary line: message Line(), "event":"summary",
+// and the decision and the facts behind the sentence as fields.
+func LogSummary(l zerolog.Logger, s Summary) {
+	r := s.Record
+	var fws []string
+	for _, f := range r.Image.Frameworks {
+		fws = append(fws, frameworkSummary(f))
+	}
+	l.Info().Str("event", EventSummary).
+		Int("gpus", s.Visible).
+		Str("driver", r.Host.Driver.Version).
+		Str("driverCuda", r.Host.Driver.CUDAVersion).
+		Str("imageCuda", r.Image.CUDAVersion).
+		Strs("frameworks", fws).
+		Str("action", r.Decision.Action).
+		Str("policy", r.Decision.Policy).
+		Int("exitCode", r.Decision.ExitCode).
+		Bool("nodeFault", r.Decision.NodeFault).
+		Float64("elapsedMs", float64(s.Elapsed.Microseconds())/1000).
+		Msg(s.Line())
+}
+
+// AbortReason is an aborted run's last line: the reason and the fix in
+// one sentence, from the first blocking finding (the termination message
+// lists them all). It is redacted and on one line; "" when nothing
+// blocks.
+//
+//	gpu-preflight stopped the job (exit 78): cuda-requirement: NVIDIA_REQUIRE_CUDA is not satisfied: ...; fix: upgrade the driver to >= 520.61.05
+func AbortReason(r Record) string {
+	cause := abortCause(r)
+	if cause == "" {
+		return ""
+	}
+	what := "gpu-preflight stopped the job"
+	if r.Decision.NodeFault {
+		what += " on a node fault"
+	}
+	return fmt.Sprintf("%s (exit %d): %s", what, r.Decision.ExitCode, cause)
+}
+
+// abortCause is the first blocking finding and its fix, "id: message;
+// fix: remedy", with how many more blocked; "" when nothing blocks.
+func abortCause(r Record) string {
+	var blocking []Check
+	for _, c := range r.Checks {
+		if Blocking(checkFinding(c), r.Decision.Policy) {
+			blocking = append(blocking, c)
+		}
+	}
+	if len(blocking) == 0 {
+		return ""
+	}
+	first := blocking[0]
+	s := first.ID + ": " + strings.TrimRight(first.Message, ". ")
+	if first.Remedy != "" {
+		s += "; fix: " + strings.TrimRight(first.Remedy, ". ")
+	}
+	if n := len(blocking) - 1; n > 0 {
+		s += fmt.Sprintf(" (and %s blocking above)", plural(n, "more finding"))
+	}
+	return oneLine(redact.Value(s)) + "."
+}
+
+// LogAbort logs AbortReason as the last line of an aborted run, at error,
+// with "event":"abort", the exit code and the blocking check ids.
+func LogAbort(l zerolog.Logger, r Record) {
+	reason := AbortReason(r)
+	if reason == "" {
+		return
+	}
+	var ids []string
+	for _, c := range r.Checks {
+		if Blocking(checkFinding(c), r.Decision.Policy) {
+			ids = append(ids, c.ID)
+		}
+	}
+	msg, _ := Truncate(reason, maxFieldBytes)
+	l.Error().Str("event", EventAbort).Int("exitCode", r.Decision.ExitCode).
+		Bool("nodeFault", r.Decision.NodeFault).Strs("blocking", ids).Msg(msg)
+}
+
+// checkFinding is the finding a record's check was made from.
+func checkFinding(c Check) check.Finding {
+	return check.Finding{ID: c.ID, Status: check.Status(c.Status), Message: c.Message, Remedy: c.Remedy, NodeFault: c.NodeFault}
+}
