@@ -120,6 +120,7 @@ func (h *humanWriter) write(r Record) {
 		{"driver", driver + sourceNote(d.Source)},
 		{"driver's CUDA", cuda},
 		{"NVML", nvml},
+		{"CUDA check", cudaSummary(r.Host.CUDA)},
 		{"/dev/shm", bytesOrUnknown(r.Host.ShmBytes)},
 		{"cgroup", cg},
 	})
