@@ -1,6 +1,7 @@
 package report
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -8,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/gpu-preflight/gpu-preflight/report/termsafe"
 )
 
 // Human writes the report `gpu-preflight check` prints on stdout: host,
@@ -16,10 +19,31 @@ import (
 // text; statuses are coloured only when UseColor(w). Everything printed
 // comes from the (already redacted) record.
 func Human(w io.Writer, r Record) error {
+	// Every value from the image, the host or the environment is escaped
+	// for the terminal (termsafe), on a copy: the record itself stays as
+	// written.
+	r, err := printable(r)
+	if err != nil {
+		return err
+	}
 	hw := &humanWriter{color: UseColor(w)}
 	hw.write(r)
-	_, err := io.WriteString(w, hw.b.String())
+	_, err = io.WriteString(w, hw.b.String())
 	return err
+}
+
+// printable is a deep copy of r with every string escaped by termsafe.
+func printable(r Record) (Record, error) {
+	b, err := EncodeCompact(r)
+	if err != nil {
+		return Record{}, err
+	}
+	var c Record
+	if err := json.Unmarshal(b, &c); err != nil {
+		return Record{}, fmt.Errorf("copy the record for the report: %w", err)
+	}
+	termsafe.All(&c)
+	return c, nil
 }
 
 type humanWriter struct {
