@@ -365,11 +365,12 @@ func runImage(t *testing.T, opts []string, img string, cmd ...string) runResult 
 	return r
 }
 
-// logLine returns the first JSON log line with the given message.
-func logLine(stderr, message string) map[string]any {
+// decision returns the JSON log line that carries the run's decision (its
+// "action": exec or abort), or nil.
+func decision(stderr string) map[string]any {
 	for _, line := range strings.Split(stderr, "\n") {
 		var m map[string]any
-		if json.Unmarshal([]byte(line), &m) == nil && m["message"] == message {
+		if json.Unmarshal([]byte(line), &m) == nil && m["action"] != nil {
 			return m
 		}
 	}
@@ -397,7 +398,7 @@ func field(rec []byte, path ...string) any {
 // the script then fails importing them: exit 1 with python's traceback.
 func testDefaultCMD(t *testing.T, img string) {
 	r := runImage(t, nil, img)
-	d := logLine(r.stderr, "decision")
+	d := decision(r.stderr)
 	if d == nil || d["action"] != "exec" {
 		t.Fatalf("no exec decision logged (%v); exit %d\n%s", d, r.code, tail(r.stderr))
 	}
@@ -418,7 +419,7 @@ func testDefaultCMD(t *testing.T, img string) {
 // testReplacedCMD: `podman run IMAGE CMD...` replaces only CMD.
 func testReplacedCMD(t *testing.T) {
 	r := runImage(t, nil, exampleImage, "python", "-c", "import sys; print('replaced', sys.argv[1:])", "a b", "c")
-	if r.code != 0 || r.stdout != "replaced ['a b', 'c']\n" || logLine(r.stderr, "decision") == nil {
+	if r.code != 0 || r.stdout != "replaced ['a b', 'c']\n" || decision(r.stderr) == nil {
 		t.Errorf("exit %d, stdout %q\n%s", r.code, r.stdout, tail(r.stderr))
 	}
 }
@@ -484,7 +485,7 @@ func testStop(t *testing.T) {
 			defer podman(t, time.Minute, "rm", "-f", name)
 			// Wait until the preflight has decided and sleep runs.
 			deadline := time.Now().Add(30 * time.Second)
-			for !strings.Contains(podman(t, time.Minute, "logs", name).stderr, `"message":"decision"`) {
+			for decision(podman(t, time.Minute, "logs", name).stderr) == nil {
 				if time.Now().After(deadline) {
 					t.Fatal("the container never logged its decision")
 				}
