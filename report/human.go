@@ -175,7 +175,7 @@ func (h *humanWriter) write(r Record) {
 		for _, f := range im.Frameworks {
 			archs := append([]string(nil), f.Archs...)
 			sort.Strings(archs)
-			rows = append(rows, []string{f.Name, or(f.Version, "-"), or(f.CUDAVersion, "cpu"), or(strings.Join(archs, " "), "-")})
+			rows = append(rows, []string{f.Name, or(f.Version, "-"), or(f.CUDAVersion, buildLabel(f)), or(strings.Join(archs, " "), "-")})
 		}
 		h.table(rows)
 	}

@@ -19,7 +19,7 @@ import (
 
 // MaxLineBytes bounds every JSON log line except the provenance line,
 // newline included. Container runtimes split longer lines (CRI-O/conmon at
-// 8 KiB, containerd and Docker at 16 KiB; research/anchors.md section 6), and
+// 8 KiB, containerd and Docker at 16 KiB; docs/sources.md, "Log pipelines"), and
 // a split JSON object is lost to the log pipeline.
 const MaxLineBytes = 8000
 

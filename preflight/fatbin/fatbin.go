@@ -98,7 +98,7 @@ var maxEntries = 1 << 13
 type Kind uint16
 
 // Entry kinds, NVIDIA fatbinary.h; 0x10 is "ELF_ALT" per nvopen-tools, which
-// cuobjdump counts as ELF (nvopen-tools FORMAT_SPECIFICATION.md, uncorroborated).
+// cuobjdump counts as ELF (nvopen-tools' fatbin format notes, uncorroborated).
 const (
 	KindPTX      Kind = 1
 	KindCubin    Kind = 2

@@ -10,8 +10,8 @@
 // build time; Load reuses the manifest at run time while nothing it depends
 // on has changed, and rescans otherwise.
 //
-// Where each fact lives is documented in research/fatbin-frameworks.md
-// sections 3 and 4.
+// Where each fact lives is documented in docs/sources.md, "Framework build
+// info on disk" and "CUDA stack versions on disk".
 package image
 
 import (

@@ -10,7 +10,7 @@ import (
 
 // Branch is a driver range a requirement accepts through terms of the form
 // official images use for CUDA forward compatibility,
-// "brand=B,driver>=N,driver<M" (research note §1f, §1g).
+// "brand=B,driver>=N,driver<M" (docs/sources.md, "Forward compatibility and NVIDIA_REQUIRE_CUDA").
 type Branch struct {
 	// Min and Max are the bounds as written: driver>=Min, driver<Max.
 	Min, Max string

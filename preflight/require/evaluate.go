@@ -193,7 +193,7 @@ func (r Result) HeldTerm() string {
 // ToolkitError is what nvidia-container-cli prints after
 // "nvidia-container-cli: " when this result fails its check, or "" when it
 // passes. It names the requirement's FIRST space-separated token, not the
-// factor that failed (dsl.c dsl_evaluate; research note §1e).
+// factor that failed (dsl.c dsl_evaluate; docs/sources.md, "Requirement grammar").
 func (r Result) ToolkitError() string {
 	if r.Err != nil {
 		return "requirement error: invalid expression"

@@ -172,7 +172,7 @@ func TestDockerfileExampleBuildsTheProbeAsMakeProbeDoes(t *testing.T) {
 		}
 	}
 	if !installs {
-		t.Error("the probe stage does not apt-get install gcc and libc6-dev (SPEC section 9)")
+		t.Error("the probe stage does not apt-get install gcc and libc6-dev (docs/sources.md, What gpu-preflight is held to)")
 	}
 	want := probeScriptBuild(t)
 	got := stageGoBuild(t, df, "probe")
