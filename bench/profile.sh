@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Where gpu-preflight's start-up CPU time goes, next to a Go program that
 # only execs: perf samples many starts of each (GPU-less root, provenance
-# off, the configuration of SPEC section 8's start-up bar) and bench/phases
+# off, the configuration of the start-up bar in docs/sources.md) and bench/phases
 # gives each sample to a phase. docs/PERFORMANCE.md quotes the output.
 #
 #   bash bench/profile.sh [STARTS]      (needs perf: apt-get install linux-perf)

@@ -3,7 +3,7 @@
 # an NGC-style bash entrypoint with Debian's nvidia-smi, a Go exec-only
 # program, and gpu-preflight with provenance on and off, without NVML and
 # with the fake libnvidia-ml.so.1 playing 1 and 8 GPUs), the binary sizes,
-# and the Go benchmarks that back SPEC section 8's other bars.
+# and the Go benchmarks that back the other bars (docs/sources.md, "What gpu-preflight is held to").
 # docs/PERFORMANCE.md quotes its output.
 #
 #   bash bench/run.sh [RUNS]      (after make deps and make build)

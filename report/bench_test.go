@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// The cost of the provenance part of a run (SPEC section 8 asks for the
+// The cost of the provenance part of a run (docs/sources.md, "What gpu-preflight is held to" asks for the
 // durable write's cost to be measured): building the record, logging it as
 // one line, and writing it with its two fsyncs.
 func BenchmarkNew(b *testing.B) {

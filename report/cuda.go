@@ -1,9 +1,11 @@
 package report
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
+	"github.com/gpu-preflight/gpu-preflight/preflight/nvml"
 )
 
 // CUDA is what the opt-in CUDA smoke test saw (PREFLIGHT_CUDA_CHECK).
@@ -108,4 +110,32 @@ func CUDAResult(d facts.CUDADevice) string {
 		return "ok"
 	}
 	return strings.TrimSpace(s.Step + ": " + s.Error)
+}
+
+// cudaSummary is the CUDA check in one line for the human report:
+// "kernel: ok, driver API 12.4, 8 device(s)", with the failed devices'
+// results.
+func cudaSummary(c CUDA) string {
+	if c.Mode == "" {
+		return "-"
+	}
+	s := c.Mode + ": " + or(c.Outcome, "-")
+	if c.DriverAPIVersion > 0 {
+		s += ", driver API " + nvml.CUDAVersion(c.DriverAPIVersion)
+	}
+	if c.Init != nil && c.Init.Error != "" {
+		s += ", " + c.Init.Step + ": " + c.Init.Error
+	}
+	if len(c.Devices) > 0 {
+		s += fmt.Sprintf(", %d device(s)", len(c.Devices))
+	}
+	for _, d := range c.Devices {
+		if d.Result != "ok" {
+			s += fmt.Sprintf("; device %d %s", d.Ordinal, d.Result)
+		}
+	}
+	if c.Error != "" {
+		s += ": " + c.Error
+	}
+	return s
 }

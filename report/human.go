@@ -1,6 +1,7 @@
 package report
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -8,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/gpu-preflight/gpu-preflight/report/termsafe"
 )
 
 // Human writes the report `gpu-preflight check` prints on stdout: host,
@@ -16,10 +19,31 @@ import (
 // text; statuses are coloured only when UseColor(w). Everything printed
 // comes from the (already redacted) record.
 func Human(w io.Writer, r Record) error {
+	// Every value from the image, the host or the environment is escaped
+	// for the terminal (termsafe), on a copy: the record itself stays as
+	// written.
+	r, err := printable(r)
+	if err != nil {
+		return err
+	}
 	hw := &humanWriter{color: UseColor(w)}
 	hw.write(r)
-	_, err := io.WriteString(w, hw.b.String())
+	_, err = io.WriteString(w, hw.b.String())
 	return err
+}
+
+// printable is a deep copy of r with every string escaped by termsafe.
+func printable(r Record) (Record, error) {
+	b, err := EncodeCompact(r)
+	if err != nil {
+		return Record{}, err
+	}
+	var c Record
+	if err := json.Unmarshal(b, &c); err != nil {
+		return Record{}, fmt.Errorf("copy the record for the report: %w", err)
+	}
+	termsafe.All(&c)
+	return c, nil
 }
 
 type humanWriter struct {
@@ -96,6 +120,7 @@ func (h *humanWriter) write(r Record) {
 		{"driver", driver + sourceNote(d.Source)},
 		{"driver's CUDA", cuda},
 		{"NVML", nvml},
+		{"CUDA check", cudaSummary(r.Host.CUDA)},
 		{"/dev/shm", bytesOrUnknown(r.Host.ShmBytes)},
 		{"cgroup", cg},
 	})
@@ -150,7 +175,7 @@ func (h *humanWriter) write(r Record) {
 		for _, f := range im.Frameworks {
 			archs := append([]string(nil), f.Archs...)
 			sort.Strings(archs)
-			rows = append(rows, []string{f.Name, or(f.Version, "-"), or(f.CUDAVersion, "cpu"), or(strings.Join(archs, " "), "-")})
+			rows = append(rows, []string{f.Name, or(f.Version, "-"), or(f.CUDAVersion, buildLabel(f)), or(strings.Join(archs, " "), "-")})
 		}
 		h.table(rows)
 	}

@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 )
 
 func TestHumanReportShowsFactsChecksAndDecision(t *testing.T) {
@@ -59,6 +62,21 @@ func TestHumanBytes(t *testing.T) {
 		if got := humanBytes(tt.n); got != tt.want {
 			t.Errorf("humanBytes(%d) = %q, want %q", tt.n, got, tt.want)
 		}
+	}
+}
+
+func TestHumanShowsTheCUDACheck(t *testing.T) {
+	r := New(Inputs{Now: time.Now(), Facts: facts.Facts{Host: facts.Host{CUDA: facts.CUDACheck{
+		Mode: facts.CUDAModeKernel, Outcome: facts.CUDAFailed, DriverAPIVersion: 12040,
+		Init:    &facts.CUDAStep{Step: facts.CUDAStepInit},
+		Devices: []facts.CUDADevice{{Ordinal: 0}, {Ordinal: 1, Steps: []facts.CUDAStep{{Step: facts.CUDAStepContext, Code: 46, Error: "CUDA_ERROR_DEVICE_UNAVAILABLE"}}}},
+	}}}})
+	var b strings.Builder
+	if err := Human(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	if want := "kernel: failed, driver API 12.4, 2 device(s); device 1 context: CUDA_ERROR_DEVICE_UNAVAILABLE"; !strings.Contains(b.String(), want) {
+		t.Errorf("the human report does not say %q:\n%s", want, b.String())
 	}
 }
 

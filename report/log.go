@@ -14,11 +14,12 @@ import (
 
 	"github.com/gpu-preflight/gpu-preflight/preflight/check"
 	"github.com/gpu-preflight/gpu-preflight/report/redact"
+	"github.com/gpu-preflight/gpu-preflight/report/termsafe"
 )
 
 // MaxLineBytes bounds every JSON log line except the provenance line,
 // newline included. Container runtimes split longer lines (CRI-O/conmon at
-// 8 KiB, containerd and Docker at 16 KiB; research/anchors.md section 6), and
+// 8 KiB, containerd and Docker at 16 KiB; docs/sources.md, "Log pipelines"), and
 // a split JSON object is lost to the log pipeline.
 const MaxLineBytes = 8000
 
@@ -66,7 +67,7 @@ func NewLogger(w io.Writer, format, level string) (zerolog.Logger, error) {
 	}
 	var out io.Writer
 	if format == FormatConsole {
-		out = &lineCap{w: zerolog.ConsoleWriter{Out: w, NoColor: !UseColor(w), TimeFormat: "15:04:05.000", FormatPrepare: consoleFields}}
+		out = &lineCap{w: zerolog.ConsoleWriter{Out: w, NoColor: !UseColor(w), TimeFormat: "15:04:05.000", FormatPrepare: consoleFields}, console: true}
 	} else {
 		out = &lineCap{w: w, limit: true}
 	}
@@ -193,13 +194,49 @@ func Truncate(s string, limit int) (string, bool) {
 type lineCap struct {
 	w     io.Writer
 	limit bool
+	// console: the line goes to zerolog's ConsoleWriter, which prints
+	// string values raw; they are escaped for the terminal first
+	// (termsafe). JSON lines need nothing: JSON escapes control characters.
+	console bool
 }
 
 func (c *lineCap) Write(p []byte) (int, error) {
-	if _, err := c.w.Write(fitLine(p, c.limit)); err != nil {
+	line := fitLine(p, c.limit)
+	if c.console {
+		line = consoleSafe(line)
+	}
+	if _, err := c.w.Write(line); err != nil {
 		return 0, err
 	}
 	return len(p), nil
+}
+
+// consoleSafe escapes, for the terminal, every top-level string value of a
+// JSON log line, which ConsoleWriter would print raw; nested objects and
+// arrays it prints as JSON, escaped already.
+func consoleSafe(line []byte) []byte {
+	fields, err := decodeObject(line)
+	if err != nil {
+		return []byte(termsafe.String(string(line)))
+	}
+	changed := false
+	for i, f := range fields {
+		if len(f.raw) == 0 || f.raw[0] != '"' {
+			continue
+		}
+		var s string
+		if json.Unmarshal(f.raw, &s) != nil {
+			continue
+		}
+		if safe := termsafe.String(s); safe != s {
+			fields[i].raw, _ = marshalNoEscape(safe)
+			changed = true
+		}
+	}
+	if !changed {
+		return line
+	}
+	return encodeFields(fields, nil)
 }
 
 type field struct {

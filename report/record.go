@@ -1,6 +1,6 @@
 // Package report turns one run's facts, findings and decision into what
-// gpu-preflight leaves behind: the provenance record (SPEC section 6), its
-// atomic file, the log lines (SPEC section 7), the Kubernetes termination
+// gpu-preflight leaves behind: the provenance record (docs/schema/README.md), its
+// atomic file, the log lines (docs/sources.md, "What gpu-preflight is held to"), the Kubernetes termination
 // message and the human report.
 //
 // Secrets are removed when the record is built (New), so no unredacted

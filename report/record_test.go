@@ -91,7 +91,7 @@ func TestNewDoesNotAliasItsInputs(t *testing.T) {
 	}
 }
 
-// SPEC section 6: fields are present and empty when unknown.
+// docs/schema/README.md: fields are present and empty when unknown.
 func TestEmptyRecordHasEveryFieldPresent(t *testing.T) {
 	r := New(Inputs{Now: sampleTime, Decision: Decision{Policy: "warn", Action: ActionExec}})
 	b, err := json.Marshal(r)

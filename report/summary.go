@@ -87,7 +87,7 @@ func frameworkSummary(f Framework) string {
 		s += " " + f.Version
 	}
 	if f.CUDAVersion == "" {
-		return s + " (CPU build)"
+		return s + " (" + buildLabel(f) + ")"
 	}
 	detail := "CUDA " + f.CUDAVersion
 	if len(f.Archs) > 0 {
@@ -96,6 +96,23 @@ func frameworkSummary(f Framework) string {
 		detail += ", " + strings.Join(archs, " ")
 	}
 	return s + " (" + detail + ")"
+}
+
+// buildLabel says what a framework without a CUDA version was built for,
+// plainly: "CPU build", "ROCm build", or "build not recorded".
+func buildLabel(f Framework) string {
+	switch f.Build {
+	case "cpu":
+		return "CPU build"
+	case "rocm":
+		return "ROCm build"
+	case "cuda":
+		return "CUDA build, version not recorded"
+	}
+	if f.CUDAVersion == "" && f.Build == "" {
+		return "CPU build"
+	}
+	return "build not recorded"
 }
 
 // verdict is "ok", "ok with 2 warnings", "abort, exit 78" and the like.

@@ -15,7 +15,7 @@ import (
 )
 
 // MaxTerminationBytes is Kubernetes' cap on a container's termination
-// message (4096 bytes per container; research/anchors.md section 5).
+// message (4096 bytes per container; docs/sources.md, "Kubernetes, Kubeflow and Slurm").
 const MaxTerminationBytes = 4096
 
 // Blocking reports whether a finding is one the named policy aborts on

@@ -65,7 +65,7 @@ func Marshal(r Record) ([]byte, error) {
 //
 // dir itself may be a symlink; nothing inside it is followed. Errors name
 // the step that failed and what to do; the caller reports them as a warning
-// and carries on (SPEC section 6).
+// and carries on (docs/schema/README.md).
 func Write(dir string, r Record) (string, error) {
 	path, _, err := write(dir, r, procSelfFD)
 	return path, err

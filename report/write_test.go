@@ -229,7 +229,7 @@ func testNeverOverwrites(t *testing.T, fdDir string) {
 }
 
 // ways are the two ways write and complete make a record's file: an
-// anonymous O_TMPFILE file, named only once whole (SPEC section 8: nothing
+// anonymous O_TMPFILE file, named only once whole (docs/sources.md, "What gpu-preflight is held to": nothing
 // partial is ever visible), and the named temporary file they fall back to
 // where the file system has no O_TMPFILE or /proc is not mounted.
 var ways = []struct{ name, fdDir, via string }{
@@ -311,7 +311,7 @@ func TestTmpfileUnsupportedOnlyForMissingSupport(t *testing.T) {
 	}
 }
 
-// SPEC section 6: a record is never written through a symlink. A symlink
+// docs/schema/README.md: a record is never written through a symlink. A symlink
 // planted at the record's path, pointing at a file outside the directory,
 // makes Write fail with "already exists" and Complete refuse, by either
 // way of writing; the victim and the symlink stay as they were and
@@ -431,7 +431,7 @@ func TestWriteToReadOnlyDirectoryFails(t *testing.T) {
 	}
 }
 
-// SPEC section 6: no space is a failure that names ENOSPC and leaves
+// docs/schema/README.md: no space is a failure that names ENOSPC and leaves
 // nothing behind, by either way of writing. The child mounts a small tmpfs
 // in a private mount namespace and fills it, as for the read-only test.
 func TestWriteOnFullDiskFailsAndLeavesNothing(t *testing.T) {
@@ -476,7 +476,7 @@ func mountNamespace() *syscall.SysProcAttr {
 
 var recordName = regexp.MustCompile(`^[0-9]{8}T[0-9]{6}\.[0-9]{9}Z-[0-9a-f]{32}\.json$`)
 
-// SPEC section 8: no partial provenance file after kill -9 at any point. A
+// docs/sources.md, "What gpu-preflight is held to": no partial provenance file after kill -9 at any point. A
 // child writes records in a loop and is killed with SIGKILL at random
 // moments; every *.json left must be a complete, valid record, and where
 // O_TMPFILE works nothing else may be left.

@@ -3,7 +3,7 @@
 # libnvidia-ml1 (535 series in bookworm), and nvidia-smi (which the
 # benchmark's NGC-style entrypoint runs), and unpacks them under DIR
 # (default .cache/nvidia). On a machine without an NVIDIA kernel driver it loads and
-# nvmlInit answers "Driver Not Loaded" (SPEC section 9), which is what the
+# nvmlInit answers "Driver Not Loaded" (docs/sources.md, "NVML"), which is what the
 # end-to-end tests check the probe and the shim against. With the set
 # "cuda" it fetches the CUDA driver library libcuda1 and the PTX JIT
 # compiler it loads (libnvidia-ptxjitcompiler1) into the same root, added

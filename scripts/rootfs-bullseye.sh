@@ -61,7 +61,7 @@ if [[ ! -f $layer/.gpu-preflight-rootfs || $(<"$layer/.gpu-preflight-rootfs") !=
 	site=$tmp/usr/local/lib/python3.8/dist-packages
 	mkdir -p "$site/paddle/version" "$site/paddlepaddle_gpu-2.6.0.post118.dist-info"
 	# Field names and order follow the file Paddle 2.6's setup.py generates
-	# (research/fatbin-frameworks.md, "PaddlePaddle": 2.2 adds cuda_version and
+	# (docs/sources.md, "Framework build info on disk": 2.2 adds cuda_version and
 	# cudnn_version, 2.5 adds xpu_version, xpu_xccl_version, cinn_version).
 	# Versions are those of the post118 wheel; the commit is a placeholder
 	# (40 hex digits, like the real field), not Paddle's.

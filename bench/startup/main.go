@@ -18,7 +18,7 @@
 // A second pass runs `gpu-preflight check --json` a few times per
 // configuration and reads the preflight's own elapsed time from its
 // decision log line, less the NVML probe's time from the record: the
-// SPEC's 50 ms bar.
+// 50 ms bar (docs/sources.md, "What gpu-preflight is held to").
 package main
 
 import (

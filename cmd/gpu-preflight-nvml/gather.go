@@ -118,7 +118,7 @@ func device(lib gonvml.Interface, i int) (g facts.GPU) {
 
 // migMode fills the MIG fields. NOT_SUPPORTED and FUNCTION_NOT_FOUND mean
 // "no MIG" and are not errors: libnvidia-container treats them as MIG
-// disabled (research notes 5), and "" is this project's "MIG disabled or not
+// disabled (docs/sources.md, "NVML"), and "" is this project's "MIG disabled or not
 // known". When MIG is on, it counts the MIG devices NVML can see, so the
 // gpu-health check can tell "MIG enabled but nothing to run on".
 func migMode(d gonvml.Device, g *facts.GPU, errs *fieldErrors) {

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/kelseyhightower/envconfig"
 )
 
 // The variables are envconfig's names for Config's fields, exactly these:
@@ -183,6 +185,28 @@ func TestEnumeratedValuesInAnyCase(t *testing.T) {
 	for _, c := range get(rec, "checks").([]any) {
 		if m := c.(map[string]any); m["id"] == "gpu-count" && m["status"] != "info" {
 			t.Errorf("PREFLIGHT_IGNORE=Gpu-Count did not ignore gpu-count: %v", m)
+		}
+	}
+}
+
+// readSettings names each field's variable as envconfig does: envconfig's
+// own usage template is the authority.
+func TestSettingsAreEnvconfigs(t *testing.T) {
+	var b strings.Builder
+	if err := envconfig.Usagef(envPrefix, &Config{}, &b, "{{range .}}{{usage_key .}}\n{{end}}"); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, s := range settings() {
+		got = append(got, s.Key)
+	}
+	if want := strings.Fields(b.String()); !slices.Equal(got, want) {
+		t.Errorf("settings %v\nenvconfig %v", got, want)
+	}
+	for name, want := range map[string]string{"MinGPUs": "Min_GP_Us", "NVMLTimeout": "NVML_Timeout", "CUDACheck": "CUDA_Check",
+		"RequireGPU": "Require_GPU", "ABC": "ABC", "lowerStart": "lower_Start"} {
+		if got := strings.Join(splitWords(name), "_"); got != want {
+			t.Errorf("splitWords(%s) = %s, want %s", name, got, want)
 		}
 	}
 }

@@ -9,10 +9,12 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/gpu-preflight/gpu-preflight/report"
 	"github.com/gpu-preflight/gpu-preflight/report/diff"
+	"github.com/gpu-preflight/gpu-preflight/report/termsafe"
 )
 
 // Exit codes of `gpu-preflight diff`, like diff(1): 0 when nothing that
@@ -72,7 +74,10 @@ func cmdDiff(args, _ []string, stdout, stderr io.Writer) int {
 	if *asJSON {
 		err = json.NewEncoder(stdout).Encode(diffJSON{Old: old.ref(), New: new.ref(), Matters: matters, Changes: changes})
 	} else {
-		_, err = fmt.Fprintf(stdout, "old: %s\nnew: %s\n", old.describe(), new.describe())
+		// The values come from records, so from images and environments:
+		// escaped for the terminal (termsafe), as JSON escapes them.
+		termsafe.All(&changes)
+		_, err = fmt.Fprintf(stdout, "old: %s\nnew: %s\n", termsafe.String(old.describe()), termsafe.String(new.describe()))
 		if err == nil {
 			err = diff.Render(stdout, changes)
 		}
@@ -118,7 +123,7 @@ func (n namedRecord) describe() string {
 // readRecord reads one provenance record. A file that cannot be read or is
 // not a record of this schema version is a usage error naming the file.
 func readRecord(path string) (namedRecord, error) {
-	b, err := os.ReadFile(path)
+	b, err := readRecordFile(path)
 	if err != nil {
 		return namedRecord{}, usagef("diff: cannot read %s: %v", path, err)
 	}
@@ -140,10 +145,50 @@ func readRecord(path string) (namedRecord, error) {
 	return namedRecord{path: path, rec: r, started: started}, nil
 }
 
-// newestTwo reads every *.json record in dir and returns the two with the
-// latest startedAt, older first. Files that are not records (a stray JSON
-// file, another schema version) are skipped with a warning, so one odd file
-// does not block the comparison; fewer than two records is a usage error.
+// maxRecordFile bounds a record file diff reads. A record gpu-preflight
+// writes is at most about 2.5 MiB (512 variables of 4 KiB, findings cut at
+// 4 KiB each) and normally a few KiB.
+const maxRecordFile = 4 << 20
+
+// readRecordFile reads a record file: a regular file of at most
+// maxRecordFile bytes. It never blocks on a FIFO and never reads a device
+// (a link to /dev/zero) or a file of any size to the end.
+func readRecordFile(path string) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("not a regular file (%s)", st.Mode().Type())
+	}
+	b, err := io.ReadAll(io.LimitReader(f, maxRecordFile+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > maxRecordFile {
+		return nil, fmt.Errorf("larger than %d bytes, which no provenance record is", maxRecordFile)
+	}
+	return b, nil
+}
+
+// newestTwo returns the two records in dir with the latest startedAt, older
+// first. Files that are not records (a stray JSON file, another schema
+// version, a FIFO) are skipped with a warning, so one odd file does not
+// block the comparison; fewer than two records is a usage error.
+//
+// It reads as few records as it can, and holds at most two at a time:
+// gpu-preflight names each record after its startedAt (report.FileName),
+// and such names sort as their times do, so only the newest
+// diffCandidates names are kept while the directory is listed, read newest
+// first until the next name is older than the second record found. Names
+// of another form are all read. Only when those candidates hold fewer than
+// two records is every name read. A directory of 100 000 records so costs
+// a listing, not 100 000 records.
 func newestTwo(dir string, stderr io.Writer) (old, new namedRecord, err error) {
 	st, err := os.Stat(dir)
 	if err != nil {
@@ -152,31 +197,106 @@ func newestTwo(dir string, stderr io.Writer) (old, new namedRecord, err error) {
 	if !st.IsDir() {
 		return old, new, usagef("diff: %s is not a directory; give two records (diff OLD.json NEW.json) or a directory of records (diff DIR)", dir)
 	}
-	entries, err := os.ReadDir(dir)
+	var timed, other []string // timed: the newest diffCandidates, newest first
+	more := false             // timed names were left out
+	err = eachRecordName(dir, func(name string) {
+		if !timedName(name) {
+			other = append(other, name)
+			return
+		}
+		i, _ := slices.BinarySearchFunc(timed, name, func(a, b string) int { return strings.Compare(b, a) })
+		if i >= diffCandidates {
+			more = true
+			return
+		}
+		timed = slices.Insert(timed, i, name)
+		if len(timed) > diffCandidates {
+			timed, more = timed[:diffCandidates], true
+		}
+	})
 	if err != nil {
 		return old, new, usagef("diff: cannot read directory %s: %v", dir, err)
 	}
-	var recs []namedRecord
-	for _, e := range entries {
-		// Hidden names are the writer's temporary files.
-		if strings.HasPrefix(e.Name(), ".") || !strings.HasSuffix(e.Name(), ".json") || e.IsDir() {
-			continue
-		}
-		r, err := readRecord(filepath.Join(dir, e.Name()))
+	var best []namedRecord // the newest two so far, newest first
+	consider := func(name string) {
+		r, err := readRecord(filepath.Join(dir, name))
 		if err != nil {
 			fmt.Fprintf(stderr, "gpu-preflight: skipping %v\n", strings.TrimPrefix(err.Error(), "diff: "))
-			continue
+			return
 		}
-		recs = append(recs, r)
+		best = append(best, r)
+		slices.SortStableFunc(best, func(a, b namedRecord) int {
+			if c := b.started.Compare(a.started); c != 0 {
+				return c
+			}
+			return strings.Compare(b.path, a.path)
+		})
+		best = best[:min(len(best), 2)]
 	}
-	if len(recs) < 2 {
-		return old, new, usagef("diff: %s holds %d provenance record(s); need two to compare", dir, len(recs))
-	}
-	slices.SortStableFunc(recs, func(a, b namedRecord) int {
-		if c := a.started.Compare(b.started); c != 0 {
-			return c
+	for _, name := range timed {
+		if at, _ := time.Parse(report.FileTimeLayout, name[:len(report.FileTimeLayout)]); len(best) == 2 && at.Before(best[1].started) {
+			break
 		}
-		return strings.Compare(a.path, b.path)
-	})
-	return recs[len(recs)-2], recs[len(recs)-1], nil
+		consider(name)
+	}
+	for _, name := range other {
+		consider(name)
+	}
+	if len(best) < 2 && more {
+		// The newest names held too few records: read them all.
+		best = best[:0]
+		if err := eachRecordName(dir, func(name string) {
+			if timedName(name) {
+				consider(name)
+			}
+		}); err != nil {
+			return old, new, usagef("diff: cannot read directory %s: %v", dir, err)
+		}
+		for _, name := range other {
+			consider(name)
+		}
+	}
+	if len(best) < 2 {
+		return old, new, usagef("diff: %s holds %d provenance record(s); need two to compare", dir, len(best))
+	}
+	return best[1], best[0], nil
+}
+
+// diffCandidates is how many of the newest record names newestTwo keeps
+// while it lists a directory.
+const diffCandidates = 64
+
+// timedName reports whether name starts with a time in
+// report.FileTimeLayout, as the names gpu-preflight writes do.
+func timedName(name string) bool {
+	if len(name) <= len(report.FileTimeLayout) {
+		return false
+	}
+	_, err := time.Parse(report.FileTimeLayout, name[:len(report.FileTimeLayout)])
+	return err == nil
+}
+
+// eachRecordName calls f with every *.json name in dir that is not hidden
+// (those are the writer's temporary files), reading the directory in
+// batches so that a large one is never held whole.
+func eachRecordName(dir string, f func(name string)) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	for {
+		batch, err := d.ReadDir(1024)
+		for _, e := range batch {
+			if n := e.Name(); !strings.HasPrefix(n, ".") && strings.HasSuffix(n, ".json") && !e.IsDir() {
+				f(n)
+			}
+		}
+		if err == io.EOF || len(batch) == 0 {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/preflight/check"
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 	"github.com/gpu-preflight/gpu-preflight/preflight/require"
+	"github.com/gpu-preflight/gpu-preflight/report/termsafe"
 )
 
 // cmdExplain evaluates requirement strings (default: the image's
@@ -54,10 +55,10 @@ func cmdExplain(args, environ []string, stdout, stderr io.Writer) int {
 	if cudaFrom == "" {
 		cudaFrom = in.Facts.Host.Driver.Source
 	}
-	fmt.Fprintf(stdout, "host: driver %s, CUDA %s (%s), %d visible GPU(s)\n",
-		orDash(h.Driver), orDash(h.CUDA), orDash(cudaFrom), len(in.Visible))
+	fmt.Fprintln(stdout, termsafe.String(fmt.Sprintf("host: driver %s, CUDA %s (%s), %d visible GPU(s)",
+		orDash(h.Driver), orDash(h.CUDA), orDash(cudaFrom), len(in.Visible))))
 	if c.RequireError != "" {
-		fmt.Fprintf(stdout, "the image's requirements cannot be collected: %s\n", c.RequireError)
+		fmt.Fprintln(stdout, termsafe.String("the image's requirements cannot be collected: "+c.RequireError))
 		return 1
 	}
 	reqs := check.Requirements(in)
@@ -70,17 +71,21 @@ func cmdExplain(args, environ []string, stdout, stderr io.Writer) int {
 		// satisfied, but without a driver the toolkit does not start the
 		// container at all: "satisfied" here would pass a gate on a node
 		// that cannot run the image.
-		fmt.Fprintf(stdout, "no NVIDIA driver on this host: %s cannot be evaluated (the cuda-requirement check skips them)\n", requirementNames(reqs))
+		fmt.Fprintf(stdout, "no NVIDIA driver on this host: %s cannot be evaluated (the cuda-requirement check skips them)\n", termsafe.String(requirementNames(reqs)))
 		return 1
 	}
 	invalid := false
 	for _, r := range require.EvaluateAll(reqs, h, check.RequireDevices(in)) {
 		fmt.Fprintln(stdout)
+		// The requirement's text is escaped for the terminal (termsafe)
+		// before it is laid out, so a control character, an escape
+		// sequence or a newline in it cannot act or forge a line.
+		termsafe.All(&r)
 		fmt.Fprintln(stdout, strings.TrimRight(r.Explain(), "\n"))
 		invalid = invalid || r.Err != nil
 	}
 	f := check.CUDARequirement.Run(in)
-	fmt.Fprintf(stdout, "\ncuda-requirement: %s: %s\n", f.Status, f.Message)
+	fmt.Fprintf(stdout, "\ncuda-requirement: %s: %s\n", f.Status, termsafe.String(f.Message))
 	switch {
 	case invalid:
 		return exitUsage

@@ -81,7 +81,7 @@ func preflight(overrides map[string]string, argv, environ []string, stderr io.Wr
 	done := make(chan result, 1)
 	go func() {
 		opts := cfg.gatherOptions(environ)
-		opts.ProbeStderr = func(s string) { log.Debug().Str("stderr", s).Msg("nvml probe wrote on stderr") }
+		opts.ProbeStderr = func(probe, s string) { log.Debug().Str("stderr", s).Msg(probe + " probe wrote on stderr") }
 		in, warnings := cfg.checkInput(ctx, opts)
 		done <- result{in.Facts, in.Visible, check.Run(in), warnings}
 	}()

@@ -11,7 +11,7 @@ import (
 // Planted credentials never reach any output of any gpu-preflight command:
 // stdout, stderr (logs), the record files, the ledger, the termination log.
 // The secrets sit in the environment (as names and values) and in the
-// command's argv, in each form SPEC section 6 lists.
+// command's argv, in each form docs/schema/README.md lists.
 func TestNoPlantedSecretReachesAnyCommandOutput(t *testing.T) {
 	secrets := []string{"AKIAsecretvalue0001", "hf_secretvalue0002", "hunter2", "u:p@", "pw-in-url-0003", "tokvalue0004"}
 	root := driverRoot(t, "515.65.01")

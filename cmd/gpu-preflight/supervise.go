@@ -83,7 +83,7 @@ const reapInterval = time.Second
 // supervise is PREFLIGHT_SUPERVISE=true, and the default (auto) when
 // gpu-preflight is PID 1: it runs the command as a child
 // instead of exec'ing it, does what tini does for it (krallin/tini
-// src/tini.c, summarised in research/anchors.md section 2):
+// src/tini.c, summarised in docs/sources.md, "PID 1 and signals"):
 //
 //   - the child gets its own process group and, when stdin is our
 //     terminal's foreground, the terminal; so a Ctrl-C from the terminal

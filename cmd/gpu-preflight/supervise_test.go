@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -69,26 +68,11 @@ func startProgram(t *testing.T, env map[string]string, program string, args ...s
 	return s
 }
 
-// wait returns the shim's exit code, failing the test after a minute.
+// wait returns the shim's exit code (-1 when a signal killed it), failing
+// the test after a minute.
 func (s *supervised) wait(t *testing.T) int {
 	t.Helper()
-	done := make(chan error, 1)
-	go func() { done <- s.cmd.Wait() }()
-	select {
-	case err := <-done:
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			return ee.ExitCode()
-		}
-		if err != nil {
-			t.Fatalf("waiting for the shim: %v", err)
-		}
-		return 0
-	case <-time.After(time.Minute):
-		s.cmd.Process.Kill()
-		t.Fatalf("the supervising shim did not exit within a minute; stderr:\n%s", s.stderr.String())
-		return -1
-	}
+	return waitBounded(t, s, time.Minute, "the supervising shim").ExitStatus()
 }
 
 // record returns the one record file in the provenance directory.

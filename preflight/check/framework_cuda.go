@@ -13,7 +13,7 @@ import (
 // FrameworkCUDA checks that every installed framework's CUDA build can run
 // on the host driver, and that it agrees with the image's CUDA toolkit.
 //
-// Rules (SPEC section 4; research/nvidia-requirements.md section 2):
+// Rules (README, "Checks"; docs/sources.md, "Driver and toolkit tables"):
 //   - framework CUDA <= driver CUDA: runs;
 //   - higher major: never runs (minor-version compatibility stays within
 //     one major): error;
@@ -44,7 +44,16 @@ func frameworkCUDA(in Input) Finding {
 	var verdicts []frameworkVerdict
 	for _, fw := range fws {
 		if fw.CUDAVersion == "" {
-			cpu = append(cpu, frameworkLabel(fw))
+			label := frameworkLabel(fw)
+			switch fw.Build {
+			case facts.BuildCPU:
+				label += " (CPU build)"
+			case facts.BuildROCm:
+				label += " (ROCm build)"
+			default:
+				label += " (CUDA build not recorded)"
+			}
+			cpu = append(cpu, label)
 			continue
 		}
 		built = append(built, frameworkLabel(fw))
@@ -55,7 +64,7 @@ func frameworkCUDA(in Input) Finding {
 	}
 	if len(built) == 0 {
 		return Finding{ID: id, Status: Skip,
-			Message: "no framework built for CUDA (CPU or ROCm builds, or CUDA build not recorded): " + strings.Join(cpu, ", ")}
+			Message: "no framework built for CUDA: " + strings.Join(cpu, ", ")}
 	}
 	return combineVerdicts(id, verdicts)
 }

@@ -7,7 +7,7 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 )
 
-// GPUHealth is the `gpu-health` check (SPEC section 4): on every visible
+// GPUHealth is the `gpu-health` check (README, "Checks"): on every visible
 // GPU, no uncorrected ECC errors and no retired pages awaiting a reboot,
 // persistence mode on, and, when MIG mode is on, at least one MIG device
 // to run on. Each problem is a warning: the job may still run, but it is

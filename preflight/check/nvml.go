@@ -7,7 +7,7 @@ import (
 )
 
 // NVML is the `nvml` check: the NVML probe answered within its deadline
-// (SPEC section 4: error on timeout, info when there is no library).
+// (README, "Checks": error on timeout, info when there is no library).
 //
 // "Driver not loaded" depends on the other evidence. Without any (no
 // /proc/driver/nvidia/version, no /dev/nvidia*) it is a CPU-only host that

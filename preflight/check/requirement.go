@@ -166,18 +166,33 @@ func unsatisfiedMessage(r require.Result, nFailed, nVisible int, in Input) (msg,
 			where += fmt.Sprintf(" (and %d more of %d GPUs)", nFailed-1, nVisible)
 		}
 	}
-	msg = fmt.Sprintf("%s is not satisfied%s: driver %s supports CUDA <= %s", r.Requirement.Var, where, d.Version, orUnknown(d.CUDAVersion))
-	floor := require.CUDAFloor(r.Requirement.Value)
+	v := r.Requirement.Value
+	floor := require.CUDAFloor(v)
 	minDriver, haveMin := compat.MinDriver(floor)
-	if floor != "" {
-		msg += "; this image needs CUDA " + floor
+	br := require.Branches(v)
+	// The driver's CUDA is the point only when the requirement asks about
+	// the CUDA version or the driver; "arch>=7.0" is about the GPU.
+	aboutDriver := floor != "" || len(br) > 0 || strings.Contains(v, "driver")
+	own := r.Requirement.Var == "PREFLIGHT_REQUIRE"
+	if aboutDriver {
+		msg = fmt.Sprintf("%s is not satisfied%s: driver %s supports CUDA <= %s", r.Requirement.Var, where, d.Version, orUnknown(d.CUDAVersion))
+	} else {
+		msg = fmt.Sprintf("%s is not satisfied%s", r.Requirement.Var, where)
+	}
+	switch {
+	case floor != "":
+		what := "this image needs"
+		if own {
+			what = "PREFLIGHT_REQUIRE asks for"
+		}
+		msg += "; " + what + " CUDA " + floor
 		if haveMin {
 			msg += " (driver >= " + minDriver + ")"
 		}
-	} else {
-		msg += "; no term of " + fmt.Sprintf("%q", r.Requirement.Value) + " held"
+	default:
+		msg += "; no term of " + fmt.Sprintf("%q", v) + " held"
 	}
-	if br := require.Branches(r.Requirement.Value); len(br) > 0 {
+	if len(br) > 0 {
 		msg += ", or a driver of branch " + branchList(br)
 	}
 	var fixes []string
@@ -186,11 +201,17 @@ func unsatisfiedMessage(r require.Result, nFailed, nVisible int, in Input) (msg,
 	} else if floor != "" {
 		fixes = append(fixes, "upgrade the driver to one that supports CUDA "+floor)
 	}
-	if d.CUDAVersion != "" && floor != "" {
+	if d.CUDAVersion != "" && floor != "" && !own {
 		fixes = append(fixes, "use an image built for CUDA <= "+d.CUDAVersion)
 	}
 	if len(fixes) == 0 {
-		fixes = append(fixes, "run on a host whose driver satisfies "+r.Requirement.Var+" (see `gpu-preflight explain`)")
+		fixes = append(fixes, "run on a node that satisfies "+r.Requirement.Var+" (gpu-preflight explain shows which factor failed)")
+	}
+	if own {
+		// NVIDIA_DISABLE_REQUIRE does not lift PREFLIGHT_REQUIRE: it is the
+		// job's own demand, not the image's.
+		remedy = strings.Join(fixes, ", or ") + "; or change PREFLIGHT_REQUIRE; to override, set PREFLIGHT_IGNORE=cuda-requirement"
+		return msg, remedy
 	}
 	remedy = strings.Join(fixes, ", or ") + "; to override, set PREFLIGHT_IGNORE=cuda-requirement (or NVIDIA_DISABLE_REQUIRE=true, which the toolkit also honours)"
 	return msg, remedy

@@ -32,9 +32,9 @@ func Gather(root fsroot.Root, environ []string) (facts.Container, []string) {
 }
 
 // Variables kept by Env, by prefix and by name. Sources: the nvidia/cuda
-// and NGC images' environments (fatbin-frameworks.md section 4), the NVIDIA
-// Container Toolkit's NVIDIA_* variables (nvidia-requirements.md section
-// 1), and what the image scan reads (image.EnvKeys).
+// and NGC images' environments (docs/sources.md, "CUDA stack versions on disk"), the NVIDIA
+// Container Toolkit's NVIDIA_* variables (docs/sources.md, "Who evaluates
+// NVIDIA_REQUIRE_*"), and what the image scan reads (image.EnvKeys).
 var (
 	keptPrefixes = []string{
 		"NVIDIA_",    // NVIDIA_VISIBLE_DEVICES, NVIDIA_REQUIRE_*, NVIDIA_DISABLE_REQUIRE, NVIDIA_DRIVER_CAPABILITIES, NVIDIA_PYTORCH_VERSION...

@@ -15,7 +15,7 @@ import (
 )
 
 // Where the CUDA toolkit says its version, in the order they are tried
-// (fatbin-frameworks.md section 4).
+// (docs/sources.md, "CUDA stack versions on disk").
 const (
 	cudaDir         = "/usr/local/cuda"
 	cudaVersionJSON = cudaDir + "/version.json" // 11.1-11.4 and later
@@ -215,10 +215,10 @@ func followLinks(root fsroot.Root, p string) (string, []string) {
 }
 
 // compatDirs hold forward-compatibility libraries: cuda-compat-X-Y installs
-// to /usr/local/cuda-X.Y/compat (nvidia-requirements.md section 1f; section
-// 2, "dpkg -L cuda-compat-12-2"); NGC images load them from
-// /usr/local/cuda/compat/lib (their LD_LIBRARY_PATH, fatbin-frameworks.md
-// section 4).
+// to /usr/local/cuda-X.Y/compat (docs/sources.md, "Forward compatibility
+// and NVIDIA_REQUIRE_CUDA"); NGC images load them from
+// /usr/local/cuda/compat/lib (their LD_LIBRARY_PATH, docs/sources.md, "CUDA
+// stack versions on disk").
 var compatDirs = []string{cudaDir + "/compat", cudaDir + "/compat/lib"}
 
 // gatherCompat lists the libcuda.so.<driver version> files in the compat

@@ -22,6 +22,7 @@ import (
 	"strconv"
 	"syscall"
 
+	"github.com/gpu-preflight/gpu-preflight/preflight/elfbound"
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 )
 
@@ -85,16 +86,19 @@ const (
 	maxGroups = 64
 )
 
-// maxEntries bounds Result.Entries (about 128 bytes each). Images keep
-// counting past it. The largest library in the notes (libcublasLt.so.13)
-// has 5,712 entries. A variable so that a test can lower it.
-var maxEntries = 1 << 18
+// maxEntries bounds Result.Entries (about 128 bytes each): only tests and
+// debugging read the entries, the checks read Images and Fatbins, which
+// keep counting past it. The largest library in the notes
+// (libcublasLt.so.13) has 5,712 entries; 8192 cost 1 MiB where 2^18 (a
+// hostile 262 000-entry library) cost 119 MiB. A variable so that a test
+// can lower it.
+var maxEntries = 1 << 13
 
 // Kind is an entry's raw kind field.
 type Kind uint16
 
 // Entry kinds, NVIDIA fatbinary.h; 0x10 is "ELF_ALT" per nvopen-tools, which
-// cuobjdump counts as ELF (nvopen-tools FORMAT_SPECIFICATION.md, uncorroborated).
+// cuobjdump counts as ELF (nvopen-tools' fatbin format notes, uncorroborated).
 const (
 	KindPTX      Kind = 1
 	KindCubin    Kind = 2
@@ -226,6 +230,9 @@ func ScanFile(path string) (Result, error) {
 	} else if !fi.Mode().IsRegular() {
 		return Result{}, fmt.Errorf("fatbin: %s is not a regular file (%s)", path, fi.Mode().Type())
 	}
+	if err := elfbound.Check(f); err != nil {
+		return Result{}, fmt.Errorf("fatbin: %s: %w", path, err)
+	}
 	ef, err := elf.NewFile(f)
 	if err != nil {
 		return Result{}, fmt.Errorf("fatbin: %s is not a readable ELF file: %w", path, err)
@@ -268,6 +275,7 @@ type scanner struct {
 	// inContainer is the images of the container being read; groups counts
 	// containers by groupKey of their images, keyed in groupOrder order.
 	inContainer []imageKey
+	inSet       map[imageKey]bool // inContainer's members
 	groups      map[string]int
 	groupOrder  [][]imageKey
 	warnings    int // including those past maxWarnings
@@ -377,6 +385,7 @@ func groupKey(g []imageKey) string {
 func (s *scanner) endContainer() {
 	g := s.inContainer
 	s.inContainer = nil
+	clear(s.inSet)
 	if len(g) == 0 {
 		return
 	}
@@ -757,7 +766,15 @@ func (s *scanner) classify(e *Entry, p payloadView) {
 		k.ptxVersion = [2]uint16{e.CodeMajor, e.CodeMinor}
 	}
 	s.images[k]++
-	s.inContainer = append(s.inContainer, k)
+	// A set: a container of 262 000 entries carries a few distinct images,
+	// and one of many distinct images is bounded by the file's size.
+	if !s.inSet[k] {
+		if s.inSet == nil {
+			s.inSet = map[imageKey]bool{}
+		}
+		s.inSet[k] = true
+		s.inContainer = append(s.inContainer, k)
+	}
 }
 
 func (s *scanner) add(e Entry) {

@@ -526,7 +526,7 @@ func TestScanReadsOnlyHeaders(t *testing.T) {
 	}
 }
 
-// The bar (SPEC section 8): a 1 GiB library's fatbins in under 100 ms warm.
+// The bar (docs/sources.md, "What gpu-preflight is held to"): a 1 GiB library's fatbins in under 100 ms warm.
 //
 //	go test -run '^$' -bench ScanFile1GiB ./preflight/fatbin/
 func BenchmarkScanFile1GiB(b *testing.B) {

@@ -47,8 +47,9 @@ type Options struct {
 	CUDATimeout time.Duration
 	// Manifest is the baked image manifest's path inside Root.
 	Manifest string
-	// ProbeStderr receives what the probe wrote on stderr.
-	ProbeStderr func(string)
+	// ProbeStderr receives what the probe wrote on stderr, and which run
+	// of it that was: "nvml" or "cuda".
+	ProbeStderr func(probe, stderr string)
 }
 
 // Gather returns the facts of this run and warnings for what failed.
@@ -76,7 +77,7 @@ func Gather(ctx context.Context, o Options) (facts.Facts, []string) {
 		res := nvml.Probe(ctx, nvml.Options{Library: o.NVMLLibrary, Timeout: o.NVMLTimeout})
 		nvml.Apply(&h, res)
 		if res.Stderr != "" && o.ProbeStderr != nil {
-			o.ProbeStderr(res.Stderr)
+			o.ProbeStderr("nvml", res.Stderr)
 		}
 	} else {
 		h.NVML = facts.NVML{Outcome: facts.ProbeNotRun, Error: "no driver evidence (/proc/driver/nvidia, /dev/nvidia*)"}
@@ -114,15 +115,9 @@ func Gather(ctx context.Context, o Options) (facts.Facts, []string) {
 // the framework library cuda.FatbinLibrary picks, within what is left of
 // ctx's deadline.
 func smokeTest(ctx context.Context, o Options, frameworks []facts.Framework) facts.CUDACheck {
-	opts := cuda.Options{Mode: o.CUDAMode, Probe: nvml.Options{Timeout: o.CUDATimeout}}
+	opts := cuda.Options{Mode: o.CUDAMode, Probe: nvml.Options{Timeout: cudaBudget(ctx, o.CUDATimeout, time.Now())}}
 	if o.Environ != nil {
 		opts.Probe.Env = o.Environ
-	}
-	if deadline, ok := ctx.Deadline(); ok {
-		left := time.Until(deadline) - scanMargin
-		if opts.Probe.Timeout <= 0 || left < opts.Probe.Timeout {
-			opts.Probe.Timeout = max(left, time.Millisecond)
-		}
 	}
 	var fb *facts.CUDAFatbin
 	if o.CUDAMode == facts.CUDAModeKernel {
@@ -138,7 +133,7 @@ func smokeTest(ctx context.Context, o Options, frameworks []facts.Framework) fac
 	}
 	res := cuda.Probe(ctx, opts)
 	if res.Stderr != "" && o.ProbeStderr != nil {
-		o.ProbeStderr(res.Stderr)
+		o.ProbeStderr("cuda", res.Stderr)
 	}
 	c := res.CUDA
 	if fb != nil {
@@ -151,6 +146,20 @@ func smokeTest(ctx context.Context, o Options, frameworks []facts.Framework) fac
 		}
 	}
 	return c
+}
+
+// cudaBudget is the CUDA smoke test's deadline: PREFLIGHT_CUDA_TIMEOUT
+// (cuda.DefaultTimeout when 0), or less when ctx's deadline is nearer, so
+// that the test is killed with its own error ("timeout", a node fault)
+// rather than the whole preflight running out. Never below a millisecond.
+func cudaBudget(ctx context.Context, configured time.Duration, now time.Time) time.Duration {
+	if configured <= 0 {
+		configured = cuda.DefaultTimeout
+	}
+	if deadline, ok := ctx.Deadline(); ok {
+		configured = min(configured, deadline.Sub(now)-scanMargin)
+	}
+	return max(configured, time.Millisecond)
 }
 
 // scanMargin is what the image scan leaves of the preflight's deadline for

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gpu-preflight/gpu-preflight/preflight/cuda"
 	"github.com/gpu-preflight/gpu-preflight/preflight/fsroot"
 	"github.com/gpu-preflight/gpu-preflight/preflight/image"
 )
@@ -104,5 +105,30 @@ func TestGatherCutsTheScanAtTheDeadline(t *testing.T) {
 	}
 	if len(f.Container.Frameworks) != 0 || f.Container.CUDA.Version != "12.1" {
 		t.Errorf("frameworks %+v, CUDA %q: want none scanned, CUDA from the environment", f.Container.Frameworks, f.Container.CUDA.Version)
+	}
+}
+
+func TestCUDABudgetEndsBeforeThePreflight(t *testing.T) {
+	now := time.Now()
+	for _, tc := range []struct {
+		name       string
+		configured time.Duration
+		deadline   time.Duration // from now; 0: none
+		want       time.Duration
+	}{
+		{"PREFLIGHT_CUDA_TIMEOUT within the preflight's", 15 * time.Second, 30 * time.Second, 15 * time.Second},
+		{"unset is the default", 0, 0, cuda.DefaultTimeout},
+		{"a nearer preflight deadline wins", 15 * time.Second, 5 * time.Second, 5*time.Second - scanMargin},
+		{"a spent deadline leaves a millisecond", 15 * time.Second, -time.Second, time.Millisecond},
+	} {
+		ctx := context.Background()
+		if tc.deadline != 0 {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithDeadline(ctx, now.Add(tc.deadline))
+			defer cancel()
+		}
+		if got := cudaBudget(ctx, tc.configured, now); got != tc.want {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
 	}
 }

@@ -39,7 +39,7 @@ func TestParseDriverVersionReadsEveryNVRMForm(t *testing.T) {
 
 func TestParseDriverVersionTakesTwoComponentVersions(t *testing.T) {
 	// The 550.54.15 line with R570's first release, 570.26: two components
-	// (CUDA 12.8 GA's minimum driver, nvidia-requirements.md section 2).
+	// (CUDA 12.8 GA's minimum driver, docs/sources.md, "Driver and toolkit tables").
 	v, _, err := ParseDriverVersion([]byte("NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  570.26  Release Build  (dvs-builder@U16-I3-B03-4-3)  Tue Mar  5 22:15:33 UTC 2024\n"))
 	if err != nil || v != "570.26" {
 		t.Errorf("got %q, %v; want 570.26", v, err)

@@ -15,7 +15,7 @@ import (
 // pip wheel directory that ships it, site-packages/nvidia/<dir>/lib, and
 // so to the wheel nvidia-<dir>-cuNN. The cuDNN sub-libraries
 // (libcudnn_ops, libcudnn_cnn, ...) go with libcudnn. Source: the
-// nvidia-*-cu12 wheels' layouts (fatbin-frameworks.md section 4) and
+// nvidia-*-cu12 wheels' layouts (docs/sources.md, "CUDA stack versions on disk") and
 // torch/__init__.py's cuda_libs table.
 var cudaLibDirs = map[string]string{
 	"libcudart":     "cuda_runtime",

@@ -11,7 +11,7 @@ import (
 )
 
 // Kernel libraries per framework: the shared objects that carry the
-// framework's own CUDA kernels (research/fatbin-frameworks.md section 3).
+// framework's own CUDA kernels (docs/sources.md, "Framework build info on disk").
 var (
 	// PyTorch 2.x ships libtorch_cuda.so; 1.10-1.12 split it into _cu and
 	// _cpp (pytorch#69646); linalg holds the MAGMA/cuSOLVER kernels.

@@ -164,9 +164,15 @@ func WriteManifest(path string, m Manifest) error {
 	return nil
 }
 
-// LoadManifest reads the manifest at path inside root.
+// MaxManifestBytes bounds the manifest LoadManifest reads: bake writes a
+// few KiB to a few hundred (one line per file it read); a larger file was
+// not written by bake, and reading it whole would cost its size in memory.
+const MaxManifestBytes = 4 << 20
+
+// LoadManifest reads the manifest at path inside root, refusing one larger
+// than MaxManifestBytes.
 func LoadManifest(root fsroot.Root, path string) (Manifest, error) {
-	b, err := root.ReadFile(path)
+	b, err := root.ReadFileMax(path, MaxManifestBytes)
 	if err != nil {
 		return Manifest{}, err
 	}

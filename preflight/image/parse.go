@@ -14,7 +14,7 @@ import (
 
 // The parsers in this file are pure: bytes or names in, facts out. The
 // scanner (scan.go) does the reading. Formats and examples are from
-// research/fatbin-frameworks.md sections 3 and 4.
+// docs/sources.md, "Framework build info on disk".
 
 // TorchVersion is what torch/version.py records.
 type TorchVersion struct {

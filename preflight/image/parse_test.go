@@ -8,7 +8,7 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/preflight/fatbin"
 )
 
-// Real inputs, in the forms research/fatbin-frameworks.md sections 3 and 4
+// Real inputs, in the forms docs/sources.md, "Framework build info on disk"
 // record. They seed the fuzz targets too.
 
 // torch/version.py as tools/generate_torch_version.py writes it (2.1).

@@ -10,8 +10,8 @@
 // build time; Load reuses the manifest at run time while nothing it depends
 // on has changed, and rescans otherwise.
 //
-// Where each fact lives is documented in research/fatbin-frameworks.md
-// sections 3 and 4.
+// Where each fact lives is documented in docs/sources.md, "Framework build
+// info on disk" and "CUDA stack versions on disk".
 package image
 
 import (
@@ -135,6 +135,8 @@ type scanner struct {
 	listings map[string][]fs.DirEntry
 	// names caches each listed directory's names as a set, for isFile.
 	names map[string]map[string]bool
+	// dists caches distInfos by site-packages directory.
+	dists map[string]map[string]DistInfo
 	seen  map[string]bool
 	// budget and deadline bound the scan (zero: unbounded); stopped is set
 	// once the deadline passed and the warning was given.
@@ -342,7 +344,16 @@ func (s *scanner) sitePackages() {
 // distInfos returns the distributions installed in site-packages dir sp,
 // by normalized name.
 func (s *scanner) distInfos(sp string) map[string]DistInfo {
+	// Built once per directory: the framework and stack passes each ask,
+	// and a site-packages can hold tens of thousands of entries.
+	if out, ok := s.dists[sp]; ok {
+		return out
+	}
+	if s.dists == nil {
+		s.dists = map[string]map[string]DistInfo{}
+	}
 	out := map[string]DistInfo{}
+	s.dists[sp] = out
 	for _, name := range s.list(sp) {
 		d, ok := ParseDistInfoName(name)
 		if !ok {

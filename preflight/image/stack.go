@@ -24,7 +24,7 @@ var libDirs = []string{
 }
 
 // includeDirs hold the version headers. /usr/include/cudnn_version.h is
-// an alternatives link to the multiarch cudnn_version_v9.h (research note 4).
+// an alternatives link to the multiarch cudnn_version_v9.h (docs/sources.md, "Driver and toolkit tables").
 var includeDirs = []string{
 	"/usr/include",
 	"/usr/include/x86_64-linux-gnu",

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/gpu-preflight/gpu-preflight/preflight/elfbound"
 )
 
 // Dynamic is what ld.so reads from an object's dynamic section to load
@@ -36,6 +38,9 @@ const df1NoDefLib = 0x800
 
 // ReadDynamic reads the dynamic section of the ELF object in r.
 func ReadDynamic(r io.ReaderAt) (Dynamic, error) {
+	if err := elfbound.Check(r); err != nil {
+		return Dynamic{}, err
+	}
 	f, err := elf.NewFile(r)
 	if err != nil {
 		return Dynamic{}, err

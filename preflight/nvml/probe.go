@@ -18,11 +18,11 @@ import (
 // ProbeName is the probe's file name, beside the shim or on PATH.
 const ProbeName = "gpu-preflight-nvml"
 
-// DefaultTimeout is PREFLIGHT_NVML_TIMEOUT's default (SPEC section 3).
+// DefaultTimeout is PREFLIGHT_NVML_TIMEOUT's default (README, "Configuration").
 const DefaultTimeout = 10 * time.Second
 
 // Output limits: the document is a few KiB even for 16 GPUs; stderr is kept
-// for the log, which wants lines under 8 KiB (SPEC section 7).
+// for the log, which wants lines under 8 KiB (docs/sources.md, "What gpu-preflight is held to").
 const (
 	maxStdout = 1 << 20
 	MaxStderr = 4 << 10
@@ -64,7 +64,7 @@ type Result struct {
 // deadline, or when ctx ends, the probe's whole process group is killed and
 // reaped, so a hung driver leaves nothing behind.
 //
-// Starting the probe costs a few milliseconds (SPEC section 8): callers run
+// Starting the probe costs a few milliseconds (docs/sources.md, "What gpu-preflight is held to"): callers run
 // it only when there is driver evidence.
 func Probe(ctx context.Context, opts Options) Result {
 	env := opts.Env

@@ -3,13 +3,14 @@ package require
 import (
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/gpu-preflight/gpu-preflight/preflight/version"
 )
 
 // Branch is a driver range a requirement accepts through terms of the form
 // official images use for CUDA forward compatibility,
-// "brand=B,driver>=N,driver<M" (research note §1f, §1g).
+// "brand=B,driver>=N,driver<M" (docs/sources.md, "Forward compatibility and NVIDIA_REQUIRE_CUDA").
 type Branch struct {
 	// Min and Max are the bounds as written: driver>=Min, driver<Max.
 	Min, Max string
@@ -46,6 +47,7 @@ func (b Branch) Accepts(driver string) bool {
 func Branches(value string) []Branch {
 	var out []Branch
 	index := map[[2]string]int{}
+	brands := map[[3]string]bool{} // (lo, hi, lower-case brand) already listed
 	for _, term := range fields(value, ' ') {
 		lo, hi, brand, ok := branchTerm(term)
 		if !ok {
@@ -61,7 +63,8 @@ func Branches(value string) []Branch {
 		switch {
 		case brand == "":
 			out[i].AnyBrand = true
-		case !containsFold(out[i].Brands, brand):
+		case !brands[[3]string{lo, hi, strings.ToLower(brand)}]:
+			brands[[3]string{lo, hi, strings.ToLower(brand)}] = true
 			out[i].Brands = append(out[i].Brands, brand)
 		}
 	}

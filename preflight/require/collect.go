@@ -10,7 +10,7 @@ import (
 )
 
 // Variables the toolkit reads (NVIDIA Container Toolkit
-// internal/config/image/cuda_image.go; research note §1a).
+// internal/config/image/cuda_image.go; docs/sources.md, "Who evaluates NVIDIA_REQUIRE_*").
 const (
 	EnvRequirePrefix  = "NVIDIA_REQUIRE_"
 	EnvRequireJetpack = "NVIDIA_REQUIRE_JETPACK" // a prefix: excluded

@@ -131,6 +131,8 @@ func Evaluate(r facts.Requirement, h Host, d *Device) Result {
 // EvaluateAll evaluates every requirement once per device, device by
 // device, as configure_command does for the selected GPUs; with no device,
 // once each with a nil device. Each device must satisfy every requirement.
+// Results of devices with the same arch and brand share their Terms, which
+// must not be modified.
 // Unlike nvidia-container-cli, it goes on after the first failure, so that
 // every failure can be reported.
 func EvaluateAll(reqs []facts.Requirement, h Host, devs []Device) []Result {
@@ -141,9 +143,26 @@ func EvaluateAll(reqs []facts.Requirement, h Host, devs []Device) []Result {
 		}
 		return out
 	}
+	// GPUs of one model give the same result but for the device: evaluate
+	// each requirement once per distinct (arch, brand) and share its terms.
+	// A node's GPUs are nearly always one model, and a requirement can hold
+	// thousands of factors (MaxValueBytes): 16 GPUs would cost 16 copies.
+	type kind struct {
+		arch, brand string
+		req         int
+	}
+	seen := map[kind]Result{}
 	for i := range devs {
-		for _, r := range reqs {
-			out = append(out, Evaluate(r, h, &devs[i]))
+		for j, r := range reqs {
+			k := kind{devs[i].Arch, devs[i].Brand, j}
+			res, ok := seen[k]
+			if !ok {
+				res = Evaluate(r, h, &devs[i])
+				seen[k] = res
+			}
+			dev := devs[i]
+			res.Device = &dev
+			out = append(out, res)
 		}
 	}
 	return out
@@ -174,7 +193,7 @@ func (r Result) HeldTerm() string {
 // ToolkitError is what nvidia-container-cli prints after
 // "nvidia-container-cli: " when this result fails its check, or "" when it
 // passes. It names the requirement's FIRST space-separated token, not the
-// factor that failed (dsl.c dsl_evaluate; research note §1e).
+// factor that failed (dsl.c dsl_evaluate; docs/sources.md, "Requirement grammar").
 func (r Result) ToolkitError() string {
 	if r.Err != nil {
 		return "requirement error: invalid expression"

@@ -10,7 +10,7 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 )
 
-// Hosts and devices used below (research note §1d, §3, §4).
+// Hosts and devices used below (docs/sources.md, "Requirement facts of the host", "Driver and toolkit tables").
 var (
 	hostR535 = Host{CUDA: "12.2", Driver: "535.129.03"}
 	h100     = &Device{Index: 0, Arch: "9.0", Brand: "Nvidia"}

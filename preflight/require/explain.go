@@ -51,6 +51,7 @@ func (r Result) Explain() string {
 	width = min(width, 40)
 
 	var otherBrands []string // brands of alternatives that failed on brand
+	seenBrand := map[string]bool{}
 	brandFailures := 0
 	notEvaluated := 0
 	for i, t := range r.Terms {
@@ -61,7 +62,10 @@ func (r Result) Explain() string {
 		}
 		if brand, isBrand := failedOnBrand(t); isBrand {
 			brandFailures++
-			if !containsFold(otherBrands, brand) {
+			// A set, not a scan of the list: a requirement can name
+			// thousands of distinct brands.
+			if key := strings.ToLower(brand); !seenBrand[key] {
+				seenBrand[key] = true
 				otherBrands = append(otherBrands, brand)
 			}
 			continue
@@ -192,13 +196,4 @@ func plural(n int, one, many string) string {
 		return one
 	}
 	return many
-}
-
-func containsFold(list []string, s string) bool {
-	for _, x := range list {
-		if asciiEqualFold(x, s) {
-			return true
-		}
-	}
-	return false
 }

@@ -1,8 +1,10 @@
 package require
 
 import (
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 )
@@ -66,5 +68,43 @@ func TestExplain(t *testing.T) {
 				t.Errorf("Explain is %d lines, want at most %d:\n%s", n, tt.maxLines, out)
 			}
 		})
+	}
+}
+
+// TestExplainOfManyDistinctBrandsIsLinear: a requirement as long as one
+// environment string can be (128 KiB) of alternatives for distinct brands,
+// none the GPU's, is explained in well under a second; listing the brands
+// by scanning the list for each new one took quadratic time.
+func TestExplainOfManyDistinctBrandsIsLinear(t *testing.T) {
+	var terms []string
+	n := 0
+	for size := 0; ; n++ {
+		term := fmt.Sprintf("brand=b%d,driver>=470", n)
+		if size+len(term)+1 >= MaxValueBytes {
+			break
+		}
+		size += len(term) + 1
+		terms = append(terms, term)
+	}
+	r := Evaluate(facts.Requirement{Var: "NVIDIA_REQUIRE_BRANDS", Value: strings.Join(terms, " ")},
+		Host{CUDA: "12.4", Driver: "550.54.15"}, &Device{Arch: "9.0", Brand: "Tesla"})
+	start := time.Now()
+	out := r.Explain()
+	took := time.Since(start)
+	t.Logf("explain of %d alternatives: %v", n, took)
+	if took > 100*time.Millisecond {
+		t.Errorf("explaining %d alternatives of distinct brands took %v", n, took)
+	}
+	if !strings.Contains(out, fmt.Sprintf("%d alternatives for other brands", n)) {
+		t.Errorf("explain does not count the %d brand failures:\n%.500s", n, out)
+	}
+	start = time.Now()
+	if b := Branches(strings.ReplaceAll(r.Requirement.Value, ",driver>=470", ",driver>=470,driver<471")); len(b) != 1 {
+		t.Errorf("Branches found %d ranges, want one", len(b))
+	}
+	took = time.Since(start)
+	t.Logf("Branches over %d distinct brands: %v", n, took)
+	if took > 100*time.Millisecond {
+		t.Errorf("Branches over %d distinct brands took %v", n, took)
 	}
 }

@@ -3,7 +3,7 @@
 // the variables (internal/config/image/cuda_image.go) and libnvidia-container
 // evaluates each one (src/cli/dsl.c dsl_evaluate, src/cli/configure.c).
 //
-// The grammar, with its quirks (research note nvidia-requirements.md §1b):
+// The grammar, with its quirks (docs/sources.md, "Requirement grammar"):
 //
 //   - a value is split on ' ' (space only) into OR terms, each term on ','
 //     into AND factors; empty tokens are skipped;
@@ -248,7 +248,7 @@ const maxQuoted = 2 * exprMax
 // argument under the same limit, so a longer value can never have been
 // given to a container process nor checked by the toolkit. It also bounds
 // the work: a real NVIDIA_REQUIRE_CUDA is under 1 KiB with about 30 terms
-// (research note §1g), while 100 000 terms take at least 200 000 bytes.
+// (docs/sources.md, "Forward compatibility and NVIDIA_REQUIRE_CUDA"), while 100 000 terms take at least 200 000 bytes.
 const MaxValueBytes = facts.MaxEnvString
 
 // LengthError is a requirement (or the CUDA_VERSION it is derived from) of

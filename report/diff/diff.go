@@ -20,6 +20,7 @@ import (
 	"strings"
 
 	"github.com/gpu-preflight/gpu-preflight/report"
+	"github.com/gpu-preflight/gpu-preflight/report/redact"
 )
 
 // Change is one difference between two records. Old or New is "" when the
@@ -349,7 +350,8 @@ func archs(a []string) string {
 // XLA_FLAGS. Launcher and placement variables (ranks, pod, Slurm ids,
 // HOSTNAME) and visibility (NVIDIA_VISIBLE_DEVICES, CUDA_VISIBLE_DEVICES;
 // the GPU set says what they select) differ between any two runs: minor.
-var tuningPrefixes = []string{"CUDA_", "CUDNN_", "CUBLAS_", "NCCL_", "TORCH_", "PYTORCH_", "FLAGS_", "XLA_", "TF_"}
+var tuningPrefixes = append([]string{"CUDA_", "CUDNN_", "CUBLAS_", "NCCL_", "TORCH_", "PYTORCH_", "FLAGS_", "XLA_"},
+	redact.TensorFlowPrefixes...)
 
 var tuningNames = map[string]bool{"LD_LIBRARY_PATH": true, "LD_PRELOAD": true}
 

@@ -3,7 +3,7 @@
 // A container cannot learn its own image digest: the manifest digest is a
 // hash of the image, so it cannot be baked into it, and the Kubernetes
 // downward API does not expose the image or imageID (kubernetes/kubernetes
-// issues 80346 and 19475; research/anchors.md section 4). gpu-preflight
+// issues 80346 and 19475; docs/sources.md, "Provenance conventions"). gpu-preflight
 // therefore takes identity from two places:
 //
 //   - Build time (baked into the image, mirrored from the OCI LABELs

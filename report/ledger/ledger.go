@@ -15,6 +15,7 @@ package ledger
 import (
 	"bytes"
 	"fmt"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -29,7 +30,9 @@ const MaxLineBytes = 16 << 20
 // Append adds r to the ledger at path as one compact JSON line, creating the
 // file (mode 0640) if needed. It never follows a symlink at path, writes the
 // line in exactly one write(2), and fdatasyncs it so a line that Append
-// reported written survives a crash.
+// reported written survives a crash. When the file ends in a line torn by an
+// earlier short write (a full disk), that write starts with the newline that
+// ends it, so the torn line costs only itself.
 func Append(path string, r report.Record) error {
 	line, err := report.EncodeCompact(r)
 	if err != nil {
@@ -57,19 +60,84 @@ func Append(path string, r report.Record) error {
 	if st.Mode&unix.S_IFMT != unix.S_IFREG {
 		return fmt.Errorf("append to ledger %s: not a regular file (point PREFLIGHT_LEDGER at a regular file)", path)
 	}
+	// Whether the last line is torn can only be read while no other
+	// gpu-preflight appends: a write in progress shows half written to a
+	// reader. So the check runs under the file's lock, which Append takes
+	// for at most lockWait; without it the line goes out unchecked.
+	locked := lock(fd)
+	if torn, err := endsTorn(path, fd, locked); err != nil {
+		return fmt.Errorf("append to ledger %s: %w", path, err)
+	} else if torn {
+		// An earlier append was cut short (a full disk): end its torn line
+		// first, in the same write, so this record is not glued onto it
+		// and lost with it.
+		line = append([]byte{'\n'}, line...)
+	}
 	n, err := writeOnce(fd, line)
+	if locked {
+		unix.Flock(fd, unix.LOCK_UN) // the fdatasync below needs no lock
+	}
 	if err != nil {
 		return fmt.Errorf("append to ledger %s: %w", path, err)
 	}
 	if n != len(line) {
 		// A short write (disk full) leaves a torn line; say so rather than
-		// complete it with a second write another process may interleave with.
-		return fmt.Errorf("append to ledger %s: short write (%d of %d bytes; the file system may be full): the last line is torn", path, n, len(line))
+		// complete it with a second write another process may interleave
+		// with. The next append ends it before its own line (endsTorn).
+		return fmt.Errorf("append to ledger %s: short write (%d of %d bytes; the file system may be full): the last line is torn, and the next append will end it", path, n, len(line))
 	}
 	if err := unix.Fdatasync(fd); err != nil {
 		return fmt.Errorf("append to ledger %s: fdatasync: %w", path, err)
 	}
 	return nil
+}
+
+// endsTorn reports whether the ledger at path, open for writing as wfd,
+// ends without a newline: its last line was torn by a short write. Only
+// with the lock held (locked) is no other append half way. A file this user
+// may write but not read cannot be checked and counts as whole.
+func endsTorn(path string, wfd int, locked bool) (bool, error) {
+	var st unix.Stat_t
+	if !locked || unix.Fstat(wfd, &st) != nil || st.Size == 0 {
+		return false, nil
+	}
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
+	if err == unix.EACCES {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("read the last byte: %w", err)
+	}
+	defer unix.Close(fd)
+	var rst unix.Stat_t
+	if err := unix.Fstat(fd, &rst); err != nil || rst.Dev != st.Dev || rst.Ino != st.Ino {
+		return false, nil // replaced in between: whatever it is, not ours to judge
+	}
+	var last [1]byte
+	n, err := unix.Pread(fd, last[:], st.Size-1)
+	if err != nil {
+		return false, fmt.Errorf("read the last byte: %w", err)
+	}
+	return n == 1 && last[0] != '\n', nil
+}
+
+// lockWait bounds how long Append waits for another appender's lock: a
+// few milliseconds at most in practice, and a holder stuck on a hung
+// volume must not hold up the start of the job.
+const lockWait = 500 * time.Millisecond
+
+// lock takes an exclusive flock(2) on fd within lockWait, and reports
+// whether it did.
+func lock(fd int) bool {
+	for deadline := time.Now().Add(lockWait); ; time.Sleep(time.Millisecond) {
+		err := unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB)
+		if err == nil {
+			return true
+		}
+		if err != unix.EWOULDBLOCK && err != unix.EINTR || time.Now().After(deadline) {
+			return false
+		}
+	}
 }
 
 // writeOnce is one write(2), retried only when nothing was written because a

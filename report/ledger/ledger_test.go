@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -24,6 +25,10 @@ const envChild = "GPU_PREFLIGHT_TEST_LEDGER" // "path,worker,runs"
 func TestMain(m *testing.M) {
 	if spec := os.Getenv(envChild); spec != "" {
 		appendChild(spec)
+		return
+	}
+	if spec := os.Getenv(envShortWrite); spec != "" {
+		shortWriteChild(spec)
 		return
 	}
 	os.Exit(m.Run())
@@ -197,5 +202,63 @@ func TestAppendToAFIFOWithoutReaderFailsAtOnce(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("Append blocked on a FIFO nobody reads")
+	}
+}
+
+const envShortWrite = "GPU_PREFLIGHT_TEST_LEDGER_SHORT" // "path,limit"
+
+// shortWriteChild appends one record with RLIMIT_FSIZE set just past the
+// ledger's current size, as a disk that fills up in the middle of the line
+// does: write(2) writes what fits and returns the short count.
+func shortWriteChild(spec string) {
+	path, limit, _ := strings.Cut(spec, ",")
+	n, _ := strconv.ParseUint(limit, 10, 64)
+	signal.Ignore(syscall.SIGXFSZ) // else the kernel kills us instead of writing short
+	if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &syscall.Rlimit{Cur: n, Max: n}); err != nil {
+		fmt.Fprintln(os.Stderr, "setrlimit:", err)
+		os.Exit(2)
+	}
+	err := Append(path, bigRecord(99, 0))
+	if err == nil || !strings.Contains(err.Error(), "short write") {
+		fmt.Fprintln(os.Stderr, "want a short write, got:", err)
+		os.Exit(3)
+	}
+}
+
+// TestShortWriteNeverCorruptsTheNextLine: a line cut short by a full disk
+// is lost, but the next run's line is whole and readable, not glued onto it.
+func TestShortWriteNeverCorruptsTheNextLine(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "runs.jsonl")
+	if err := Append(path, bigRecord(1, 0)); err != nil {
+		t.Fatal(err)
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), envShortWrite+"="+path+","+strconv.FormatInt(st.Size()+1000, 10))
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("the short-write child: %v\n%s", err, out)
+	}
+	if err := Append(path, bigRecord(2, 0)); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+	if len(lines) != 3 {
+		t.Fatalf("the ledger has %d lines, want 3: whole, torn, whole", len(lines))
+	}
+	for i, want := range []bool{true, false, true} {
+		if ok := json.Valid([]byte(lines[i])); ok != want {
+			t.Errorf("line %d: valid JSON %v, want %v (%d bytes)", i+1, ok, want, len(lines[i]))
+		}
+	}
+	schematest.Validate(t, []byte(lines[2]))
+	if !strings.Contains(lines[2], `"argv":["worker","2","run","0"]`) {
+		t.Errorf("the last line is not the run appended after the torn one")
 	}
 }

@@ -45,9 +45,18 @@ var allowedPrefixes = []string{
 	"SLURM_",        // Slurm job, step and rank
 	"OMPI_COMM_WORLD_",
 	"XLA_",        // XLA_FLAGS, XLA_PYTHON_CLIENT_MEM_FRACTION
-	"TF_",         // TF_FORCE_GPU_ALLOW_GROWTH, TF_CPP_MIN_LOG_LEVEL
 	"KUBERNETES_", // KUBERNETES_SERVICE_HOST says the pod runs in a cluster
 }
+
+// TensorFlowPrefixes are TensorFlow's own variable families, not every TF_
+// name: TF_CLI_CONFIG_FILE and TF_VAR_* are Terraform's (and a Terraform
+// variable can hold a credential). TensorFlow's GPU guide and its C++
+// runtime read TF_CPP_MIN_LOG_LEVEL, TF_FORCE_GPU_ALLOW_GROWTH,
+// TF_GPU_ALLOCATOR, TF_GPU_THREAD_MODE, TF_XLA_FLAGS, TF_ENABLE_ONEDNN_OPTS,
+// TF_CUDNN_DETERMINISTIC, TF_DETERMINISTIC_OPS, TF_NUM_INTEROP_THREADS and
+// TF_NUM_INTRAOP_THREADS (docs/sources.md, "The recorded environment").
+var TensorFlowPrefixes = []string{"TF_CPP_", "TF_FORCE_GPU_", "TF_GPU_", "TF_XLA_", "TF_ENABLE_", "TF_CUDNN_",
+	"TF_DETERMINISTIC_", "TF_NUM_INTEROP_", "TF_NUM_INTRAOP_"}
 
 // allowedNames are single variables recorded by exact name.
 var allowedNames = map[string]bool{
@@ -60,8 +69,10 @@ var allowedNames = map[string]bool{
 	// Kubernetes injects into Indexed Jobs.
 	"POD_NAME": true, "POD_NAMESPACE": true, "POD_UID": true, "NODE_NAME": true,
 	"JOB_COMPLETION_INDEX": true,
-	"OMP_NUM_THREADS":      true,
-	"HOSTNAME":             true,
+	// TensorFlow's cluster and task for MultiWorkerMirroredStrategy.
+	"TF_CONFIG":       true,
+	"OMP_NUM_THREADS": true,
+	"HOSTNAME":        true,
 }
 
 // Allowed reports whether the variable name may be recorded.
@@ -70,6 +81,11 @@ func Allowed(name string) bool {
 		return true
 	}
 	for _, p := range allowedPrefixes {
+		if strings.HasPrefix(name, p) {
+			return true
+		}
+	}
+	for _, p := range TensorFlowPrefixes {
 		if strings.HasPrefix(name, p) {
 			return true
 		}

@@ -261,3 +261,18 @@ func startsWord(s, form string) bool {
 		i += j + 1
 	}
 }
+
+// TensorFlow's variables are recorded, and only TensorFlow's: Terraform's
+// TF_CLI_CONFIG_FILE and TF_VAR_* share the TF_ prefix.
+func TestTensorFlowPrefixesAreExact(t *testing.T) {
+	for name, want := range map[string]bool{
+		"TF_CPP_MIN_LOG_LEVEL": true, "TF_FORCE_GPU_ALLOW_GROWTH": true, "TF_GPU_ALLOCATOR": true, "TF_XLA_FLAGS": true,
+		"TF_ENABLE_ONEDNN_OPTS": true, "TF_CUDNN_DETERMINISTIC": true, "TF_DETERMINISTIC_OPS": true,
+		"TF_NUM_INTRAOP_THREADS": true,
+		"TF_CLI_CONFIG_FILE":     false, "TF_VAR_db_password": false, "TF_LOG": false, "TF_TOKEN_app_terraform_io": false,
+	} {
+		if got := Allowed(name); got != want {
+			t.Errorf("Allowed(%s) = %v, want %v", name, got, want)
+		}
+	}
+}

@@ -20,7 +20,7 @@ func (l logLine) str(key string) string {
 	return s
 }
 
-// checkID is the check a finding line is about. SPEC section 7 asks for
+// checkID is the check a finding line is about. docs/sources.md, "What gpu-preflight is held to" asks for
 // id, status, message and remedy on every check line; the id's key is
 // "check" (report.LogFindings), "id" accepted for a plainer logger.
 func (l logLine) checkID() string {
@@ -36,7 +36,7 @@ type logs struct {
 	raw   string
 }
 
-// parseLogs parses stderr as JSON lines (SPEC section 7). The commands in
+// parseLogs parses stderr as JSON lines (docs/sources.md, "What gpu-preflight is held to"). The commands in
 // these scenarios write nothing on stderr, so a line that is not one JSON
 // object is gpu-preflight breaking the log format (or runc failing, whose
 // message then shows in the failure).
@@ -63,7 +63,7 @@ func parseLogs(t *testing.T, stderr string) logs {
 }
 
 // check returns the line for check id; it fails the test when there is none
-// or it lacks a field SPEC section 7 requires.
+// or it lacks a field docs/sources.md, "What gpu-preflight is held to" requires.
 func (l logs) check(t *testing.T, id string) logLine {
 	t.Helper()
 	for _, line := range l.lines {
@@ -113,7 +113,7 @@ func (l logs) find(match func(logLine) bool) (logLine, bool) {
 }
 
 // provenanceLines returns the records carried by the log lines whose
-// message is "provenance" (SPEC section 6: the same object as the file).
+// message is "provenance" (docs/schema/README.md: the same object as the file).
 func (l logs) provenanceLines(t *testing.T) []record {
 	t.Helper()
 	var out []record
@@ -142,7 +142,7 @@ func (l logs) provenanceLine(t *testing.T) record {
 }
 
 // record is a provenance record as JSON, navigated by dotted paths so the
-// assertions read like the SPEC ("decision.action").
+// assertions read like the schema ("decision.action").
 type record struct {
 	raw []byte
 	obj map[string]any
@@ -204,7 +204,7 @@ func (r record) want(t *testing.T, path string, want any) {
 }
 
 // records reads the provenance volume: every entry must be a complete
-// record file (SPEC section 6: `<UTC time>-<run id>.json`, mode 0640, no
+// record file (docs/schema/README.md: `<UTC time>-<run id>.json`, mode 0640, no
 // temporary file left behind).
 func records(t *testing.T, dir string) []record {
 	t.Helper()

@@ -27,7 +27,7 @@ const (
 
 // cuda118Env is the environment of the nvidia/cuda 11.8.0 base image (NVIDIA's
 // container-images/cuda repository, dist/11.8.0/ubuntu2204/base/Dockerfile;
-// NVIDIA_REQUIRE_CUDA as quoted in research/nvidia-requirements.md section 1g,
+// NVIDIA_REQUIRE_CUDA as quoted in docs/sources.md, "Forward compatibility and NVIDIA_REQUIRE_CUDA",
 // "later rebuild"), which the PaddlePaddle 2.6 cuda11.8 images build on. The container runtime passes it to the ENTRYPOINT unchanged.
 var cuda118Env = []string{
 	"PATH=/usr/local/nvidia/bin:/usr/local/cuda/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",

@@ -137,7 +137,7 @@ func testDebianNVML(t *testing.T, s *suite) {
 	wantStdout(t, res, "ran\n")
 	l := parseLogs(t, res.stderr)
 	// Driver-not-loaded while procfs shows a driver is worth a warning
-	// (SPEC section 4, nvml).
+	// (README, "Checks", nvml).
 	if st := l.check(t, "nvml").str("status"); st != "warn" {
 		t.Errorf("check nvml: status %s, want warn for Driver Not Loaded with a driver in procfs", st)
 	}
@@ -202,9 +202,9 @@ func testOldDriverWarn(t *testing.T, s *suite) {
 
 // testHungNVML: nvmlInit never returns. With PREFLIGHT_NVML_TIMEOUT=2s the
 // container must end (abort under fail, run under warn) within the deadline
-// plus one second (SPEC section 8, "Bounded"), measured from the
+// plus one second (docs/sources.md, "What gpu-preflight is held to", "Bounded"), measured from the
 // createContainer hook, which runs just before the shim starts, to runc's
-// exit: stricter than the SPEC, which starts the clock at the shim.
+// exit: stricter than the bar, which starts the clock at the shim.
 func testHungNVML(t *testing.T, s *suite, policy string) {
 	const deadline = 2 * time.Second
 	sc := scenario{
@@ -288,8 +288,8 @@ func testBusybox(t *testing.T, s *suite) {
 }
 
 // testReadonlyRoot: root.readonly and no provenance volume, so the default
-// PREFLIGHT_PROVENANCE_DIR cannot be written. That is a warning (SPEC
-// section 6); the record still goes to the log and the command runs.
+// PREFLIGHT_PROVENANCE_DIR cannot be written. That is a warning
+// (docs/schema/README.md); the record still goes to the log and the command runs.
 func testReadonlyRoot(t *testing.T, s *suite) {
 	sc := scenario{
 		readonly:     true,
@@ -362,7 +362,7 @@ func testSignalAfterExec(t *testing.T, s *suite) {
 
 // testSignalDuringPreflight: SIGTERM while the preflight waits on a hung
 // NVML (60 s deadline) ends the container promptly with 128+15 and leaves no
-// record, partial or whole (SPEC section 8, "Safe").
+// record, partial or whole (docs/sources.md, "What gpu-preflight is held to", "Safe").
 func testSignalDuringPreflight(t *testing.T, s *suite) {
 	// A record written while the shim is exiting is a race; three runs
 	// catch it far more often than one.
@@ -663,8 +663,8 @@ func wantSameEnv(t *testing.T, b *bundle, file string) {
 	}
 }
 
-// wantTermination checks the Kubernetes termination message (SPEC sections
-// 1 and 3): at most 4096 bytes, a header line naming the abort, and the
+// wantTermination checks the Kubernetes termination message (docs/sources.md,
+// "Kubernetes, Kubeflow and Slurm"): at most 4096 bytes, a header line naming the abort, and the
 // blocking finding on one line of its own, "id: reason; remedy: fix", that
 // names what it must.
 func wantTermination(t *testing.T, path, id string, names ...string) {

@@ -15,7 +15,7 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/report/schematest"
 )
 
-// Bounded time (issue 8 part 3). The hung-NVML bound of SPEC section 8 (the
+// Bounded time (issue 8 part 3). The hung-NVML bound of docs/sources.md, "What gpu-preflight is held to" (the
 // job starts or aborts within PREFLIGHT_NVML_TIMEOUT + 1 s) is proved by
 // TestShimHangingNVMLIsBoundedAndLeavesNothing: a hung nvmlInit with a 2 s
 // timeout ends in under 3 s, under both the fail and the warn policy, with

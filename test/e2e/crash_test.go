@@ -24,7 +24,7 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/report/schematest"
 )
 
-// Crash safety (SPEC section 8 "Safe", section 6): the real shim, killed
+// Crash safety (docs/sources.md, "What gpu-preflight is held to", "Safe"; docs/schema/README.md): the real shim, killed
 // with SIGKILL at any moment or denied its provenance directory, never
 // leaves a partial record, and a write failure is a warning while the
 // command still runs.
@@ -179,7 +179,7 @@ func sleepExactly(d time.Duration) {
 	}
 }
 
-// SPEC section 8: no partial provenance file after kill -9 at any point.
+// docs/sources.md, "What gpu-preflight is held to": no partial provenance file after kill -9 at any point.
 // For each way the shim writes records, the test first measures how long
 // after its start the shim is done writing, then kills runs of the shim
 // with SIGKILL at delays swept from 0 to twice the median of those times
@@ -351,7 +351,7 @@ func fillUntilFull(t *testing.T, dir string) {
 	os.Remove(probe)
 }
 
-// SPEC section 6: "no space" is a warning, never a reason to abort. On a
+// docs/schema/README.md: "no space" is a warning, never a reason to abort. On a
 // full tmpfs the command still runs, the log warns naming ENOSPC, and the
 // provenance directory holds no partial file.
 func TestFullDiskLeavesNoPartialRecordAndWarns(t *testing.T) {
@@ -389,7 +389,7 @@ func TestFullDiskLeavesNoPartialRecordAndWarns(t *testing.T) {
 	assertWriteFailedCleanly(t, r, dir, "no space left on device")
 }
 
-// SPEC section 6: "no permission" is a warning, never a reason to abort.
+// docs/schema/README.md: "no permission" is a warning, never a reason to abort.
 // Root ignores mode bits, so the shim runs as nobody (65534) against a
 // directory root owns with mode 0755; everything else it needs sits in a
 // 0755 directory nobody can read.

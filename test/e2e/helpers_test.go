@@ -91,7 +91,7 @@ func realLibrary(t *testing.T) string {
 }
 
 // requireCUDA returns NVIDIA_REQUIRE_CUDA of the official nvidia/cuda
-// image for CUDA version v ("12.8.1"), from the copy of research notes 1g
+// image for CUDA version v ("12.8.1"), from the copy of docs/sources.md, "Forward compatibility and NVIDIA_REQUIRE_CUDA"
 // the require package keeps.
 func requireCUDA(t *testing.T, v string) string {
 	t.Helper()

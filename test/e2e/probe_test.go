@@ -56,7 +56,7 @@ func maxGLIBC(t *testing.T, path string) (string, [3]int) {
 }
 
 // The probe must start in every image GPU jobs use, from Ubuntu 18.04
-// (glibc 2.27) and UBI 8 (glibc 2.28) on (SPEC section 5).
+// (glibc 2.27) and UBI 8 (glibc 2.28) on (docs/sources.md, "What gpu-preflight is held to").
 func TestProbeNeedsAtMostGLIBC228(t *testing.T) {
 	name, v := maxGLIBC(t, probeBin(t))
 	t.Logf("highest glibc symbol version the probe needs: %s", name)
@@ -100,7 +100,7 @@ func TestShimIsStaticWithTheProbeEmbedded(t *testing.T) {
 		t.Fatal(err)
 	}
 	if st.Size() > 15<<20 {
-		t.Errorf("%s is %d bytes, over the 15 MiB budget (SPEC section 8)", shim, st.Size())
+		t.Errorf("%s is %d bytes, over the 15 MiB budget (docs/sources.md, What gpu-preflight is held to)", shim, st.Size())
 	}
 	// The embedded probe answers from a memfd, so no probe file is needed.
 	rec, _ := checkJSON(t, shimEnv(t, fakeLibrary(t), ptr(fakenvml.H100x8("550.54.15", 12040))))

@@ -38,22 +38,30 @@ func documented(t *testing.T, open, close string) (string, string) {
 	return "", ""
 }
 
+// sampleBlock is the one code block between a pair of README markers,
+// trimmed, and the file's name.
+func sampleBlock(t *testing.T, open, close string) (string, string) {
+	t.Helper()
+	text, file := documented(t, open, close)
+	blocks := CodeBlocks(text)
+	if len(blocks) != 1 {
+		t.Fatalf("%s: want one code block between %s and %s, got %d", file, open, close, len(blocks))
+	}
+	return strings.TrimSpace(blocks[0]), file
+}
+
 // TestAbortSampleIsWhatTheShimSays: the failure shown in the documentation
 // is, byte for byte, the termination message the current code writes for
 // the CUDA 11.8 image on driver 515.65.01.
 func TestAbortSampleIsWhatTheShimSays(t *testing.T) {
-	text, file := documented(t, abortOpen, abortClose)
-	blocks := CodeBlocks(text)
-	if len(blocks) != 1 {
-		t.Fatalf("%s: want one code block between the abort-sample markers, got %d", file, len(blocks))
-	}
+	sample, file := sampleBlock(t, abortOpen, abortClose)
 	got := runAbort(t)
 	if got.code != 78 {
 		t.Errorf("the scenario exits %d, want 78\n%s", got.code, got.stderr)
 	}
-	if strings.TrimSpace(blocks[0]) != got.termination {
+	if sample != got.termination {
 		t.Errorf("%s's abort sample is not what gpu-preflight writes now.\nsample:\n%s\n\ngpu-preflight:\n%s",
-			file, strings.TrimSpace(blocks[0]), got.termination)
+			file, sample, got.termination)
 	}
 }
 
@@ -61,19 +69,15 @@ func TestAbortSampleIsWhatTheShimSays(t *testing.T) {
 // log line is, byte for byte, the message of the last line the shim writes
 // for the same failure, a JSON line with "event":"abort".
 func TestAbortLogSampleIsTheLastLine(t *testing.T) {
-	text, file := documented(t, abortLogOpen, abortLogClose)
-	blocks := CodeBlocks(text)
-	if len(blocks) != 1 {
-		t.Fatalf("%s: want one code block between the abort-log-sample markers, got %d", file, len(blocks))
-	}
+	sample, file := sampleBlock(t, abortLogOpen, abortLogClose)
 	got := runAbort(t)
 	var last struct{ Message, Event, Level string }
 	if err := json.Unmarshal([]byte(got.lines[len(got.lines)-1]), &last); err != nil || last.Event != "abort" || last.Level != "error" {
 		t.Fatalf("the last stderr line is not an error line with \"event\":\"abort\" (%v):\n%s", err, got.lines[len(got.lines)-1])
 	}
-	if strings.TrimSpace(blocks[0]) != last.Message {
+	if sample != last.Message {
 		t.Errorf("%s's abort log sample is not what gpu-preflight writes now.\nsample:\n%s\n\ngpu-preflight:\n%s",
-			file, strings.TrimSpace(blocks[0]), last.Message)
+			file, sample, last.Message)
 	}
 }
 

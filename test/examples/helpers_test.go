@@ -108,8 +108,8 @@ func runCmd(t testing.TB, dir string, env []string, limit time.Duration, name st
 const shimPath = "/usr/local/bin/gpu-preflight"
 
 // require118 is NVIDIA_REQUIRE_CUDA of the nvidia/cuda 11.8.0 images that the
-// PaddlePaddle 2.6 cuda11.8 images build on (research/nvidia-requirements.md
-// section 1g, "later rebuild").
+// PaddlePaddle 2.6 cuda11.8 images build on (docs/sources.md,
+// "Forward compatibility and NVIDIA_REQUIRE_CUDA"; the later rebuild).
 const require118 = "cuda>=11.8 brand=tesla,driver>=470,driver<471 brand=unknown,driver>=470,driver<471 " +
 	"brand=nvidia,driver>=470,driver<471 brand=nvidiartx,driver>=470,driver<471 brand=geforce,driver>=470,driver<471 " +
 	"brand=geforcertx,driver>=470,driver<471 brand=quadro,driver>=470,driver<471 brand=quadrortx,driver>=470,driver<471 " +

@@ -85,7 +85,7 @@ func uuid(model, i int) string {
 
 // Models: names, brands (nvmlBrandType_t), compute capability, architecture
 // (nvmlDeviceArchitecture_t) and memory as NVML reports them for these
-// parts (research notes 1d and 4; memory totals as nvidia-smi shows them:
+// parts (docs/sources.md, "Requirement facts of the host"; memory totals as nvidia-smi shows them:
 // H100 SXM 81559 MiB, V100 SXM2 16 GB 16384 MiB, RTX 4090 24564 MiB).
 // Hopper, Ampere data-centre and GeForce parts answer NOT_SUPPORTED for
 // retired pages (row remapping replaced it), GeForce for ECC and MIG too.

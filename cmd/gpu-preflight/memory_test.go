@@ -1,0 +1,304 @@
+package main
+
+import (
+	"encoding/binary"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/gpu-preflight/gpu-preflight/preflight/fatbin/fatbintest"
+	"github.com/gpu-preflight/gpu-preflight/report"
+)
+
+// maxPeakRSS is the most memory any one run may use on a hostile or merely
+// large input (issue 13, item 4). An ordinary run peaks at about 10 MiB.
+const maxPeakRSS = 30 << 20
+
+// measured is one shim run in a child process with its peak RSS.
+type measured struct {
+	code           int
+	stdout, stderr string
+	peakRSS        int64 // bytes
+	elapsed        time.Duration
+}
+
+// measureEnv names the file where the test binary, started as a measurer
+// (see measureChild), writes the peak RSS of the command it ran.
+const measureEnv = "GPU_PREFLIGHT_TEST_MEASURE"
+
+// measureChild runs os.Args[1:] and writes its peak RSS in KiB to the file
+// measureEnv names, exiting with its exit code. The test binary starts
+// itself this way because ru_maxrss counts a process's memory from before
+// its exec too: forked from the test process (large, after building a
+// hostile tree), the shim would be charged the test's memory. This process
+// is small, and the shim's figure never less than the truth.
+func measureChild(out string) {
+	cmd := exec.Command(os.Args[1], os.Args[2:]...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	err := cmd.Run()
+	if cmd.ProcessState == nil {
+		fmt.Fprintln(os.Stderr, "measure:", err)
+		os.Exit(125)
+	}
+	kib := cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss
+	if err := os.WriteFile(out, []byte(strconv.FormatInt(kib, 10)), 0o644); err != nil {
+		os.Exit(125)
+	}
+	os.Exit(cmd.ProcessState.ExitCode())
+}
+
+// runMeasured runs the built shim with env and args under a 2 GiB address
+// space limit (so a run that would read gigabytes fails here instead of
+// taking the machine's memory) and reports its peak resident set.
+func runMeasured(t *testing.T, env []string, args ...string) measured {
+	t.Helper()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rss := filepath.Join(t.TempDir(), "maxrss")
+	cmd := exec.Command("/bin/sh", append([]string{"-c", `ulimit -v 2097152; exec "$0" "$@"`, self, shimPath}, args...)...)
+	cmd.Env = append([]string{"PATH=/usr/bin:/bin", "PREFLIGHT_LOG_FORMAT=json", "PREFLIGHT_TERMINATION_LOG=",
+		"PREFLIGHT_PROVENANCE_DIR=" + t.TempDir(), measureEnv + "=" + rss}, env...)
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	start := time.Now()
+	err = cmd.Run()
+	m := measured{stdout: stdout.String(), stderr: stderr.String(), elapsed: time.Since(start)}
+	if ee, ok := err.(*exec.ExitError); ok {
+		m.code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(rss)
+	if err != nil {
+		t.Fatalf("the measurer wrote no peak RSS (exit %d): %v\n%s", m.code, err, m.stderr)
+	}
+	kib, _ := strconv.ParseInt(string(b), 10, 64)
+	m.peakRSS = kib << 10
+	return m
+}
+
+// wantBounded checks the bar every hostile case must clear: under
+// maxPeakRSS, no Go stack trace, and an exit code that is a decision, not a
+// crash (2 is the Go runtime's for a fatal error or panic).
+func wantBounded(t *testing.T, m measured, codes ...int) {
+	t.Helper()
+	t.Logf("peak RSS %.1f MiB, %v, exit %d", float64(m.peakRSS)/(1<<20), m.elapsed.Round(time.Millisecond), m.code)
+	if m.peakRSS > maxPeakRSS {
+		t.Errorf("peak RSS %.1f MiB, over the %d MiB bar", float64(m.peakRSS)/(1<<20), maxPeakRSS>>20)
+	}
+	for _, trace := range []string{"goroutine ", "panic:", "fatal error:", "runtime: out of memory"} {
+		if strings.Contains(m.stderr, trace) {
+			t.Fatalf("the run crashed (%q in stderr):\n%.3000s", trace, m.stderr)
+		}
+	}
+	for _, c := range codes {
+		if m.code == c {
+			return
+		}
+	}
+	t.Errorf("exit %d, want one of %v; stderr:\n%.3000s", m.code, codes, m.stderr)
+}
+
+// sitePackages is where the hostile image trees put their frameworks.
+const sitePackages = "usr/local/lib/python3.10/dist-packages"
+
+// hugeSectionNamesELF writes an ELF at path whose section-name table
+// claims 6 GiB, in a sparse file that long, so reading what it claims
+// would succeed and cost 6 GiB.
+func hugeSectionNamesELF(t *testing.T, path string) {
+	t.Helper()
+	if err := fatbintest.WriteSO(path, []fatbintest.Entry{{Kind: fatbintest.Cubin, SM: 80}}); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	le := binary.LittleEndian
+	shoff, shentsize, shstrndx := le.Uint64(data[0x28:]), uint64(le.Uint16(data[0x3a:])), uint64(le.Uint16(data[0x3e:]))
+	hdr := shoff + shstrndx*shentsize
+	le.PutUint64(data[hdr+0x18:], 4096)  // sh_offset
+	le.PutUint64(data[hdr+0x20:], 6<<30) // sh_size
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(path, 6<<30+8192); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestHostileInputsStayBounded runs each hostile or merely large input of
+// issue 13 item 4 and holds it to maxPeakRSS without a stack trace.
+func TestHostileInputsStayBounded(t *testing.T) {
+	t.Run("ELFSectionNames6GiB", func(t *testing.T) {
+		root := t.TempDir()
+		lib := filepath.Join(root, sitePackages, "torch/lib/libtorch_cuda.so")
+		mkdirs(t, filepath.Dir(lib), filepath.Join(root, sitePackages, "torch-2.3.0+cu121.dist-info"))
+		hugeSectionNamesELF(t, lib)
+		m := runMeasured(t, []string{"PREFLIGHT_ROOT=" + root}, "check", "--json")
+		wantBounded(t, m, 0)
+		if !strings.Contains(m.stderr, "section-name table of 6442450944 bytes") {
+			t.Errorf("no finding or warning names the oversized section-name table:\n%.3000s", m.stderr)
+		}
+	})
+	t.Run("Manifest8GiB", func(t *testing.T) {
+		root := t.TempDir()
+		manifest := filepath.Join(root, "etc/gpu-preflight/image.json")
+		mkdirs(t, filepath.Dir(manifest))
+		if err := os.WriteFile(manifest, []byte(`{"schemaVersion": 1, "pad": "`), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Truncate(manifest, 8<<30); err != nil {
+			t.Fatal(err)
+		}
+		m := runMeasured(t, []string{"PREFLIGHT_ROOT=" + root}, "check", "--json")
+		wantBounded(t, m, 0)
+		if !strings.Contains(m.stderr, "image.json") || !strings.Contains(m.stderr, "larger than the limit") {
+			t.Errorf("no warning says the manifest is too large:\n%.3000s", m.stderr)
+		}
+	})
+	t.Run("DiffDirWithFIFOAndDevZero", func(t *testing.T) {
+		dir := recordsDir(t, 2)
+		if err := syscall.Mkfifo(filepath.Join(dir, "99990101T000000.000000000Z-fifo.json"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink("/dev/zero", filepath.Join(dir, "99990102T000000.000000000Z-zero.json")); err != nil {
+			t.Fatal(err)
+		}
+		m := runMeasured(t, nil, "diff", dir)
+		wantBounded(t, m, exitDiffSame, exitDiffChanged)
+		if !strings.Contains(m.stderr, "not a regular file") {
+			t.Errorf("the FIFO and the device were not skipped as such:\n%s", m.stderr)
+		}
+		if m.elapsed > 5*time.Second {
+			t.Errorf("diff took %v", m.elapsed)
+		}
+	})
+	t.Run("DiffFIFOOperand", func(t *testing.T) {
+		dir := t.TempDir()
+		fifo := filepath.Join(dir, "a.json")
+		if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		m := runMeasured(t, nil, "diff", fifo, "/dev/zero")
+		wantBounded(t, m, exitUsage)
+	})
+	t.Run("Diff100000Records", func(t *testing.T) {
+		dir := recordsDir(t, 100000)
+		m := runMeasured(t, nil, "diff", dir)
+		wantBounded(t, m, exitDiffSame, exitDiffChanged)
+		if !strings.Contains(m.stdout, "9999-01-01T00:00:00") || !strings.Contains(m.stdout, "9999-01-01T00:00:01") {
+			t.Errorf("diff did not compare the two newest records:\n%s", m.stdout)
+		}
+	})
+	t.Run("Fatbin262000Entries", func(t *testing.T) {
+		root := bigTempDir(t)
+		lib := filepath.Join(root, sitePackages, "torch/lib/libtorch_cuda.so")
+		mkdirs(t, filepath.Dir(lib), filepath.Join(root, sitePackages, "torch-2.3.0+cu121.dist-info"))
+		entries := make([]fatbintest.Entry, 262000)
+		for i := range entries {
+			entries[i] = fatbintest.Entry{Kind: fatbintest.Cubin, SM: []int{70, 80, 86, 90}[i%4]}
+		}
+		if err := fatbintest.WriteSO(lib, entries); err != nil {
+			t.Fatal(err)
+		}
+		m := runMeasured(t, []string{"PREFLIGHT_ROOT=" + root}, "check", "--json")
+		wantBounded(t, m, 0)
+		if !strings.Contains(m.stdout, "sm_90") {
+			t.Errorf("the record does not list the library's sm_90 kernels:\n%.2000s", m.stdout)
+		}
+	})
+	t.Run("DistInfo50000", func(t *testing.T) {
+		root := bigTempDir(t)
+		sp := filepath.Join(root, sitePackages)
+		mkdirs(t, sp)
+		for i := 0; i < 50000; i++ {
+			if err := os.Mkdir(filepath.Join(sp, fmt.Sprintf("pkg%05d-1.0.dist-info", i)), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		mkdirs(t, filepath.Join(sp, "torch-2.3.0+cu121.dist-info"))
+		m := runMeasured(t, []string{"PREFLIGHT_ROOT=" + root}, "check", "--json")
+		wantBounded(t, m, 0)
+	})
+	t.Run("Require32x1000On16GPUs", func(t *testing.T) {
+		root := driverRoot(t, "550.54.15")
+		for i := 0; i < 16; i++ {
+			dir := filepath.Join(root, fmt.Sprintf("proc/driver/nvidia/gpus/0000:%02x:00.0", i+1))
+			mkdirs(t, dir)
+			info := fmt.Sprintf("Model: \t\t NVIDIA H100 80GB HBM3\nGPU UUID: \t GPU-00000000-0000-0000-0000-%012d\nBus Location: \t 0000:%02x:00.0\n", i, i+1)
+			if err := os.WriteFile(filepath.Join(dir, "information"), []byte(info), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		env := []string{"PREFLIGHT_ROOT=" + root}
+		for v := 0; v < 32; v++ {
+			var terms []string
+			for i := 0; i < 1000; i++ {
+				terms = append(terms, fmt.Sprintf("brand=b%d,driver>=%d", v*1000+i, 470+i%100))
+			}
+			env = append(env, fmt.Sprintf("NVIDIA_REQUIRE_V%02d=%s", v, strings.Join(terms, " ")))
+		}
+		m := runMeasured(t, env, "check", "--json")
+		wantBounded(t, m, 0, 78)
+		m = runMeasured(t, env, "explain")
+		wantBounded(t, m, 0, 1)
+	})
+}
+
+func mkdirs(t *testing.T, dirs ...string) {
+	t.Helper()
+	for _, d := range dirs {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// bigTempDir is a temporary directory for trees of tens of thousands of
+// entries: on the memory file system when there is one, where creating them
+// takes a second rather than a minute on a busy disk.
+func bigTempDir(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("/dev/shm", "gpu-preflight-test-")
+	if err != nil {
+		return t.TempDir()
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
+}
+
+// recordsDir writes n small records named as gpu-preflight names them; the
+// newest two start in the year 9999.
+func recordsDir(t *testing.T, n int) string {
+	t.Helper()
+	dir := bigTempDir(t)
+	const idMark, timeMark = "00000000000000000000000000000000", "2026-01-01T00:00:00.000000000Z"
+	tmpl, err := report.Marshal(report.New(report.Inputs{Now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), RunID: idMark,
+		Decision: report.Decision{Policy: "fail", Action: report.ActionExec}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for i := 0; i < n; i++ {
+		at := base.Add(time.Duration(i) * time.Second)
+		if i >= n-2 {
+			at = time.Date(9999, 1, 1, 0, 0, i-(n-2), 0, time.UTC)
+		}
+		id := fmt.Sprintf("%032x", i)
+		data := strings.Replace(strings.Replace(string(tmpl), idMark, id, 1), timeMark, at.Format(report.TimeLayout), 1)
+		name := at.Format(report.FileTimeLayout) + "-" + id + ".json"
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
