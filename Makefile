@@ -16,7 +16,7 @@ LDFLAGS     := -s -w -X $(PKG)/cmd/gpu-preflight/internal/buildinfo.Version=$(VE
                -X $(PKG)/cmd/gpu-preflight/internal/buildinfo.Commit=$(COMMIT)
 STATICCHECK := $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
 FUZZTIME    ?= 60s
-CACHE       := $(CURDIR)/.cache
+CACHE       ?= $(CURDIR)/.cache
 export GOTELEMETRY := off
 
 BUILD_DEPS  :=
@@ -32,8 +32,15 @@ all: build
 
 build: bin/gpu-preflight
 
-bin/gpu-preflight: $(BUILD_DEPS) $(shell find cmd preflight report -name '*.go' 2>/dev/null) go.mod go.sum
-	CGO_ENABLED=0 $(GO) build -trimpath -tags '$(GO_TAGS)' -ldflags '$(LDFLAGS)' -o $@ ./cmd/gpu-preflight
+# The shim's build, for this machine's architecture here and for each
+# release architecture in mk/dist.mk (with GOARCH set). -buildvcs=false: the
+# version is stamped by LDFLAGS, and a VCS stamp would make two clean builds
+# differ by their folders' untracked files.
+SHIM_SRCS   := $(shell find cmd preflight report -name '*.go' 2>/dev/null) go.mod go.sum
+SHIM_BUILD   = CGO_ENABLED=0 $(GO) build -trimpath -buildvcs=false -tags '$(GO_TAGS)' -ldflags '$(LDFLAGS)'
+
+bin/gpu-preflight: $(BUILD_DEPS) $(SHIM_SRCS)
+	$(SHIM_BUILD) -o $@ ./cmd/gpu-preflight
 
 # Runs the shim on this machine: a human report of what it finds, then the
 # decision. Provenance goes to .cache/provenance so no root is needed.

@@ -56,10 +56,13 @@ cc_cmd="$cc --sysroot=$root -B$lib/ -L$lib -L$root/lib/$triplet"
 
 mkdir -p "$(dirname "$out")"
 cd "$repo"
+# -buildid= : Go's build ID hashes the build's inputs, CC and so the
+# sysroot's path among them, and would make two clean builds in different
+# folders differ in those bytes alone (make dist must be reproducible).
 GOOS=linux GOARCH=$goarch CGO_ENABLED=1 CC=$cc_cmd \
 	CGO_CFLAGS="-O2 -g -Wno-deprecated-declarations" CGO_LDFLAGS='' \
 	GOFLAGS="-mod=readonly -buildvcs=false" GOTOOLCHAIN=local GOTELEMETRY=off \
-	"$go" build -trimpath -ldflags "-s -w" -o "$out.tmp" ./cmd/gpu-preflight-nvml
+	"$go" build -trimpath -ldflags "-s -w -buildid=" -o "$out.tmp" ./cmd/gpu-preflight-nvml
 
 # The glibc versions the probe needs, from its version-needs section
 # (readelf reads every architecture's ELF; objdump -T says the same on the

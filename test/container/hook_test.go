@@ -6,14 +6,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
+	"github.com/gpu-preflight/gpu-preflight/test/ocihook"
 )
 
 // hookEnv, set in a hook's environment, turns the test binary into the
@@ -68,38 +67,5 @@ func procDriverHook(stdin io.Reader) error {
 	if err := os.WriteFile(filepath.Join(state.Bundle, hookStampFile), stamp, 0o644); err != nil {
 		return fmt.Errorf("writing the hook's time stamp: %w", err)
 	}
-	src := filepath.Join(state.Bundle, procDriverDir)
-	dst := filepath.Join(state.Bundle, "rootfs", "proc", "driver")
-	const flags = unix.MS_NOSUID | unix.MS_NODEV | unix.MS_NOEXEC
-	if err := unix.Mount("tmpfs", dst, "tmpfs", flags, "mode=0555,size=1m"); err != nil {
-		return fmt.Errorf("mounting a tmpfs over %s: %w", dst, err)
-	}
-	err := filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(src, path)
-		if err != nil {
-			return err
-		}
-		target := filepath.Join(dst, rel)
-		if d.IsDir() {
-			if rel == "." {
-				return nil
-			}
-			return os.Mkdir(target, 0o555)
-		}
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(target, data, 0o444)
-	})
-	if err != nil {
-		return fmt.Errorf("copying %s into the container's /proc/driver: %w", src, err)
-	}
-	if err := unix.Mount("", dst, "", unix.MS_REMOUNT|unix.MS_RDONLY|flags, ""); err != nil {
-		return fmt.Errorf("making %s read-only: %w", dst, err)
-	}
-	return nil
+	return ocihook.FillProcDriver(filepath.Join(state.Bundle, "rootfs"), filepath.Join(state.Bundle, procDriverDir))
 }

@@ -10,10 +10,10 @@ import (
 // covered maps every file under examples/ to the test that keeps it true. A
 // new example file fails this test until a test covers it.
 var covered = map[string]string{
-	"examples/paddle/Dockerfile":            "TestDockerfile*, TestImageTree (container)",
-	"examples/paddle/train.py":              "TestTrainingScriptsCompile, TestDockerfileTrainingImage",
-	"examples/pytorch/Dockerfile":           "TestDockerfile*",
-	"examples/pytorch/train.py":             "TestTrainingScriptsCompile, TestDockerfileTrainingImage",
+	"examples/paddle/Dockerfile":            "TestPodman (podman: built and run by a real engine), TestDockerfileGoImageIsNewEnough",
+	"examples/paddle/train.py":              "TestTrainingScriptsCompile, TestPodman/default_CMD",
+	"examples/pytorch/Dockerfile":           "TestPodman (podman)",
+	"examples/pytorch/train.py":             "TestTrainingScriptsCompile, TestPodman/default_CMD",
 	"examples/kubernetes/job.yaml":          "TestKubernetesJob",
 	"examples/kubernetes/paddlejob.yaml":    "TestKubeflowJobs",
 	"examples/kubernetes/pytorchjob.yaml":   "TestKubeflowJobs",

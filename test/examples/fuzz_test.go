@@ -17,24 +17,6 @@ func seeds(f *testing.F, rels ...string) {
 	}
 }
 
-func FuzzParseDockerfile(f *testing.F) {
-	seeds(f, "Dockerfile.example", "examples/paddle/Dockerfile", "examples/pytorch/Dockerfile")
-	f.Add("FROM a AS b\nCOPY --from=b x y\\\n# c\n z\nRUN [\"a\"")
-	f.Fuzz(func(t *testing.T, src string) {
-		df, err := ParseDockerfile(src)
-		if err != nil {
-			return
-		}
-		for _, s := range df.Stages {
-			for _, in := range s.Body {
-				_, _ = KeyValues(in)
-				_, _ = Words(in.Args)
-				_ = Expand(in.Args, map[string]string{"A": "$B", "B": "${A}"})
-			}
-		}
-	})
-}
-
 func FuzzParseFluentBit(f *testing.F) {
 	seeds(f, "examples/logging/fluent-bit.conf", "examples/logging/parsers.conf")
 	f.Add("[A]\n  k v\n\tk v\n[")

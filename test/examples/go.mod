@@ -27,6 +27,7 @@ require (
 
 require (
 	github.com/gpu-preflight/gpu-preflight v0.0.0
+	golang.org/x/sys v0.50.0
 	k8s.io/api v0.37.2
 	k8s.io/apimachinery v0.37.2
 	k8s.io/component-helpers v0.37.2

@@ -104,6 +104,9 @@ func runCmd(t testing.TB, dir string, env []string, limit time.Duration, name st
 	return r
 }
 
+// shimPath is where every Dockerfile and manifest installs gpu-preflight.
+const shimPath = "/usr/local/bin/gpu-preflight"
+
 // require118 is NVIDIA_REQUIRE_CUDA of the nvidia/cuda 11.8.0 images that the
 // PaddlePaddle 2.6 cuda11.8 images build on (docs/sources.md,
 // "Forward compatibility and NVIDIA_REQUIRE_CUDA"; the later rebuild).

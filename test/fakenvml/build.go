@@ -19,7 +19,15 @@ const Soname = "libnvidia-ml.so.1"
 
 // Header returns the path of go-nvml's nvml.h in the module cache.
 func Header() (string, error) {
-	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/NVIDIA/go-nvml").Output()
+	// Asked in this package's own module, which requires go-nvml, so a
+	// test in another module (test/examples) finds the same header.
+	src, err := sourceDir()
+	if err != nil {
+		return "", err
+	}
+	cmd := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/NVIDIA/go-nvml")
+	cmd.Dir = src
+	out, err := cmd.Output()
 	if err != nil {
 		return "", fmt.Errorf("finding go-nvml in the module cache (go list -m): %w", err)
 	}
@@ -41,7 +49,11 @@ func sourceDir() (string, error) {
 
 // Build compiles the fake library into dir and returns its path
 // (dir/libnvidia-ml.so.1). It needs gcc.
-func Build(dir string) (string, error) {
+func Build(dir string) (string, error) { return BuildWith(dir, "gcc") }
+
+// BuildWith is Build with another C compiler, such as Debian's
+// aarch64-linux-gnu-gcc for the linux/arm64 probe under qemu.
+func BuildWith(dir, cc string) (string, error) {
 	header, err := Header()
 	if err != nil {
 		return "", err
@@ -67,7 +79,7 @@ func Build(dir string) (string, error) {
 		return "", err
 	}
 	lib := filepath.Join(dir, Soname)
-	cmd := exec.Command("gcc", "-shared", "-fPIC", "-O1", "-Wall", "-Wno-deprecated-declarations",
+	cmd := exec.Command(cc, "-shared", "-fPIC", "-O1", "-Wall", "-Wno-deprecated-declarations",
 		"-DNVML_NO_UNVERSIONED_FUNC_DEFS=1", "-I", filepath.Dir(header), "-I", filepath.Join(src, "..", "fakescenario"),
 		"-Wl,-soname,"+Soname, "-o", lib, filepath.Join(src, "c", "fake.c"), stubsPath)
 	var stderr bytes.Buffer

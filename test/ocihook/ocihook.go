@@ -1,0 +1,55 @@
+// Package ocihook is what the container suites' createContainer hooks do:
+// fill /proc/driver in a container the way the NVIDIA Container Toolkit
+// does. runc (under podman too) refuses OCI mounts under /proc, but runs
+// createContainer hooks in the container's mount namespace after its mounts
+// and before pivot_root (OCI runtime spec, "createContainer Hooks"), so a
+// hook can mount there itself.
+package ocihook
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"golang.org/x/sys/unix"
+)
+
+// FillProcDriver mounts a tmpfs over rootfs/proc/driver, copies the tree
+// src into it (src/nvidia/version, src/nvidia/gpus/...), and makes it
+// read-only, as the toolkit's own tmpfs is.
+func FillProcDriver(rootfs, src string) error {
+	dst := filepath.Join(rootfs, "proc", "driver")
+	const flags = unix.MS_NOSUID | unix.MS_NODEV | unix.MS_NOEXEC
+	if err := unix.Mount("tmpfs", dst, "tmpfs", flags, "mode=0555,size=1m"); err != nil {
+		return fmt.Errorf("mounting a tmpfs over %s: %w", dst, err)
+	}
+	err := filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(src, path)
+		if err != nil {
+			return err
+		}
+		target := filepath.Join(dst, rel)
+		if d.IsDir() {
+			if rel == "." {
+				return nil
+			}
+			return os.Mkdir(target, 0o555)
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(target, data, 0o444)
+	})
+	if err != nil {
+		return fmt.Errorf("copying %s into the container's /proc/driver: %w", src, err)
+	}
+	if err := unix.Mount("", dst, "", unix.MS_REMOUNT|unix.MS_RDONLY|flags, ""); err != nil {
+		return fmt.Errorf("making %s read-only: %w", dst, err)
+	}
+	return nil
+}
