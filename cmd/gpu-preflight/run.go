@@ -97,9 +97,7 @@ func preflight(overrides map[string]string, argv, environ []string, stderr io.Wr
 	case <-ctx.Done():
 		// A gatherer is stuck (a hung file system, say). The NVML probe has
 		// its own, shorter deadline; this is the backstop for everything else.
-		res.findings = []check.Finding{{ID: "preflight", Status: check.Error,
-			Message: fmt.Sprintf("preflight did not finish within PREFLIGHT_TIMEOUT=%s", cfg.Timeout),
-			Remedy:  "look for a hung mount under PREFLIGHT_ROOT or the driver, or raise PREFLIGHT_TIMEOUT"}}
+		res.findings = []check.Finding{check.TimedOut(cfg.Timeout)}
 	}
 	findings := policy.Ignore(res.findings, cfg.ignore)
 	o.decision = policy.Decide(cfg.policy, findings, policy.ExitCodes{Mismatch: cfg.ExitCode, NodeFault: cfg.NodeFaultExitCode})

@@ -4,6 +4,7 @@
 package check
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
@@ -73,22 +74,45 @@ type Input struct {
 }
 
 // Check is one rule: a stable id and the pure function that applies it.
+// The id is stated here only; Run stamps it on the finding, so a rule never
+// repeats it.
 type Check struct {
-	ID  string
-	Run func(Input) Finding
+	ID   string
+	rule func(Input) Finding
+}
+
+// Run applies the check to in and returns its finding, carrying c.ID.
+func (c Check) Run(in Input) Finding {
+	f := c.rule(in)
+	f.ID = c.ID
+	return f
+}
+
+// TimeoutID is the id of the finding that stands in for every check when
+// the preflight as a whole misses its deadline (PREFLIGHT_TIMEOUT): it is no
+// rule over facts, but users see it, may ignore it and find it in the table.
+const TimeoutID = "preflight"
+
+// TimedOut is the finding reported instead of all checks when gathering the
+// facts did not finish within timeout.
+func TimedOut(timeout time.Duration) Finding {
+	return Finding{ID: TimeoutID, Status: Error,
+		Message: fmt.Sprintf("preflight did not finish within PREFLIGHT_TIMEOUT=%s", timeout),
+		Remedy:  "look for a hung mount under PREFLIGHT_ROOT or the driver, or raise PREFLIGHT_TIMEOUT"}
 }
 
 // All is every check, in the order findings are reported.
 var All = []Check{Driver, NVML, GPUCount, CUDARequirement, CUDADriver, FrameworkCUDA, GPUArch, GPUHealth, Shm,
 	CUDAStack, CPUBuild, DriverLifecycle, ImagePinned, CUDA}
 
-// IDs returns the ids of All, for validating PREFLIGHT_IGNORE.
+// IDs returns every id a finding may carry: those of All, then TimeoutID.
+// PREFLIGHT_IGNORE accepts exactly these.
 func IDs() []string {
-	ids := make([]string, len(All))
-	for i, c := range All {
-		ids[i] = c.ID
+	ids := make([]string, 0, len(All)+1)
+	for _, c := range All {
+		ids = append(ids, c.ID)
 	}
-	return ids
+	return append(ids, TimeoutID)
 }
 
 // Run applies every check to in.

@@ -15,10 +15,10 @@ import (
 // framework starts, ignores the GPUs, and trains on the CPU: a warning, an
 // error under PREFLIGHT_REQUIRE_GPU. Without visible GPUs a CPU build is
 // what was meant, and the check passes.
-var CPUBuild = Check{ID: "cpu-build", Run: cpuBuild}
+var CPUBuild = Check{ID: "cpu-build", rule: cpuBuild}
 
 func cpuBuild(in Input) Finding {
-	f := Finding{ID: "cpu-build"}
+	f := Finding{}
 	var cpu []facts.Framework
 	for _, fw := range in.Facts.Container.Frameworks {
 		if fw.Build == facts.BuildCPU {

@@ -21,11 +21,11 @@ import (
 // scheduler to retry elsewhere; a mismatch (a forward-compatibility library
 // that does not fit the driver or the GPU, no kernel image for this GPU)
 // does not. "No device" on a host where no GPU is expected is info.
-var CUDA = Check{ID: "cuda", Run: cudaCheck}
+var CUDA = Check{ID: "cuda", rule: cudaCheck}
 
 func cudaCheck(in Input) Finding {
 	c := in.Facts.Host.CUDA
-	f := Finding{ID: "cuda"}
+	f := Finding{}
 	expectGPU := len(in.Visible) > 0 || in.Options.RequireGPU || in.Options.MinGPUs > 0
 	switch c.Outcome {
 	case facts.CUDANotRun, "":

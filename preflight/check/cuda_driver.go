@@ -23,7 +23,7 @@ import (
 //     floor (11.x 450.80.02, 12.x 525.60.13, 13.x 580.65.06): runs with a
 //     limited feature set, so a warning;
 //   - otherwise the runtime fails with "CUDA driver version is insufficient".
-var CUDADriver = Check{ID: "cuda-driver", Run: cudaDriver}
+var CUDADriver = Check{ID: "cuda-driver", rule: cudaDriver}
 
 // cudaDriver applies cudaDriverRules; every error they give turns on the
 // driver's CUDA version, so an assumed one only warns (onAGuess).
@@ -34,7 +34,7 @@ func cudaDriver(in Input) Finding {
 }
 
 func cudaDriverRules(in Input) Finding {
-	f := Finding{ID: "cuda-driver"}
+	f := Finding{}
 	img := in.Facts.Container.CUDA
 	drv := in.Facts.Host.Driver
 	if img.Version == "" {

@@ -28,10 +28,10 @@ import (
 //     object file" unless something outside the image provides it;
 //   - versions compare on the components both sides give ("9.1" against
 //     "9.1.0.70"); a copy whose version is unknown is not judged.
-var CUDAStack = Check{ID: "cuda-stack", Run: cudaStack}
+var CUDAStack = Check{ID: "cuda-stack", rule: cudaStack}
 
 func cudaStack(in Input) Finding {
-	f := Finding{ID: "cuda-stack"}
+	f := Finding{}
 	libs := in.Facts.Container.CUDALibraries
 	if len(libs) == 0 {
 		f.Status = Skip
@@ -53,7 +53,7 @@ func cudaStack(in Input) Finding {
 		f.Message = "one copy of each CUDA library loads first, as built: " + strings.Join(fine, ", ")
 		return f
 	}
-	return combineVerdicts(f.ID, verdicts)
+	return combineVerdicts(verdicts)
 }
 
 // stackVerdict judges one library; ok is false when there is nothing to

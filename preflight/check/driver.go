@@ -8,11 +8,11 @@ import (
 // Driver is the `driver` check: an NVIDIA kernel driver is present. No
 // driver is a warning (CPU-only runs are legitimate) unless the user said
 // the job needs a GPU.
-var Driver = Check{ID: "driver", Run: driver}
+var Driver = Check{ID: "driver", rule: driver}
 
 func driver(in Input) Finding {
 	h := in.Facts.Host
-	f := Finding{ID: "driver"}
+	f := Finding{}
 	if h.Driver.Present() {
 		f.Status = Pass
 		f.Message = fmt.Sprintf("NVIDIA driver %s (supports CUDA <= %s) from %s",

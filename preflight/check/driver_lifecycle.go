@@ -22,10 +22,10 @@ import (
 //
 // None of these stops a job: an old driver runs what it supports, and the
 // cuda-driver check decides that.
-var DriverLifecycle = Check{ID: "driver-lifecycle", Run: driverLifecycle}
+var DriverLifecycle = Check{ID: "driver-lifecycle", rule: driverLifecycle}
 
 func driverLifecycle(in Input) Finding {
-	f := Finding{ID: "driver-lifecycle"}
+	f := Finding{}
 	d := in.Facts.Host.Driver
 	if !d.Present() {
 		f.Status, f.Message = Skip, "no NVIDIA driver found"

@@ -25,7 +25,7 @@ import (
 //     the framework's CUDA, the host driver is older than it, and every
 //     visible GPU is a data-center GPU;
 //   - a framework CUDA major different from the image toolkit's: warning.
-var FrameworkCUDA = Check{ID: "framework-cuda", Run: frameworkCUDA}
+var FrameworkCUDA = Check{ID: "framework-cuda", rule: frameworkCUDA}
 
 // frameworkVerdict is one rule's outcome inside a check.
 type frameworkVerdict struct {
@@ -35,10 +35,9 @@ type frameworkVerdict struct {
 }
 
 func frameworkCUDA(in Input) Finding {
-	const id = "framework-cuda"
 	fws := in.Facts.Container.Frameworks
 	if len(fws) == 0 {
-		return Finding{ID: id, Status: Skip, Message: "no deep-learning framework found in the image"}
+		return Finding{Status: Skip, Message: "no deep-learning framework found in the image"}
 	}
 	var built, cpu []string
 	var verdicts []frameworkVerdict
@@ -63,15 +62,15 @@ func frameworkCUDA(in Input) Finding {
 		}
 	}
 	if len(built) == 0 {
-		return Finding{ID: id, Status: Skip,
+		return Finding{Status: Skip,
 			Message: "no framework built for CUDA: " + strings.Join(cpu, ", ")}
 	}
-	return combineVerdicts(id, verdicts)
+	return combineVerdicts(verdicts)
 }
 
 // combineVerdicts folds verdicts into one finding: the worst status, the messages
 // of every verdict at that status, and their remedies.
-func combineVerdicts(id string, vs []frameworkVerdict) Finding {
+func combineVerdicts(vs []frameworkVerdict) Finding {
 	worst := Pass
 	for _, v := range vs {
 		if verdictRank(v.status) > verdictRank(worst) {
@@ -88,7 +87,7 @@ func combineVerdicts(id string, vs []frameworkVerdict) Finding {
 			remedies = append(remedies, v.remedy)
 		}
 	}
-	f := Finding{ID: id, Status: worst, Message: strings.Join(msgs, "; ")}
+	f := Finding{Status: worst, Message: strings.Join(msgs, "; ")}
 	if worst.Severity() > 0 {
 		f.Remedy = strings.Join(remedies, "; ")
 	}

@@ -45,16 +45,15 @@ import (
 // Each kernel library is judged alone: a framework fails on a GPU when any
 // of its libraries has nothing for it. Without scanned kernels the targets
 // the framework's version file records are used.
-var GPUArch = Check{ID: "gpu-arch", Run: gpuArch}
+var GPUArch = Check{ID: "gpu-arch", rule: gpuArch}
 
 func gpuArch(in Input) Finding {
-	const id = "gpu-arch"
 	if len(in.Visible) == 0 {
-		return Finding{ID: id, Status: Skip, Message: "no visible GPU"}
+		return Finding{Status: Skip, Message: "no visible GPU"}
 	}
 	groups := ccGroups(in.Visible)
 	if len(groups) == 0 {
-		return Finding{ID: id, Status: Skip, Message: "the visible GPUs' compute capability is unknown"}
+		return Finding{Status: Skip, Message: "the visible GPUs' compute capability is unknown"}
 	}
 	var verdicts []frameworkVerdict
 	for _, g := range groups {
@@ -68,10 +67,10 @@ func gpuArch(in Input) Finding {
 		}
 	}
 	if len(verdicts) == 0 {
-		return Finding{ID: id, Status: Skip,
+		return Finding{Status: Skip,
 			Message: "no compiled GPU architectures known for the image (no framework kernels scanned, no CUDA toolkit version)"}
 	}
-	return combineVerdicts(id, verdicts)
+	return combineVerdicts(verdicts)
 }
 
 // ccGroup is the visible GPUs of one model and compute capability.

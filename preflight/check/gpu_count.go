@@ -4,11 +4,11 @@ import "fmt"
 
 // GPUCount is the `gpu-count` check: enough GPUs are visible to this
 // container (after NVIDIA_VISIBLE_DEVICES and CUDA_VISIBLE_DEVICES).
-var GPUCount = Check{ID: "gpu-count", Run: gpuCount}
+var GPUCount = Check{ID: "gpu-count", rule: gpuCount}
 
 func gpuCount(in Input) Finding {
 	n, min := len(in.Visible), in.Options.MinGPUs
-	f := Finding{ID: "gpu-count"}
+	f := Finding{}
 	switch {
 	case n < min:
 		f.Status = Error

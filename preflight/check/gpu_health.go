@@ -16,10 +16,10 @@ import (
 // the node-fault exit code, so the job is retried on another node. The
 // facts come from NVML only; without them the check is skipped rather than
 // passed.
-var GPUHealth = Check{ID: "gpu-health", Run: gpuHealth}
+var GPUHealth = Check{ID: "gpu-health", rule: gpuHealth}
 
 func gpuHealth(in Input) Finding {
-	f := Finding{ID: "gpu-health"}
+	f := Finding{}
 	if len(in.Visible) == 0 {
 		f.Status = Skip
 		f.Message = "no visible GPU"

@@ -13,7 +13,7 @@ import (
 // the record cannot say which image ran, so the run can be neither
 // reproduced nor rolled back from it. That is an info finding; another tag
 // without a digest passes, as tags are conventionally not moved.
-var ImagePinned = Check{ID: "image-pinned", Run: imagePinned}
+var ImagePinned = Check{ID: "image-pinned", rule: imagePinned}
 
 // imageRef returns the reference the run was deployed from and the digest
 // injected beside it.
@@ -31,7 +31,7 @@ func imageRef(in Input) (ref, digest string) {
 }
 
 func imagePinned(in Input) Finding {
-	f := Finding{ID: "image-pinned"}
+	f := Finding{}
 	ref, digest := imageRef(in)
 	if ref == "" {
 		f.Status = Skip

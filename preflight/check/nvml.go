@@ -20,12 +20,12 @@ import (
 //
 // A hung NVML and a driver present but not loaded are node faults
 // (Finding.NodeFault): the same image may run on another node.
-var NVML = Check{ID: "nvml", Run: nvmlCheck}
+var NVML = Check{ID: "nvml", rule: nvmlCheck}
 
 func nvmlCheck(in Input) Finding {
 	h := in.Facts.Host
 	n := h.NVML
-	f := Finding{ID: "nvml"}
+	f := Finding{}
 	switch n.Outcome {
 	case facts.ProbeOK:
 		f.Status = Pass

@@ -12,7 +12,7 @@ import (
 // CUDARequirement is the `cuda-requirement` check: every NVIDIA_REQUIRE_*
 // variable (and PREFLIGHT_REQUIRE) holds on every visible GPU, evaluated
 // exactly as libnvidia-container evaluates them.
-var CUDARequirement = Check{ID: "cuda-requirement", Run: cudaRequirement}
+var CUDARequirement = Check{ID: "cuda-requirement", rule: cudaRequirement}
 
 // Requirements returns the requirements the check evaluates: the image's,
 // then PREFLIGHT_REQUIRE.
@@ -41,7 +41,7 @@ func RequireDevices(in Input) []require.Device {
 
 func cudaRequirement(in Input) Finding {
 	c := in.Facts.Container
-	f := Finding{ID: "cuda-requirement"}
+	f := Finding{}
 	if c.RequireError != "" {
 		f.Status = Error
 		f.Message = c.RequireError

@@ -7,11 +7,11 @@ import "fmt"
 const dockerDefaultShm = 64 << 20
 
 // Shm is the `shm` check: /dev/shm is larger than the 64 MiB default.
-var Shm = Check{ID: "shm", Run: shm}
+var Shm = Check{ID: "shm", rule: shm}
 
 func shm(in Input) Finding {
 	size := in.Facts.Host.ShmBytes
-	f := Finding{ID: "shm"}
+	f := Finding{}
 	switch {
 	case size == 0:
 		f.Status = Skip
