@@ -51,18 +51,6 @@ func LookupDriverCUDA(driver string) (cuda string, assumed, ok bool) {
 	return cuda, assumed, true
 }
 
-// BranchForCUDA returns the first driver branch whose CUDA version is at
-// least cuda, e.g. "12.8" -> 570.
-func BranchForCUDA(cuda string) (int, bool) {
-	mm := version.Prefix(cuda, 2)
-	for _, row := range branchCUDA {
-		if version.AtLeast(row.CUDA, mm) {
-			return row.Branch, true
-		}
-	}
-	return 0, false
-}
-
 // MVCFloor returns the lowest driver with which CUDA minor-version
 // compatibility works for toolkits of the given major version.
 func MVCFloor(cudaMajor int) (string, bool) {

@@ -82,17 +82,6 @@ func TestTablesAgree(t *testing.T) {
 	}
 }
 
-func TestBranchForCUDA(t *testing.T) {
-	for _, tt := range []struct {
-		cuda string
-		want int
-	}{{"12.8", 570}, {"11.8", 520}, {"12.7", 565}, {"13.0", 580}, {"14.0", 0}} {
-		if got, _ := BranchForCUDA(tt.cuda); got != tt.want {
-			t.Errorf("BranchForCUDA(%q) = %d, want %d", tt.cuda, got, tt.want)
-		}
-	}
-}
-
 func TestPTXISACUDA(t *testing.T) {
 	for _, tt := range []struct{ isa, want string }{
 		{"7.8", "11.8"}, {"8.4", "12.4"}, {"8.7", "12.8"}, {"9.0", "13.0"}, {"6.0", ""},

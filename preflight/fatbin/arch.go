@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"unicode"
 )
 
 // Arch is one GPU compilation target: a real architecture (a cubin, "sm_90")
@@ -97,34 +96,6 @@ func ParseArch(s string) (Arch, error) {
 		return Arch{}, fmt.Errorf("fatbin: arch %q: major version 0 does not exist: %w", in, errArchSyntax)
 	}
 	return a, nil
-}
-
-// ParseArchList reads a list of targets separated by spaces, commas or
-// semicolons, as TORCH_CUDA_ARCH_LIST ("7.0 8.0 9.0+PTX"), TensorFlow's
-// cuda_compute_capabilities or CMAKE_CUDA_ARCHITECTURES write them. An entry
-// "X.Y+PTX" yields both sm_XY and compute_XY, because that is what PyTorch
-// builds for it (torch.utils.cpp_extension adds code=sm_XY and code=compute_XY).
-// The result keeps the input order; an empty list is not an error.
-func ParseArchList(s string) ([]Arch, error) {
-	// Any white space separates, as ParseArch trims any (a list read from
-	// a file with CRLF line ends carries '\r').
-	fields := strings.FieldsFunc(s, func(r rune) bool {
-		return unicode.IsSpace(r) || r == ',' || r == ';'
-	})
-	var out []Arch
-	for _, f := range fields {
-		a, err := ParseArch(f)
-		if err != nil {
-			return nil, err
-		}
-		if a.PTX && strings.HasSuffix(strings.ToLower(f), "+ptx") {
-			real := a
-			real.PTX = false
-			out = append(out, real)
-		}
-		out = append(out, a)
-	}
-	return out, nil
 }
 
 // digits reports whether s is between min and max ASCII decimal digits.

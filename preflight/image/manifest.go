@@ -193,23 +193,18 @@ const (
 	SourceScan     = "scan"
 )
 
-// Load returns the image facts for a run: the manifest at manifestPath
-// (inside root) when it still describes the image, else a fresh scan.
-// source is SourceManifest or SourceScan; when it is SourceScan the
-// warnings start with why the manifest was not used. A manifest holds when
-// the environment variables the scan reads, the set of site-packages
+// LoadWithin returns the image facts for a run: the manifest at
+// manifestPath (inside root) when it still describes the image, else a
+// fresh scan. source is SourceManifest or SourceScan; when it is SourceScan
+// the warnings start with why the manifest was not used. A manifest holds
+// when the environment variables the scan reads, the set of site-packages
 // directories, and the size and modification time of every library,
 // version file and directory the bake scan looked at are unchanged; no
 // library is opened.
 //
-// The scan, when there is one, stops after RuntimeScanBudget (see
-// LoadWithin).
-func Load(root fsroot.Root, env map[string]string, manifestPath string) (res Result, source string, warnings []string) {
-	return LoadWithin(root, env, manifestPath, RuntimeScanBudget)
-}
-
-// LoadWithin is Load with the scan's budget given: past it the scan stops
-// and a warning says so. A budget of zero or less stops the scan at once.
+// The scan, when there is one, stops after budget (RuntimeScanBudget by
+// default, less when PREFLIGHT_TIMEOUT is short) and a warning says so. A
+// budget of zero or less stops the scan at once.
 func LoadWithin(root fsroot.Root, env map[string]string, manifestPath string, budget time.Duration) (res Result, source string, warnings []string) {
 	return load(root, env, manifestPath, fatbin.ScanFile, max(budget, time.Nanosecond))
 }

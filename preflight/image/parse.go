@@ -214,28 +214,6 @@ func NormalizeName(name string) string {
 	return b.String()
 }
 
-// ParseMetadata reads the Name and Version headers of a dist-info METADATA
-// (or egg-info PKG-INFO) file; the headers end at the first blank line.
-func ParseMetadata(src []byte) (DistInfo, error) {
-	var d DistInfo
-	metadataHeaders(src, func(k, v string) {
-		switch k {
-		case "name":
-			if d.Name == "" {
-				d.Name = NormalizeName(strings.TrimSpace(v))
-			}
-		case "version":
-			if d.Version == "" {
-				d.Version = strings.TrimSpace(v)
-			}
-		}
-	})
-	if d.Name == "" || d.Version == "" {
-		return DistInfo{}, errors.New("METADATA: no Name and Version headers")
-	}
-	return d, nil
-}
-
 // LocalCUDA returns the CUDA version a wheel's local version tag names:
 // "2.1.0+cu118" -> "11.8", "2.5.1+cu124" -> "12.4". The last digit is the
 // minor version. It returns "" when there is no +cuNNN tag.

@@ -97,16 +97,11 @@ const (
 	maxSourceFile = 4 << 20
 )
 
-// Scan scans the image under root. env is the container's environment (only
-// EnvKeys are read). It never fails: what cannot be read is missing, and
-// the returned warnings say what went wrong beyond "not there". It has no
-// time budget (Load, at run time, has one).
-func Scan(root fsroot.Root, env map[string]string) (Result, []string) {
-	return scan(root, env, fatbin.ScanFile, 0)
-}
-
-// scan scans the image; a budget above zero stops listing and reading once
-// that much time has passed.
+// scan scans the image under root. env is the container's environment
+// (only EnvKeys are read). It never fails: what cannot be read is missing,
+// and the returned warnings say what went wrong beyond "not there". A
+// budget above zero stops listing and reading once that much time has
+// passed (Bake scans without one; LoadWithin, at run time, with one).
 func scan(root fsroot.Root, env map[string]string, scanFile scanFileFunc, budget time.Duration) (Result, []string) {
 	s := &scanner{root: root, env: env, scanFile: scanFile, seen: map[string]bool{}, budget: budget}
 	if budget > 0 {

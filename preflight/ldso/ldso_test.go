@@ -236,3 +236,10 @@ func TestLoadOrderMatchesTheRealLoader(t *testing.T) {
 		})
 	}
 }
+
+// IsFile completes FS for the tests, which model a real root without the
+// image scan's cache.
+func (r RootFS) IsFile(p string) bool {
+	fi, err := r.Root.Stat(p)
+	return err == nil && fi.Mode().IsRegular()
+}

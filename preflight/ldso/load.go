@@ -225,17 +225,12 @@ func (l *loader) expand(dir, origin string) string {
 	return path.Clean(dir)
 }
 
-// RootFS reads an image unpacked under a root directory ("/" for the
-// running container).
+// RootFS reads the dynamic sections of an image unpacked under a root
+// directory ("/" for the running container). The image scan answers FS's
+// IsFile itself, from the listings it caches.
 type RootFS struct{ Root fsroot.Root }
 
-// IsFile implements FS.
-func (r RootFS) IsFile(p string) bool {
-	fi, err := r.Root.Stat(p)
-	return err == nil && fi.Mode().IsRegular()
-}
-
-// Dynamic implements FS.
+// Dynamic is FS's Dynamic, read straight from the file.
 func (r RootFS) Dynamic(p string) (Dynamic, error) {
 	f, err := r.Root.Open(p)
 	if err != nil {

@@ -111,15 +111,6 @@ func Failed(img Image, fs []check.Finding) bool {
 	return slices.ContainsFunc(policy.Ignore(fs, img.Ignore), img.Policy.Blocks)
 }
 
-// Admits reports whether img runs on some node of driver d and capability
-// cc whatever brand it has (the brand unknown, or some brand: an unknown
-// brand is not always the most lenient, since framework-cuda accepts
-// forward compatibility only on a known data-center brand), and lists the
-// brands on which it fails.
-func Admits(img Image, d Version, cc string) (ok bool, failing []string) {
-	return NewClassifier(img).Admits(d, cc)
-}
-
 // A Classifier answers Admits for one image many times. The requirement check
 // is the costly one (a real NVIDIA_REQUIRE_CUDA has 61 terms), and its
 // outcome depends on the GPU's compute capability and brand only where a
@@ -171,7 +162,11 @@ func (j *Classifier) failed(d Version, cc, brand string) bool {
 	return Failed(j.img, fs)
 }
 
-// Admits is the package's Admits for the Classifier's image.
+// Admits reports whether the Classifier's image runs on some node of
+// driver d and capability cc whatever brand it has (the brand unknown, or
+// some brand: an unknown brand is not always the most lenient, since
+// framework-cuda accepts forward compatibility only on a known data-center
+// brand), and lists the brands on which it fails.
 func (j *Classifier) Admits(d Version, cc string) (ok bool, failing []string) {
 	ok = !j.failed(d, cc, "")
 	for _, b := range Brands {

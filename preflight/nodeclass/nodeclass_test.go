@@ -64,3 +64,8 @@ func TestAdmitsNamesTheBrandsThatFail(t *testing.T) {
 		t.Errorf("R570: ok %v, failing %v", ok, failing)
 	}
 }
+
+// Admits asks a fresh Classifier, as a one-off caller would.
+func Admits(img Image, d Version, cc string) (ok bool, failing []string) {
+	return NewClassifier(img).Admits(d, cc)
+}

@@ -54,14 +54,6 @@ func (b Build) Name() string {
 // reports them.
 var Frameworks = []string{"paddlepaddle", "torch", "tensorflow", "jax"}
 
-// All returns every build, newest first within each framework: a copy, so
-// callers cannot change the table.
-func All() []Build {
-	out := make([]Build, len(builds))
-	copy(out, builds)
-	return out
-}
-
 // For returns the builds of one framework (facts.Framework name), newest
 // framework release first and, within a release, the newest CUDA first.
 func For(framework string) []Build {

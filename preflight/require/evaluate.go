@@ -168,17 +168,6 @@ func EvaluateAll(reqs []facts.Requirement, h Host, devs []Device) []Result {
 	return out
 }
 
-// Failed returns the results that are unsatisfied or invalid.
-func Failed(results []Result) []Result {
-	var out []Result
-	for _, r := range results {
-		if !r.Satisfied {
-			out = append(out, r)
-		}
-	}
-	return out
-}
-
 // HeldTerm returns the text of the term that satisfied the requirement, or
 // "" when none did (or the value was empty).
 func (r Result) HeldTerm() string {

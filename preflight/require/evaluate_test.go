@@ -261,9 +261,6 @@ func TestEvaluateAllPerDevice(t *testing.T) {
 			t.Errorf("result %d (%s on GPU %d) satisfied = %v, want %v", i, r.Requirement.Value, r.Device.Index, r.Satisfied, wantSat[i])
 		}
 	}
-	if f := Failed(res); len(f) != 2 || f[0].Device.Index != 1 {
-		t.Errorf("Failed() = %d results, want the 2 of GPU 1", len(f))
-	}
 
 	none := EvaluateAll(reqs, hostR535, nil)
 	if len(none) != 2 {

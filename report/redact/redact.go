@@ -16,7 +16,6 @@
 package redact
 
 import (
-	"sort"
 	"strings"
 	"unicode"
 )
@@ -601,16 +600,4 @@ func isScheme(before string) bool {
 	}
 	first := before[len(before)-n]
 	return first >= 'a' && first <= 'z' || first >= 'A' && first <= 'Z'
-}
-
-// AllowedNames lists the exact names Allowed accepts and the prefixes it
-// accepts, sorted, for documentation and tests.
-func AllowedNames() (names, prefixes []string) {
-	for n := range allowedNames {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	prefixes = append(prefixes, allowedPrefixes...)
-	sort.Strings(prefixes)
-	return names, prefixes
 }

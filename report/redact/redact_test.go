@@ -3,6 +3,7 @@ package redact
 import (
 	"reflect"
 	"slices"
+	"sort"
 	"strings"
 	"testing"
 )
@@ -275,4 +276,16 @@ func TestTensorFlowPrefixesAreExact(t *testing.T) {
 			t.Errorf("Allowed(%s) = %v, want %v", name, got, want)
 		}
 	}
+}
+
+// AllowedNames lists the exact names Allowed accepts and the prefixes it
+// accepts, sorted: what the README must document.
+func AllowedNames() (names, prefixes []string) {
+	for n := range allowedNames {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	prefixes = append(prefixes, allowedPrefixes...)
+	sort.Strings(prefixes)
+	return names, prefixes
 }
