@@ -59,9 +59,8 @@ func sampleFacts() facts.Facts {
 			GPUs: []facts.GPU{
 				{Index: 0, Name: "NVIDIA A100-SXM4-80GB", UUID: "GPU-6e0bc4a1-7c7f-2b1a-9d3e-0a1b2c3d4e5f", PCIBusID: "00000000:07:00.0",
 					Brand: "Tesla", ComputeCapability: "8.0", Architecture: "Ampere", MemoryBytes: 85899345920,
-					MIGMode: "disabled", PersistenceMode: "enabled", ECCUncorrectedVolatile: u64(0), RetiredPagesPending: boolp(false), MIGDevices: intp(0), Minor: 0},
-				{Index: 1, Name: "NVIDIA A100-SXM4-80GB", UUID: "GPU-1f2e3d4c-5b6a-7980-a1b2-c3d4e5f60718", PCIBusID: "00000000:0F:00.0",
-					Minor: 1},
+					MIGMode: "disabled", PersistenceMode: "enabled", ECCUncorrectedVolatile: u64(0), RetiredPagesPending: boolp(false), MIGDevices: intp(0)},
+				{Index: 1, Name: "NVIDIA A100-SXM4-80GB", UUID: "GPU-1f2e3d4c-5b6a-7980-a1b2-c3d4e5f60718", PCIBusID: "00000000:0F:00.0"},
 			},
 			DeviceNodes: []string{"/dev/nvidiactl", "/dev/nvidia0", "/dev/nvidia1", "/dev/nvidia-uvm"},
 			ShmBytes:    64 << 20,

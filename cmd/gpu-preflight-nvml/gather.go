@@ -67,7 +67,7 @@ func gather(lib gonvml.Interface, library string) nvml.Document {
 
 // device asks NVML about the GPU at index i.
 func device(lib gonvml.Interface, i int) (g facts.GPU) {
-	g = facts.GPU{Index: i, Minor: -1}
+	g = facts.GPU{Index: i}
 	errs := fieldErrors{lib: lib}
 	defer func() { g.Errors = errs.m }()
 
@@ -110,9 +110,6 @@ func device(lib gonvml.Interface, i int) (g facts.GPU) {
 		pending := v == gonvml.FEATURE_ENABLED
 		g.RetiredPagesPending = &pending
 	}
-	if v, ret := d.GetMinorNumber(); errs.ok("minor", ret) {
-		g.Minor = v
-	}
 	return g
 }
 
@@ -122,11 +119,10 @@ func device(lib gonvml.Interface, i int) (g facts.GPU) {
 // known". When MIG is on, it counts the MIG devices NVML can see, so the
 // gpu-health check can tell "MIG enabled but nothing to run on".
 func migMode(d gonvml.Device, g *facts.GPU, errs *fieldErrors) {
-	current, pending, ret := d.GetMigMode()
+	current, _, ret := d.GetMigMode()
 	switch ret {
 	case gonvml.SUCCESS:
 		g.MIGMode = enabled(current == gonvml.DEVICE_MIG_ENABLE)
-		g.MIGPendingMode = enabled(pending == gonvml.DEVICE_MIG_ENABLE)
 	case gonvml.ERROR_NOT_SUPPORTED, gonvml.ERROR_FUNCTION_NOT_FOUND:
 		return
 	default:

@@ -68,7 +68,7 @@ func TestGatherMapsEveryDGXA100Device(t *testing.T) {
 	}
 	for i, g := range doc.GPUs {
 		d := s.Devices[i].(*server.Device)
-		if g.Index != i || g.Minor != i || g.UUID != d.UUID || g.Name != "Mock NVIDIA A100-SXM4-40GB" {
+		if g.Index != i || g.UUID != d.UUID || g.Name != "Mock NVIDIA A100-SXM4-40GB" {
 			t.Errorf("GPU %d identity: %+v", i, g)
 		}
 		if g.Brand != "Nvidia" || g.ComputeCapability != "8.0" || g.Architecture != "Ampere" || g.MemoryBytes != 42949672960 {
@@ -77,8 +77,8 @@ func TestGatherMapsEveryDGXA100Device(t *testing.T) {
 		if g.PCIBusID != d.PciBusID {
 			t.Errorf("GPU %d bus id %q, want the legacy form %q when busId is empty", i, g.PCIBusID, d.PciBusID)
 		}
-		if g.MIGMode != "disabled" || g.MIGPendingMode != "disabled" || g.MIGDevices != nil || g.PersistenceMode != "enabled" {
-			t.Errorf("GPU %d modes: mig %q/%q devices %v persistence %q", i, g.MIGMode, g.MIGPendingMode, g.MIGDevices, g.PersistenceMode)
+		if g.MIGMode != "disabled" || g.MIGDevices != nil || g.PersistenceMode != "enabled" {
+			t.Errorf("GPU %d modes: mig %q devices %v persistence %q", i, g.MIGMode, g.MIGDevices, g.PersistenceMode)
 		}
 		if g.ECCUncorrectedVolatile == nil || *g.ECCUncorrectedVolatile != 0 || g.RetiredPagesPending == nil || *g.RetiredPagesPending {
 			t.Errorf("GPU %d health: ecc %v retired %v", i, g.ECCUncorrectedVolatile, g.RetiredPagesPending)
@@ -174,17 +174,17 @@ func TestGatherRecordsEveryFieldErrorWithoutCrashing(t *testing.T) {
 		}
 	}
 	fields := []string{"name", "uuid", "pciBusId", "brand", "computeCapability", "architecture", "memoryBytes",
-		"migMode", "persistenceMode", "eccUncorrectedVolatile", "retiredPagesPending", "minor"}
+		"migMode", "persistenceMode", "eccUncorrectedVolatile", "retiredPagesPending"}
 	g := doc.GPUs[0]
 	for _, f := range fields {
 		if g.Errors[f] != "GPU is lost" {
 			t.Errorf("GPU 0 field %s error = %q, want NVML's string", f, g.Errors[f])
 		}
 	}
-	if g.Minor != -1 || g.Brand != "" || g.ECCUncorrectedVolatile != nil || g.RetiredPagesPending != nil {
+	if g.Brand != "" || g.ECCUncorrectedVolatile != nil || g.RetiredPagesPending != nil {
 		t.Errorf("GPU 0 has values for failed fields: %+v", g)
 	}
-	if h := doc.GPUs[1]; h.Index != 1 || h.Errors["handle"] != "GPU is lost" || h.Minor != -1 {
+	if h := doc.GPUs[1]; h.Index != 1 || h.Errors["handle"] != "GPU is lost" {
 		t.Errorf("GPU 1 = %+v, want only a handle error", h)
 	}
 }

@@ -189,7 +189,7 @@ func forwardCompat(n Node, br compat.Branch, known bool, on time.Time) ForwardCo
 func input(n Node, toolkit string, fws []facts.Framework, libs []facts.CompatLib) check.Input {
 	var gpus []facts.GPU
 	if n.GPU != "" || n.Brand != "" {
-		gpus = []facts.GPU{{Index: 0, Brand: n.Brand, ComputeCapability: n.GPU, Minor: 0}}
+		gpus = []facts.GPU{{Index: 0, Brand: n.Brand, ComputeCapability: n.GPU}}
 	}
 	return check.Input{
 		Facts: facts.Facts{

@@ -9,7 +9,7 @@ import (
 func healthyGPU(i int) facts.GPU {
 	zero, no := uint64(0), false
 	return facts.GPU{Index: i, UUID: "GPU-" + string(rune('a'+i)), Brand: "Nvidia", ComputeCapability: "8.0",
-		MIGMode: "disabled", PersistenceMode: "enabled", ECCUncorrectedVolatile: &zero, RetiredPagesPending: &no, Minor: i}
+		MIGMode: "disabled", PersistenceMode: "enabled", ECCUncorrectedVolatile: &zero, RetiredPagesPending: &no}
 }
 
 func TestGPUHealthCheck(t *testing.T) {
@@ -24,7 +24,7 @@ func TestGPUHealthCheck(t *testing.T) {
 	}{
 		{"healthy GPUs pass", facts.ProbeOK, []facts.GPU{healthyGPU(0), healthyGPU(1)}, nil, Pass, []string{"2 visible GPU(s)"}},
 		{"no visible GPU is skipped", facts.ProbeOK, nil, nil, Skip, []string{"no visible GPU"}},
-		{"without NVML the check is skipped, not passed", facts.ProbeDriverNotLoaded, []facts.GPU{{Index: 0, Minor: 0}}, nil, Skip,
+		{"without NVML the check is skipped, not passed", facts.ProbeDriverNotLoaded, []facts.GPU{{Index: 0}}, nil, Skip,
 			[]string{"needs NVML", "driver-not-loaded"}},
 		{"uncorrected ECC errors warn", facts.ProbeOK, []facts.GPU{healthyGPU(0), healthyGPU(1)},
 			func(g *facts.GPU) { g.ECCUncorrectedVolatile = &three }, Warn,

@@ -91,9 +91,8 @@ type GPU struct {
 	ComputeCapability string `json:"computeCapability"`
 	Architecture      string `json:"architecture,omitempty"`
 	MemoryBytes       uint64 `json:"memoryBytes"`
-	// MIGMode and MIGPendingMode are "enabled", "disabled" or "" (unknown/unsupported).
-	MIGMode        string `json:"migMode"`
-	MIGPendingMode string `json:"migPendingMode,omitempty"`
+	// MIGMode is "enabled", "disabled" or "" (unknown/unsupported).
+	MIGMode string `json:"migMode"`
 	// PersistenceMode is "enabled", "disabled" or "".
 	PersistenceMode string `json:"persistenceMode"`
 	// ECCUncorrectedVolatile is the volatile uncorrected ECC error count; nil when unsupported.
@@ -102,8 +101,6 @@ type GPU struct {
 	RetiredPagesPending *bool `json:"retiredPagesPending,omitempty"`
 	// MIGDevices counts MIG devices visible on this GPU; nil when unknown.
 	MIGDevices *int `json:"migDevices,omitempty"`
-	// Minor is the /dev/nvidiaN minor number; -1 when unknown.
-	Minor int `json:"minor"`
 	// Errors maps a field name to the NVML error that left it empty.
 	Errors map[string]string `json:"errors,omitempty"`
 }

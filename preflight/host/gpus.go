@@ -27,7 +27,7 @@ import (
 // nil; err is set when a known field is malformed, or when the data holds
 // none of the known fields.
 func ParseGPUInformation(data []byte) (facts.GPU, error) {
-	g := facts.GPU{Minor: -1}
+	var g facts.GPU
 	known := 0
 	var errs []error
 	for line := range strings.SplitSeq(string(data), "\n") {
@@ -53,23 +53,13 @@ func ParseGPUInformation(data []byte) (facts.GPU, error) {
 				}
 				g.PCIBusID = id
 			}
-		case "Device Minor":
-			g.Minor = -1
-			if value != "" {
-				n, err := strconv.ParseUint(value, 10, 32)
-				if err != nil || n > math.MaxInt32 {
-					errs = append(errs, fmt.Errorf("device minor %q is not a number", shorten(value)))
-				} else {
-					g.Minor = int(n)
-				}
-			}
 		default:
 			continue
 		}
 		known++
 	}
 	if known == 0 {
-		return g, errors.New("no Model, GPU UUID, Bus Location or Device Minor line: not an NVIDIA GPU information file")
+		return g, errors.New("no Model, GPU UUID or Bus Location line: not an NVIDIA GPU information file")
 	}
 	return g, errors.Join(errs...)
 }

@@ -99,7 +99,7 @@ func gatherGPUs(root fsroot.Root) ([]facts.GPU, []string) {
 	var gpus []facts.GPU
 	var warns []string
 	for _, f := range files {
-		g := facts.GPU{Minor: -1}
+		var g facts.GPU
 		data, err := root.ReadFileMax(f, maxTextFile)
 		if err == nil && Excluded(data) {
 			warns = append(warns, fmt.Sprintf("gpu: %s: excluded by the driver (NVreg_ExcludedGpus); not counted", f))

@@ -80,8 +80,8 @@ func TestGatherReadsAMachineWithTwoGPUs(t *testing.T) {
 		t.Errorf("Driver = %+v, want %+v", h.Driver, wantDriver)
 	}
 	wantGPUs := []facts.GPU{
-		{Index: 0, Name: "NVIDIA A100-SXM4-80GB", UUID: "GPU-aaaaaaaa-0000-0000-0000-000000000001", PCIBusID: "00000000:07:00.0", Minor: 0},
-		{Index: 1, Name: "NVIDIA A100-SXM4-80GB", UUID: "GPU-bbbbbbbb-0000-0000-0000-000000000002", PCIBusID: "00000000:DB:00.0", Minor: 1},
+		{Index: 0, Name: "NVIDIA A100-SXM4-80GB", UUID: "GPU-aaaaaaaa-0000-0000-0000-000000000001", PCIBusID: "00000000:07:00.0"},
+		{Index: 1, Name: "NVIDIA A100-SXM4-80GB", UUID: "GPU-bbbbbbbb-0000-0000-0000-000000000002", PCIBusID: "00000000:DB:00.0"},
 	}
 	if len(h.GPUs) != len(wantGPUs) {
 		t.Fatalf("GPUs = %+v, want %+v", h.GPUs, wantGPUs)
@@ -137,7 +137,7 @@ func TestGatherWarnsOnUnreadableOrMalformedFiles(t *testing.T) {
 	root := writeTree(t, map[string]string{
 		// A directory where the version file belongs cannot be read.
 		"proc/driver/nvidia/version/":                      "",
-		"proc/driver/nvidia/gpus/0000:3b:00.0/information": "Model: \t\t Tesla T4\nBus Location: \t 0000:3b:00.0\nDevice Minor: \t x\n",
+		"proc/driver/nvidia/gpus/0000:3b:00.0/information": "Model: \t\t Tesla T4\nBus Location: \t 0000:zz:00.0\n",
 		"proc/driver/nvidia/gpus/0000:5e:00.0/information": "no fields at all\n",
 		"proc/driver/nvidia/gpus/0000:86:00.0/information": strings.Replace(information("Tesla T4", "GPU-cccc", "0000:86:00.0", "2"), "GPU Excluded:\t No", "GPU Excluded:\t Yes", 1),
 		"sys/fs/cgroup/cgroup.controllers":                 "",
@@ -145,7 +145,7 @@ func TestGatherWarnsOnUnreadableOrMalformedFiles(t *testing.T) {
 	})
 	h, warns := Gather(root)
 	joined := strings.Join(warns, "\n")
-	for _, want := range []string{"driver version", `device minor "x"`, "0000:5e:00.0/information", "memory.max", "0000:86:00.0/information: excluded"} {
+	for _, want := range []string{"driver version", `PCI bus id "0000:zz:00.0"`, "0000:5e:00.0/information", "memory.max", "0000:86:00.0/information: excluded"} {
 		if !strings.Contains(joined, want) {
 			t.Errorf("warnings %q do not mention %q", warns, want)
 		}
@@ -155,7 +155,7 @@ func TestGatherWarnsOnUnreadableOrMalformedFiles(t *testing.T) {
 	}
 	// Both GPUs are still listed, the second by its directory's bus id; the
 	// excluded one is not.
-	if len(h.GPUs) != 2 || h.GPUs[0].Name != "Tesla T4" || h.GPUs[1].PCIBusID != "00000000:5E:00.0" || h.GPUs[1].Minor != -1 {
+	if len(h.GPUs) != 2 || h.GPUs[0].Name != "Tesla T4" || h.GPUs[1].PCIBusID != "00000000:5E:00.0" {
 		t.Errorf("GPUs = %+v", h.GPUs)
 	}
 	if h.Cgroup != (facts.Cgroup{Version: 2}) {

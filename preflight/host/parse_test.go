@@ -68,7 +68,6 @@ func TestParseGPUInformationMapsTheDriversFields(t *testing.T) {
 		Name:     "Tesla V100-SXM2-16GB",
 		UUID:     "GPU-2d5e0c33-1b3d-6d0a-5d5f-9b5b8b7b1c2e",
 		PCIBusID: "00000000:3B:00.0",
-		Minor:    0,
 	}
 	if err != nil || !sameGPU(g, want) {
 		t.Errorf("got %+v, %v; want %+v", g, err, want)
@@ -77,7 +76,7 @@ func TestParseGPUInformationMapsTheDriversFields(t *testing.T) {
 
 func TestParseGPUInformationLeavesUnreadValuesEmpty(t *testing.T) {
 	g, err := ParseGPUInformation(readTestdata(t, "information-h100-uninitialised.txt"))
-	want := facts.GPU{Name: "NVIDIA H100 80GB HBM3", PCIBusID: "00000000:1B:00.0", Minor: 3}
+	want := facts.GPU{Name: "NVIDIA H100 80GB HBM3", PCIBusID: "00000000:1B:00.0"}
 	if err != nil || !sameGPU(g, want) {
 		t.Errorf("got %+v, %v; want %+v", g, err, want)
 	}
@@ -87,24 +86,17 @@ func TestParseGPUInformationLeavesUnreadValuesEmpty(t *testing.T) {
 	}
 }
 
-func TestParseGPUInformationMinorIsMinusOneWhenAbsent(t *testing.T) {
-	g, err := ParseGPUInformation([]byte("Model: \t\t NVIDIA A100-SXM4-40GB\n"))
-	if err != nil || g.Minor != -1 {
-		t.Errorf("got Minor %d, %v; want -1, nil", g.Minor, err)
-	}
-}
-
 func TestParseGPUInformationKeepsWhatParsedAndReportsTheRest(t *testing.T) {
-	g, err := ParseGPUInformation([]byte("Model: \t\t NVIDIA L4\nBus Location: \t 0000:zz:00.0\nDevice Minor: \t -2\n"))
+	g, err := ParseGPUInformation([]byte("Model: \t\t NVIDIA L4\nBus Location: \t 0000:zz:00.0\n"))
 	if err == nil {
-		t.Fatal("want an error for the malformed bus id and minor")
+		t.Fatal("want an error for the malformed bus id")
 	}
-	for _, s := range []string{"0000:zz:00.0", "-2"} {
+	for _, s := range []string{"0000:zz:00.0"} {
 		if !strings.Contains(err.Error(), s) {
 			t.Errorf("error %q does not name %q", err, s)
 		}
 	}
-	if g.Name != "NVIDIA L4" || g.PCIBusID != "" || g.Minor != -1 {
+	if g.Name != "NVIDIA L4" || g.PCIBusID != "" {
 		t.Errorf("got %+v; want the model kept and the bad fields empty", g)
 	}
 }
@@ -256,9 +248,6 @@ func FuzzParseGPUInformation(f *testing.F) {
 		if g.PCIBusID != "" && !busIDForm.MatchString(g.PCIBusID) {
 			t.Fatalf("bus id %q is not in NVML's form", g.PCIBusID)
 		}
-		if g.Minor < -1 {
-			t.Fatalf("minor %d", g.Minor)
-		}
 		if id, err := NormalizeBusID(string(data)); err == nil {
 			if !busIDForm.MatchString(id) {
 				t.Fatalf("NormalizeBusID(%q) = %q, not NVML's form", data, id)
@@ -307,5 +296,5 @@ func FuzzCgroupValues(f *testing.F) {
 // sameGPU compares the fields procfs can fill.
 func sameGPU(a, b facts.GPU) bool {
 	return a.Index == b.Index && a.Name == b.Name && a.UUID == b.UUID && a.PCIBusID == b.PCIBusID &&
-		a.Minor == b.Minor && a.Brand == "" && a.ComputeCapability == ""
+		a.Brand == "" && a.ComputeCapability == ""
 }

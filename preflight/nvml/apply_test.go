@@ -10,7 +10,7 @@ import (
 func procfsHost() facts.Host {
 	return facts.Host{
 		Driver: facts.Driver{Version: "550.54.15", CUDAVersion: "12.4", CUDAVersionSource: "branch-table", Source: "procfs"},
-		GPUs:   []facts.GPU{{Index: 0, Name: "from procfs", Minor: 0}},
+		GPUs:   []facts.GPU{{Index: 0, Name: "from procfs"}},
 	}
 }
 

@@ -18,7 +18,7 @@ func h100(i int, uuid string) facts.GPU {
 	return facts.GPU{
 		Index: i, Name: "NVIDIA H100 80GB HBM3", UUID: uuid, PCIBusID: "00000000:1" + string(rune('0'+i)) + ":00.0",
 		Brand: "Nvidia", ComputeCapability: "9.0", Architecture: "Hopper", MemoryBytes: 85520809984,
-		MIGMode: "disabled", PersistenceMode: "enabled", Minor: i,
+		MIGMode: "disabled", PersistenceMode: "enabled",
 	}
 }
 
@@ -149,7 +149,7 @@ func TestDiffRules(t *testing.T) {
 			name: "a GPU replaced by another UUID is the set changing, not a rename",
 			edit: func(f *facts.Facts, _ *[]check.Finding, _ *[]string) {
 				g := facts.GPU{Index: 1, Name: "NVIDIA A100-SXM4-80GB", UUID: u2, PCIBusID: f.Host.GPUs[1].PCIBusID,
-					Brand: "Nvidia", ComputeCapability: "8.0", MIGMode: "disabled", PersistenceMode: "enabled", Minor: 1}
+					Brand: "Nvidia", ComputeCapability: "8.0", MIGMode: "disabled", PersistenceMode: "enabled"}
 				f.Host.GPUs[1] = g
 			},
 			want: []Change{

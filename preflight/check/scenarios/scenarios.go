@@ -20,7 +20,7 @@ func Host(driver, cuda string, gpus ...facts.GPU) facts.Host {
 func GPUs(n int, name, brand, cc string) []facts.GPU {
 	var out []facts.GPU
 	for i := 0; i < n; i++ {
-		out = append(out, facts.GPU{Index: i, Name: name, Brand: brand, ComputeCapability: cc, Minor: i})
+		out = append(out, facts.GPU{Index: i, Name: name, Brand: brand, ComputeCapability: cc})
 	}
 	return out
 }
