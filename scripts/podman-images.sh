@@ -42,6 +42,7 @@ import_root() {
 # The bookworm root: debootstrap once, stamped like rootfs-bullseye.sh's.
 bookworm=$cache/podman/roots/bookworm
 recipe="debootstrap --variant=minbase --include=gcc,libc6-dev,make,ca-certificates bookworm"
+mkdir -p "$cache/podman"
 exec 9>"$cache/podman/roots.lock"
 flock 9
 if [[ ! -f $bookworm/.gpu-preflight-rootfs || $(<"$bookworm/.gpu-preflight-rootfs") != "$recipe" ]]; then
