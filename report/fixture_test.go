@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/gpu-preflight/gpu-preflight/preflight/check"
+	"github.com/gpu-preflight/gpu-preflight/preflight/envvars"
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 )
 
@@ -110,7 +111,7 @@ func sampleInputs() Inputs {
 		Cwd:         "/workspace",
 		UID:         1000,
 		GID:         1000,
-		Environ:     sampleEnviron,
+		Environ:     envvars.Parse(sampleEnviron),
 		ToolVersion: "v0.1.0",
 		ToolCommit:  "f073bda",
 		Now:         sampleTime,

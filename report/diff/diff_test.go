@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gpu-preflight/gpu-preflight/preflight/check"
+	"github.com/gpu-preflight/gpu-preflight/preflight/envvars"
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 	"github.com/gpu-preflight/gpu-preflight/report"
 )
@@ -67,7 +68,7 @@ func record(f facts.Facts, findings []check.Finding, environ []string, runID str
 		Decision: report.Decision{Policy: "fail", Action: report.ActionExec},
 		Argv:     []string{"python", "train.py"},
 		Cwd:      "/workspace",
-		Environ:  environ,
+		Environ:  envvars.Parse(environ),
 		Now:      start,
 		RunID:    runID,
 	})
