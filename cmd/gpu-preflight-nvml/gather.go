@@ -88,13 +88,13 @@ func device(lib gonvml.Interface, i int) (g facts.GPU) {
 		}
 	}
 	if v, ret := d.GetBrand(); errs.ok("brand", ret) {
-		g.Brand = nvml.BrandName(int(v))
+		g.Brand = name(brandNames, v)
 	}
 	if major, minor, ret := d.GetCudaComputeCapability(); errs.ok("computeCapability", ret) {
 		g.ComputeCapability = fmt.Sprintf("%d.%d", major, minor)
 	}
 	if v, ret := d.GetArchitecture(); errs.ok("architecture", ret) {
-		g.Architecture = nvml.ArchitectureName(uint32(v))
+		g.Architecture = name(architectureNames, v)
 	}
 	if v, ret := d.GetMemoryInfo(); errs.ok("memoryBytes", ret) {
 		g.MemoryBytes = v.Total
