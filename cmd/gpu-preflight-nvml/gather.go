@@ -7,6 +7,7 @@ import (
 
 	gonvml "github.com/NVIDIA/go-nvml/pkg/nvml"
 
+	"github.com/gpu-preflight/gpu-preflight/preflight/cuda"
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 	"github.com/gpu-preflight/gpu-preflight/preflight/nvml"
 )
@@ -53,7 +54,7 @@ func gather(lib gonvml.Interface, library string) nvml.Document {
 	} else {
 		errs.set("cudaVersion", fmt.Sprintf("v2: %s; v1: %s", lib.ErrorString(ret), lib.ErrorString(ret1)))
 	}
-	doc.CUDAVersion = nvml.CUDAVersion(doc.CUDAVersionRaw)
+	doc.CUDAVersion = cuda.Version(doc.CUDAVersionRaw)
 
 	n, ret := lib.DeviceGetCount()
 	if errs.ok("gpus", ret) {

@@ -1,8 +1,8 @@
-package nvml
+package cuda
 
 import "testing"
 
-func TestCUDAVersionUsesNVMLMacros(t *testing.T) {
+func TestVersionUsesNVMLMacros(t *testing.T) {
 	tests := map[int]string{
 		12040: "12.4", 12030: "12.3", 11040: "11.4", 12020: "12.2", 12080: "12.8",
 		// (v%1000)/10, not libnvidia-container's v%100/10 which gives "13.0".
@@ -10,8 +10,8 @@ func TestCUDAVersionUsesNVMLMacros(t *testing.T) {
 		0: "", -5: "",
 	}
 	for in, want := range tests {
-		if got := CUDAVersion(in); got != want {
-			t.Errorf("CUDAVersion(%d) = %q, want %q", in, got, want)
+		if got := Version(in); got != want {
+			t.Errorf("Version(%d) = %q, want %q", in, got, want)
 		}
 	}
 }
