@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gpu-preflight/gpu-preflight/internal/truncate"
 	"github.com/gpu-preflight/gpu-preflight/preflight/advise"
 	"github.com/gpu-preflight/gpu-preflight/preflight/check"
 	"github.com/gpu-preflight/gpu-preflight/preflight/compat"
@@ -186,7 +187,7 @@ func adviseImage(overrides map[string]string, environ []string, asJSON bool, std
 	}
 	fmt.Fprintln(stdout)
 	for _, r := range check.Requirements(in) {
-		fmt.Fprintf(stdout, "  %s=%s\n", r.Var, quoteValue(r.Value))
+		fmt.Fprintf(stdout, "  %s=%s\n", r.Var, truncate.Quote(r.Value, truncate.MessageBytes))
 	}
 	for _, fw := range c.Frameworks {
 		fmt.Fprintf(stdout, "  %s %s (CUDA %s)\n", fw.Name, fw.Version, orDash(fw.CUDAVersion))

@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 
 	"github.com/gpu-preflight/gpu-preflight/cmd/gpu-preflight/internal/buildinfo"
-	"github.com/gpu-preflight/gpu-preflight/preflight/container"
 	"github.com/gpu-preflight/gpu-preflight/preflight/fsroot"
 	"github.com/gpu-preflight/gpu-preflight/preflight/gather"
 	"github.com/gpu-preflight/gpu-preflight/preflight/image"
@@ -36,11 +35,10 @@ func cmdBake(args, environ []string, stdout, stderr io.Writer) int {
 	if path == "" {
 		path = root.Path(cfg.Manifest)
 	}
-	imageEnv, warnings := gather.ImageEnviron(cfg.gatherOptions(environ))
+	m, warnings, err := gather.Bake(cfg.gatherOptions(environ), image.BuildInfo{Version: buildinfo.Version, Commit: buildinfo.Commit})
 	for _, w := range warnings {
 		fmt.Fprintf(stderr, "gpu-preflight bake: warning: %s\n", w)
 	}
-	m, err := image.Bake(root, container.Env(imageEnv), image.BuildInfo{Version: buildinfo.Version, Commit: buildinfo.Commit})
 	if err != nil {
 		fmt.Fprintf(stderr, "gpu-preflight bake: %v\n", err)
 		return 1

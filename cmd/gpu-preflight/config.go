@@ -16,6 +16,7 @@ import (
 
 	"github.com/kelseyhightower/envconfig"
 
+	"github.com/gpu-preflight/gpu-preflight/internal/truncate"
 	"github.com/gpu-preflight/gpu-preflight/preflight/check"
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 	"github.com/gpu-preflight/gpu-preflight/preflight/imageconfig"
@@ -224,7 +225,7 @@ func loadConfig(overrides map[string]string) (Config, error) {
 			c.ignore[canon] = true
 			continue
 		}
-		msg := fmt.Sprintf("%s names unknown check %s: known checks are %s", src("PREFLIGHT_IGNORE", c.Ignore), quoteValue(id), strings.Join(known, ", "))
+		msg := fmt.Sprintf("%s names unknown check %s: known checks are %s", src("PREFLIGHT_IGNORE", c.Ignore), truncate.Quote(id, truncate.MessageBytes), strings.Join(known, ", "))
 		if m, ok := closest(strings.ToLower(id), known); ok {
 			msg += fmt.Sprintf(" (did you mean %s?)", m)
 		}
@@ -321,11 +322,11 @@ func source(overrides map[string]string, key, value string) string {
 	if v, ok := overrides[key]; ok {
 		for _, s := range settings() {
 			if s.Key == key {
-				return fmt.Sprintf("--%s=%s (%s)", s.Flag, quoteValue(v), key)
+				return fmt.Sprintf("--%s=%s (%s)", s.Flag, truncate.Quote(v, truncate.MessageBytes), key)
 			}
 		}
 	}
-	return key + "=" + quoteValue(value)
+	return key + "=" + truncate.Quote(value, truncate.MessageBytes)
 }
 
 // matchFold returns the accepted value equal to v in any case.
@@ -371,11 +372,8 @@ func unknownVariables(environ []string) []string {
 		if unknown++; unknown > maxUnknownWarnings {
 			continue
 		}
-		shown := name
-		if len(shown) > 64 {
-			shown = shown[:64] + "..." // a name can be as long as the environment
-		}
-		w := fmt.Sprintf("%s is not a gpu-preflight setting and is ignored", shown)
+		// A name can be as long as the environment.
+		w := fmt.Sprintf("%s is not a gpu-preflight setting and is ignored", truncate.String(name, truncate.MessageBytes))
 		if m, ok := closest(name, known); ok {
 			w += fmt.Sprintf(" (did you mean %s?)", m)
 		} else {
@@ -392,16 +390,6 @@ func unknownVariables(environ []string) []string {
 // maxUnknownWarnings bounds the warnings about unknown variables: an
 // environment can hold thousands.
 const maxUnknownWarnings = 5
-
-// quoteValue quotes an invalid value for a usage error, cut to its first
-// 64 bytes: a value can be as long as an environment string (128 KiB), and
-// the error is one line a person reads.
-func quoteValue(v string) string {
-	if len(v) <= 64 {
-		return strconv.Quote(v)
-	}
-	return fmt.Sprintf("%q... (%d bytes)", v[:64], len(v))
-}
 
 // accepts describes what a field of the type envconfig names
 // (reflect.Type.String) accepts.

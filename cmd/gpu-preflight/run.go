@@ -19,7 +19,6 @@ import (
 
 	"github.com/gpu-preflight/gpu-preflight/cmd/gpu-preflight/internal/buildinfo"
 	"github.com/gpu-preflight/gpu-preflight/preflight/check"
-	"github.com/gpu-preflight/gpu-preflight/preflight/container"
 	"github.com/gpu-preflight/gpu-preflight/preflight/decision"
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 	"github.com/gpu-preflight/gpu-preflight/preflight/fsroot"
@@ -371,15 +370,10 @@ func (c Config) gatherOptions(environ []string) gather.Options {
 }
 
 // checkInput gathers the facts and the visible GPUs and pairs them with the
-// user's settings: what every check reads. The warnings include the note
-// on how the visible GPUs were chosen.
+// user's settings: what every check reads.
 func (c Config) checkInput(ctx context.Context, opts gather.Options) (check.Input, []string) {
-	f, warnings := gather.Gather(ctx, opts)
-	visible, note := container.VisibleGPUs(f.Host.GPUs, f.Container.Env)
-	if note != "" {
-		warnings = append(warnings, note)
-	}
-	return check.Input{Facts: f, Visible: visible, Now: time.Now(), Options: check.Options{
+	g, warnings := gather.Gather(ctx, opts)
+	return check.Input{Facts: g.Facts, Visible: g.Visible, Now: time.Now(), Options: check.Options{
 		RequireGPU: bool(c.RequireGPU), MinGPUs: c.MinGpus, ExtraRequire: c.Require}}, warnings
 }
 

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/gpu-preflight/gpu-preflight/internal/truncate"
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 	"github.com/gpu-preflight/gpu-preflight/preflight/fsroot"
 	"github.com/gpu-preflight/gpu-preflight/preflight/version"
@@ -55,7 +56,7 @@ func ParseVersionJSON(data []byte) (ver, full string, err error) {
 	full = strings.TrimSpace(doc.CUDA.Version)
 	ver, ok := majorMinor(full)
 	if !ok {
-		return "", "", fmt.Errorf("version.json: cuda.version %q is not X.Y[.Z]", shorten(full))
+		return "", "", fmt.Errorf("version.json: cuda.version %s is not X.Y[.Z]", truncate.Quote(full, truncate.MessageBytes))
 	}
 	return ver, full, nil
 }
@@ -76,7 +77,7 @@ func ParseVersionTxt(data []byte) (ver, full string, err error) {
 		}
 		ver, ok := majorMinor(full)
 		if !ok {
-			return "", "", fmt.Errorf("version.txt: %q is not X.Y[.Z]", shorten(full))
+			return "", "", fmt.Errorf("version.txt: %s is not X.Y[.Z]", truncate.Quote(full, truncate.MessageBytes))
 		}
 		return ver, full, nil
 	}
@@ -185,7 +186,7 @@ func gatherCUDA(root fsroot.Root, env map[string]string) (facts.CUDAToolkit, []s
 			return facts.CUDAToolkit{Version: ver, Full: strings.TrimSpace(v), Source: "env " + envCUDAVersion}, warns
 		}
 		if v != "" {
-			warns = append(warns, fmt.Sprintf("cuda toolkit: %s=%q is not X.Y[.Z]", envCUDAVersion, shorten(v)))
+			warns = append(warns, fmt.Sprintf("cuda toolkit: %s=%s is not X.Y[.Z]", envCUDAVersion, truncate.Quote(v, truncate.MessageBytes)))
 		}
 	}
 	return facts.CUDAToolkit{}, warns
@@ -287,13 +288,4 @@ func compatVersion(name string) string {
 func exists(root fsroot.Root, p string) bool {
 	_, err := root.Stat(p)
 	return err == nil
-}
-
-// shorten keeps error messages readable when a file holds garbage.
-func shorten(s string) string {
-	const max = 120
-	if len(s) > max {
-		return s[:max] + "..."
-	}
-	return s
 }

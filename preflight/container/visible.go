@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gpu-preflight/gpu-preflight/internal/truncate"
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 )
 
@@ -103,7 +104,7 @@ func nvidiaVisible(gpus []facts.GPU, v string) ([]facts.GPU, string) {
 	indices := true
 	for _, e := range entries {
 		if strings.HasPrefix(e, "MIG-") || strings.Contains(e, ":") {
-			return gpus, fmt.Sprintf("NVIDIA_VISIBLE_DEVICES=%s names MIG devices: keeping the %d GPUs seen, their parents", shorten(v), len(gpus))
+			return gpus, fmt.Sprintf("NVIDIA_VISIBLE_DEVICES=%s names MIG devices: keeping the %d GPUs seen, their parents", truncate.String(v, truncate.MessageBytes), len(gpus))
 		}
 		if !isDecimal(e) {
 			indices = false
@@ -139,7 +140,7 @@ func nvidiaVisible(gpus []facts.GPU, v string) ([]facts.GPU, string) {
 	}
 	var notes []string
 	if indices {
-		notes = append(notes, fmt.Sprintf("NVIDIA_VISIBLE_DEVICES=%s lists %d GPUs but %d are seen: applied as host indices", shorten(v), len(entries), len(gpus)))
+		notes = append(notes, fmt.Sprintf("NVIDIA_VISIBLE_DEVICES=%s lists %d GPUs but %d are seen: applied as host indices", truncate.String(v, truncate.MessageBytes), len(entries), len(gpus)))
 	}
 	var unknown []string
 	for _, e := range entries {
@@ -148,7 +149,7 @@ func nvidiaVisible(gpus []facts.GPU, v string) ([]facts.GPU, string) {
 		}
 	}
 	if len(unknown) > 0 {
-		notes = append(notes, fmt.Sprintf("NVIDIA_VISIBLE_DEVICES names %s, not among the GPUs seen", shorten(strings.Join(unknown, ","))))
+		notes = append(notes, fmt.Sprintf("NVIDIA_VISIBLE_DEVICES names %s, not among the GPUs seen", truncate.String(strings.Join(unknown, ","), truncate.MessageBytes)))
 	}
 	return out, strings.Join(notes, "; ")
 }
@@ -159,10 +160,10 @@ func cudaVisible(gpus []facts.GPU, v, order string) ([]facts.GPU, string) {
 	}
 	entries := strings.Split(v, ",")
 	stopped := func(e, why string) string {
-		return fmt.Sprintf("CUDA_VISIBLE_DEVICES=%s: entry %q %s; CUDA ignores it and the entries after it", shorten(v), shorten(e), why)
+		return fmt.Sprintf("CUDA_VISIBLE_DEVICES=%s: entry %s %s; CUDA ignores it and the entries after it", truncate.String(v, truncate.MessageBytes), truncate.Quote(e, truncate.MessageBytes), why)
 	}
 	twice := func(e string) ([]facts.GPU, string) {
-		return nil, fmt.Sprintf("CUDA_VISIBLE_DEVICES=%s lists %q twice: CUDA then sees no GPU", shorten(v), shorten(e))
+		return nil, fmt.Sprintf("CUDA_VISIBLE_DEVICES=%s lists %s twice: CUDA then sees no GPU", truncate.String(v, truncate.MessageBytes), truncate.Quote(e, truncate.MessageBytes))
 	}
 	var out []facts.GPU
 	switch {
@@ -224,7 +225,7 @@ func cudaVisible(gpus []facts.GPU, v, order string) ([]facts.GPU, string) {
 				}
 				continue
 			}
-			notes = append(notes, fmt.Sprintf("CUDA_VISIBLE_DEVICES names MIG device %s, whose parent GPU procfs cannot tell: keeping the %d GPUs seen", shorten(e), len(gpus)))
+			notes = append(notes, fmt.Sprintf("CUDA_VISIBLE_DEVICES names MIG device %s, whose parent GPU procfs cannot tell: keeping the %d GPUs seen", truncate.String(e, truncate.MessageBytes), len(gpus)))
 			return gpus, strings.Join(notes, "; ")
 		}
 		return out, strings.Join(notes, "; ")

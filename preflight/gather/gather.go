@@ -1,8 +1,9 @@
 // Package gather collects every fact for one run: the host (procfs, sysfs,
 // /dev, the NVML probe) and the container (environment, CUDA files, the
-// image manifest or a scan). It is the only package that composes the
-// gatherers; each of them fails soft, so Gather always returns facts, with
-// warnings for what could not be read.
+// image manifest or a scan), and from them the GPUs the training process
+// will see. It is the only package that composes the gatherers; each of
+// them fails soft, so Gather always returns facts, with warnings for what
+// could not be read.
 package gather
 
 import (
@@ -52,8 +53,18 @@ type Options struct {
 	ProbeStderr func(probe, stderr string)
 }
 
-// Gather returns the facts of this run and warnings for what failed.
-func Gather(ctx context.Context, o Options) (facts.Facts, []string) {
+// Result is what the checks read of one run, besides the user's options.
+type Result struct {
+	Facts facts.Facts
+	// Visible are the host's GPUs the training process will see
+	// (container.VisibleGPUs over the container's environment).
+	Visible []facts.GPU
+}
+
+// Gather returns the facts of this run and the GPUs it will see, and
+// warnings for what failed; the warnings include the note on how the
+// visible GPUs were chosen.
+func Gather(ctx context.Context, o Options) (Result, []string) {
 	var f facts.Facts
 	var warnings []string
 
@@ -62,7 +73,7 @@ func Gather(ctx context.Context, o Options) (facts.Facts, []string) {
 	}
 	h, w := host.Gather(o.HostRoot)
 	warnings = append(warnings, w...)
-	environ, w := ImageEnviron(o)
+	environ, w := imageEnviron(o)
 	warnings = append(warnings, w...)
 	c, w := container.Gather(o.Root, environ)
 	warnings = append(warnings, w...)
@@ -108,7 +119,11 @@ func Gather(ctx context.Context, o Options) (facts.Facts, []string) {
 	}
 
 	f.Host, f.Container = h, c
-	return f, warnings
+	visible, note := container.VisibleGPUs(h.GPUs, c.Env)
+	if note != "" {
+		warnings = append(warnings, note)
+	}
+	return Result{Facts: f, Visible: visible}, warnings
 }
 
 // smokeTest runs the CUDA smoke test, in kernel mode with the fatbin of
@@ -178,11 +193,20 @@ func scanBudget(ctx context.Context, now time.Time) time.Duration {
 	return min(image.RuntimeScanBudget, deadline.Sub(now)-scanMargin)
 }
 
-// ImageEnviron is the environment the image declares: its config's Env
+// Bake scans the image under o.Root for its manifest, at image build time,
+// with the image's environment as Gather reads it. The warnings are about
+// that environment; the manifest carries the scan's own.
+func Bake(o Options, bi image.BuildInfo) (image.Manifest, []string, error) {
+	environ, warnings := imageEnviron(o)
+	m, err := image.Bake(o.Root, container.Env(environ), bi)
+	return m, warnings, err
+}
+
+// imageEnviron is the environment the image declares: its config's Env
 // when one is given, else this process's (inside the running container the
 // two are the same). Checking an unpacked image without its config reads
 // this process's environment, which is not the image's: a warning says so.
-func ImageEnviron(o Options) ([]string, []string) {
+func imageEnviron(o Options) ([]string, []string) {
 	if o.ImageConfig == "" {
 		if o.Root.IsHost() || o.Root == o.HostRoot {
 			return o.Environ, nil

@@ -41,9 +41,9 @@ func TestGatherCarriesOnPastFIFOs(t *testing.T) {
 	var cuda, torch string
 	go func() {
 		defer close(done)
-		f, w := Gather(context.Background(), Options{Root: fsroot.Root(root), NVMLTimeout: time.Second, Manifest: "/etc/gpu-preflight/image.json"})
-		warnings, cuda = w, f.Container.CUDA.Version
-		for _, fw := range f.Container.Frameworks {
+		res, w := Gather(context.Background(), Options{Root: fsroot.Root(root), NVMLTimeout: time.Second, Manifest: "/etc/gpu-preflight/image.json"})
+		warnings, cuda = w, res.Facts.Container.CUDA.Version
+		for _, fw := range res.Facts.Container.Frameworks {
 			if fw.Name == "torch" {
 				torch = fw.Version
 			}
@@ -99,7 +99,8 @@ func TestGatherCutsTheScanAtTheDeadline(t *testing.T) {
 	}
 	ctx, cancel := context.WithDeadline(context.Background(), time.Now())
 	defer cancel()
-	f, warnings := Gather(ctx, Options{Root: fsroot.Root(root), Environ: []string{"CUDA_VERSION=12.1.0"}, NVMLTimeout: time.Second})
+	res, warnings := Gather(ctx, Options{Root: fsroot.Root(root), Environ: []string{"CUDA_VERSION=12.1.0"}, NVMLTimeout: time.Second})
+	f := res.Facts
 	if !strings.Contains(strings.Join(warnings, "\n"), "the scan stopped after its 1ns budget") {
 		t.Errorf("warnings %q do not say the scan was cut", warnings)
 	}

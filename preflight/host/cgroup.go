@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gpu-preflight/gpu-preflight/internal/truncate"
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 	"github.com/gpu-preflight/gpu-preflight/preflight/fsroot"
 )
@@ -32,7 +33,7 @@ func ParseMemoryMax(s string) (uint64, error) {
 	}
 	n, err := strconv.ParseUint(s, 10, 64)
 	if err != nil {
-		return 0, fmt.Errorf(`memory.max %q: want "max" or a byte count`, shorten(s))
+		return 0, fmt.Errorf(`memory.max %s: want "max" or a byte count`, truncate.Quote(s, truncate.MessageBytes))
 	}
 	return n, nil
 }
@@ -43,20 +44,20 @@ func ParseMemoryMax(s string) (uint64, error) {
 func ParseCPUMax(s string) (float64, error) {
 	f := strings.Fields(s)
 	if len(f) < 1 || len(f) > 2 {
-		return 0, fmt.Errorf(`cpu.max %q: want "max|QUOTA [PERIOD]"`, shorten(s))
+		return 0, fmt.Errorf(`cpu.max %s: want "max|QUOTA [PERIOD]"`, truncate.Quote(s, truncate.MessageBytes))
 	}
 	if f[0] == "max" {
 		return 0, nil
 	}
 	quota, err := strconv.ParseUint(f[0], 10, 64)
 	if err != nil {
-		return 0, fmt.Errorf(`cpu.max %q: quota is not "max" or a number`, shorten(s))
+		return 0, fmt.Errorf(`cpu.max %s: quota is not "max" or a number`, truncate.Quote(s, truncate.MessageBytes))
 	}
 	period := uint64(defaultCFSPeriod)
 	if len(f) == 2 {
 		period, err = strconv.ParseUint(f[1], 10, 64)
 		if err != nil || period == 0 {
-			return 0, fmt.Errorf("cpu.max %q: period is not a positive number", shorten(s))
+			return 0, fmt.Errorf("cpu.max %s: period is not a positive number", truncate.Quote(s, truncate.MessageBytes))
 		}
 	}
 	return float64(quota) / float64(period), nil
@@ -71,7 +72,7 @@ func ParseMemoryLimitInBytes(s string) (uint64, error) {
 	}
 	n, err := strconv.ParseUint(s, 10, 64)
 	if err != nil {
-		return 0, fmt.Errorf("memory.limit_in_bytes %q: not a byte count", shorten(s))
+		return 0, fmt.Errorf("memory.limit_in_bytes %s: not a byte count", truncate.Quote(s, truncate.MessageBytes))
 	}
 	if n >= v1Unlimited {
 		return 0, nil
@@ -85,14 +86,14 @@ func ParseMemoryLimitInBytes(s string) (uint64, error) {
 func ParseCFSQuota(quota, period string) (float64, error) {
 	q, err := strconv.ParseInt(strings.TrimSpace(quota), 10, 64)
 	if err != nil {
-		return 0, fmt.Errorf("cpu.cfs_quota_us %q: not a number", shorten(quota))
+		return 0, fmt.Errorf("cpu.cfs_quota_us %s: not a number", truncate.Quote(quota, truncate.MessageBytes))
 	}
 	if q < 0 {
 		return 0, nil
 	}
 	p, err := strconv.ParseUint(strings.TrimSpace(period), 10, 64)
 	if err != nil || p == 0 {
-		return 0, fmt.Errorf("cpu.cfs_period_us %q: not a positive number", shorten(period))
+		return 0, fmt.Errorf("cpu.cfs_period_us %s: not a positive number", truncate.Quote(period, truncate.MessageBytes))
 	}
 	return float64(q) / float64(p), nil
 }

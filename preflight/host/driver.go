@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/gpu-preflight/gpu-preflight/internal/truncate"
 	"github.com/gpu-preflight/gpu-preflight/preflight/version"
 )
 
@@ -33,7 +34,7 @@ func ParseDriverVersion(data []byte) (ver string, open bool, err error) {
 				return field, open, nil
 			}
 		}
-		return "", false, fmt.Errorf("NVRM version line %q holds no dotted driver version", shorten(line))
+		return "", false, fmt.Errorf("NVRM version line %s holds no dotted driver version", truncate.Quote(line, truncate.MessageBytes))
 	}
 	return "", false, errors.New(`no "NVRM version:" line: not an NVIDIA driver version file`)
 }
@@ -47,13 +48,4 @@ func isDriverVersion(s string) bool {
 	}
 	_, err := version.Compare(s, s) // Compare(s, s) walks every component
 	return err == nil
-}
-
-// shorten keeps error messages readable when a file holds garbage.
-func shorten(s string) string {
-	const max = 120
-	if len(s) > max {
-		return s[:max] + "..."
-	}
-	return s
 }

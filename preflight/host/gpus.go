@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gpu-preflight/gpu-preflight/internal/truncate"
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 )
 
@@ -89,7 +90,7 @@ func placeholder(v string) bool {
 // that facts from either source compare equal. A missing domain means 0.
 func NormalizeBusID(s string) (string, error) {
 	bad := func(why string) (string, error) {
-		return "", fmt.Errorf("PCI bus id %q: %s (want domain:bus:device.function, e.g. 0000:3b:00.0)", shorten(s), why)
+		return "", fmt.Errorf("PCI bus id %s: %s (want domain:bus:device.function, e.g. 0000:3b:00.0)", truncate.Quote(s, truncate.MessageBytes), why)
 	}
 	parts := strings.Split(strings.TrimSpace(s), ":")
 	var domain string
@@ -117,7 +118,7 @@ func NormalizeBusID(s string) (string, error) {
 
 func hexField(s string, digits int, max uint64) (uint64, error) {
 	if s == "" || len(s) > digits {
-		return 0, fmt.Errorf("field %q must be 1 to %d hex digits", shorten(s), digits)
+		return 0, fmt.Errorf("field %s must be 1 to %d hex digits", truncate.Quote(s, truncate.MessageBytes), digits)
 	}
 	n, err := strconv.ParseUint(s, 16, 64)
 	if err != nil || n > max {

@@ -164,7 +164,7 @@ func TestExprErrorQuotesTheStartOfALongFactor(t *testing.T) {
 			t.Errorf("%.20q...: no error", value)
 			continue
 		}
-		if msg := r.Err.Error(); len(msg) > 1000 || !strings.Contains(msg, "bytes)") {
+		if msg := r.Err.Error(); len(msg) > 1000 || !strings.Contains(msg, "…[truncated ") {
 			t.Errorf("%.20q...: message of %d bytes: %.300q", value, len(msg), msg)
 		}
 	}

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/gpu-preflight/gpu-preflight/internal/truncate"
 )
 
 // Explain says, factor by factor, which OR term (alternative) held or why
@@ -31,7 +33,7 @@ func (r Result) Explain() string {
 	var le *LengthError
 	if errors.As(r.Err, &le) {
 		// Not parsed: show its start, not a value no terminal should print.
-		fmt.Fprintf(&b, "  value: %.60s... (%d bytes)\n  %v\n", r.Requirement.Value, len(r.Requirement.Value), r.Err)
+		fmt.Fprintf(&b, "  value: %s\n  %v\n", truncate.String(r.Requirement.Value, truncate.MessageBytes), r.Err)
 		return b.String()
 	}
 	fmt.Fprintf(&b, "  value: %s\n", shortValue(r.Requirement.Value, r.Terms))

@@ -28,6 +28,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gpu-preflight/gpu-preflight/internal/truncate"
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 	"github.com/gpu-preflight/gpu-preflight/preflight/version"
 )
@@ -221,17 +222,11 @@ type ExprError struct {
 }
 
 func (e *ExprError) Error() string {
-	factor := fmt.Sprintf("%q", e.Factor)
-	if len(e.Factor) > maxQuoted {
-		// A factor can be as long as the value; the message goes into a
-		// finding, a log line and the record, so it names the start only.
-		factor = fmt.Sprintf("%q... (%d bytes)", e.Factor[:maxQuoted], len(e.Factor))
-	}
-	reason := e.Reason
-	if len(reason) > 2*maxQuoted {
-		// Reasons quote the factor or its value too.
-		reason = reason[:2*maxQuoted] + "..."
-	}
+	// A factor can be as long as the value; the message goes into a
+	// finding, a log line and the record, so it names the start only.
+	factor := truncate.Quote(e.Factor, maxQuoted)
+	// Reasons quote the factor or its value too.
+	reason := truncate.String(e.Reason, 2*maxQuoted)
 	if e.Var != "" {
 		return fmt.Sprintf("%s: invalid expression %s: %s", e.Var, factor, reason)
 	}
