@@ -2,6 +2,14 @@
 #
 #   make run     build and run gpu-preflight on this machine (human report)
 #   make test    install what the tests need, lint, and run every suite
+#   make build   bin/gpu-preflight (the probe embedded) and bin/gpu-preflight-nvml
+#   make deps    install the Debian packages the suites need (scripts/deps.sh)
+#   make lint    gofmt, go vet and staticcheck (every module, every suite's tag), shellcheck
+#   make fmt     gofmt -w every Go file
+#   make unit    go test ./... (the unit tests, and the fuzz seeds)
+#   make bench   the start-up and benchmark figures of docs/PERFORMANCE.md
+#   make clean   remove build outputs (bin/, dist/, the embedded probe copies)
+#   make help    this list, and each suite's target from mk/*.mk
 #
 # Areas of the project add their own prerequisites and suites from mk/*.mk:
 # BUILD_DEPS (files bin/gpu-preflight needs first), GO_TAGS (build tags for
@@ -22,22 +30,27 @@ export GOTELEMETRY := off
 BUILD_DEPS  :=
 GO_TAGS     :=
 TEST_SUITES :=
-FUZZ_PKGS   :=
-
--include mk/*.mk
-
-.PHONY: all build run test deps lint unit bench fuzz device-check clean
-
-all: build
-
-build: bin/gpu-preflight
 
 # The shim's build, for this machine's architecture here and for each
 # release architecture in mk/dist.mk (with GOARCH set). -buildvcs=false: the
 # version is stamped by LDFLAGS, and a VCS stamp would make two clean builds
-# differ by their folders' untracked files.
-SHIM_SRCS   := $(shell find cmd preflight report -name '*.go' 2>/dev/null) go.mod go.sum
+# differ by their folders' untracked files. Tests are no source of the
+# binary: editing one rebuilds nothing.
+SHIM_SRCS   := $(shell find cmd preflight report -name '*.go' -not -name '*_test.go' 2>/dev/null) go.mod go.sum
 SHIM_BUILD   = CGO_ENABLED=0 $(GO) build -trimpath -buildvcs=false -tags '$(GO_TAGS)' -ldflags '$(LDFLAGS)'
+
+# make expands a rule's prerequisites when it reads the rule, so a variable
+# one mk file gives another must be set before that file is read: everything
+# above, then mk/probe.mk (PROBE_BIN, BUILD_DEPS: the shim embeds the
+# probe), then the rest. test/make checks the prerequisites that result.
+include mk/probe.mk
+include $(filter-out mk/probe.mk,$(sort $(wildcard mk/*.mk)))
+
+.PHONY: all build run test deps lint fmt unit bench fuzz clean help
+
+all: build
+
+build: bin/gpu-preflight
 
 bin/gpu-preflight: $(BUILD_DEPS) $(SHIM_SRCS)
 	$(SHIM_BUILD) -o $@ ./cmd/gpu-preflight
@@ -50,12 +63,28 @@ run: build
 deps:
 	@bash scripts/deps.sh
 
+# Go files of this checkout, tracked or new (not ignored ones under .cache).
+GO_FILES     = $(shell git ls-files --cached --others --exclude-standard '*.go')
+# The build tags the suites' files are behind (//go:build container...):
+# lint vets every package under all of them at once, so each suite's
+# files are checked here and no suite target vets again.
+SUITE_TAGS  := $(shell grep -rhsE '^//go:build [a-z0-9]+$$' --include='*.go' test | cut -d' ' -f2 | sort -u | paste -sd, -)
+# The Go modules: this one, and the test module of the examples suite.
+GO_MODULES  := . test/examples
+
+# go vet and staticcheck once per module, with every suite's tag; gofmt;
+# shellcheck on every script.
 lint:
-	@out=$$(gofmt -l $$(git ls-files '*.go') $$(git ls-files --others --exclude-standard '*.go')); \
-	  if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
-	$(GO) vet ./...
-	$(STATICCHECK) ./...
+	@out=$$(gofmt -l $(GO_FILES)); \
+	  if [ -n "$$out" ]; then echo "gofmt needed (make fmt):"; echo "$$out"; exit 1; fi
+	@for m in $(GO_MODULES); do \
+	  echo "vet and staticcheck in $$m, tags $(SUITE_TAGS)"; \
+	  (cd $$m && $(GO) vet -tags '$(SUITE_TAGS)' ./... && $(STATICCHECK) -tags '$(SUITE_TAGS)' ./...) || exit 1; \
+	done
 	shellcheck --severity=style scripts/*.sh bench/*.sh .ci/run
+
+fmt:
+	gofmt -w $(GO_FILES)
 
 unit:
 	$(GO) test -count=1 ./...
@@ -76,4 +105,9 @@ fuzz:
 	GO=$(GO) bash scripts/fuzz.sh $(FUZZTIME)
 
 clean:
-	rm -rf bin
+	rm -rf bin dist preflight/nvml/gpu-preflight-nvml-*.bin
+
+# The "make ..." lines of the comments above and of each mk/*.mk, so the
+# list is written once, where each target is.
+help:
+	@grep -h '^#   make ' $(MAKEFILE_LIST) | sed 's/^#   //'

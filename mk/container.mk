@@ -22,8 +22,6 @@ CONTAINER_PARALLEL ?= 6
 
 ifeq ($(shell id -u),0)
 test-container: build
-	$(GO) vet -tags container ./test/container/
-	$(STATICCHECK) -tags container ./test/container/
 	GPU_PREFLIGHT_BIN=$(CURDIR)/bin/gpu-preflight \
 	  $(GO) test -tags container -count=1 -timeout $(CONTAINER_TIMEOUT) -parallel $(CONTAINER_PARALLEL) \
 	  $(if $(RUN),-run '^TestContainer$$/^($(RUN))$$') -v ./test/container/ 2>&1 | \

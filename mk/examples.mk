@@ -13,6 +13,5 @@ EXAMPLES_TIMEOUT ?= 15m
 .PHONY: test-examples
 
 test-examples: build
-	cd test/examples && $(GO) vet ./... && $(STATICCHECK) ./...
 	cd test/examples && GPU_PREFLIGHT_BIN=$(CURDIR)/bin/gpu-preflight \
 	  $(GO) test -count=1 -timeout $(EXAMPLES_TIMEOUT) ./...

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/gpu-preflight/gpu-preflight/preflight/check"
+	"github.com/gpu-preflight/gpu-preflight/preflight/decision"
 	"github.com/gpu-preflight/gpu-preflight/preflight/envvars"
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 )
@@ -104,9 +105,10 @@ var sampleTime = time.Date(2026, 11, 29, 16, 31, 42, 123456789, time.FixedZone("
 
 func sampleInputs() Inputs {
 	return Inputs{
-		Facts:       sampleFacts(),
-		Findings:    sampleFindings,
-		Decision:    Decision{Policy: "fail", Action: ActionAbort, ExitCode: 78},
+		Facts:    sampleFacts(),
+		Findings: sampleFindings,
+		// Under fail the error blocks, the warning does not.
+		Decision:    decision.Decision{Policy: "fail", Action: decision.Abort, ExitCode: 78, Blocking: []string{"cuda-requirement"}},
 		Argv:        sampleArgv,
 		Cwd:         "/workspace",
 		UID:         1000,

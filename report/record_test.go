@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gpu-preflight/gpu-preflight/preflight/decision"
 	"github.com/gpu-preflight/gpu-preflight/preflight/envvars"
 	"github.com/gpu-preflight/gpu-preflight/report/schematest"
 )
@@ -51,7 +52,7 @@ func TestNewRecordsFactsFindingsAndDecision(t *testing.T) {
 	if len(r.Checks) != len(sampleFindings) || r.Checks[1].Status != "error" || r.Checks[1].Remedy == "" {
 		t.Errorf("checks = %+v", r.Checks)
 	}
-	if r.Decision != (Decision{Policy: "fail", Action: "abort", ExitCode: 78}) {
+	if d := r.Decision; d.Policy != "fail" || d.Action != "abort" || d.ExitCode != 78 || d.NodeFault || !slices.Equal(d.Blocking, []string{"cuda-requirement"}) {
 		t.Errorf("decision = %+v", r.Decision)
 	}
 	if r.Command.Cwd != "/workspace" || r.Command.UID != 1000 || r.Command.GID != 1000 {
@@ -94,7 +95,7 @@ func TestNewDoesNotAliasItsInputs(t *testing.T) {
 
 // docs/schema/README.md: fields are present and empty when unknown.
 func TestEmptyRecordHasEveryFieldPresent(t *testing.T) {
-	r := New(Inputs{Now: sampleTime, Decision: Decision{Policy: "warn", Action: ActionExec}})
+	r := New(Inputs{Now: sampleTime, Decision: decision.Decision{Policy: "warn", Action: decision.Exec}})
 	b, err := json.Marshal(r)
 	if err != nil {
 		t.Fatal(err)

@@ -19,6 +19,7 @@ import (
 
 	"github.com/gpu-preflight/gpu-preflight/cmd/gpu-preflight/internal/buildinfo"
 	"github.com/gpu-preflight/gpu-preflight/preflight/check"
+	"github.com/gpu-preflight/gpu-preflight/preflight/decision"
 	"github.com/gpu-preflight/gpu-preflight/preflight/envvars"
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 	"github.com/gpu-preflight/gpu-preflight/preflight/fsroot"
@@ -31,12 +32,13 @@ import (
 
 // outcome is what one preflight produced.
 type outcome struct {
-	cfg      Config
-	log      zerolog.Logger
-	out      *stall.Writer // under log: Flush before the process execs or exits
-	record   report.Record
+	cfg    Config
+	log    zerolog.Logger
+	out    *stall.Writer // under log: Flush before the process execs or exits
+	record report.Record
+	// findings are the checks' findings after PREFLIGHT_IGNORE; the
+	// decision made on them is record.Decision.
 	findings []check.Finding
-	decision policy.Decision
 	// gate still catches the terminating signals when preflight returns;
 	// the caller releases it at the last moment before the command starts.
 	gate *signalGate
@@ -101,15 +103,13 @@ func preflight(overrides map[string]string, argv, environ []string, stderr io.Wr
 		res.findings = []check.Finding{check.TimedOut(cfg.Timeout)}
 	}
 	findings := policy.Ignore(res.findings, cfg.ignore)
-	o.decision = policy.Decide(cfg.policy, findings, policy.ExitCodes{Mismatch: cfg.ExitCode, NodeFault: cfg.NodeFaultExitCode})
 	o.findings = findings
 
 	cwd, _ := os.Getwd()
 	o.record = report.New(report.Inputs{
-		Facts:    res.facts,
-		Findings: findings,
-		Decision: report.Decision{Policy: string(o.decision.Policy), Action: o.decision.Action,
-			ExitCode: o.decision.ExitCode, NodeFault: o.decision.NodeFault},
+		Facts:       res.facts,
+		Findings:    findings,
+		Decision:    policy.Decide(cfg.policy, findings, policy.ExitCodes{Mismatch: cfg.ExitCode, NodeFault: cfg.NodeFaultExitCode}),
 		Argv:        argv,
 		Cwd:         cwd,
 		UID:         os.Getuid(),
@@ -119,7 +119,7 @@ func preflight(overrides map[string]string, argv, environ []string, stderr io.Wr
 		ToolCommit:  buildinfo.Commit,
 		Now:         started,
 	})
-	if argv != nil && o.decision.Action == policy.Exec {
+	if argv != nil && o.record.Decision.Action == decision.Exec {
 		// Find the command before the record is written, so a record never
 		// says a command ran that cannot be found or run.
 		if o.path, o.startErr = lookPath(argv[0], environ); o.startErr != nil {
@@ -138,7 +138,7 @@ func preflight(overrides map[string]string, argv, environ []string, stderr io.Wr
 	}
 	report.LogFindings(o.log, findings)
 	o.gate.locked(o.persist)
-	if o.decision.Action == policy.Abort {
+	if o.record.Decision.Action == decision.Abort {
 		o.gate.locked(o.writeTermination)
 		report.LogAbort(o.log, o.record)
 	}
@@ -395,7 +395,7 @@ func checkMain(overrides map[string]string, asJSON bool, environ []string, stdou
 	} else {
 		report.Human(stdout, o.record)
 	}
-	return o.decision.ExitCode
+	return o.record.Decision.ExitCode
 }
 
 func cmdCheck(args, environ []string, stdout, stderr io.Writer) int {
@@ -419,9 +419,9 @@ func preflightAndExec(overrides map[string]string, argv, environ []string, stdou
 		return usageExit(stderr, err)
 	}
 	switch {
-	case o.decision.Action == policy.Abort:
+	case o.record.Decision.Action == decision.Abort:
 		o.gate.release()
-		return o.decision.ExitCode
+		return o.record.Decision.ExitCode
 	case o.startErr != nil:
 		o.gate.release()
 		e := o.log.Error().Err(o.startErr).Str("command", argv[0]).Int("exitCode", o.startCode)

@@ -14,6 +14,7 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/preflight/compat"
 	"github.com/gpu-preflight/gpu-preflight/preflight/container"
 	"github.com/gpu-preflight/gpu-preflight/preflight/cuda"
+	"github.com/gpu-preflight/gpu-preflight/preflight/cudaprobe"
 	"github.com/gpu-preflight/gpu-preflight/preflight/envvars"
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 	"github.com/gpu-preflight/gpu-preflight/preflight/fsroot"
@@ -134,7 +135,7 @@ func Gather(ctx context.Context, o Options) (Result, []string) {
 // the framework library cuda.FatbinLibrary picks, within what is left of
 // ctx's deadline.
 func smokeTest(ctx context.Context, o Options, frameworks []facts.Framework) facts.CUDACheck {
-	opts := cuda.Options{Mode: o.CUDAMode, Probe: nvml.Options{Timeout: cudaBudget(ctx, o.CUDATimeout, time.Now())}}
+	opts := cudaprobe.Options{Mode: o.CUDAMode, Probe: nvml.Options{Timeout: cudaBudget(ctx, o.CUDATimeout, time.Now())}}
 	if l := o.Environ.List(); l != nil {
 		opts.Probe.Env = l
 	}
@@ -150,7 +151,7 @@ func smokeTest(ctx context.Context, o Options, frameworks []facts.Framework) fac
 			}
 		}
 	}
-	res := cuda.Probe(ctx, opts)
+	res := cudaprobe.Run(ctx, opts)
 	if res.Stderr != "" && o.ProbeStderr != nil {
 		o.ProbeStderr("cuda", res.Stderr)
 	}
@@ -168,12 +169,12 @@ func smokeTest(ctx context.Context, o Options, frameworks []facts.Framework) fac
 }
 
 // cudaBudget is the CUDA smoke test's deadline: PREFLIGHT_CUDA_TIMEOUT
-// (cuda.DefaultTimeout when 0), or less when ctx's deadline is nearer, so
+// (cudaprobe.DefaultTimeout when 0), or less when ctx's deadline is nearer, so
 // that the test is killed with its own error ("timeout", a node fault)
 // rather than the whole preflight running out. Never below a millisecond.
 func cudaBudget(ctx context.Context, configured time.Duration, now time.Time) time.Duration {
 	if configured <= 0 {
-		configured = cuda.DefaultTimeout
+		configured = cudaprobe.DefaultTimeout
 	}
 	if deadline, ok := ctx.Deadline(); ok {
 		configured = min(configured, deadline.Sub(now)-scanMargin)

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gpu-preflight/gpu-preflight/preflight/cuda"
+	"github.com/gpu-preflight/gpu-preflight/preflight/cudaprobe"
 	"github.com/gpu-preflight/gpu-preflight/preflight/envvars"
 	"github.com/gpu-preflight/gpu-preflight/preflight/fsroot"
 	"github.com/gpu-preflight/gpu-preflight/preflight/image"
@@ -119,7 +119,7 @@ func TestCUDABudgetEndsBeforeThePreflight(t *testing.T) {
 		want       time.Duration
 	}{
 		{"PREFLIGHT_CUDA_TIMEOUT within the preflight's", 15 * time.Second, 30 * time.Second, 15 * time.Second},
-		{"unset is the default", 0, 0, cuda.DefaultTimeout},
+		{"unset is the default", 0, 0, cudaprobe.DefaultTimeout},
 		{"a nearer preflight deadline wins", 15 * time.Second, 5 * time.Second, 5*time.Second - scanMargin},
 		{"a spent deadline leaves a millisecond", 15 * time.Second, -time.Second, time.Millisecond},
 	} {
