@@ -354,20 +354,21 @@ func droppedNotice(terminal bool, cfg Config) func(n, b int) []byte {
 }
 
 // gatherOptions says where and how to gather, from the configuration.
-// environ is this process's environment; the image's is read from
-// PREFLIGHT_IMAGE_CONFIG when that is set (gather.Options.ImageConfig).
+// environ is this process's environment, parsed here once; the image's
+// was read from PREFLIGHT_IMAGE_CONFIG, when that is set, as the
+// configuration was checked.
 func (c Config) gatherOptions(environ []string) gather.Options {
 	return gather.Options{
-		Root:        fsroot.Root(c.Root),
-		HostRoot:    fsroot.Root(c.HostRoot),
-		ImageConfig: c.ImageConfig,
-		Environ:     envvars.Parse(environ),
-		NVMLLibrary: c.NVMLLibrary,
-		ForceProbe:  c.nvmlLibrarySet,
-		NVMLTimeout: c.NVMLTimeout,
-		CUDAMode:    c.CUDACheck,
-		CUDATimeout: c.CUDATimeout,
-		Manifest:    c.Manifest,
+		Root:         fsroot.Root(c.Root),
+		HostRoot:     fsroot.Root(c.HostRoot),
+		ImageEnviron: c.imageEnv,
+		Environ:      envvars.Parse(environ),
+		NVMLLibrary:  c.NVMLLibrary,
+		ForceProbe:   c.nvmlLibrarySet,
+		NVMLTimeout:  c.NVMLTimeout,
+		CUDAMode:     c.CUDACheck,
+		CUDATimeout:  c.CUDATimeout,
+		Manifest:     c.Manifest,
 	}
 }
 
