@@ -5,6 +5,7 @@ import (
 
 	"github.com/gpu-preflight/gpu-preflight/preflight/check"
 	"github.com/gpu-preflight/gpu-preflight/preflight/decision"
+	"github.com/gpu-preflight/gpu-preflight/preflight/envvars"
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 )
 
@@ -112,7 +113,7 @@ func sampleInputs() Inputs {
 		Cwd:         "/workspace",
 		UID:         1000,
 		GID:         1000,
-		Environ:     sampleEnviron,
+		Environ:     envvars.Parse(sampleEnviron),
 		ToolVersion: "v0.1.0",
 		ToolCommit:  "f073bda",
 		Now:         sampleTime,

@@ -20,6 +20,7 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/cmd/gpu-preflight/internal/buildinfo"
 	"github.com/gpu-preflight/gpu-preflight/preflight/check"
 	"github.com/gpu-preflight/gpu-preflight/preflight/decision"
+	"github.com/gpu-preflight/gpu-preflight/preflight/envvars"
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 	"github.com/gpu-preflight/gpu-preflight/preflight/fsroot"
 	"github.com/gpu-preflight/gpu-preflight/preflight/gather"
@@ -31,10 +32,10 @@ import (
 
 // outcome is what one preflight produced.
 type outcome struct {
-	cfg      Config
-	log      zerolog.Logger
-	out      *stall.Writer // under log: Flush before the process execs or exits
-	record   report.Record
+	cfg    Config
+	log    zerolog.Logger
+	out    *stall.Writer // under log: Flush before the process execs or exits
+	record report.Record
 	// findings are the checks' findings after PREFLIGHT_IGNORE; the
 	// decision made on them is record.Decision.
 	findings []check.Finding
@@ -81,8 +82,9 @@ func preflight(overrides map[string]string, argv, environ []string, stderr io.Wr
 		warnings []string
 	}
 	done := make(chan result, 1)
+	// The environment is parsed here once; the facts and the record read it.
+	opts := cfg.gatherOptions(environ)
 	go func() {
-		opts := cfg.gatherOptions(environ)
 		opts.ProbeStderr = func(probe, s string) { log.Debug().Str("stderr", s).Msg(probe + " probe wrote on stderr") }
 		in, warnings := cfg.checkInput(ctx, opts)
 		done <- result{in.Facts, in.Visible, check.Run(in), warnings}
@@ -105,14 +107,14 @@ func preflight(overrides map[string]string, argv, environ []string, stderr io.Wr
 
 	cwd, _ := os.Getwd()
 	o.record = report.New(report.Inputs{
-		Facts:    res.facts,
-		Findings: findings,
-		Decision: policy.Decide(cfg.policy, findings, policy.ExitCodes{Mismatch: cfg.ExitCode, NodeFault: cfg.NodeFaultExitCode}),
+		Facts:       res.facts,
+		Findings:    findings,
+		Decision:    policy.Decide(cfg.policy, findings, policy.ExitCodes{Mismatch: cfg.ExitCode, NodeFault: cfg.NodeFaultExitCode}),
 		Argv:        argv,
 		Cwd:         cwd,
 		UID:         os.Getuid(),
 		GID:         os.Getgid(),
-		Environ:     environ,
+		Environ:     opts.Environ,
 		ToolVersion: buildinfo.Version,
 		ToolCommit:  buildinfo.Commit,
 		Now:         started,
@@ -359,7 +361,7 @@ func (c Config) gatherOptions(environ []string) gather.Options {
 		Root:        fsroot.Root(c.Root),
 		HostRoot:    fsroot.Root(c.HostRoot),
 		ImageConfig: c.ImageConfig,
-		Environ:     environ,
+		Environ:     envvars.Parse(environ),
 		NVMLLibrary: c.NVMLLibrary,
 		ForceProbe:  c.nvmlLibrarySet,
 		NVMLTimeout: c.NVMLTimeout,

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gpu-preflight/gpu-preflight/preflight/cudaprobe"
+	"github.com/gpu-preflight/gpu-preflight/preflight/envvars"
 	"github.com/gpu-preflight/gpu-preflight/preflight/fsroot"
 	"github.com/gpu-preflight/gpu-preflight/preflight/image"
 )
@@ -99,7 +100,7 @@ func TestGatherCutsTheScanAtTheDeadline(t *testing.T) {
 	}
 	ctx, cancel := context.WithDeadline(context.Background(), time.Now())
 	defer cancel()
-	res, warnings := Gather(ctx, Options{Root: fsroot.Root(root), Environ: []string{"CUDA_VERSION=12.1.0"}, NVMLTimeout: time.Second})
+	res, warnings := Gather(ctx, Options{Root: fsroot.Root(root), Environ: envvars.Parse([]string{"CUDA_VERSION=12.1.0"}), NVMLTimeout: time.Second})
 	f := res.Facts
 	if !strings.Contains(strings.Join(warnings, "\n"), "the scan stopped after its 1ns budget") {
 		t.Errorf("warnings %q do not say the scan was cut", warnings)
