@@ -45,8 +45,8 @@ func gather(lib gonvml.Interface, library string) nvml.Document {
 		doc.DriverVersion = v
 	}
 	// _v2 asks libcuda (cuDriverGetVersion) and fails with LIBRARY_NOT_FOUND
-	// where libcuda is absent; v1 then answers from the driver itself.
-	// Research notes 5.
+	// where libcuda is absent; v1 then answers from the driver itself (the
+	// comments of both in go-nvml's nvml.h; docs/sources.md, "NVML").
 	if v, ret := lib.SystemGetCudaDriverVersion_v2(); ret == gonvml.SUCCESS {
 		doc.CUDAVersionRaw, doc.CUDAVersionCall = v, "v2"
 	} else if v1, ret1 := lib.SystemGetCudaDriverVersion(); ret1 == gonvml.SUCCESS {

@@ -43,7 +43,8 @@ func fuzzSeeds(f *testing.F) [][]byte {
 		}
 		seeds = append(seeds, data)
 	}
-	// Research note 1.3's worked example, and corrupt variants of it.
+	// The nvcc .fatbin.c worked example (fatbintest.WorkedExampleContainer),
+	// and corrupt variants of it.
 	ex := ft.WorkedExampleContainer()
 	seeds = append(seeds, ex)
 	for _, mutate := range []func(b []byte){
