@@ -21,6 +21,7 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/preflight/check/scenarios"
 	"github.com/gpu-preflight/gpu-preflight/preflight/decision"
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
+	"github.com/gpu-preflight/gpu-preflight/preflight/nodeclass"
 	"github.com/gpu-preflight/gpu-preflight/preflight/policy"
 )
 
@@ -142,7 +143,7 @@ func checkVerdict(in affinity.Input, h facts.Host) (ok bool, blocking []string) 
 // another brand (or of an unknown one): then only the brand, which no
 // label carries, fails it.
 func passesOnSomeBrand(in affinity.Input, h facts.Host) bool {
-	for _, b := range []string{"", "Tesla", "Nvidia", "Quadro", "QuadroRTX", "NvidiaRTX", "GeForce", "GeForceRTX", "Titan", "TitanRTX"} {
+	for _, b := range append([]string{""}, nodeclass.Brands...) {
 		g := append([]facts.GPU(nil), h.GPUs...)
 		for i := range g {
 			g[i].Brand = b
