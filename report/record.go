@@ -1,7 +1,12 @@
-// Package report turns one run's facts, findings and decision into what
-// gpu-preflight leaves behind: the provenance record (docs/schema/README.md), its
-// atomic file, the log lines (docs/sources.md, "What gpu-preflight is held to"), the Kubernetes termination
-// message and the human report.
+// Package report is the model of what one run leaves behind: the
+// provenance record (docs/schema/README.md) built from the run's facts,
+// findings and decision, and the text made from it: the summary sentence,
+// the abort reason, the Kubernetes termination message and the human
+// report of `gpu-preflight check`.
+//
+// Its sub-packages do the writing: store puts the record and the
+// termination message on disk, ledger appends the record to a JSON-lines
+// file, logs writes the log lines.
 //
 // Secrets are removed when the record is built (New), so no unredacted
 // value is ever held in a Record; every output is produced from a Record or
@@ -17,6 +22,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/gpu-preflight/gpu-preflight/internal/truncate"
 	"github.com/gpu-preflight/gpu-preflight/preflight/check"
 	"github.com/gpu-preflight/gpu-preflight/preflight/compat"
 	"github.com/gpu-preflight/gpu-preflight/preflight/decision"
@@ -439,8 +445,7 @@ func capEnv(env map[string]string) (map[string]string, int) {
 
 // capValue cuts s to maxRecordValueBytes, saying how long it was.
 func capValue(s string) string {
-	v, _ := Truncate(s, maxRecordValueBytes)
-	return v
+	return truncate.String(s, maxRecordValueBytes)
 }
 
 // redactContext passes every orchestrator value through redact.Value: they
