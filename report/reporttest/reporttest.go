@@ -5,6 +5,8 @@
 package reporttest
 
 import (
+	"os"
+	"testing"
 	"time"
 
 	"github.com/gpu-preflight/gpu-preflight/preflight/check"
@@ -130,4 +132,15 @@ func Inputs() report.Inputs {
 		ToolCommit:  "f073bda",
 		Now:         Time,
 	}
+}
+
+// ReadFile returns the file's contents, failing the test when it cannot be
+// read.
+func ReadFile(t testing.TB, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

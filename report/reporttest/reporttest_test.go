@@ -2,7 +2,6 @@ package reporttest_test
 
 import (
 	"bytes"
-	"os"
 	"slices"
 	"testing"
 
@@ -30,7 +29,7 @@ func TestNoPlantedSecretReachesAnyOutput(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	outputs["record file"] = readFile(t, path)
+	outputs["record file"] = reporttest.ReadFile(t, path)
 
 	for _, format := range []string{logs.FormatJSON, logs.FormatConsole} {
 		var lines bytes.Buffer
@@ -51,7 +50,7 @@ func TestNoPlantedSecretReachesAnyOutput(t *testing.T) {
 	if err := store.WriteTermination(tpath, msg); err != nil {
 		t.Fatal(err)
 	}
-	outputs["termination file"] = readFile(t, tpath)
+	outputs["termination file"] = reporttest.ReadFile(t, tpath)
 
 	var human bytes.Buffer
 	if err := report.Human(&human, r); err != nil {
@@ -75,13 +74,4 @@ func TestNoPlantedSecretReachesAnyOutput(t *testing.T) {
 			}
 		}
 	}
-}
-
-func readFile(t *testing.T, path string) []byte {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
 }

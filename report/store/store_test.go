@@ -120,15 +120,6 @@ func fullChild(dir string) {
 	}
 }
 
-func readFile(t *testing.T, path string) []byte {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
 func TestWriteNamesModesAndContent(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "a", "provenance") // created by Write
 	r := report.New(reporttest.Inputs())
@@ -150,7 +141,7 @@ func TestWriteNamesModesAndContent(t *testing.T) {
 	if dst.Mode().Perm() != 0o750 {
 		t.Errorf("created directory mode = %v, want 0750", dst.Mode().Perm())
 	}
-	b := readFile(t, path)
+	b := reporttest.ReadFile(t, path)
 	schematest.Validate(t, b)
 	var back report.Record
 	if err := json.Unmarshal(b, &back); err != nil || back.RunID != r.RunID {
@@ -215,7 +206,7 @@ func testNeverOverwrites(t *testing.T, fdDir string) {
 			if !os.SameFile(before, after) {
 				t.Error("the existing entry was replaced")
 			}
-			if string(readFile(t, other)) != "keep" {
+			if string(reporttest.ReadFile(t, other)) != "keep" {
 				t.Error("the symlink's target was written through")
 			}
 			if _, err := os.Stat(dir + "/nowhere"); err == nil {
@@ -278,7 +269,7 @@ func TestWriteUsesAnonymousFileElseNamedTemporaryFile(t *testing.T) {
 			if st, err := os.Lstat(path); err != nil || st.Mode() != 0o640 {
 				t.Errorf("record mode = %v (%v), want 0640", st.Mode(), err)
 			}
-			schematest.Validate(t, readFile(t, path))
+			schematest.Validate(t, reporttest.ReadFile(t, path))
 			if names := dirNames(t, dir); len(names) != 1 || names[0] != name {
 				t.Errorf("directory holds %q, want only %s", names, name)
 			}
@@ -357,7 +348,7 @@ func TestSymlinkAtRecordPathIsNotFollowed(t *testing.T) {
 				if err == nil || !strings.Contains(err.Error(), op.wantErr) {
 					t.Errorf("error = %v, want one that says %q", err, op.wantErr)
 				}
-				if got := readFile(t, victim); string(got) != string(victimContent) {
+				if got := reporttest.ReadFile(t, victim); string(got) != string(victimContent) {
 					t.Errorf("the victim was written through the symlink:\n%s", got)
 				}
 				if st, _ := os.Stat(victim); !os.SameFile(victimBefore, st) || st.Mode() != 0o600 {
@@ -519,7 +510,7 @@ func TestKillDuringWriteLeavesNoPartialRecord(t *testing.T) {
 			if !recordName.MatchString(name) {
 				t.Errorf("unexpected record name %s", name)
 			}
-			b := readFile(t, filepath.Join(dir, name))
+			b := reporttest.ReadFile(t, filepath.Join(dir, name))
 			if err := schematest.Check(b); err != nil {
 				t.Errorf("%s after SIGKILL: %v", name, err)
 			}
@@ -561,7 +552,7 @@ func testCompleteReplacesOnlyItsOwnRecord(t *testing.T, fdDir string) {
 	if err := complete(path, r, fdDir); err != nil {
 		t.Fatal(err)
 	}
-	b := readFile(t, path)
+	b := reporttest.ReadFile(t, path)
 	schematest.Validate(t, b)
 	if !strings.Contains(string(b), `"signal": 9`) {
 		t.Errorf("completed record lacks the outcome:\n%s", b)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gpu-preflight/gpu-preflight/report"
+	"github.com/gpu-preflight/gpu-preflight/report/reporttest"
 )
 
 func TestWriteTerminationOnlyWhereTheDirectoryExists(t *testing.T) {
@@ -27,14 +28,14 @@ func TestWriteTerminationOnlyWhereTheDirectoryExists(t *testing.T) {
 	if err := WriteTermination(path, "short"); err != nil {
 		t.Fatal(err)
 	}
-	if got := string(readFile(t, path)); got != "short" {
+	if got := string(reporttest.ReadFile(t, path)); got != "short" {
 		t.Errorf("file = %q, want %q", got, "short")
 	}
 	// Over the cap: cut.
 	if err := WriteTermination(path, strings.Repeat("x", 10000)); err != nil {
 		t.Fatal(err)
 	}
-	if n := len(readFile(t, path)); n > report.MaxTerminationBytes {
+	if n := len(reporttest.ReadFile(t, path)); n > report.MaxTerminationBytes {
 		t.Errorf("wrote %d bytes, over %d", n, report.MaxTerminationBytes)
 	}
 	// A symlink at the path is not followed.
@@ -45,7 +46,7 @@ func TestWriteTerminationOnlyWhereTheDirectoryExists(t *testing.T) {
 	if err := WriteTermination(link, "x"); err == nil {
 		t.Error("WriteTermination followed a symlink")
 	}
-	if string(readFile(t, target)) != "keep" {
+	if string(reporttest.ReadFile(t, target)) != "keep" {
 		t.Error("symlink target overwritten")
 	}
 	// Empty path or message: nothing to do.
