@@ -26,6 +26,7 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/preflight/check"
 	"github.com/gpu-preflight/gpu-preflight/preflight/compat"
 	"github.com/gpu-preflight/gpu-preflight/preflight/decision"
+	"github.com/gpu-preflight/gpu-preflight/preflight/envvars"
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 	"github.com/gpu-preflight/gpu-preflight/preflight/imageref"
 	"github.com/gpu-preflight/gpu-preflight/report/identity"
@@ -283,8 +284,8 @@ type Inputs struct {
 	Argv     []string
 	Cwd      string
 	UID, GID int
-	// Environ is the process environment in os.Environ form.
-	Environ []string
+	// Environ is the process environment.
+	Environ envvars.Env
 	// ToolVersion and ToolCommit identify the gpu-preflight build.
 	ToolVersion, ToolCommit string
 	// Now is when the run started.
@@ -320,7 +321,7 @@ func New(in Inputs) Record {
 	if id == "" {
 		id = NewRunID()
 	}
-	get := orchestrator.EnvironLookup(in.Environ)
+	get := in.Environ.Lookup
 	h := in.Facts.Host
 	c := in.Facts.Container
 	r := Record{

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/gpu-preflight/gpu-preflight/preflight/decision"
+	"github.com/gpu-preflight/gpu-preflight/preflight/envvars"
 	"github.com/gpu-preflight/gpu-preflight/report"
 	"github.com/gpu-preflight/gpu-preflight/report/reporttest"
 	"github.com/gpu-preflight/gpu-preflight/report/schematest"
@@ -146,7 +147,7 @@ func TestRecordKeepsAtMost512VariablesAndCountsTheRest(t *testing.T) {
 		environ = append(environ, fmt.Sprintf("NVIDIA_X%04d=v", i))
 	}
 	environ = append(environ, "CUDA_VERSION="+strings.Repeat("9", 10_000))
-	r := report.New(report.Inputs{Environ: environ})
+	r := report.New(report.Inputs{Environ: envvars.Parse(environ)})
 	if len(r.Env) != report.MaxRecordEnv || r.EnvDropped != 89 {
 		t.Fatalf("env holds %d names, envDropped %d; want %d and 89", len(r.Env), r.EnvDropped, report.MaxRecordEnv)
 	}
@@ -156,7 +157,7 @@ func TestRecordKeepsAtMost512VariablesAndCountsTheRest(t *testing.T) {
 	if v := r.Env["CUDA_VERSION"]; len(v) > 4096 || !strings.Contains(v, "truncated 10000 bytes") {
 		t.Errorf("a 10 000-byte value is kept as %d bytes ending %q", len(v), v[len(v)-30:])
 	}
-	if small := report.New(report.Inputs{Environ: environ[:3]}); small.EnvDropped != 0 || len(small.Env) != 3 {
+	if small := report.New(report.Inputs{Environ: envvars.Parse(environ[:3])}); small.EnvDropped != 0 || len(small.Env) != 3 {
 		t.Errorf("three variables: env %v, envDropped %d", small.Env, small.EnvDropped)
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/cmd/gpu-preflight/internal/buildinfo"
 	"github.com/gpu-preflight/gpu-preflight/preflight/check"
 	"github.com/gpu-preflight/gpu-preflight/preflight/decision"
+	"github.com/gpu-preflight/gpu-preflight/preflight/envvars"
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 	"github.com/gpu-preflight/gpu-preflight/preflight/fsroot"
 	"github.com/gpu-preflight/gpu-preflight/preflight/gather"
@@ -84,8 +85,9 @@ func preflight(overrides map[string]string, argv, environ []string, stderr io.Wr
 		warnings []string
 	}
 	done := make(chan result, 1)
+	// The environment is parsed here once; the facts and the record read it.
+	opts := cfg.gatherOptions(environ)
 	go func() {
-		opts := cfg.gatherOptions(environ)
 		opts.ProbeStderr = func(probe, s string) { log.Debug().Str("stderr", logs.Value(s)).Msg(probe + " probe wrote on stderr") }
 		in, warnings := cfg.checkInput(ctx, opts)
 		done <- result{in.Facts, in.Visible, check.Run(in), warnings}
@@ -115,7 +117,7 @@ func preflight(overrides map[string]string, argv, environ []string, stderr io.Wr
 		Cwd:         cwd,
 		UID:         os.Getuid(),
 		GID:         os.Getgid(),
-		Environ:     environ,
+		Environ:     opts.Environ,
 		ToolVersion: buildinfo.Version,
 		ToolCommit:  buildinfo.Commit,
 		Now:         started,
@@ -362,7 +364,7 @@ func (c Config) gatherOptions(environ []string) gather.Options {
 		Root:        fsroot.Root(c.Root),
 		HostRoot:    fsroot.Root(c.HostRoot),
 		ImageConfig: c.ImageConfig,
-		Environ:     environ,
+		Environ:     envvars.Parse(environ),
 		NVMLLibrary: c.NVMLLibrary,
 		ForceProbe:  c.nvmlLibrarySet,
 		NVMLTimeout: c.NVMLTimeout,

@@ -10,6 +10,7 @@ import (
 
 	"github.com/gpu-preflight/gpu-preflight/preflight/check"
 	"github.com/gpu-preflight/gpu-preflight/preflight/decision"
+	"github.com/gpu-preflight/gpu-preflight/preflight/envvars"
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 	"github.com/gpu-preflight/gpu-preflight/report"
 )
@@ -68,7 +69,7 @@ func record(f facts.Facts, findings []check.Finding, environ []string, runID str
 		Decision: decision.Decision{Policy: "fail", Action: decision.Exec},
 		Argv:     []string{"python", "train.py"},
 		Cwd:      "/workspace",
-		Environ:  environ,
+		Environ:  envvars.Parse(environ),
 		Now:      start,
 		RunID:    runID,
 	})

@@ -11,6 +11,7 @@ import (
 
 	"github.com/gpu-preflight/gpu-preflight/preflight/check"
 	"github.com/gpu-preflight/gpu-preflight/preflight/decision"
+	"github.com/gpu-preflight/gpu-preflight/preflight/envvars"
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 	"github.com/gpu-preflight/gpu-preflight/report"
 )
@@ -127,7 +128,7 @@ func Inputs() report.Inputs {
 		Cwd:         "/workspace",
 		UID:         1000,
 		GID:         1000,
-		Environ:     Environ,
+		Environ:     envvars.Parse(Environ),
 		ToolVersion: "v0.1.0",
 		ToolCommit:  "f073bda",
 		Now:         Time,
