@@ -19,7 +19,6 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/preflight/affinity"
 	"github.com/gpu-preflight/gpu-preflight/preflight/check"
 	"github.com/gpu-preflight/gpu-preflight/preflight/check/scenarios"
-	"github.com/gpu-preflight/gpu-preflight/preflight/decision"
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 	"github.com/gpu-preflight/gpu-preflight/preflight/nodeclass"
 	"github.com/gpu-preflight/gpu-preflight/preflight/policy"
@@ -136,7 +135,7 @@ func checkVerdict(in affinity.Input, h facts.Host) (ok bool, blocking []string) 
 			blocking = append(blocking, f.ID+": "+f.Message)
 		}
 	}
-	return d.Action != decision.Abort, blocking
+	return len(d.Blocking) == 0, blocking
 }
 
 // passesOnSomeBrand reports whether the node would pass with its GPUs of
