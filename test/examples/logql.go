@@ -80,7 +80,7 @@ const grammarDir = "logql"
 // parseLogQL parses each query with the grammar and returns the trees.
 func parseLogQL(queries []string) ([]logqlNode, error) {
 	if _, err := os.Stat(filepath.Join(grammarDir, "node_modules", "@grafana", "lezer-logql")); err != nil {
-		return nil, fmt.Errorf("Grafana's LogQL grammar is not installed (%v): run 'make test-examples', or 'bash scripts/logql-grammar.sh'", err)
+		return nil, fmt.Errorf("the LogQL grammar (Grafana's @grafana/lezer-logql) is not installed (%v): run 'make test-examples', or 'bash scripts/logql-grammar.sh'", err)
 	}
 	in, err := json.Marshal(queries)
 	if err != nil {
