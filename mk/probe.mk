@@ -9,11 +9,12 @@
 #
 # Each architecture's probe is bin/linux-ARCH/gpu-preflight-nvml and is
 # embedded from preflight/nvml/gpu-preflight-nvml-ARCH.bin (git-ignored);
-# mk/dist.mk builds both.
+# mk/dist.mk builds both. PROBE_SRCS are the folders of its packages
+# (test/makefile checks them against go list -deps).
 
 HOST_ARCH   := $(shell $(GO) env GOARCH)
 PROBE_BIN   := bin/gpu-preflight-nvml
-PROBE_SRCS  := $(shell find cmd/gpu-preflight-nvml preflight/nvml preflight/facts preflight/cuda preflight/fatbin \( -name '*.go' -o -name '*.[ch]' \) -not -name '*_test.go' 2>/dev/null)
+PROBE_SRCS  := $(shell find cmd/gpu-preflight-nvml preflight/nvml preflight/facts preflight/cuda preflight/fatbin preflight/elfbound \( -name '*.go' -o -name '*.[ch]' \) -not -name '*_test.go' 2>/dev/null)
 PROBE_EMBED := preflight/nvml/gpu-preflight-nvml-$(HOST_ARCH).bin
 
 # The probe file too, beside the shim: suites run it directly, and it is
