@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/gpu-preflight/gpu-preflight/preflight/cuda"
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
-	"github.com/gpu-preflight/gpu-preflight/preflight/nvml"
 )
 
 // CUDA is what the opt-in CUDA smoke test saw (PREFLIGHT_CUDA_CHECK).
@@ -121,7 +121,7 @@ func cudaSummary(c CUDA) string {
 	}
 	s := c.Mode + ": " + or(c.Outcome, "-")
 	if c.DriverAPIVersion > 0 {
-		s += ", driver API " + nvml.CUDAVersion(c.DriverAPIVersion)
+		s += ", driver API " + cuda.Version(c.DriverAPIVersion)
 	}
 	if c.Init != nil && c.Init.Error != "" {
 		s += ", " + c.Init.Step + ": " + c.Init.Error

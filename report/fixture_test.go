@@ -4,6 +4,8 @@ import (
 	"time"
 
 	"github.com/gpu-preflight/gpu-preflight/preflight/check"
+	"github.com/gpu-preflight/gpu-preflight/preflight/decision"
+	"github.com/gpu-preflight/gpu-preflight/preflight/envvars"
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 )
 
@@ -103,14 +105,15 @@ var sampleTime = time.Date(2026, 11, 29, 16, 31, 42, 123456789, time.FixedZone("
 
 func sampleInputs() Inputs {
 	return Inputs{
-		Facts:       sampleFacts(),
-		Findings:    sampleFindings,
-		Decision:    Decision{Policy: "fail", Action: ActionAbort, ExitCode: 78},
+		Facts:    sampleFacts(),
+		Findings: sampleFindings,
+		// Under fail the error blocks, the warning does not.
+		Decision:    decision.Decision{Policy: "fail", Action: decision.Abort, ExitCode: 78, Blocking: []string{"cuda-requirement"}},
 		Argv:        sampleArgv,
 		Cwd:         "/workspace",
 		UID:         1000,
 		GID:         1000,
-		Environ:     sampleEnviron,
+		Environ:     envvars.Parse(sampleEnviron),
 		ToolVersion: "v0.1.0",
 		ToolCommit:  "f073bda",
 		Now:         sampleTime,

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/gpu-preflight/gpu-preflight/preflight/decision"
 	"github.com/gpu-preflight/gpu-preflight/report/termsafe"
 )
 
@@ -197,9 +198,9 @@ func (h *humanWriter) write(r Record) {
 	// `check` runs nothing: say what a run with a command would do.
 	dec := r.Decision
 	switch dec.Action {
-	case ActionAbort:
+	case decision.Abort:
 		fmt.Fprintf(b, "\nVerdict: would abort with exit %d (policy %s)\n  %s\n", dec.ExitCode, or(dec.Policy, "-"), abortCause(r))
-	case ActionExec:
+	case decision.Exec:
 		fmt.Fprintf(b, "\nVerdict: would exec the command (policy %s): %s\n", or(dec.Policy, "-"), verdict(r))
 	default:
 		b.WriteString("\nVerdict: -\n")

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gpu-preflight/gpu-preflight/preflight/decision"
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 )
 
@@ -39,7 +40,7 @@ func TestHumanReportShowsFactsChecksAndDecision(t *testing.T) {
 
 func TestHumanReportWithNothingKnown(t *testing.T) {
 	var buf bytes.Buffer
-	r := New(Inputs{Now: sampleTime, Decision: Decision{Policy: "warn", Action: ActionExec}})
+	r := New(Inputs{Now: sampleTime, Decision: decision.Decision{Policy: "warn", Action: decision.Exec}})
 	if err := Human(&buf, r); err != nil {
 		t.Fatal(err)
 	}

@@ -19,6 +19,8 @@ import (
 
 	"github.com/gpu-preflight/gpu-preflight/preflight/check"
 	"github.com/gpu-preflight/gpu-preflight/preflight/compat"
+	"github.com/gpu-preflight/gpu-preflight/preflight/decision"
+	"github.com/gpu-preflight/gpu-preflight/preflight/envvars"
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 	"github.com/gpu-preflight/gpu-preflight/preflight/imageref"
 	"github.com/gpu-preflight/gpu-preflight/report/identity"
@@ -35,26 +37,6 @@ const SchemaVersion = "1"
 // records and log lines sort as strings and nothing is lost.
 const TimeLayout = "2006-01-02T15:04:05.000000000Z07:00"
 
-// Decision actions.
-const (
-	ActionExec  = "exec"
-	ActionAbort = "abort"
-)
-
-// Decision is what the policy made of the findings.
-type Decision struct {
-	// Policy is "warn", "fail" or "strict".
-	Policy string `json:"policy"`
-	// Action is ActionExec or ActionAbort.
-	Action string `json:"action"`
-	// ExitCode is the exit code on abort (PREFLIGHT_EXIT_CODE, or
-	// PREFLIGHT_NODE_FAULT_EXIT_CODE for a node fault); 0 on exec.
-	ExitCode int `json:"exitCode"`
-	// NodeFault is true when the abort is for a node fault (a blocking
-	// finding with nodeFault set).
-	NodeFault bool `json:"nodeFault"`
-}
-
 // Record is one run's provenance record. Field names are the JSON schema's
 // (docs/schema/provenance.v1.schema.json); every field is always present,
 // empty when unknown, except Outcome, which is null unless the run was
@@ -67,7 +49,7 @@ type Record struct {
 	Host          Host                 `json:"host"`
 	Image         Image                `json:"image"`
 	Checks        []Check              `json:"checks"`
-	Decision      Decision             `json:"decision"`
+	Decision      decision.Decision    `json:"decision"`
 	Command       Command              `json:"command"`
 	Orchestrator  orchestrator.Context `json:"orchestrator"`
 	Env           map[string]string    `json:"env"`
@@ -271,13 +253,14 @@ type Outcome struct {
 type Inputs struct {
 	Facts    facts.Facts
 	Findings []check.Finding
-	Decision Decision
+	// Decision is policy's decision on the findings, recorded as it is.
+	Decision decision.Decision
 	// Argv is the command to run, without gpu-preflight's own arguments.
 	Argv     []string
 	Cwd      string
 	UID, GID int
-	// Environ is the process environment in os.Environ form.
-	Environ []string
+	// Environ is the process environment.
+	Environ envvars.Env
 	// ToolVersion and ToolCommit identify the gpu-preflight build.
 	ToolVersion, ToolCommit string
 	// Now is when the run started.
@@ -313,7 +296,7 @@ func New(in Inputs) Record {
 	if id == "" {
 		id = NewRunID()
 	}
-	get := orchestrator.EnvironLookup(in.Environ)
+	get := in.Environ.Lookup
 	h := in.Facts.Host
 	c := in.Facts.Container
 	r := Record{
@@ -410,6 +393,7 @@ func New(in Inputs) Record {
 			NodeFault: f.NodeFault,
 		})
 	}
+	r.Decision.Blocking = nonNil(in.Decision.Blocking)
 	r.Env, r.EnvDropped = capEnv(r.Env)
 	for k, v := range r.Env {
 		r.Env[k] = capValue(v)
@@ -497,11 +481,10 @@ func driverBranch(d facts.Driver, now time.Time) DriverBranch {
 	return out
 }
 
+// nonNil copies s, giving an empty slice for nil or empty so the field is
+// [] rather than null.
 func nonNil[T any](s []T) []T {
-	if s == nil {
-		return []T{}
-	}
-	return append([]T(nil), s...)
+	return append([]T{}, s...)
 }
 
 // Finish fills Outcome for a supervised command that ended at end with the

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gpu-preflight/gpu-preflight/preflight/decision"
+	"github.com/gpu-preflight/gpu-preflight/preflight/envvars"
 	"github.com/gpu-preflight/gpu-preflight/report/schematest"
 )
 
@@ -50,7 +52,7 @@ func TestNewRecordsFactsFindingsAndDecision(t *testing.T) {
 	if len(r.Checks) != len(sampleFindings) || r.Checks[1].Status != "error" || r.Checks[1].Remedy == "" {
 		t.Errorf("checks = %+v", r.Checks)
 	}
-	if r.Decision != (Decision{Policy: "fail", Action: "abort", ExitCode: 78}) {
+	if d := r.Decision; d.Policy != "fail" || d.Action != "abort" || d.ExitCode != 78 || d.NodeFault || !slices.Equal(d.Blocking, []string{"cuda-requirement"}) {
 		t.Errorf("decision = %+v", r.Decision)
 	}
 	if r.Command.Cwd != "/workspace" || r.Command.UID != 1000 || r.Command.GID != 1000 {
@@ -93,7 +95,7 @@ func TestNewDoesNotAliasItsInputs(t *testing.T) {
 
 // docs/schema/README.md: fields are present and empty when unknown.
 func TestEmptyRecordHasEveryFieldPresent(t *testing.T) {
-	r := New(Inputs{Now: sampleTime, Decision: Decision{Policy: "warn", Action: ActionExec}})
+	r := New(Inputs{Now: sampleTime, Decision: decision.Decision{Policy: "warn", Action: decision.Exec}})
 	b, err := json.Marshal(r)
 	if err != nil {
 		t.Fatal(err)
@@ -208,7 +210,7 @@ func TestRecordKeepsAtMost512VariablesAndCountsTheRest(t *testing.T) {
 		environ = append(environ, fmt.Sprintf("NVIDIA_X%04d=v", i))
 	}
 	environ = append(environ, "CUDA_VERSION="+strings.Repeat("9", 10_000))
-	r := New(Inputs{Environ: environ})
+	r := New(Inputs{Environ: envvars.Parse(environ)})
 	if len(r.Env) != MaxRecordEnv || r.EnvDropped != 89 {
 		t.Fatalf("env holds %d names, envDropped %d; want %d and 89", len(r.Env), r.EnvDropped, MaxRecordEnv)
 	}
@@ -218,7 +220,7 @@ func TestRecordKeepsAtMost512VariablesAndCountsTheRest(t *testing.T) {
 	if v := r.Env["CUDA_VERSION"]; len(v) > 4096 || !strings.Contains(v, "truncated 10000 bytes") {
 		t.Errorf("a 10 000-byte value is kept as %d bytes ending %q", len(v), v[len(v)-30:])
 	}
-	if small := New(Inputs{Environ: environ[:3]}); small.EnvDropped != 0 || len(small.Env) != 3 {
+	if small := New(Inputs{Environ: envvars.Parse(environ[:3])}); small.EnvDropped != 0 || len(small.Env) != 3 {
 		t.Errorf("three variables: env %v, envDropped %d", small.Env, small.EnvDropped)
 	}
 }

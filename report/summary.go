@@ -9,7 +9,7 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/gpu-preflight/gpu-preflight/preflight/check"
+	"github.com/gpu-preflight/gpu-preflight/preflight/decision"
 	"github.com/gpu-preflight/gpu-preflight/report/redact"
 )
 
@@ -117,7 +117,7 @@ func buildLabel(f Framework) string {
 
 // verdict is "ok", "ok with 2 warnings", "abort, exit 78" and the like.
 func verdict(r Record) string {
-	if r.Decision.Action == ActionAbort {
+	if r.Decision.Action == decision.Abort {
 		kind := "abort"
 		if r.Decision.NodeFault {
 			kind = "abort for a node fault"
@@ -202,7 +202,7 @@ func AbortReason(r Record) string {
 func abortCause(r Record) string {
 	var blocking []Check
 	for _, c := range r.Checks {
-		if Blocking(checkFinding(c), r.Decision.Policy) {
+		if r.Decision.Blocks(c.ID) {
 			blocking = append(blocking, c)
 		}
 	}
@@ -227,18 +227,7 @@ func LogAbort(l zerolog.Logger, r Record) {
 	if reason == "" {
 		return
 	}
-	var ids []string
-	for _, c := range r.Checks {
-		if Blocking(checkFinding(c), r.Decision.Policy) {
-			ids = append(ids, c.ID)
-		}
-	}
 	msg, _ := Truncate(reason, maxFieldBytes)
 	l.Error().Str("event", EventAbort).Int("exitCode", r.Decision.ExitCode).
-		Bool("nodeFault", r.Decision.NodeFault).Strs("blocking", ids).Msg(msg)
-}
-
-// checkFinding is the finding a record's check was made from.
-func checkFinding(c Check) check.Finding {
-	return check.Finding{ID: c.ID, Status: check.Status(c.Status), Message: c.Message, Remedy: c.Remedy, NodeFault: c.NodeFault}
+		Bool("nodeFault", r.Decision.NodeFault).Strs("blocking", r.Decision.Blocking).Msg(msg)
 }

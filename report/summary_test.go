@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gpu-preflight/gpu-preflight/preflight/decision"
 )
 
 func gpus(names ...string) []GPU {
@@ -17,7 +19,7 @@ func gpus(names ...string) []GPU {
 
 func TestSummaryLine(t *testing.T) {
 	h100 := "NVIDIA H100 80GB HBM3"
-	ok := Decision{Policy: "fail", Action: ActionExec}
+	ok := decision.Decision{Policy: "fail", Action: decision.Exec}
 	tests := []struct {
 		rule    string
 		r       Record
@@ -38,13 +40,13 @@ func TestSummaryLine(t *testing.T) {
 			"no GPU, no NVIDIA driver, image CUDA none, paddle 3.0.0 (CPU build): ok with 1 warning (9.2 ms)"},
 		{"errors under warn",
 			Record{Checks: []Check{{ID: "a", Status: "error"}, {ID: "b", Status: "warn"}, {ID: "c", Status: "warn"}},
-				Decision: Decision{Policy: "warn", Action: ActionExec}}, 0,
+				Decision: decision.Decision{Policy: "warn", Action: decision.Exec}}, 0,
 			"no GPU, no NVIDIA driver, image CUDA none: ok with 1 error (policy warn) and 2 warnings (9.2 ms)"},
 		{"a mismatch abort",
-			Record{Decision: Decision{Policy: "fail", Action: ActionAbort, ExitCode: 78}}, 0,
+			Record{Decision: decision.Decision{Policy: "fail", Action: decision.Abort, ExitCode: 78}}, 0,
 			"no GPU, no NVIDIA driver, image CUDA none: abort, exit 78 (9.2 ms)"},
 		{"a node-fault abort",
-			Record{Decision: Decision{Policy: "fail", Action: ActionAbort, ExitCode: 75, NodeFault: true}}, 0,
+			Record{Decision: decision.Decision{Policy: "fail", Action: decision.Abort, ExitCode: 75, NodeFault: true}}, 0,
 			"no GPU, no NVIDIA driver, image CUDA none: abort for a node fault, exit 75 (9.2 ms)"},
 	}
 	for _, tt := range tests {
@@ -63,14 +65,13 @@ func TestAbortReasonIsTheFirstBlockingFindingAndItsFix(t *testing.T) {
 			{ID: "cuda-requirement", Status: "error", Message: "needs 11.8\nnow.", Remedy: "upgrade the driver."},
 			{ID: "gpu-count", Status: "error", Message: "0 GPUs", Remedy: "request GPUs"},
 		},
-		Decision: Decision{Policy: "fail", Action: ActionAbort, ExitCode: 78},
+		Decision: decision.Decision{Policy: "fail", Action: decision.Abort, ExitCode: 78, Blocking: []string{"cuda-requirement", "gpu-count"}},
 	}
 	want := "gpu-preflight stopped the job (exit 78): cuda-requirement: needs 11.8 now; fix: upgrade the driver (and 1 more finding blocking above)."
 	if got := AbortReason(r); got != want {
 		t.Errorf("got  %s\nwant %s", got, want)
 	}
-	r.Decision.Action = ActionExec
-	r.Decision.Policy = "warn"
+	r.Decision = decision.Decision{Policy: "warn", Action: decision.Exec, Blocking: []string{}}
 	if got := AbortReason(r); got != "" {
 		t.Errorf("nothing blocks, yet: %s", got)
 	}
@@ -80,7 +81,7 @@ func TestLogAbortIsAJSONErrorLine(t *testing.T) {
 	var buf bytes.Buffer
 	l, _ := NewLogger(&buf, FormatJSON, "info")
 	LogAbort(l, Record{Checks: []Check{{ID: "nvml", Status: "error", Message: "hung", Remedy: "drain the node", NodeFault: true}},
-		Decision: Decision{Policy: "fail", Action: ActionAbort, ExitCode: 75, NodeFault: true}})
+		Decision: decision.Decision{Policy: "fail", Action: decision.Abort, ExitCode: 75, NodeFault: true, Blocking: []string{"nvml"}}})
 	m := jsonLines(t, buf.Bytes())
 	if len(m) != 1 || m[0]["level"] != "error" || m[0]["event"] != EventAbort || m[0]["nodeFault"] != true ||
 		m[0]["message"] != "gpu-preflight stopped the job on a node fault (exit 75): nvml: hung; fix: drain the node." {
@@ -88,7 +89,7 @@ func TestLogAbortIsAJSONErrorLine(t *testing.T) {
 	}
 	buf.Reset()
 	l, _ = NewLogger(&buf, FormatConsole, "info")
-	LogSummary(l, Summary{Record: Record{Decision: Decision{Policy: "fail", Action: ActionExec}}})
+	LogSummary(l, Summary{Record: Record{Decision: decision.Decision{Policy: "fail", Action: decision.Exec}}})
 	if out := buf.String(); strings.Contains(out, "event=") || strings.Contains(out, "elapsedMs=") {
 		t.Errorf("the console summary repeats its fields: %q", out)
 	}

@@ -10,7 +10,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/gpu-preflight/gpu-preflight/preflight/check"
-	"github.com/gpu-preflight/gpu-preflight/preflight/policy"
+	"github.com/gpu-preflight/gpu-preflight/preflight/decision"
 	"github.com/gpu-preflight/gpu-preflight/report/redact"
 )
 
@@ -18,23 +18,16 @@ import (
 // message (4096 bytes per container; docs/sources.md, "Kubernetes, Kubeflow and Slurm").
 const MaxTerminationBytes = 4096
 
-// Blocking reports whether a finding is one the named policy aborts on
-// (policy.Policy.Blocks: errors under "fail" and any unknown policy,
-// warnings too under "strict", never under "warn").
-func Blocking(f check.Finding, p string) bool {
-	return policy.Policy(p).Blocks(f)
-}
-
 // TerminationMessage is what an aborted run leaves in the Kubernetes
 // termination log: a header line with the exit code, then one line per
-// blocking finding, "id: message; remedy: remedy". It is redacted, has no
+// finding the decision blocked on, "id: message; remedy: remedy". It is redacted, has no
 // trailing newline and never exceeds MaxTerminationBytes; when the findings
 // do not fit, the last line says how many were left out and where to look.
 // It is empty when no finding blocks.
-func TerminationMessage(findings []check.Finding, d Decision) string {
+func TerminationMessage(findings []check.Finding, d decision.Decision) string {
 	var lines []string
 	for _, f := range findings {
-		if !Blocking(f, d.Policy) {
+		if !d.Blocks(f.ID) {
 			continue
 		}
 		line := f.ID + ": " + oneLine(redact.Value(f.Message))

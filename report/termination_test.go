@@ -10,33 +10,26 @@ import (
 	"time"
 
 	"github.com/gpu-preflight/gpu-preflight/preflight/check"
+	"github.com/gpu-preflight/gpu-preflight/preflight/decision"
 )
 
-func TestBlockingFollowsThePolicy(t *testing.T) {
-	tests := []struct {
-		policy string
-		status check.Status
-		want   bool
-	}{
-		{"fail", check.Error, true},
-		{"fail", check.Warn, false},
-		{"fail", check.Info, false},
-		{"strict", check.Error, true},
-		{"strict", check.Warn, true},
-		{"strict", check.Info, false},
-		{"strict", check.Pass, false},
-		{"warn", check.Error, false},
-		{"", check.Error, true}, // unknown policy: treated as fail
+// abortOn is the decision to abort, under policy p, on the findings with
+// these ids.
+func abortOn(p string, ids ...string) decision.Decision {
+	return decision.Decision{Policy: p, Action: decision.Abort, ExitCode: 78, Blocking: ids}
+}
+
+// abortOnAll is abortOn with every finding of fs blocking.
+func abortOnAll(fs []check.Finding) decision.Decision {
+	d := abortOn("fail")
+	for _, f := range fs {
+		d.Blocking = append(d.Blocking, f.ID)
 	}
-	for _, tt := range tests {
-		if got := Blocking(check.Finding{Status: tt.status}, tt.policy); got != tt.want {
-			t.Errorf("Blocking(%s, policy %q) = %v, want %v", tt.status, tt.policy, got, tt.want)
-		}
-	}
+	return d
 }
 
 func TestTerminationMessageNamesEachBlockingFinding(t *testing.T) {
-	d := Decision{Policy: "strict", Action: ActionAbort, ExitCode: 78}
+	d := abortOn("strict", "cuda-requirement", "shm")
 	msg := TerminationMessage(sampleFindings, d)
 	lines := strings.Split(msg, "\n")
 	want := []string{
@@ -67,7 +60,7 @@ func TestTerminationMessageFitsKubernetesCap(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			msg := TerminationMessage(tt.findings, Decision{Policy: "fail", Action: ActionAbort, ExitCode: 78})
+			msg := TerminationMessage(tt.findings, abortOnAll(tt.findings))
 			if len(msg) > MaxTerminationBytes {
 				t.Errorf("message is %d bytes, over %d", len(msg), MaxTerminationBytes)
 			}

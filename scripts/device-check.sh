@@ -10,7 +10,7 @@
 # Usage: scripts/device-check.sh [OUTDIR]
 # With OUTDIR, the outputs are also written there (probe.json,
 # cuda-init.json, cuda-kernel.json, check.json, check.log, nvidia-smi.txt),
-# ready to commit under testdata/real/ as a fixture (preflight/cuda's
+# ready to commit under testdata/real/ as a fixture (preflight/cudaprobe's
 # TestRealFixtures parses every one).
 #
 # Exit status: 0 when the probe printed its document and the shim its

@@ -7,6 +7,7 @@ import (
 
 	gonvml "github.com/NVIDIA/go-nvml/pkg/nvml"
 
+	"github.com/gpu-preflight/gpu-preflight/preflight/cuda"
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 	"github.com/gpu-preflight/gpu-preflight/preflight/nvml"
 )
@@ -44,8 +45,8 @@ func gather(lib gonvml.Interface, library string) nvml.Document {
 		doc.DriverVersion = v
 	}
 	// _v2 asks libcuda (cuDriverGetVersion) and fails with LIBRARY_NOT_FOUND
-	// where libcuda is absent; v1 then answers from the driver itself.
-	// Research notes 5.
+	// where libcuda is absent; v1 then answers from the driver itself (the
+	// comments of both in go-nvml's nvml.h; docs/sources.md, "NVML").
 	if v, ret := lib.SystemGetCudaDriverVersion_v2(); ret == gonvml.SUCCESS {
 		doc.CUDAVersionRaw, doc.CUDAVersionCall = v, "v2"
 	} else if v1, ret1 := lib.SystemGetCudaDriverVersion(); ret1 == gonvml.SUCCESS {
@@ -53,7 +54,7 @@ func gather(lib gonvml.Interface, library string) nvml.Document {
 	} else {
 		errs.set("cudaVersion", fmt.Sprintf("v2: %s; v1: %s", lib.ErrorString(ret), lib.ErrorString(ret1)))
 	}
-	doc.CUDAVersion = nvml.CUDAVersion(doc.CUDAVersionRaw)
+	doc.CUDAVersion = cuda.Version(doc.CUDAVersionRaw)
 
 	n, ret := lib.DeviceGetCount()
 	if errs.ok("gpus", ret) {
@@ -88,13 +89,13 @@ func device(lib gonvml.Interface, i int) (g facts.GPU) {
 		}
 	}
 	if v, ret := d.GetBrand(); errs.ok("brand", ret) {
-		g.Brand = nvml.BrandName(int(v))
+		g.Brand = name(brandNames, v)
 	}
 	if major, minor, ret := d.GetCudaComputeCapability(); errs.ok("computeCapability", ret) {
 		g.ComputeCapability = fmt.Sprintf("%d.%d", major, minor)
 	}
 	if v, ret := d.GetArchitecture(); errs.ok("architecture", ret) {
-		g.Architecture = nvml.ArchitectureName(uint32(v))
+		g.Architecture = name(architectureNames, v)
 	}
 	if v, ret := d.GetMemoryInfo(); errs.ok("memoryBytes", ret) {
 		g.MemoryBytes = v.Total

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gpu-preflight/gpu-preflight/preflight/cuda"
+	"github.com/gpu-preflight/gpu-preflight/preflight/cudaprobe"
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 )
 
@@ -19,8 +19,8 @@ func TestCUDACheckDefaults(t *testing.T) {
 	if mode.Tag.Get("default") != facts.CUDAModeOff {
 		t.Errorf("PREFLIGHT_CUDA_CHECK defaults to %q, want off", mode.Tag.Get("default"))
 	}
-	if d, err := time.ParseDuration(timeout.Tag.Get("default")); err != nil || d != cuda.DefaultTimeout {
-		t.Errorf("PREFLIGHT_CUDA_TIMEOUT defaults to %q, want %s", timeout.Tag.Get("default"), cuda.DefaultTimeout)
+	if d, err := time.ParseDuration(timeout.Tag.Get("default")); err != nil || d != cudaprobe.DefaultTimeout {
+		t.Errorf("PREFLIGHT_CUDA_TIMEOUT defaults to %q, want %s", timeout.Tag.Get("default"), cudaprobe.DefaultTimeout)
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/gpu-preflight/gpu-preflight/preflight/check"
+	"github.com/gpu-preflight/gpu-preflight/preflight/decision"
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 	"github.com/gpu-preflight/gpu-preflight/report"
 	"github.com/gpu-preflight/gpu-preflight/report/diff"
@@ -43,7 +44,7 @@ func writeRecord(t *testing.T, dir string, f facts.Facts, start time.Time) strin
 	r := report.New(report.Inputs{
 		Facts:    f,
 		Findings: []check.Finding{{ID: "driver", Status: check.Pass}, {ID: "cuda-driver", Status: check.Pass}},
-		Decision: report.Decision{Policy: "fail", Action: report.ActionExec},
+		Decision: decision.Decision{Policy: "fail", Action: decision.Exec},
 		Argv:     []string{"python", "train.py"},
 		Now:      start,
 	})

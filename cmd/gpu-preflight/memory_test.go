@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gpu-preflight/gpu-preflight/preflight/decision"
 	"github.com/gpu-preflight/gpu-preflight/preflight/fatbin/fatbintest"
 	"github.com/gpu-preflight/gpu-preflight/report"
 )
@@ -283,7 +284,7 @@ func recordsDir(t *testing.T, n int) string {
 	dir := bigTempDir(t)
 	const idMark, timeMark = "00000000000000000000000000000000", "2026-01-01T00:00:00.000000000Z"
 	tmpl, err := report.Marshal(report.New(report.Inputs{Now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), RunID: idMark,
-		Decision: report.Decision{Policy: "fail", Action: report.ActionExec}}))
+		Decision: decision.Decision{Policy: "fail", Action: decision.Exec}}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,6 +19,8 @@ import (
 
 	"github.com/gpu-preflight/gpu-preflight/cmd/gpu-preflight/internal/buildinfo"
 	"github.com/gpu-preflight/gpu-preflight/preflight/check"
+	"github.com/gpu-preflight/gpu-preflight/preflight/decision"
+	"github.com/gpu-preflight/gpu-preflight/preflight/envvars"
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 	"github.com/gpu-preflight/gpu-preflight/preflight/fsroot"
 	"github.com/gpu-preflight/gpu-preflight/preflight/gather"
@@ -30,12 +32,13 @@ import (
 
 // outcome is what one preflight produced.
 type outcome struct {
-	cfg      Config
-	log      zerolog.Logger
-	out      *stall.Writer // under log: Flush before the process execs or exits
-	record   report.Record
+	cfg    Config
+	log    zerolog.Logger
+	out    *stall.Writer // under log: Flush before the process execs or exits
+	record report.Record
+	// findings are the checks' findings after PREFLIGHT_IGNORE; the
+	// decision made on them is record.Decision.
 	findings []check.Finding
-	decision policy.Decision
 	// gate still catches the terminating signals when preflight returns;
 	// the caller releases it at the last moment before the command starts.
 	gate *signalGate
@@ -79,8 +82,9 @@ func preflight(overrides map[string]string, argv, environ []string, stderr io.Wr
 		warnings []string
 	}
 	done := make(chan result, 1)
+	// The environment is parsed here once; the facts and the record read it.
+	opts := cfg.gatherOptions(environ)
 	go func() {
-		opts := cfg.gatherOptions(environ)
 		opts.ProbeStderr = func(probe, s string) { log.Debug().Str("stderr", s).Msg(probe + " probe wrote on stderr") }
 		in, warnings := cfg.checkInput(ctx, opts)
 		done <- result{in.Facts, in.Visible, check.Run(in), warnings}
@@ -99,25 +103,23 @@ func preflight(overrides map[string]string, argv, environ []string, stderr io.Wr
 		res.findings = []check.Finding{check.TimedOut(cfg.Timeout)}
 	}
 	findings := policy.Ignore(res.findings, cfg.ignore)
-	o.decision = policy.Decide(cfg.policy, findings, policy.ExitCodes{Mismatch: cfg.ExitCode, NodeFault: cfg.NodeFaultExitCode})
 	o.findings = findings
 
 	cwd, _ := os.Getwd()
 	o.record = report.New(report.Inputs{
-		Facts:    res.facts,
-		Findings: findings,
-		Decision: report.Decision{Policy: string(o.decision.Policy), Action: o.decision.Action,
-			ExitCode: o.decision.ExitCode, NodeFault: o.decision.NodeFault},
+		Facts:       res.facts,
+		Findings:    findings,
+		Decision:    policy.Decide(cfg.policy, findings, policy.ExitCodes{Mismatch: cfg.ExitCode, NodeFault: cfg.NodeFaultExitCode}),
 		Argv:        argv,
 		Cwd:         cwd,
 		UID:         os.Getuid(),
 		GID:         os.Getgid(),
-		Environ:     environ,
+		Environ:     opts.Environ,
 		ToolVersion: buildinfo.Version,
 		ToolCommit:  buildinfo.Commit,
 		Now:         started,
 	})
-	if argv != nil && o.decision.Action == policy.Exec {
+	if argv != nil && o.record.Decision.Action == decision.Exec {
 		// Find the command before the record is written, so a record never
 		// says a command ran that cannot be found or run.
 		if o.path, o.startErr = lookPath(argv[0], environ); o.startErr != nil {
@@ -136,7 +138,7 @@ func preflight(overrides map[string]string, argv, environ []string, stderr io.Wr
 	}
 	report.LogFindings(o.log, findings)
 	o.gate.locked(o.persist)
-	if o.decision.Action == policy.Abort {
+	if o.record.Decision.Action == decision.Abort {
 		o.gate.locked(o.writeTermination)
 		report.LogAbort(o.log, o.record)
 	}
@@ -359,7 +361,7 @@ func (c Config) gatherOptions(environ []string) gather.Options {
 		Root:        fsroot.Root(c.Root),
 		HostRoot:    fsroot.Root(c.HostRoot),
 		ImageConfig: c.ImageConfig,
-		Environ:     environ,
+		Environ:     envvars.Parse(environ),
 		NVMLLibrary: c.NVMLLibrary,
 		ForceProbe:  c.nvmlLibrarySet,
 		NVMLTimeout: c.NVMLTimeout,
@@ -393,7 +395,7 @@ func checkMain(overrides map[string]string, asJSON bool, environ []string, stdou
 	} else {
 		report.Human(stdout, o.record)
 	}
-	return o.decision.ExitCode
+	return o.record.Decision.ExitCode
 }
 
 func cmdCheck(args, environ []string, stdout, stderr io.Writer) int {
@@ -417,9 +419,9 @@ func preflightAndExec(overrides map[string]string, argv, environ []string, stdou
 		return usageExit(stderr, err)
 	}
 	switch {
-	case o.decision.Action == policy.Abort:
+	case o.record.Decision.Action == decision.Abort:
 		o.gate.release()
-		return o.decision.ExitCode
+		return o.record.Decision.ExitCode
 	case o.startErr != nil:
 		o.gate.release()
 		e := o.log.Error().Err(o.startErr).Str("command", argv[0]).Int("exitCode", o.startCode)

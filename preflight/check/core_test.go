@@ -9,7 +9,8 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 )
 
-// The four kinds of NVIDIA_REQUIRE_CUDA the tests use (research §1g). The
+// The four kinds of NVIDIA_REQUIRE_CUDA the tests use (the nvidia/cuda
+// images' values, preflight/require/testdata/nvidia_require_cuda.txt). The
 // 11.8 value is the short form from the acceptance test.
 const (
 	require118Short = "cuda>=11.8 brand=tesla,driver>=470,driver<471"

@@ -7,7 +7,6 @@ import (
 
 	"github.com/gpu-preflight/gpu-preflight/preflight/cuda"
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
-	"github.com/gpu-preflight/gpu-preflight/preflight/nvml"
 )
 
 // CUDA is the `cuda` check: the opt-in smoke test (PREFLIGHT_CUDA_CHECK)
@@ -60,7 +59,7 @@ func cudaCheck(in Input) Finding {
 
 // cudaResult judges a smoke test that ran.
 func cudaResult(c facts.CUDACheck, expectGPU bool, f *Finding) {
-	where := fmt.Sprintf("%s from %s, driver API %s", cuda.Soname, orUnknown(c.Library), orUnknown(nvml.CUDAVersion(c.DriverAPIVersion)))
+	where := fmt.Sprintf("%s from %s, driver API %s", cuda.Soname, orUnknown(c.Library), orUnknown(cuda.Version(c.DriverAPIVersion)))
 	if c.Init != nil && c.Init.Failed() {
 		m := cuda.Lookup(c.Init.Code)
 		name := cuda.Name(c.Init.Code, c.Init.Error)

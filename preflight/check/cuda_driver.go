@@ -13,7 +13,7 @@ import (
 // image's CUDA runtime, natively, through CUDA forward compatibility
 // (/usr/local/cuda/compat), or through minor-version compatibility.
 //
-// Rules (docs.nvidia.com/deploy/cuda-compatibility, research §2):
+// Rules (docs.nvidia.com/deploy/cuda-compatibility; docs/compat-tables.md):
 //   - native: the driver's CUDA version >= the image's CUDA major.minor;
 //   - forward compatibility: a compat libcuda newer than the host driver
 //     (host driver major < compat major), whose CUDA covers the image, on

@@ -8,7 +8,7 @@ import (
 
 	"github.com/gpu-preflight/gpu-preflight/preflight/compat"
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
-	"github.com/gpu-preflight/gpu-preflight/preflight/fatbin"
+	"github.com/gpu-preflight/gpu-preflight/preflight/gpuarch"
 	"github.com/gpu-preflight/gpu-preflight/preflight/version"
 )
 
@@ -75,8 +75,8 @@ func gpuArch(in Input) Finding {
 
 // ccGroup is the visible GPUs of one model and compute capability.
 type ccGroup struct {
-	cc      fatbin.Arch // Major, Minor of the capability
-	ccText  string      // "9.0"
+	cc      gpuarch.Arch // Major, Minor of the capability
+	ccText  string       // "9.0"
 	name    string
 	indexes []int
 }
@@ -99,7 +99,7 @@ func (g ccGroup) label() string {
 func ccGroups(gpus []facts.GPU) []ccGroup {
 	var out []ccGroup
 	for _, gpu := range gpus {
-		a, err := fatbin.ParseArch(gpu.ComputeCapability)
+		a, err := gpuarch.Parse(gpu.ComputeCapability)
 		if err != nil || a.Suffix != 0 || !strings.Contains(gpu.ComputeCapability, ".") {
 			continue
 		}
@@ -128,7 +128,7 @@ func toolkitArchVerdict(in Input, g ccGroup) (frameworkVerdict, bool) {
 	}
 	lower := false // a target older than the GPU, whose PTX could JIT up to it
 	for _, t := range targets {
-		a, err := fatbin.ParseArch(t)
+		a, err := gpuarch.Parse(t)
 		if err != nil {
 			continue
 		}
@@ -153,7 +153,7 @@ func toolkitArchVerdict(in Input, g ccGroup) (frameworkVerdict, bool) {
 // kernelTarget is one compiled target and, for PTX, its ISA version ("" =
 // unknown).
 type kernelTarget struct {
-	arch fatbin.Arch
+	arch gpuarch.Arch
 	text string
 	isa  string
 }
@@ -175,7 +175,7 @@ type kernelSet struct {
 func toTargets(images []facts.KernelImage) []kernelTarget {
 	var ts []kernelTarget
 	for _, im := range images {
-		if a, err := fatbin.ParseArch(im.Arch); err == nil {
+		if a, err := gpuarch.Parse(im.Arch); err == nil {
 			ts = append(ts, kernelTarget{arch: a, text: im.Arch, isa: im.PTXVersion})
 		}
 	}
@@ -209,7 +209,7 @@ func kernelSets(fw facts.Framework) []kernelSet {
 	}
 	var ts []kernelTarget
 	for _, s := range fw.Archs {
-		if a, err := fatbin.ParseArch(s); err == nil {
+		if a, err := gpuarch.Parse(s); err == nil {
 			ts = append(ts, kernelTarget{arch: a, text: s})
 		}
 	}
@@ -226,7 +226,7 @@ func kernelSets(fw facts.Framework) []kernelSet {
 // cubinRuns reports whether a cubin compiled for target runs on a GPU of
 // compute capability cc: same major and a minor no higher than the GPU's;
 // an 'a' cubin only on exactly its capability.
-func cubinRuns(target, cc fatbin.Arch) bool {
+func cubinRuns(target, cc gpuarch.Arch) bool {
 	if target.Major != cc.Major || target.Minor > cc.Minor {
 		return false
 	}
@@ -236,7 +236,7 @@ func cubinRuns(target, cc fatbin.Arch) bool {
 // ptxTargets reports whether PTX for target can be JIT-compiled for a GPU
 // of compute capability cc (the ISA aside): any capability at least the
 // target's; 'a' only exactly; 'f' within the same major.
-func ptxTargets(target, cc fatbin.Arch) bool {
+func ptxTargets(target, cc gpuarch.Arch) bool {
 	switch target.Suffix {
 	case 'a':
 		return target.Major == cc.Major && target.Minor == cc.Minor
@@ -352,7 +352,7 @@ func judgeFatbin(in Input, g ccGroup, fw facts.Framework, targets []kernelTarget
 // kernelSetVerdict judges one library on one GPU group, fatbin by fatbin.
 func kernelSetVerdict(in Input, g ccGroup, fw facts.Framework, set kernelSet) frameworkVerdict {
 	name := frameworkLabel(fw)
-	native := fatbin.Arch{Major: g.cc.Major, Minor: g.cc.Minor}.String()
+	native := gpuarch.Arch{Major: g.cc.Major, Minor: g.cc.Minor}.String()
 	total, missing := 0, 0
 	var cubins, jitOK, unknownJIT, blocked, missingTargets []string
 	jitAny := false

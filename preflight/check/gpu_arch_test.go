@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
-	"github.com/gpu-preflight/gpu-preflight/preflight/fatbin"
+	"github.com/gpu-preflight/gpu-preflight/preflight/gpuarch"
 )
 
 // lib is a scanned kernel library holding targets ("sm_80",
@@ -211,8 +211,8 @@ func TestCubinAndPTXRulesAgainstTheCompatibilityGuides(t *testing.T) {
 	// docs/fatbin.md "Loading rules", NVIDIA Ada compatibility
 	// guide: "cubin generated for 8.6 is supported to run on 8.9 ... 8.9 is
 	// not supported on 8.6 ... 8.x is not supported on 9.0".
-	parse := func(s string) fatbin.Arch {
-		a, err := fatbin.ParseArch(s)
+	parse := func(s string) gpuarch.Arch {
+		a, err := gpuarch.Parse(s)
 		if err != nil {
 			t.Fatal(err)
 		}

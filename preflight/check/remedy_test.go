@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/gpu-preflight/gpu-preflight/preflight/check"
+	"github.com/gpu-preflight/gpu-preflight/preflight/decision"
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 	"github.com/gpu-preflight/gpu-preflight/preflight/policy"
 )
@@ -24,7 +25,7 @@ func TestRequirementRemediesWork(t *testing.T) {
 	run := func(in check.Input) check.Finding { return check.CUDARequirement.Run(in) }
 	blocks := func(in check.Input, ignore string) bool {
 		fs := policy.Ignore([]check.Finding{run(in)}, policy.ParseList(ignore))
-		return policy.Decide(policy.Fail, fs, policy.ExitCodes{Mismatch: 78, NodeFault: 75}).Action == policy.Abort
+		return policy.Decide(policy.Fail, fs, policy.ExitCodes{Mismatch: 78, NodeFault: 75}).Action == decision.Abort
 	}
 
 	t.Run("PREFLIGHT_REQUIRE arch>=7.0 on a P100", func(t *testing.T) {

@@ -10,13 +10,21 @@ import (
 // MinDriver returns the minimum driver for CUDA toolkit cuda ("11.8",
 // "11.8.0" or "11.8.20220929": only major.minor is used).
 func MinDriver(cuda string) (string, bool) {
-	mm := version.Prefix(cuda, 2)
-	for _, row := range toolkitDriver {
-		if c, err := version.Compare(row.CUDA, mm); err == nil && c == 0 {
-			return row.Driver, true
+	row, ok := rowOf(toolkitDriver, func(r toolkitDriverRow) string { return r.CUDA }, cuda)
+	return row.Driver, ok
+}
+
+// rowOf returns the row whose key, a major.minor version, is v's major.minor:
+// "11.8", "11.8.0" and "11.8.20220929" all select the row of 11.8.
+func rowOf[R any](rows []R, key func(R) string, v string) (R, bool) {
+	mm := version.Prefix(v, 2)
+	for _, row := range rows {
+		if c, err := version.Compare(key(row), mm); err == nil && c == 0 {
+			return row, true
 		}
 	}
-	return "", false
+	var none R
+	return none, false
 }
 
 // DriverCUDA returns the highest CUDA version a driver supports, from its
@@ -64,13 +72,8 @@ func MVCFloor(cudaMajor int) (string, bool) {
 
 // PTXISACUDA returns the first CUDA release that supports PTX ISA isa ("8.4").
 func PTXISACUDA(isa string) (string, bool) {
-	mm := version.Prefix(isa, 2)
-	for _, row := range ptxISA {
-		if c, err := version.Compare(row.ISA, mm); err == nil && c == 0 {
-			return row.CUDA, true
-		}
-	}
-	return "", false
+	row, ok := rowOf(ptxISA, func(r ptxISARow) string { return r.ISA }, isa)
+	return row.CUDA, ok
 }
 
 // PTXISABeyond reports whether isa is newer than every ISA in the table, and

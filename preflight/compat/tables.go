@@ -15,9 +15,7 @@ package compat
 // releases need newer drivers (12.2 U2: 535.104.05), but within a major
 // version minor-version compatibility covers them, so the GA floor is the
 // one a toolkit X.Y is held to.
-var toolkitDriver = []struct {
-	CUDA, Driver string
-}{
+var toolkitDriver = []toolkitDriverRow{
 	{"10.0", "410.48"},
 	{"10.1", "418.39"},
 	{"10.2", "440.33"},
@@ -51,6 +49,8 @@ var toolkitDriver = []struct {
 	{"13.4", "615"},
 	{"13.5", "620"}, // likewise: the R620 branch, the 13.5 driver branch (redistrib_620.70.06.json cuda_variant "13.5")
 }
+
+type toolkitDriverRow struct{ CUDA, Driver string }
 
 // branchCUDA maps a driver branch (the first component of its version) to
 // the highest CUDA version it supports: what nvidia-smi prints as "CUDA
@@ -118,9 +118,7 @@ var mvcFloor = []struct {
 // 9.2 to 9.5 from the PTX ISA 9.2-9.5 documents of CUDA 13.2-13.5
 // (docs/compat-tables.md). An ISA newer than the last row needs a CUDA newer
 // than the last row's.
-var ptxISA = []struct {
-	ISA, CUDA string
-}{
+var ptxISA = []ptxISARow{
 	{"6.3", "10.0"}, {"6.4", "10.1"}, {"6.5", "10.2"},
 	{"7.0", "11.0"}, {"7.1", "11.1"}, {"7.2", "11.2"}, {"7.3", "11.3"}, {"7.4", "11.4"},
 	{"7.5", "11.5"}, {"7.6", "11.6"}, {"7.7", "11.7"}, {"7.8", "11.8"},
@@ -130,6 +128,8 @@ var ptxISA = []struct {
 	{"9.0", "13.0"}, {"9.1", "13.1"}, {"9.2", "13.2"}, {"9.3", "13.3"}, {"9.4", "13.4"},
 	{"9.5", "13.5"},
 }
+
+type ptxISARow struct{ ISA, CUDA string }
 
 // toolkitTargets is the set of real architectures (sm_XY, plain) a CUDA
 // toolkit compiles for (offline compilation and library support), from its

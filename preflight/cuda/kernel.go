@@ -1,15 +1,18 @@
-// Package cuda is the shim's side of the opt-in CUDA smoke test
-// (PREFLIGHT_CUDA_CHECK): the kernel the probe runs, the table of CUresult
-// codes with what each means for the job, the runner that starts the
-// probe's cuda mode with a deadline, and the decoder of its document. The
-// probe side (dlopen of libcuda.so.1, the calls) is in
-// cmd/gpu-preflight-nvml. It does not use cgo.
+// Package cuda is what the shim's checks and the probe share about the
+// opt-in CUDA smoke test (PREFLIGHT_CUDA_CHECK): the kernel the probe runs,
+// the table of CUresult codes with what each means for the job, the bounds
+// on what the probe does, and the formats of what it reports. It is pure:
+// the runner that starts the probe is preflight/cudaprobe, and the probe
+// side (dlopen of libcuda.so.1, the calls) is cmd/gpu-preflight-nvml.
 package cuda
 
 import (
 	"encoding/hex"
 	"fmt"
 )
+
+// ProbeArg is the probe's first argument for its cuda mode.
+const ProbeArg = "cuda"
 
 // Soname is the driver library the probe loads, as the CUDA runtime and
 // every framework do: by soname, through the library path, so that an image

@@ -24,6 +24,7 @@ import (
 
 	"github.com/gpu-preflight/gpu-preflight/preflight/elfbound"
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
+	"github.com/gpu-preflight/gpu-preflight/preflight/gpuarch"
 )
 
 // SectionName is the ELF section that holds the fatbins the CUDA runtime
@@ -164,7 +165,7 @@ type Entry struct {
 	Kind    Kind
 	// Arch is the target: the header's decimal arch, the suffix archSuffix
 	// found, and PTX set for PTX entries. Zero for kinds this package skips.
-	Arch Arch
+	Arch gpuarch.Arch
 	// RawArch is the header's arch field as stored.
 	RawArch uint32
 	// CodeMajor and CodeMinor are the header's code version: the cubin ABI
@@ -265,7 +266,7 @@ func Scan(f *elf.File) (Result, error) {
 
 // imageKey is what makes two entries the same image.
 type imageKey struct {
-	arch       Arch
+	arch       gpuarch.Arch
 	ptxVersion [2]uint16 // zero for cubins
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 	"github.com/gpu-preflight/gpu-preflight/preflight/fatbin"
 	ft "github.com/gpu-preflight/gpu-preflight/preflight/fatbin/fatbintest"
+	"github.com/gpu-preflight/gpu-preflight/preflight/gpuarch"
 )
 
 func cubin(sm int) ft.Entry { return ft.Entry{Kind: ft.Cubin, SM: sm} }
@@ -307,11 +308,11 @@ func TestEntryFields(t *testing.T) {
 		{Kind: ft.Cubin, SM: 86, Compression: ft.LZ4, HeaderSize: 112},
 	})}))
 	want := []fatbin.Entry{
-		{Section: ".nv_fatbin", Offset: 16, Kind: fatbin.KindCubin, Arch: fatbin.Arch{Major: 9, Minor: 0, Suffix: 'a'}, RawArch: 90,
+		{Section: ".nv_fatbin", Offset: 16, Kind: fatbin.KindCubin, Arch: gpuarch.Arch{Major: 9, Minor: 0, Suffix: 'a'}, RawArch: 90,
 			CodeMajor: 1, CodeMinor: 7, Flags: 0x11, HeaderSize: 64, PayloadSize: 64},
-		{Section: ".nv_fatbin", Offset: 144, Kind: fatbin.KindPTX, Arch: fatbin.Arch{Major: 8, Minor: 0, PTX: true}, RawArch: 80,
+		{Section: ".nv_fatbin", Offset: 144, Kind: fatbin.KindPTX, Arch: gpuarch.Arch{Major: 8, Minor: 0, PTX: true}, RawArch: 80,
 			CodeMajor: 7, CodeMinor: 8, Flags: 0x8011, Compression: fatbin.CompressionZSTD, HeaderSize: 72, PayloadSize: 8, DecompressedSize: 32},
-		{Section: ".nv_fatbin", Offset: 224, Kind: fatbin.KindCubin, Arch: fatbin.Arch{Major: 8, Minor: 6}, RawArch: 86,
+		{Section: ".nv_fatbin", Offset: 224, Kind: fatbin.KindCubin, Arch: gpuarch.Arch{Major: 8, Minor: 6}, RawArch: 86,
 			CodeMajor: 1, CodeMinor: 7, Flags: 0x2011, Compression: fatbin.CompressionLZ4, HeaderSize: 112, PayloadSize: 8, DecompressedSize: 32},
 	}
 	if !reflect.DeepEqual(r.Entries, want) {

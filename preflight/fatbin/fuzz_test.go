@@ -12,6 +12,7 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 	"github.com/gpu-preflight/gpu-preflight/preflight/fatbin"
 	ft "github.com/gpu-preflight/gpu-preflight/preflight/fatbin/fatbintest"
+	"github.com/gpu-preflight/gpu-preflight/preflight/gpuarch"
 )
 
 // fuzzSeeds are whole synthetic shared objects and bare .nv_fatbin contents.
@@ -42,7 +43,8 @@ func fuzzSeeds(f *testing.F) [][]byte {
 		}
 		seeds = append(seeds, data)
 	}
-	// Research note 1.3's worked example, and corrupt variants of it.
+	// The nvcc .fatbin.c worked example (fatbintest.WorkedExampleContainer),
+	// and corrupt variants of it.
 	ex := ft.WorkedExampleContainer()
 	seeds = append(seeds, ex)
 	for _, mutate := range []func(b []byte){
@@ -110,7 +112,7 @@ func checkResult(t *testing.T, r fatbin.Result) {
 		if img.Count < 1 || (img.Kind != "cubin" && img.Kind != "ptx") {
 			t.Fatalf("bad image %+v", img)
 		}
-		if _, err := fatbin.ParseArch(img.Arch); err != nil {
+		if _, err := gpuarch.Parse(img.Arch); err != nil {
 			t.Fatalf("image arch %q does not parse: %v", img.Arch, err)
 		}
 		if i > 0 && r.Images[i-1] == img {
@@ -125,8 +127,8 @@ func checkResult(t *testing.T, r fatbin.Result) {
 		t.Fatalf("%d warnings, want at most 33", len(r.Warnings))
 	}
 	sorted := slices.IsSortedFunc(r.Images, func(a, b facts.KernelImage) int {
-		pa, _ := fatbin.ParseArch(a.Arch)
-		pb, _ := fatbin.ParseArch(b.Arch)
+		pa, _ := gpuarch.Parse(a.Arch)
+		pb, _ := gpuarch.Parse(b.Arch)
 		if a.Kind != b.Kind {
 			if a.Kind < b.Kind {
 				return -1

@@ -3,6 +3,8 @@ package fatbin
 import (
 	"bytes"
 	"encoding/binary"
+
+	"github.com/gpu-preflight/gpu-preflight/preflight/gpuarch"
 )
 
 // payloadPeek is how many bytes of a payload archSuffix may look at: the
@@ -221,7 +223,7 @@ func ptxTargetSuffix(head []byte, sm uint32) (suffix byte, ok bool) {
 		if end >= 0 {
 			rest = rest[:end]
 		}
-		a, err := ParseArch(string(rest))
+		a, err := gpuarch.Parse(string(rest))
 		if err != nil || uint32(a.SM()) != sm || !bytes.HasPrefix(rest, []byte("sm_")) {
 			return 0, false
 		}

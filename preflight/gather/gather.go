@@ -14,6 +14,8 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/preflight/compat"
 	"github.com/gpu-preflight/gpu-preflight/preflight/container"
 	"github.com/gpu-preflight/gpu-preflight/preflight/cuda"
+	"github.com/gpu-preflight/gpu-preflight/preflight/cudaprobe"
+	"github.com/gpu-preflight/gpu-preflight/preflight/envvars"
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 	"github.com/gpu-preflight/gpu-preflight/preflight/fsroot"
 	"github.com/gpu-preflight/gpu-preflight/preflight/host"
@@ -35,7 +37,10 @@ type Options struct {
 	// (preflight/imageconfig): its Env is the image's environment, in place
 	// of Environ for everything the image declares.
 	ImageConfig string
-	Environ     []string // the process environment, KEY=VALUE
+	// Environ is the process environment, parsed once: the container
+	// facts read it (unless ImageConfig gives the image's), and the CUDA
+	// smoke test gets its list as it is.
+	Environ envvars.Env
 	// NVMLLibrary is the library the probe loads; ForceProbe runs the probe
 	// even without driver evidence (the user named a library).
 	NVMLLibrary string
@@ -130,9 +135,9 @@ func Gather(ctx context.Context, o Options) (Result, []string) {
 // the framework library cuda.FatbinLibrary picks, within what is left of
 // ctx's deadline.
 func smokeTest(ctx context.Context, o Options, frameworks []facts.Framework) facts.CUDACheck {
-	opts := cuda.Options{Mode: o.CUDAMode, Probe: nvml.Options{Timeout: cudaBudget(ctx, o.CUDATimeout, time.Now())}}
-	if o.Environ != nil {
-		opts.Probe.Env = o.Environ
+	opts := cudaprobe.Options{Mode: o.CUDAMode, Probe: nvml.Options{Timeout: cudaBudget(ctx, o.CUDATimeout, time.Now())}}
+	if l := o.Environ.List(); l != nil {
+		opts.Probe.Env = l
 	}
 	var fb *facts.CUDAFatbin
 	if o.CUDAMode == facts.CUDAModeKernel {
@@ -146,7 +151,7 @@ func smokeTest(ctx context.Context, o Options, frameworks []facts.Framework) fac
 			}
 		}
 	}
-	res := cuda.Probe(ctx, opts)
+	res := cudaprobe.Run(ctx, opts)
 	if res.Stderr != "" && o.ProbeStderr != nil {
 		o.ProbeStderr("cuda", res.Stderr)
 	}
@@ -164,12 +169,12 @@ func smokeTest(ctx context.Context, o Options, frameworks []facts.Framework) fac
 }
 
 // cudaBudget is the CUDA smoke test's deadline: PREFLIGHT_CUDA_TIMEOUT
-// (cuda.DefaultTimeout when 0), or less when ctx's deadline is nearer, so
+// (cudaprobe.DefaultTimeout when 0), or less when ctx's deadline is nearer, so
 // that the test is killed with its own error ("timeout", a node fault)
 // rather than the whole preflight running out. Never below a millisecond.
 func cudaBudget(ctx context.Context, configured time.Duration, now time.Time) time.Duration {
 	if configured <= 0 {
-		configured = cuda.DefaultTimeout
+		configured = cudaprobe.DefaultTimeout
 	}
 	if deadline, ok := ctx.Deadline(); ok {
 		configured = min(configured, deadline.Sub(now)-scanMargin)
@@ -206,7 +211,7 @@ func Bake(o Options, bi image.BuildInfo) (image.Manifest, []string, error) {
 // when one is given, else this process's (inside the running container the
 // two are the same). Checking an unpacked image without its config reads
 // this process's environment, which is not the image's: a warning says so.
-func imageEnviron(o Options) ([]string, []string) {
+func imageEnviron(o Options) (envvars.Env, []string) {
 	if o.ImageConfig == "" {
 		if o.Root.IsHost() || o.Root == o.HostRoot {
 			return o.Environ, nil
@@ -217,5 +222,5 @@ func imageEnviron(o Options) ([]string, []string) {
 	if err != nil {
 		return o.Environ, []string{fmt.Sprintf("%v: the image's environment is taken from this process instead", err)}
 	}
-	return env, nil
+	return envvars.Parse(env), nil
 }

@@ -9,7 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gpu-preflight/gpu-preflight/preflight/cuda"
+	"github.com/gpu-preflight/gpu-preflight/preflight/cudaprobe"
+	"github.com/gpu-preflight/gpu-preflight/preflight/envvars"
 	"github.com/gpu-preflight/gpu-preflight/preflight/fsroot"
 	"github.com/gpu-preflight/gpu-preflight/preflight/image"
 )
@@ -99,7 +100,7 @@ func TestGatherCutsTheScanAtTheDeadline(t *testing.T) {
 	}
 	ctx, cancel := context.WithDeadline(context.Background(), time.Now())
 	defer cancel()
-	res, warnings := Gather(ctx, Options{Root: fsroot.Root(root), Environ: []string{"CUDA_VERSION=12.1.0"}, NVMLTimeout: time.Second})
+	res, warnings := Gather(ctx, Options{Root: fsroot.Root(root), Environ: envvars.Parse([]string{"CUDA_VERSION=12.1.0"}), NVMLTimeout: time.Second})
 	f := res.Facts
 	if !strings.Contains(strings.Join(warnings, "\n"), "the scan stopped after its 1ns budget") {
 		t.Errorf("warnings %q do not say the scan was cut", warnings)
@@ -118,7 +119,7 @@ func TestCUDABudgetEndsBeforeThePreflight(t *testing.T) {
 		want       time.Duration
 	}{
 		{"PREFLIGHT_CUDA_TIMEOUT within the preflight's", 15 * time.Second, 30 * time.Second, 15 * time.Second},
-		{"unset is the default", 0, 0, cuda.DefaultTimeout},
+		{"unset is the default", 0, 0, cudaprobe.DefaultTimeout},
 		{"a nearer preflight deadline wins", 15 * time.Second, 5 * time.Second, 5*time.Second - scanMargin},
 		{"a spent deadline leaves a millisecond", 15 * time.Second, -time.Second, time.Millisecond},
 	} {

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
-	"github.com/gpu-preflight/gpu-preflight/preflight/fatbin"
+	"github.com/gpu-preflight/gpu-preflight/preflight/gpuarch"
 )
 
 // Kernel libraries per framework: the shared objects that carry the
@@ -341,8 +341,8 @@ func mergeArchs(recorded []string, libs []facts.KernelLibrary) []string {
 // not targets go last, alphabetically.
 func SortArchs(archs []string) {
 	slices.SortFunc(archs, func(a, b string) int {
-		x, errA := fatbin.ParseArch(a)
-		y, errB := fatbin.ParseArch(b)
+		x, errA := gpuarch.Parse(a)
+		y, errB := gpuarch.Parse(b)
 		switch {
 		case errA != nil && errB != nil:
 			return strings.Compare(a, b)

@@ -40,7 +40,7 @@ type Manifest struct {
 	// Libraries are the scanned kernel libraries with their SHA-256, taken
 	// at bake time only (Load compares size and modification time).
 	Libraries []Library `json:"libraries"`
-	// Env holds the values the scan read of EnvKeys; absent keys were unset.
+	// Env holds the values the scan read of scanKeys; absent keys were unset.
 	Env map[string]string `json:"env"`
 	// Warnings are what the scan at bake time warned about.
 	Warnings []string `json:"warnings,omitempty"`
@@ -101,10 +101,10 @@ func bake(root fsroot.Root, env map[string]string, bi BuildInfo, scanFile scanFi
 	return m, nil
 }
 
-// envSubset returns the EnvKeys set in env.
+// envSubset returns the scanKeys set in env.
 func envSubset(env map[string]string) map[string]string {
 	out := map[string]string{}
-	for _, k := range EnvKeys {
+	for _, k := range scanKeys {
 		if v, ok := env[k]; ok {
 			out[k] = v
 		}
@@ -235,7 +235,7 @@ var errStale = errors.New("changed since bake")
 // stale returns why m no longer describes the image, or nil.
 func (m Manifest) stale(root fsroot.Root, env map[string]string) error {
 	now := envSubset(env)
-	for _, k := range EnvKeys {
+	for _, k := range scanKeys {
 		if now[k] != m.Env[k] {
 			return fmt.Errorf("%w: %s is %q, was %q", errStale, k, now[k], m.Env[k])
 		}

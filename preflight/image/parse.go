@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/gpu-preflight/gpu-preflight/preflight/compat"
-	"github.com/gpu-preflight/gpu-preflight/preflight/fatbin"
+	"github.com/gpu-preflight/gpu-preflight/preflight/gpuarch"
 )
 
 // The parsers in this file are pure: bytes or names in, facts out. The
@@ -94,7 +94,7 @@ func archList(a pyValue) []string {
 		if !ok {
 			continue
 		}
-		if arch, err := fatbin.ParseArch(s); err == nil {
+		if arch, err := gpuarch.Parse(s); err == nil {
 			out = append(out, arch.String())
 		}
 	}

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gpu-preflight/gpu-preflight/preflight/fatbin"
+	"github.com/gpu-preflight/gpu-preflight/preflight/gpuarch"
 )
 
 // Real inputs, in the forms docs/sources.md, "Framework build info on disk"
@@ -471,7 +471,7 @@ func FuzzParsePaddleVersion(f *testing.F) {
 			t.Fatal("no error and no version")
 		}
 		for _, a := range v.Archs {
-			if _, err := fatbin.ParseArch(a); err != nil {
+			if _, err := gpuarch.Parse(a); err != nil {
 				t.Fatalf("arch %q does not parse: %v", a, err)
 			}
 		}
@@ -491,7 +491,7 @@ func FuzzParseTFBuildInfo(f *testing.F) {
 			t.Fatalf("cuda %q is not a version", v.CUDA)
 		}
 		for _, a := range v.Archs {
-			if _, err := fatbin.ParseArch(a); err != nil {
+			if _, err := gpuarch.Parse(a); err != nil {
 				t.Fatalf("arch %q does not parse: %v", a, err)
 			}
 		}

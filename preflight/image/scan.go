@@ -23,6 +23,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gpu-preflight/gpu-preflight/preflight/envvars"
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 	"github.com/gpu-preflight/gpu-preflight/preflight/fatbin"
 	"github.com/gpu-preflight/gpu-preflight/preflight/fsroot"
@@ -60,12 +61,10 @@ type Stamp struct {
 	Names string `json:"names,omitempty"`
 }
 
-// EnvKeys are the environment variables a scan reads. A manifest records
-// their values; a change makes Load rescan.
-var EnvKeys = []string{
-	"CONDA_PREFIX", "CUDNN_VERSION", "LD_LIBRARY_PATH", "NCCL_VERSION",
-	"NV_CUDNN_VERSION", "PYTHONPATH", "VIRTUAL_ENV",
-}
+// scanKeys are the environment variables a scan reads (the Scan rows of
+// envvars.Read). A manifest records their values; a change makes Load
+// rescan.
+var scanKeys = envvars.Scanned()
 
 // scanFileFunc reads a library's fatbins; fatbin.ScanFile outside tests.
 type scanFileFunc func(path string) (fatbin.Result, error)
@@ -98,11 +97,14 @@ const (
 )
 
 // scan scans the image under root. env is the container's environment
-// (only EnvKeys are read). It never fails: what cannot be read is missing,
+// (only scanKeys are read). It never fails: what cannot be read is missing,
 // and the returned warnings say what went wrong beyond "not there". A
 // budget above zero stops listing and reading once that much time has
 // passed (Bake scans without one; LoadWithin, at run time, with one).
 func scan(root fsroot.Root, env map[string]string, scanFile scanFileFunc, budget time.Duration) (Result, []string) {
+	// The scan sees only what a manifest records, so that nothing it reads
+	// can change without making the manifest stale.
+	env = envSubset(env)
 	s := &scanner{root: root, env: env, scanFile: scanFile, seen: map[string]bool{}, budget: budget}
 	if budget > 0 {
 		s.deadline = time.Now().Add(budget)
@@ -267,7 +269,7 @@ var sitePackagePatterns = []string{
 // system and conda places. A directory reached twice (through a link) is
 // listed once.
 func SitePackages(root fsroot.Root, env map[string]string) []string {
-	sp, _ := sitePackages(root, env)
+	sp, _ := sitePackages(root, envSubset(env))
 	return sp
 }
 

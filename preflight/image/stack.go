@@ -4,6 +4,7 @@ import (
 	"path"
 	"strings"
 
+	"github.com/gpu-preflight/gpu-preflight/preflight/envvars"
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 )
 
@@ -75,7 +76,7 @@ type stackLib struct {
 	parse   func([]byte) (string, bool)
 	dists   []string // pip distributions, normalized
 	pipDirs []string // under site-packages/nvidia (or elsewhere): lib and include parents
-	envs    []string
+	envs    []string // variables stating the version, best first (envvars.VersionOf)
 }
 
 var (
@@ -85,7 +86,7 @@ var (
 		parse:   ParseCuDNNHeader,
 		dists:   []string{"nvidia_cudnn_cu13", "nvidia_cudnn_cu12", "nvidia_cudnn_cu11"},
 		pipDirs: []string{"nvidia/cudnn", "nvidia/cu13"},
-		envs:    []string{"NV_CUDNN_VERSION", "CUDNN_VERSION"},
+		envs:    envvars.VersionOf(envvars.CuDNN),
 	}
 	ncclLib = stackLib{
 		soname:  "libnccl.so",
@@ -93,7 +94,7 @@ var (
 		parse:   ParseNCCLHeader,
 		dists:   []string{"nvidia_nccl_cu13", "nvidia_nccl_cu12", "nvidia_nccl_cu11"},
 		pipDirs: []string{"nvidia/nccl", "nvidia/cu13"},
-		envs:    []string{"NCCL_VERSION"},
+		envs:    envvars.VersionOf(envvars.NCCL),
 	}
 	tensorRTLib = stackLib{
 		soname:  "libnvinfer.so",

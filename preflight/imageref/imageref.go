@@ -75,3 +75,15 @@ func ValidDigest(d string) bool {
 	_, err := reference.Parse("x@" + d)
 	return err == nil
 }
+
+// DigestOf returns the digest a reference carries, "name[:tag]@sha256:<hex>"
+// giving "sha256:<hex>", or "" when it carries none or is not a reference:
+// the grammar Parse and ValidDigest read, so a digest taken from a
+// reference is always a valid one.
+func DigestOf(ref string) string {
+	r, err := Parse(ref)
+	if err != nil {
+		return ""
+	}
+	return r.Digest
+}

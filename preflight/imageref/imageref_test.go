@@ -1,6 +1,9 @@
 package imageref
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 const sha = "sha256:4f1c4f1c4f1c4f1c4f1c4f1c4f1c4f1c4f1c4f1c4f1c4f1c4f1c4f1c4f1c4f1c"
 
@@ -53,4 +56,40 @@ func TestValidDigest(t *testing.T) {
 			t.Errorf("ValidDigest(%q) = %v, want %v", d, got, want)
 		}
 	}
+}
+
+// The digest a reference carries is read by the reference grammar, so only
+// a valid digest is taken from it.
+func TestDigestOfTakesOnlyAValidDigestFromAReference(t *testing.T) {
+	tests := []struct{ ref, want string }{
+		{"r/t:1@" + sha, sha},
+		{"r/t@" + sha, sha},
+		{"registry.example:5000/train:2.3@" + sha, sha},
+		{"r/t:1", ""},
+		{"r/t:1@", ""},
+		{"r/t:1@sha256:", ""},
+		{"r/t:1@sha256:abc", ""}, // too short for sha256
+		{"Train:1@" + sha, ""},   // not a reference: no repository name in capitals
+		{"", ""},
+	}
+	for _, tt := range tests {
+		if got := DigestOf(tt.ref); got != tt.want {
+			t.Errorf("DigestOf(%q) = %q, want %q", tt.ref, got, tt.want)
+		}
+	}
+}
+
+func FuzzDigestOf(f *testing.F) {
+	for _, s := range []string{"registry.example/train:2.3@" + sha, "r/t:1", "@", "@:", "a@b:c@sha256:x", "nvcr.io/nvidia/pytorch:24.01-py3"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, ref string) {
+		d := DigestOf(ref)
+		if d == "" {
+			return
+		}
+		if !ValidDigest(d) || !strings.HasSuffix(ref, "@"+d) || strings.Contains(d, "@") {
+			t.Errorf("DigestOf(%q) = %q", ref, d)
+		}
+	})
 }

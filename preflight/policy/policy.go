@@ -1,5 +1,6 @@
-// Package policy turns findings into a decision: run the command, or stop
-// before it starts.
+// Package policy turns findings into a decision.Decision: run the command,
+// or stop before it starts. The blocking rule (Policy.Blocks) is here and
+// nowhere else; what blocked travels in the decision.
 package policy
 
 import (
@@ -7,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/gpu-preflight/gpu-preflight/preflight/check"
+	"github.com/gpu-preflight/gpu-preflight/preflight/decision"
 )
 
 // Policy is how strict the decision is.
@@ -27,27 +29,6 @@ func Parse(s string) (Policy, error) {
 		return p, nil
 	}
 	return "", fmt.Errorf("unknown policy %q: accepted values are warn, fail, strict", s)
-}
-
-// Actions a decision can take.
-const (
-	Exec  = "exec"
-	Abort = "abort"
-)
-
-// Decision is what gpu-preflight does after its checks.
-type Decision struct {
-	Policy Policy
-	// Action is Exec or Abort.
-	Action string
-	// ExitCode is the code gpu-preflight exits with on Abort, 0 otherwise.
-	ExitCode int
-	// NodeFault is true when the abort is for a node fault: a blocking
-	// finding has check.Finding.NodeFault set, and ExitCode is
-	// ExitCodes.NodeFault.
-	NodeFault bool
-	// Blocking are the findings that caused the abort.
-	Blocking []check.Finding
 }
 
 // ExitCodes are the codes an abort exits with.
@@ -105,16 +86,16 @@ func (p Policy) Blocks(f check.Finding) bool {
 // mismatch code. Retrying costs one bounded attempt (the scheduler's
 // backoff limit); ending the job on a verdict read from a broken driver
 // could throw away a job that would run.
-func Decide(p Policy, findings []check.Finding, codes ExitCodes) Decision {
-	d := Decision{Policy: p, Action: Exec}
+func Decide(p Policy, findings []check.Finding, codes ExitCodes) decision.Decision {
+	d := decision.Decision{Policy: string(p), Action: decision.Exec, Blocking: []string{}}
 	for _, f := range findings {
 		if p.Blocks(f) {
-			d.Blocking = append(d.Blocking, f)
+			d.Blocking = append(d.Blocking, f.ID)
 			d.NodeFault = d.NodeFault || f.NodeFault
 		}
 	}
 	if len(d.Blocking) > 0 {
-		d.Action = Abort
+		d.Action = decision.Abort
 		d.ExitCode = codes.Mismatch
 		if d.NodeFault {
 			d.ExitCode = codes.NodeFault

@@ -1,9 +1,11 @@
 package policy
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/gpu-preflight/gpu-preflight/preflight/check"
+	"github.com/gpu-preflight/gpu-preflight/preflight/decision"
 )
 
 func findings(statuses ...check.Status) []check.Finding {
@@ -24,12 +26,12 @@ func TestDecide(t *testing.T) {
 		action   string
 		code     int
 	}{
-		{"WarnNeverAborts", Warn, findings(check.Error, check.Warn), Exec, 0},
-		{"FailAbortsOnError", Fail, findings(check.Pass, check.Error), Abort, 78},
-		{"FailRunsOnWarning", Fail, findings(check.Warn, check.Info), Exec, 0},
-		{"StrictAbortsOnWarning", Strict, findings(check.Warn), Abort, 78},
-		{"StrictRunsOnInfo", Strict, findings(check.Info, check.Skip, check.Pass), Exec, 0},
-		{"NoFindingsRun", Fail, nil, Exec, 0},
+		{"WarnNeverAborts", Warn, findings(check.Error, check.Warn), decision.Exec, 0},
+		{"FailAbortsOnError", Fail, findings(check.Pass, check.Error), decision.Abort, 78},
+		{"FailRunsOnWarning", Fail, findings(check.Warn, check.Info), decision.Exec, 0},
+		{"StrictAbortsOnWarning", Strict, findings(check.Warn), decision.Abort, 78},
+		{"StrictRunsOnInfo", Strict, findings(check.Info, check.Skip, check.Pass), decision.Exec, 0},
+		{"NoFindingsRun", Fail, nil, decision.Exec, 0},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			d := Decide(tt.policy, tt.findings, codes)
@@ -89,7 +91,7 @@ func TestIgnoreDowngradesToInfo(t *testing.T) {
 	if in[0].Status != check.Error {
 		t.Error("Ignore modified its input")
 	}
-	if d := Decide(Fail, out, codes); d.Action != Exec {
+	if d := Decide(Fail, out, codes); d.Action != decision.Exec {
 		t.Errorf("ignored error still aborts: %+v", d)
 	}
 }
@@ -104,5 +106,45 @@ func TestParse(t *testing.T) {
 		if _, err := Parse(s); err == nil {
 			t.Errorf("Parse(%q) accepted", s)
 		}
+	}
+}
+
+// Blocks is the one blocking rule: never under warn, errors under fail
+// (and under a value that is not a policy), warnings too under strict.
+func TestBlockingFollowsThePolicy(t *testing.T) {
+	tests := []struct {
+		policy Policy
+		status check.Status
+		want   bool
+	}{
+		{Fail, check.Error, true},
+		{Fail, check.Warn, false},
+		{Fail, check.Info, false},
+		{Strict, check.Error, true},
+		{Strict, check.Warn, true},
+		{Strict, check.Info, false},
+		{Strict, check.Pass, false},
+		{Warn, check.Error, false},
+		{"", check.Error, true}, // unknown policy: treated as fail
+	}
+	for _, tt := range tests {
+		if got := tt.policy.Blocks(check.Finding{Status: tt.status}); got != tt.want {
+			t.Errorf("Policy(%q).Blocks(%s) = %v, want %v", tt.policy, tt.status, got, tt.want)
+		}
+	}
+}
+
+// The decision names what blocked, in check order, so nothing after policy
+// applies the rule again.
+func TestDecideNamesTheBlockingFindings(t *testing.T) {
+	fs := findings(check.Warn, check.Error, check.Pass, check.Error)
+	if d := Decide(Fail, fs, codes); !slices.Equal(d.Blocking, []string{"b", "d"}) || !d.Blocks("d") || d.Blocks("a") {
+		t.Errorf("under fail: Blocking = %q", d.Blocking)
+	}
+	if d := Decide(Strict, fs, codes); !slices.Equal(d.Blocking, []string{"a", "b", "d"}) {
+		t.Errorf("under strict: Blocking = %q", d.Blocking)
+	}
+	if d := Decide(Warn, fs, codes); d.Blocking == nil || len(d.Blocking) != 0 {
+		t.Errorf("under warn: Blocking = %#v, want empty and not nil (the record's list is [])", d.Blocking)
 	}
 }

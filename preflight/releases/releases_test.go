@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/gpu-preflight/gpu-preflight/preflight/compat"
-	"github.com/gpu-preflight/gpu-preflight/preflight/fatbin"
+	"github.com/gpu-preflight/gpu-preflight/preflight/gpuarch"
 )
 
 // Every row is complete: a framework advise reports, a CUDA version the
@@ -39,7 +39,7 @@ func TestEveryRowIsComplete(t *testing.T) {
 			}
 		}
 		for _, a := range b.Archs {
-			if _, err := fatbin.ParseArch(a); err != nil {
+			if _, err := gpuarch.Parse(a); err != nil {
 				t.Errorf("%s: arch %q: %v", name, a, err)
 			}
 		}

@@ -4,7 +4,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/gpu-preflight/gpu-preflight/preflight/nvml"
+	"github.com/gpu-preflight/gpu-preflight/preflight/cuda"
 	"github.com/gpu-preflight/gpu-preflight/report"
 )
 
@@ -17,7 +17,7 @@ import (
 // the GPUs).
 func (d *differ) cuda(old, new report.CUDA) {
 	d.add("CUDA check", cudaSummary(old), cudaSummary(new), true)
-	d.add("CUDA driver API", nvml.CUDAVersion(old.DriverAPIVersion), nvml.CUDAVersion(new.DriverAPIVersion), true)
+	d.add("CUDA driver API", cuda.Version(old.DriverAPIVersion), cuda.Version(new.DriverAPIVersion), true)
 	d.add("CUDA library", old.Library, new.Library, true)
 	d.add("CUDA init", stepSummary(old.Init), stepSummary(new.Init), true)
 	d.add("CUDA fatbin", fatbinSummary(old.Fatbin), fatbinSummary(new.Fatbin), true)

@@ -19,6 +19,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gpu-preflight/gpu-preflight/preflight/decision"
 	"github.com/gpu-preflight/gpu-preflight/report"
 	"github.com/gpu-preflight/gpu-preflight/report/redact"
 )
@@ -76,7 +77,7 @@ func Diff(old, new report.Record) []Change {
 	d.frameworks(oi.Frameworks, ni.Frameworks)
 	d.env(old.Env, new.Env, true)
 	d.checks(old.Checks, new.Checks)
-	d.add("decision", decision(old.Decision), decision(new.Decision), true)
+	d.add("decision", decisionText(old.Decision), decisionText(new.Decision), true)
 	d.add("policy", old.Decision.Policy, new.Decision.Policy, true)
 
 	// Minor: everything not compared above, field by field, so that no
@@ -126,8 +127,8 @@ func compat(libs []report.CompatLib) string {
 	return strings.Join(vs, ", ")
 }
 
-func decision(d report.Decision) string {
-	if d.Action == report.ActionAbort {
+func decisionText(d decision.Decision) string {
+	if d.Action == decision.Abort {
 		return fmt.Sprintf("abort (exit %d)", d.ExitCode)
 	}
 	return d.Action

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/gpu-preflight/gpu-preflight/preflight/check"
+	"github.com/gpu-preflight/gpu-preflight/preflight/decision"
+	"github.com/gpu-preflight/gpu-preflight/preflight/envvars"
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 	"github.com/gpu-preflight/gpu-preflight/report"
 )
@@ -64,10 +66,10 @@ func record(f facts.Facts, findings []check.Finding, environ []string, runID str
 	return report.New(report.Inputs{
 		Facts:    f,
 		Findings: findings,
-		Decision: report.Decision{Policy: "fail", Action: report.ActionExec},
+		Decision: decision.Decision{Policy: "fail", Action: decision.Exec},
 		Argv:     []string{"python", "train.py"},
 		Cwd:      "/workspace",
-		Environ:  environ,
+		Environ:  envvars.Parse(environ),
 		Now:      start,
 		RunID:    runID,
 	})
@@ -297,7 +299,7 @@ func TestDiffRules(t *testing.T) {
 func TestDiffMinorCheckMessageAndDecision(t *testing.T) {
 	old, new := pair(nil)
 	new.Checks[1].Message = "it broke"
-	new.Decision = report.Decision{Policy: "strict", Action: report.ActionAbort, ExitCode: 78}
+	new.Decision = decision.Decision{Policy: "strict", Action: decision.Abort, ExitCode: 78}
 	assertChanges(t, Diff(old, new), []Change{
 		{"decision", "exec", "abort (exit 78)", true},
 		{"policy", "fail", "strict", true},

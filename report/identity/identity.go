@@ -22,7 +22,7 @@
 //   - {name: PREFLIGHT_IMAGE, value: "registry.example/train:2.3@sha256:4f1c..."}
 //
 //     When PREFLIGHT_IMAGE carries "@<digest>" and PREFLIGHT_IMAGE_DIGEST is
-//     unset, the digest is taken from the reference.
+//     unset, the digest is taken from the reference (imageref.DigestOf).
 package identity
 
 import (
@@ -68,27 +68,12 @@ func FromEnv(get func(string) (string, bool)) Image {
 		SourceURL: v(EnvSource),
 	}
 	if im.Digest == "" {
-		im.Digest = DigestOf(im.Ref)
+		im.Digest = imageref.DigestOf(im.Ref)
 	}
 	if im != (Image{}) {
 		im.From = "env"
 	}
 	return im
-}
-
-// DigestOf returns the "algorithm:encoded" digest of a reference written
-// "name[:tag]@algorithm:encoded", or "" when it has none.
-func DigestOf(ref string) string {
-	i := strings.LastIndexByte(ref, '@')
-	if i < 0 {
-		return ""
-	}
-	d := ref[i+1:]
-	algo, enc, ok := strings.Cut(d, ":")
-	if !ok || algo == "" || enc == "" {
-		return ""
-	}
-	return d
 }
 
 // Merge combines what a gatherer found (facts: the baked manifest) with the
@@ -104,7 +89,7 @@ func Merge(baked facts.Identity, env Image) Image {
 	}
 	out.SourceURL = env.SourceURL
 	if out.Digest == "" {
-		out.Digest = DigestOf(out.Ref)
+		out.Digest = imageref.DigestOf(out.Ref)
 	}
 	bakedAny := baked.Ref != "" || baked.Digest != "" || baked.Revision != "" || baked.Created != ""
 	switch {

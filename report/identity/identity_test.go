@@ -1,7 +1,6 @@
 package identity
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
@@ -43,22 +42,6 @@ func TestFromEnv(t *testing.T) {
 	}
 }
 
-func TestDigestOf(t *testing.T) {
-	tests := []struct{ ref, want string }{
-		{"r/t:1@" + digest, digest},
-		{"r/t@" + digest, digest},
-		{"r/t:1", ""},
-		{"r/t:1@", ""},
-		{"r/t:1@sha256:", ""},
-		{"", ""},
-	}
-	for _, tt := range tests {
-		if got := DigestOf(tt.ref); got != tt.want {
-			t.Errorf("DigestOf(%q) = %q, want %q", tt.ref, got, tt.want)
-		}
-	}
-}
-
 func TestMergeRuntimeRefAndBakedBuildMetadata(t *testing.T) {
 	baked := facts.Identity{Ref: "train:build", Revision: "baked-rev", Created: "2026-11-01T10:00:00Z", Source: "manifest"}
 	env := Image{Ref: "registry.example/train:2.3@" + digest, Digest: digest, Revision: "env-rev", From: "env"}
@@ -76,20 +59,4 @@ func TestMergeRuntimeRefAndBakedBuildMetadata(t *testing.T) {
 	if got := Merge(facts.Identity{}, Image{Revision: "r", From: "env"}); got.Revision != "r" || got.From != "env" {
 		t.Errorf("env fills gaps: %+v", got)
 	}
-}
-
-func FuzzDigestOf(f *testing.F) {
-	for _, s := range []string{"registry.example/train:2.3@" + digest, "r/t:1", "@", "@:", "a@b:c@sha256:x", "nvcr.io/nvidia/pytorch:24.01-py3"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, ref string) {
-		d := DigestOf(ref)
-		if d == "" {
-			return
-		}
-		algo, enc, ok := strings.Cut(d, ":")
-		if !ok || algo == "" || enc == "" || !strings.HasSuffix(ref, "@"+d) || strings.Contains(d, "@") {
-			t.Errorf("DigestOf(%q) = %q", ref, d)
-		}
-	})
 }

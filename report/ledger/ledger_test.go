@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gpu-preflight/gpu-preflight/preflight/decision"
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 	"github.com/gpu-preflight/gpu-preflight/report"
 	"github.com/gpu-preflight/gpu-preflight/report/schematest"
@@ -44,7 +45,7 @@ func bigRecord(worker, run int) report.Record {
 	}
 	return report.New(report.Inputs{
 		Facts:    facts.Facts{Container: facts.Container{Frameworks: fw}},
-		Decision: report.Decision{Policy: "fail", Action: report.ActionExec},
+		Decision: decision.Decision{Policy: "fail", Action: decision.Exec},
 		Argv:     []string{"worker", strconv.Itoa(worker), "run", strconv.Itoa(run)},
 		Now:      time.Now(),
 	})

@@ -109,20 +109,6 @@ func MapLookup(env map[string]string) Lookup {
 	return func(name string) (string, bool) { v, ok := env[name]; return v, ok }
 }
 
-// EnvironLookup reads from an os.Environ-style list; the first entry for a
-// name wins, as in getenv.
-func EnvironLookup(environ []string) Lookup {
-	m := make(map[string]string, len(environ))
-	for _, kv := range environ {
-		if k, v, ok := strings.Cut(kv, "="); ok {
-			if _, seen := m[k]; !seen {
-				m[k] = v
-			}
-		}
-	}
-	return MapLookup(m)
-}
-
 // placeholderIDs are launcher defaults that are the same for every job, so
 // they cannot join one job's records: torchrun's --rdzv-id defaults to
 // "none" (torch/distributed/run.py) and paddle.distributed.launch's --job_id

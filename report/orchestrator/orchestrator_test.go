@@ -3,6 +3,8 @@ package orchestrator
 import (
 	"reflect"
 	"testing"
+
+	"github.com/gpu-preflight/gpu-preflight/preflight/envvars"
 )
 
 func TestJobIDPrecedence(t *testing.T) {
@@ -88,7 +90,7 @@ func TestFromEnvReadsEveryLauncher(t *testing.T) {
 		"PADDLE_TRAINER_ID=5", "PADDLE_TRAINERS_NUM=16", "PADDLE_JOB_ID=pj", "PADDLE_NNODES=2", "PADDLE_MASTER=10.0.0.5:37777",
 		"SLURM_JOB_ID=ignored-duplicate",
 	}
-	got := FromEnv(EnvironLookup(env))
+	got := FromEnv(envvars.Parse(env).Lookup)
 	want := Context{
 		JobID: "slurm:dgx/77", JobIDSource: "SLURM_JOB_ID",
 		Detected:   []string{"kubernetes", "kubeflow", "slurm", "torchrun", "paddle"},
@@ -104,7 +106,7 @@ func TestFromEnvReadsEveryLauncher(t *testing.T) {
 }
 
 func TestNoLauncherGivesEmptyContext(t *testing.T) {
-	got := FromEnv(EnvironLookup([]string{"HOME=/root", "PATH=/bin"}))
+	got := FromEnv(envvars.Parse([]string{"HOME=/root", "PATH=/bin"}).Lookup)
 	want := Context{Detected: []string{}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("FromEnv = %+v, want %+v", got, want)

@@ -3,8 +3,9 @@
 //
 // Two rules, applied together:
 //
-//  1. Allow-list: only environment variables whose names are listed in
-//     Allowed are recorded at all. Everything else (cloud credentials, user
+//  1. Allow-list: only environment variables Allowed names are recorded at
+//     all: those gpu-preflight reads from the container (envvars.Read) and
+//     the families listed here. Everything else (cloud credentials, user
 //     variables) never leaves the process.
 //  2. Credential shape: a variable name, flag name or key that looks like a
 //     credential (see Sensitive) keeps its name but its value becomes
@@ -16,8 +17,11 @@
 package redact
 
 import (
+	"slices"
 	"strings"
 	"unicode"
+
+	"github.com/gpu-preflight/gpu-preflight/preflight/envvars"
 )
 
 // Placeholder replaces every redacted value.
@@ -74,43 +78,24 @@ var allowedNames = map[string]bool{
 	"HOSTNAME":        true,
 }
 
-// Allowed reports whether the variable name may be recorded.
-func Allowed(name string) bool {
-	if allowedNames[name] {
-		return true
-	}
-	for _, p := range allowedPrefixes {
-		if strings.HasPrefix(name, p) {
-			return true
-		}
-	}
-	for _, p := range TensorFlowPrefixes {
-		if strings.HasPrefix(name, p) {
-			return true
-		}
-	}
-	return false
-}
+// allowed is the record's own allow-list as one set.
+var allowed = envvars.Names{Exact: allowedNames, Prefixes: slices.Concat(allowedPrefixes, TensorFlowPrefixes)}
 
-// Env filters an environment in os.Environ form ("NAME=value") to the
-// allow-listed variables, with credential-looking values replaced. Entries
-// without '=' are dropped. A name given twice keeps its first value, the one
-// getenv (glibc's and Go's) returns.
-func Env(environ []string) map[string]string {
-	out := make(map[string]string)
-	for _, kv := range environ {
-		name, value, ok := strings.Cut(kv, "=")
-		if !ok || name == "" || !Allowed(name) {
-			continue
-		}
-		if _, seen := out[name]; seen {
-			continue
-		}
+// Allowed reports whether the variable name may be recorded: every variable
+// gpu-preflight reads from the container, so that a record shows what its
+// facts came from, and the record's own families.
+func Allowed(name string) bool { return envvars.IsRead(name) || allowed.Has(name) }
+
+// Env returns the allow-listed variables of env, with credential-looking
+// values replaced.
+func Env(env envvars.Env) map[string]string {
+	out := env.Filter(Allowed)
+	for name, value := range out {
 		if Sensitive(name) {
 			out[name] = Placeholder
-			continue
+		} else {
+			out[name] = Value(value)
 		}
-		out[name] = Value(value)
 	}
 	return out
 }

@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/gpu-preflight/gpu-preflight/preflight/envvars"
 )
 
 func TestSensitiveNames(t *testing.T) {
@@ -84,7 +86,7 @@ func TestAllowListOnlyRecordsKnownFamilies(t *testing.T) {
 		"NVIDIA_VISIBLE_DEVICES=none", // duplicate: the first wins, as in getenv
 		"noequals",
 	}
-	got := Env(env)
+	got := Env(envvars.Parse(env))
 	want := map[string]string{
 		"NVIDIA_VISIBLE_DEVICES": "all",
 		"NVIDIA_REQUIRE_CUDA":    "cuda>=12.2 brand=tesla,driver>=470,driver<471",
@@ -103,7 +105,7 @@ func TestAllowListOnlyRecordsKnownFamilies(t *testing.T) {
 }
 
 func TestEnvValuesLoseURLUserInfo(t *testing.T) {
-	got := Env([]string{"PREFLIGHT_IMAGE_SOURCE=https://oauth2:glpat-planted@gitlab.example/team/repo.git"})
+	got := Env(envvars.Parse([]string{"PREFLIGHT_IMAGE_SOURCE=https://oauth2:glpat-planted@gitlab.example/team/repo.git"}))
 	if want := "https://[redacted]@gitlab.example/team/repo.git"; got["PREFLIGHT_IMAGE_SOURCE"] != want {
 		t.Errorf("got %q, want %q", got["PREFLIGHT_IMAGE_SOURCE"], want)
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gpu-preflight/gpu-preflight/docs/schema"
+	"github.com/gpu-preflight/gpu-preflight/preflight/decision"
 	"github.com/gpu-preflight/gpu-preflight/report"
 )
 
@@ -81,13 +82,13 @@ func TestGoTypeMatchesSchema(t *testing.T) {
 	if !reflect.DeepEqual(keys, goKeys) {
 		t.Errorf("schema top-level keys %v != Record's %v", keys, goKeys)
 	}
-	r := report.New(report.Inputs{Now: time.Now(), Decision: report.Decision{Policy: "warn", Action: report.ActionExec}})
+	r := report.New(report.Inputs{Now: time.Now(), Decision: decision.Decision{Policy: "warn", Action: decision.Exec}})
 	b, _ := json.Marshal(r)
 	Validate(t, b)
 }
 
 func TestCheckRejectsBrokenRecords(t *testing.T) {
-	r := report.New(report.Inputs{Now: time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC), Decision: report.Decision{Policy: "fail", Action: "exec"}})
+	r := report.New(report.Inputs{Now: time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC), Decision: decision.Decision{Policy: "fail", Action: "exec"}})
 	good, _ := json.Marshal(r)
 	if err := Check(good); err != nil {
 		t.Fatalf("a fresh record fails: %v", err)

@@ -19,6 +19,7 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/preflight/affinity"
 	"github.com/gpu-preflight/gpu-preflight/preflight/check"
 	"github.com/gpu-preflight/gpu-preflight/preflight/check/scenarios"
+	"github.com/gpu-preflight/gpu-preflight/preflight/decision"
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 	"github.com/gpu-preflight/gpu-preflight/preflight/policy"
 	"github.com/gpu-preflight/gpu-preflight/test/harness"
@@ -128,11 +129,14 @@ func checkVerdict(in affinity.Input, h facts.Host) (ok bool, blocking []string) 
 	for _, c := range []check.Check{check.CUDARequirement, check.CUDADriver, check.FrameworkCUDA, check.GPUArch} {
 		fs = append(fs, c.Run(ci))
 	}
-	d := policy.Decide(in.Policy, policy.Ignore(fs, in.Ignore), policy.ExitCodes{Mismatch: 78, NodeFault: 75})
-	for _, f := range d.Blocking {
-		blocking = append(blocking, f.ID+": "+f.Message)
+	fs = policy.Ignore(fs, in.Ignore)
+	d := policy.Decide(in.Policy, fs, policy.ExitCodes{Mismatch: 78, NodeFault: 75})
+	for _, f := range fs {
+		if d.Blocks(f.ID) {
+			blocking = append(blocking, f.ID+": "+f.Message)
+		}
 	}
-	return d.Action != policy.Abort, blocking
+	return d.Action != decision.Abort, blocking
 }
 
 // passesOnSomeBrand reports whether the node would pass with its GPUs of

@@ -17,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
+	"github.com/gpu-preflight/gpu-preflight/preflight/imageref"
 	"github.com/gpu-preflight/gpu-preflight/report/identity"
 	"github.com/gpu-preflight/gpu-preflight/report/orchestrator"
 	"github.com/gpu-preflight/gpu-preflight/test/harness"
@@ -283,7 +284,7 @@ func checkPod(t *testing.T, where string, spec corev1.PodSpec, podLabels map[str
 			t.Errorf("%s: the record's job id would be %q from %q, want the job name %q from PREFLIGHT_JOB_ID", w, ctx.JobID, ctx.JobIDSource, jobName)
 		}
 		im := identity.FromEnv(orchestrator.MapLookup(env))
-		if im.Ref != c.Image || im.Digest == "" || im.Digest != identity.DigestOf(c.Image) {
+		if im.Ref != c.Image || im.Digest == "" || im.Digest != imageref.DigestOf(c.Image) {
 			t.Errorf("%s: %s=%q, digest %q; want the deployed image %q, by digest", w, identity.EnvImage, im.Ref, im.Digest, c.Image)
 		}
 		dir := env["PREFLIGHT_PROVENANCE_DIR"]

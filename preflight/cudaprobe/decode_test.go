@@ -1,4 +1,4 @@
-package cuda
+package cudaprobe
 
 import (
 	"encoding/json"
@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gpu-preflight/gpu-preflight/preflight/cuda"
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 )
 
@@ -71,7 +72,7 @@ func TestDecodeReadsTheProbesDocuments(t *testing.T) {
 }
 
 func TestDecodeRejects(t *testing.T) {
-	many := `{"mode":"init","outcome":"ok","init":{"step":"init","code":0},"devices":[` + strings.Repeat(`{"ordinal":0,"steps":[]},`, MaxDevices) + `{"ordinal":0,"steps":[]}]}`
+	many := `{"mode":"init","outcome":"ok","init":{"step":"init","code":0},"devices":[` + strings.Repeat(`{"ordinal":0,"steps":[]},`, cuda.MaxDevices) + `{"ordinal":0,"steps":[]}]}`
 	for _, tc := range []struct{ doc, says string }{
 		{`not json`, "not its JSON document"},
 		{`{"mode":"off","outcome":"ok"}`, "unknown mode"},
@@ -94,7 +95,7 @@ func FuzzDecode(f *testing.F) {
 		if (d == nil) == (err == nil) {
 			t.Fatalf("Decode returned document %v and error %v", d, err)
 		}
-		if d != nil && (len(d.Devices) > MaxDevices || (d.Outcome == facts.CUDAOK && (d.Init == nil || d.Init.Failed()))) {
+		if d != nil && (len(d.Devices) > cuda.MaxDevices || (d.Outcome == facts.CUDAOK && (d.Init == nil || d.Init.Failed()))) {
 			t.Fatalf("Decode accepted %+v", d)
 		}
 	})

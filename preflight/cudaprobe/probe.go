@@ -1,4 +1,9 @@
-package cuda
+// Package cudaprobe runs the opt-in CUDA smoke test (PREFLIGHT_CUDA_CHECK):
+// it starts the probe's cuda mode with a deadline, as the NVML probe is
+// started (preflight/nvml), and decodes and validates the document it
+// prints. What the probe and the checks share about the test (the kernel,
+// the CUresult table) is the pure package preflight/cuda.
+package cudaprobe
 
 import (
 	"context"
@@ -7,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gpu-preflight/gpu-preflight/preflight/cuda"
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 	"github.com/gpu-preflight/gpu-preflight/preflight/nvml"
 )
@@ -15,9 +21,6 @@ import (
 // GPUs without persistence mode takes seconds; JIT and a launch add tens
 // of milliseconds per device.
 const DefaultTimeout = 15 * time.Second
-
-// ProbeArg is the probe's first argument for its cuda mode.
-const ProbeArg = "cuda"
 
 // Options say how to run the smoke test.
 type Options struct {
@@ -39,14 +42,14 @@ type Result struct {
 	Stderr string
 }
 
-// Probe runs the probe's cuda mode: `gpu-preflight-nvml cuda MODE
+// Run runs the probe's cuda mode: `gpu-preflight-nvml cuda MODE
 // [LIBRARY]`, bounded like the NVML probe (its own process group, killed
 // with it at the deadline or when ctx ends).
-func Probe(ctx context.Context, opts Options) Result {
+func Run(ctx context.Context, opts Options) Result {
 	if opts.Probe.Timeout <= 0 {
 		opts.Probe.Timeout = DefaultTimeout
 	}
-	args := []string{ProbeArg, opts.Mode}
+	args := []string{cuda.ProbeArg, opts.Mode}
 	if opts.Mode == facts.CUDAModeKernel && opts.FatbinLibrary != "" {
 		args = append(args, opts.FatbinLibrary)
 	}
@@ -105,8 +108,8 @@ func Decode(data []byte) (*facts.CUDACheck, error) {
 	default:
 		return nil, fmt.Errorf("CUDA check document has unknown outcome %q", d.Outcome)
 	}
-	if len(d.Devices) > MaxDevices {
-		return nil, fmt.Errorf("CUDA check document lists %d devices, more than %d", len(d.Devices), MaxDevices)
+	if len(d.Devices) > cuda.MaxDevices {
+		return nil, fmt.Errorf("CUDA check document lists %d devices, more than %d", len(d.Devices), cuda.MaxDevices)
 	}
 	if d.Outcome == facts.CUDAOK && (d.Init == nil || d.Init.Failed()) {
 		return nil, fmt.Errorf("CUDA check document says ok without a successful cuInit")

@@ -1,0 +1,114 @@
+package envvars
+
+import "strings"
+
+// Variable is one environment variable gpu-preflight reads from the
+// container's environment, or a family of them.
+type Variable struct {
+	// Name is the variable's name; a family ends in '*' and holds every
+	// name that starts with what comes before it ("NVIDIA_REQUIRE_*").
+	Name string
+	// Scan is true when the image scan reads the variable: a baked image
+	// manifest records its value, and a change makes the manifest stale.
+	Scan bool
+	// Version names the CUDA stack library whose version the variable
+	// states, for the scan to take when no file says it (a header, a
+	// library's full name and a wheel's dist-info say it better: the
+	// variable describes what the image's author meant to install).
+	Version Library
+	// Use says what reads the variable and what for.
+	Use string
+	// Source is where the variable's meaning is documented.
+	Source string
+}
+
+// Library is a CUDA stack library the image scan versions.
+type Library string
+
+// The libraries that have a version variable.
+const (
+	CuDNN Library = "cuDNN"
+	NCCL  Library = "NCCL"
+)
+
+// Sources, by the document that defines each group of variables
+// (docs/sources.md, "The container's environment", gives each in full).
+const (
+	srcToolkit   = "NVIDIA Container Toolkit, \"Specialized Configurations with Docker\"; NCT `cuda_image.go`"
+	srcCUDAEnv   = "CUDA Programming Guide, \"CUDA Environment Variables\""
+	srcCUDAImage = "nvidia/cuda Dockerfiles (`ENV CUDA_VERSION`); NCT `cuda_image.go` `IsLegacy`"
+	srcStackEnv  = "the nvidia/cuda and NGC images' environments"
+	srcIdentity  = "gpu-preflight's own: the deployer sets it (docs/schema/README.md)"
+)
+
+// Read are the variables gpu-preflight reads from the container's
+// environment, in the order the scan tries version variables. Nothing else
+// of that environment is kept in the container facts (facts.Container.Env):
+// the CUDA smoke test gets the whole environment as it is, the provenance
+// record keeps these and its own allow-list (report/redact), and the
+// configuration is read by envconfig under PREFLIGHT_ names.
+//
+// Variables images set that no rule reads stay out: NVARCH,
+// NV_CUDA_CUDART_VERSION and the other NV_*_VERSION package pins (a package
+// version, not what is on disk), CUDA_DRIVER_VERSION (NGC's bundled compat
+// driver, not the host's), CUBLAS_VERSION, PYTORCH_VERSION and
+// PYTORCH_BUILD_VERSION (the framework's version files say it),
+// TORCH_CUDA_ARCH_LIST (what extensions are built for; the fatbins say what
+// the framework holds), and TensorRT's TENSORRT_VERSION and TRT_VERSION
+// (no NVIDIA image documents them; TensorRT's header and library say it).
+var Read = []Variable{
+	{Name: "NVIDIA_VISIBLE_DEVICES", Use: "the GPUs the container toolkit gives the container: the visible GPUs, `gpu-count`", Source: srcToolkit},
+	{Name: "CUDA_VISIBLE_DEVICES", Use: "the GPUs CUDA shows the process, and their order: the visible GPUs, `gpu-count`", Source: srcCUDAEnv},
+	{Name: "CUDA_DEVICE_ORDER", Use: "how `CUDA_VISIBLE_DEVICES` indices count (`FASTEST_FIRST`, `PCI_BUS_ID`)", Source: srcCUDAEnv},
+	{Name: "NVIDIA_REQUIRE_*", Use: "the image's requirements (`NVIDIA_REQUIRE_JETPACK*` excepted): `cuda-requirement`", Source: srcToolkit},
+	{Name: "NVIDIA_DISABLE_REQUIRE", Use: "turns the requirements off: `cuda-requirement`", Source: srcToolkit},
+	{Name: "CUDA_VERSION", Use: "the image's CUDA when no toolkit file says it, and a legacy image's `cuda>=X.Y`", Source: srcCUDAImage},
+	{Name: "LD_LIBRARY_PATH", Scan: true, Use: "where the scan looks for cuDNN, NCCL and TensorRT and how it models the loader; a compat libcuda taken through it (`cuda-driver`, `cuda-stack`)", Source: "ld.so(8), ENVIRONMENT"},
+	{Name: "VIRTUAL_ENV", Scan: true, Use: "a virtual environment's site-packages, searched first", Source: "Python, `venv` (`activate` sets it)"},
+	{Name: "CONDA_PREFIX", Scan: true, Use: "a conda environment's site-packages and lib, searched first", Source: "conda, \"Managing environments\""},
+	{Name: "PYTHONPATH", Scan: true, Use: "Python package directories searched before the system's", Source: "Python, \"Command line and environment\""},
+	{Name: "NV_CUDNN_VERSION", Scan: true, Version: CuDNN, Use: "cuDNN's version when no file says it (nvidia/cuda cuDNN images)", Source: srcStackEnv},
+	{Name: "CUDNN_VERSION", Scan: true, Version: CuDNN, Use: "cuDNN's version when no file says it (NGC images)", Source: srcStackEnv},
+	{Name: "NCCL_VERSION", Scan: true, Version: NCCL, Use: "NCCL's version when no file says it", Source: srcStackEnv},
+	{Name: "PREFLIGHT_IMAGE", Use: "the image reference as deployed: `image-pinned`", Source: srcIdentity},
+	{Name: "PREFLIGHT_IMAGE_DIGEST", Use: "the image's manifest digest: `image-pinned`", Source: srcIdentity},
+}
+
+// read is Read as a set of names.
+var read = func() Names {
+	n := Names{Exact: map[string]bool{}}
+	for _, v := range Read {
+		if p, family := strings.CutSuffix(v.Name, "*"); family {
+			n.Prefixes = append(n.Prefixes, p)
+		} else {
+			n.Exact[v.Name] = true
+		}
+	}
+	return n
+}()
+
+// IsRead reports whether gpu-preflight reads the variable name from the
+// container's environment.
+func IsRead(name string) bool { return read.Has(name) }
+
+// Scanned are the variables the image scan reads, in table order.
+func Scanned() []string {
+	var out []string
+	for _, v := range Read {
+		if v.Scan {
+			out = append(out, v.Name)
+		}
+	}
+	return out
+}
+
+// VersionOf are the variables that state lib's version, best first.
+func VersionOf(lib Library) []string {
+	var out []string
+	for _, v := range Read {
+		if v.Version == lib {
+			out = append(out, v.Name)
+		}
+	}
+	return out
+}
