@@ -341,9 +341,9 @@ func runImage(t *testing.T, opts []string, img string, cmd ...string) runResult 
 	return r
 }
 
-// decision returns the JSON log line that carries the run's decision (its
+// decisionLine returns the JSON log line that carries the run's decision (its
 // "action": exec or abort), or nil.
-func decision(stderr string) map[string]any {
+func decisionLine(stderr string) map[string]any {
 	for _, line := range strings.Split(stderr, "\n") {
 		var m map[string]any
 		if json.Unmarshal([]byte(line), &m) == nil && m["action"] != nil {
@@ -374,7 +374,7 @@ func field(rec []byte, path ...string) any {
 // the script then fails importing them: exit 1 with python's traceback.
 func testDefaultCMD(t *testing.T, img string) {
 	r := runImage(t, nil, img)
-	d := decision(r.Stderr)
+	d := decisionLine(r.Stderr)
 	if d == nil || d["action"] != "exec" {
 		t.Fatalf("no exec decision logged (%v); exit %d\n%s", d, r.Code, tail(r.Stderr))
 	}
@@ -395,7 +395,7 @@ func testDefaultCMD(t *testing.T, img string) {
 // testReplacedCMD: `podman run IMAGE CMD...` replaces only CMD.
 func testReplacedCMD(t *testing.T) {
 	r := runImage(t, nil, exampleImage, "python", "-c", "import sys; print('replaced', sys.argv[1:])", "a b", "c")
-	if r.Code != 0 || r.Stdout != "replaced ['a b', 'c']\n" || decision(r.Stderr) == nil {
+	if r.Code != 0 || r.Stdout != "replaced ['a b', 'c']\n" || decisionLine(r.Stderr) == nil {
 		t.Errorf("exit %d, stdout %q\n%s", r.Code, r.Stdout, tail(r.Stderr))
 	}
 }
@@ -461,7 +461,7 @@ func testStop(t *testing.T) {
 			defer podman(t, time.Minute, "rm", "-f", name)
 			// Wait until the preflight has decided and sleep runs.
 			deadline := time.Now().Add(30 * time.Second)
-			for decision(podman(t, time.Minute, "logs", name).Stderr) == nil {
+			for decisionLine(podman(t, time.Minute, "logs", name).Stderr) == nil {
 				if time.Now().After(deadline) {
 					t.Fatal("the container never logged its decision")
 				}
