@@ -33,5 +33,8 @@ echo
 echo "## Go benchmarks"
 echo
 go test -run '^$' -benchmem \
-	-bench 'BenchmarkScanFile1GiB|BenchmarkEncodeCompact|BenchmarkWrite|BenchmarkLogRecord|BenchmarkEvaluateRealImage|BenchmarkScan$' \
-	./preflight/fatbin/ ./report/ ./preflight/require/ ./preflight/image/ | grep -E '^(Benchmark|ok|FAIL)'
+	-bench 'BenchmarkScanFile1GiB|BenchmarkWrite|BenchmarkRecord|BenchmarkEvaluateRealImage|BenchmarkScan$' \
+	./preflight/fatbin/ ./report/store/ ./report/logs/ ./preflight/require/ ./preflight/image/ | grep -E '^(Benchmark|ok|FAIL)'
+# The record's first encoding in a fresh process (encoding/json's per-type
+# set-up), one child process per round.
+go test -run '^$' -bench 'BenchmarkFirstMarshal' -benchtime 300x ./report/store/ | grep -E '^(Benchmark|ok|FAIL)'

@@ -8,7 +8,10 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 )
 
-// CUDA is what the opt-in CUDA smoke test saw (PREFLIGHT_CUDA_CHECK).
+// CUDA is what the opt-in CUDA smoke test saw (PREFLIGHT_CUDA_CHECK):
+// facts.CUDACheck with every field present, where facts (also the CUDA
+// probe's JSON) leave out what is empty, and the texts from the driver
+// bounded.
 type CUDA struct {
 	// Mode is off, init or kernel; Outcome one of facts' CUDA outcomes.
 	Mode    string `json:"mode"`
@@ -28,7 +31,8 @@ type CUDA struct {
 	DurationMillis float64     `json:"durationMillis"`
 }
 
-// CUDADevice is one device as CUDA saw it.
+// CUDADevice is one device as CUDA saw it: facts.CUDADevice with every
+// field present and the device's Result stated.
 type CUDADevice struct {
 	Ordinal           int    `json:"ordinal"`
 	Name              string `json:"name"`
@@ -45,7 +49,8 @@ type CUDADevice struct {
 	DurationMillis float64    `json:"durationMillis"`
 }
 
-// CUDAStep is one call of the smoke test and its CUresult.
+// CUDAStep is one call of the smoke test and its CUresult: facts.CUDAStep
+// with every field present.
 type CUDAStep struct {
 	Step    string  `json:"step"`
 	Code    int     `json:"code"`
@@ -54,7 +59,8 @@ type CUDAStep struct {
 	Millis  float64 `json:"millis"`
 }
 
-// CUDAFatbin is the framework fatbin kernel mode loaded.
+// CUDAFatbin is the framework fatbin kernel mode loaded: facts.CUDAFatbin
+// with every field present.
 type CUDAFatbin struct {
 	Library   string `json:"library"`
 	Framework string `json:"framework"`

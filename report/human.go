@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -17,7 +16,7 @@ import (
 // Human writes the report `gpu-preflight check` prints on stdout: host,
 // driver and GPUs, the image's CUDA stack and frameworks, each check with
 // its status, message and remedy, then what a run would do. Plain aligned
-// text; statuses are coloured only when UseColor(w). Everything printed
+// text; statuses are coloured only when termsafe.UseColor(w). Everything printed
 // comes from the (already redacted) record.
 func Human(w io.Writer, r Record) error {
 	// Every value from the image, the host or the environment is escaped
@@ -27,7 +26,7 @@ func Human(w io.Writer, r Record) error {
 	if err != nil {
 		return err
 	}
-	hw := &humanWriter{color: UseColor(w)}
+	hw := &humanWriter{color: termsafe.UseColor(w)}
 	hw.write(r)
 	_, err = io.WriteString(w, hw.b.String())
 	return err
@@ -35,9 +34,9 @@ func Human(w io.Writer, r Record) error {
 
 // printable is a deep copy of r with every string escaped by termsafe.
 func printable(r Record) (Record, error) {
-	b, err := EncodeCompact(r)
+	b, err := json.Marshal(r)
 	if err != nil {
-		return Record{}, err
+		return Record{}, fmt.Errorf("copy the record for the report: %w", err)
 	}
 	var c Record
 	if err := json.Unmarshal(b, &c); err != nil {
@@ -50,12 +49,6 @@ func printable(r Record) (Record, error) {
 type humanWriter struct {
 	b     strings.Builder
 	color bool
-}
-
-// UseColor reports whether output to w may be coloured: w is a terminal,
-// NO_COLOR is unset or empty (no-color.org), and TERM is not "dumb".
-func UseColor(w io.Writer) bool {
-	return IsTerminal(w) && os.Getenv("NO_COLOR") == "" && os.Getenv("TERM") != "dumb"
 }
 
 func (h *humanWriter) table(rows [][]string) {

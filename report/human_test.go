@@ -1,4 +1,4 @@
-package report
+package report_test
 
 import (
 	"bytes"
@@ -8,11 +8,13 @@ import (
 
 	"github.com/gpu-preflight/gpu-preflight/preflight/decision"
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
+	"github.com/gpu-preflight/gpu-preflight/report"
+	"github.com/gpu-preflight/gpu-preflight/report/reporttest"
 )
 
 func TestHumanReportShowsFactsChecksAndDecision(t *testing.T) {
 	var buf bytes.Buffer
-	if err := Human(&buf, New(sampleInputs())); err != nil {
+	if err := report.Human(&buf, report.New(reporttest.Inputs())); err != nil {
 		t.Fatal(err)
 	}
 	out := buf.String()
@@ -40,8 +42,8 @@ func TestHumanReportShowsFactsChecksAndDecision(t *testing.T) {
 
 func TestHumanReportWithNothingKnown(t *testing.T) {
 	var buf bytes.Buffer
-	r := New(Inputs{Now: sampleTime, Decision: decision.Decision{Policy: "warn", Action: decision.Exec}})
-	if err := Human(&buf, r); err != nil {
+	r := report.New(report.Inputs{Now: reporttest.Time, Decision: decision.Decision{Policy: "warn", Action: decision.Exec}})
+	if err := report.Human(&buf, r); err != nil {
 		t.Fatal(err)
 	}
 	out := buf.String()
@@ -52,48 +54,17 @@ func TestHumanReportWithNothingKnown(t *testing.T) {
 	}
 }
 
-func TestHumanBytes(t *testing.T) {
-	tests := []struct {
-		n    uint64
-		want string
-	}{
-		{512, "512 B"}, {1024, "1 KiB"}, {64 << 20, "64 MiB"}, {85899345920, "80 GiB"}, {1536 << 20, "1.5 GiB"},
-	}
-	for _, tt := range tests {
-		if got := humanBytes(tt.n); got != tt.want {
-			t.Errorf("humanBytes(%d) = %q, want %q", tt.n, got, tt.want)
-		}
-	}
-}
-
 func TestHumanShowsTheCUDACheck(t *testing.T) {
-	r := New(Inputs{Now: time.Now(), Facts: facts.Facts{Host: facts.Host{CUDA: facts.CUDACheck{
+	r := report.New(report.Inputs{Now: time.Now(), Facts: facts.Facts{Host: facts.Host{CUDA: facts.CUDACheck{
 		Mode: facts.CUDAModeKernel, Outcome: facts.CUDAFailed, DriverAPIVersion: 12040,
 		Init:    &facts.CUDAStep{Step: facts.CUDAStepInit},
 		Devices: []facts.CUDADevice{{Ordinal: 0}, {Ordinal: 1, Steps: []facts.CUDAStep{{Step: facts.CUDAStepContext, Code: 46, Error: "CUDA_ERROR_DEVICE_UNAVAILABLE"}}}},
 	}}}})
 	var b strings.Builder
-	if err := Human(&b, r); err != nil {
+	if err := report.Human(&b, r); err != nil {
 		t.Fatal(err)
 	}
 	if want := "kernel: failed, driver API 12.4, 2 device(s); device 1 context: CUDA_ERROR_DEVICE_UNAVAILABLE"; !strings.Contains(b.String(), want) {
 		t.Errorf("the human report does not say %q:\n%s", want, b.String())
-	}
-}
-
-// Coloured statuses keep the checks table aligned: the escape codes are
-// added after the columns are laid out.
-func TestColouredTableIsAligned(t *testing.T) {
-	plain := &humanWriter{}
-	coloured := &humanWriter{color: true}
-	rows := [][]string{{"STATUS", "CHECK", "MESSAGE"}, {"pass", "driver", "ok"}, {"error", "cuda-requirement", "bad"}, {"", "", "remedy: fix"}}
-	plain.statusTable(rows)
-	coloured.statusTable(rows)
-	strip := strings.NewReplacer(red, "", yellow, "", green, "", reset, "")
-	if got := strip.Replace(coloured.b.String()); got != plain.b.String() {
-		t.Errorf("coloured table, escapes removed:\n%s\nplain:\n%s", got, plain.b.String())
-	}
-	if !strings.Contains(coloured.b.String(), "  "+red+"error"+reset+"   cuda-requirement  bad") {
-		t.Errorf("status not coloured in place:\n%q", coloured.b.String())
 	}
 }

@@ -1,7 +1,12 @@
-// Package report turns one run's facts, findings and decision into what
-// gpu-preflight leaves behind: the provenance record (docs/schema/README.md), its
-// atomic file, the log lines (docs/sources.md, "What gpu-preflight is held to"), the Kubernetes termination
-// message and the human report.
+// Package report is the model of what one run leaves behind: the
+// provenance record (docs/schema/README.md) built from the run's facts,
+// findings and decision, and the text made from it: the summary sentence,
+// the abort reason, the Kubernetes termination message and the human
+// report of `gpu-preflight check`.
+//
+// Its sub-packages do the writing: store puts the record and the
+// termination message on disk, ledger appends the record to a JSON-lines
+// file, logs writes the log lines.
 //
 // Secrets are removed when the record is built (New), so no unredacted
 // value is ever held in a Record; every output is produced from a Record or
@@ -17,6 +22,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/gpu-preflight/gpu-preflight/internal/truncate"
 	"github.com/gpu-preflight/gpu-preflight/preflight/check"
 	"github.com/gpu-preflight/gpu-preflight/preflight/compat"
 	"github.com/gpu-preflight/gpu-preflight/preflight/decision"
@@ -41,6 +47,15 @@ const TimeLayout = "2006-01-02T15:04:05.000000000Z07:00"
 // (docs/schema/provenance.v1.schema.json); every field is always present,
 // empty when unknown, except Outcome, which is null unless the run was
 // supervised.
+//
+// Where a facts value has the record's shape (facts.Requirement,
+// facts.CompatLib) or the decision is recorded as policy made it
+// (decision.Decision), the record holds that type. The record's own types
+// below stand where the schema's shape differs from the facts type's, each
+// saying how. The usual difference: facts types are also the probes' and
+// the image manifest's JSON, where an unknown value is left out
+// (omitempty); the record writes every field, so a consumer never has to
+// tell "unknown" from "absent".
 type Record struct {
 	SchemaVersion string               `json:"schemaVersion"`
 	RunID         string               `json:"runId"`
@@ -65,7 +80,9 @@ type Tool struct {
 	Commit  string `json:"commit"`
 }
 
-// Host is the machine and its driver.
+// Host is the machine and its driver: facts.Host with every field present,
+// the driver's lifecycle branch added, and the record's own GPU, NVML,
+// Cgroup and CUDA types.
 type Host struct {
 	Hostname    string   `json:"hostname"`
 	Kernel      string   `json:"kernel"`
@@ -78,7 +95,9 @@ type Host struct {
 	CUDA        CUDA     `json:"cuda"`
 }
 
-// Driver is the NVIDIA kernel driver.
+// Driver is the NVIDIA kernel driver: facts.Driver with every field present
+// (facts leave out an empty cudaVersionSource and a false
+// openKernelModule) and the branch's lifecycle as of the run (Branch).
 type Driver struct {
 	Version           string       `json:"version"`
 	CUDAVersion       string       `json:"cudaVersion"`
@@ -106,7 +125,10 @@ type DriverBranch struct {
 	Supported bool `json:"supported"`
 }
 
-// GPU is one GPU the driver reports.
+// GPU is one GPU the driver reports: facts.GPU with every field present,
+// where facts leave out an empty architecture, the health counters NVML
+// did not answer and an empty errors map; the record writes them as "",
+// null and {}.
 type GPU struct {
 	Index                  int     `json:"index"`
 	Name                   string  `json:"name"`
@@ -125,7 +147,9 @@ type GPU struct {
 	Errors map[string]string `json:"errors"`
 }
 
-// NVML is how the NVML probe went.
+// NVML is how the NVML probe went: facts.NVML with every field present and
+// the error redacted, without Embedded (a fact about the gpu-preflight
+// build, not about the run).
 type NVML struct {
 	Outcome        string  `json:"outcome"`
 	Error          string  `json:"error"`
@@ -135,23 +159,28 @@ type NVML struct {
 }
 
 // Cgroup is the container's resource limits; 0 is unlimited or unknown.
+// facts.Cgroup with every field present (facts leave out an unlimited
+// memory or CPU limit).
 type Cgroup struct {
 	Version          int     `json:"version"`
 	MemoryLimitBytes uint64  `json:"memoryLimitBytes"`
 	CPULimit         float64 `json:"cpuLimit"`
 }
 
-// Image is what the image holds and which image it is.
+// Image is what the image holds and which image it is: facts.Container
+// flattened (the stack's versions, the identity merged with the
+// environment's PREFLIGHT_IMAGE_*), without the raw environment (Record.Env
+// holds the allow-listed part).
 type Image struct {
-	CUDAVersion     string        `json:"cudaVersion"`
-	CUDAVersionFull string        `json:"cudaVersionFull"`
-	Requirements    []Requirement `json:"requirements"`
-	RequireDisabled bool          `json:"requireDisabled"`
-	CuDNNVersion    string        `json:"cudnnVersion"`
-	NCCLVersion     string        `json:"ncclVersion"`
-	TensorRTVersion string        `json:"tensorrtVersion"`
-	Compat          []CompatLib   `json:"compat"`
-	Frameworks      []Framework   `json:"frameworks"`
+	CUDAVersion     string              `json:"cudaVersion"`
+	CUDAVersionFull string              `json:"cudaVersionFull"`
+	Requirements    []facts.Requirement `json:"requirements"`
+	RequireDisabled bool                `json:"requireDisabled"`
+	CuDNNVersion    string              `json:"cudnnVersion"`
+	NCCLVersion     string              `json:"ncclVersion"`
+	TensorRTVersion string              `json:"tensorrtVersion"`
+	Compat          []facts.CompatLib   `json:"compat"`
+	Frameworks      []Framework         `json:"frameworks"`
 	// CUDALibraries are the CUDA libraries the frameworks load (cuda-stack).
 	CUDALibraries  []CUDALibrary `json:"cudaLibraries"`
 	Ref            string        `json:"ref"`
@@ -166,19 +195,11 @@ type Image struct {
 	ScanSource string `json:"scanSource"`
 }
 
-// Requirement is one raw NVIDIA_REQUIRE_* (or PREFLIGHT_REQUIRE) value.
-type Requirement struct {
-	Var   string `json:"var"`
-	Value string `json:"value"`
-}
-
-// CompatLib is one forward-compatibility libcuda in the image.
-type CompatLib struct {
-	Path          string `json:"path"`
-	DriverVersion string `json:"driverVersion"`
-}
-
-// Framework is one installed deep-learning framework.
+// Framework is one installed deep-learning framework: the part of
+// facts.Framework a record keeps, every field present. The kernel
+// libraries scanned, the package directory and the version's source file
+// stay out: they are the scan's working data, and the checks' findings say
+// what they showed.
 type Framework struct {
 	Name         string `json:"name"`
 	Version      string `json:"version"`
@@ -191,6 +212,8 @@ type Framework struct {
 
 // CUDALibrary is one CUDA library a framework loads: the copy the loader
 // takes first, what the framework was built for, and the other copies.
+// facts.CUDALibrary with every field present (facts leave out an unknown
+// wheel, an unknown build version and an empty list of other copies).
 type CUDALibrary struct {
 	Framework      string        `json:"framework"`
 	Name           string        `json:"name"`
@@ -202,7 +225,8 @@ type CUDALibrary struct {
 	Others         []LibraryCopy `json:"others"`
 }
 
-// LibraryCopy is one file of a CUDA library.
+// LibraryCopy is one file of a CUDA library: facts.LibraryCopy with every
+// field present.
 type LibraryCopy struct {
 	Path          string `json:"path"`
 	Version       string `json:"version"`
@@ -215,7 +239,8 @@ func libraryCopy(c facts.LibraryCopy) LibraryCopy {
 	return LibraryCopy{Path: c.Path, Version: c.Version, VersionSource: c.VersionSource, Via: c.Via, ViaObject: c.ViaObject}
 }
 
-// Check is one finding.
+// Check is one finding: check.Finding with nodeFault always present
+// (findings leave out a false one), its text redacted and bounded.
 type Check struct {
 	ID      string `json:"id"`
 	Status  string `json:"status"`
@@ -330,12 +355,12 @@ func New(in Inputs) Record {
 		Image: Image{
 			CUDAVersion:     c.CUDA.Version,
 			CUDAVersionFull: c.CUDA.Full,
-			Requirements:    make([]Requirement, 0, len(c.Requirements)),
+			Requirements:    make([]facts.Requirement, 0, len(c.Requirements)),
 			RequireDisabled: c.RequireDisabled,
 			CuDNNVersion:    c.Stack.CuDNN.Version,
 			NCCLVersion:     c.Stack.NCCL.Version,
 			TensorRTVersion: c.Stack.TensorRT.Version,
-			Compat:          make([]CompatLib, 0, len(c.Compat)),
+			Compat:          nonNil(c.Compat),
 			Frameworks:      make([]Framework, 0, len(c.Frameworks)),
 			ScanSource:      c.ScanSource,
 		},
@@ -356,10 +381,7 @@ func New(in Inputs) Record {
 		})
 	}
 	for _, q := range c.Requirements {
-		r.Image.Requirements = append(r.Image.Requirements, Requirement{Var: q.Var, Value: redact.Value(q.Value)})
-	}
-	for _, l := range c.Compat {
-		r.Image.Compat = append(r.Image.Compat, CompatLib{Path: l.Path, DriverVersion: l.DriverVersion})
+		r.Image.Requirements = append(r.Image.Requirements, facts.Requirement{Var: q.Var, Value: capValue(redact.Value(q.Value))})
 	}
 	for _, f := range c.Frameworks {
 		r.Image.Frameworks = append(r.Image.Frameworks, Framework{
@@ -397,9 +419,6 @@ func New(in Inputs) Record {
 	r.Env, r.EnvDropped = capEnv(r.Env)
 	for k, v := range r.Env {
 		r.Env[k] = capValue(v)
-	}
-	for i := range r.Image.Requirements {
-		r.Image.Requirements[i].Value = capValue(r.Image.Requirements[i].Value)
 	}
 	for _, p := range []*string{&r.Image.Ref, &r.Image.Digest, &r.Image.Revision, &r.Image.Created, &r.Image.Source} {
 		*p = capValue(*p)
@@ -440,8 +459,7 @@ func capEnv(env map[string]string) (map[string]string, int) {
 
 // capValue cuts s to maxRecordValueBytes, saying how long it was.
 func capValue(s string) string {
-	v, _ := Truncate(s, maxRecordValueBytes)
-	return v
+	return truncate.String(s, maxRecordValueBytes)
 }
 
 // redactContext passes every orchestrator value through redact.Value: they

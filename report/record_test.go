@@ -1,4 +1,4 @@
-package report
+package report_test
 
 import (
 	"bytes"
@@ -13,11 +13,13 @@ import (
 
 	"github.com/gpu-preflight/gpu-preflight/preflight/decision"
 	"github.com/gpu-preflight/gpu-preflight/preflight/envvars"
+	"github.com/gpu-preflight/gpu-preflight/report"
+	"github.com/gpu-preflight/gpu-preflight/report/reporttest"
 	"github.com/gpu-preflight/gpu-preflight/report/schematest"
 )
 
 func TestNewRecordsFactsFindingsAndDecision(t *testing.T) {
-	r := New(sampleInputs())
+	r := report.New(reporttest.Inputs())
 	if r.SchemaVersion != "1" {
 		t.Errorf("schemaVersion = %q", r.SchemaVersion)
 	}
@@ -49,7 +51,7 @@ func TestNewRecordsFactsFindingsAndDecision(t *testing.T) {
 	if r.Image.Source != "https://[redacted]@gitlab.example/ml/train.git" {
 		t.Errorf("image source = %q", r.Image.Source)
 	}
-	if len(r.Checks) != len(sampleFindings) || r.Checks[1].Status != "error" || r.Checks[1].Remedy == "" {
+	if len(r.Checks) != len(reporttest.Findings) || r.Checks[1].Status != "error" || r.Checks[1].Remedy == "" {
 		t.Errorf("checks = %+v", r.Checks)
 	}
 	if d := r.Decision; d.Policy != "fail" || d.Action != "abort" || d.ExitCode != 78 || d.NodeFault || !slices.Equal(d.Blocking, []string{"cuda-requirement"}) {
@@ -75,7 +77,7 @@ func TestNewRecordsFactsFindingsAndDecision(t *testing.T) {
 	if r.Outcome != nil {
 		t.Errorf("outcome = %+v, want null outside supervise mode", r.Outcome)
 	}
-	b, err := Marshal(r)
+	b, err := json.Marshal(r)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,9 +85,9 @@ func TestNewRecordsFactsFindingsAndDecision(t *testing.T) {
 }
 
 func TestNewDoesNotAliasItsInputs(t *testing.T) {
-	in := sampleInputs()
+	in := reporttest.Inputs()
 	in.Facts.Container.Frameworks[0].Archs = []string{"sm_80"}
-	r := New(in)
+	r := report.New(in)
 	in.Facts.Container.Frameworks[0].Archs[0] = "changed"
 	in.Facts.Host.DeviceNodes[0] = "changed"
 	if r.Image.Frameworks[0].Archs[0] != "sm_80" || r.Host.DeviceNodes[0] != "/dev/nvidiactl" {
@@ -95,7 +97,7 @@ func TestNewDoesNotAliasItsInputs(t *testing.T) {
 
 // docs/schema/README.md: fields are present and empty when unknown.
 func TestEmptyRecordHasEveryFieldPresent(t *testing.T) {
-	r := New(Inputs{Now: sampleTime, Decision: decision.Decision{Policy: "warn", Action: decision.Exec}})
+	r := report.New(report.Inputs{Now: reporttest.Time, Decision: decision.Decision{Policy: "warn", Action: decision.Exec}})
 	b, err := json.Marshal(r)
 	if err != nil {
 		t.Fatal(err)
@@ -112,7 +114,7 @@ func TestEmptyRecordHasEveryFieldPresent(t *testing.T) {
 func TestRunIDsAreUnique(t *testing.T) {
 	seen := make(map[string]bool)
 	for i := 0; i < 10000; i++ {
-		id := NewRunID()
+		id := report.NewRunID()
 		if seen[id] {
 			t.Fatalf("run id %s repeated after %d ids", id, i)
 		}
@@ -121,98 +123,33 @@ func TestRunIDsAreUnique(t *testing.T) {
 }
 
 func TestFinishRecordsOutcome(t *testing.T) {
-	r := New(sampleInputs())
-	end := sampleTime.Add(90*time.Second + 500*time.Millisecond)
+	r := report.New(reporttest.Inputs())
+	end := reporttest.Time.Add(90*time.Second + 500*time.Millisecond)
 	if err := r.Finish(137, 9, end); err != nil {
 		t.Fatal(err)
 	}
-	want := Outcome{ExitCode: 137, Signal: 9, FinishedAt: "2026-11-29T15:33:12.623456789Z", DurationSeconds: 90.5}
+	want := report.Outcome{ExitCode: 137, Signal: 9, FinishedAt: "2026-11-29T15:33:12.623456789Z", DurationSeconds: 90.5}
 	if *r.Outcome != want {
 		t.Errorf("outcome = %+v, want %+v", *r.Outcome, want)
 	}
-	b, _ := Marshal(r)
+	b, _ := json.Marshal(r)
 	schematest.Validate(t, b)
 
-	bad := Record{StartedAt: "yesterday"}
+	bad := report.Record{StartedAt: "yesterday"}
 	if err := bad.Finish(0, 0, end); err == nil || !strings.Contains(err.Error(), "startedAt") {
 		t.Errorf("Finish on a bad startedAt: %v", err)
 	}
 }
 
-// Every output is made from one record (or the raw findings); none may carry
-// a planted secret.
-func TestNoPlantedSecretReachesAnyOutput(t *testing.T) {
-	in := sampleInputs()
-	r := New(in)
-	outputs := map[string][]byte{}
-
-	b, err := Marshal(r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	outputs["record JSON"] = b
-
-	dir := t.TempDir()
-	path, err := Write(dir, r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	outputs["record file"] = readFile(t, path)
-
-	for _, format := range []string{FormatJSON, FormatConsole} {
-		var logs bytes.Buffer
-		l, err := NewLogger(&logs, format, "debug")
-		if err != nil {
-			t.Fatal(err)
-		}
-		LogFindings(l, in.Findings) // the raw findings, as the caller has them
-		if err := LogRecord(l, r); err != nil {
-			t.Fatal(err)
-		}
-		outputs["log "+format] = logs.Bytes()
-	}
-
-	msg := TerminationMessage(in.Findings, in.Decision)
-	outputs["termination message"] = []byte(msg)
-	tpath := dir + "/termination-log"
-	if err := WriteTermination(tpath, msg); err != nil {
-		t.Fatal(err)
-	}
-	outputs["termination file"] = readFile(t, tpath)
-
-	var human bytes.Buffer
-	if err := Human(&human, r); err != nil {
-		t.Fatal(err)
-	}
-	outputs["human report"] = human.Bytes()
-
-	names := make([]string, 0, len(outputs))
-	for name := range outputs {
-		names = append(names, name)
-	}
-	slices.Sort(names)
-	for _, name := range names {
-		out := outputs[name]
-		if len(out) == 0 {
-			t.Errorf("%s is empty", name)
-		}
-		for _, s := range secrets {
-			if bytes.Contains(out, []byte(s)) {
-				t.Errorf("%s contains planted secret %q:\n%s", name, s, out)
-			}
-		}
-	}
-}
-
 func TestRecordKeepsAtMost512VariablesAndCountsTheRest(t *testing.T) {
 	var environ []string
-	for i := range MaxRecordEnv + 88 {
+	for i := range report.MaxRecordEnv + 88 {
 		environ = append(environ, fmt.Sprintf("NVIDIA_X%04d=v", i))
 	}
 	environ = append(environ, "CUDA_VERSION="+strings.Repeat("9", 10_000))
-	r := New(Inputs{Environ: envvars.Parse(environ)})
-	if len(r.Env) != MaxRecordEnv || r.EnvDropped != 89 {
-		t.Fatalf("env holds %d names, envDropped %d; want %d and 89", len(r.Env), r.EnvDropped, MaxRecordEnv)
+	r := report.New(report.Inputs{Environ: envvars.Parse(environ)})
+	if len(r.Env) != report.MaxRecordEnv || r.EnvDropped != 89 {
+		t.Fatalf("env holds %d names, envDropped %d; want %d and 89", len(r.Env), r.EnvDropped, report.MaxRecordEnv)
 	}
 	if _, ok := r.Env["CUDA_VERSION"]; !ok {
 		t.Fatal("CUDA_VERSION, first in byte order, was dropped")
@@ -220,7 +157,7 @@ func TestRecordKeepsAtMost512VariablesAndCountsTheRest(t *testing.T) {
 	if v := r.Env["CUDA_VERSION"]; len(v) > 4096 || !strings.Contains(v, "truncated 10000 bytes") {
 		t.Errorf("a 10 000-byte value is kept as %d bytes ending %q", len(v), v[len(v)-30:])
 	}
-	if small := New(Inputs{Environ: envvars.Parse(environ[:3])}); small.EnvDropped != 0 || len(small.Env) != 3 {
+	if small := report.New(report.Inputs{Environ: envvars.Parse(environ[:3])}); small.EnvDropped != 0 || len(small.Env) != 3 {
 		t.Errorf("three variables: env %v, envDropped %d", small.Env, small.EnvDropped)
 	}
 }

@@ -7,21 +7,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rs/zerolog"
-
 	"github.com/gpu-preflight/gpu-preflight/preflight/decision"
 	"github.com/gpu-preflight/gpu-preflight/report/redact"
 )
 
-// Values of the "event" field that mark the lines a pipeline selects by:
-// the summary every run writes first, and the abort line an aborted run
-// writes last.
-const (
-	EventSummary = "summary"
-	EventAbort   = "abort"
-)
-
-// Summary is what the first log line of a run says.
+// Summary is what the first log line of a run says (logs.Summary writes
+// it).
 type Summary struct {
 	Record Record
 	// Visible is how many GPUs this container may use.
@@ -157,26 +148,14 @@ func millis(d time.Duration) string {
 	return strconv.FormatFloat(float64(d.Microseconds())/1000, 'f', 1, 64)
 }
 
-// LogSummary logs the summary line: message Line(), "event":"summary",
-// and the decision and the facts behind the sentence as fields.
-func LogSummary(l zerolog.Logger, s Summary) {
-	r := s.Record
+// Frameworks are the image's frameworks as Line names them: "torch 2.7.0
+// (CUDA 12.8, sm_80 sm_90)".
+func (s Summary) Frameworks() []string {
 	var fws []string
-	for _, f := range r.Image.Frameworks {
+	for _, f := range s.Record.Image.Frameworks {
 		fws = append(fws, frameworkSummary(f))
 	}
-	l.Info().Str("event", EventSummary).
-		Int("gpus", s.Visible).
-		Str("driver", r.Host.Driver.Version).
-		Str("driverCuda", r.Host.Driver.CUDAVersion).
-		Str("imageCuda", r.Image.CUDAVersion).
-		Strs("frameworks", fws).
-		Str("action", r.Decision.Action).
-		Str("policy", r.Decision.Policy).
-		Int("exitCode", r.Decision.ExitCode).
-		Bool("nodeFault", r.Decision.NodeFault).
-		Float64("elapsedMs", float64(s.Elapsed.Microseconds())/1000).
-		Msg(s.Line())
+	return fws
 }
 
 // AbortReason is an aborted run's last line: the reason and the fix in
@@ -218,16 +197,4 @@ func abortCause(r Record) string {
 		s += fmt.Sprintf(" (and %s blocking above)", plural(n, "more finding"))
 	}
 	return oneLine(redact.Value(s)) + "."
-}
-
-// LogAbort logs AbortReason as the last line of an aborted run, at error,
-// with "event":"abort", the exit code and the blocking check ids.
-func LogAbort(l zerolog.Logger, r Record) {
-	reason := AbortReason(r)
-	if reason == "" {
-		return
-	}
-	msg, _ := Truncate(reason, maxFieldBytes)
-	l.Error().Str("event", EventAbort).Int("exitCode", r.Decision.ExitCode).
-		Bool("nodeFault", r.Decision.NodeFault).Strs("blocking", r.Decision.Blocking).Msg(msg)
 }

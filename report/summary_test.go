@@ -1,18 +1,17 @@
-package report
+package report_test
 
 import (
-	"bytes"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/gpu-preflight/gpu-preflight/preflight/decision"
+	"github.com/gpu-preflight/gpu-preflight/report"
 )
 
-func gpus(names ...string) []GPU {
-	var out []GPU
+func gpus(names ...string) []report.GPU {
+	var out []report.GPU
 	for i, n := range names {
-		out = append(out, GPU{Index: i, Name: n})
+		out = append(out, report.GPU{Index: i, Name: n})
 	}
 	return out
 }
@@ -22,36 +21,36 @@ func TestSummaryLine(t *testing.T) {
 	ok := decision.Decision{Policy: "fail", Action: decision.Exec}
 	tests := []struct {
 		rule    string
-		r       Record
+		r       report.Record
 		visible int
 		want    string
 	}{
 		{"eight GPUs of one model, a framework with its CUDA and kernels",
-			Record{Host: Host{GPUs: gpus(h100, h100, h100, h100, h100, h100, h100, h100), Driver: Driver{Version: "550.54.15", CUDAVersion: "12.4"}},
-				Image:    Image{CUDAVersion: "12.8", Frameworks: []Framework{{Name: "torch", Version: "2.7.0", CUDAVersion: "12.8", Archs: []string{"sm_90", "sm_80"}}}},
+			report.Record{Host: report.Host{GPUs: gpus(h100, h100, h100, h100, h100, h100, h100, h100), Driver: report.Driver{Version: "550.54.15", CUDAVersion: "12.4"}},
+				Image:    report.Image{CUDAVersion: "12.8", Frameworks: []report.Framework{{Name: "torch", Version: "2.7.0", CUDAVersion: "12.8", Archs: []string{"sm_90", "sm_80"}}}},
 				Decision: ok}, 8,
 			"8x NVIDIA H100 80GB HBM3, driver 550.54.15 (CUDA 12.4), image CUDA 12.8, torch 2.7.0 (CUDA 12.8, sm_80 sm_90): ok (9.2 ms)"},
 		{"mixed models, some hidden",
-			Record{Host: Host{GPUs: gpus("A100", "A100", "V100"), Driver: Driver{Version: "535.129.03", CUDAVersion: "12.2"}}, Decision: ok}, 1,
+			report.Record{Host: report.Host{GPUs: gpus("A100", "A100", "V100"), Driver: report.Driver{Version: "535.129.03", CUDAVersion: "12.2"}}, Decision: ok}, 1,
 			"1 of 3 GPUs visible (2x A100 + 1x V100), driver 535.129.03 (CUDA 12.2), image CUDA none: ok (9.2 ms)"},
 		{"no driver, a CPU build",
-			Record{Image: Image{Frameworks: []Framework{{Name: "paddle", Version: "3.0.0"}}},
-				Checks: []Check{{ID: "driver", Status: "warn"}}, Decision: ok}, 0,
+			report.Record{Image: report.Image{Frameworks: []report.Framework{{Name: "paddle", Version: "3.0.0"}}},
+				Checks: []report.Check{{ID: "driver", Status: "warn"}}, Decision: ok}, 0,
 			"no GPU, no NVIDIA driver, image CUDA none, paddle 3.0.0 (CPU build): ok with 1 warning (9.2 ms)"},
 		{"errors under warn",
-			Record{Checks: []Check{{ID: "a", Status: "error"}, {ID: "b", Status: "warn"}, {ID: "c", Status: "warn"}},
+			report.Record{Checks: []report.Check{{ID: "a", Status: "error"}, {ID: "b", Status: "warn"}, {ID: "c", Status: "warn"}},
 				Decision: decision.Decision{Policy: "warn", Action: decision.Exec}}, 0,
 			"no GPU, no NVIDIA driver, image CUDA none: ok with 1 error (policy warn) and 2 warnings (9.2 ms)"},
 		{"a mismatch abort",
-			Record{Decision: decision.Decision{Policy: "fail", Action: decision.Abort, ExitCode: 78}}, 0,
+			report.Record{Decision: decision.Decision{Policy: "fail", Action: decision.Abort, ExitCode: 78}}, 0,
 			"no GPU, no NVIDIA driver, image CUDA none: abort, exit 78 (9.2 ms)"},
 		{"a node-fault abort",
-			Record{Decision: decision.Decision{Policy: "fail", Action: decision.Abort, ExitCode: 75, NodeFault: true}}, 0,
+			report.Record{Decision: decision.Decision{Policy: "fail", Action: decision.Abort, ExitCode: 75, NodeFault: true}}, 0,
 			"no GPU, no NVIDIA driver, image CUDA none: abort for a node fault, exit 75 (9.2 ms)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.rule, func(t *testing.T) {
-			if got := (Summary{Record: tt.r, Visible: tt.visible, Elapsed: 9200 * time.Microsecond}).Line(); got != tt.want {
+			if got := (report.Summary{Record: tt.r, Visible: tt.visible, Elapsed: 9200 * time.Microsecond}).Line(); got != tt.want {
 				t.Errorf("got  %s\nwant %s", got, tt.want)
 			}
 		})
@@ -59,8 +58,8 @@ func TestSummaryLine(t *testing.T) {
 }
 
 func TestAbortReasonIsTheFirstBlockingFindingAndItsFix(t *testing.T) {
-	r := Record{
-		Checks: []Check{
+	r := report.Record{
+		Checks: []report.Check{
 			{ID: "shm", Status: "warn", Message: "small", Remedy: "mount more"},
 			{ID: "cuda-requirement", Status: "error", Message: "needs 11.8\nnow.", Remedy: "upgrade the driver."},
 			{ID: "gpu-count", Status: "error", Message: "0 GPUs", Remedy: "request GPUs"},
@@ -68,29 +67,11 @@ func TestAbortReasonIsTheFirstBlockingFindingAndItsFix(t *testing.T) {
 		Decision: decision.Decision{Policy: "fail", Action: decision.Abort, ExitCode: 78, Blocking: []string{"cuda-requirement", "gpu-count"}},
 	}
 	want := "gpu-preflight stopped the job (exit 78): cuda-requirement: needs 11.8 now; fix: upgrade the driver (and 1 more finding blocking above)."
-	if got := AbortReason(r); got != want {
+	if got := report.AbortReason(r); got != want {
 		t.Errorf("got  %s\nwant %s", got, want)
 	}
 	r.Decision = decision.Decision{Policy: "warn", Action: decision.Exec, Blocking: []string{}}
-	if got := AbortReason(r); got != "" {
+	if got := report.AbortReason(r); got != "" {
 		t.Errorf("nothing blocks, yet: %s", got)
-	}
-}
-
-func TestLogAbortIsAJSONErrorLine(t *testing.T) {
-	var buf bytes.Buffer
-	l, _ := NewLogger(&buf, FormatJSON, "info")
-	LogAbort(l, Record{Checks: []Check{{ID: "nvml", Status: "error", Message: "hung", Remedy: "drain the node", NodeFault: true}},
-		Decision: decision.Decision{Policy: "fail", Action: decision.Abort, ExitCode: 75, NodeFault: true, Blocking: []string{"nvml"}}})
-	m := jsonLines(t, buf.Bytes())
-	if len(m) != 1 || m[0]["level"] != "error" || m[0]["event"] != EventAbort || m[0]["nodeFault"] != true ||
-		m[0]["message"] != "gpu-preflight stopped the job on a node fault (exit 75): nvml: hung; fix: drain the node." {
-		t.Errorf("abort line %v", m)
-	}
-	buf.Reset()
-	l, _ = NewLogger(&buf, FormatConsole, "info")
-	LogSummary(l, Summary{Record: Record{Decision: decision.Decision{Policy: "fail", Action: decision.Exec}}})
-	if out := buf.String(); strings.Contains(out, "event=") || strings.Contains(out, "elapsedMs=") {
-		t.Errorf("the console summary repeats its fields: %q", out)
 	}
 }

@@ -1,14 +1,10 @@
 package report
 
 import (
-	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 
-	"golang.org/x/sys/unix"
-
+	"github.com/gpu-preflight/gpu-preflight/internal/truncate"
 	"github.com/gpu-preflight/gpu-preflight/preflight/check"
 	"github.com/gpu-preflight/gpu-preflight/preflight/decision"
 	"github.com/gpu-preflight/gpu-preflight/report/redact"
@@ -63,8 +59,7 @@ func TerminationMessage(findings []check.Finding, d decision.Decision) string {
 			b.WriteString(more(rest))
 			break
 		}
-		s, _ := Truncate("\n"+line, room)
-		b.WriteString(s)
+		b.WriteString(truncate.String("\n"+line, room))
 	}
 	return b.String()
 }
@@ -72,36 +67,4 @@ func TerminationMessage(findings []check.Finding, d decision.Decision) string {
 // oneLine folds line breaks so each finding stays on its own line.
 func oneLine(s string) string {
 	return strings.Join(strings.Fields(s), " ")
-}
-
-// WriteTermination writes msg to path (the container's terminationMessagePath,
-// PREFLIGHT_TERMINATION_LOG) when the path's directory exists, and does
-// nothing otherwise: outside Kubernetes there is no /dev/termination-log to
-// write. An empty path or message writes nothing. The file is truncated and
-// replaced in place (Kubernetes bind-mounts it, so it cannot be renamed
-// over), and a symlink at path is not followed.
-func WriteTermination(path, msg string) error {
-	if path == "" || msg == "" {
-		return nil
-	}
-	if _, err := os.Stat(filepath.Dir(path)); errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	if len(msg) > MaxTerminationBytes {
-		msg, _ = Truncate(msg, MaxTerminationBytes)
-	}
-	// O_NONBLOCK: a FIFO nobody reads fails with ENXIO instead of blocking
-	// the abort (or the run) forever; it changes nothing for a file.
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0o644)
-	if err != nil {
-		return fmt.Errorf("write termination message to %s: %w (set PREFLIGHT_TERMINATION_LOG to the container's terminationMessagePath, or to \"\" to skip it)", path, err)
-	}
-	if _, err := f.WriteString(msg); err != nil {
-		f.Close()
-		return fmt.Errorf("write termination message to %s: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("write termination message to %s: %w", path, err)
-	}
-	return nil
 }

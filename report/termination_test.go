@@ -1,16 +1,14 @@
-package report
+package report_test
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/gpu-preflight/gpu-preflight/preflight/check"
 	"github.com/gpu-preflight/gpu-preflight/preflight/decision"
+	"github.com/gpu-preflight/gpu-preflight/report"
+	"github.com/gpu-preflight/gpu-preflight/report/reporttest"
 )
 
 // abortOn is the decision to abort, under policy p, on the findings with
@@ -30,7 +28,7 @@ func abortOnAll(fs []check.Finding) decision.Decision {
 
 func TestTerminationMessageNamesEachBlockingFinding(t *testing.T) {
 	d := abortOn("strict", "cuda-requirement", "shm")
-	msg := TerminationMessage(sampleFindings, d)
+	msg := report.TerminationMessage(reporttest.Findings, d)
 	lines := strings.Split(msg, "\n")
 	want := []string{
 		"gpu-preflight: abort (exit 78, policy strict): 2 blocking finding(s)",
@@ -40,7 +38,7 @@ func TestTerminationMessageNamesEachBlockingFinding(t *testing.T) {
 	if strings.Join(lines, "\n") != strings.Join(want, "\n") {
 		t.Errorf("message =\n%s\nwant\n%s", msg, strings.Join(want, "\n"))
 	}
-	if got := TerminationMessage(sampleFindings[:1], d); got != "" {
+	if got := report.TerminationMessage(reporttest.Findings[:1], d); got != "" {
 		t.Errorf("no blocking finding gave %q, want empty", got)
 	}
 }
@@ -60,9 +58,9 @@ func TestTerminationMessageFitsKubernetesCap(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			msg := TerminationMessage(tt.findings, abortOnAll(tt.findings))
-			if len(msg) > MaxTerminationBytes {
-				t.Errorf("message is %d bytes, over %d", len(msg), MaxTerminationBytes)
+			msg := report.TerminationMessage(tt.findings, abortOnAll(tt.findings))
+			if len(msg) > report.MaxTerminationBytes {
+				t.Errorf("message is %d bytes, over %d", len(msg), report.MaxTerminationBytes)
 			}
 			lines := strings.Split(msg, "\n")
 			if strings.Contains(msg, "... and") != tt.wantMore {
@@ -93,64 +91,4 @@ func manyFindings(n int) []check.Finding {
 		out = append(out, check.Finding{ID: fmt.Sprintf("check-%03d", i), Status: check.Error, Message: strings.Repeat("m", 60), Remedy: "r"})
 	}
 	return out
-}
-
-func TestWriteTerminationOnlyWhereTheDirectoryExists(t *testing.T) {
-	dir := t.TempDir()
-	// No directory: nothing written, no error (not in Kubernetes).
-	missing := filepath.Join(dir, "no-such-dir", "termination-log")
-	if err := WriteTermination(missing, "x"); err != nil {
-		t.Errorf("missing directory: %v", err)
-	}
-	if _, err := os.Stat(filepath.Dir(missing)); !os.IsNotExist(err) {
-		t.Error("WriteTermination created the directory")
-	}
-	// Directory exists: written, replacing earlier content.
-	path := filepath.Join(dir, "termination-log")
-	os.WriteFile(path, []byte("an earlier, longer message"), 0o644)
-	if err := WriteTermination(path, "short"); err != nil {
-		t.Fatal(err)
-	}
-	if got := string(readFile(t, path)); got != "short" {
-		t.Errorf("file = %q, want %q", got, "short")
-	}
-	// Over the cap: cut.
-	if err := WriteTermination(path, strings.Repeat("x", 10000)); err != nil {
-		t.Fatal(err)
-	}
-	if n := len(readFile(t, path)); n > MaxTerminationBytes {
-		t.Errorf("wrote %d bytes, over %d", n, MaxTerminationBytes)
-	}
-	// A symlink at the path is not followed.
-	target := filepath.Join(dir, "target")
-	os.WriteFile(target, []byte("keep"), 0o644)
-	link := filepath.Join(dir, "link")
-	os.Symlink(target, link)
-	if err := WriteTermination(link, "x"); err == nil {
-		t.Error("WriteTermination followed a symlink")
-	}
-	if string(readFile(t, target)) != "keep" {
-		t.Error("symlink target overwritten")
-	}
-	// Empty path or message: nothing to do.
-	if err := WriteTermination("", "x"); err != nil {
-		t.Error(err)
-	}
-}
-
-func TestWriteTerminationToAFIFOWithoutReaderFailsAtOnce(t *testing.T) {
-	fifo := filepath.Join(t.TempDir(), "termination-log")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- WriteTermination(fifo, "abort") }()
-	select {
-	case err := <-done:
-		if err == nil || !strings.Contains(err.Error(), "no such device or address") {
-			t.Errorf("WriteTermination to a FIFO nobody reads = %v, want ENXIO", err)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("WriteTermination blocked on a FIFO nobody reads")
-	}
 }

@@ -2,34 +2,37 @@
 
 package main
 
-import gonvml "github.com/NVIDIA/go-nvml/pkg/nvml"
+import (
+	gonvml "github.com/NVIDIA/go-nvml/pkg/nvml"
 
-// brandNames maps NVML's brands to the strings libnvidia-container's
-// src/driver.c gives the `brand` property, which image requirements such as
-// `brand=tesla` are compared against (case-insensitively); its brand switch
-// was added in toolkit v1.9.0 (docs/sources.md, "Requirement facts of the
-// host"). The keys are go-nvml's constants, so a name go-nvml does not
+	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
+)
+
+// brandNames is libnvidia-container's switch from NVML's brands to the
+// strings of the `brand` property (src/driver.c, since toolkit v1.9.0;
+// docs/sources.md, "Requirement facts of the host"), the facts.Brand*
+// constants. The keys are go-nvml's constants, so a name go-nvml does not
 // define, or two names for one value, does not compile.
 var brandNames = map[gonvml.BrandType]string{
-	gonvml.BRAND_UNKNOWN:             "Unknown",
-	gonvml.BRAND_QUADRO:              "Quadro",
-	gonvml.BRAND_TESLA:               "Tesla",
-	gonvml.BRAND_NVS:                 "NVS",
-	gonvml.BRAND_GRID:                "GRID",
-	gonvml.BRAND_GEFORCE:             "GeForce",
-	gonvml.BRAND_TITAN:               "TITAN",
-	gonvml.BRAND_NVIDIA_VAPPS:        "VApps",
-	gonvml.BRAND_NVIDIA_VPC:          "VPC",
-	gonvml.BRAND_NVIDIA_VCS:          "VCS",
-	gonvml.BRAND_NVIDIA_VWS:          "VWS",
-	gonvml.BRAND_NVIDIA_CLOUD_GAMING: "CloudGaming", // also BRAND_NVIDIA_VGAMING
-	gonvml.BRAND_QUADRO_RTX:          "QuadroRTX",
-	gonvml.BRAND_NVIDIA_RTX:          "NvidiaRTX",
-	gonvml.BRAND_NVIDIA:              "Nvidia", // A100, H100, H200, B200...
-	gonvml.BRAND_GEFORCE_RTX:         "GeForceRTX",
-	gonvml.BRAND_TITAN_RTX:           "TitanRTX",
+	gonvml.BRAND_UNKNOWN:             facts.BrandUnknown,
+	gonvml.BRAND_QUADRO:              facts.BrandQuadro,
+	gonvml.BRAND_TESLA:               facts.BrandTesla,
+	gonvml.BRAND_NVS:                 facts.BrandNVS,
+	gonvml.BRAND_GRID:                facts.BrandGRID,
+	gonvml.BRAND_GEFORCE:             facts.BrandGeForce,
+	gonvml.BRAND_TITAN:               facts.BrandTITAN,
+	gonvml.BRAND_NVIDIA_VAPPS:        facts.BrandVApps,
+	gonvml.BRAND_NVIDIA_VPC:          facts.BrandVPC,
+	gonvml.BRAND_NVIDIA_VCS:          facts.BrandVCS,
+	gonvml.BRAND_NVIDIA_VWS:          facts.BrandVWS,
+	gonvml.BRAND_NVIDIA_CLOUD_GAMING: facts.BrandCloudGaming, // also BRAND_NVIDIA_VGAMING
+	gonvml.BRAND_QUADRO_RTX:          facts.BrandQuadroRTX,
+	gonvml.BRAND_NVIDIA_RTX:          facts.BrandNvidiaRTX,
+	gonvml.BRAND_NVIDIA:              facts.BrandNvidia, // A100, H100, H200, B200...
+	gonvml.BRAND_GEFORCE_RTX:         facts.BrandGeForceRTX,
+	gonvml.BRAND_TITAN_RTX:           facts.BrandTitanRTX,
 	// BRAND_NVIDIA_DLA, BRAND_NVIDIA_VGAMEDEV, BRAND_NVIDIA_NPU and anything
-	// newer are not in the toolkit's switch: its default, "Unknown".
+	// newer are not in the toolkit's switch: its default, BrandUnknown.
 }
 
 // architectureNames names NVML's device architectures as the comments of
@@ -57,5 +60,5 @@ func name[K comparable](table map[K]string, v K) string {
 	if s, ok := table[v]; ok {
 		return s
 	}
-	return "Unknown"
+	return "Unknown" // facts.BrandUnknown, and nvml.h's name for DEVICE_ARCH_UNKNOWN
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/gpu-preflight/gpu-preflight/internal/truncate"
 	"github.com/gpu-preflight/gpu-preflight/preflight/check"
+	"github.com/gpu-preflight/gpu-preflight/preflight/envvars"
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 	"github.com/gpu-preflight/gpu-preflight/preflight/imageconfig"
 	"github.com/gpu-preflight/gpu-preflight/preflight/policy"
@@ -65,6 +66,9 @@ type Config struct {
 	policy         policy.Policy
 	ignore         map[string]bool
 	nvmlLibrarySet bool
+	// imageEnv is ImageConfig's Env, read once when the configuration is
+	// checked; nil without ImageConfig.
+	imageEnv *envvars.Env
 	// warnings are what the run should say about its configuration: an
 	// unknown PREFLIGHT_ variable, say.
 	warnings  []string
@@ -290,9 +294,12 @@ func loadConfig(overrides map[string]string) (Config, error) {
 		}
 	}
 	if c.ImageConfig != "" {
-		if _, _, err := imageconfig.Env(c.ImageConfig); err != nil {
+		env, _, err := imageconfig.Env(c.ImageConfig)
+		if err != nil {
 			return c, usagef("PREFLIGHT_IMAGE_CONFIG: %v", err)
 		}
+		parsed := envvars.Parse(env)
+		c.imageEnv = &parsed
 	}
 	return c, nil
 }

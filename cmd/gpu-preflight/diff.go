@@ -14,6 +14,7 @@ import (
 
 	"github.com/gpu-preflight/gpu-preflight/report"
 	"github.com/gpu-preflight/gpu-preflight/report/diff"
+	"github.com/gpu-preflight/gpu-preflight/report/store"
 	"github.com/gpu-preflight/gpu-preflight/report/termsafe"
 )
 
@@ -182,7 +183,7 @@ func readRecordFile(path string) ([]byte, error) {
 // block the comparison; fewer than two records is a usage error.
 //
 // It reads as few records as it can, and holds at most two at a time:
-// gpu-preflight names each record after its startedAt (report.FileName),
+// gpu-preflight names each record after its startedAt (store.FileName),
 // and such names sort as their times do, so only the newest
 // diffCandidates names are kept while the directory is listed, read newest
 // first until the next name is older than the second record found. Names
@@ -234,7 +235,7 @@ func newestTwo(dir string, stderr io.Writer) (old, new namedRecord, err error) {
 		best = best[:min(len(best), 2)]
 	}
 	for _, name := range timed {
-		if at, _ := time.Parse(report.FileTimeLayout, name[:len(report.FileTimeLayout)]); len(best) == 2 && at.Before(best[1].started) {
+		if at, _ := time.Parse(store.FileTimeLayout, name[:len(store.FileTimeLayout)]); len(best) == 2 && at.Before(best[1].started) {
 			break
 		}
 		consider(name)
@@ -267,12 +268,12 @@ func newestTwo(dir string, stderr io.Writer) (old, new namedRecord, err error) {
 const diffCandidates = 64
 
 // timedName reports whether name starts with a time in
-// report.FileTimeLayout, as the names gpu-preflight writes do.
+// store.FileTimeLayout, as the names gpu-preflight writes do.
 func timedName(name string) bool {
-	if len(name) <= len(report.FileTimeLayout) {
+	if len(name) <= len(store.FileTimeLayout) {
 		return false
 	}
-	_, err := time.Parse(report.FileTimeLayout, name[:len(report.FileTimeLayout)])
+	_, err := time.Parse(store.FileTimeLayout, name[:len(store.FileTimeLayout)])
 	return err == nil
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/report"
 	"github.com/gpu-preflight/gpu-preflight/report/diff"
 	"github.com/gpu-preflight/gpu-preflight/report/schematest"
+	"github.com/gpu-preflight/gpu-preflight/report/store"
 )
 
 // hostFacts is a host with the given driver and one H100, running a CUDA
@@ -48,7 +49,7 @@ func writeRecord(t *testing.T, dir string, f facts.Facts, start time.Time) strin
 		Argv:     []string{"python", "train.py"},
 		Now:      start,
 	})
-	path, err := report.Write(dir, r)
+	path, err := store.Write(dir, r)
 	if err != nil {
 		t.Fatal(err)
 	}

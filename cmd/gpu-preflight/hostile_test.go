@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/gpu-preflight/gpu-preflight/preflight/policy"
-	"github.com/gpu-preflight/gpu-preflight/report"
+	"github.com/gpu-preflight/gpu-preflight/report/logs"
 	"github.com/gpu-preflight/gpu-preflight/report/schematest"
 )
 
@@ -82,7 +82,7 @@ func runHostile(t *testing.T, environ []string) hostileRun {
 	return r
 }
 
-// logLines checks that stderr is JSON lines, each under report.MaxLineBytes
+// logLines checks that stderr is JSON lines, each under logs.MaxLineBytes
 // but the provenance line, and returns them.
 func logLines(t *testing.T, stderr string) []map[string]any {
 	t.Helper()
@@ -95,8 +95,8 @@ func logLines(t *testing.T, stderr string) []map[string]any {
 			t.Errorf("log line is not JSON: %v: %.300q", err, sc.Text())
 			continue
 		}
-		if m["message"] != report.ProvenanceMessage && len(sc.Bytes())+1 > report.MaxLineBytes {
-			t.Errorf("log line of %d bytes (limit %d): %.300s", len(sc.Bytes())+1, report.MaxLineBytes, sc.Text())
+		if m["message"] != logs.ProvenanceMessage && len(sc.Bytes())+1 > logs.MaxLineBytes {
+			t.Errorf("log line of %d bytes (limit %d): %.300s", len(sc.Bytes())+1, logs.MaxLineBytes, sc.Text())
 		}
 		lines = append(lines, m)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/preflight/decision"
 	"github.com/gpu-preflight/gpu-preflight/preflight/fatbin/fatbintest"
 	"github.com/gpu-preflight/gpu-preflight/report"
+	"github.com/gpu-preflight/gpu-preflight/report/store"
 )
 
 // maxPeakRSS is the most memory any one run may use on a hostile or merely
@@ -283,7 +284,7 @@ func recordsDir(t *testing.T, n int) string {
 	t.Helper()
 	dir := bigTempDir(t)
 	const idMark, timeMark = "00000000000000000000000000000000", "2026-01-01T00:00:00.000000000Z"
-	tmpl, err := report.Marshal(report.New(report.Inputs{Now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), RunID: idMark,
+	tmpl, err := store.Marshal(report.New(report.Inputs{Now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), RunID: idMark,
 		Decision: decision.Decision{Policy: "fail", Action: decision.Exec}}))
 	if err != nil {
 		t.Fatal(err)
@@ -296,7 +297,7 @@ func recordsDir(t *testing.T, n int) string {
 		}
 		id := fmt.Sprintf("%032x", i)
 		data := strings.Replace(strings.Replace(string(tmpl), idMark, id, 1), timeMark, at.Format(report.TimeLayout), 1)
-		name := at.Format(report.FileTimeLayout) + "-" + id + ".json"
+		name := at.Format(store.FileTimeLayout) + "-" + id + ".json"
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
 			t.Fatal(err)
 		}

@@ -27,7 +27,10 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/preflight/policy"
 	"github.com/gpu-preflight/gpu-preflight/report"
 	"github.com/gpu-preflight/gpu-preflight/report/ledger"
+	"github.com/gpu-preflight/gpu-preflight/report/logs"
 	"github.com/gpu-preflight/gpu-preflight/report/stall"
+	"github.com/gpu-preflight/gpu-preflight/report/store"
+	"github.com/gpu-preflight/gpu-preflight/report/termsafe"
 )
 
 // outcome is what one preflight produced.
@@ -66,11 +69,11 @@ func preflight(overrides map[string]string, argv, environ []string, stderr io.Wr
 	// Every log line goes through out, so a stderr nobody reads cannot
 	// hold up the start of the command or the exit on a signal.
 	out := stall.New(stderr)
-	log, err := report.NewLogger(out, cfg.LogFormat, cfg.LogLevel)
+	log, err := logs.New(out, cfg.LogFormat, cfg.LogLevel)
 	if err != nil {
 		return outcome{}, usagef("%v", err)
 	}
-	out.Notice = droppedNotice(report.IsTerminal(out), cfg)
+	out.Notice = droppedNotice(termsafe.IsTerminal(out), cfg)
 	o := outcome{cfg: cfg, log: log, out: out}
 
 	ctx, cancel := context.WithTimeout(context.Background(), cfg.Timeout)
@@ -85,7 +88,7 @@ func preflight(overrides map[string]string, argv, environ []string, stderr io.Wr
 	// The environment is parsed here once; the facts and the record read it.
 	opts := cfg.gatherOptions(environ)
 	go func() {
-		opts.ProbeStderr = func(probe, s string) { log.Debug().Str("stderr", s).Msg(probe + " probe wrote on stderr") }
+		opts.ProbeStderr = func(probe, s string) { log.Debug().Str("stderr", logs.Value(s)).Msg(probe + " probe wrote on stderr") }
 		in, warnings := cfg.checkInput(ctx, opts)
 		done <- result{in.Facts, in.Visible, check.Run(in), warnings}
 	}()
@@ -125,22 +128,22 @@ func preflight(overrides map[string]string, argv, environ []string, stderr io.Wr
 		if o.path, o.startErr = lookPath(argv[0], environ); o.startErr != nil {
 			o.startCode = startFailure(o.startErr)
 			if err := o.record.NotStarted(o.startCode, 0, time.Now(), o.startErr.Error()); err != nil {
-				o.log.Warn().Err(err).Msg("provenance record does not say the command did not start")
+				o.log.Warn().Err(logs.Err(err)).Msg("provenance record does not say the command did not start")
 			}
 		}
 	}
 	// The log reads top down: the summary, what did not pass, the record,
 	// and on abort, last (where docker logs, kubectl logs and a Slurm .out
 	// end), the reason and the fix.
-	report.LogSummary(o.log, report.Summary{Record: o.record, Visible: len(res.visible), Elapsed: time.Since(started)})
+	logs.Summary(o.log, report.Summary{Record: o.record, Visible: len(res.visible), Elapsed: time.Since(started)})
 	for _, w := range append(cfg.warnings, res.warnings...) {
-		o.log.Warn().Msg(w)
+		o.log.Warn().Msg(logs.Value(w))
 	}
-	report.LogFindings(o.log, findings)
+	logs.Findings(o.log, findings)
 	o.gate.locked(o.persist)
 	if o.record.Decision.Action == decision.Abort {
 		o.gate.locked(o.writeTermination)
-		report.LogAbort(o.log, o.record)
+		logs.Abort(o.log, o.record)
 	}
 	return o, nil
 }
@@ -150,7 +153,7 @@ func preflight(overrides map[string]string, argv, environ []string, stderr io.Wr
 // Once the record is out, a signal that ends gpu-preflight before the
 // command starts completes it with what happened instead (signalGate).
 func (o *outcome) persist() {
-	o.store(o.record)
+	o.save(o.record)
 	if o.record.Outcome == nil {
 		rec := o.record
 		o.gate.written = func(sig syscall.Signal) {
@@ -161,34 +164,34 @@ func (o *outcome) persist() {
 	}
 }
 
-// store writes r as persist does.
-func (o *outcome) store(r report.Record) {
+// save writes r as persist does.
+func (o *outcome) save(r report.Record) {
 	if o.cfg.ProvenanceDir != "off" {
-		if path, err := report.Write(o.cfg.ProvenanceDir, r); err != nil {
-			o.log.Warn().Err(err).Str("dir", o.cfg.ProvenanceDir).
+		if path, err := store.Write(o.cfg.ProvenanceDir, r); err != nil {
+			o.log.Warn().Err(logs.Err(err)).Str("dir", logs.Value(o.cfg.ProvenanceDir)).
 				Msg("provenance record not written (set PREFLIGHT_PROVENANCE_DIR to a writable volume, or off)")
 		} else {
-			o.log.Debug().Str("path", path).Msg("provenance record written")
+			o.log.Debug().Str("path", logs.Value(path)).Msg("provenance record written")
 		}
 	}
 	if o.cfg.Ledger != "" {
 		if err := ledger.Append(o.cfg.Ledger, r); err != nil {
-			o.log.Warn().Err(err).Str("ledger", o.cfg.Ledger).Msg("ledger line not appended")
+			o.log.Warn().Err(logs.Err(err)).Str("ledger", logs.Value(o.cfg.Ledger)).Msg("ledger line not appended")
 		}
 	}
 	if !o.cfg.LogProvenance {
 		return
 	}
-	if err := report.LogRecord(o.log, r); err != nil {
-		o.log.Warn().Err(err).Msg("provenance line not logged")
+	if err := logs.Record(o.log, r); err != nil {
+		o.log.Warn().Err(logs.Err(err)).Msg("provenance line not logged")
 	}
 }
 
 // writeTermination leaves the abort reason where Kubernetes reads it.
 func (o *outcome) writeTermination() {
 	msg := report.TerminationMessage(o.findings, o.record.Decision)
-	if err := report.WriteTermination(o.cfg.TerminationLog, msg); err != nil {
-		o.log.Debug().Err(err).Str("path", o.cfg.TerminationLog).Msg("termination message not written")
+	if err := store.WriteTermination(o.cfg.TerminationLog, msg); err != nil {
+		o.log.Debug().Err(logs.Err(err)).Str("path", logs.Value(o.cfg.TerminationLog)).Msg("termination message not written")
 	}
 }
 
@@ -335,15 +338,15 @@ func setKernelDefault(sig syscall.Signal) {
 // lines a stalled stderr cost.
 func droppedNotice(terminal bool, cfg Config) func(n, b int) []byte {
 	format := cfg.LogFormat
-	if format == report.FormatAuto {
-		format = report.FormatJSON
+	if format == logs.FormatAuto {
+		format = logs.FormatJSON
 		if terminal {
-			format = report.FormatConsole
+			format = logs.FormatConsole
 		}
 	}
 	return func(n, b int) []byte {
 		var buf bytes.Buffer
-		l, err := report.NewLogger(&buf, format, "info")
+		l, err := logs.New(&buf, format, "info")
 		if err != nil {
 			return nil
 		}
@@ -354,20 +357,21 @@ func droppedNotice(terminal bool, cfg Config) func(n, b int) []byte {
 }
 
 // gatherOptions says where and how to gather, from the configuration.
-// environ is this process's environment; the image's is read from
-// PREFLIGHT_IMAGE_CONFIG when that is set (gather.Options.ImageConfig).
+// environ is this process's environment, parsed here once; the image's
+// was read from PREFLIGHT_IMAGE_CONFIG, when that is set, as the
+// configuration was checked.
 func (c Config) gatherOptions(environ []string) gather.Options {
 	return gather.Options{
-		Root:        fsroot.Root(c.Root),
-		HostRoot:    fsroot.Root(c.HostRoot),
-		ImageConfig: c.ImageConfig,
-		Environ:     envvars.Parse(environ),
-		NVMLLibrary: c.NVMLLibrary,
-		ForceProbe:  c.nvmlLibrarySet,
-		NVMLTimeout: c.NVMLTimeout,
-		CUDAMode:    c.CUDACheck,
-		CUDATimeout: c.CUDATimeout,
-		Manifest:    c.Manifest,
+		Root:         fsroot.Root(c.Root),
+		HostRoot:     fsroot.Root(c.HostRoot),
+		ImageEnviron: c.imageEnv,
+		Environ:      envvars.Parse(environ),
+		NVMLLibrary:  c.NVMLLibrary,
+		ForceProbe:   c.nvmlLibrarySet,
+		NVMLTimeout:  c.NVMLTimeout,
+		CUDAMode:     c.CUDACheck,
+		CUDATimeout:  c.CUDATimeout,
+		Manifest:     c.Manifest,
 	}
 }
 
@@ -424,7 +428,7 @@ func preflightAndExec(overrides map[string]string, argv, environ []string, stdou
 		return o.record.Decision.ExitCode
 	case o.startErr != nil:
 		o.gate.release()
-		e := o.log.Error().Err(o.startErr).Str("command", argv[0]).Int("exitCode", o.startCode)
+		e := o.log.Error().Err(logs.Err(o.startErr)).Str("command", logs.Value(argv[0])).Int("exitCode", o.startCode)
 		if hint := subcommandHint(argv[0], o.startCode); hint != "" {
 			e = e.Str("remedy", hint)
 		}
@@ -491,7 +495,7 @@ func (o *outcome) execCommand(argv, environ []string) int {
 	o.gate.releaseForExec()
 	err := fmt.Errorf("%s: %w", o.path, syscall.Exec(o.path, argv, environ))
 	code := startFailure(err)
-	o.log.Error().Err(err).Str("command", argv[0]).Int("exitCode", code).Msg("cannot run the command")
+	o.log.Error().Err(logs.Err(err)).Str("command", logs.Value(argv[0])).Int("exitCode", code).Msg("cannot run the command")
 	o.finish(code, 0, err)
 	return code
 }

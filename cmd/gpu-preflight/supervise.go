@@ -16,6 +16,8 @@ import (
 
 	"github.com/gpu-preflight/gpu-preflight/report"
 	"github.com/gpu-preflight/gpu-preflight/report/ledger"
+	"github.com/gpu-preflight/gpu-preflight/report/logs"
+	"github.com/gpu-preflight/gpu-preflight/report/store"
 )
 
 // notForwarded are the signals gpu-preflight keeps (tini's exceptions) or
@@ -102,7 +104,7 @@ const reapInterval = time.Second
 // supervise returns that exit code. Before, it finishes the provenance
 // record with the outcome and stores it again: the record file written at
 // the start is replaced by the finished record of the same run
-// (report.Complete: atomic, refusing any other run's file), so the
+// (store.Complete: atomic, refusing any other run's file), so the
 // directory holds one record per run and `diff DIR` never compares a run
 // with itself; the ledger gets a second line for the run, the one with the
 // outcome; and the finished record is logged.
@@ -110,7 +112,7 @@ func supervise(o outcome, argv, environ []string) int {
 	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
 		// Orphans then go to the namespace's init instead; the command
 		// itself is still our child and is still reaped.
-		o.log.Warn().Err(err).Msg("cannot become a child subreaper; orphaned processes of the command will not be reaped by gpu-preflight")
+		o.log.Warn().Err(logs.Err(err)).Msg("cannot become a child subreaper; orphaned processes of the command will not be reaped by gpu-preflight")
 	}
 
 	// Catch signals before the preflight's handler lets go of them and
@@ -120,7 +122,7 @@ func supervise(o outcome, argv, environ []string) int {
 	// after it waits in sigs for the child.
 	ignored, err := ignoredSignals()
 	if err != nil {
-		o.log.Debug().Err(err).Msg("cannot tell which signals are ignored; forwarding all")
+		o.log.Debug().Err(logs.Err(err)).Msg("cannot tell which signals are ignored; forwarding all")
 	}
 	sigs := make(chan os.Signal, 64)
 	signal.Notify(sigs, append(forwardedSignals(ignored), unix.SIGCHLD)...)
@@ -130,7 +132,7 @@ func supervise(o outcome, argv, environ []string) int {
 	pid, foreground, err := startChild(o.path, argv, environ)
 	if err != nil {
 		code := startFailure(err)
-		o.log.Error().Err(err).Str("command", argv[0]).Int("exitCode", code).Msg("cannot run the command")
+		o.log.Error().Err(logs.Err(err)).Str("command", logs.Value(argv[0])).Int("exitCode", code).Msg("cannot run the command")
 		o.finish(code, 0, err)
 		return code
 	}
@@ -139,7 +141,7 @@ func supervise(o outcome, argv, environ []string) int {
 		// last log lines to it must not stop us.
 		signal.Ignore(unix.SIGTTIN, unix.SIGTTOU)
 	}
-	o.log.Debug().Int("pid", pid).Str("command", argv[0]).Msg("supervising the command")
+	o.log.Debug().Int("pid", pid).Str("command", logs.Value(argv[0])).Msg("supervising the command")
 
 	status := waitMain(pid, sigs, o.log)
 	code, sig := exitCodeOf(status)
@@ -212,7 +214,7 @@ func waitMain(pid int, sigs <-chan os.Signal, log zerolog.Logger) unix.WaitStatu
 func forward(pid int, s syscall.Signal, log zerolog.Logger) {
 	// ESRCH: the child has just exited; the reap that follows sees it.
 	if err := unix.Kill(pid, s); err != nil && !errors.Is(err, unix.ESRCH) {
-		log.Warn().Err(err).Str("signal", s.String()).Int("pid", pid).Msg("cannot forward signal")
+		log.Warn().Err(logs.Err(err)).Str("signal", s.String()).Int("pid", pid).Msg("cannot forward signal")
 		return
 	}
 	log.Debug().Str("signal", s.String()).Int("pid", pid).Msg("signal forwarded")
@@ -268,7 +270,7 @@ func (o *outcome) finishRecord(r report.Record, code, sig int, notStarted error)
 		err = r.Finish(code, sig, end)
 	}
 	if err != nil {
-		o.log.Warn().Err(err).Msg("provenance record not finished")
+		o.log.Warn().Err(logs.Err(err)).Msg("provenance record not finished")
 		return r
 	}
 	if notStarted == nil {
@@ -277,17 +279,17 @@ func (o *outcome) finishRecord(r report.Record, code, sig int, notStarted error)
 	}
 	if o.cfg.ProvenanceDir != "off" {
 		if err := completeRecord(o.cfg.ProvenanceDir, r); err != nil {
-			o.log.Warn().Err(err).Str("dir", o.cfg.ProvenanceDir).
+			o.log.Warn().Err(logs.Err(err)).Str("dir", logs.Value(o.cfg.ProvenanceDir)).
 				Msg("finished provenance record not written (set PREFLIGHT_PROVENANCE_DIR to a writable volume, or off)")
 		}
 	}
 	if o.cfg.Ledger != "" {
 		if err := ledger.Append(o.cfg.Ledger, r); err != nil {
-			o.log.Warn().Err(err).Str("ledger", o.cfg.Ledger).Msg("ledger line not appended")
+			o.log.Warn().Err(logs.Err(err)).Str("ledger", logs.Value(o.cfg.Ledger)).Msg("ledger line not appended")
 		}
 	}
-	if err := report.LogRecord(o.log, r); err != nil {
-		o.log.Warn().Err(err).Msg("finished provenance line not logged")
+	if err := logs.Record(o.log, r); err != nil {
+		o.log.Warn().Err(logs.Err(err)).Msg("finished provenance line not logged")
 	}
 	return r
 }
@@ -296,13 +298,13 @@ func (o *outcome) finishRecord(r report.Record, code, sig int, notStarted error)
 // writes it when the first write did not happen (the directory was not
 // writable then, say).
 func completeRecord(dir string, r report.Record) error {
-	name, err := report.FileName(r)
+	name, err := store.FileName(r)
 	if err != nil {
 		return err
 	}
-	err = report.Complete(filepath.Join(dir, name), r)
+	err = store.Complete(filepath.Join(dir, name), r)
 	if errors.Is(err, os.ErrNotExist) {
-		_, err = report.Write(dir, r)
+		_, err = store.Write(dir, r)
 	}
 	return err
 }

@@ -7,6 +7,12 @@
 // release-notes table; correct them here and nowhere else.
 package compat
 
+import (
+	"strings"
+
+	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
+)
+
 // toolkitDriver is the minimum Linux x86_64 driver for the GA release of a
 // CUDA toolkit minor version.
 //
@@ -166,13 +172,13 @@ var toolkitTargets = []struct {
 // Source: docs.nvidia.com/deploy/cuda-compatibility/forward-compatibility.html;
 // libnvidia-container's brand strings (docs/compat-tables.md).
 var forwardCompatBrands = map[string]Support{
-	"tesla":      Supported,
-	"nvidia":     Supported,
-	"quadro":     Maybe,
-	"quadrortx":  Maybe,
-	"nvidiartx":  Maybe,
-	"geforce":    Unsupported,
-	"geforcertx": Unsupported,
-	"titan":      Unsupported,
-	"titanrtx":   Unsupported,
+	strings.ToLower(facts.BrandTesla):      Supported,
+	strings.ToLower(facts.BrandNvidia):     Supported,
+	strings.ToLower(facts.BrandQuadro):     Maybe,
+	strings.ToLower(facts.BrandQuadroRTX):  Maybe,
+	strings.ToLower(facts.BrandNvidiaRTX):  Maybe,
+	strings.ToLower(facts.BrandGeForce):    Unsupported,
+	strings.ToLower(facts.BrandGeForceRTX): Unsupported,
+	strings.ToLower(facts.BrandTITAN):      Unsupported,
+	strings.ToLower(facts.BrandTitanRTX):   Unsupported,
 }

@@ -147,8 +147,9 @@ const (
 // Container is what the image says about itself.
 type Container struct {
 	// Env holds the raw values of the environment variables gpu-preflight
-	// reads (NVIDIA_*, CUDA_*, ...). A key that is present with an empty
-	// value was set to empty; an absent key was unset.
+	// reads, the table envvars.Read (NVIDIA_VISIBLE_DEVICES,
+	// NVIDIA_REQUIRE_*, CUDA_VERSION, ...), and no other. A key that is
+	// present with an empty value was set to empty; an absent key was unset.
 	Env map[string]string `json:"env"`
 	// Requirements are the NVIDIA_REQUIRE_* variables, sorted by name, plus
 	// the legacy rule derived from CUDA_VERSION where the toolkit adds it.

@@ -8,7 +8,6 @@ package gather
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/gpu-preflight/gpu-preflight/preflight/compat"
@@ -20,7 +19,6 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/preflight/fsroot"
 	"github.com/gpu-preflight/gpu-preflight/preflight/host"
 	"github.com/gpu-preflight/gpu-preflight/preflight/image"
-	"github.com/gpu-preflight/gpu-preflight/preflight/imageconfig"
 	"github.com/gpu-preflight/gpu-preflight/preflight/nvml"
 	"github.com/gpu-preflight/gpu-preflight/preflight/require"
 )
@@ -33,12 +31,12 @@ type Options struct {
 	// running container; `check --root DIR` checks an unpacked image
 	// against this machine.
 	Root, HostRoot fsroot.Root
-	// ImageConfig, when set, is the image's configuration
-	// (preflight/imageconfig): its Env is the image's environment, in place
-	// of Environ for everything the image declares.
-	ImageConfig string
+	// ImageEnviron, when set, is the environment the image declares (its
+	// config's Env, preflight/imageconfig), in place of Environ for
+	// everything the image declares.
+	ImageEnviron *envvars.Env
 	// Environ is the process environment, parsed once: the container
-	// facts read it (unless ImageConfig gives the image's), and the CUDA
+	// facts read it (unless ImageEnviron gives the image's), and the CUDA
 	// smoke test gets its list as it is.
 	Environ envvars.Env
 	// NVMLLibrary is the library the probe loads; ForceProbe runs the probe
@@ -212,15 +210,11 @@ func Bake(o Options, bi image.BuildInfo) (image.Manifest, []string, error) {
 // two are the same). Checking an unpacked image without its config reads
 // this process's environment, which is not the image's: a warning says so.
 func imageEnviron(o Options) (envvars.Env, []string) {
-	if o.ImageConfig == "" {
-		if o.Root.IsHost() || o.Root == o.HostRoot {
-			return o.Environ, nil
-		}
-		return o.Environ, []string{"the image's environment (NVIDIA_REQUIRE_*, CUDA_VERSION) is taken from this process, not the image: pass --image-config with the image's config, or point --root at an OCI bundle"}
+	switch {
+	case o.ImageEnviron != nil:
+		return *o.ImageEnviron, nil
+	case o.Root.IsHost() || o.Root == o.HostRoot:
+		return o.Environ, nil
 	}
-	env, _, err := imageconfig.Env(o.ImageConfig)
-	if err != nil {
-		return o.Environ, []string{fmt.Sprintf("%v: the image's environment is taken from this process instead", err)}
-	}
-	return envvars.Parse(env), nil
+	return o.Environ, []string{"the image's environment (NVIDIA_REQUIRE_*, CUDA_VERSION) is taken from this process, not the image: pass --image-config with the image's config, or point --root at an OCI bundle"}
 }

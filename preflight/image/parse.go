@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -38,13 +39,23 @@ type TorchVersion struct {
 func ParseTorchVersion(src []byte) (TorchVersion, error) {
 	f := pyAssignments(src)
 	var v TorchVersion
-	var ok bool
-	if v.Version, ok = f["__version__"].str(); !ok || v.Version == "" {
-		return TorchVersion{}, errors.New("torch version.py: no __version__ string")
+	var err error
+	if v.Version, err = versionString(f, "__version__", "torch version.py"); err != nil {
+		return TorchVersion{}, err
 	}
 	v.CUDA, _ = f["cuda"].str()
 	v.HIP, _ = f["hip"].str()
 	return v, nil
+}
+
+// versionString returns the string assigned to name in a version file's
+// assignments f: a file without it, or with an empty one, records no
+// version, and the error says so, naming the file as what.
+func versionString(f map[string]pyValue, name, what string) (string, error) {
+	if s, ok := f[name].str(); ok && s != "" {
+		return s, nil
+	}
+	return "", fmt.Errorf("%s: no %s string", what, name)
 }
 
 // PaddleVersion is what paddle/version/__init__.py (paddle/version.py
@@ -70,9 +81,9 @@ type PaddleVersion struct {
 func ParsePaddleVersion(src []byte) (PaddleVersion, error) {
 	f := pyAssignments(src)
 	var v PaddleVersion
-	var ok bool
-	if v.Version, ok = f["full_version"].str(); !ok || v.Version == "" {
-		return PaddleVersion{}, errors.New("paddle version file: no full_version string")
+	var err error
+	if v.Version, err = versionString(f, "full_version", "paddle version file"); err != nil {
+		return PaddleVersion{}, err
 	}
 	v.CUDA = paddleFlag(f["cuda_version"])
 	_, v.CUDARecorded = f["cuda_version"]

@@ -352,6 +352,19 @@ func pyTokenize(src []byte) []pyToken {
 			toks = append(toks, pyToken{kind: tokNewline})
 		}
 	}
+	// str emits the string literal that starts at start (its prefix, if
+	// any) with its opening quote at quote, or "\x00" when it cannot be
+	// read, and returns where it ends.
+	str := func(start, quote int, raw bool) int {
+		text, next, ok := pyString(src, quote, raw)
+		if ok {
+			emit(tokString, text, start)
+		} else {
+			emit(tokOp, "\x00", start)
+		}
+		lineStart = lineStartAfter(src, quote, next, lineStart)
+		return next
+	}
 	for i := 0; i < len(src); {
 		c := src[i]
 		switch {
@@ -372,14 +385,7 @@ func pyTokenize(src []byte) []pyToken {
 				i++
 			}
 		case c == '\'' || c == '"':
-			text, next, ok := pyString(src, i, false)
-			if ok {
-				emit(tokString, text, i)
-			} else {
-				emit(tokOp, "\x00", i)
-			}
-			lineStart = lineStartAfter(src, i, next, lineStart)
-			i = next
+			i = str(i, i, false)
 		case isDigit(c) || (c == '.' && i+1 < len(src) && isDigit(src[i+1])):
 			j := i
 			for j < len(src) && (isNameByte(src[j]) || src[j] == '.') {
@@ -394,15 +400,7 @@ func pyTokenize(src []byte) []pyToken {
 			}
 			word := string(src[i:j])
 			if j < len(src) && (src[j] == '\'' || src[j] == '"') && isStringPrefix(word) {
-				raw := strings.ContainsAny(word, "rR")
-				text, next, ok := pyString(src, j, raw)
-				if ok {
-					emit(tokString, text, i)
-				} else {
-					emit(tokOp, "\x00", i)
-				}
-				lineStart = lineStartAfter(src, j, next, lineStart)
-				i = next
+				i = str(i, j, strings.ContainsAny(word, "rR"))
 				continue
 			}
 			emit(tokName, word, i)

@@ -72,8 +72,11 @@ type Image struct {
 // Checks are the rules about the driver and the GPU a node brings.
 var Checks = []check.Check{check.CUDARequirement, check.CUDADriver, check.FrameworkCUDA, check.GPUArch}
 
-// Brands are the NVML brands a GPU may have (libnvidia-container's strings).
-var Brands = []string{"Tesla", "Nvidia", "Quadro", "QuadroRTX", "NvidiaRTX", "GeForce", "GeForceRTX", "Titan", "TitanRTX"}
+// Brands are the brands of the GPUs a training node may have, data-center
+// first: those forward compatibility supports, the professional ones it may,
+// and the consumer ones it does not.
+var Brands = []string{facts.BrandTesla, facts.BrandNvidia, facts.BrandQuadro, facts.BrandQuadroRTX, facts.BrandNvidiaRTX,
+	facts.BrandGeForce, facts.BrandGeForceRTX, facts.BrandTITAN, facts.BrandTitanRTX}
 
 // Input is the checks' view of img on a node with driver d and one GPU of
 // compute capability cc ("" for none known) and brand.

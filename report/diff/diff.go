@@ -20,6 +20,7 @@ import (
 	"strings"
 
 	"github.com/gpu-preflight/gpu-preflight/preflight/decision"
+	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 	"github.com/gpu-preflight/gpu-preflight/report"
 	"github.com/gpu-preflight/gpu-preflight/report/redact"
 )
@@ -114,7 +115,7 @@ func yesNo(b bool) string {
 	return "no"
 }
 
-func compat(libs []report.CompatLib) string {
+func compat(libs []facts.CompatLib) string {
 	vs := make([]string, 0, len(libs))
 	for _, l := range libs {
 		v := l.DriverVersion
@@ -287,18 +288,29 @@ func ptrString[T any](p *T) string {
 	return fmt.Sprint(*p)
 }
 
-func (d *differ) requirements(old, new []report.Requirement) {
-	byVar := func(r report.Requirement) string { return r.Var }
-	oldKeys, newKeys := keys(old, byVar), keys(new, byVar)
+// byKey compares two lists entry by entry under key: value(x) for each
+// entry of new against the old entry of the same key ("" when old had
+// none), in new's order, then each entry only old has against "". Every
+// change matters.
+func byKey[T any](d *differ, field string, old, new []T, key, value func(T) string) {
+	oldKeys, newKeys := keys(old, key), keys(new, key)
 	oldBy, newBy := index(old, oldKeys), index(new, newKeys)
-	for i, r := range new {
-		d.add("image "+newKeys[i], oldBy[newKeys[i]].Value, r.Value, true)
+	for i, x := range new {
+		was := ""
+		if o, ok := oldBy[newKeys[i]]; ok {
+			was = value(o)
+		}
+		d.add(field+newKeys[i], was, value(x), true)
 	}
-	for i, r := range old {
+	for i, x := range old {
 		if _, ok := newBy[oldKeys[i]]; !ok {
-			d.add("image "+oldKeys[i], r.Value, "", true)
+			d.add(field+oldKeys[i], value(x), "", true)
 		}
 	}
+}
+
+func (d *differ) requirements(old, new []facts.Requirement) {
+	byKey(d, "image ", old, new, func(r facts.Requirement) string { return r.Var }, func(r facts.Requirement) string { return r.Value })
 }
 
 func frameworkSummary(f report.Framework) string {
@@ -393,16 +405,7 @@ func (d *differ) env(old, new map[string]string, matters bool) {
 // then the checks the new record no longer has. Messages are minor: they
 // restate the facts compared above.
 func (d *differ) checks(old, new []report.Check) {
-	oldKeys, newKeys := keys(old, checkID), keys(new, checkID)
-	oldBy, newBy := index(old, oldKeys), index(new, newKeys)
-	for i, c := range new {
-		d.add("check "+newKeys[i], oldBy[newKeys[i]].Status, c.Status, true)
-	}
-	for i, c := range old {
-		if _, ok := newBy[oldKeys[i]]; !ok {
-			d.add("check "+oldKeys[i], c.Status, "", true)
-		}
-	}
+	byKey(d, "check ", old, new, checkID, func(c report.Check) string { return c.Status })
 }
 
 func checkID(c report.Check) string { return c.ID }

@@ -333,7 +333,7 @@ func TestDiffReadsRecordsFromJSON(t *testing.T) {
 	})
 	var back [2]report.Record
 	for i, r := range []report.Record{old, new} {
-		b, err := report.Marshal(r)
+		b, err := json.MarshalIndent(r, "", "  ")
 		if err != nil {
 			t.Fatal(err)
 		}

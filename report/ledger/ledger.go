@@ -14,6 +14,7 @@ package ledger
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -34,7 +35,7 @@ const MaxLineBytes = 16 << 20
 // earlier short write (a full disk), that write starts with the newline that
 // ends it, so the torn line costs only itself.
 func Append(path string, r report.Record) error {
-	line, err := report.EncodeCompact(r)
+	line, err := json.Marshal(r)
 	if err != nil {
 		return fmt.Errorf("append to ledger %s: %w", path, err)
 	}

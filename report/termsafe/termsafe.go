@@ -1,4 +1,5 @@
-// Package termsafe makes text from facts safe to print on a terminal. A
+// Package termsafe makes text from facts safe to print on a terminal, and
+// tells whether output goes to one (IsTerminal, UseColor). A
 // value gpu-preflight reports (a torch/version.py string, PREFLIGHT_IMAGE,
 // NVIDIA_REQUIRE_CUDA, CUDA_VISIBLE_DEVICES) is written by whoever built
 // the image or the pod; raw, its control characters and ANSI escape

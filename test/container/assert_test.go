@@ -22,7 +22,7 @@ func (l logLine) str(key string) string {
 
 // checkID is the check a finding line is about. docs/sources.md, "What gpu-preflight is held to" asks for
 // id, status, message and remedy on every check line; the id's key is
-// "check" (report.LogFindings), "id" accepted for a plainer logger.
+// "check" (logs.Findings), "id" accepted for a plainer logger.
 func (l logLine) checkID() string {
 	if id := l.str("check"); id != "" {
 		return id

@@ -29,8 +29,8 @@ import (
 // leaves a partial record, and a write failure is a warning while the
 // command still runs.
 
-// recordFile is the name report.Write gives a record:
-// "<UTC start time>-<run id>.json"; tempFile is the name report.Complete
+// recordFile is the name store.Write gives a record:
+// "<UTC start time>-<run id>.json"; tempFile is the name store.Complete
 // links a whole replacement under before renaming it over the record.
 var (
 	recordFile = regexp.MustCompile(`^[0-9]{8}T[0-9]{6}\.[0-9]{9}Z-([0-9a-f]{32})\.json$`)
@@ -123,7 +123,7 @@ func emptyRoot(t *testing.T, base string) string {
 // killMode is one way the shim writes records: in the ENTRYPOINT form it
 // writes one and execs a command (here one that sleeps, to be killed);
 // with --supervise it writes one, runs the command (here /bin/true) and
-// replaces the record with one that holds the outcome (report.Complete).
+// replaces the record with one that holds the outcome (store.Complete).
 type killMode struct {
 	name string
 	args []string
@@ -131,7 +131,7 @@ type killMode struct {
 	// with its records.
 	done func(files) bool
 	// allowTemp admits whole records under Complete's temporary name: a
-	// kill between its link and its rename leaves one (report.Complete).
+	// kill between its link and its rename leaves one (store.Complete).
 	allowTemp bool
 }
 

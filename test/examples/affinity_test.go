@@ -19,8 +19,8 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/preflight/affinity"
 	"github.com/gpu-preflight/gpu-preflight/preflight/check"
 	"github.com/gpu-preflight/gpu-preflight/preflight/check/scenarios"
-	"github.com/gpu-preflight/gpu-preflight/preflight/decision"
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
+	"github.com/gpu-preflight/gpu-preflight/preflight/nodeclass"
 	"github.com/gpu-preflight/gpu-preflight/preflight/policy"
 	"github.com/gpu-preflight/gpu-preflight/test/harness"
 )
@@ -136,14 +136,14 @@ func checkVerdict(in affinity.Input, h facts.Host) (ok bool, blocking []string) 
 			blocking = append(blocking, f.ID+": "+f.Message)
 		}
 	}
-	return d.Action != decision.Abort, blocking
+	return len(d.Blocking) == 0, blocking
 }
 
 // passesOnSomeBrand reports whether the node would pass with its GPUs of
 // another brand (or of an unknown one): then only the brand, which no
 // label carries, fails it.
 func passesOnSomeBrand(in affinity.Input, h facts.Host) bool {
-	for _, b := range []string{"", "Tesla", "Nvidia", "Quadro", "QuadroRTX", "NvidiaRTX", "GeForce", "GeForceRTX", "Titan", "TitanRTX"} {
+	for _, b := range append([]string{""}, nodeclass.Brands...) {
 		g := append([]facts.GPU(nil), h.GPUs...)
 		for i := range g {
 			g[i].Brand = b

@@ -1,7 +1,9 @@
-package report
+// Package store puts what a run leaves on disk: the provenance record in
+// its own file (Write, Complete: atomic, durable, never following a
+// symlink) and the Kubernetes termination message (WriteTermination).
+package store
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,6 +14,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/gpu-preflight/gpu-preflight/report"
 )
 
 // FileTimeLayout is the UTC time at the start of a record's file name. It
@@ -19,7 +23,7 @@ import (
 const FileTimeLayout = "20060102T150405.000000000Z"
 
 // FileName is the name Write gives a record: "<UTC start time>-<run id>.json".
-func FileName(r Record) (string, error) {
+func FileName(r report.Record) (string, error) {
 	t, err := time.Parse(time.RFC3339Nano, r.StartedAt)
 	if err != nil {
 		return "", fmt.Errorf("provenance record %s: startedAt %q is not RFC 3339: %w", r.RunID, r.StartedAt, err)
@@ -31,19 +35,12 @@ func FileName(r Record) (string, error) {
 }
 
 // Marshal encodes a record as written to its file: indented, newline-ended.
-func Marshal(r Record) ([]byte, error) {
-	compact, err := EncodeCompact(r)
+func Marshal(r report.Record) ([]byte, error) {
+	b, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
-		return nil, err
-	}
-	// What json.MarshalIndent does, less its per-type set-up (EncodeCompact).
-	var b bytes.Buffer
-	b.Grow(len(compact) * 3 / 2)
-	if err := json.Indent(&b, compact, "", "  "); err != nil {
 		return nil, fmt.Errorf("encode provenance record %s: %w", r.RunID, err)
 	}
-	b.WriteByte('\n')
-	return b.Bytes(), nil
+	return append(b, '\n'), nil
 }
 
 // Write stores r in dir, creating dir (mode 0750) if missing, and returns the
@@ -66,7 +63,7 @@ func Marshal(r Record) ([]byte, error) {
 // dir itself may be a symlink; nothing inside it is followed. Errors name
 // the step that failed and what to do; the caller reports them as a warning
 // and carries on (docs/schema/README.md).
-func Write(dir string, r Record) (string, error) {
+func Write(dir string, r report.Record) (string, error) {
 	path, _, err := write(dir, r, procSelfFD)
 	return path, err
 }
@@ -87,7 +84,7 @@ const (
 // tests can take the fallback: "" skips O_TMPFILE, and a directory that does
 // not exist plays a system without /proc. It also returns which way the
 // record was written.
-func write(dir string, r Record, fdDir string) (path, via string, err error) {
+func write(dir string, r report.Record, fdDir string) (path, via string, err error) {
 	name, err := FileName(r)
 	if err != nil {
 		return "", "", err
@@ -129,7 +126,7 @@ func linkNew(dfd int, dir, name string, data []byte, fdDir string) (via string, 
 			return viaAnonymous, err
 		}
 	}
-	tmp := "." + name + ".tmp-" + NewRunID()[:8]
+	tmp := "." + name + ".tmp-" + report.NewRunID()[:8]
 	if err := writeTemp(dfd, tmp, data); err != nil {
 		_ = unix.Unlinkat(dfd, tmp, 0)
 		return viaNamed, fmt.Errorf("%s: %w", filepath.Join(dir, tmp), err)
@@ -239,13 +236,13 @@ func bare(err error) error {
 // temporary file is named from the start). It refuses when path is not a
 // regular file or holds another run's record, so it can never clobber a
 // different record or follow a symlink.
-func Complete(path string, r Record) error {
+func Complete(path string, r report.Record) error {
 	return complete(path, r, procSelfFD)
 }
 
 // complete is Complete with the /proc descriptor directory as a parameter,
 // as for write.
-func complete(path string, r Record, fdDir string) error {
+func complete(path string, r report.Record, fdDir string) error {
 	dir, name := filepath.Split(path)
 	if dir == "" {
 		dir = "."
@@ -281,7 +278,7 @@ func complete(path string, r Record, fdDir string) error {
 	if err != nil {
 		return err
 	}
-	tmp := "." + name + ".tmp-" + NewRunID()[:8]
+	tmp := "." + name + ".tmp-" + report.NewRunID()[:8]
 	err = errNoTmpfile
 	if fdDir != "" {
 		err = linkAnonymous(dfd, tmp, data, fdDir)

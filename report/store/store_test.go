@@ -1,4 +1,4 @@
-package report
+package store
 
 import (
 	"encoding/json"
@@ -15,9 +15,10 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
-
+	"github.com/gpu-preflight/gpu-preflight/report"
+	"github.com/gpu-preflight/gpu-preflight/report/reporttest"
 	"github.com/gpu-preflight/gpu-preflight/report/schematest"
+	"golang.org/x/sys/unix"
 )
 
 // Child modes: the test binary re-executes itself to write records in a
@@ -46,10 +47,10 @@ func TestMain(m *testing.M) {
 
 // writerChild writes records into dir until it is killed.
 func writerChild(dir string) {
-	in := sampleInputs()
+	in := reporttest.Inputs()
 	for i := 0; ; i++ {
 		in.Now = time.Now()
-		if _, err := Write(dir, New(in)); err != nil {
+		if _, err := Write(dir, report.New(in)); err != nil {
 			fmt.Fprintln(os.Stderr, "writer child:", err)
 			os.Exit(2)
 		}
@@ -63,7 +64,7 @@ func rofsChild(dir string) {
 		fmt.Println("mount:", err)
 		os.Exit(4)
 	}
-	_, err := Write(dir, New(sampleInputs()))
+	_, err := Write(dir, report.New(reporttest.Inputs()))
 	if err == nil {
 		fmt.Println("no error")
 		os.Exit(3)
@@ -108,7 +109,7 @@ func fullChild(dir string) {
 	enc := json.NewEncoder(os.Stdout)
 	for _, w := range ways {
 		a := fullAttempt{Way: w.name, Error: "no error"}
-		if _, _, err := write(prov, New(sampleInputs()), w.fdDir); err != nil {
+		if _, _, err := write(prov, report.New(reporttest.Inputs()), w.fdDir); err != nil {
 			a.Error = err.Error()
 		}
 		entries, _ := os.ReadDir(prov)
@@ -119,18 +120,9 @@ func fullChild(dir string) {
 	}
 }
 
-func readFile(t *testing.T, path string) []byte {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
 func TestWriteNamesModesAndContent(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "a", "provenance") // created by Write
-	r := New(sampleInputs())
+	r := report.New(reporttest.Inputs())
 	path, err := Write(dir, r)
 	if err != nil {
 		t.Fatal(err)
@@ -149,9 +141,9 @@ func TestWriteNamesModesAndContent(t *testing.T) {
 	if dst.Mode().Perm() != 0o750 {
 		t.Errorf("created directory mode = %v, want 0750", dst.Mode().Perm())
 	}
-	b := readFile(t, path)
+	b := reporttest.ReadFile(t, path)
 	schematest.Validate(t, b)
-	var back Record
+	var back report.Record
 	if err := json.Unmarshal(b, &back); err != nil || back.RunID != r.RunID {
 		t.Errorf("record does not read back: %v", err)
 	}
@@ -164,7 +156,7 @@ func TestWriteNamesModesAndContent(t *testing.T) {
 func TestWriteKeepsModeUnderRestrictiveUmask(t *testing.T) {
 	old := unix.Umask(0o077)
 	defer unix.Umask(old)
-	path, err := Write(t.TempDir(), New(sampleInputs()))
+	path, err := Write(t.TempDir(), report.New(reporttest.Inputs()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,7 +173,7 @@ func TestWriteNeverOverwrites(t *testing.T) {
 
 func testNeverOverwrites(t *testing.T, fdDir string) {
 	dir := t.TempDir()
-	r := New(sampleInputs())
+	r := report.New(reporttest.Inputs())
 	name, _ := FileName(r)
 	other := t.TempDir() + "/elsewhere"
 	if err := os.WriteFile(other, []byte("keep"), 0o600); err != nil {
@@ -214,7 +206,7 @@ func testNeverOverwrites(t *testing.T, fdDir string) {
 			if !os.SameFile(before, after) {
 				t.Error("the existing entry was replaced")
 			}
-			if string(readFile(t, other)) != "keep" {
+			if string(reporttest.ReadFile(t, other)) != "keep" {
 				t.Error("the symlink's target was written through")
 			}
 			if _, err := os.Stat(dir + "/nowhere"); err == nil {
@@ -262,7 +254,7 @@ func TestWriteUsesAnonymousFileElseNamedTemporaryFile(t *testing.T) {
 	for _, w := range ways {
 		t.Run(w.name, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "provenance")
-			r := New(sampleInputs())
+			r := report.New(reporttest.Inputs())
 			path, via, err := write(dir, r, w.fdDir)
 			if err != nil {
 				t.Fatal(err)
@@ -277,7 +269,7 @@ func TestWriteUsesAnonymousFileElseNamedTemporaryFile(t *testing.T) {
 			if st, err := os.Lstat(path); err != nil || st.Mode() != 0o640 {
 				t.Errorf("record mode = %v (%v), want 0640", st.Mode(), err)
 			}
-			schematest.Validate(t, readFile(t, path))
+			schematest.Validate(t, reporttest.ReadFile(t, path))
 			if names := dirNames(t, dir); len(names) != 1 || names[0] != name {
 				t.Errorf("directory holds %q, want only %s", names, name)
 			}
@@ -317,7 +309,7 @@ func TestTmpfileUnsupportedOnlyForMissingSupport(t *testing.T) {
 // way of writing; the victim and the symlink stay as they were and
 // nothing else is left in the directory.
 func TestSymlinkAtRecordPathIsNotFollowed(t *testing.T) {
-	r := New(sampleInputs())
+	r := report.New(reporttest.Inputs())
 	r.RunID = "0123456789abcdef0123456789abcdef"
 	name, err := FileName(r)
 	if err != nil {
@@ -356,7 +348,7 @@ func TestSymlinkAtRecordPathIsNotFollowed(t *testing.T) {
 				if err == nil || !strings.Contains(err.Error(), op.wantErr) {
 					t.Errorf("error = %v, want one that says %q", err, op.wantErr)
 				}
-				if got := readFile(t, victim); string(got) != string(victimContent) {
+				if got := reporttest.ReadFile(t, victim); string(got) != string(victimContent) {
 					t.Errorf("the victim was written through the symlink:\n%s", got)
 				}
 				if st, _ := os.Stat(victim); !os.SameFile(victimBefore, st) || st.Mode() != 0o600 {
@@ -383,7 +375,7 @@ func TestWriteIntoSymlinkedDirectory(t *testing.T) {
 	if err := os.Symlink(real, link); err != nil {
 		t.Fatal(err)
 	}
-	path, err := Write(link, New(sampleInputs()))
+	path, err := Write(link, report.New(reporttest.Inputs()))
 	if err != nil {
 		t.Fatalf("a symlinked directory must work: %v", err)
 	}
@@ -398,14 +390,14 @@ func TestWriteFailuresSayWhatToDo(t *testing.T) {
 	if err := os.WriteFile(file, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	_, err := Write(filepath.Join(file, "sub"), New(sampleInputs()))
+	_, err := Write(filepath.Join(file, "sub"), report.New(reporttest.Inputs()))
 	if err == nil || !strings.Contains(err.Error(), "create directory") || !strings.Contains(err.Error(), "PREFLIGHT_PROVENANCE_DIR") {
 		t.Errorf("directory under a file: error = %v", err)
 	}
-	if _, err := Write(base, Record{RunID: "x", StartedAt: "not a time"}); err == nil {
+	if _, err := Write(base, report.Record{RunID: "x", StartedAt: "not a time"}); err == nil {
 		t.Error("a record without a valid startedAt was written")
 	}
-	if _, err := Write(base, Record{RunID: "../x", StartedAt: sampleTime.Format(TimeLayout)}); err == nil {
+	if _, err := Write(base, report.Record{RunID: "../x", StartedAt: reporttest.Time.Format(report.TimeLayout)}); err == nil {
 		t.Error("a run id with a path separator was written")
 	}
 }
@@ -518,7 +510,7 @@ func TestKillDuringWriteLeavesNoPartialRecord(t *testing.T) {
 			if !recordName.MatchString(name) {
 				t.Errorf("unexpected record name %s", name)
 			}
-			b := readFile(t, filepath.Join(dir, name))
+			b := reporttest.ReadFile(t, filepath.Join(dir, name))
 			if err := schematest.Check(b); err != nil {
 				t.Errorf("%s after SIGKILL: %v", name, err)
 			}
@@ -533,7 +525,7 @@ func TestKillDuringWriteLeavesNoPartialRecord(t *testing.T) {
 	}
 	// Where O_TMPFILE works, as on the test's own directory, a kill leaves
 	// no temporary file either.
-	if _, via, err := write(t.TempDir(), New(sampleInputs()), procSelfFD); err != nil || via != viaAnonymous {
+	if _, via, err := write(t.TempDir(), report.New(reporttest.Inputs()), procSelfFD); err != nil || via != viaAnonymous {
 		t.Logf("O_TMPFILE is not usable in the test directory (%s, %v): temporary files are allowed", via, err)
 	} else if temps > 0 {
 		t.Errorf("%d temporary files left after the kills, want none: Write uses an anonymous O_TMPFILE file here", temps)
@@ -549,18 +541,18 @@ func TestCompleteReplacesOnlyItsOwnRecord(t *testing.T) {
 
 func testCompleteReplacesOnlyItsOwnRecord(t *testing.T, fdDir string) {
 	dir := t.TempDir()
-	r := New(sampleInputs())
+	r := report.New(reporttest.Inputs())
 	path, _, err := write(dir, r, fdDir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := r.Finish(137, 9, sampleTime.Add(time.Minute)); err != nil {
+	if err := r.Finish(137, 9, reporttest.Time.Add(time.Minute)); err != nil {
 		t.Fatal(err)
 	}
 	if err := complete(path, r, fdDir); err != nil {
 		t.Fatal(err)
 	}
-	b := readFile(t, path)
+	b := reporttest.ReadFile(t, path)
 	schematest.Validate(t, b)
 	if !strings.Contains(string(b), `"signal": 9`) {
 		t.Errorf("completed record lacks the outcome:\n%s", b)
@@ -568,7 +560,7 @@ func testCompleteReplacesOnlyItsOwnRecord(t *testing.T, fdDir string) {
 	if st, _ := os.Lstat(path); st.Mode() != 0o640 {
 		t.Errorf("completed record mode = %v, want 0640", st.Mode())
 	}
-	other := New(sampleInputs())
+	other := report.New(reporttest.Inputs())
 	if err := complete(path, other, fdDir); err == nil || !strings.Contains(err.Error(), "another run") {
 		t.Errorf("Complete with another run's record: %v", err)
 	}

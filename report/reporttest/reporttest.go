@@ -1,17 +1,24 @@
-package report
+// Package reporttest holds one sample run for the tests of report and its
+// sub-packages: facts of a two-GPU host under an image that needs a newer
+// driver, findings of every status, and credentials planted in the
+// environment, the argv and a finding's text that no output may carry.
+package reporttest
 
 import (
+	"os"
+	"testing"
 	"time"
 
 	"github.com/gpu-preflight/gpu-preflight/preflight/check"
 	"github.com/gpu-preflight/gpu-preflight/preflight/decision"
 	"github.com/gpu-preflight/gpu-preflight/preflight/envvars"
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
+	"github.com/gpu-preflight/gpu-preflight/report"
 )
 
-// secrets are planted in the environment, argv and finding text of
-// sampleInputs; none may appear in any output.
-var secrets = []string{
+// Secrets are planted in the environment, argv and finding text of
+// Inputs; none may appear in any output.
+var Secrets = []string{
 	"wJalrXUtnFEMI", // AWS_SECRET_ACCESS_KEY
 	"hf_PLANTED2",   // HF_TOKEN
 	"hunter2",       // --password=hunter2
@@ -24,7 +31,9 @@ var secrets = []string{
 	"bearer_PLANTED8",
 }
 
-var sampleEnviron = []string{
+// Environ is the run's environment: allow-listed variables, credentials
+// under names and in values, and a Kubernetes pod's.
+var Environ = []string{
 	"AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
 	"HF_TOKEN=hf_PLANTED2",
 	"PREFLIGHT_TOKEN=pt_PLANTED5",
@@ -43,7 +52,8 @@ var sampleEnviron = []string{
 	"MASTER_ADDR=bert-master-0", "MASTER_PORT=23456", "RANK=1", "WORLD_SIZE=2",
 }
 
-var sampleArgv = []string{
+// Argv is the command, with credentials in three forms.
+var Argv = []string{
 	"python", "train.py", "--password=hunter2", "--token", "tok_PLANTED3", "PASSWORD=pw_PLANTED4",
 	"--data", "https://u:p@host/x", "--lr", "0.1",
 }
@@ -52,7 +62,9 @@ func u64(v uint64) *uint64 { return &v }
 func boolp(v bool) *bool   { return &v }
 func intp(v int) *int      { return &v }
 
-func sampleFacts() facts.Facts {
+// Facts are what was gathered: driver 515 (CUDA 11.7), two A100s, an image
+// built for CUDA 12.2 with torch and paddle.
+func Facts() facts.Facts {
 	return facts.Facts{
 		Host: facts.Host{
 			Hostname: "bert-worker-1",
@@ -90,7 +102,8 @@ func sampleFacts() facts.Facts {
 	}
 }
 
-var sampleFindings = []check.Finding{
+// Findings has one finding of each status, in check order.
+var Findings = []check.Finding{
 	{ID: "driver", Status: check.Pass, Message: "NVIDIA driver 515.65.01 (procfs)"},
 	{ID: "cuda-requirement", Status: check.Error,
 		Message: "driver 515.65.01 supports CUDA <= 11.7; this image needs CUDA 12.2 (NVIDIA_REQUIRE_CUDA)",
@@ -101,21 +114,34 @@ var sampleFindings = []check.Finding{
 	{ID: "gpu-arch", Status: check.Skip, Message: "no framework kernels to check"},
 }
 
-var sampleTime = time.Date(2026, 11, 29, 16, 31, 42, 123456789, time.FixedZone("CET", 3600))
+// Time is when the run started, in a zone that is not UTC.
+var Time = time.Date(2026, 11, 29, 16, 31, 42, 123456789, time.FixedZone("CET", 3600))
 
-func sampleInputs() Inputs {
-	return Inputs{
-		Facts:    sampleFacts(),
-		Findings: sampleFindings,
+// Inputs is the sample run, aborted under the fail policy.
+func Inputs() report.Inputs {
+	return report.Inputs{
+		Facts:    Facts(),
+		Findings: Findings,
 		// Under fail the error blocks, the warning does not.
 		Decision:    decision.Decision{Policy: "fail", Action: decision.Abort, ExitCode: 78, Blocking: []string{"cuda-requirement"}},
-		Argv:        sampleArgv,
+		Argv:        Argv,
 		Cwd:         "/workspace",
 		UID:         1000,
 		GID:         1000,
-		Environ:     envvars.Parse(sampleEnviron),
+		Environ:     envvars.Parse(Environ),
 		ToolVersion: "v0.1.0",
 		ToolCommit:  "f073bda",
-		Now:         sampleTime,
+		Now:         Time,
 	}
+}
+
+// ReadFile returns the file's contents, failing the test when it cannot be
+// read.
+func ReadFile(t testing.TB, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

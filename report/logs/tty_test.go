@@ -1,4 +1,4 @@
-package report
+package logs
 
 import (
 	"bytes"
@@ -6,12 +6,15 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gpu-preflight/gpu-preflight/report"
 	"github.com/gpu-preflight/gpu-preflight/report/ptytest"
+	"github.com/gpu-preflight/gpu-preflight/report/reporttest"
+	"github.com/gpu-preflight/gpu-preflight/report/termsafe"
 )
 
 func TestTerminalOutputIsColouredAndConsole(t *testing.T) {
 	master, slave := ptytest.Open(t)
-	if !IsTerminal(slave) || IsTerminal(&bytes.Buffer{}) {
+	if !termsafe.IsTerminal(slave) || termsafe.IsTerminal(&bytes.Buffer{}) {
 		t.Fatal("IsTerminal does not tell a pty from a buffer")
 	}
 	f, err := os.CreateTemp(t.TempDir(), "out")
@@ -19,7 +22,7 @@ func TestTerminalOutputIsColouredAndConsole(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	if IsTerminal(f) {
+	if termsafe.IsTerminal(f) {
 		t.Error("a regular file is not a terminal")
 	}
 
@@ -36,12 +39,12 @@ func TestTerminalOutputIsColouredAndConsole(t *testing.T) {
 		}
 		done <- out.String()
 	}()
-	l, err := NewLogger(slave, FormatAuto, "info")
+	l, err := New(slave, FormatAuto, "info")
 	if err != nil {
 		t.Fatal(err)
 	}
 	l.Warn().Str("check", "shm").Msg("small shm")
-	if err := Human(slave, New(sampleInputs())); err != nil {
+	if err := report.Human(slave, report.New(reporttest.Inputs())); err != nil {
 		t.Fatal(err)
 	}
 	out := <-done
@@ -51,7 +54,7 @@ func TestTerminalOutputIsColouredAndConsole(t *testing.T) {
 	if !strings.Contains(out, "small shm") {
 		t.Errorf("log line missing: %q", out)
 	}
-	if !strings.Contains(out, red+"error"+reset) {
+	if !strings.Contains(out, "\x1b[31m"+"error"+"\x1b[0m") {
 		t.Errorf("human report on a terminal is not coloured: %q", out)
 	}
 }

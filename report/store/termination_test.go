@@ -1,0 +1,73 @@
+package store
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/gpu-preflight/gpu-preflight/report"
+	"github.com/gpu-preflight/gpu-preflight/report/reporttest"
+)
+
+func TestWriteTerminationOnlyWhereTheDirectoryExists(t *testing.T) {
+	dir := t.TempDir()
+	// No directory: nothing written, no error (not in Kubernetes).
+	missing := filepath.Join(dir, "no-such-dir", "termination-log")
+	if err := WriteTermination(missing, "x"); err != nil {
+		t.Errorf("missing directory: %v", err)
+	}
+	if _, err := os.Stat(filepath.Dir(missing)); !os.IsNotExist(err) {
+		t.Error("WriteTermination created the directory")
+	}
+	// Directory exists: written, replacing earlier content.
+	path := filepath.Join(dir, "termination-log")
+	os.WriteFile(path, []byte("an earlier, longer message"), 0o644)
+	if err := WriteTermination(path, "short"); err != nil {
+		t.Fatal(err)
+	}
+	if got := string(reporttest.ReadFile(t, path)); got != "short" {
+		t.Errorf("file = %q, want %q", got, "short")
+	}
+	// Over the cap: cut.
+	if err := WriteTermination(path, strings.Repeat("x", 10000)); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(reporttest.ReadFile(t, path)); n > report.MaxTerminationBytes {
+		t.Errorf("wrote %d bytes, over %d", n, report.MaxTerminationBytes)
+	}
+	// A symlink at the path is not followed.
+	target := filepath.Join(dir, "target")
+	os.WriteFile(target, []byte("keep"), 0o644)
+	link := filepath.Join(dir, "link")
+	os.Symlink(target, link)
+	if err := WriteTermination(link, "x"); err == nil {
+		t.Error("WriteTermination followed a symlink")
+	}
+	if string(reporttest.ReadFile(t, target)) != "keep" {
+		t.Error("symlink target overwritten")
+	}
+	// Empty path or message: nothing to do.
+	if err := WriteTermination("", "x"); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestWriteTerminationToAFIFOWithoutReaderFailsAtOnce(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "termination-log")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- WriteTermination(fifo, "abort") }()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "no such device or address") {
+			t.Errorf("WriteTermination to a FIFO nobody reads = %v, want ENXIO", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("WriteTermination blocked on a FIFO nobody reads")
+	}
+}
