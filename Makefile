@@ -35,8 +35,11 @@ TEST_SUITES :=
 # release architecture in mk/dist.mk (with GOARCH set). -buildvcs=false: the
 # version is stamped by LDFLAGS, and a VCS stamp would make two clean builds
 # differ by their folders' untracked files. Tests are no source of the
-# binary: editing one rebuilds nothing.
-SHIM_SRCS   := $(shell find cmd preflight report -name '*.go' -not -name '*_test.go' 2>/dev/null) go.mod go.sum
+# binary: editing one rebuilds nothing. SHIM_DIRS are the folders of its
+# packages (test/makefile checks them against go list -deps, and that
+# Dockerfile.example copies each).
+SHIM_DIRS   := cmd internal preflight report
+SHIM_SRCS   := $(shell find $(SHIM_DIRS) -name '*.go' -not -name '*_test.go' 2>/dev/null) go.mod go.sum
 SHIM_BUILD   = CGO_ENABLED=0 $(GO) build -trimpath -buildvcs=false -tags '$(GO_TAGS)' -ldflags '$(LDFLAGS)'
 
 # make expands a rule's prerequisites when it reads the rule, so a variable

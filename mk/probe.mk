@@ -9,7 +9,8 @@
 #
 # Each architecture's probe is bin/linux-ARCH/gpu-preflight-nvml and is
 # embedded from preflight/nvml/gpu-preflight-nvml-ARCH.bin (git-ignored);
-# mk/dist.mk builds both.
+# mk/dist.mk builds both. PROBE_SRCS are the folders of its packages
+# (test/makefile checks them against go list -deps).
 
 HOST_ARCH   := $(shell $(GO) env GOARCH)
 PROBE_BIN   := bin/gpu-preflight-nvml

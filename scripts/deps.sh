@@ -15,6 +15,12 @@ missing=()
 for p in "${packages[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
 done
+# The examples suite runs Grafana's LogQL grammar with Node.js and installs
+# it with npm (scripts/logql-grammar.sh). Any Node.js on PATH will do, so
+# Debian's packages are installed only when there is none: a machine may
+# carry another build whose nodejs package conflicts with Debian's npm.
+command -v node >/dev/null || missing+=(nodejs)
+command -v npm >/dev/null || missing+=(npm)
 if ((${#missing[@]})); then
 	if [[ $(id -u) -ne 0 ]]; then
 		echo "deps: missing Debian packages: ${missing[*]} (run 'make deps' as root)" >&2

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gpu-preflight/gpu-preflight/test/procdriver"
 	"golang.org/x/sys/unix"
 )
 
@@ -55,7 +56,7 @@ type scenario struct {
 	noProvenance bool
 	uid          uint32 // process.user (uid and gid)
 	// driver is what /proc/driver/nvidia holds; nil: no driver at all.
-	driver *procDriver
+	driver *procdriver.Driver
 	// nvml is the host file bind-mounted as libnvidia-ml.so.1; "": none.
 	nvml string
 	// mounts are more bind mounts (a fake NVML's scenario file).
@@ -146,7 +147,7 @@ func (s *suite) newBundle(t *testing.T, sc scenario) *bundle {
 		bindMount(b.termLog, termLogPath, false),
 	)
 	if sc.driver != nil {
-		sc.driver.write(t, filepath.Join(dir, procDriverDir))
+		must(t, sc.driver.Write(filepath.Join(dir, procDriverDir)))
 		timeout := 10
 		spec.Hooks = &ociHooks{CreateContainer: []ociHook{{
 			Path:    s.hook,
@@ -166,10 +167,10 @@ func (s *suite) newBundle(t *testing.T, sc scenario) *bundle {
 			minor int64
 		}
 		nodes := []node{{"/dev/nvidiactl", 255}}
-		for _, g := range sc.driver.gpus {
-			nodes = append(nodes, node{fmt.Sprintf("/dev/nvidia%d", g.minor), int64(g.minor)})
+		for _, g := range sc.driver.GPUs {
+			nodes = append(nodes, node{fmt.Sprintf("/dev/nvidia%d", g.Minor), int64(g.Minor)})
 		}
-		if len(sc.driver.gpus) == 0 {
+		if len(sc.driver.GPUs) == 0 {
 			nodes = append(nodes, node{"/dev/nvidia0", 0})
 		}
 		for _, d := range nodes {

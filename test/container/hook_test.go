@@ -3,7 +3,6 @@
 package container
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -45,20 +44,13 @@ func TestMain(m *testing.M) {
 // /proc/driver/nvidia, which runc will not take as an OCI mount (it refuses
 // destinations under /proc). runc runs createContainer hooks in the
 // container's mount namespace after its mounts and before pivot_root, so the
-// container's procfs is at <bundle>/rootfs/proc, and the hook reads the
-// bundle from the state JSON on stdin (OCI runtime spec, "State"). It mounts
+// container's procfs is under its root.path (ocihook.ReadState). It mounts
 // a tmpfs over proc/driver, copies the prepared tree in, and makes it
 // read-only, as the toolkit's own tmpfs is.
 func procDriverHook(stdin io.Reader) error {
-	var state struct {
-		ID     string `json:"id"`
-		Bundle string `json:"bundle"`
-	}
-	if err := json.NewDecoder(stdin).Decode(&state); err != nil {
-		return fmt.Errorf("reading the container state from stdin: %w", err)
-	}
-	if state.Bundle == "" {
-		return fmt.Errorf("container state has no bundle path")
+	state, err := ocihook.ReadState(stdin)
+	if err != nil {
+		return err
 	}
 	// When the container is about to start: the shim is exec'd right
 	// after the hooks, pivot_root and runc start. Timing bounds are
@@ -67,5 +59,5 @@ func procDriverHook(stdin io.Reader) error {
 	if err := os.WriteFile(filepath.Join(state.Bundle, hookStampFile), stamp, 0o644); err != nil {
 		return fmt.Errorf("writing the hook's time stamp: %w", err)
 	}
-	return ocihook.FillProcDriver(filepath.Join(state.Bundle, "rootfs"), filepath.Join(state.Bundle, procDriverDir))
+	return ocihook.FillProcDriver(state.RootFS, filepath.Join(state.Bundle, procDriverDir))
 }

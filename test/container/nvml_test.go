@@ -11,6 +11,7 @@ import (
 
 	"github.com/gpu-preflight/gpu-preflight/report/schematest"
 	"github.com/gpu-preflight/gpu-preflight/test/fakenvml"
+	"github.com/gpu-preflight/gpu-preflight/test/procdriver"
 )
 
 // nvmlLibs are the libnvidia-ml.so.1 files the "toolkit" injects.
@@ -61,8 +62,8 @@ func (s *suite) useFakeNVML(t *testing.T, sc *scenario, scene fakenvml.Scenario)
 
 // procFor is the /proc/driver/nvidia tree of the host a fake NVML scenario
 // describes, so procfs and NVML tell the same story, as on a real host.
-func procFor(scene fakenvml.Scenario) *procDriver {
-	d := &procDriver{version: scene.System["driver"]}
+func procFor(scene fakenvml.Scenario) *procdriver.Driver {
+	d := &procdriver.Driver{Version: scene.System["driver"]}
 	for i, g := range scene.GPUs {
 		// NVML's bus id is "00000000:18:00.0"; the procfs directory is
 		// the 4-digit-domain, lower-case form "0000:18:00.0".
@@ -72,7 +73,7 @@ func procFor(scene fakenvml.Scenario) *procDriver {
 		}
 		minor := i
 		fmt.Sscan(g["minor"], &minor)
-		d.gpus = append(d.gpus, procGPU{model: g["name"], uuid: g["uuid"], bus: bus, minor: minor})
+		d.GPUs = append(d.GPUs, procdriver.GPU{Model: g["name"], UUID: g["uuid"], Bus: bus, Minor: minor})
 	}
 	return d
 }

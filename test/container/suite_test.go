@@ -13,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/gpu-preflight/gpu-preflight/test/harness"
 )
 
 // suite holds what every scenario shares: the repository, the shim under
@@ -65,7 +67,7 @@ func newSuite() (*suite, error) {
 			return nil, fmt.Errorf("%s is not installed: run `make deps` as root", tool)
 		}
 	}
-	repo, err := repoRoot()
+	repo, err := harness.RootDir()
 	if err != nil {
 		return nil, err
 	}
@@ -101,22 +103,6 @@ func newSuite() (*suite, error) {
 		return nil, err
 	}
 	return s, nil
-}
-
-// repoRoot walks up from the package directory to the directory holding go.mod.
-func repoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for d := dir; ; d = filepath.Dir(d) {
-		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
-			return d, nil
-		}
-		if filepath.Dir(d) == d {
-			return "", fmt.Errorf("no go.mod above %s: run the suite inside the repository", dir)
-		}
-	}
 }
 
 // buildShim returns the gpu-preflight binary to test: $GPU_PREFLIGHT_BIN when

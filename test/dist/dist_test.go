@@ -11,15 +11,11 @@ package dist
 
 import (
 	"bytes"
-	"context"
 	"debug/elf"
 	"encoding/json"
-	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -28,48 +24,13 @@ import (
 
 	"github.com/gpu-preflight/gpu-preflight/report/schematest"
 	"github.com/gpu-preflight/gpu-preflight/test/fakenvml"
+	"github.com/gpu-preflight/gpu-preflight/test/harness"
 )
 
-func repo(t *testing.T) string {
+func must(t *testing.T, r harness.Result, what string) harness.Result {
 	t.Helper()
-	_, file, _, ok := runtime.Caller(0)
-	if !ok {
-		t.Fatal("cannot locate the repository")
-	}
-	return filepath.Join(filepath.Dir(file), "..", "..")
-}
-
-type result struct {
-	stdout, stderr string
-	code           int
-}
-
-func run(t *testing.T, limit time.Duration, dir string, env []string, name string, args ...string) result {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), limit)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, name, args...)
-	cmd.Dir, cmd.Env = dir, env
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	r := result{stdout: stdout.String(), stderr: stderr.String()}
-	var ee *exec.ExitError
-	switch {
-	case ctx.Err() != nil:
-		t.Fatalf("%s %v: still running after %v\n%s", name, args, limit, r.stderr)
-	case errors.As(err, &ee):
-		r.code = ee.ExitCode()
-	case err != nil:
-		t.Fatalf("%s: %v", name, err)
-	}
-	return r
-}
-
-func must(t *testing.T, r result, what string) result {
-	t.Helper()
-	if r.code != 0 {
-		t.Fatalf("%s: exit %d\nstdout:\n%s\nstderr:\n%s", what, r.code, r.stdout, r.stderr)
+	if r.Code != 0 {
+		t.Fatalf("%s: exit %d\nstdout:\n%s\nstderr:\n%s", what, r.Code, r.Stdout, r.Stderr)
 	}
 	return r
 }
@@ -85,8 +46,8 @@ const nonRoot = "nobody"
 // so a warm run stays fast). Both dist/ folders must be byte-identical, and
 // their SHA256SUMS must hold.
 func TestDistIsReproducibleFromTwoFolders(t *testing.T) {
-	src := repo(t)
-	head := strings.TrimSpace(must(t, run(t, time.Minute, src, os.Environ(), "git", "rev-parse", "HEAD"), "git rev-parse").stdout)
+	src := harness.Root(t)
+	head := strings.TrimSpace(must(t, harness.Run(t, time.Minute, src, os.Environ(), "git", "rev-parse", "HEAD"), "git rev-parse").Stdout)
 	// Not t.TempDir: its parent is private to this user, and nobody must
 	// reach the second clone.
 	base, err := os.MkdirTemp("", "gpu-preflight-dist-")
@@ -101,13 +62,13 @@ func TestDistIsReproducibleFromTwoFolders(t *testing.T) {
 	lap := func(what string) { t.Logf("%s: %v", what, time.Since(start).Round(100*time.Millisecond)) }
 	a, b := filepath.Join(base, "a"), filepath.Join(base, "b")
 	for _, dir := range []string{a, b} {
-		must(t, run(t, 5*time.Minute, base, os.Environ(), "git", "clone", "-q", "--no-local", src, dir), "git clone")
-		must(t, run(t, time.Minute, dir, os.Environ(), "git", "checkout", "-q", head), "git checkout")
+		must(t, harness.Run(t, 5*time.Minute, base, os.Environ(), "git", "clone", "-q", "--no-local", src, dir), "git clone")
+		must(t, harness.Run(t, time.Minute, dir, os.Environ(), "git", "checkout", "-q", head), "git checkout")
 	}
 
 	// a: this user, the checkout's sysroots and Go caches.
 	envA := append(os.Environ(), "CACHE="+filepath.Join(src, ".cache"))
-	must(t, run(t, 20*time.Minute, a, envA, "make", "dist"), "make dist in "+a)
+	must(t, harness.Run(t, 20*time.Minute, a, envA, "make", "dist"), "make dist in "+a)
 	lap("clones and make dist in a")
 
 	// b: nobody, from nothing but the clone (and persistent caches).
@@ -117,22 +78,22 @@ func TestDistIsReproducibleFromTwoFolders(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	must(t, run(t, time.Minute, base, os.Environ(), "chown", "-R", nonRoot, b, home), "chown")
-	goroot := strings.TrimSpace(must(t, run(t, time.Minute, src, os.Environ(), "go", "env", "GOROOT"), "go env").stdout)
+	must(t, harness.Run(t, time.Minute, base, os.Environ(), "chown", "-R", nonRoot, b, home), "chown")
+	goroot := strings.TrimSpace(must(t, harness.Run(t, time.Minute, src, os.Environ(), "go", "env", "GOROOT"), "go env").Stdout)
 	envB := []string{"PATH=" + filepath.Join(goroot, "bin") + ":/usr/bin:/bin", "HOME=" + home, "CACHE=" + filepath.Join(home, "cache"),
 		"GOCACHE=" + filepath.Join(home, "gocache"), "GOMODCACHE=" + filepath.Join(home, "gomodcache"), "GOFLAGS=-modcacherw"}
-	asNobody := func(args ...string) result {
-		return run(t, 20*time.Minute, b, nil, "runuser", append([]string{"-u", nonRoot, "--", "env", "-i"}, append(envB, args...)...)...)
+	asNobody := func(args ...string) harness.Result {
+		return harness.Run(t, 20*time.Minute, b, nil, "runuser", append([]string{"-u", nonRoot, "--", "env", "-i"}, append(envB, args...)...)...)
 	}
-	if id := asNobody("id", "-u"); strings.TrimSpace(id.stdout) == "0" {
+	if id := asNobody("id", "-u"); strings.TrimSpace(id.Stdout) == "0" {
 		t.Fatalf("runuser -u %s gave uid 0", nonRoot)
 	}
 	first := asNobody("make", "run")
-	if first.code != 0 {
-		t.Fatalf("make run as the first command of a fresh clone, as %s: exit %d\nstdout:\n%s\nstderr:\n%s", nonRoot, first.code, first.stdout, first.stderr)
+	if first.Code != 0 {
+		t.Fatalf("make run as the first command of a fresh clone, as %s: exit %d\nstdout:\n%s\nstderr:\n%s", nonRoot, first.Code, first.Stdout, first.Stderr)
 	}
-	if v := asNobody("bin/gpu-preflight", "version"); !strings.Contains(v.stdout, "NVML probe embedded)") {
-		t.Errorf("the shim make run built as %s says %q", nonRoot, v.stdout)
+	if v := asNobody("bin/gpu-preflight", "version"); !strings.Contains(v.Stdout, "NVML probe embedded)") {
+		t.Errorf("the shim make run built as %s says %q", nonRoot, v.Stdout)
 	}
 	lap("make run as nobody in b")
 	must(t, asNobody("make", "dist"), "make dist as "+nonRoot)
@@ -152,7 +113,7 @@ func TestDistIsReproducibleFromTwoFolders(t *testing.T) {
 			t.Errorf("dist/%s differs between %s (%d bytes) and %s (%d bytes)", n, a, len(da), b, len(db))
 		}
 	}
-	must(t, run(t, time.Minute, filepath.Join(b, "dist"), os.Environ(), "sha256sum", "-c", "SHA256SUMS"), "sha256sum -c")
+	must(t, harness.Run(t, time.Minute, filepath.Join(b, "dist"), os.Environ(), "sha256sum", "-c", "SHA256SUMS"), "sha256sum -c")
 	sums, _ := os.ReadFile(filepath.Join(a, "dist", "SHA256SUMS"))
 	t.Logf("dist/SHA256SUMS from both folders:\n%s", sums)
 }
@@ -161,7 +122,7 @@ func TestDistIsReproducibleFromTwoFolders(t *testing.T) {
 // runs make dist first).
 func dist(t *testing.T, arch string) string {
 	t.Helper()
-	p := filepath.Join(repo(t), "dist", "gpu-preflight-linux-"+arch)
+	p := filepath.Join(harness.Root(t), "dist", "gpu-preflight-linux-"+arch)
 	if _, err := os.Stat(p); err != nil {
 		t.Fatalf("%v: run the suite with 'make test-dist', which runs make dist", err)
 	}
@@ -172,9 +133,9 @@ func dist(t *testing.T, arch string) string {
 // and carries the probe (the arm64 one runs under qemu through binfmt_misc).
 func TestVersionSaysArchAndProbe(t *testing.T) {
 	for _, arch := range []string{"amd64", "arm64"} {
-		r := must(t, run(t, time.Minute, t.TempDir(), nil, dist(t, arch), "version"), arch+" version")
-		if !strings.Contains(r.stdout, "linux/"+arch+", NVML probe embedded)") {
-			t.Errorf("%s: version says %q", arch, r.stdout)
+		r := must(t, harness.Run(t, time.Minute, t.TempDir(), nil, dist(t, arch), "version"), arch+" version")
+		if !strings.Contains(r.Stdout, "linux/"+arch+", NVML probe embedded)") {
+			t.Errorf("%s: version says %q", arch, r.Stdout)
 		}
 		f, err := elf.Open(dist(t, arch))
 		if err != nil {
@@ -195,7 +156,7 @@ func TestVersionSaysArchAndProbe(t *testing.T) {
 
 // TestArm64ProbeNeedsAtMostGLIBC228 reads the arm64 probe's version needs.
 func TestArm64ProbeNeedsAtMostGLIBC228(t *testing.T) {
-	f, err := elf.Open(filepath.Join(repo(t), "bin", "linux-arm64", "gpu-preflight-nvml"))
+	f, err := elf.Open(filepath.Join(harness.Root(t), "bin", "linux-arm64", "gpu-preflight-nvml"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -238,11 +199,11 @@ func checkArm64(t *testing.T, lib string, extra ...string) map[string]any {
 	t.Helper()
 	env := append([]string{"PATH=/usr/bin:/bin", "QEMU_LD_PREFIX=" + arm64Root, "PREFLIGHT_NVML_LIBRARY=" + lib,
 		"PREFLIGHT_PROVENANCE_DIR=off", "PREFLIGHT_LOG_FORMAT=json", "PREFLIGHT_ROOT=" + t.TempDir()}, extra...)
-	r := run(t, 2*time.Minute, t.TempDir(), env, dist(t, "arm64"), "check", "--json")
-	schematest.Validate(t, []byte(r.stdout))
+	r := harness.Run(t, 2*time.Minute, t.TempDir(), env, dist(t, "arm64"), "check", "--json")
+	schematest.Validate(t, []byte(r.Stdout))
 	var rec map[string]any
-	if err := json.Unmarshal([]byte(r.stdout), &rec); err != nil {
-		t.Fatalf("check --json printed no record (exit %d): %v\n%s", r.code, err, r.stderr)
+	if err := json.Unmarshal([]byte(r.Stdout), &rec); err != nil {
+		t.Fatalf("check --json printed no record (exit %d): %v\n%s", r.Code, err, r.Stderr)
 	}
 	return rec
 }
@@ -259,8 +220,8 @@ func get(v any, path ...string) any {
 // embedded arm64 probe from a memfd, which loads Debian's real arm64
 // libnvidia-ml1 and reports "Driver Not Loaded" (there is no GPU here).
 func TestArm64OnDebianLibnvidiaML(t *testing.T) {
-	r := must(t, run(t, 10*time.Minute, repo(t), os.Environ(), "bash", "scripts/nvidia-libs.sh", filepath.Join(repo(t), ".cache", "nvidia-arm64"), "arm64"), "nvidia-libs.sh arm64")
-	lib := strings.TrimSpace(r.stdout)
+	r := must(t, harness.Run(t, 10*time.Minute, harness.Root(t), os.Environ(), "bash", "scripts/nvidia-libs.sh", filepath.Join(harness.Root(t), ".cache", "nvidia-arm64"), "arm64"), "nvidia-libs.sh arm64")
+	lib := strings.TrimSpace(r.Stdout)
 	rec := checkArm64(t, lib)
 	nvml := get(rec, "host", "nvml")
 	if get(nvml, "outcome") != "driver-not-loaded" || get(nvml, "error") != "Driver Not Loaded" || get(nvml, "via") != "memfd" {
@@ -292,7 +253,7 @@ func TestArm64OnFakeNVML(t *testing.T) {
 // TestInstallRunsWordForWord runs the README's install commands (between
 // its install markers) in this checkout, as a newcomer's shell would.
 func TestInstallRunsWordForWord(t *testing.T) {
-	readme, err := os.ReadFile(filepath.Join(repo(t), "README.md"))
+	readme, err := os.ReadFile(filepath.Join(harness.Root(t), "README.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -329,12 +290,12 @@ func TestInstallRunsWordForWord(t *testing.T) {
 		env = append(env, kv)
 	}
 	for _, c := range cmds {
-		r := run(t, 20*time.Minute, repo(t), env, "bash", "-c", c)
-		if r.code != 0 {
-			t.Errorf("%q exits %d\nstdout:\n%s\nstderr:\n%s", c, r.code, r.stdout, r.stderr)
+		r := harness.Run(t, 20*time.Minute, harness.Root(t), env, "bash", "-c", c)
+		if r.Code != 0 {
+			t.Errorf("%q exits %d\nstdout:\n%s\nstderr:\n%s", c, r.Code, r.Stdout, r.Stderr)
 		}
-		if strings.HasSuffix(c, " version") && !strings.Contains(r.stdout, "NVML probe embedded)") {
-			t.Errorf("%q printed %q", c, r.stdout)
+		if strings.HasSuffix(c, " version") && !strings.Contains(r.Stdout, "NVML probe embedded)") {
+			t.Errorf("%q printed %q", c, r.Stdout)
 		}
 	}
 }

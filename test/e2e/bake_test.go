@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gpu-preflight/gpu-preflight/test/harness"
 )
 
 const torchVersion = `from typing import Optional
@@ -27,7 +29,7 @@ func bakedTree(t *testing.T) (tree, libDir string, env []string) {
 	tree = t.TempDir()
 	sp := filepath.Join(tree, "usr/local/lib/python3.10/dist-packages")
 	libDir = filepath.Join(tree, "usr/lib/x86_64-linux-gnu")
-	so, err := os.ReadFile(filepath.Join(repo(t), "preflight/fatbin/testdata/nvcc/mix.so"))
+	so, err := os.ReadFile(filepath.Join(harness.Root(t), "preflight/fatbin/testdata/nvcc/mix.so"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/report/schematest"
 	"github.com/gpu-preflight/gpu-preflight/test/fakecuda"
 	"github.com/gpu-preflight/gpu-preflight/test/fakenvml"
+	"github.com/gpu-preflight/gpu-preflight/test/harness"
 )
 
 // The CUDA smoke test (issue 16) end to end: the shim with its embedded
@@ -416,7 +417,7 @@ func TestCUDAKernelModeLoadsTheFrameworksFatbin(t *testing.T) {
 // libnvidia-ptxjitcompiler1 and returns the directory with libcuda.so.1.
 func realCUDA(t *testing.T) string {
 	t.Helper()
-	cmd := exec.Command("bash", filepath.Join(repo(t), "scripts", "nvidia-libs.sh"), "", "", "cuda")
+	cmd := exec.Command("bash", filepath.Join(harness.Root(t), "scripts", "nvidia-libs.sh"), "", "", "cuda")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -479,12 +480,12 @@ func TestFakeCUDAMatchesTheRealLibrary(t *testing.T) {
 		t.Errorf("the fake exports %v\nthe probe resolves %v", exports, want)
 	}
 
-	fixture, err := os.ReadFile(filepath.Join(repo(t), "preflight", "cuda", "testdata", "libcuda-error-names.txt"))
+	fixture, err := os.ReadFile(filepath.Join(harness.Root(t), "preflight", "cuda", "testdata", "libcuda-error-names.txt"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	lister := filepath.Join(t.TempDir(), "errnames")
-	if out, err := exec.Command("gcc", "-Wall", "-o", lister, filepath.Join(repo(t), "preflight", "cuda", "testdata", "errnames.c"), "-ldl").CombinedOutput(); err != nil {
+	if out, err := exec.Command("gcc", "-Wall", "-o", lister, filepath.Join(harness.Root(t), "preflight", "cuda", "testdata", "errnames.c"), "-ldl").CombinedOutput(); err != nil {
 		t.Fatalf("compiling errnames.c: %v\n%s", err, out)
 	}
 	real, err := exec.Command(lister, filepath.Join(realCUDA(t), "libcuda.so.1")).Output()

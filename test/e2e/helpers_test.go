@@ -16,7 +16,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -24,17 +23,8 @@ import (
 
 	"github.com/gpu-preflight/gpu-preflight/report/schematest"
 	"github.com/gpu-preflight/gpu-preflight/test/fakenvml"
+	"github.com/gpu-preflight/gpu-preflight/test/harness"
 )
-
-// repo is the repository root.
-func repo(t *testing.T) string {
-	t.Helper()
-	_, file, _, ok := runtime.Caller(0)
-	if !ok {
-		t.Fatal("cannot locate the repository")
-	}
-	return filepath.Join(filepath.Dir(file), "..", "..")
-}
 
 // binary returns a built binary: $env if set, else bin/name. A missing
 // binary fails the test with how to build it.
@@ -42,7 +32,7 @@ func binary(t *testing.T, env, name string) string {
 	t.Helper()
 	p := os.Getenv(env)
 	if p == "" {
-		p = filepath.Join(repo(t), "bin", name)
+		p = filepath.Join(harness.Root(t), "bin", name)
 	}
 	if _, err := os.Stat(p); err != nil {
 		t.Fatalf("%s is not built (%v): run the suite with 'make test-e2e', which builds it", p, err)
@@ -80,7 +70,7 @@ func fakeLibrary(t *testing.T) string {
 // libnvidia-ml1 and returns its libnvidia-ml.so.1.
 func realLibrary(t *testing.T) string {
 	t.Helper()
-	cmd := exec.Command("bash", filepath.Join(repo(t), "scripts", "nvidia-libs.sh"))
+	cmd := exec.Command("bash", filepath.Join(harness.Root(t), "scripts", "nvidia-libs.sh"))
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -95,7 +85,7 @@ func realLibrary(t *testing.T) string {
 // the require package keeps.
 func requireCUDA(t *testing.T, v string) string {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(repo(t), "preflight", "require", "testdata", "nvidia_require_cuda.txt"))
+	data, err := os.ReadFile(filepath.Join(harness.Root(t), "preflight", "require", "testdata", "nvidia_require_cuda.txt"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 	"github.com/gpu-preflight/gpu-preflight/preflight/nodeclass"
 	"github.com/gpu-preflight/gpu-preflight/preflight/policy"
+	"github.com/gpu-preflight/gpu-preflight/test/harness"
 )
 
 // gfdLabels are the labels GPU Feature Discovery puts on a node
@@ -56,7 +57,7 @@ func gfdLabels(h facts.Host) map[string]string {
 // values (preflight/require/testdata).
 func officialRequirements(t *testing.T) map[string]string {
 	t.Helper()
-	f, err := os.Open(filepath.Join(repo(t), "preflight/require/testdata/nvidia_require_cuda.txt"))
+	f, err := os.Open(filepath.Join(harness.Root(t), "preflight/require/testdata/nvidia_require_cuda.txt"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -241,14 +242,14 @@ func TestKubernetesJobUsesTheGeneratedAffinity(t *testing.T) {
 	empty := t.TempDir()
 	env := []string{"PATH=/usr/bin:/bin", "CUDA_VERSION=11.8.0", "NVIDIA_REQUIRE_CUDA=" + officialRequirements(t)["11.8.0"],
 		"PREFLIGHT_ROOT=" + empty, "PREFLIGHT_HOST_ROOT=" + empty}
-	r := runCmd(t, "", env, time.Minute, shim(t), "affinity")
-	if r.code != 0 {
-		t.Fatalf("gpu-preflight affinity: exit %d: %s", r.code, r.stderr)
+	r := harness.Run(t, time.Minute, "", env, shim(t), "affinity")
+	if r.Code != 0 {
+		t.Fatalf("gpu-preflight affinity: exit %d: %s", r.Code, r.Stderr)
 	}
-	want := decodeAffinity(t, r.stdout)
+	want := decodeAffinity(t, r.Stdout)
 	got := job.Spec.Template.Spec.Affinity
 	if got == nil || !reflect.DeepEqual(*got, want) {
-		t.Errorf("job.yaml's affinity is not what gpu-preflight affinity prints for its image:\n%s", r.stdout)
+		t.Errorf("job.yaml's affinity is not what gpu-preflight affinity prints for its image:\n%s", r.Stdout)
 	}
 	if job.Spec.PodFailurePolicy == nil {
 		t.Error("job.yaml has the affinity but no podFailurePolicy")

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gpu-preflight/gpu-preflight/test/harness"
 	batchv1 "k8s.io/api/batch/v1"
 	"sigs.k8s.io/yaml"
 )
@@ -16,14 +17,14 @@ import (
 func TestShimDoesNotLinkTheTestModules(t *testing.T) {
 	env := append(os.Environ(), "GOFLAGS=-mod=readonly")
 	for _, tags := range []string{"", "embedprobe"} {
-		r := runCmd(t, repo(t), env, 2*time.Minute, "go", "list", "-deps", "-tags", tags, "./cmd/gpu-preflight")
-		if r.code != 0 {
-			t.Fatalf("go list -deps: exit %d\n%s", r.code, r.stderr)
+		r := harness.Run(t, 2*time.Minute, harness.Root(t), env, "go", "list", "-deps", "-tags", tags, "./cmd/gpu-preflight")
+		if r.Code != 0 {
+			t.Fatalf("go list -deps: exit %d\n%s", r.Code, r.Stderr)
 		}
-		if !strings.Contains(r.stdout, "github.com/gpu-preflight/gpu-preflight/report") {
-			t.Fatalf("go list -deps printed no shim package:\n%s", r.stdout)
+		if !strings.Contains(r.Stdout, "github.com/gpu-preflight/gpu-preflight/report") {
+			t.Fatalf("go list -deps printed no shim package:\n%s", r.Stdout)
 		}
-		for _, p := range strings.Fields(r.stdout) {
+		for _, p := range strings.Fields(r.Stdout) {
 			if strings.Contains(p, "k8s.io") || strings.Contains(p, "yaml") || strings.Contains(p, "/test/examples") {
 				t.Errorf("the shim (tags %q) imports %s", tags, p)
 			}

@@ -36,7 +36,10 @@ func (s FluentBitSection) GetAll(key string) []string {
 }
 
 // ParseFluentBit reads Fluent Bit's classic configuration format as its
-// documentation describes it ("Configuration file", classic mode): a section
+// documentation describes it. It is this suite's own because Fluent Bit
+// itself cannot run here (no Debian package) and no Go module for its
+// configuration is served; it reads structure only, and the tests check
+// the sections and keys they need ("Configuration file", classic mode): a section
 // is a [NAME] line at column 0; its entries are indented "Key Value" lines,
 // all indented with spaces by the same amount; # starts a comment line.
 // @INCLUDE and @SET are refused, because the examples do not use them and

@@ -38,21 +38,6 @@ func FuzzParseFluentBit(f *testing.F) {
 	})
 }
 
-func FuzzParseLogQuery(f *testing.F) {
-	seeds(f, "examples/logging/aborted-runs.logql")
-	f.Add(`{app="train"} | json | message="decision" | action="abort"`)
-	f.Add(`{app="train"} | json | event="abort"`)
-	f.Add(`sum by (x) (count_over_time({a=~"b.*"} |= "x" | json | c!~"d" [1h]))`)
-	f.Fuzz(func(t *testing.T, q string) {
-		lq, err := ParseLogQuery(q)
-		if err != nil {
-			return
-		}
-		lq.Match(map[string]string{"app": "train"}, `{"message":"decision","action":"abort","n":{"m":1}}`)
-		lq.Match(nil, q)
-	})
-}
-
 func FuzzBetween(f *testing.F) {
 	seeds(f, "README.md")
 	f.Add("a <!-- x --> b <!-- /x --> c")

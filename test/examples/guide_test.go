@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gpu-preflight/gpu-preflight/test/harness"
 )
 
 // Markers around the README samples the tests keep true.
@@ -56,8 +58,8 @@ func sampleBlock(t *testing.T, open, close string) (string, string) {
 func TestAbortSampleIsWhatTheShimSays(t *testing.T) {
 	sample, file := sampleBlock(t, abortOpen, abortClose)
 	got := runAbort(t)
-	if got.code != 78 {
-		t.Errorf("the scenario exits %d, want 78\n%s", got.code, got.stderr)
+	if got.Code != 78 {
+		t.Errorf("the scenario exits %d, want 78\n%s", got.Code, got.Stderr)
 	}
 	if sample != got.termination {
 		t.Errorf("%s's abort sample is not what gpu-preflight writes now.\nsample:\n%s\n\ngpu-preflight:\n%s",
@@ -114,13 +116,13 @@ func TestQuickStartRunsWordForWord(t *testing.T) {
 			continue
 		}
 		ran++
-		r := runCmd(t, repo(t), env, 10*time.Minute, "bash", "-c", c)
-		if r.code != 0 {
-			t.Errorf("%q exits %d\nstdout:\n%s\nstderr:\n%s", c, r.code, r.stdout, r.stderr)
+		r := harness.Run(t, 10*time.Minute, harness.Root(t), env, "bash", "-c", c)
+		if r.Code != 0 {
+			t.Errorf("%q exits %d\nstdout:\n%s\nstderr:\n%s", c, r.Code, r.Stdout, r.Stderr)
 			continue
 		}
-		if c == "bin/gpu-preflight -- echo hi" && r.stdout != "hi\n" {
-			t.Errorf("%q printed %q, want hi", c, r.stdout)
+		if c == "bin/gpu-preflight -- echo hi" && r.Stdout != "hi\n" {
+			t.Errorf("%q printed %q, want hi", c, r.Stdout)
 		}
 	}
 	if ran == 0 {

@@ -1,8 +1,6 @@
 package examples
 
 import (
-	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -12,24 +10,16 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/gpu-preflight/gpu-preflight/test/harness"
+	"github.com/gpu-preflight/gpu-preflight/test/procdriver"
 )
 
-// repo is the repository root: two levels above this module.
-func repo(t testing.TB) string {
-	t.Helper()
-	dir, err := filepath.Abs("../..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(dir, "Makefile")); err != nil {
-		t.Fatalf("%s is not the repository root (no Makefile): run the tests from test/examples", dir)
-	}
-	return dir
-}
-
+// readRepoFile returns a repository file, and records that a test reads
+// it (coverage_test.go).
 func readRepoFile(t testing.TB, rel string) string {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(repo(t), rel))
+	data, err := os.ReadFile(testedPath(t, rel))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +52,7 @@ func shim(t testing.TB) string {
 		}
 		shimBin = filepath.Join(dir, "gpu-preflight")
 		cmd := exec.Command("go", "build", "-trimpath", "-o", shimBin, "./cmd/gpu-preflight")
-		cmd.Dir = repo(t)
+		cmd.Dir = harness.Root(t)
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 		if out, err := cmd.CombinedOutput(); err != nil {
 			shimErr = errors.New("building gpu-preflight: " + err.Error() + "\n" + string(out))
@@ -72,36 +62,6 @@ func shim(t testing.TB) string {
 		t.Fatal(shimErr)
 	}
 	return shimBin
-}
-
-type cmdResult struct {
-	stdout, stderr string
-	code           int
-}
-
-// runCmd runs name with exactly env (nothing inherited) in dir, with a
-// deadline, and returns how it ended.
-func runCmd(t testing.TB, dir string, env []string, limit time.Duration, name string, args ...string) cmdResult {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), limit)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, name, args...)
-	cmd.Dir = dir
-	cmd.Env = env
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	r := cmdResult{stdout: stdout.String(), stderr: stderr.String()}
-	var ee *exec.ExitError
-	switch {
-	case ctx.Err() != nil:
-		t.Fatalf("%s %s: still running after %v\nstderr:\n%s", name, strings.Join(args, " "), limit, r.stderr)
-	case errors.As(err, &ee):
-		r.code = ee.ExitCode()
-	case err != nil:
-		t.Fatalf("%s: %v", name, err)
-	}
-	return r
 }
 
 // shimPath is where every Dockerfile and manifest installs gpu-preflight.
@@ -116,7 +76,7 @@ const require118 = "cuda>=11.8 brand=tesla,driver>=470,driver<471 brand=unknown,
 	"brand=titan,driver>=470,driver<471 brand=titanrtx,driver>=470,driver<471"
 
 type abortRun struct {
-	cmdResult
+	harness.Result
 	termination string
 	lines       []string // stderr, one JSON object per line
 }
@@ -138,13 +98,7 @@ func runAbort(t testing.TB) abortRun {
 			t.Fatal(err)
 		}
 		root := filepath.Join(tmp, "root")
-		proc := filepath.Join(root, "proc/driver/nvidia")
-		if err := os.MkdirAll(proc, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		version := "NVRM version: NVIDIA UNIX x86_64 Kernel Module  515.65.01  Wed Jul 20 14:00:58 UTC 2022\n" +
-			"GCC version:  gcc version 9.4.0 (Ubuntu 9.4.0-1ubuntu1~20.04.1)\n"
-		if err := os.WriteFile(filepath.Join(proc, "version"), []byte(version), 0o644); err != nil {
+		if err := (procdriver.Driver{Version: "515.65.01"}).Write(filepath.Join(root, "proc", "driver")); err != nil {
 			t.Fatal(err)
 		}
 		term := filepath.Join(tmp, "termination-log")
@@ -155,13 +109,13 @@ func runAbort(t testing.TB) abortRun {
 			"PREFLIGHT_TERMINATION_LOG=" + term,
 			"PREFLIGHT_NVML_LIBRARY=" + filepath.Join(tmp, "no-such-libnvidia-ml.so.1"),
 		}
-		r := runCmd(t, tmp, env, time.Minute, shim(t), "--", "python", "train.py")
+		r := harness.Run(t, time.Minute, tmp, env, shim(t), "--", "python", "train.py")
 		msg, err := os.ReadFile(term)
 		if err != nil {
-			t.Fatalf("no termination message: %v\nstderr:\n%s", err, r.stderr)
+			t.Fatalf("no termination message: %v\nstderr:\n%s", err, r.Stderr)
 		}
-		abortRes = abortRun{cmdResult: r, termination: string(msg)}
-		for _, l := range strings.Split(strings.TrimSpace(r.stderr), "\n") {
+		abortRes = abortRun{Result: r, termination: string(msg)}
+		for _, l := range strings.Split(strings.TrimSpace(r.Stderr), "\n") {
 			if l != "" {
 				abortRes.lines = append(abortRes.lines, l)
 			}
@@ -186,22 +140,17 @@ func runOK(t testing.TB) []string {
 	t.Helper()
 	okOnce.Do(func() {
 		tmp := t.TempDir()
-		proc := filepath.Join(tmp, "proc/driver/nvidia")
-		if err := os.MkdirAll(proc, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		version := "NVRM version: NVIDIA UNIX x86_64 Kernel Module  535.161.08  Tue Mar  5 22:42:15 UTC 2024\n"
-		if err := os.WriteFile(filepath.Join(proc, "version"), []byte(version), 0o644); err != nil {
+		if err := (procdriver.Driver{Version: "535.161.08"}).Write(filepath.Join(tmp, "proc", "driver")); err != nil {
 			t.Fatal(err)
 		}
 		env := []string{"PATH=/usr/bin:/bin", "NVIDIA_REQUIRE_CUDA=" + require118, "CUDA_VERSION=11.8.0",
 			"PREFLIGHT_ROOT=" + tmp, "PREFLIGHT_HOST_ROOT=" + tmp, "PREFLIGHT_PROVENANCE_DIR=off", "PREFLIGHT_LOG_FORMAT=json",
 			"PREFLIGHT_NVML_LIBRARY=" + filepath.Join(tmp, "no-such-libnvidia-ml.so.1")}
-		r := runCmd(t, tmp, env, time.Minute, shim(t), "--", "true")
-		if r.code != 0 {
-			t.Fatalf("a compatible run exits %d:\n%s", r.code, r.stderr)
+		r := harness.Run(t, time.Minute, tmp, env, shim(t), "--", "true")
+		if r.Code != 0 {
+			t.Fatalf("a compatible run exits %d:\n%s", r.Code, r.Stderr)
 		}
-		okLines = strings.Split(strings.TrimSpace(r.stderr), "\n")
+		okLines = strings.Split(strings.TrimSpace(r.Stderr), "\n")
 	})
 	if len(okLines) == 0 {
 		t.Fatal("the passing run did not run (see the first failure)")

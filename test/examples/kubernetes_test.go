@@ -20,6 +20,8 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/preflight/imageref"
 	"github.com/gpu-preflight/gpu-preflight/report/identity"
 	"github.com/gpu-preflight/gpu-preflight/report/orchestrator"
+	"github.com/gpu-preflight/gpu-preflight/test/harness"
+	"github.com/gpu-preflight/gpu-preflight/test/procdriver"
 )
 
 // kubeflowJob is the part of Kubeflow's PaddleJob and PyTorchJob
@@ -53,7 +55,7 @@ func TestKubernetesJob(t *testing.T) {
 	if job.APIVersion != "batch/v1" || job.Kind != "Job" {
 		t.Errorf("apiVersion %s kind %s", job.APIVersion, job.Kind)
 	}
-	abortCode := int32(runAbort(t).code)
+	abortCode := int32(runAbort(t).Code)
 	pfp := job.Spec.PodFailurePolicy
 	if pfp == nil {
 		t.Fatal("no podFailurePolicy")
@@ -73,7 +75,7 @@ func TestKubernetesJob(t *testing.T) {
 		t.Errorf("no podFailurePolicy rule FailJob on exit %d (gpu-preflight's abort)", abortCode)
 	}
 	// A node fault starts a new pod: its code must not end the Job.
-	nodeFault := int32(runNodeFault(t).code)
+	nodeFault := int32(runNodeFault(t).Code)
 	counted := false
 	for _, r := range pfp.Rules {
 		if r.OnExitCodes == nil || r.OnExitCodes.Operator != batchv1.PodFailurePolicyOnExitCodesOpIn ||
@@ -107,7 +109,7 @@ func TestKubernetesJob(t *testing.T) {
 }
 
 func TestKubeflowJobs(t *testing.T) {
-	code := runAbort(t).code
+	code := runAbort(t).Code
 	for _, tt := range []struct {
 		file, kind string
 		// container is the operator's default container name, the one it
@@ -167,7 +169,7 @@ func TestKubeflowJobs(t *testing.T) {
 						t.Errorf("%s container %s: PREFLIGHT_NODE_FAULT_EXIT_CODE=%q, want 138 (retryable)", name, c.Name, want)
 						continue
 					}
-					if got := runNodeFault(t, "PREFLIGHT_NODE_FAULT_EXIT_CODE="+want).code; strconv.Itoa(got) != want {
+					if got := runNodeFault(t, "PREFLIGHT_NODE_FAULT_EXIT_CODE="+want).Code; strconv.Itoa(got) != want {
 						t.Errorf("%s container %s: a node fault exits %d with PREFLIGHT_NODE_FAULT_EXIT_CODE=%s", name, c.Name, got, want)
 					}
 				}
@@ -190,14 +192,14 @@ func TestKubeflowJobs(t *testing.T) {
 
 var (
 	nodeFaultMu   sync.Mutex
-	nodeFaultRuns = map[string]cmdResult{}
+	nodeFaultRuns = map[string]harness.Result{}
 )
 
 // runNodeFault runs the shim on a node whose NVML hangs, a node fault:
 // the driver's procfs answers, and the probe blocks in open(2) on a FIFO
 // given as the NVML library (the embedded probe), or is a gpu-preflight-nvml
 // on PATH that sleeps (a shim built without it). Runs are cached by extra.
-func runNodeFault(t *testing.T, extra ...string) cmdResult {
+func runNodeFault(t *testing.T, extra ...string) harness.Result {
 	t.Helper()
 	key := strings.Join(extra, " ")
 	nodeFaultMu.Lock()
@@ -207,15 +209,11 @@ func runNodeFault(t *testing.T, extra ...string) cmdResult {
 	}
 	tmp := t.TempDir()
 	root := filepath.Join(tmp, "root")
-	proc := filepath.Join(root, "proc/driver/nvidia")
 	bin := filepath.Join(tmp, "bin")
-	for _, d := range []string{proc, bin} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
+	if err := os.MkdirAll(bin, 0o755); err != nil {
+		t.Fatal(err)
 	}
-	version := "NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.54.15  Tue Mar  5 22:23:56 UTC 2024\n"
-	if err := os.WriteFile(filepath.Join(proc, "version"), []byte(version), 0o644); err != nil {
+	if err := (procdriver.Driver{Version: "550.54.15"}).Write(filepath.Join(root, "proc", "driver")); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(bin, "gpu-preflight-nvml"), []byte("#!/bin/sh\nexec sleep 60\n"), 0o755); err != nil {
@@ -230,9 +228,9 @@ func runNodeFault(t *testing.T, extra ...string) cmdResult {
 		"PREFLIGHT_ROOT=" + root, "PREFLIGHT_HOST_ROOT=" + root, "PREFLIGHT_PROVENANCE_DIR=off", "PREFLIGHT_LOG_FORMAT=json",
 		"PREFLIGHT_TERMINATION_LOG=", "PREFLIGHT_NVML_LIBRARY=" + fifo, "PREFLIGHT_NVML_TIMEOUT=500ms",
 	}, extra...)
-	r := runCmd(t, tmp, env, time.Minute, shim(t), "--", "true")
-	if !strings.Contains(r.stderr, `"check":"nvml"`) || !strings.Contains(r.stderr, "did not answer") {
-		t.Fatalf("the hung-NVML run did not report a hung NVML (exit %d):\n%s", r.code, r.stderr)
+	r := harness.Run(t, time.Minute, tmp, env, shim(t), "--", "true")
+	if !strings.Contains(r.Stderr, `"check":"nvml"`) || !strings.Contains(r.Stderr, "did not answer") {
+		t.Fatalf("the hung-NVML run did not report a hung NVML (exit %d):\n%s", r.Code, r.Stderr)
 	}
 	nodeFaultRuns[key] = r
 	return r

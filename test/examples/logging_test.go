@@ -171,16 +171,43 @@ func logQueries(t *testing.T) []string {
 	return qs
 }
 
+// logQueryTrees parses qs with Grafana's LogQL grammar (logql.go).
+func logQueryTrees(t *testing.T, qs []string) []logqlNode {
+	t.Helper()
+	trees, err := parseLogQL(qs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return trees
+}
+
+// TestLogQLGrammarRejectsWhatIsNotLogQL: the grammar's trees mark text that
+// is not LogQL, and logQuery refuses them, so the queries' check below can
+// fail.
+func TestLogQLGrammarRejectsWhatIsNotLogQL(t *testing.T) {
+	bad := []string{`{app="train" | json`, `{app="train"} | json | event=abort`, `{app="train"} | jsn`}
+	for i, tree := range logQueryTrees(t, bad) {
+		_, err := logQuery(tree)
+		if err == nil {
+			t.Errorf("%s: read as a log query", bad[i])
+		}
+		t.Logf("%s: %v", bad[i], err)
+	}
+}
+
 // TestLogQLFindsTheAbort evaluates each query's log pipeline over the lines
 // of a real aborted run, as Loki would see them after fluent-bit.conf
 // (stream label app=train): each must find at least one line, and none may
-// match a line of a run that was not aborted.
+// match a line of a run that was not aborted. The queries are parsed by
+// Grafana's LogQL grammar.
 func TestLogQLFindsTheAbort(t *testing.T) {
 	abort := runAbort(t)
 	ok := runOK(t)
 	stream := map[string]string{"app": "train"}
-	for _, q := range logQueries(t) {
-		lq, err := ParseLogQuery(q)
+	qs := logQueries(t)
+	for i, tree := range logQueryTrees(t, qs) {
+		q := qs[i]
+		lq, err := logQuery(tree)
 		if err != nil {
 			t.Errorf("%s: %v", q, err)
 			continue

@@ -1,15 +1,112 @@
 package examples
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 )
 
-// LogQuery is the log pipeline of a LogQL query (Grafana Loki): the stream
-// selector and the stages after it. For a metric query such as
+// The LogQL queries of examples/logging are parsed by Grafana's own LogQL
+// grammar, @grafana/lezer-logql (the parser of Grafana's Loki query
+// editor), run by Node.js from logql/parse.mjs. Loki itself cannot be used
+// here: its module (v3) is under the AGPL, the last Apache-licensed module
+// version served (v1.6.1) predates LogQL's `| json` stage (Loki 2.0), and
+// Debian ships no Loki. What this file adds to the grammar is the
+// evaluation of the few stages the examples use, written from Loki's
+// documentation ("Log queries"); anything else is refused, so a query it
+// cannot evaluate fails instead of passing unexamined.
+
+// logqlNode is one node of the grammar's syntax tree.
+type logqlNode struct {
+	Name     string      `json:"name"`
+	Text     string      `json:"text"`
+	Error    bool        `json:"error"`
+	Children []logqlNode `json:"children"`
+}
+
+// find returns the nodes named name under n, n included, in query order;
+// it does not look inside a node it returns.
+func (n logqlNode) find(name string) []logqlNode {
+	if n.Name == name {
+		return []logqlNode{n}
+	}
+	var out []logqlNode
+	for _, c := range n.Children {
+		out = append(out, c.find(name)...)
+	}
+	return out
+}
+
+// child returns n's first child named one of names.
+func (n logqlNode) child(names ...string) (logqlNode, bool) {
+	for _, c := range n.Children {
+		for _, name := range names {
+			if c.Name == name {
+				return c, true
+			}
+		}
+	}
+	return logqlNode{}, false
+}
+
+// firstError returns the text around the first node the parser inserted
+// where the query is not LogQL: the node's own, or where it is empty (the
+// parser inserted a missing token), its parent's.
+func (n logqlNode) firstError() (string, bool) {
+	for _, c := range n.Children {
+		if c.Error {
+			if c.Text != "" {
+				return c.Text, true
+			}
+			return n.Text, true
+		}
+		if e, ok := c.firstError(); ok {
+			return e, true
+		}
+	}
+	return "", false
+}
+
+// grammarDir holds parse.mjs and, once scripts/logql-grammar.sh has run
+// (make test-examples runs it), node_modules with the grammar.
+const grammarDir = "logql"
+
+// parseLogQL parses each query with the grammar and returns the trees.
+func parseLogQL(queries []string) ([]logqlNode, error) {
+	if _, err := os.Stat(filepath.Join(grammarDir, "node_modules", "@grafana", "lezer-logql")); err != nil {
+		return nil, fmt.Errorf("the LogQL grammar (Grafana's @grafana/lezer-logql) is not installed (%v): run 'make test-examples', or 'bash scripts/logql-grammar.sh'", err)
+	}
+	in, err := json.Marshal(queries)
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command("node", "parse.mjs")
+	cmd.Dir = grammarDir
+	cmd.Stdin = bytes.NewReader(in)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("node logql/parse.mjs: %v\n%s", err, stderr.String())
+	}
+	var trees []logqlNode
+	if err := json.Unmarshal(out, &trees); err != nil {
+		return nil, fmt.Errorf("reading parse.mjs's trees: %w", err)
+	}
+	if len(trees) != len(queries) {
+		return nil, fmt.Errorf("parse.mjs returned %d trees for %d queries", len(trees), len(queries))
+	}
+	return trees, nil
+}
+
+// LogQuery is the log pipeline of a LogQL query: the stream selector and
+// the stages after it. For a metric query such as
 // count_over_time({...} | ... [1h]) it is the inner log query.
 type LogQuery struct {
 	Selector []Matcher // {app="train"}
@@ -21,151 +118,119 @@ type Matcher struct {
 	Name, Op, Value string
 }
 
-// PipelineStage is one pipeline stage: a parser ("json", "logfmt"), a line filter
-// (Op "|=", "!=", "|~", "!~" on the line) or a label filter (a Matcher on an
-// extracted label).
+// PipelineStage is one pipeline stage: the json parser, a line filter (Op
+// "|=", "!=", "|~", "!~" on the line) or a label filter (a Matcher on an
+// extracted or stream label).
 type PipelineStage struct {
-	Parser     string
-	LineFilter *Matcher // Name is empty
+	Parser     string // "json"
+	LineFilter *Matcher
 	Label      *Matcher
 }
 
-// ParseLogQuery reads the subset of LogQL the examples use: a stream
-// selector, then | json, | logfmt, label filters with string values, and
-// line filters; anything else is an error, so a query the test cannot
-// evaluate fails instead of passing unexamined. In a metric query the part
-// from the selector to the range ("[1h]") is read.
-func ParseLogQuery(q string) (LogQuery, error) {
+// logQuery reads the log query out of a query's syntax tree.
+func logQuery(tree logqlNode) (LogQuery, error) {
 	var lq LogQuery
-	open := strings.IndexByte(q, '{')
-	if open < 0 {
-		return lq, fmt.Errorf("no stream selector {...} in %q", q)
+	if tree.Error {
+		return lq, fmt.Errorf("not LogQL (Grafana's grammar)")
 	}
-	rest := q[open+1:]
-	closeAt := strings.IndexByte(rest, '}')
-	if closeAt < 0 {
-		return lq, fmt.Errorf("stream selector not closed in %q", q)
+	if near, ok := tree.firstError(); ok {
+		return lq, fmt.Errorf("not LogQL at %q (Grafana's grammar)", near)
 	}
-	sel := strings.TrimSpace(rest[:closeAt])
-	for sel != "" {
-		m, after, err := parseMatcher(sel)
+	exprs := append(tree.find("LogExpr"), tree.find("LogRangeExpr")...)
+	if len(exprs) != 1 {
+		return lq, fmt.Errorf("want one log query, found %d", len(exprs))
+	}
+	expr := exprs[0]
+	sel, ok := expr.child("Selector")
+	if !ok {
+		return lq, fmt.Errorf("no stream selector")
+	}
+	for _, m := range sel.find("Matcher") {
+		mm, err := matcher(m)
 		if err != nil {
 			return lq, fmt.Errorf("stream selector: %w", err)
 		}
-		lq.Selector = append(lq.Selector, m)
-		sel = strings.TrimSpace(after)
-		if sel == "" {
-			break
-		}
-		if sel[0] != ',' {
-			return lq, fmt.Errorf("stream selector: want , between matchers at %q", sel)
-		}
-		sel = strings.TrimSpace(sel[1:])
+		lq.Selector = append(lq.Selector, mm)
 	}
-	if len(lq.Selector) == 0 {
-		return lq, fmt.Errorf("empty stream selector in %q", q)
-	}
-	p := strings.TrimSpace(rest[closeAt+1:])
-	for p != "" && p[0] != '[' && p[0] != ')' {
-		var st PipelineStage
+	for _, st := range expr.find("PipelineStage") {
 		switch {
-		case strings.HasPrefix(p, "|=") || strings.HasPrefix(p, "!=") || strings.HasPrefix(p, "|~") || strings.HasPrefix(p, "!~"):
-			op := p[:2]
-			v, after, err := quoted(strings.TrimSpace(p[2:]))
-			if err != nil {
-				return lq, fmt.Errorf("line filter %s: %w", op, err)
+		case hasChild(st, "LabelParser"):
+			p, _ := st.child("LabelParser")
+			if p.Text != "json" {
+				return lq, fmt.Errorf("parser %q: only a plain json is evaluated here", p.Text)
 			}
-			if op[1] == '~' {
-				if _, err := regexp.Compile(v); err != nil {
-					return lq, fmt.Errorf("line filter %s: %w", op, err)
+			lq.Stages = append(lq.Stages, PipelineStage{Parser: "json"})
+		case hasChild(st, "LabelFilter"):
+			f, _ := st.child("LabelFilter")
+			m, ok := f.child("Matcher")
+			if !ok {
+				return lq, fmt.Errorf("label filter %q: only string matchers are evaluated here", f.Text)
+			}
+			mm, err := matcher(m)
+			if err != nil {
+				return lq, err
+			}
+			lq.Stages = append(lq.Stages, PipelineStage{Label: &mm})
+		case hasChild(st, "LineFilters"):
+			for _, lf := range st.find("LineFilter") {
+				op, ok1 := lf.child("Filter")
+				s, ok2 := lf.child("String")
+				if !ok1 || !ok2 || len(lf.Children) != 2 {
+					return lq, fmt.Errorf("line filter %q: only a plain |=, !=, |~ or !~ is evaluated here", lf.Text)
 				}
+				v, err := logqlString(s.Text, op.Text[1] == '~')
+				if err != nil {
+					return lq, fmt.Errorf("line filter %q: %w", lf.Text, err)
+				}
+				lq.Stages = append(lq.Stages, PipelineStage{LineFilter: &Matcher{Op: op.Text, Value: v}})
 			}
-			st.LineFilter = &Matcher{Op: op, Value: v}
-			p = after
-		case strings.HasPrefix(p, "|"):
-			p = strings.TrimSpace(p[1:])
-			word := p
-			if i := strings.IndexAny(p, " |=!~[)"); i >= 0 {
-				word = p[:i]
-			}
-			if word == "json" || word == "logfmt" {
-				st.Parser = word
-				p = p[len(word):]
-				break
-			}
-			m, after, err := parseMatcher(p)
-			if err != nil {
-				return lq, fmt.Errorf("stage: %w", err)
-			}
-			st.Label = &m
-			p = after
 		default:
-			return lq, fmt.Errorf("unexpected %q", p)
+			return lq, fmt.Errorf("stage %q is not evaluated here", st.Text)
 		}
-		lq.Stages = append(lq.Stages, st)
-		p = strings.TrimSpace(p)
 	}
 	return lq, nil
 }
 
-var labelName = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]*`)
-
-func parseMatcher(s string) (Matcher, string, error) {
-	name := labelName.FindString(s)
-	if name == "" {
-		return Matcher{}, "", fmt.Errorf("want a label name at %q", s)
-	}
-	s = strings.TrimSpace(s[len(name):])
-	var op string
-	for _, o := range []string{"=~", "!~", "!=", "="} {
-		if strings.HasPrefix(s, o) {
-			op = o
-			break
-		}
-	}
-	if op == "" {
-		return Matcher{}, "", fmt.Errorf("want =, !=, =~ or !~ after %s", name)
-	}
-	v, after, err := quoted(strings.TrimSpace(s[len(op):]))
-	if err != nil {
-		return Matcher{}, "", fmt.Errorf("%s%s: %w", name, op, err)
-	}
-	if op == "=~" || op == "!~" {
-		if _, err := regexp.Compile(v); err != nil {
-			return Matcher{}, "", fmt.Errorf("%s%s: %w", name, op, err)
-		}
-	}
-	return Matcher{Name: name, Op: op, Value: v}, after, nil
+func hasChild(n logqlNode, name string) bool {
+	_, ok := n.child(name)
+	return ok
 }
 
-// quoted reads a double-quoted Go-style string (LogQL's string syntax) or a
-// backquoted raw string at the start of s.
-func quoted(s string) (string, string, error) {
-	if s == "" || (s[0] != '"' && s[0] != '`') {
-		return "", "", fmt.Errorf("want a quoted string at %q", s)
+// matcher reads a Matcher node: Identifier, operator, String.
+func matcher(m logqlNode) (Matcher, error) {
+	if len(m.Children) != 3 || m.Children[0].Name != "Identifier" || m.Children[2].Name != "String" {
+		return Matcher{}, fmt.Errorf("matcher %q is not name op \"value\"", m.Text)
 	}
-	q := s[0]
-	for i := 1; i < len(s); i++ {
-		if q == '"' && s[i] == '\\' {
-			i++
-			continue
-		}
-		if s[i] == q {
-			v, err := strconv.Unquote(s[:i+1])
-			if err != nil {
-				return "", "", fmt.Errorf("string %s: %w", s[:i+1], err)
-			}
-			return v, s[i+1:], nil
+	op := m.Children[1].Text
+	v, err := logqlString(m.Children[2].Text, op == "=~" || op == "!~")
+	if err != nil {
+		return Matcher{}, fmt.Errorf("matcher %q: %w", m.Text, err)
+	}
+	return Matcher{Name: m.Children[0].Text, Op: op, Value: v}, nil
+}
+
+// logqlString is the value of a LogQL string literal: Go's syntax, double
+// quoted or backquoted. A regular expression must compile (Loki's are
+// RE2, as Go's).
+func logqlString(lit string, regex bool) (string, error) {
+	v, err := strconv.Unquote(lit)
+	if err != nil {
+		return "", fmt.Errorf("string %s: %w", lit, err)
+	}
+	if regex {
+		if _, err := regexp.Compile(v); err != nil {
+			return "", err
 		}
 	}
-	return "", "", fmt.Errorf("unterminated string at %q", s)
+	return v, nil
 }
 
 // Match reports whether a log line with the given stream labels passes the
-// query, evaluating the stages as Loki does: json extracts the line's
-// fields as labels (nested keys joined with _), a label filter compares an
-// extracted or stream label (a missing one is ""), regular expressions match
-// the whole value.
+// query, evaluating the stages as Loki's documentation describes them: json
+// extracts the line's fields as labels (nested keys joined with _), a label
+// filter compares an extracted or stream label (a missing one is ""),
+// regular expressions of matchers match the whole value, those of line
+// filters any part of the line.
 func (lq LogQuery) Match(streamLabels map[string]string, line string) bool {
 	labels := map[string]string{}
 	for k, v := range streamLabels {
@@ -185,8 +250,6 @@ func (lq LogQuery) Match(streamLabels map[string]string, line string) bool {
 				continue
 			}
 			flatten("", obj, labels)
-		case st.Parser == "logfmt":
-			return false // not evaluated: no example uses it
 		case st.LineFilter != nil:
 			f := st.LineFilter
 			var ok bool

@@ -3,6 +3,10 @@ package examples
 import (
 	"fmt"
 	"strings"
+
+	"github.com/yuin/goldmark"
+	"github.com/yuin/goldmark/ast"
+	"github.com/yuin/goldmark/text"
 )
 
 // Between returns the text between the first open marker and the close
@@ -30,29 +34,32 @@ type CodeBlock struct {
 	Body string // the lines between the fences
 }
 
-// FencedBlocks returns the fenced (```) code blocks of md, in order. An
-// unclosed block at the end is dropped.
+// FencedBlocks returns the fenced code blocks of md, in order, as a
+// CommonMark parser (goldmark) reads them: inside lists and quotes too, ```
+// or ~~~ fences, the fence's indentation taken off the lines.
 func FencedBlocks(md string) []CodeBlock {
+	src := []byte(md)
 	var blocks []CodeBlock
-	var cur []string
-	lang := ""
-	in := false
-	for _, line := range strings.Split(md, "\n") {
-		t := strings.TrimSpace(line)
-		if strings.HasPrefix(t, "```") {
-			if in {
-				blocks = append(blocks, CodeBlock{Lang: lang, Body: strings.Join(cur, "\n")})
-				cur = nil
-			} else {
-				lang = strings.TrimSpace(strings.TrimPrefix(t, "```"))
-			}
-			in = !in
-			continue
+	doc := goldmark.DefaultParser().Parse(text.NewReader(src))
+	_ = ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
+		fb, ok := n.(*ast.FencedCodeBlock)
+		if !ok || !entering {
+			return ast.WalkContinue, nil
 		}
-		if in {
-			cur = append(cur, line)
+		var body strings.Builder
+		lines := fb.Lines()
+		for i := 0; i < lines.Len(); i++ {
+			seg := lines.At(i)
+			body.WriteString(strings.Repeat(" ", seg.Padding))
+			body.Write(seg.Value(src))
 		}
-	}
+		b := CodeBlock{Body: strings.TrimSuffix(body.String(), "\n")}
+		if fb.Info != nil {
+			b.Lang = strings.TrimSpace(string(fb.Info.Segment.Value(src)))
+		}
+		blocks = append(blocks, b)
+		return ast.WalkSkipChildren, nil
+	})
 	return blocks
 }
 

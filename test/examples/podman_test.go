@@ -26,7 +26,9 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/report/identity"
 	"github.com/gpu-preflight/gpu-preflight/report/schematest"
 	"github.com/gpu-preflight/gpu-preflight/test/fakenvml"
+	"github.com/gpu-preflight/gpu-preflight/test/harness"
 	"github.com/gpu-preflight/gpu-preflight/test/ocihook"
+	"github.com/gpu-preflight/gpu-preflight/test/procdriver"
 )
 
 // hookEnv, set in the hook's environment, turns the test binary into the
@@ -37,15 +39,17 @@ const (
 	hookAnnotation = "gpu-preflight.test/proc-driver"
 )
 
-func TestMain(m *testing.M) {
-	if os.Getenv(hookEnv) != "" {
+func init() {
+	hookMain = func() {
+		if os.Getenv(hookEnv) == "" {
+			return
+		}
 		if err := procDriverHook(os.Stdin); err != nil {
 			fmt.Fprintf(os.Stderr, "gpu-preflight podman hook: %v\n", err)
 			os.Exit(1)
 		}
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
 }
 
 // procDriverHook does for /proc/driver/nvidia what the toolkit does. runc
@@ -54,45 +58,25 @@ func TestMain(m *testing.M) {
 // the container's procfs is under the bundle's root.path. It mounts a
 // read-only tmpfs over proc/driver holding the tree the annotation names.
 func procDriverHook(stdin io.Reader) error {
-	var state struct {
-		Bundle      string            `json:"bundle"`
-		Annotations map[string]string `json:"annotations"`
-	}
-	if err := json.NewDecoder(stdin).Decode(&state); err != nil {
-		return fmt.Errorf("reading the container state: %w", err)
-	}
-	src := state.Annotations[hookAnnotation]
-	data, err := os.ReadFile(filepath.Join(state.Bundle, "config.json"))
+	state, err := ocihook.ReadState(stdin)
 	if err != nil {
 		return err
 	}
-	var spec struct {
-		Root struct {
-			Path string `json:"path"`
-		} `json:"root"`
-	}
-	if err := json.Unmarshal(data, &spec); err != nil {
-		return fmt.Errorf("reading config.json: %w", err)
-	}
-	root := spec.Root.Path
-	if !filepath.IsAbs(root) {
-		root = filepath.Join(state.Bundle, root)
-	}
-	return ocihook.FillProcDriver(root, src)
+	return ocihook.FillProcDriver(state.RootFS, state.Annotations[hookAnnotation])
 }
 
 // podman runs scripts/podman.sh (the suite's private engine) with args.
-func podman(t *testing.T, limit time.Duration, args ...string) cmdResult {
+func podman(t *testing.T, limit time.Duration, args ...string) harness.Result {
 	t.Helper()
-	return runCmd(t, repo(t), os.Environ(), limit, "bash", append([]string{filepath.Join(repo(t), "scripts", "podman.sh")}, args...)...)
+	return harness.Run(t, limit, harness.Root(t), os.Environ(), "bash", append([]string{filepath.Join(harness.Root(t), "scripts", "podman.sh")}, args...)...)
 }
 
 // mustPodman is podman that fails the test on a non-zero exit.
-func mustPodman(t *testing.T, limit time.Duration, args ...string) cmdResult {
+func mustPodman(t *testing.T, limit time.Duration, args ...string) harness.Result {
 	t.Helper()
 	r := podman(t, limit, args...)
-	if r.code != 0 {
-		t.Fatalf("podman %s: exit %d\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), r.code, tail(r.stdout), tail(r.stderr))
+	if r.Code != 0 {
+		t.Fatalf("podman %s: exit %d\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), r.Code, tail(r.Stdout), tail(r.Stderr))
 	}
 	return r
 }
@@ -103,15 +87,6 @@ func tail(s string) string {
 	}
 	return s
 }
-
-// Image names in the private storage. The shim's is the SHIM_IMAGE default
-// of examples/*/Dockerfile.
-const (
-	exampleImage = "localhost/gpf-example:final"
-	shimImage    = "gpu-preflight:dev"
-	paddleImage  = "localhost/gpf-paddle:test"
-	pytorchImage = "localhost/gpf-pytorch:test"
-)
 
 // provenanceArgs are what a user passes with --build-arg.
 var provenanceArgs = map[string]string{
@@ -168,9 +143,9 @@ func buildSteps(out string) []buildStep {
 // TestPodman builds the images and runs the scenarios in order: each needs
 // the images the ones before it built.
 func TestPodman(t *testing.T) {
-	r := runCmd(t, repo(t), os.Environ(), 30*time.Minute, "bash", filepath.Join(repo(t), "scripts", "podman-images.sh"))
-	if r.code != 0 {
-		t.Fatalf("scripts/podman-images.sh: exit %d\n%s", r.code, tail(r.stderr))
+	r := harness.Run(t, 30*time.Minute, harness.Root(t), os.Environ(), "bash", filepath.Join(harness.Root(t), "scripts", "podman-images.sh"))
+	if r.Code != 0 {
+		t.Fatalf("scripts/podman-images.sh: exit %d\n%s", r.Code, tail(r.Stderr))
 	}
 	args := buildArgs(t, provenanceArgs)
 
@@ -188,15 +163,16 @@ func TestPodman(t *testing.T) {
 	// a matching history as a step's cache, and the README snippet's image
 	// below shares the first steps but not what follows them.
 	t.Run("new CREATED rebuilds only the provenance layers", func(t *testing.T) { testCreatedCache(t) })
-	mustPodman(t, 10*time.Minute, append(args, "-t", paddleImage, "examples/paddle")...)
-	mustPodman(t, 10*time.Minute, append(args, "-t", pytorchImage, "examples/pytorch")...)
+	for _, b := range exampleBuilds {
+		mustPodman(t, 10*time.Minute, append(args, "-t", b.image, b.dir)...)
+	}
 
 	t.Run("README builds the shim image", func(t *testing.T) { testReadmeShimCommand(t) })
 	t.Run("README Dockerfile snippet", func(t *testing.T) { testReadmeSnippet(t) })
 	t.Run("shim image is the binary alone", func(t *testing.T) { testShimImage(t) })
 	t.Run("dist image is the release binary alone", func(t *testing.T) { testDistImage(t) })
 	t.Run("PREFLIGHT variables are known", func(t *testing.T) { testKnownVariables(t) })
-	t.Run("labels and provenance env", func(t *testing.T) { testLabels(t, first.stdout) })
+	t.Run("labels and provenance env", func(t *testing.T) { testLabels(t, first.Stdout) })
 	for _, img := range []string{exampleImage, paddleImage, pytorchImage} {
 		t.Run("default CMD/"+img, func(t *testing.T) { testDefaultCMD(t, img) })
 	}
@@ -226,12 +202,12 @@ func testDistImage(t *testing.T) {
 	onlyFile(t, img)
 	mustPodman(t, 10*time.Minute, append(buildArgs(t, provenanceArgs), "--build-arg", "SHIM_IMAGE="+img, "-t", "localhost/gpf-paddle:dist", "examples/paddle")...)
 	r := runImage(t, nil, "localhost/gpf-paddle:dist", "gpu-preflight", "version")
-	want, err := exec.Command(filepath.Join(repo(t), "dist", "gpu-preflight-linux-amd64"), "version").Output()
+	want, err := exec.Command(filepath.Join(harness.Root(t), "dist", "gpu-preflight-linux-amd64"), "version").Output()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.code != 0 || r.stdout != string(want) {
-		t.Errorf("the release binary in the example image says %q (exit %d), make dist's %q", r.stdout, r.code, want)
+	if r.Code != 0 || r.Stdout != string(want) {
+		t.Errorf("the release binary in the example image says %q (exit %d), make dist's %q", r.Stdout, r.Code, want)
 	}
 }
 
@@ -239,14 +215,14 @@ func testDistImage(t *testing.T) {
 // and returns what that binary's `version` prints.
 func onlyFile(t *testing.T, img string) []byte {
 	t.Helper()
-	id := strings.TrimSpace(mustPodman(t, time.Minute, "create", img, "/out/gpu-preflight").stdout)
+	id := strings.TrimSpace(mustPodman(t, time.Minute, "create", img, "/out/gpu-preflight").Stdout)
 	defer podman(t, time.Minute, "rm", "-f", id)
 	dir := t.TempDir()
 	tarPath := filepath.Join(dir, "shim.tar")
 	mustPodman(t, time.Minute, "export", "-o", tarPath, id)
-	list := runCmd(t, dir, os.Environ(), time.Minute, "tar", "-tf", tarPath)
+	list := harness.Run(t, time.Minute, dir, os.Environ(), "tar", "-tf", tarPath)
 	var files []string
-	for _, f := range strings.Fields(list.stdout) {
+	for _, f := range strings.Fields(list.Stdout) {
 		if !strings.HasSuffix(f, "/") {
 			files = append(files, f)
 		}
@@ -262,13 +238,13 @@ func onlyFile(t *testing.T, img string) []byte {
 	if len(own) != 1 || own[0] != "out/gpu-preflight" {
 		t.Fatalf("%s holds %q, want only out/gpu-preflight", img, own)
 	}
-	runCmd(t, dir, os.Environ(), time.Minute, "tar", "-xf", tarPath, "out/gpu-preflight")
-	return []byte(runCmd(t, dir, nil, time.Minute, filepath.Join(dir, "out", "gpu-preflight"), "version").stdout)
+	harness.Run(t, time.Minute, dir, os.Environ(), "tar", "-xf", tarPath, "out/gpu-preflight")
+	return []byte(harness.Run(t, time.Minute, dir, nil, filepath.Join(dir, "out", "gpu-preflight"), "version").Stdout)
 }
 
 func inspect(t *testing.T, img, format string) string {
 	t.Helper()
-	return strings.TrimSpace(mustPodman(t, time.Minute, "image", "inspect", "--format", format, img).stdout)
+	return strings.TrimSpace(mustPodman(t, time.Minute, "image", "inspect", "--format", format, img).Stdout)
 }
 
 // testLabels: the build arguments reach the OCI labels and the
@@ -299,9 +275,9 @@ func testCreatedCache(t *testing.T) {
 	}
 	changed["CREATED"] = "2026-12-01T09:30:00Z"
 	r := mustPodman(t, 30*time.Minute, append(buildArgs(t, changed), "-f", "Dockerfile.example", "-t", "localhost/gpf-example:recreated", ".")...)
-	steps := buildSteps(r.stdout + r.stderr)
+	steps := buildSteps(r.Stdout + r.Stderr)
 	if len(steps) < 20 {
-		t.Fatalf("read %d build steps from podman build's output:\n%s", len(steps), tail(r.stdout+r.stderr))
+		t.Fatalf("read %d build steps from podman build's output:\n%s", len(steps), tail(r.Stdout+r.Stderr))
 	}
 	provenance := false
 	var rebuilt, expensive []string
@@ -340,7 +316,7 @@ func testCreatedCache(t *testing.T) {
 // run is podman run --rm with a provenance volume from the host, and the
 // records it left.
 type runResult struct {
-	cmdResult
+	harness.Result
 	records [][]byte
 }
 
@@ -352,7 +328,7 @@ func runImage(t *testing.T, opts []string, img string, cmd ...string) runResult 
 	}
 	args := append([]string{"run", "--rm", "--network", "none", "-v", prov + ":/var/log/gpu-preflight"}, opts...)
 	args = append(append(args, img), cmd...)
-	r := runResult{cmdResult: podman(t, 2*time.Minute, args...)}
+	r := runResult{Result: podman(t, 2*time.Minute, args...)}
 	files, _ := filepath.Glob(filepath.Join(prov, "*.json"))
 	for _, f := range files {
 		data, err := os.ReadFile(f)
@@ -365,9 +341,9 @@ func runImage(t *testing.T, opts []string, img string, cmd ...string) runResult 
 	return r
 }
 
-// decision returns the JSON log line that carries the run's decision (its
+// decisionLine returns the JSON log line that carries the run's decision (its
 // "action": exec or abort), or nil.
-func decision(stderr string) map[string]any {
+func decisionLine(stderr string) map[string]any {
 	for _, line := range strings.Split(stderr, "\n") {
 		var m map[string]any
 		if json.Unmarshal([]byte(line), &m) == nil && m["action"] != nil {
@@ -398,12 +374,12 @@ func field(rec []byte, path ...string) any {
 // the script then fails importing them: exit 1 with python's traceback.
 func testDefaultCMD(t *testing.T, img string) {
 	r := runImage(t, nil, img)
-	d := decision(r.stderr)
+	d := decisionLine(r.Stderr)
 	if d == nil || d["action"] != "exec" {
-		t.Fatalf("no exec decision logged (%v); exit %d\n%s", d, r.code, tail(r.stderr))
+		t.Fatalf("no exec decision logged (%v); exit %d\n%s", d, r.Code, tail(r.Stderr))
 	}
-	if r.code != 1 || !strings.Contains(r.stderr, `File "/workspace/train.py"`) {
-		t.Errorf("exit %d; want python's traceback from /workspace/train.py and exit 1\n%s", r.code, tail(r.stderr))
+	if r.Code != 1 || !strings.Contains(r.Stderr, `File "/workspace/train.py"`) {
+		t.Errorf("exit %d; want python's traceback from /workspace/train.py and exit 1\n%s", r.Code, tail(r.Stderr))
 	}
 	if len(r.records) != 1 {
 		t.Fatalf("%d records in the provenance volume, want 1", len(r.records))
@@ -419,8 +395,8 @@ func testDefaultCMD(t *testing.T, img string) {
 // testReplacedCMD: `podman run IMAGE CMD...` replaces only CMD.
 func testReplacedCMD(t *testing.T) {
 	r := runImage(t, nil, exampleImage, "python", "-c", "import sys; print('replaced', sys.argv[1:])", "a b", "c")
-	if r.code != 0 || r.stdout != "replaced ['a b', 'c']\n" || decision(r.stderr) == nil {
-		t.Errorf("exit %d, stdout %q\n%s", r.code, r.stdout, tail(r.stderr))
+	if r.Code != 0 || r.Stdout != "replaced ['a b', 'c']\n" || decisionLine(r.Stderr) == nil {
+		t.Errorf("exit %d, stdout %q\n%s", r.Code, r.Stdout, tail(r.Stderr))
 	}
 }
 
@@ -428,8 +404,8 @@ func testReplacedCMD(t *testing.T) {
 // written there and the command runs.
 func testReadOnly(t *testing.T) {
 	r := runImage(t, []string{"--read-only"}, exampleImage, "echo", "read-only")
-	if r.code != 0 || r.stdout != "read-only\n" || len(r.records) != 1 {
-		t.Errorf("exit %d, stdout %q, %d records\n%s", r.code, r.stdout, len(r.records), tail(r.stderr))
+	if r.Code != 0 || r.Stdout != "read-only\n" || len(r.records) != 1 {
+		t.Errorf("exit %d, stdout %q, %d records\n%s", r.Code, r.Stdout, len(r.records), tail(r.Stderr))
 	}
 }
 
@@ -437,11 +413,11 @@ func testReadOnly(t *testing.T) {
 // record cannot be written: a warning, and the command still runs.
 func testUser(t *testing.T) {
 	r := podman(t, 2*time.Minute, "run", "--rm", "--network", "none", "--user", "1000:1000", exampleImage, "id", "-u")
-	if r.code != 0 || r.stdout != "1000\n" {
-		t.Fatalf("exit %d, stdout %q\n%s", r.code, r.stdout, tail(r.stderr))
+	if r.Code != 0 || r.Stdout != "1000\n" {
+		t.Fatalf("exit %d, stdout %q\n%s", r.Code, r.Stdout, tail(r.Stderr))
 	}
-	if !strings.Contains(r.stderr, "provenance record not written") {
-		t.Errorf("no warning that the record could not be written:\n%s", tail(r.stderr))
+	if !strings.Contains(r.Stderr, "provenance record not written") {
+		t.Errorf("no warning that the record could not be written:\n%s", tail(r.Stderr))
 	}
 }
 
@@ -451,7 +427,7 @@ func testUser(t *testing.T) {
 // at once; --init (catatonit) does the same.
 func testStop(t *testing.T) {
 	help := podman(t, time.Minute, "run", "--rm", "--network", "none", "--entrypoint", "/usr/local/bin/gpu-preflight", exampleImage, "-h")
-	autoSupervise := regexp.MustCompile(`PREFLIGHT_SUPERVISE[^\n]*auto`).MatchString(help.stdout + help.stderr)
+	autoSupervise := regexp.MustCompile(`PREFLIGHT_SUPERVISE[^\n]*auto`).MatchString(help.Stdout + help.Stderr)
 	cases := []struct {
 		name  string
 		opts  []string
@@ -485,7 +461,7 @@ func testStop(t *testing.T) {
 			defer podman(t, time.Minute, "rm", "-f", name)
 			// Wait until the preflight has decided and sleep runs.
 			deadline := time.Now().Add(30 * time.Second)
-			for decision(podman(t, time.Minute, "logs", name).stderr) == nil {
+			for decisionLine(podman(t, time.Minute, "logs", name).Stderr) == nil {
 				if time.Now().After(deadline) {
 					t.Fatal("the container never logged its decision")
 				}
@@ -511,7 +487,7 @@ func testStop(t *testing.T) {
 
 func inspectContainer(t *testing.T, name, format string) string {
 	t.Helper()
-	return strings.TrimSpace(mustPodman(t, time.Minute, "inspect", "--format", format, name).stdout)
+	return strings.TrimSpace(mustPodman(t, time.Minute, "inspect", "--format", format, name).Stdout)
 }
 
 // gpuHost is what the NVIDIA Container Toolkit gives a container: the
@@ -537,7 +513,10 @@ func gpuHost(t *testing.T, driver string, s fakenvml.Scenario) []string {
 		}
 	}
 	tree := filepath.Join(dir, "proc-driver")
-	writeProcDriver(t, tree, driver)
+	// An H100 host's tree, as the toolkit's hook would mount it.
+	if err := (procdriver.Driver{Version: driver, GPUs: []procdriver.GPU{procdriver.H100}}).Write(tree); err != nil {
+		t.Fatal(err)
+	}
 	hooks := filepath.Join(dir, "hooks")
 	if err := os.Mkdir(hooks, 0o755); err != nil {
 		t.Fatal(err)
@@ -562,28 +541,6 @@ func gpuHost(t *testing.T, driver string, s fakenvml.Scenario) []string {
 		"--device", filepath.Join(dir, "nvidiactl") + ":/dev/nvidiactl", "--device", filepath.Join(dir, "nvidia0") + ":/dev/nvidia0"}
 }
 
-// writeProcDriver lays out /proc/driver/nvidia of an H100 host: the NVRM
-// line of the proprietary module and one GPU's information file, in the
-// formats preflight/host parses.
-func writeProcDriver(t *testing.T, dir, driver string) {
-	t.Helper()
-	gpu := filepath.Join(dir, "nvidia", "gpus", "0000:18:00.0")
-	if err := os.MkdirAll(gpu, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	version := fmt.Sprintf("NVRM version: NVIDIA UNIX x86_64 Kernel Module  %s  Tue Mar  5 22:23:56 UTC 2024\n"+
-		"GCC version:  gcc version 12.2.0 (Debian 12.2.0-14) \n", driver)
-	info := "Model: \t\t NVIDIA H100 80GB HBM3\nIRQ:   \t\t 100\nGPU UUID: \t GPU-00000000-0000-0000-0000-000000000000\n" +
-		"Video BIOS: \t 96.00.74.00.0d\nBus Type: \t PCIe\nDMA Size: \t 52 bits\nDMA Mask: \t 0xfffffffffffff\n" +
-		"Bus Location: \t 0000:18:00.0\nDevice Minor: \t 0\nGPU Excluded:\t No\n"
-	if err := os.WriteFile(filepath.Join(dir, "nvidia", "version"), []byte(version), 0o444); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(gpu, "information"), []byte(info), 0o444); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // testGPUHost: on a GPU host with driver 550 the CUDA 11.8 image passes;
 // the embedded probe answers from a memfd through the injected library,
 // /proc/driver/nvidia is the hook's, and the baked manifest still holds
@@ -591,8 +548,8 @@ func writeProcDriver(t *testing.T, dir, driver string) {
 func testGPUHost(t *testing.T) {
 	opts := gpuHost(t, "550.54.15", fakenvml.H100x8("550.54.15", 12040))
 	r := runImage(t, opts, exampleImage, "echo", "trained")
-	if r.code != 0 || r.stdout != "trained\n" || len(r.records) != 1 {
-		t.Fatalf("exit %d, stdout %q, %d records\n%s", r.code, r.stdout, len(r.records), tail(r.stderr))
+	if r.Code != 0 || r.Stdout != "trained\n" || len(r.records) != 1 {
+		t.Fatalf("exit %d, stdout %q, %d records\n%s", r.Code, r.Stdout, len(r.records), tail(r.Stderr))
 	}
 	rec := r.records[0]
 	if field(rec, "host", "driver", "version") != "550.54.15" || field(rec, "host", "driver", "source") != "nvml-memfd" {
@@ -602,7 +559,7 @@ func testGPUHost(t *testing.T) {
 		t.Errorf("host.nvml = %v", field(rec, "host", "nvml"))
 	}
 	if got := field(rec, "image", "scanSource"); got != "manifest" {
-		t.Errorf("image.scanSource = %v on the GPU host, want manifest: the baked image must stay baked\n%s", got, tail(r.stderr))
+		t.Errorf("image.scanSource = %v on the GPU host, want manifest: the baked image must stay baked\n%s", got, tail(r.Stderr))
 	}
 }
 
@@ -614,11 +571,11 @@ func testOldDriver(t *testing.T) {
 	args := append([]string{"run", "--name", name, "--network", "none"}, opts...)
 	r := podman(t, 2*time.Minute, append(args, exampleImage, "echo", "must not run")...)
 	defer podman(t, time.Minute, "rm", "-f", name)
-	if r.code != 78 || strings.Contains(r.stdout, "must not run") {
-		t.Fatalf("exit %d, stdout %q; want 78 before the command\n%s", r.code, r.stdout, tail(r.stderr))
+	if r.Code != 78 || strings.Contains(r.Stdout, "must not run") {
+		t.Fatalf("exit %d, stdout %q; want 78 before the command\n%s", r.Code, r.Stdout, tail(r.Stderr))
 	}
 	logs := podman(t, time.Minute, "logs", name)
-	all := logs.stdout + logs.stderr
+	all := logs.Stdout + logs.Stderr
 	for _, want := range []string{`"action":"abort"`, "cuda-requirement", "515.65.01", "520.61.05"} {
 		if !strings.Contains(all, want) {
 			t.Errorf("podman logs does not say %q:\n%s", want, tail(all))
@@ -667,8 +624,8 @@ func testReadmeSnippet(t *testing.T) {
 	}
 	mustPodman(t, 10*time.Minute, append(buildArgs(t, provenanceArgs), "-t", "localhost/gpf-readme:test", ctx)...)
 	r := runImage(t, nil, "localhost/gpf-readme:test", "echo", "snippet")
-	if r.code != 0 || r.stdout != "snippet\n" || len(r.records) != 1 {
-		t.Fatalf("exit %d, stdout %q, %d records\n%s", r.code, r.stdout, len(r.records), tail(r.stderr))
+	if r.Code != 0 || r.Stdout != "snippet\n" || len(r.records) != 1 {
+		t.Fatalf("exit %d, stdout %q, %d records\n%s", r.Code, r.Stdout, len(r.records), tail(r.Stderr))
 	}
 	if got := field(r.records[0], "image", "scanSource"); got != "manifest" {
 		t.Errorf("image.scanSource = %v, want manifest (the snippet bakes)", got)
@@ -681,11 +638,11 @@ func testReadmeSnippet(t *testing.T) {
 func testKnownVariables(t *testing.T) {
 	help := podman(t, time.Minute, "run", "--rm", "--network", "none", "--entrypoint", shimPath, exampleImage, "-h")
 	known := map[string]bool{}
-	for _, m := range regexp.MustCompile(`PREFLIGHT_[A-Z_]+`).FindAllString(help.stdout+help.stderr, -1) {
+	for _, m := range regexp.MustCompile(`PREFLIGHT_[A-Z_]+`).FindAllString(help.Stdout+help.Stderr, -1) {
 		known[m] = true
 	}
 	if !known["PREFLIGHT_POLICY"] {
-		t.Fatalf("gpu-preflight -h lists no configuration:\n%s%s", help.stdout, help.stderr)
+		t.Fatalf("gpu-preflight -h lists no configuration:\n%s%s", help.Stdout, help.Stderr)
 	}
 	for _, n := range []string{identity.EnvImage, identity.EnvDigest, identity.EnvRevision, identity.EnvCreated, identity.EnvSource} {
 		known[n] = true

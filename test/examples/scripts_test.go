@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gpu-preflight/gpu-preflight/test/harness"
 )
 
 // shellScripts lists the examples' shell scripts: *.sh, *.sbatch, and any
@@ -16,7 +18,7 @@ import (
 func shellScripts(t *testing.T) []string {
 	t.Helper()
 	var out []string
-	root := filepath.Join(repo(t), "examples")
+	root := filepath.Join(harness.Root(t), "examples")
 	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
@@ -48,13 +50,14 @@ func TestShellScriptsParseAndPassShellcheck(t *testing.T) {
 	}
 	env := []string{"PATH=" + os.Getenv("PATH")}
 	for _, s := range scripts {
-		rel, _ := filepath.Rel(repo(t), s)
+		rel, _ := filepath.Rel(harness.Root(t), s)
+		testedPath(t, rel)
 		t.Run(rel, func(t *testing.T) {
-			if r := runCmd(t, repo(t), env, time.Minute, "bash", "-n", s); r.code != 0 {
-				t.Errorf("bash -n: exit %d\n%s", r.code, r.stderr)
+			if r := harness.Run(t, time.Minute, harness.Root(t), env, "bash", "-n", s); r.Code != 0 {
+				t.Errorf("bash -n: exit %d\n%s", r.Code, r.Stderr)
 			}
-			if r := runCmd(t, repo(t), env, time.Minute, "shellcheck", "--shell=bash", "--severity=style", s); r.code != 0 {
-				t.Errorf("shellcheck: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+			if r := harness.Run(t, time.Minute, harness.Root(t), env, "shellcheck", "--shell=bash", "--severity=style", s); r.Code != 0 {
+				t.Errorf("shellcheck: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 			}
 		})
 	}
@@ -64,7 +67,7 @@ func TestShellScriptsParseAndPassShellcheck(t *testing.T) {
 // Dockerfiles install it, keep the task environment (SLURM_* is what the
 // record's orchestrator.slurm reads), and keep the records on a volume.
 func TestSlurmScriptsReachTheRecord(t *testing.T) {
-	scripts, _ := filepath.Glob(filepath.Join(repo(t), "examples/slurm/*.sbatch"))
+	scripts, _ := filepath.Glob(filepath.Join(harness.Root(t), "examples/slurm/*.sbatch"))
 	if len(scripts) == 0 {
 		t.Fatal("no examples/slurm/*.sbatch")
 	}
@@ -113,10 +116,9 @@ func TestTrainingScriptsCompile(t *testing.T) {
 		}
 		// Compile to a throwaway file: no __pycache__ in the checkout.
 		code := "import py_compile,sys; py_compile.compile(sys.argv[1], cfile=sys.argv[2], doraise=True)"
-		r := runCmd(t, repo(t), []string{"PATH=/usr/bin:/bin"}, time.Minute, py, "-c", code,
-			filepath.Join(repo(t), f.path), filepath.Join(t.TempDir(), "train.pyc"))
-		if r.code != 0 {
-			t.Errorf("%s does not compile:\n%s", f.path, r.stderr)
+		r := harness.Run(t, time.Minute, harness.Root(t), []string{"PATH=/usr/bin:/bin"}, py, "-c", code, filepath.Join(harness.Root(t), f.path), filepath.Join(t.TempDir(), "train.pyc"))
+		if r.Code != 0 {
+			t.Errorf("%s does not compile:\n%s", f.path, r.Stderr)
 		}
 	}
 }
@@ -126,12 +128,12 @@ func TestTrainingScriptsCompile(t *testing.T) {
 // the node, at most twice; a mismatch (78) and success do not; the script
 // exits with srun's status every time.
 func TestSlurmScriptsActOnTheExitCode(t *testing.T) {
-	scripts, _ := filepath.Glob(filepath.Join(repo(t), "examples/slurm/*.sbatch"))
+	scripts, _ := filepath.Glob(filepath.Join(harness.Root(t), "examples/slurm/*.sbatch"))
 	if len(scripts) == 0 {
 		t.Fatal("no examples/slurm/*.sbatch")
 	}
-	nodeFault := runNodeFault(t).code
-	mismatch := runAbort(t).code
+	nodeFault := runNodeFault(t).Code
+	mismatch := runAbort(t).Code
 	for _, s := range scripts {
 		for _, tt := range []struct {
 			status, tries int
@@ -162,9 +164,9 @@ func TestSlurmScriptsActOnTheExitCode(t *testing.T) {
 				env := []string{"PATH=" + stubs + ":/usr/bin:/bin", "HOME=" + dir,
 					"SLURM_JOB_ID=4242", "SLURM_JOB_NODELIST=gpu-node-7",
 					"GPU_PREFLIGHT_NODE_RETRIES=" + strconv.Itoa(tt.tries)}
-				r := runCmd(t, dir, env, time.Minute, "bash", s)
-				if r.code != tt.status {
-					t.Errorf("exit %d, want srun's %d\nstderr: %s", r.code, tt.status, r.stderr)
+				r := harness.Run(t, time.Minute, dir, env, "bash", s)
+				if r.Code != tt.status {
+					t.Errorf("exit %d, want srun's %d\nstderr: %s", r.Code, tt.status, r.Stderr)
 				}
 				data, _ := os.ReadFile(calls)
 				want := ""
@@ -172,7 +174,7 @@ func TestSlurmScriptsActOnTheExitCode(t *testing.T) {
 					want = fmt.Sprintf("--exclude=gpu-node-7 --export=ALL,GPU_PREFLIGHT_NODE_RETRIES=%d %s\n", tt.tries+1, s)
 				}
 				if string(data) != want {
-					t.Errorf("sbatch called with %q, want %q\nstderr: %s", data, want, r.stderr)
+					t.Errorf("sbatch called with %q, want %q\nstderr: %s", data, want, r.Stderr)
 				}
 			})
 		}

@@ -5,13 +5,15 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/gpu-preflight/gpu-preflight/test/harness"
 )
 
 // The repository stands on its own: no tracked file points at notes
 // outside it, and every pointer into docs/sources.md names one of its
 // sections.
 func TestReferencesStayInTheRepository(t *testing.T) {
-	out, err := exec.Command("git", "-C", repo(t), "ls-files").Output()
+	out, err := exec.Command("git", "-C", harness.Root(t), "ls-files").Output()
 	if err != nil {
 		t.Fatalf("git ls-files: %v", err)
 	}

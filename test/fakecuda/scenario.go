@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strconv"
-	"strings"
+
+	"github.com/gpu-preflight/gpu-preflight/test/fakescenario"
 )
 
 // Scenario is what the fake library answers.
@@ -27,26 +27,14 @@ type Scenario struct {
 
 // Text renders the scenario file fake.c reads.
 func (s Scenario) Text() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "# %s\ninit %s\n", s.Name, s.Init)
+	driver := map[string]string{"count": strconv.Itoa(len(s.Devices))}
 	if s.Version != 0 {
-		fmt.Fprintf(&b, "version %d\n", s.Version)
+		driver["version"] = strconv.Itoa(s.Version)
 	}
 	if s.Ledger != "" {
-		fmt.Fprintf(&b, "ledger %s\n", s.Ledger)
+		driver["ledger"] = s.Ledger
 	}
-	fmt.Fprintf(&b, "count %d\n", len(s.Devices))
-	for i, d := range s.Devices {
-		keys := make([]string, 0, len(d))
-		for k := range d {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			fmt.Fprintf(&b, "%d %s %s\n", i, k, d[k])
-		}
-	}
-	return b.String()
+	return fakescenario.Text(s.Name, s.Init, driver, s.Devices)
 }
 
 // Write saves the scenario in dir and returns its path.
@@ -114,11 +102,7 @@ func V100(i int) map[string]string {
 
 // OK is n devices of model on a CUDA 12.4 driver, every step succeeding.
 func OK(n int, model func(int) map[string]string) Scenario {
-	s := Scenario{Name: fmt.Sprintf("ok-%d", n), Init: "ok", Version: 12040}
-	for i := 0; i < n; i++ {
-		s.Devices = append(s.Devices, model(i))
-	}
-	return s
+	return Scenario{Name: fmt.Sprintf("ok-%d", n), Init: "ok", Version: 12040, Devices: fakescenario.Devices(n, model)}
 }
 
 // InitFails is a cuInit that returns code.

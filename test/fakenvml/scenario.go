@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strconv"
-	"strings"
+
+	"github.com/gpu-preflight/gpu-preflight/test/fakescenario"
 )
 
 // EnvScenario names the scenario file the fake library reads at nvmlInit.
@@ -39,34 +39,13 @@ type Scenario struct {
 func Fail(code int) string { return "!" + strconv.Itoa(code) }
 
 // Text renders the scenario file fake.c reads.
-func (s Scenario) Text() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "# %s\ninit %s\n", s.Name, s.Init)
-	for _, k := range sortedKeys(s.System) {
-		fmt.Fprintf(&b, "%s %s\n", k, s.System[k])
-	}
-	for i, g := range s.GPUs {
-		for _, k := range sortedKeys(g) {
-			fmt.Fprintf(&b, "%d %s %s\n", i, k, g[k])
-		}
-	}
-	return b.String()
-}
+func (s Scenario) Text() string { return fakescenario.Text(s.Name, s.Init, s.System, s.GPUs) }
 
 // Write saves the scenario in dir and returns the path to set in
 // FAKE_NVML_SCENARIO.
 func (s Scenario) Write(dir string) (string, error) {
 	p := filepath.Join(dir, s.Name+".scenario")
 	return p, os.WriteFile(p, []byte(s.Text()), 0o644)
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // system is a healthy driver answering both CUDA version calls.
@@ -124,28 +103,20 @@ func a100(i int) map[string]string {
 	}
 }
 
-func gpus(n int, model func(int) map[string]string) []map[string]string {
-	out := make([]map[string]string, n)
-	for i := range out {
-		out[i] = model(i)
-	}
-	return out
-}
-
 // H100x8 is a DGX H100 on the given driver and CUDA version (12040 = 12.4).
 func H100x8(driver string, cuda int) Scenario {
-	return Scenario{Name: "h100x8-" + driver, Init: "ok", System: system(driver, cuda, 8), GPUs: gpus(8, h100)}
+	return Scenario{Name: "h100x8-" + driver, Init: "ok", System: system(driver, cuda, 8), GPUs: fakescenario.Devices(8, h100)}
 }
 
 // V100x4 is four Tesla V100s on R470.
 func V100x4() Scenario {
-	return Scenario{Name: "v100x4-470.57.02", Init: "ok", System: system("470.57.02", 11040, 4), GPUs: gpus(4, v100)}
+	return Scenario{Name: "v100x4-470.57.02", Init: "ok", System: system("470.57.02", 11040, 4), GPUs: fakescenario.Devices(4, v100)}
 }
 
 // RTX4090x2 is two GeForce RTX 4090s on R535 with persistence mode off,
 // as on a workstation.
 func RTX4090x2() Scenario {
-	return Scenario{Name: "rtx4090x2-535.129.03", Init: "ok", System: system("535.129.03", 12020, 2), GPUs: gpus(2, rtx4090)}
+	return Scenario{Name: "rtx4090x2-535.129.03", Init: "ok", System: system("535.129.03", 12020, 2), GPUs: fakescenario.Devices(2, rtx4090)}
 }
 
 // Hang is an nvmlInit that never returns, as with a wedged driver.
@@ -163,7 +134,7 @@ func DriverNotLoaded() Scenario {
 // (no libcuda, so v1 answers), GPU 0's UUID, GPU 1's persistence mode and
 // name, and a third GPU whose handle cannot be had.
 func FieldErrors() Scenario {
-	s := Scenario{Name: "field-errors", Init: "ok", System: system("550.54.15", 12040, 3), GPUs: gpus(3, h100)}
+	s := Scenario{Name: "field-errors", Init: "ok", System: system("550.54.15", 12040, 3), GPUs: fakescenario.Devices(3, h100)}
 	s.System["cuda_v2"] = Fail(ErrorLibraryNotFound)
 	s.GPUs[0]["uuid"] = Fail(ErrorNoPermission)
 	s.GPUs[1]["persistence"] = Fail(ErrorGPUIsLost)
@@ -176,7 +147,7 @@ func FieldErrors() Scenario {
 // GPU 0 in MIG mode with no MIG device, GPU 1 with uncorrected ECC errors,
 // GPU 2 with retired pages pending, GPU 3 with persistence mode off.
 func Unhealthy() Scenario {
-	s := Scenario{Name: "unhealthy", Init: "ok", System: system("550.54.15", 12040, 4), GPUs: gpus(4, a100)}
+	s := Scenario{Name: "unhealthy", Init: "ok", System: system("550.54.15", 12040, 4), GPUs: fakescenario.Devices(4, a100)}
 	s.GPUs[0]["mig"], s.GPUs[0]["migmax"], s.GPUs[0]["migdevices"] = "1 1", "7", "0"
 	s.GPUs[1]["ecc"] = "3"
 	s.GPUs[2]["retired"] = "1"

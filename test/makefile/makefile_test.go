@@ -191,3 +191,60 @@ func testTags(t *testing.T) []string {
 	}
 	return tags
 }
+
+// TestBinariesDependOnTheirSources: every file of this module that goes
+// into the shim or the NVML probe (go list -deps, with the tags the
+// Makefile builds them with: Go, cgo and C files) is a prerequisite of the
+// binary, so editing it rebuilds; and the top folder of each of the shim's
+// is one Dockerfile.example copies into its build stage.
+func TestBinariesDependOnTheirSources(t *testing.T) {
+	db := readDatabase(t)
+	dockerfile, err := os.ReadFile(filepath.Join(root(t), "Dockerfile.example"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range []struct{ target, pkg, tags string }{
+		{"bin/gpu-preflight", "./cmd/gpu-preflight", db.vars["GO_TAGS"]},
+		{"bin/linux-%/gpu-preflight-nvml", "./cmd/gpu-preflight-nvml", ""},
+	} {
+		prereqs := db.prereqs[b.target]
+		files := moduleFiles(t, b.pkg, b.tags)
+		for _, rel := range files {
+			if !slices.Contains(prereqs, rel) {
+				t.Errorf("%s is built from %s, which is not one of its prerequisites", b.target, rel)
+			}
+			top, _, _ := strings.Cut(rel, "/")
+			if b.pkg == "./cmd/gpu-preflight" && !strings.Contains(string(dockerfile), "\nCOPY "+top+" "+top+"\n") {
+				t.Errorf("Dockerfile.example does not COPY %s, which holds the shim's %s", top, rel)
+			}
+		}
+	}
+}
+
+// moduleFiles lists the files of this module that pkg is built from:
+// its and its dependencies' Go, cgo, C and header files, relative to the
+// repository root.
+func moduleFiles(t *testing.T, pkg, tags string) []string {
+	t.Helper()
+	format := `{{if .Module}}{{if .Module.Main}}{{$d := .Dir}}` +
+		`{{range .GoFiles}}{{$d}}/{{.}}{{"\n"}}{{end}}{{range .CgoFiles}}{{$d}}/{{.}}{{"\n"}}{{end}}` +
+		`{{range .CFiles}}{{$d}}/{{.}}{{"\n"}}{{end}}{{range .HFiles}}{{$d}}/{{.}}{{"\n"}}{{end}}{{end}}{{end}}`
+	cmd := exec.Command("go", "list", "-deps", "-tags", tags, "-f", format, pkg)
+	cmd.Dir = root(t)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list -deps %s: %v", pkg, err)
+	}
+	var files []string
+	for _, f := range strings.Fields(string(out)) {
+		rel, err := filepath.Rel(root(t), f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, rel)
+	}
+	if len(files) < 5 {
+		t.Fatalf("go list -deps %s names %d files of this module", pkg, len(files))
+	}
+	return files
+}

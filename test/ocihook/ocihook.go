@@ -7,13 +7,55 @@
 package ocihook
 
 import (
+	"encoding/json"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 
 	"golang.org/x/sys/unix"
 )
+
+// State is what a hook learns of its container: the state runc writes on
+// the hook's stdin (OCI runtime spec, "State") and, from the bundle's
+// config.json, where the container's root file system is.
+type State struct {
+	ID          string            `json:"id"`
+	Bundle      string            `json:"bundle"`
+	Annotations map[string]string `json:"annotations"`
+	// RootFS is config.json's root.path, made absolute: at createContainer
+	// the container's mounts are there, its procfs at RootFS/proc.
+	RootFS string `json:"-"`
+}
+
+// ReadState reads the container's state from r, a hook's stdin.
+func ReadState(r io.Reader) (State, error) {
+	var st State
+	if err := json.NewDecoder(r).Decode(&st); err != nil {
+		return st, fmt.Errorf("reading the container state from stdin: %w", err)
+	}
+	if st.Bundle == "" {
+		return st, fmt.Errorf("the container state has no bundle path")
+	}
+	data, err := os.ReadFile(filepath.Join(st.Bundle, "config.json"))
+	if err != nil {
+		return st, err
+	}
+	var spec struct {
+		Root struct {
+			Path string `json:"path"`
+		} `json:"root"`
+	}
+	if err := json.Unmarshal(data, &spec); err != nil {
+		return st, fmt.Errorf("reading %s/config.json: %w", st.Bundle, err)
+	}
+	st.RootFS = spec.Root.Path
+	if !filepath.IsAbs(st.RootFS) {
+		st.RootFS = filepath.Join(st.Bundle, st.RootFS)
+	}
+	return st, nil
+}
 
 // FillProcDriver mounts a tmpfs over rootfs/proc/driver, copies the tree
 // src into it (src/nvidia/version, src/nvidia/gpus/...), and makes it

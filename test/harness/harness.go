@@ -1,0 +1,73 @@
+// Package harness is what every test suite needs around the code it tests:
+// where the repository is, and running a command with a deadline. The
+// suites of both Go modules (this one and test/examples) import it.
+package harness
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+)
+
+// RootDir is the repository root: two levels above this package's source.
+func RootDir() (string, error) {
+	_, file, _, ok := runtime.Caller(0)
+	if !ok {
+		return "", errors.New("cannot locate test/harness's source, and so the repository")
+	}
+	dir := filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
+	if _, err := os.Stat(filepath.Join(dir, "Makefile")); err != nil {
+		return "", fmt.Errorf("%s is not the repository root (no Makefile): %w", dir, err)
+	}
+	return dir, nil
+}
+
+// Root is RootDir for a test: a failure ends the test.
+func Root(t testing.TB) string {
+	t.Helper()
+	dir, err := RootDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// Result is how a command ended.
+type Result struct {
+	Stdout, Stderr string
+	Code           int
+}
+
+// Run runs name with env (as exec.Cmd takes it: nil is this process's) in dir and
+// returns how it ended. A command still running after limit is killed and
+// fails the test, as does one that cannot start; a non-zero exit is the
+// caller's to judge.
+func Run(t testing.TB, limit time.Duration, dir string, env []string, name string, args ...string) Result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Dir, cmd.Env = dir, env
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	r := Result{Stdout: stdout.String(), Stderr: stderr.String()}
+	var ee *exec.ExitError
+	switch {
+	case ctx.Err() != nil:
+		t.Fatalf("%s %s: still running after %v\nstderr:\n%s", name, strings.Join(args, " "), limit, r.Stderr)
+	case errors.As(err, &ee):
+		r.Code = ee.ExitCode()
+	case err != nil:
+		t.Fatalf("%s: %v", name, err)
+	}
+	return r
+}
