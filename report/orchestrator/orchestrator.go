@@ -104,11 +104,6 @@ type Paddle struct {
 // Lookup returns the value of an environment variable and whether it is set.
 type Lookup func(name string) (string, bool)
 
-// MapLookup reads from a map.
-func MapLookup(env map[string]string) Lookup {
-	return func(name string) (string, bool) { v, ok := env[name]; return v, ok }
-}
-
 // placeholderIDs are launcher defaults that are the same for every job, so
 // they cannot join one job's records: torchrun's --rdzv-id defaults to
 // "none" (torch/distributed/run.py) and paddle.distributed.launch's --job_id

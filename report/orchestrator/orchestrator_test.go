@@ -37,7 +37,7 @@ func TestJobIDPrecedence(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := FromEnv(MapLookup(tt.env))
+			c := FromEnv(mapLookup(tt.env))
 			if c.JobID != tt.wantID || c.JobIDSource != tt.wantSource {
 				t.Errorf("jobId = %q from %q, want %q from %q", c.JobID, c.JobIDSource, tt.wantID, tt.wantSource)
 			}
@@ -66,7 +66,7 @@ func TestJobIDIsTheSameOnEveryRank(t *testing.T) {
 			for k, v := range job {
 				env[k] = v
 			}
-			id := FromEnv(MapLookup(env)).JobID
+			id := FromEnv(mapLookup(env)).JobID
 			if id == "" {
 				t.Fatalf("job %v rank %d: empty job id", job, rank)
 			}
@@ -111,4 +111,9 @@ func TestNoLauncherGivesEmptyContext(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("FromEnv = %+v, want %+v", got, want)
 	}
+}
+
+// mapLookup reads from a map, as the process environment would answer.
+func mapLookup(env map[string]string) Lookup {
+	return func(name string) (string, bool) { v, ok := env[name]; return v, ok }
 }

@@ -274,7 +274,8 @@ func checkPod(t *testing.T, where string, spec corev1.PodSpec, podLabels map[str
 			}
 			env[e.Name] = v
 		}
-		ctx := orchestrator.FromEnv(orchestrator.MapLookup(env))
+		lookup := func(name string) (string, bool) { v, ok := env[name]; return v, ok }
+		ctx := orchestrator.FromEnv(lookup)
 		last = ctx
 		k := ctx.Kubernetes
 		if k.PodName != pod.name || k.Namespace != pod.namespace || k.PodUID != pod.uid || k.NodeName != pod.node {
@@ -283,7 +284,7 @@ func checkPod(t *testing.T, where string, spec corev1.PodSpec, podLabels map[str
 		if ctx.JobID != jobName || ctx.JobIDSource != "PREFLIGHT_JOB_ID" {
 			t.Errorf("%s: the record's job id would be %q from %q, want the job name %q from PREFLIGHT_JOB_ID", w, ctx.JobID, ctx.JobIDSource, jobName)
 		}
-		im := identity.FromEnv(orchestrator.MapLookup(env))
+		im := identity.FromEnv(lookup)
 		if im.Ref != c.Image || im.Digest == "" || im.Digest != imageref.DigestOf(c.Image) {
 			t.Errorf("%s: %s=%q, digest %q; want the deployed image %q, by digest", w, identity.EnvImage, im.Ref, im.Digest, c.Image)
 		}
