@@ -12,6 +12,7 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/preflight/advise"
 	"github.com/gpu-preflight/gpu-preflight/preflight/check"
 	"github.com/gpu-preflight/gpu-preflight/preflight/compat"
+	"github.com/gpu-preflight/gpu-preflight/preflight/envvars"
 	"github.com/gpu-preflight/gpu-preflight/preflight/nodeclass"
 	"github.com/gpu-preflight/gpu-preflight/preflight/releases"
 )
@@ -258,7 +259,7 @@ func gatherFor(overrides map[string]string, environ []string) (check.Input, Conf
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), cfg.Timeout)
 	defer cancel()
-	in, _ := cfg.checkInput(ctx, cfg.gatherOptions(environ))
+	in, _ := cfg.checkInput(ctx, cfg.gatherOptions(envvars.Parse(environ)))
 	return in, cfg, nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 
 	"github.com/gpu-preflight/gpu-preflight/cmd/gpu-preflight/internal/buildinfo"
+	"github.com/gpu-preflight/gpu-preflight/preflight/envvars"
 	"github.com/gpu-preflight/gpu-preflight/preflight/fsroot"
 	"github.com/gpu-preflight/gpu-preflight/preflight/gather"
 	"github.com/gpu-preflight/gpu-preflight/preflight/image"
@@ -35,7 +36,7 @@ func cmdBake(args, environ []string, stdout, stderr io.Writer) int {
 	if path == "" {
 		path = root.Path(cfg.Manifest)
 	}
-	m, warnings, err := gather.Bake(cfg.gatherOptions(environ), image.BuildInfo{Version: buildinfo.Version, Commit: buildinfo.Commit})
+	m, warnings, err := gather.Bake(cfg.gatherOptions(envvars.Parse(environ)), image.BuildInfo{Version: buildinfo.Version, Commit: buildinfo.Commit})
 	for _, w := range warnings {
 		fmt.Fprintf(stderr, "gpu-preflight bake: warning: %s\n", w)
 	}

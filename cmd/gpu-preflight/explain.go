@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/gpu-preflight/gpu-preflight/preflight/check"
+	"github.com/gpu-preflight/gpu-preflight/preflight/envvars"
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 	"github.com/gpu-preflight/gpu-preflight/preflight/require"
 	"github.com/gpu-preflight/gpu-preflight/report/termsafe"
@@ -36,7 +37,7 @@ func cmdExplain(args, environ []string, stdout, stderr io.Writer) int {
 
 	ctx, cancel := context.WithTimeout(context.Background(), cfg.Timeout)
 	defer cancel()
-	in, _ := cfg.checkInput(ctx, cfg.gatherOptions(environ))
+	in, _ := cfg.checkInput(ctx, cfg.gatherOptions(envvars.Parse(environ)))
 	c := &in.Facts.Container
 	if fs.NArg() > 0 {
 		// The arguments replace the image's requirements.

@@ -18,6 +18,7 @@ import (
 	"strings"
 
 	"github.com/gpu-preflight/gpu-preflight/cmd/gpu-preflight/internal/buildinfo"
+	"github.com/gpu-preflight/gpu-preflight/preflight/envvars"
 	"github.com/gpu-preflight/gpu-preflight/preflight/nvml"
 )
 
@@ -88,7 +89,7 @@ func run(args, environ []string, stdout, stderr io.Writer) int {
 		if sawDashes {
 			return usageExit(stderr, usagef("no command after --"))
 		}
-		return checkMain(overrides, false, environ, stdout, stderr)
+		return checkMain(overrides, false, envvars.Parse(environ), stdout, stderr)
 	}
 	if !sawDashes {
 		if rest[0] == "help" {
@@ -101,18 +102,23 @@ func run(args, environ []string, stdout, stderr io.Writer) int {
 			}
 			return sub.run(rest[1:], environ, stdout, stderr)
 		}
-		if err := typoOfSubcommand(rest[0], environ); err != nil {
+	}
+	// The ENTRYPOINT form: the environment is parsed here once, for the
+	// typo check, the facts, the record and the command's PATH lookup.
+	env := envvars.Parse(environ)
+	if !sawDashes {
+		if err := typoOfSubcommand(rest[0], env); err != nil {
 			return usageExit(stderr, err)
 		}
 	}
-	return preflightAndExec(overrides, rest, environ, stdout, stderr)
+	return preflightAndExec(overrides, rest, env, stdout, stderr)
 }
 
 // typoOfSubcommand refuses a first argument that is no command on PATH but
 // looks like a misspelt subcommand ("chek"), before any preflight runs: a
 // typo must not cost a run, a record and a confusing exit 127.
-func typoOfSubcommand(arg string, environ []string) error {
-	if _, err := lookPath(arg, environ); err == nil || filepath.Base(arg) != arg {
+func typoOfSubcommand(arg string, env envvars.Env) error {
+	if _, err := lookPath(arg, env); err == nil || filepath.Base(arg) != arg {
 		return nil
 	}
 	var names []string

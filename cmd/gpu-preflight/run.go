@@ -60,7 +60,7 @@ var terminatingSignals = []os.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SI
 // preflight gathers, checks, decides, logs and records. argv is the command
 // that will run (nil for `check`). It returns a usageError for bad
 // configuration. The outcome's gate is not released: see outcome.gate.
-func preflight(overrides map[string]string, argv, environ []string, stderr io.Writer) (outcome, error) {
+func preflight(overrides map[string]string, argv []string, env envvars.Env, stderr io.Writer) (outcome, error) {
 	started := time.Now()
 	cfg, err := loadConfig(overrides)
 	if err != nil {
@@ -85,8 +85,7 @@ func preflight(overrides map[string]string, argv, environ []string, stderr io.Wr
 		warnings []string
 	}
 	done := make(chan result, 1)
-	// The environment is parsed here once; the facts and the record read it.
-	opts := cfg.gatherOptions(environ)
+	opts := cfg.gatherOptions(env)
 	go func() {
 		opts.ProbeStderr = func(probe, s string) { log.Debug().Str("stderr", logs.Value(s)).Msg(probe + " probe wrote on stderr") }
 		in, warnings := cfg.checkInput(ctx, opts)
@@ -125,7 +124,7 @@ func preflight(overrides map[string]string, argv, environ []string, stderr io.Wr
 	if argv != nil && o.record.Decision.Action == decision.Exec {
 		// Find the command before the record is written, so a record never
 		// says a command ran that cannot be found or run.
-		if o.path, o.startErr = lookPath(argv[0], environ); o.startErr != nil {
+		if o.path, o.startErr = lookPath(argv[0], env); o.startErr != nil {
 			o.startCode = startFailure(o.startErr)
 			if err := o.record.NotStarted(o.startCode, 0, time.Now(), o.startErr.Error()); err != nil {
 				o.log.Warn().Err(logs.Err(err)).Msg("provenance record does not say the command did not start")
@@ -357,15 +356,15 @@ func droppedNotice(terminal bool, cfg Config) func(n, b int) []byte {
 }
 
 // gatherOptions says where and how to gather, from the configuration.
-// environ is this process's environment, parsed here once; the image's
-// was read from PREFLIGHT_IMAGE_CONFIG, when that is set, as the
-// configuration was checked.
-func (c Config) gatherOptions(environ []string) gather.Options {
+// env is this process's environment, parsed once by the command's entry
+// point; the image's was read from PREFLIGHT_IMAGE_CONFIG, when that is
+// set, as the configuration was checked.
+func (c Config) gatherOptions(env envvars.Env) gather.Options {
 	return gather.Options{
 		Root:         fsroot.Root(c.Root),
 		HostRoot:     fsroot.Root(c.HostRoot),
 		ImageEnviron: c.imageEnv,
-		Environ:      envvars.Parse(environ),
+		Environ:      env,
 		NVMLLibrary:  c.NVMLLibrary,
 		ForceProbe:   c.nvmlLibrarySet,
 		NVMLTimeout:  c.NVMLTimeout,
@@ -384,8 +383,8 @@ func (c Config) checkInput(ctx context.Context, opts gather.Options) (check.Inpu
 }
 
 // checkMain is `gpu-preflight check` and the no-argument form.
-func checkMain(overrides map[string]string, asJSON bool, environ []string, stdout, stderr io.Writer) int {
-	o, err := preflight(overrides, nil, environ, stderr)
+func checkMain(overrides map[string]string, asJSON bool, env envvars.Env, stdout, stderr io.Writer) int {
+	o, err := preflight(overrides, nil, env, stderr)
 	if err != nil {
 		return usageExit(stderr, err)
 	}
@@ -412,13 +411,13 @@ func cmdCheck(args, environ []string, stdout, stderr io.Writer) int {
 	if fs.NArg() > 0 {
 		return usageExit(stderr, usagef("check takes no arguments (to run a command: gpu-preflight -- %s)", fs.Arg(0)))
 	}
-	return checkMain(overrides, *asJSON, environ, stdout, stderr)
+	return checkMain(overrides, *asJSON, envvars.Parse(environ), stdout, stderr)
 }
 
 // preflightAndExec is the ENTRYPOINT form: check, then replace this process
 // with argv (or, in supervise mode, run it as a child).
-func preflightAndExec(overrides map[string]string, argv, environ []string, stdout, stderr io.Writer) int {
-	o, err := preflight(overrides, argv, environ, stderr)
+func preflightAndExec(overrides map[string]string, argv []string, env envvars.Env, stdout, stderr io.Writer) int {
+	o, err := preflight(overrides, argv, env, stderr)
 	if err != nil {
 		return usageExit(stderr, err)
 	}
@@ -435,22 +434,18 @@ func preflightAndExec(overrides map[string]string, argv, environ []string, stdou
 		e.Msg("cannot run the command")
 		return o.startCode
 	case o.cfg.supervise.supervises(os.Getpid()):
-		return supervise(o, argv, environ)
+		return supervise(o, argv, env.List())
 	}
-	return o.execCommand(argv, environ)
+	return o.execCommand(argv, env.List())
 }
 
-// lookPath finds argv[0] the way a shell does, using PATH from environ.
-func lookPath(name string, environ []string) (string, error) {
+// lookPath finds argv[0] the way a shell does, using the command's PATH:
+// the first PATH= entry when there are two, as getenv(3) reads it.
+func lookPath(name string, env envvars.Env) (string, error) {
 	if filepath.Base(name) != name {
 		return name, checkExecutable(name)
 	}
-	path := ""
-	for _, kv := range environ {
-		if len(kv) > 5 && kv[:5] == "PATH=" {
-			path = kv[5:]
-		}
-	}
+	path, _ := env.Lookup("PATH")
 	var firstErr error
 	for _, dir := range filepath.SplitList(path) {
 		if dir == "" {
