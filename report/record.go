@@ -29,7 +29,6 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/preflight/envvars"
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 	"github.com/gpu-preflight/gpu-preflight/preflight/imageref"
-	"github.com/gpu-preflight/gpu-preflight/report/identity"
 	"github.com/gpu-preflight/gpu-preflight/report/orchestrator"
 	"github.com/gpu-preflight/gpu-preflight/report/redact"
 )
@@ -399,7 +398,7 @@ func New(in Inputs) Record {
 		}
 		r.Image.CUDALibraries = append(r.Image.CUDALibraries, cl)
 	}
-	im := identity.Merge(c.Identity, identity.FromEnv(get))
+	im := c.Identity
 	r.Image.Ref = redact.Value(im.Ref)
 	r.Image.Digest = redact.Value(im.Digest)
 	r.Image.Revision = redact.Value(im.Revision)

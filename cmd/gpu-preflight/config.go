@@ -23,7 +23,6 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/preflight/imageconfig"
 	"github.com/gpu-preflight/gpu-preflight/preflight/policy"
 	"github.com/gpu-preflight/gpu-preflight/preflight/require"
-	"github.com/gpu-preflight/gpu-preflight/report/identity"
 	"github.com/gpu-preflight/gpu-preflight/report/orchestrator"
 )
 
@@ -356,9 +355,17 @@ func oneOf(v string, accepted ...string) string {
 }
 
 // otherPrefixed are the PREFLIGHT_ variables that are not configuration
-// but facts the record reads: the image's identity and the job id.
-var otherPrefixed = []string{identity.EnvImage, identity.EnvDigest, identity.EnvRevision, identity.EnvCreated,
-	identity.EnvSource, orchestrator.EnvJobID}
+// but facts: those read from the container's environment (the image's
+// identity, rows of envvars.Read) and the job id the record reads.
+var otherPrefixed = func() []string {
+	names := []string{orchestrator.EnvJobID}
+	for _, v := range envvars.Read {
+		if strings.HasPrefix(v.Name, "PREFLIGHT_") {
+			names = append(names, v.Name)
+		}
+	}
+	return names
+}()
 
 // unknownVariables warns about each PREFLIGHT_ variable in environ that
 // gpu-preflight does not read, naming the one it looks like: a typo must

@@ -30,6 +30,19 @@ func imageTree(t *testing.T, dir string) {
 	}
 }
 
+// bundleOf is an OCI runtime bundle: imageTree as rootfs/, and a
+// config.json whose process has the environment env.
+func bundleOf(t *testing.T, env ...string) string {
+	t.Helper()
+	bundle := t.TempDir()
+	imageTree(t, filepath.Join(bundle, "rootfs"))
+	b, _ := json.Marshal(map[string]any{"ociVersion": "1.0.2", "process": map[string]any{"env": env}})
+	if err := os.WriteFile(filepath.Join(bundle, "config.json"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return bundle
+}
+
 const imageRequire = "cuda>=12.8 brand=tesla,driver>=535,driver<536"
 
 // `check --root IMAGE` on this GPU-less machine: the host facts (kernel,
@@ -39,14 +52,7 @@ const imageRequire = "cuda>=12.8 brand=tesla,driver>=535,driver<536"
 // bundle (rootfs/ and config.json), an OCI image layout, podman's inspect.
 func TestCheckRootSeparatesHostAndImage(t *testing.T) {
 	here, _ := host.Gather(fsroot.Root("/"))
-	bundle := t.TempDir()
-	imageTree(t, filepath.Join(bundle, "rootfs"))
-	spec := map[string]any{"ociVersion": "1.0.2", "process": map[string]any{"env": []string{
-		"PATH=/usr/bin:/bin", "NVIDIA_REQUIRE_CUDA=" + imageRequire, "CUDA_VERSION=12.8.1"}}}
-	b, _ := json.Marshal(spec)
-	if err := os.WriteFile(filepath.Join(bundle, "config.json"), b, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	bundle := bundleOf(t, "PATH=/usr/bin:/bin", "NVIDIA_REQUIRE_CUDA="+imageRequire, "CUDA_VERSION=12.8.1")
 	plain := t.TempDir()
 	imageTree(t, plain)
 	cases := []struct {
@@ -97,5 +103,40 @@ func TestImageConfigUnreadableIsAUsageError(t *testing.T) {
 	r := runShim(t, nil, "check", "--root", t.TempDir(), "--image-config", bad)
 	if r.code != 64 || !strings.Contains(r.stderr, "PREFLIGHT_IMAGE_CONFIG") || !strings.Contains(r.stderr, "no environment in it") {
 		t.Errorf("exit %d, stderr %q; want 64 naming the variable and the problem", r.code, r.stderr)
+	}
+}
+
+// `check --root BUNDLE`: the image identity the bundle's environment
+// carries is what both the image-pinned check and the record's image say,
+// and the checking process's own PREFLIGHT_IMAGE is neither's.
+func TestCheckRootIdentityIsTheImagesForCheckAndRecord(t *testing.T) {
+	const digest = "sha256:4f1c2d1b7f8e3a9c0d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f708192a3b4"
+	const deployed = "registry.example/ml/train:2.3@" + digest
+	bundle := bundleOf(t, "PATH=/usr/bin:/bin", "PREFLIGHT_IMAGE="+deployed, "PREFLIGHT_IMAGE_REVISION=9c1e5d2")
+	r := runShim(t, map[string]string{"PREFLIGHT_IMAGE": "registry.example/other:latest"}, "check", "--json", "--root", bundle)
+	var rec map[string]any
+	if err := json.Unmarshal([]byte(r.stdout), &rec); err != nil {
+		t.Fatalf("exit %d, no record: %v\nstderr: %s", r.code, err, r.stderr)
+	}
+	if ref, dig, rev := get(rec, "image", "ref"), get(rec, "image", "digest"), get(rec, "image", "revision"); ref != deployed || dig != digest || rev != "9c1e5d2" {
+		t.Errorf("record image = ref %v, digest %v, revision %v; want the bundle's %q, %q, 9c1e5d2", ref, dig, rev, deployed, digest)
+	}
+	if pinned := get(rec, "image", "pinned"); pinned != true {
+		t.Errorf("record image.pinned = %v, want true", pinned)
+	}
+	checks, _ := rec["checks"].([]any)
+	found := false
+	for _, c := range checks {
+		c, _ := c.(map[string]any)
+		if c["id"] != "image-pinned" {
+			continue
+		}
+		found = true
+		if msg, _ := c["message"].(string); c["status"] != "pass" || !strings.Contains(msg, deployed) {
+			t.Errorf("image-pinned = %v %q, want pass naming %s", c["status"], msg, deployed)
+		}
+	}
+	if !found {
+		t.Error("no image-pinned finding in the record")
 	}
 }

@@ -7,32 +7,18 @@ import (
 )
 
 // ImagePinned is the `image-pinned` check: the image reference the run was
-// deployed from (PREFLIGHT_IMAGE, else the baked manifest's) names one
-// image. A reference with the tag "latest" or no tag, and no digest (in the
-// reference or in PREFLIGHT_IMAGE_DIGEST), follows whatever was pushed last:
+// deployed from (PREFLIGHT_IMAGE, in facts.Container.Identity, which the
+// record's image identity is too) names one image. A reference with the
+// tag "latest" or no tag, and no digest (in the reference or in
+// PREFLIGHT_IMAGE_DIGEST), follows whatever was pushed last:
 // the record cannot say which image ran, so the run can be neither
 // reproduced nor rolled back from it. That is an info finding; another tag
 // without a digest passes, as tags are conventionally not moved.
 var ImagePinned = Check{ID: "image-pinned", rule: imagePinned}
 
-// imageRef returns the reference the run was deployed from and the digest
-// injected beside it.
-func imageRef(in Input) (ref, digest string) {
-	c := in.Facts.Container
-	ref = c.Env[imageref.EnvImage]
-	if ref == "" {
-		ref = c.Identity.Ref
-	}
-	digest = c.Env[imageref.EnvDigest]
-	if digest == "" {
-		digest = c.Identity.Digest
-	}
-	return ref, digest
-}
-
 func imagePinned(in Input) Finding {
 	f := Finding{}
-	ref, digest := imageRef(in)
+	ref, digest := in.Facts.Container.Identity.Ref, in.Facts.Container.Identity.Digest
 	if ref == "" {
 		f.Status = Skip
 		f.Message = "no image reference: set " + imageref.EnvImage + " to the reference the image was deployed from"

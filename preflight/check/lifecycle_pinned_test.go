@@ -4,7 +4,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gpu-preflight/gpu-preflight/preflight/envvars"
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
+	"github.com/gpu-preflight/gpu-preflight/preflight/identity"
 )
 
 var dec2026 = time.Date(2026, time.December, 1, 10, 0, 0, 0, time.UTC)
@@ -64,27 +66,24 @@ const digest = "sha256:4f1c4f1c4f1c4f1c4f1c4f1c4f1c4f1c4f1c4f1c4f1c4f1c4f1c4f1c4
 func TestImagePinned(t *testing.T) {
 	for _, tt := range []struct {
 		name     string
-		env      map[string]string
-		baked    facts.Identity
+		environ  []string
 		status   Status
 		contains []string
 	}{
-		{"no reference", nil, facts.Identity{}, Skip, []string{"PREFLIGHT_IMAGE"}},
-		{"latest", map[string]string{"PREFLIGHT_IMAGE": "registry.example/train:latest"}, facts.Identity{}, Info,
+		{"no reference", nil, Skip, []string{"PREFLIGHT_IMAGE"}},
+		{"latest", []string{"PREFLIGHT_IMAGE=registry.example/train:latest"}, Info,
 			[]string{"the tag latest", "cannot be reproduced or rolled back", "registry.example/train:latest@sha256:<digest>"}},
-		{"no tag", map[string]string{"PREFLIGHT_IMAGE": "registry.example:5000/train"}, facts.Identity{}, Info,
+		{"no tag", []string{"PREFLIGHT_IMAGE=registry.example:5000/train"}, Info,
 			[]string{"no tag (so :latest)", "@sha256:"}},
-		{"digest in the reference", map[string]string{"PREFLIGHT_IMAGE": "train:latest@" + digest}, facts.Identity{}, Pass, []string{"pinned by digest"}},
-		{"digest-only reference", map[string]string{"PREFLIGHT_IMAGE": "train@" + digest}, facts.Identity{}, Pass, nil},
-		{"digest beside the reference", map[string]string{"PREFLIGHT_IMAGE": "train", "PREFLIGHT_IMAGE_DIGEST": digest}, facts.Identity{}, Pass, []string{"PREFLIGHT_IMAGE_DIGEST"}},
-		{"a malformed digest beside it pins nothing", map[string]string{"PREFLIGHT_IMAGE": "train", "PREFLIGHT_IMAGE_DIGEST": "sha256:abc"}, facts.Identity{}, Info, nil},
-		{"a version tag", map[string]string{"PREFLIGHT_IMAGE": "nvcr.io/nvidia/pytorch:24.05-py3"}, facts.Identity{}, Pass, []string{"tags can be moved"}},
-		{"the baked reference", nil, facts.Identity{Ref: "train:latest"}, Info, []string{"train:latest"}},
-		{"the deployed reference wins over the baked", map[string]string{"PREFLIGHT_IMAGE": "train@" + digest}, facts.Identity{Ref: "train:latest"}, Pass, nil},
-		{"not a reference", map[string]string{"PREFLIGHT_IMAGE": "Train:Latest!"}, facts.Identity{}, Info, []string{"not an image reference"}},
+		{"digest in the reference", []string{"PREFLIGHT_IMAGE=train:latest@" + digest}, Pass, []string{"pinned by digest"}},
+		{"digest-only reference", []string{"PREFLIGHT_IMAGE=train@" + digest}, Pass, nil},
+		{"digest beside the reference", []string{"PREFLIGHT_IMAGE=train", "PREFLIGHT_IMAGE_DIGEST=" + digest}, Pass, []string{"PREFLIGHT_IMAGE_DIGEST"}},
+		{"a malformed digest beside it pins nothing", []string{"PREFLIGHT_IMAGE=train", "PREFLIGHT_IMAGE_DIGEST=sha256:abc"}, Info, nil},
+		{"a version tag", []string{"PREFLIGHT_IMAGE=nvcr.io/nvidia/pytorch:24.05-py3"}, Pass, []string{"tags can be moved"}},
+		{"not a reference", []string{"PREFLIGHT_IMAGE=Train:Latest!"}, Info, []string{"not an image reference"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			c := facts.Container{Env: tt.env, Identity: tt.baked}
+			c := facts.Container{Identity: identity.FromEnv(envvars.Parse(tt.environ))}
 			f := imagePinned(input(facts.Host{}, c))
 			wantFinding(t, f, tt.status, tt.contains...)
 			if f.Status == Info && f.Remedy == "" {

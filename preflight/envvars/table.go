@@ -39,6 +39,7 @@ const (
 	srcCUDAImage = "nvidia/cuda Dockerfiles (`ENV CUDA_VERSION`); NCT `cuda_image.go` `IsLegacy`"
 	srcStackEnv  = "the nvidia/cuda and NGC images' environments"
 	srcIdentity  = "gpu-preflight's own: the deployer sets it (docs/schema/README.md)"
+	srcLabel     = "gpu-preflight's own: the image's Dockerfile sets it beside the OCI image-spec annotation it mirrors (docs/schema/README.md)"
 )
 
 // Read are the variables gpu-preflight reads from the container's
@@ -72,6 +73,9 @@ var Read = []Variable{
 	{Name: "NCCL_VERSION", Scan: true, Version: NCCL, Use: "NCCL's version when no file says it", Source: srcStackEnv},
 	{Name: "PREFLIGHT_IMAGE", Use: "the image reference as deployed: `image-pinned`", Source: srcIdentity},
 	{Name: "PREFLIGHT_IMAGE_DIGEST", Use: "the image's manifest digest: `image-pinned`", Source: srcIdentity},
+	{Name: "PREFLIGHT_IMAGE_REVISION", Use: "the source revision the image was built from (the OCI label `org.opencontainers.image.revision`): the record's `image.revision`", Source: srcLabel},
+	{Name: "PREFLIGHT_IMAGE_CREATED", Use: "when the image was built, RFC 3339 (`org.opencontainers.image.created`): the record's `image.created`", Source: srcLabel},
+	{Name: "PREFLIGHT_IMAGE_SOURCE", Use: "the image's source repository (`org.opencontainers.image.source`): the record's `image.source`", Source: srcLabel},
 }
 
 // read is Read as a set of names.

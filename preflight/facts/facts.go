@@ -310,13 +310,17 @@ type LibraryCopy struct {
 	ViaObject string `json:"viaObject,omitempty"`
 }
 
-// Identity is what is known of the image and its build.
+// Identity is what the container's environment says of the image and its
+// build (preflight/identity): the reference and digest it was deployed by,
+// and the revision, creation time and source repository it was built from.
 type Identity struct {
-	Ref      string `json:"ref"`
-	Digest   string `json:"digest"`
-	Revision string `json:"revision"`
-	Created  string `json:"created"`
-	Source   string `json:"source,omitempty"`
+	Ref       string `json:"ref"`
+	Digest    string `json:"digest"`
+	Revision  string `json:"revision"`
+	Created   string `json:"created"`
+	SourceURL string `json:"sourceUrl,omitempty"`
+	// From is "env" when any of them was set, else "".
+	From string `json:"from,omitempty"`
 }
 
 // FatbinGroup is the fatbins of a library (one per translation unit or

@@ -13,6 +13,7 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/preflight/decision"
 	"github.com/gpu-preflight/gpu-preflight/preflight/envvars"
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
+	"github.com/gpu-preflight/gpu-preflight/preflight/identity"
 	"github.com/gpu-preflight/gpu-preflight/report"
 )
 
@@ -97,7 +98,7 @@ func Facts() facts.Facts {
 				{Name: "paddlepaddle", Version: "2.6.1", CUDAVersion: "12.0"},
 			},
 			ScanSource: "scan",
-			Identity:   facts.Identity{},
+			Identity:   identity.FromEnv(envvars.Parse(Environ)),
 		},
 	}
 }

@@ -17,8 +17,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
+	"github.com/gpu-preflight/gpu-preflight/preflight/envvars"
+	"github.com/gpu-preflight/gpu-preflight/preflight/identity"
 	"github.com/gpu-preflight/gpu-preflight/preflight/imageref"
-	"github.com/gpu-preflight/gpu-preflight/report/identity"
 	"github.com/gpu-preflight/gpu-preflight/report/orchestrator"
 	"github.com/gpu-preflight/gpu-preflight/test/harness"
 	"github.com/gpu-preflight/gpu-preflight/test/procdriver"
@@ -284,7 +285,11 @@ func checkPod(t *testing.T, where string, spec corev1.PodSpec, podLabels map[str
 		if ctx.JobID != jobName || ctx.JobIDSource != "PREFLIGHT_JOB_ID" {
 			t.Errorf("%s: the record's job id would be %q from %q, want the job name %q from PREFLIGHT_JOB_ID", w, ctx.JobID, ctx.JobIDSource, jobName)
 		}
-		im := identity.FromEnv(lookup)
+		var environ []string
+		for k, v := range env {
+			environ = append(environ, k+"="+v)
+		}
+		im := identity.FromEnv(envvars.Parse(environ))
 		if im.Ref != c.Image || im.Digest == "" || im.Digest != imageref.DigestOf(c.Image) {
 			t.Errorf("%s: %s=%q, digest %q; want the deployed image %q, by digest", w, identity.EnvImage, im.Ref, im.Digest, c.Image)
 		}
