@@ -60,8 +60,10 @@ func jsonLen(s string) int {
 
 // escapedWidth returns how many bytes zerolog writes for the first rune of
 // s, and how many bytes of s that rune takes: `\"` and `\\`, `\n`-style
-// escapes for \b \f \n \r \t, `\u00XX` for the other control characters,
-// `\ufffd` for a byte that is not UTF-8, valid runes as they are.
+// escapes for \b \f \n \r \t, `\u00XX` for the other control characters
+// and for DEL (zerolog leaves only 0x20 to 0x7e as they are:
+// internal/json/string.go, noEscapeTable), `\ufffd` for a byte that is not
+// UTF-8, valid runes as they are.
 func escapedWidth(s string) (width, size int) {
 	c := s[0]
 	switch {
@@ -73,7 +75,7 @@ func escapedWidth(s string) (width, size int) {
 		return size, size
 	case c == '"' || c == '\\' || c == '\b' || c == '\f' || c == '\n' || c == '\r' || c == '\t':
 		return 2, 1
-	case c < 0x20:
+	case c < 0x20 || c == 0x7f:
 		return len(`\u0000`), 1
 	}
 	return 1, 1
