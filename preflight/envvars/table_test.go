@@ -35,7 +35,7 @@ func TestIsReadFollowsTheTable(t *testing.T) {
 		"NVIDIA_REQUIRE_JETPACK_HOST_MOUNTS": true, // kept; preflight/require skips it
 		"NVIDIA_REQUIRE":                     false,
 		"PREFLIGHT_IMAGE_DIGEST":             true,
-		"PREFLIGHT_IMAGE_SOURCE":             true, // the image identity, read from the container's environment
+		"PREFLIGHT_IMAGE_SOURCE":             true,  // the image identity, read from the container's environment
 		"PREFLIGHT_JOB_ID":                   false, // the job's, read from the process environment by the record
 		"TORCH_CUDA_ARCH_LIST":               false,
 		"TENSORRT_VERSION":                   false,
