@@ -26,7 +26,7 @@ func String(s string, limit int) string {
 	if len(s) <= limit {
 		return s
 	}
-	n := note(len(s))
+	n := Note(len(s))
 	return start(s, limit-len(n)) + n
 }
 
@@ -39,11 +39,13 @@ func Quote(s string, limit int) string {
 	if len(s) <= limit {
 		return strconv.Quote(s)
 	}
-	return strconv.Quote(start(s, limit)) + note(len(s))
+	return strconv.Quote(start(s, limit)) + Note(len(s))
 }
 
-// note says how long the whole value was.
-func note(size int) string {
+// Note is the mark a cut value ends with, saying how long the whole value
+// was: for a writer that keeps a value's start as it streams in (a child's
+// output) and knows the whole size only at the end.
+func Note(size int) string {
 	return fmt.Sprintf("…[truncated %d bytes]", size)
 }
 

@@ -35,7 +35,7 @@ func TestStringEndsACutValueWithItsSize(t *testing.T) {
 // longer than the limit once the limit leaves room for the note.
 func TestStringStaysWithinTheLimitAtARuneBoundary(t *testing.T) {
 	s := strings.Repeat("aé€😀", 40) // runes of 1, 2, 3 and 4 bytes
-	n := len(note(len(s)))
+	n := len(Note(len(s)))
 	for limit := 0; limit <= len(s)+1; limit++ {
 		got := String(s, limit)
 		if !utf8.ValidString(got) {
@@ -44,7 +44,7 @@ func TestStringStaysWithinTheLimitAtARuneBoundary(t *testing.T) {
 		if limit >= n && len(got) > limit {
 			t.Fatalf("String(s, %d) is %d bytes, over the limit", limit, len(got))
 		}
-		if limit < len(s) && !strings.HasPrefix(s, strings.TrimSuffix(got, note(len(s)))) {
+		if limit < len(s) && !strings.HasPrefix(s, strings.TrimSuffix(got, Note(len(s)))) {
 			t.Fatalf("String(s, %d) = %q: not the start of s", limit, got)
 		}
 	}

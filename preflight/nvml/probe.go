@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/gpu-preflight/gpu-preflight/internal/truncate"
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 )
 
@@ -275,14 +276,15 @@ func withoutVar(env []string, name string) []string {
 // full pipe. It wraps bytes.Buffer rather than embedding it, so io.Copy
 // cannot bypass Write through Buffer.ReadFrom.
 type boundedBuffer struct {
-	buf       bytes.Buffer
-	limit     int
-	truncated bool
+	buf   bytes.Buffer
+	limit int
+	// written counts every byte written, kept or not.
+	written int64
 }
 
 func (b *boundedBuffer) Write(p []byte) (int, error) {
+	b.written += int64(len(p))
 	if room := b.limit - b.buf.Len(); room < len(p) {
-		b.truncated = true
 		if room > 0 {
 			b.buf.Write(p[:room])
 		}
@@ -294,10 +296,11 @@ func (b *boundedBuffer) Write(p []byte) (int, error) {
 // Bytes returns what was kept.
 func (b *boundedBuffer) Bytes() []byte { return b.buf.Bytes() }
 
-// String returns what was kept, marked when some was dropped.
+// String returns what was kept, ending in truncate's note of the whole
+// size when some was dropped.
 func (b *boundedBuffer) String() string {
-	if b.truncated {
-		return b.buf.String() + " [truncated]"
+	if b.written > int64(b.buf.Len()) {
+		return b.buf.String() + truncate.Note(int(b.written))
 	}
 	return b.buf.String()
 }

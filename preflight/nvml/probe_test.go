@@ -179,8 +179,9 @@ func TestProbeBoundsStderr(t *testing.T) {
 	if r.NVML.Outcome != facts.ProbeOK {
 		t.Fatalf("NVML = %+v", r.NVML)
 	}
-	if len(r.Stderr) > MaxStderr+len(" [truncated]") || !strings.HasSuffix(r.Stderr, "[truncated]") {
-		t.Errorf("stderr is %d bytes, want at most %d and marked truncated", len(r.Stderr), MaxStderr)
+	note := "…[truncated 102400 bytes]" // the helper wrote 100 KiB
+	if len(r.Stderr) > MaxStderr+len(note) || !strings.HasSuffix(r.Stderr, note) {
+		t.Errorf("stderr is %d bytes, want at most %d and marked %q", len(r.Stderr), MaxStderr, note)
 	}
 }
 

@@ -32,7 +32,7 @@ func Cut(s string, limit int) string {
 	if jsonLen(s) <= limit {
 		return s
 	}
-	note := truncate.String(s, 0) // limit 0: the note alone
+	note := truncate.Note(len(s))
 	budget := limit - len(note)
 	n, i := 0, 0
 	for i < len(s) {
