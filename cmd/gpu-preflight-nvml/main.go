@@ -36,6 +36,11 @@ import (
 const defaultLibrary = "libnvidia-ml.so.1"
 
 func main() {
+	if err := dropCapabilities(); err != nil {
+		// Not fatal: the probe still answers, though a library may then
+		// create a missing device node.
+		fmt.Fprintf(os.Stderr, "gpu-preflight-nvml: dropping CAP_MKNOD and CAP_SYS_MODULE: %v\n", err)
+	}
 	if len(os.Args) > 1 && os.Args[1] == cuda.ProbeArg {
 		os.Exit(cudaMain(os.Args[2:]))
 	}

@@ -179,8 +179,15 @@ func TestProbeBinaryHangIsKilled(t *testing.T) {
 }
 
 // Debian's non-free libnvidia-ml1 on this GPU-less machine: the real NVML
-// loads and reports that no kernel driver is there.
+// loads and reports that no kernel driver is there, and the probe leaves
+// /dev as it found it. Run as root, that library creates /dev/nvidiactl
+// inside nvmlInit when it is missing; the probe drops CAP_MKNOD first, so
+// a run never leaves the next one a device node to take for a driver.
 func TestProbeBinaryOnRealLibraryReportsDriverNotLoaded(t *testing.T) {
+	const node = "/dev/nvidiactl"
+	if _, err := os.Lstat(node); err == nil {
+		t.Fatalf("%s exists on this driverless host before the probe ran (left by an earlier run?): remove it so the test can tell whether the probe makes one", node)
+	}
 	lib := realLibrary(t)
 	r := probe(t, lib, nil, 10*time.Second)
 	if r.NVML.Outcome != facts.ProbeDriverNotLoaded || r.NVML.Error != "Driver Not Loaded" {
@@ -188,6 +195,10 @@ func TestProbeBinaryOnRealLibraryReportsDriverNotLoaded(t *testing.T) {
 	}
 	if r.Document.Library != lib {
 		t.Errorf("document library %q, want %q", r.Document.Library, lib)
+	}
+	if _, err := os.Lstat(node); err == nil {
+		os.Remove(node)
+		t.Errorf("the probe left %s behind: NVML created it, so the probe kept CAP_MKNOD", node)
 	}
 }
 
