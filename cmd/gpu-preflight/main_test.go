@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/gpu-preflight/gpu-preflight/report/schematest"
+	"github.com/gpu-preflight/gpu-preflight/test/harness"
 )
 
 // shimPath is gpu-preflight built once for these tests, statically, as
@@ -103,16 +104,7 @@ func driverRoot(t *testing.T, v string) string {
 }
 
 // get walks a decoded record: get(rec, "decision", "action").
-func get(v any, path ...string) any {
-	for _, p := range path {
-		m, ok := v.(map[string]any)
-		if !ok {
-			return nil
-		}
-		v = m[p]
-	}
-	return v
-}
+var get = harness.Field
 
 func oneRecord(t *testing.T, r shimRun) map[string]any {
 	t.Helper()

@@ -208,13 +208,8 @@ func checkArm64(t *testing.T, lib string, extra ...string) map[string]any {
 	return rec
 }
 
-func get(v any, path ...string) any {
-	for _, p := range path {
-		m, _ := v.(map[string]any)
-		v = m[p]
-	}
-	return v
-}
+// get walks a decoded record: get(rec, "host", "nvml", "outcome").
+var get = harness.Field
 
 // TestArm64OnDebianLibnvidiaML: the arm64 shim under qemu starts its
 // embedded arm64 probe from a memfd, which loads Debian's real arm64

@@ -353,19 +353,14 @@ func decisionLine(stderr string) map[string]any {
 	return nil
 }
 
+// field decodes a record and walks it (harness.Field); nil when rec is no
+// JSON.
 func field(rec []byte, path ...string) any {
 	var v any
 	if json.Unmarshal(rec, &v) != nil {
 		return nil
 	}
-	for _, p := range path {
-		m, ok := v.(map[string]any)
-		if !ok {
-			return nil
-		}
-		v = m[p]
-	}
-	return v
+	return harness.Field(v, path...)
 }
 
 // testDefaultCMD: the image's own CMD runs behind the preflight: the

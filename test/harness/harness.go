@@ -1,6 +1,7 @@
 // Package harness is what every test suite needs around the code it tests:
-// where the repository is, and running a command with a deadline. The
-// suites of both Go modules (this one and test/examples) import it.
+// where the repository is, running a command with a deadline, and walking
+// the JSON a command printed. The suites of both Go modules (this one and
+// test/examples) import it, and so do the command's own tests.
 package harness
 
 import (
@@ -70,4 +71,18 @@ func Run(t testing.TB, limit time.Duration, dir string, env []string, name strin
 		t.Fatalf("%s: %v", name, err)
 	}
 	return r
+}
+
+// Field walks decoded JSON (what encoding/json gives an any) down the
+// object keys of path: Field(rec, "decision", "action"). It is nil where a
+// key is missing or a step is not an object.
+func Field(v any, path ...string) any {
+	for _, p := range path {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil
+		}
+		v = m[p]
+	}
+	return v
 }

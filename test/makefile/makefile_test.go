@@ -15,6 +15,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/gpu-preflight/gpu-preflight/test/harness"
 )
 
 // database is make's view of the repository's rules: each target's
@@ -70,17 +72,8 @@ func readDatabase(t *testing.T) database {
 	return db
 }
 
-func root(t *testing.T) string {
-	t.Helper()
-	dir, err := filepath.Abs("../..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(dir, "Makefile")); err != nil {
-		t.Fatalf("%s has no Makefile: run the test from test/makefile", dir)
-	}
-	return dir
-}
+// root is the repository root, where make runs.
+var root = harness.Root
 
 func (db database) requires(t *testing.T, target, prereq string) {
 	t.Helper()
