@@ -11,7 +11,6 @@ import "C"
 
 import (
 	"fmt"
-	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -26,12 +25,11 @@ import (
 // facts.CUDAModeKernel) and returns what it saw. fatbinLib, in kernel
 // mode, is a framework library whose fatbin is loaded on every device.
 // Every CUDA failure is a step in the document, never a crash.
+//
+// It runs on main's goroutine: a CUDA context is current to one OS thread,
+// so every call must come from the same one, and init locks main to the
+// main thread, the one that gave up CAP_MKNOD (capabilities.go).
 func smoke(mode, fatbinLib string) facts.CUDACheck {
-	// A context is current to an OS thread: every call below must come from
-	// the same one.
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-
 	doc := facts.CUDACheck{Mode: mode, Outcome: facts.CUDAOK}
 	soname := C.CString(cuda.Soname)
 	defer C.free(unsafe.Pointer(soname))
