@@ -125,7 +125,7 @@ func (c capWriter) Write(p []byte) (int, error) {
 
 func (c capWriter) WriteLevel(level zerolog.Level, p []byte) (int, error) {
 	line := p
-	if len(p) > MaxLineBytes && !strings.HasPrefix(string(p[:min(len(p), len(provenancePrefix))]), provenancePrefix) {
+	if len(p) > MaxLineBytes && !bytes.HasPrefix(p, []byte(provenancePrefix)) {
 		line = overCap(level, p)
 	}
 	if _, err := c.w.Write(line); err != nil {
