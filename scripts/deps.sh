@@ -7,7 +7,7 @@ set -euo pipefail
 packages=(runc debootstrap busybox-static tini dumb-init time shellcheck file binutils gcc libc6-dev python3-minimal)
 # linux/arm64: Debian's cross compiler for the probe (its own sysroot is
 # unpacked without root, scripts/sysroot.sh) and qemu to run what it built.
-packages+=(gcc-aarch64-linux-gnu qemu-user-static)
+packages+=(gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user-static)
 # The real-engine suite (mk/podman.mk): podman and buildah with runc, and
 # catatonit, which `podman run --init` needs.
 packages+=(podman buildah catatonit fuse-overlayfs uidmap slirp4netns conmon containers-storage)
