@@ -17,14 +17,19 @@
 
 SHELL       := /bin/bash
 GO          ?= go
-VERSION     ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+# vX.Y.Z from the release tags, v0.0.0-N-gHASH untagged (scripts/version.sh).
+VERSION     ?= $(shell bash scripts/version.sh)
 COMMIT      ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 PKG         := github.com/gpu-preflight/gpu-preflight
 LDFLAGS     := -s -w -X $(PKG)/cmd/gpu-preflight/internal/buildinfo.Version=$(VERSION) \
                -X $(PKG)/cmd/gpu-preflight/internal/buildinfo.Commit=$(COMMIT)
 STATICCHECK := $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
 FUZZTIME    ?= 60s
-CACHE       ?= $(CURDIR)/.cache
+# Downloads (sysroots, root filesystems, NVIDIA packages, base images):
+# outside the clone, so a fresh clone downloads nothing again
+# (scripts/cache-dir.sh says where). The suites read it from the environment.
+CACHE       ?= $(shell bash scripts/cache-dir.sh)
+export CACHE
 export GOTELEMETRY := off
 
 BUILD_DEPS  :=
@@ -59,9 +64,10 @@ bin/gpu-preflight: $(BUILD_DEPS) $(SHIM_SRCS)
 	$(SHIM_BUILD) -o $@ ./cmd/gpu-preflight
 
 # Runs the shim on this machine: a human report of what it finds, then the
-# decision. Provenance goes to .cache/provenance so no root is needed.
+# decision. Provenance goes to .cache/provenance in the clone, a build
+# output, so no root is needed.
 run: build
-	PREFLIGHT_PROVENANCE_DIR=$(CACHE)/provenance bin/gpu-preflight check
+	PREFLIGHT_PROVENANCE_DIR=$(CURDIR)/.cache/provenance bin/gpu-preflight check
 
 deps:
 	@bash scripts/deps.sh

@@ -5,16 +5,32 @@
 # debian.sources) under DIR/apt with its Components widened to non-free and,
 # when SUITE is given, its suite names (bookworm, bookworm-updates,
 # bookworm-security) switched to SUITE; it then sets apt_opts, the apt-get
-# options that keep apt's lists and caches under DIR/apt too.
+# options that keep apt's lists and caches under DIR/apt too. A host
+# without that file (a sources.list, as debootstrap and Debian's installer
+# write) gets the same from its Debian mirror (scripts/apt-sources.sh):
+# the release and its -updates suite.
+
+# shellcheck source=scripts/apt-sources.sh
+source "$(dirname "${BASH_SOURCE[0]}")/apt-sources.sh"
 
 apt_nonfree() {
 	local dir=$1 suite=${2:-} src=/etc/apt/sources.list.d/debian.sources host_suite
-	if [[ ! -r $src ]]; then
-		echo "$(basename "$0"): $src is missing; the non-free source is derived from the host's Debian source" >&2
-		return 1
-	fi
 	rm -rf "$dir/apt"
 	mkdir -p "$dir/apt/sources" "$dir/apt/lists/partial" "$dir/apt/cache/archives/partial"
+	if [[ ! -r $src ]]; then
+		if ! host_debian_source; then
+			echo "$(basename "$0"): the host's apt sources name no Debian mirror to derive the non-free source from" >&2
+			return 1
+		fi
+		src=$dir/apt/host.sources
+		{
+			echo "Types: deb"
+			echo "URIs: $debian_uri"
+			echo "Suites: $debian_suite $debian_suite-updates"
+			echo "Components: main"
+			[[ -z $debian_signed_by ]] || echo "Signed-By: $debian_signed_by"
+		} >"$src"
+	fi
 	local sed_args=(-e 's/^Components:.*$/Components: main contrib non-free non-free-firmware/')
 	if [[ -n $suite ]]; then
 		host_suite=$(sed -n 's/^Suites: *\([a-z]*\).*/\1/p' "$src" | head -n1)

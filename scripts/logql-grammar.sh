@@ -3,7 +3,7 @@
 # runtime it needs, at the versions test/examples/logql/package-lock.json
 # pins) into test/examples/logql/node_modules, where the examples suite's
 # LogQL test runs it with Node.js (make deps installs Node.js and npm).
-# npm's download cache is kept under .cache/npm.
+# npm's download cache is kept under npm in scripts/cache-dir.sh's folder.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 for tool in node npm; do
@@ -13,4 +13,4 @@ for tool in node npm; do
 	fi
 done
 cd "$root/test/examples/logql"
-npm ci --no-audit --no-fund --loglevel=error --cache "$root/.cache/npm"
+npm ci --no-audit --no-fund --loglevel=error --cache "$(bash "$root/scripts/cache-dir.sh")/npm"

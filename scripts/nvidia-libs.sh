@@ -2,7 +2,7 @@
 # Fetches the real NVIDIA user-space NVML library, Debian's non-free
 # libnvidia-ml1 (535 series in bookworm), and nvidia-smi (which the
 # benchmark's NGC-style entrypoint runs), and unpacks them under DIR
-# (default .cache/nvidia). On a machine without an NVIDIA kernel driver it loads and
+# (default: nvidia under scripts/cache-dir.sh's folder). On a machine without an NVIDIA kernel driver it loads and
 # nvmlInit answers "Driver Not Loaded" (docs/sources.md, "NVML"), which is what the
 # end-to-end tests check the probe and the shim against. With the set
 # "cuda" it fetches the CUDA driver library libcuda1 and the PTX JIT
@@ -22,7 +22,7 @@
 # caches under DIR too. The package is unpacked with dpkg -x.
 set -euo pipefail
 
-dir=$(realpath -m "${1:-$(dirname "$0")/../.cache/nvidia}")
+dir=$(realpath -m "${1:-$(bash "$(dirname "$0")/cache-dir.sh")/nvidia}")
 arch=${2:-$(dpkg --print-architecture)}
 set=${3:-nvml}
 packages=(libnvidia-ml1:"$arch" nvidia-smi:"$arch")

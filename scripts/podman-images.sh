@@ -9,7 +9,7 @@
 #   localhost/gpf-base:bookworm   debootstrap bookworm with gcc, make
 #   GO_IMAGE, the paddle and pytorch BASE_IMAGEs   podman build of a stand-in
 #
-# Usage: scripts/podman-images.sh [CACHE]     CACHE defaults to .cache
+# Usage: scripts/podman-images.sh [CACHE]     CACHE defaults to scripts/cache-dir.sh's folder
 #
 # Roots are stamped when complete and imported only when missing, so a warm
 # run costs a few cache hits. apt inside the stand-in builds uses the host's
@@ -17,7 +17,7 @@
 set -euo pipefail
 
 repo=$(realpath "$(dirname "$0")/..")
-cache=$(realpath -m "${1:-$repo/.cache}")
+cache=$(realpath -m "${1:-$(bash "$repo/scripts/cache-dir.sh")}")
 podman=(bash "$repo/scripts/podman.sh")
 standins=$repo/test/examples/standins
 

@@ -1,20 +1,19 @@
 #!/usr/bin/env bash
-# Runs Debian's podman with this checkout's private configuration and
+# Runs Debian's podman with gpu-preflight's private configuration and
 # storage, so the real-engine suite (mk/podman.mk) never touches the
-# machine's images or another checkout's, and so it works on this kind of
-# host at all:
+# machine's images, and so it works on this kind of host at all:
 #
 #   scripts/podman.sh images            any podman command line
 #   scripts/podman.sh --print-env       the variables it sets, for a shell
 #
-# Everything lives under $PODMAN_DIR (default .cache/podman): containers.conf,
-# storage.conf, registries.conf, the graph root, the run root and buildah's
+# Everything lives under $PODMAN_DIR (default: podman in scripts/cache-dir.sh's
+# folder, so a fresh clone keeps the base images): containers.conf, storage.conf, registries.conf, the graph root, the run root and buildah's
 # temporary files (its RUN --mount=type=cache directories among them).
 # docs/CONTAINERS.md says why each setting is needed here.
 set -euo pipefail
 
 repo=$(realpath "$(dirname "$0")/..")
-dir=$(realpath -m "${PODMAN_DIR:-$repo/.cache/podman}")
+dir=$(realpath -m "${PODMAN_DIR:-$(bash "$repo/scripts/cache-dir.sh")/podman}")
 mkdir -p "$dir/storage" "$dir/run" "$dir/tmp" "$dir/libpod-tmp"
 
 # Rewritten on every call (it is cheap), so a change here applies at once.

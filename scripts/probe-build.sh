@@ -8,13 +8,14 @@
 #
 # Usage: scripts/probe-build.sh GOARCH OUT      GOARCH: amd64 or arm64
 #
-# Environment: CACHE (default .cache) holds the sysroots; GO the go command.
+# Environment: CACHE (default: scripts/cache-dir.sh) holds the sysroots; GO
+# the go command.
 set -euo pipefail
 
 goarch=${1:?usage: probe-build.sh GOARCH OUT}
 out=$(realpath -m "${2:?usage: probe-build.sh GOARCH OUT}")
 repo=$(realpath "$(dirname "$0")/..")
-cache=$(realpath -m "${CACHE:-$repo/.cache}")
+cache=$(realpath -m "$(bash "$repo/scripts/cache-dir.sh")")
 go=${GO:-go}
 
 # The highest glibc symbol version the probe may need: glibc 2.28 is what
@@ -52,17 +53,41 @@ lib=$root/usr/lib/$triplet
 # library directories are not moved and hold the host's libc.so and crt1.o,
 # so -B and -L put the sysroot's first. Only gcc's crtbegin/crtend and
 # libgcc.a stay gcc's, which is what they are for.
-cc_cmd="$cc --sysroot=$root -B$lib/ -L$lib -L$root/lib/$triplet"
+#
+# These go in CGO_CFLAGS and CGO_LDFLAGS, not in CC. Go's linker decides
+# some of its external-link flags (-no-pie, --export-dynamic-symbol) by
+# linking a trivial C program with the first word of CC and the link flags
+# alone (cmd/link's linkerFlagSupported): with the sysroot in CC, that test
+# link used the host's own C library for the target, and where the host had
+# none (gcc-aarch64-linux-gnu without libc6-dev-arm64-cross) every test
+# failed and the probe came out a PIE, 4 137 800 bytes against 3 613 480.
+# With the sysroot among the link flags the test links against the sysroot
+# on every host and decides the same.
+sysroot_flags="--sysroot=$root"
+link_flags="$sysroot_flags -B$lib/ -L$lib -L$root/lib/$triplet"
 
 mkdir -p "$(dirname "$out")"
 cd "$repo"
-# -buildid= : Go's build ID hashes the build's inputs, CC and so the
-# sysroot's path among them, and would make two clean builds in different
-# folders differ in those bytes alone (make dist must be reproducible).
-GOOS=linux GOARCH=$goarch CGO_ENABLED=1 CC=$cc_cmd \
-	CGO_CFLAGS="-O2 -g -Wno-deprecated-declarations" CGO_LDFLAGS='' \
+# -buildid= : Go's build ID hashes the build's inputs, the sysroot's path
+# among them, and would make two clean builds in different folders differ
+# in those bytes alone (make dist must be reproducible). -trimpath also
+# keeps the CGO_* flags, and so that path, out of the embedded build
+# settings. -buildmode=exe is the default, written out because the checks
+# below rely on it.
+GOOS=linux GOARCH=$goarch CGO_ENABLED=1 CC=$cc \
+	CGO_CFLAGS="$sysroot_flags -O2 -g -Wno-deprecated-declarations" CGO_LDFLAGS="$link_flags" \
 	GOFLAGS="-mod=readonly -buildvcs=false" GOTOOLCHAIN=local GOTELEMETRY=off \
-	"$go" build -trimpath -ldflags "-s -w -buildid=" -o "$out.tmp" ./cmd/gpu-preflight-nvml
+	"$go" build -trimpath -buildmode=exe -ldflags "-s -w -buildid=" -o "$out.tmp" ./cmd/gpu-preflight-nvml
+
+# A position-dependent executable (ELF type EXEC): a PIE (DYN) means Go's
+# linker found the toolchain unable to link for the target on its own and
+# fell back to the compiler's default, so the bytes now depend on this
+# host's packages.
+type=$(readelf -h "$out.tmp" | sed -n 's/^ *Type: *\([A-Z]*\).*/\1/p')
+if [[ $type != EXEC ]]; then
+	echo "probe-build: $out.tmp is ELF type ${type:-unknown}, not EXEC (a position-dependent executable): Go's linker could not test-link for $goarch against $root; run the go build above with -ldflags=-v to see the link" >&2
+	exit 1
+fi
 
 # The glibc versions the probe needs, from its version-needs section
 # (readelf reads every architecture's ELF; objdump -T says the same on the

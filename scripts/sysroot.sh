@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Unpacks, once, a Debian bullseye sysroot for one architecture: the C
 # library and kernel headers the cgo NVML probe is compiled and linked
-# against. No root, no debootstrap, no chroot: apt-get download fetches the
-# .deb files with apt's lists and caches under DIR, and dpkg -x unpacks them.
+# against. No root, no debootstrap, no chroot, no apt lists: apt's own
+# download helper fetches the exact .deb files scripts/sysroot-bullseye.lock
+# names, checks each against the SHA-256 pinned there, and dpkg-deb -x
+# unpacks them.
 #
 # Usage: scripts/sysroot.sh ARCH DIR      ARCH is a Debian architecture: amd64, arm64
 #
@@ -13,17 +15,22 @@
 # GLIBC_2.17 (the first aarch64 glibc) on arm64. scripts/probe-build.sh
 # checks the highest version it got (docs/BUILDING.md).
 #
-# The apt source is derived from the host's (/etc/apt/sources.list.d/
-# debian.sources): its first mirror and keyring, suite bullseye. DIR/.ready marks a complete
-# sysroot, so an interrupted run is redone, never half-used.
+# Where from: SYSROOT_MIRROR, a Debian mirror's base URL, when set; else the
+# host's own Debian mirror, read from its apt sources in either format
+# (scripts/apt-sources.sh); else, on a host whose apt knows no Debian mirror
+# (Ubuntu's archive has no Debian bullseye), Debian's redirector
+# default_mirror below. It says which it used. The pinned hashes make the
+# mirror's trust irrelevant: any mirror gives these bytes or fails.
+# DIR/.ready marks a complete sysroot, so an interrupted run is redone,
+# never half-used.
 set -euo pipefail
 
 arch=${1:?usage: sysroot.sh ARCH DIR}
 dir=$(realpath -m "${2:?usage: sysroot.sh ARCH DIR}")
-suite=bullseye
-# libc6-dev brings crt*.o, libc.so and the headers; libgcc-s1 the
-# libgcc_s.so.1 that gcc's libgcc_s.so link script names.
-packages=(libc6 libc6-dev linux-libc-dev libgcc-s1 libcrypt1 libcrypt-dev)
+here=$(dirname "$0")
+lock=$here/sysroot-bullseye.lock
+# Debian's documented mirror redirector (https://deb.debian.org/).
+default_mirror=http://deb.debian.org/debian
 
 if [[ -f $dir/.ready ]]; then
 	exit 0
@@ -36,58 +43,47 @@ if [[ -f $dir/.ready ]]; then
 	exit 0
 fi
 
-src=/etc/apt/sources.list.d/debian.sources
-if [[ ! -r $src ]]; then
-	echo "sysroot: $src is missing; this script derives its bullseye source from the host's Debian source" >&2
-	exit 1
-fi
-for tool in apt-get dpkg-deb; do
+helper=/usr/lib/apt/apt-helper
+for tool in "$helper" dpkg-deb; do
 	command -v "$tool" >/dev/null || {
-		echo "sysroot: $tool is missing; the sysroot is unpacked from Debian packages with apt-get download and dpkg -x" >&2
+		echo "sysroot: $tool is missing; the sysroot is fetched with apt's download helper and unpacked with dpkg-deb (packages apt, dpkg)" >&2
 		exit 1
 	}
 done
 
-work=$dir.tmp
-rm -rf "$work"
-mkdir -p "$work/apt/sources" "$work/apt/lists/partial" "$work/apt/cache/archives/partial" "$work/debs" "$work/root"
-# The first stanza's mirror and keyring, with bullseye's main suite only:
-# bullseye had its last point release, so these packages no longer change
-# and two builds months apart link against the same bytes (make dist is
-# reproducible). The security archive is left out for the same reason; a
-# sysroot is only linked against, never run.
-uris=$(sed -n 's/^URIs:[[:space:]]*//p' "$src" | head -n 1)
-signed_by=$(sed -n 's/^Signed-By:[[:space:]]*//p' "$src" | head -n 1)
-if [[ -z $uris ]]; then
-	echo "sysroot: no URIs line in $src to derive the $suite source from" >&2
+# shellcheck source=scripts/apt-sources.sh
+source "$here/apt-sources.sh"
+if [[ -n ${SYSROOT_MIRROR:-} ]]; then
+	mirror=${SYSROOT_MIRROR%/} from="SYSROOT_MIRROR"
+elif host_debian_source; then
+	mirror=$debian_uri from="the host's Debian source in $debian_source_file"
+else
+	mirror=$default_mirror from="the default: the host's apt sources name no Debian mirror (set SYSROOT_MIRROR to choose one)"
+fi
+
+mapfile -t pins < <(awk -v a="$arch" '$1 == a' "$lock")
+if ((${#pins[@]} == 0)); then
+	echo "sysroot: $lock pins no package for architecture $arch (it has: $(awk '!/^#/ && NF {print $1}' "$lock" | sort -u | paste -sd' '))" >&2
 	exit 1
 fi
-{
-	echo "Types: deb"
-	echo "URIs: $uris"
-	echo "Suites: $suite"
-	echo "Components: main"
-	[[ -z $signed_by ]] || echo "Signed-By: $signed_by"
-} >"$work/apt/sources/debian.sources"
 
-apt_opts=(
-	-o "Dir::Etc::SourceParts=$work/apt/sources"
-	-o Dir::Etc::SourceList=/dev/null
-	-o "Dir::State::Lists=$work/apt/lists"
-	-o "Dir::Cache=$work/apt/cache"
-	-o "Dir::State::status=/dev/null"
-	-o "APT::Architecture=$arch"
-	-o "APT::Architectures=$arch"
-	-o Debug::NoLocking=1
-	-o APT::Sandbox::User="$(id -un)"
-)
-echo "sysroot: apt-get download ${packages[*]} ($suite, $arch; once)" >&2
-apt-get "${apt_opts[@]}" -qq update >&2
-(cd "$work/debs" && apt-get "${apt_opts[@]}" -qq download "${packages[@]/%/:$arch}") >&2
-for deb in "$work"/debs/*.deb; do
+work=$dir.tmp
+rm -rf "$work"
+mkdir -p "$work/debs" "$work/root"
+echo "sysroot: bullseye $arch packages from $mirror ($from); once" >&2
+for pin in "${pins[@]}"; do
+	read -r _ pkg version path sha <<<"$pin"
+	deb=$work/debs/${path##*/}
+	# The sandbox user is this user: apt's default (_apt) cannot write into
+	# a folder another user owns.
+	if ! "$helper" -o APT::Sandbox::User="$(id -un)" download-file "$mirror/$path" "$deb" "SHA256:$sha" >"$work/download.log" 2>&1; then
+		echo "sysroot: fetching $pkg $version ($arch) from $mirror/$path failed:" >&2
+		sed 's/^/  /' "$work/download.log" >&2
+		echo "sysroot: set SYSROOT_MIRROR to a Debian mirror that still serves bullseye (an archive mirror once bullseye is archived)" >&2
+		exit 1
+	fi
 	dpkg-deb -x "$deb" "$work/root"
-	# shellcheck disable=SC2016 # dpkg-deb's own ${Field} syntax
-	dpkg-deb --show --showformat='${Package} ${Version} ${Architecture}\n' "$deb" >>"$work/packages"
+	echo "$pkg $version $arch" >>"$work/packages"
 done
 # Absolute symbolic links (libc6-dev's lib*.so point at /lib/...) would
 # leave the sysroot for the host's libraries; make them relative.
@@ -96,8 +92,8 @@ while IFS= read -r link; do
 	[[ $target == /* ]] || continue
 	ln -sfn "$(realpath -m --relative-to="$(dirname "$link")" "$work/root$target")" "$link"
 done < <(find "$work/root" -type l)
-sort -o "$work/packages" "$work/packages"
-rm -rf "$work/apt" "$work/debs"
+LC_ALL=C sort -o "$work/packages" "$work/packages"
+rm -rf "$work/debs" "$work/download.log"
 touch "$work/.ready"
 rm -rf "$dir"
 mv "$work" "$dir"

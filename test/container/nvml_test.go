@@ -20,7 +20,7 @@ type nvmlLibs struct {
 	// named by FAKE_NVML_SCENARIO.
 	fake string
 	// debian is Debian's non-free libnvidia-ml1, fetched by
-	// scripts/nvidia-libs.sh into .cache/nvidia.
+	// scripts/nvidia-libs.sh into the download cache (harness.Cache).
 	debian string
 }
 
@@ -32,7 +32,7 @@ func buildNVMLLibs(repo, dir string) (nvmlLibs, error) {
 		return libs, fmt.Errorf("building the fake libnvidia-ml.so.1: %w", err)
 	}
 	libs.fake = fake
-	debian, err := runScript(repo, 10*time.Minute, "scripts/nvidia-libs.sh", filepath.Join(repo, ".cache", "nvidia"))
+	debian, err := runScript(repo, 10*time.Minute, "scripts/nvidia-libs.sh", filepath.Join(harness.Cache(t), "nvidia"))
 	if err != nil {
 		return libs, fmt.Errorf("fetching Debian's libnvidia-ml1: %w", err)
 	}

@@ -88,7 +88,7 @@ func newSuite() (*suite, error) {
 	if err := copyExecutable(shim, s.shim); err != nil {
 		return nil, err
 	}
-	cache := filepath.Join(repo, ".cache", "rootfs")
+	cache := filepath.Join(harness.Cache(t), "rootfs")
 	base, err := runScript(repo, 15*time.Minute, "scripts/rootfs-bullseye.sh", cache)
 	if err != nil {
 		return nil, err

@@ -42,7 +42,7 @@ const nonRoot = "nobody"
 // runs `make dist` as this user, with the checkout's sysroots and Go
 // caches; the second, owned by nobody, runs `make run` as its very first
 // command and then `make dist`, with its own HOME, Go caches and sysroots
-// (apt-get download as nobody; kept under the checkout's .cache/dist-nobody
+// (the sysroot fetched as nobody; kept in the download cache's dist-nobody
 // so a warm run stays fast). Both dist/ folders must be byte-identical, and
 // their SHA256SUMS must hold.
 func TestDistIsReproducibleFromTwoFolders(t *testing.T) {
@@ -67,12 +67,12 @@ func TestDistIsReproducibleFromTwoFolders(t *testing.T) {
 	}
 
 	// a: this user, the checkout's sysroots and Go caches.
-	envA := append(os.Environ(), "CACHE="+filepath.Join(src, ".cache"))
+	envA := append(os.Environ(), "CACHE="+harness.Cache(t))
 	must(t, harness.Run(t, 20*time.Minute, a, envA, "make", "dist"), "make dist in "+a)
 	lap("clones and make dist in a")
 
 	// b: nobody, from nothing but the clone (and persistent caches).
-	home := filepath.Join(src, ".cache", "dist-nobody")
+	home := filepath.Join(harness.Cache(t), "dist-nobody")
 	for _, d := range []string{home, filepath.Join(home, "cache"), filepath.Join(home, "gocache"), filepath.Join(home, "gomodcache")} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
@@ -215,7 +215,7 @@ var get = harness.Field
 // embedded arm64 probe from a memfd, which loads Debian's real arm64
 // libnvidia-ml1 and reports "Driver Not Loaded" (there is no GPU here).
 func TestArm64OnDebianLibnvidiaML(t *testing.T) {
-	r := must(t, harness.Run(t, 10*time.Minute, harness.Root(t), os.Environ(), "bash", "scripts/nvidia-libs.sh", filepath.Join(harness.Root(t), ".cache", "nvidia-arm64"), "arm64"), "nvidia-libs.sh arm64")
+	r := must(t, harness.Run(t, 10*time.Minute, harness.Root(t), os.Environ(), "bash", "scripts/nvidia-libs.sh", filepath.Join(harness.Cache(t), "nvidia-arm64"), "arm64"), "nvidia-libs.sh arm64")
 	lib := strings.TrimSpace(r.Stdout)
 	rec := checkArm64(t, lib)
 	nvml := get(rec, "host", "nvml")

@@ -413,7 +413,7 @@ func TestCUDAKernelModeLoadsTheFrameworksFatbin(t *testing.T) {
 	}
 }
 
-// realCUDA fetches (once, cached under .cache/nvidia) Debian's libcuda1 and
+// realCUDA fetches (once, cached in the download cache's nvidia folder) Debian's libcuda1 and
 // libnvidia-ptxjitcompiler1 and returns the directory with libcuda.so.1.
 func realCUDA(t *testing.T) string {
 	t.Helper()

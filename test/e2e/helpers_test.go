@@ -66,7 +66,7 @@ func fakeLibrary(t *testing.T) string {
 	return fakeLib
 }
 
-// realLibrary fetches (once, cached under .cache/nvidia) Debian's
+// realLibrary fetches (once, cached in the download cache's nvidia folder) Debian's
 // libnvidia-ml1 and returns its libnvidia-ml.so.1.
 func realLibrary(t *testing.T) string {
 	t.Helper()

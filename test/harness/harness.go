@@ -1,5 +1,5 @@
 // Package harness is what every test suite needs around the code it tests:
-// where the repository is, running a command with a deadline, and walking
+// where the repository and the download cache are, running a command with a deadline, and walking
 // the JSON a command printed. The suites of both Go modules (this one and
 // test/examples) import it, and so do the command's own tests.
 package harness
@@ -37,6 +37,22 @@ func Root(t testing.TB) string {
 	dir, err := RootDir()
 	if err != nil {
 		t.Fatal(err)
+	}
+	return dir
+}
+
+// Cache is the folder downloads are cached in, outside the clone:
+// scripts/cache-dir.sh's answer ($CACHE, which make exports, else a system
+// or per-user folder), so a fresh clone downloads nothing again.
+func Cache(t testing.TB) string {
+	t.Helper()
+	out, err := exec.Command("bash", filepath.Join(Root(t), "scripts", "cache-dir.sh")).Output()
+	if err != nil {
+		t.Fatalf("scripts/cache-dir.sh: %v", err)
+	}
+	dir := strings.TrimSpace(string(out))
+	if dir == "" {
+		t.Fatal("scripts/cache-dir.sh printed no folder")
 	}
 	return dir
 }
