@@ -21,8 +21,8 @@
 # (Ubuntu's archive has no Debian bullseye), Debian's redirector
 # default_mirror below. It says which it used. The pinned hashes make the
 # mirror's trust irrelevant: any mirror gives these bytes or fails.
-# DIR/.ready marks a complete sysroot, so an interrupted run is redone,
-# never half-used.
+# DIR/.ready marks a complete sysroot (and holds the pins it was made from),
+# so an interrupted run is redone, never half-used.
 set -euo pipefail
 
 arch=${1:?usage: sysroot.sh ARCH DIR}
@@ -32,14 +32,21 @@ lock=$here/sysroot-bullseye.lock
 # Debian's documented mirror redirector (https://deb.debian.org/).
 default_mirror=http://deb.debian.org/debian
 
-if [[ -f $dir/.ready ]]; then
+mapfile -t pins < <(awk -v a="$arch" '$1 == a' "$lock")
+if ((${#pins[@]} == 0)); then
+	echo "sysroot: $lock pins no package for architecture $arch (it has: $(awk '!/^#/ && NF {print $1}' "$lock" | sort -u | paste -sd' '))" >&2
+	exit 1
+fi
+# DIR/.ready holds the pins it was made from: a changed lock file remakes it.
+ready() { [[ -f $dir/.ready && $(<"$dir/.ready") == "$(printf '%s\n' "${pins[@]}")" ]]; }
+if ready; then
 	exit 0
 fi
 mkdir -p "$(dirname "$dir")"
 # Parallel makes wait for one download instead of racing on $dir.tmp.
 exec 9>"$dir.lock"
 flock 9
-if [[ -f $dir/.ready ]]; then
+if ready; then
 	exit 0
 fi
 
@@ -59,12 +66,6 @@ elif host_debian_source; then
 	mirror=$debian_uri from="the host's Debian source in $debian_source_file"
 else
 	mirror=$default_mirror from="the default: the host's apt sources name no Debian mirror (set SYSROOT_MIRROR to choose one)"
-fi
-
-mapfile -t pins < <(awk -v a="$arch" '$1 == a' "$lock")
-if ((${#pins[@]} == 0)); then
-	echo "sysroot: $lock pins no package for architecture $arch (it has: $(awk '!/^#/ && NF {print $1}' "$lock" | sort -u | paste -sd' '))" >&2
-	exit 1
 fi
 
 work=$dir.tmp
@@ -94,7 +95,7 @@ while IFS= read -r link; do
 done < <(find "$work/root" -type l)
 LC_ALL=C sort -o "$work/packages" "$work/packages"
 rm -rf "$work/debs" "$work/download.log"
-touch "$work/.ready"
+printf '%s\n' "${pins[@]}" >"$work/.ready"
 rm -rf "$dir"
 mv "$work" "$dir"
 echo "sysroot: ready at $dir/root" >&2
