@@ -90,7 +90,7 @@ lint:
 	  echo "vet and staticcheck in $$m, tags $(SUITE_TAGS)"; \
 	  (cd $$m && $(GO) vet -tags '$(SUITE_TAGS)' ./... && $(STATICCHECK) -tags '$(SUITE_TAGS)' ./...) || exit 1; \
 	done
-	shellcheck --severity=style scripts/*.sh bench/*.sh .ci/run
+	shellcheck --severity=style scripts/*.sh bench/*.sh test/*/*.sh .ci/run
 
 fmt:
 	gofmt -w $(GO_FILES)

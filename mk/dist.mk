@@ -4,7 +4,8 @@
 # folder (-trimpath, no VCS stamp, the frozen bullseye sysroot, strip), which
 # test-dist proves.
 #
-#   make dist          dist/gpu-preflight-linux-{amd64,arm64}, dist/SHA256SUMS
+#   make dist          dist/gpu-preflight-linux-{amd64,arm64}, dist/BUILDINFO
+#                      (the toolchain), dist/SHA256SUMS (of those three)
 #   make dist-image    a FROM scratch image holding only the binary
 #                      (Dockerfile.dist), for COPY --from=
 #   make test-dist     reproducibility, and the arm64 build run under qemu
@@ -24,8 +25,17 @@ dist/gpu-preflight-linux-%: preflight/nvml/gpu-preflight-nvml-%.bin $(SHIM_SRCS)
 	@mkdir -p dist
 	GOOS=linux GOARCH=$* $(SHIM_BUILD) -o $@ ./cmd/gpu-preflight
 
-dist/SHA256SUMS: $(DIST_BINS)
-	cd dist && sha256sum $(notdir $(DIST_BINS)) >SHA256SUMS.tmp && mv SHA256SUMS.tmp SHA256SUMS
+# What the bytes depend on besides the commit: Go, each probe's C compiler
+# (scripts/probe-build.sh writes its line) and the sysroot's pinned
+# packages. Two hosts with the same BUILDINFO give the same bytes
+# (test/fresh proves it against a fresh debootstrap root).
+dist/BUILDINFO: $(DIST_BINS) scripts/sysroot-bullseye.lock
+	{ echo "version: $(VERSION)"; echo "go: $$($(GO) env GOVERSION)"; \
+	  cat $(DIST_ARCHES:%=bin/linux-%/gpu-preflight-nvml.toolchain); \
+	  echo "sysroot: scripts/sysroot-bullseye.lock $$(sha256sum <scripts/sysroot-bullseye.lock | cut -d' ' -f1)"; } >$@.tmp && mv $@.tmp $@
+
+dist/SHA256SUMS: $(DIST_BINS) dist/BUILDINFO
+	cd dist && sha256sum $(notdir $(DIST_BINS)) BUILDINFO >SHA256SUMS.tmp && mv SHA256SUMS.tmp SHA256SUMS
 
 # For this machine's architecture, with the private podman of the podman
 # suite (scripts/podman.sh); `docker build -f Dockerfile.dist dist` works too.

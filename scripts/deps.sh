@@ -1,12 +1,23 @@
 #!/usr/bin/env bash
-# Installs what the test suites need on a fresh Debian machine. As root it
+# Installs what the build and the test suites need on a fresh Debian machine. As root it
 # installs missing Debian packages; otherwise it names them and fails, since
 # a suite without its tools would prove nothing.
 set -euo pipefail
 
-packages=(runc debootstrap busybox-static tini dumb-init time shellcheck file binutils gcc libc6-dev python3-minimal)
+# Every package is named: apt-get installs with --no-install-recommends, so
+# nothing a suite needs may arrive only as a recommendation (as
+# libc6-dev-arm64-cross once did). test/fresh runs this in a debootstrap
+# --variant=minbase root where nothing else was installed.
+# The build itself: make, git (the version is git describe), gcc and the C
+# library headers for the probe, apt's download helper and dpkg-deb for its
+# sysroot, CA certificates for the Go module proxy.
+packages=(make git ca-certificates apt dpkg gcc libc6-dev binutils)
+# The suites: runc and the roots it runs, the init programs the start-up
+# table compares with, GNU time, shellcheck, file, python3.
+packages+=(runc debootstrap busybox-static tini dumb-init time shellcheck file python3-minimal)
 # linux/arm64: Debian's cross compiler for the probe (its own sysroot is
-# unpacked without root, scripts/sysroot.sh) and qemu to run what it built.
+# unpacked without root, scripts/sysroot.sh), the cross C library the fake
+# NVML is built against and runs on (test-dist), and qemu to run it all.
 packages+=(gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user-static)
 # The real-engine suite (mk/podman.mk): podman and buildah with runc, and
 # catatonit, which `podman run --init` needs.

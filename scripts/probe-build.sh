@@ -102,4 +102,8 @@ if [[ $(printf '%s\n' "$need" "$GLIBC_MAX" | sort -V | tail -n 1) != "$GLIBC_MAX
 	exit 1
 fi
 mv "$out.tmp" "$out"
+# The C compiler is part of the probe's bytes (its code, and its version in
+# .comment): make dist's BUILDINFO names it, so two hosts that disagree on
+# the bytes can see whether they disagree on the toolchain.
+echo "cc linux/$goarch: $("$cc" --version | head -n 1)" >"$out.toolchain"
 echo "probe-build: built $out for linux/$goarch against bullseye, needs GLIBC_$need at most" >&2

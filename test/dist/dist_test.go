@@ -99,7 +99,7 @@ func TestDistIsReproducibleFromTwoFolders(t *testing.T) {
 	must(t, asNobody("make", "dist"), "make dist as "+nonRoot)
 	lap("make dist as nobody in b")
 
-	names := []string{"gpu-preflight-linux-amd64", "gpu-preflight-linux-arm64", "SHA256SUMS"}
+	names := []string{"gpu-preflight-linux-amd64", "gpu-preflight-linux-arm64", "BUILDINFO", "SHA256SUMS"}
 	for _, n := range names {
 		da, err := os.ReadFile(filepath.Join(a, "dist", n))
 		if err != nil {

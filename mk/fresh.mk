@@ -1,0 +1,27 @@
+# The fresh-machine suite (test/fresh, build tag fresh): a debootstrap
+# --variant=minbase root of each Debian release the suite names (bookworm,
+# trixie), nothing else installed, runs `make deps`, `make run` and
+# `make dist` in a chroot; on bookworm, this machine's release and
+# toolchain, dist/SHA256SUMS must be this checkout's. And `make run` under
+# the two Ubuntu apt layouts (no Debian source), in a private mount
+# namespace, with SYSROOT_MIRROR. docs/BUILDING.md.
+#
+#   make test-fresh [RUN=regexp]     part of make test (root)
+#
+# Cached in $(CACHE)/fresh: the debootstrapped roots (about 70 s each, once),
+# the layer make deps installed (about N min each, once per scripts/deps.sh)
+# and a Go build cache per root. FRESH_REDO=1 runs make deps again.
+
+TEST_SUITES   += test-fresh
+FRESH_TIMEOUT ?= 40m
+
+.PHONY: test-fresh
+
+ifeq ($(shell id -u),0)
+test-fresh: dist
+	$(GO) test -tags fresh -count=1 -timeout $(FRESH_TIMEOUT) $(if $(RUN),-run '$(RUN)') -v ./test/fresh/
+else
+test-fresh:
+	@echo "test-fresh: NOT RUN: debootstrap, chroot and mount namespaces need root; run 'make test-fresh' as root." >&2
+	@if [ -n "$$CI" ]; then echo "test-fresh: CI is set, and CI must run this suite: failing." >&2; exit 1; fi
+endif
