@@ -44,7 +44,12 @@ TEST_SUITES :=
 # packages (test/makefile checks them against go list -deps, and that
 # Dockerfile.example copies each).
 SHIM_DIRS   := cmd internal preflight report
-SHIM_SRCS   := $(shell find $(SHIM_DIRS) -name '*.go' -not -name '*_test.go' 2>/dev/null) go.mod go.sum
+# bin/.stamp holds the version and commit stamped into the shim, rewritten
+# only when they change, so a new commit or tag relinks the shim (the
+# sources alone would not tell make).
+STAMP       := bin/.stamp
+$(shell mkdir -p bin && { [ "$$(cat $(STAMP) 2>/dev/null)" = "$(VERSION) $(COMMIT)" ] || echo "$(VERSION) $(COMMIT)" >$(STAMP); })
+SHIM_SRCS   := $(shell find $(SHIM_DIRS) -name '*.go' -not -name '*_test.go' 2>/dev/null) go.mod go.sum $(STAMP)
 SHIM_BUILD   = CGO_ENABLED=0 $(GO) build -trimpath -buildvcs=false -tags '$(GO_TAGS)' -ldflags '$(LDFLAGS)'
 
 # make expands a rule's prerequisites when it reads the rule, so a variable

@@ -16,7 +16,7 @@ done
 [[ -x bin/gpu-preflight ]] || { echo "bench: bin/gpu-preflight is missing (run make build)" >&2; exit 1; }
 
 nvml=$(bash scripts/nvidia-libs.sh) # also unpacks nvidia-smi beside it
-smi=$PWD/.cache/nvidia/root/usr/lib/nvidia/current
+smi=$(bash scripts/cache-dir.sh)/nvidia/root/usr/lib/nvidia/current
 
 echo "## Start-up"
 echo

@@ -5,9 +5,13 @@
 # test-dist proves.
 #
 #   make dist          dist/gpu-preflight-linux-{amd64,arm64}, dist/BUILDINFO
-#                      (the toolchain), dist/SHA256SUMS (of those three)
-#   make dist-image    a FROM scratch image holding only the binary
-#                      (Dockerfile.dist), for COPY --from=
+#                      (the toolchain), the FROM scratch image for both
+#                      architectures as an OCI archive
+#                      (dist/gpu-preflight-image.oci.tar), dist/SHA256SUMS
+#   make release       make dist from a committed tree, saying whether it is
+#                      a release tag (.github/workflows/release.yml runs it)
+#   make dist-image    the same image built by podman from Dockerfile.dist,
+#                      for this machine's architecture
 #   make test-dist     reproducibility, and the arm64 build run under qemu
 #
 # The arm64 probe needs Debian's cross compiler on amd64
@@ -16,10 +20,24 @@
 DIST_ARCHES := amd64 arm64
 DIST_BINS   := $(DIST_ARCHES:%=dist/gpu-preflight-linux-%)
 DIST_IMAGE  ?= gpu-preflight:$(VERSION)
+# The image as an OCI archive (scripts/ociarchive: reproducible, no engine),
+# named $(DIST_IMAGE) once loaded: podman load -i, docker load -i.
+DIST_OCI    := dist/gpu-preflight-image.oci.tar
+DIST_FILES  := $(DIST_BINS) dist/BUILDINFO $(DIST_OCI)
 
-.PHONY: dist dist-image test-dist
+.PHONY: dist dist-image release test-dist
 
 dist: dist/SHA256SUMS
+
+# A release is what make dist writes, from a tree with nothing uncommitted
+# (its bytes must be the tag's); an untagged commit is built and says so.
+release:
+	@case "$(VERSION)" in *-dirty) echo "release: $(VERSION): the tree has uncommitted changes; commit them first" >&2; exit 1;; esac
+	@$(MAKE) --no-print-directory dist
+	@if echo "$(VERSION)" | grep -Eq '^v[0-9]+\.[0-9]+\.[0-9]+$$'; then \
+	  echo "release: $(VERSION) in dist/:"; else \
+	  echo "release: $(VERSION) is not a release tag (vX.Y.Z): an untagged build, in dist/:"; fi
+	@cd dist && cat SHA256SUMS
 
 dist/gpu-preflight-linux-%: preflight/nvml/gpu-preflight-nvml-%.bin $(SHIM_SRCS)
 	@mkdir -p dist
@@ -34,8 +52,11 @@ dist/BUILDINFO: $(DIST_BINS) scripts/sysroot-bullseye.lock
 	  cat $(DIST_ARCHES:%=bin/linux-%/gpu-preflight-nvml.toolchain); \
 	  echo "sysroot: scripts/sysroot-bullseye.lock $$(sha256sum <scripts/sysroot-bullseye.lock | cut -d' ' -f1)"; } >$@.tmp && mv $@.tmp $@
 
-dist/SHA256SUMS: $(DIST_BINS) dist/BUILDINFO
-	cd dist && sha256sum $(notdir $(DIST_BINS)) BUILDINFO >SHA256SUMS.tmp && mv SHA256SUMS.tmp SHA256SUMS
+$(DIST_OCI): $(DIST_BINS) scripts/ociarchive/main.go
+	$(GO) run ./scripts/ociarchive -o $@ -ref $(DIST_IMAGE) $(foreach a,$(DIST_ARCHES),$(a)=dist/gpu-preflight-linux-$(a))
+
+dist/SHA256SUMS: $(DIST_FILES)
+	cd dist && sha256sum $(notdir $(DIST_FILES)) >SHA256SUMS.tmp && mv SHA256SUMS.tmp SHA256SUMS
 
 # For this machine's architecture, with the private podman of the podman
 # suite (scripts/podman.sh); `docker build -f Dockerfile.dist dist` works too.

@@ -9,7 +9,7 @@
 #   make test-fresh [RUN=regexp]     part of make test (root)
 #
 # Cached in $(CACHE)/fresh: the debootstrapped roots (about 70 s each, once),
-# the layer make deps installed (about N min each, once per scripts/deps.sh)
+# the layer make deps installed (once per package list, deps.sh --list)
 # and a Go build cache per root. FRESH_REDO=1 runs make deps again.
 
 TEST_SUITES   += test-fresh

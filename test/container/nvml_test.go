@@ -11,6 +11,7 @@ import (
 
 	"github.com/gpu-preflight/gpu-preflight/report/schematest"
 	"github.com/gpu-preflight/gpu-preflight/test/fakenvml"
+	"github.com/gpu-preflight/gpu-preflight/test/harness"
 	"github.com/gpu-preflight/gpu-preflight/test/procdriver"
 )
 
@@ -32,7 +33,11 @@ func buildNVMLLibs(repo, dir string) (nvmlLibs, error) {
 		return libs, fmt.Errorf("building the fake libnvidia-ml.so.1: %w", err)
 	}
 	libs.fake = fake
-	debian, err := runScript(repo, 10*time.Minute, "scripts/nvidia-libs.sh", filepath.Join(harness.Cache(t), "nvidia"))
+	cache, err := harness.CacheDir()
+	if err != nil {
+		return nvmlLibs{}, err
+	}
+	debian, err := runScript(repo, 10*time.Minute, "scripts/nvidia-libs.sh", filepath.Join(cache, "nvidia"))
 	if err != nil {
 		return libs, fmt.Errorf("fetching Debian's libnvidia-ml1: %w", err)
 	}

@@ -88,7 +88,11 @@ func newSuite() (*suite, error) {
 	if err := copyExecutable(shim, s.shim); err != nil {
 		return nil, err
 	}
-	cache := filepath.Join(harness.Cache(t), "rootfs")
+	downloads, err := harness.CacheDir()
+	if err != nil {
+		return nil, err
+	}
+	cache := filepath.Join(downloads, "rootfs")
 	base, err := runScript(repo, 15*time.Minute, "scripts/rootfs-bullseye.sh", cache)
 	if err != nil {
 		return nil, err

@@ -39,8 +39,8 @@ func must(t *testing.T, r harness.Result, what string) harness.Result {
 const nonRoot = "nobody"
 
 // TestDistIsReproducibleFromTwoFolders clones HEAD twice. The first clone
-// runs `make dist` as this user, with the checkout's sysroots and Go
-// caches; the second, owned by nobody, runs `make run` as its very first
+// runs the release workflow's steps (.github/workflows/release.yml: make
+// release) as this user, with the download cache and Go caches; the second, owned by nobody, runs `make run` as its very first
 // command and then `make dist`, with its own HOME, Go caches and sysroots
 // (the sysroot fetched as nobody; kept in the download cache's dist-nobody
 // so a warm run stays fast). Both dist/ folders must be byte-identical, and
@@ -66,10 +66,13 @@ func TestDistIsReproducibleFromTwoFolders(t *testing.T) {
 		must(t, harness.Run(t, time.Minute, dir, os.Environ(), "git", "checkout", "-q", head), "git checkout")
 	}
 
-	// a: this user, the checkout's sysroots and Go caches.
+	// a: this user, the download cache and Go caches, running the release
+	// workflow's steps (make release, which is make dist from a clean tree).
 	envA := append(os.Environ(), "CACHE="+harness.Cache(t))
-	must(t, harness.Run(t, 20*time.Minute, a, envA, "make", "dist"), "make dist in "+a)
-	lap("clones and make dist in a")
+	for _, step := range releaseSteps(t) {
+		must(t, harness.Run(t, 20*time.Minute, a, envA, "bash", "-c", step), "release workflow step "+step+" in "+a)
+	}
+	lap("clones and the release workflow's steps in a")
 
 	// b: nobody, from nothing but the clone (and persistent caches).
 	home := filepath.Join(harness.Cache(t), "dist-nobody")
@@ -99,7 +102,7 @@ func TestDistIsReproducibleFromTwoFolders(t *testing.T) {
 	must(t, asNobody("make", "dist"), "make dist as "+nonRoot)
 	lap("make dist as nobody in b")
 
-	names := []string{"gpu-preflight-linux-amd64", "gpu-preflight-linux-arm64", "BUILDINFO", "SHA256SUMS"}
+	names := []string{"gpu-preflight-linux-amd64", "gpu-preflight-linux-arm64", "BUILDINFO", "gpu-preflight-image.oci.tar", "SHA256SUMS"}
 	for _, n := range names {
 		da, err := os.ReadFile(filepath.Join(a, "dist", n))
 		if err != nil {
@@ -116,6 +119,50 @@ func TestDistIsReproducibleFromTwoFolders(t *testing.T) {
 	must(t, harness.Run(t, time.Minute, filepath.Join(b, "dist"), os.Environ(), "sha256sum", "-c", "SHA256SUMS"), "sha256sum -c")
 	sums, _ := os.ReadFile(filepath.Join(a, "dist", "SHA256SUMS"))
 	t.Logf("dist/SHA256SUMS from both folders:\n%s", sums)
+}
+
+// releaseSteps are the `run:` steps of the release workflow, in order: what
+// a hosting service runs on a tag, between its own checkout and publishing
+// (`uses:` steps). It must build with make release.
+func releaseSteps(t *testing.T) []string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(harness.Root(t), ".github", "workflows", "release.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var steps []string
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(strings.TrimSpace(line), "run: "); ok {
+			if strings.HasPrefix(rest, "|") || strings.HasPrefix(rest, ">") {
+				t.Fatalf("release.yml: a multi-line run step (%q); keep each on one line so this test runs it word for word", line)
+			}
+			steps = append(steps, rest)
+		}
+	}
+	if !slices.Contains(steps, "make release") {
+		t.Fatalf("release.yml's run steps %q do not include make release", steps)
+	}
+	return steps
+}
+
+// TestReleaseImageRunsOnEachPlatform loads the release's OCI archive into
+// podman (scripts/podman.sh, private storage) for each platform and runs
+// the image's binary: linux/arm64 under qemu through binfmt_misc.
+func TestReleaseImageRunsOnEachPlatform(t *testing.T) {
+	archive := filepath.Join(harness.Root(t), "dist", "gpu-preflight-image.oci.tar")
+	if _, err := os.Stat(archive); err != nil {
+		t.Fatalf("%v: run the suite with 'make test-dist', which runs make dist", err)
+	}
+	podman := filepath.Join(harness.Root(t), "scripts", "podman.sh")
+	for _, arch := range []string{"amd64", "arm64"} {
+		r := must(t, harness.Run(t, 5*time.Minute, harness.Root(t), os.Environ(), "bash", podman, "pull", "-q", "--platform", "linux/"+arch, "oci-archive:"+archive), "podman pull "+arch)
+		id := strings.TrimSpace(r.Stdout)
+		v := must(t, harness.Run(t, 2*time.Minute, harness.Root(t), os.Environ(), "bash", podman, "run", "--rm", "--network=none", "--platform", "linux/"+arch, id, "version"), "podman run "+arch)
+		if !strings.Contains(v.Stdout, "linux/"+arch+", NVML probe embedded)") {
+			t.Errorf("%s: the image's binary says %q", arch, v.Stdout)
+		}
+		harness.Run(t, time.Minute, harness.Root(t), os.Environ(), "bash", podman, "rmi", "-f", id)
+	}
 }
 
 // dist returns the checkout's own release binary for arch (make test-dist
@@ -245,17 +292,18 @@ func TestArm64OnFakeNVML(t *testing.T) {
 	}
 }
 
-// TestInstallRunsWordForWord runs the README's install commands (between
-// its install markers) in this checkout, as a newcomer's shell would.
-func TestInstallRunsWordForWord(t *testing.T) {
+// readmeCommands are the shell lines of the README's block between
+// <!-- name --> and <!-- /name -->, end-of-line comments removed.
+func readmeCommands(t *testing.T, name string) []string {
+	t.Helper()
 	readme, err := os.ReadFile(filepath.Join(harness.Root(t), "README.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, rest, ok := strings.Cut(string(readme), "<!-- install -->")
-	block, _, ok2 := strings.Cut(rest, "<!-- /install -->")
+	_, rest, ok := strings.Cut(string(readme), "<!-- "+name+" -->")
+	block, _, ok2 := strings.Cut(rest, "<!-- /"+name+" -->")
 	if !ok || !ok2 {
-		t.Fatal("README.md has no <!-- install --> ... <!-- /install --> block")
+		t.Fatalf("README.md has no <!-- %s --> ... <!-- /%s --> block", name, name)
 	}
 	var cmds []string
 	in := false
@@ -271,6 +319,45 @@ func TestInstallRunsWordForWord(t *testing.T) {
 			cmds = append(cmds, line)
 		}
 	}
+	return cmds
+}
+
+// TestReleaseInstallRunsWordForWord runs the README's release install
+// lines in a folder holding this checkout's release assets (dist/), as a
+// user who downloaded them would, with a HOME of their own.
+func TestReleaseInstallRunsWordForWord(t *testing.T) {
+	cmds := readmeCommands(t, "release-install")
+	dir, home := t.TempDir(), t.TempDir()
+	entries, err := os.ReadDir(filepath.Join(harness.Root(t), "dist"))
+	if err != nil {
+		t.Fatalf("%v: run the suite with 'make test-dist', which runs make dist", err)
+	}
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join(harness.Root(t), "dist", e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, e.Name()), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env := []string{"PATH=/usr/bin:/bin", "HOME=" + home}
+	var last harness.Result
+	for _, c := range cmds {
+		last = harness.Run(t, time.Minute, dir, env, "bash", "-c", c)
+		if last.Code != 0 {
+			t.Fatalf("%q exits %d\nstdout:\n%s\nstderr:\n%s", c, last.Code, last.Stdout, last.Stderr)
+		}
+	}
+	if len(cmds) == 0 || !strings.HasSuffix(cmds[len(cmds)-1], " version") || !strings.Contains(last.Stdout, "linux/amd64, NVML probe embedded)") {
+		t.Errorf("the release install block %q should end in a version command that names the embedded probe; it printed %q", cmds, last.Stdout)
+	}
+}
+
+// TestInstallRunsWordForWord runs the README's install commands (between
+// its install markers) in this checkout, as a newcomer's shell would.
+func TestInstallRunsWordForWord(t *testing.T) {
+	cmds := readmeCommands(t, "install")
 	for _, want := range []string{"make build", "make dist"} {
 		if !slices.Contains(cmds, want) {
 			t.Errorf("the install block lacks %q (it has %q)", want, cmds)

@@ -66,17 +66,15 @@ func enter(t *testing.T, limit time.Duration, gocache, lowers, upper, src, cmd s
 
 // depsLayer returns an overlay layer holding what `make deps` installed in
 // the fresh root of release: made now, or kept from an earlier run with
-// the same scripts/deps.sh and root recipe (its name holds their hash), so a
-// warm run does not install 500 MB of packages again. FRESH_REDO=1 makes it
+// the same package list (scripts/deps.sh --list) and root recipe (its name
+// holds their hash), so a warm run does not install 500 MB of packages
+// again. FRESH_REDO=1 makes it
 // again. Making it installs only make first, as the README tells a user on
 // a bare machine, then runs make deps; the layer is kept only when that
 // passed.
 func depsLayer(t *testing.T, cache, root, release, src string) string {
 	t.Helper()
-	deps, err := os.ReadFile(filepath.Join(src, "scripts", "deps.sh"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	deps := []byte(must(t, harness.Run(t, time.Minute, src, os.Environ(), "bash", "scripts/deps.sh", "--list"), "deps.sh --list").Stdout)
 	recipe, err := os.ReadFile(filepath.Join(root, ".gpu-preflight-fresh"))
 	if err != nil {
 		t.Fatal(err)
@@ -84,7 +82,7 @@ func depsLayer(t *testing.T, cache, root, release, src string) string {
 	sum := sha256.Sum256(append(deps, recipe...))
 	layer := filepath.Join(cache, "fresh", release+"-deps-"+hex.EncodeToString(sum[:6]))
 	if _, err := os.Stat(filepath.Join(layer, ".make-deps-passed")); err == nil && os.Getenv("FRESH_REDO") == "" {
-		t.Logf("%s: make deps passed in a fresh root with this scripts/deps.sh before; reusing %s (FRESH_REDO=1 redoes it)", release, layer)
+		t.Logf("%s: make deps passed in a fresh root with this package list before; reusing %s (FRESH_REDO=1 redoes it)", release, layer)
 		return layer
 	}
 	upper := layer + ".tmp"
@@ -169,7 +167,12 @@ func TestFreshDebianRunsMakeDepsRunAndDist(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if string(info) != string(hostInfo) {
+			version, toolchain := splitBuildInfo(info)
+			hostVersion, hostToolchain := splitBuildInfo(hostInfo)
+			if version != hostVersion {
+				t.Fatalf("%s: the fresh root built %s from HEAD, this checkout's dist/ is %s: commit what is not committed, then make test-fresh", release, version, hostVersion)
+			}
+			if toolchain != hostToolchain {
 				t.Logf("%s: another toolchain, so other bytes; dist/BUILDINFO there:\n%s\nhere:\n%s", release, info, hostInfo)
 				return
 			}
@@ -186,6 +189,13 @@ func TestFreshDebianRunsMakeDepsRunAndDist(t *testing.T) {
 			}
 		})
 	}
+}
+
+// splitBuildInfo splits dist/BUILDINFO into its version line and the rest,
+// the toolchain.
+func splitBuildInfo(b []byte) (version, toolchain string) {
+	first, rest, _ := strings.Cut(string(b), "\n")
+	return first, rest
 }
 
 func mustRead(t *testing.T, path string) string {
@@ -213,11 +223,12 @@ func hostMirror(t *testing.T) string {
 }
 
 // TestUbuntuAptLayoutTakesTheSysrootFromSysrootMirror: in a private mount
-// namespace whose /etc/apt holds only an Ubuntu layout, make run builds from
-// a fresh clone with an empty cache, taking the sysroot from SYSROOT_MIRROR
-// (this machine's Debian mirror, as Ubuntu's archive has no bullseye) and
-// saying so; without SYSROOT_MIRROR, sysroot.sh says it takes Debian's
-// default mirror, and why.
+// namespace whose /etc/apt holds only an Ubuntu layout, the sysroot comes
+// from SYSROOT_MIRROR (this machine's Debian mirror, as Ubuntu's archive has
+// no bullseye), which it says; under 24.04's layout that is make run from a
+// fresh clone with an empty cache, under 22.04's scripts/sysroot.sh alone
+// (nothing else in the build reads apt's sources). Without SYSROOT_MIRROR,
+// sysroot.sh says it takes Debian's default mirror, and why.
 func TestUbuntuAptLayoutTakesTheSysrootFromSysrootMirror(t *testing.T) {
 	mirror := hostMirror(t)
 	if mirror == "" {
@@ -235,9 +246,15 @@ func TestUbuntuAptLayoutTakesTheSysrootFromSysrootMirror(t *testing.T) {
 				t.Fatal(err)
 			}
 			// Only this layout under /etc/apt, for everything the command runs.
+			// make run on Ubuntu 24.04's layout; on 22.04's, the sysroot alone
+			// (the rest of the build does not read apt's sources).
+			build := `SYSROOT_MIRROR="$MIRROR" make run`
+			if name != "noble-deb822" {
+				build = `SYSROOT_MIRROR="$MIRROR" bash scripts/sysroot.sh amd64 "$CACHE/sysroot-bullseye-amd64"`
+			}
 			script := `mount --bind "$APT_LAYOUT" /etc/apt && find /etc/apt -type f && ` +
 				`{ env -u SYSROOT_MIRROR bash scripts/sysroot.sh arm64 "$CACHE/sysroot-default" >"$CACHE.default.log" 2>&1; head -n 1 "$CACHE.default.log"; } && ` +
-				`SYSROOT_MIRROR="$MIRROR" make run`
+				build
 			env := append(os.Environ(), "APT_LAYOUT="+etc, "MIRROR="+mirror, "CACHE="+filepath.Join(dir, "cache"))
 			cmd := exec.Command("unshare", "--mount", "--propagation", "private", "bash", "-c", script)
 			cmd.Dir, cmd.Env = src, env
@@ -254,6 +271,9 @@ func TestUbuntuAptLayoutTakesTheSysrootFromSysrootMirror(t *testing.T) {
 			}
 			if !strings.Contains(text, "packages from "+mirror+" (SYSROOT_MIRROR)") {
 				t.Errorf("make run did not say it took the sysroot from SYSROOT_MIRROR=%s:\n%s", mirror, tail(text))
+			}
+			if name != "noble-deb822" {
+				return
 			}
 			if !strings.Contains(text, "probe-build: built") {
 				t.Errorf("make run built no probe:\n%s", tail(text))

@@ -41,18 +41,31 @@ func Root(t testing.TB) string {
 	return dir
 }
 
-// Cache is the folder downloads are cached in, outside the clone:
+// CacheDir is the folder downloads are cached in, outside the clone:
 // scripts/cache-dir.sh's answer ($CACHE, which make exports, else a system
 // or per-user folder), so a fresh clone downloads nothing again.
-func Cache(t testing.TB) string {
-	t.Helper()
-	out, err := exec.Command("bash", filepath.Join(Root(t), "scripts", "cache-dir.sh")).Output()
+func CacheDir() (string, error) {
+	root, err := RootDir()
 	if err != nil {
-		t.Fatalf("scripts/cache-dir.sh: %v", err)
+		return "", err
+	}
+	out, err := exec.Command("bash", filepath.Join(root, "scripts", "cache-dir.sh")).Output()
+	if err != nil {
+		return "", fmt.Errorf("scripts/cache-dir.sh: %w", err)
 	}
 	dir := strings.TrimSpace(string(out))
 	if dir == "" {
-		t.Fatal("scripts/cache-dir.sh printed no folder")
+		return "", errors.New("scripts/cache-dir.sh printed no folder")
+	}
+	return dir, nil
+}
+
+// Cache is CacheDir for a test: a failure ends the test.
+func Cache(t testing.TB) string {
+	t.Helper()
+	dir, err := CacheDir()
+	if err != nil {
+		t.Fatal(err)
 	}
 	return dir
 }
