@@ -103,8 +103,16 @@ fmt:
 unit:
 	$(GO) test -count=1 ./...
 
-test: deps lint unit $(TEST_SUITES)
-	@echo "make test: all suites passed"
+# Each step in turn, timed: the table at the end is what the README's
+# Testing section quotes (wall seconds on this machine). -k is not passed
+# on: the first failing step stops the run, as a prerequisite would.
+TEST_STEPS  := deps lint unit $(TEST_SUITES)
+test:
+	@times=""; for step in $(TEST_STEPS); do \
+	  start=$$(date +%s); $(MAKE) --no-print-directory $$step || { echo "make test: $$step failed" >&2; exit 1; }; \
+	  times="$$times$$step $$(( $$(date +%s) - start ))\n"; \
+	done; \
+	echo "make test: all suites passed; wall seconds per step:"; printf "$$times" | awk '{ printf "  %-16s %5d s\n", $$1, $$2; s += $$2 } END { printf "  %-16s %5d s\n", "total", s }'
 
 # The start-up table against bare exec, tini, dumb-init and an NGC-style
 # bash entrypoint, binary sizes and the Go benchmarks (bench/run.sh;
