@@ -51,6 +51,10 @@ type outcome struct {
 	path      string
 	startErr  error
 	startCode int
+	// dir is the provenance directory, held open from the first record to
+	// the finished one, so both go to the same directory whatever happens
+	// to its path meanwhile; nil when it is off or could not be opened.
+	dir *store.Dir
 }
 
 // terminatingSignals end gpu-preflight with 128+N while it checks; after
@@ -166,7 +170,7 @@ func (o *outcome) persist() {
 // save writes r as persist does.
 func (o *outcome) save(r report.Record) {
 	if o.cfg.ProvenanceDir != "off" {
-		if path, err := store.Write(o.cfg.ProvenanceDir, r); err != nil {
+		if path, err := o.writeRecord(r); err != nil {
 			o.log.Warn().Err(logs.Err(err)).Str("dir", logs.Value(o.cfg.ProvenanceDir)).
 				Msg("provenance record not written (set PREFLIGHT_PROVENANCE_DIR to a writable volume, or off)")
 		} else {
@@ -184,6 +188,16 @@ func (o *outcome) save(r report.Record) {
 	if err := logs.Record(o.log, r); err != nil {
 		o.log.Warn().Err(logs.Err(err)).Msg("provenance line not logged")
 	}
+}
+
+// writeRecord opens the provenance directory and writes r there.
+func (o *outcome) writeRecord(r report.Record) (string, error) {
+	dir, err := store.OpenDir(o.cfg.ProvenanceDir)
+	if err != nil {
+		return "", err
+	}
+	o.dir = dir
+	return dir.Write(r)
 }
 
 // writeTermination leaves the abort reason where Kubernetes reads it.

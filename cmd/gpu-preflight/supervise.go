@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"os"
-	"path/filepath"
 	"syscall"
 	"time"
 
@@ -11,7 +10,6 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/report"
 	"github.com/gpu-preflight/gpu-preflight/report/ledger"
 	"github.com/gpu-preflight/gpu-preflight/report/logs"
-	"github.com/gpu-preflight/gpu-preflight/report/store"
 )
 
 // supervise is PREFLIGHT_SUPERVISE=true, and the default (auto) when
@@ -22,8 +20,8 @@ import (
 //
 // Before, it finishes the provenance record with the outcome and stores it
 // again: the record file written at the start is replaced by the finished
-// record of the same run (store.Complete: atomic, refusing any other run's
-// file), so the directory holds one record per run and `diff DIR` never
+// record of the same run (store.Dir.Complete: atomic, from memory, in the
+// directory the first record went to), so the directory holds one record per run and `diff DIR` never
 // compares a run with itself; the ledger gets a second line for the run,
 // the one with the outcome; and the finished record is logged.
 func supervise(o outcome, argv, environ []string) int {
@@ -82,10 +80,7 @@ func (o *outcome) finishRecord(r report.Record, code, sig int, notStarted error)
 			Float64("durationSeconds", r.Outcome.DurationSeconds).Msg("command finished")
 	}
 	if o.cfg.ProvenanceDir != "off" {
-		if err := completeRecord(o.cfg.ProvenanceDir, r); err != nil {
-			o.log.Warn().Err(logs.Err(err)).Str("dir", logs.Value(o.cfg.ProvenanceDir)).
-				Msg("finished provenance record not written (set PREFLIGHT_PROVENANCE_DIR to a writable volume, or off)")
-		}
+		o.completeRecord(r)
 	}
 	if o.cfg.Ledger != "" {
 		if err := ledger.Append(o.cfg.Ledger, r); err != nil {
@@ -98,17 +93,23 @@ func (o *outcome) finishRecord(r report.Record, code, sig int, notStarted error)
 	return r
 }
 
-// completeRecord replaces the run's record in dir with the finished one, or
-// writes it when the first write did not happen (the directory was not
-// writable then, say).
-func completeRecord(dir string, r report.Record) error {
-	name, err := store.FileName(r)
+// completeRecord replaces the run's record with the finished one r, in the
+// directory the first went to, or writes it when the first write did not
+// happen (the directory was not writable then, say).
+func (o *outcome) completeRecord(r report.Record) {
+	var err error
+	if o.dir == nil {
+		_, err = o.writeRecord(r)
+	} else {
+		var foreign string
+		foreign, err = o.dir.Complete(r)
+		if foreign != "" {
+			o.log.Warn().Str("found", foreign).Str("dir", logs.Value(o.dir.Path())).
+				Msg("the run's record file had been replaced while the command ran (by the command, or by anything that can write the provenance directory); it now holds the finished record again")
+		}
+	}
 	if err != nil {
-		return err
+		o.log.Warn().Err(logs.Err(err)).Str("dir", logs.Value(o.cfg.ProvenanceDir)).
+			Msg("finished provenance record not written (set PREFLIGHT_PROVENANCE_DIR to a writable volume, or off)")
 	}
-	err = store.Complete(filepath.Join(dir, name), r)
-	if errors.Is(err, os.ErrNotExist) {
-		_, err = store.Write(dir, r)
-	}
-	return err
 }
