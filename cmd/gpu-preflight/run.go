@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"sync"
 	"syscall"
 	"time"
 	"unsafe"
@@ -57,6 +58,20 @@ type outcome struct {
 	dir *store.Dir
 }
 
+// catchSIGPIPE keeps a stderr whose reader has gone (a log shipper that
+// died, `gpu-preflight ... 2>&1 | head`) from ending gpu-preflight before
+// the command starts: Go's runtime exits with SIGPIPE when a write to fd 1
+// or 2 meets a closed pipe unless the program catches the signal (os/signal,
+// "SIGPIPE"); caught, the write fails with EPIPE, and the log line is lost,
+// nothing else. Caught, not ignored: execve(2) keeps an ignored signal
+// ignored in the command, and resets a caught one to its default. One
+// inherited as ignored stays so for both, as the other signals do.
+var catchSIGPIPE = sync.OnceFunc(func() {
+	if !signal.Ignored(syscall.SIGPIPE) {
+		signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE) // never read: each one is dropped
+	}
+})
+
 // terminatingSignals end gpu-preflight with 128+N while it checks; after
 // exec they belong to the command.
 var terminatingSignals = []os.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT}
@@ -66,6 +81,7 @@ var terminatingSignals = []os.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SI
 // configuration. The outcome's gate is not released: see outcome.gate.
 func preflight(overrides map[string]string, argv []string, env envvars.Env, stderr io.Writer) (outcome, error) {
 	started := time.Now()
+	catchSIGPIPE()
 	cfg, err := loadConfig(overrides)
 	if err != nil {
 		return outcome{}, err

@@ -1,3 +1,13 @@
+// The Go runtime's cgroup-aware GOMAXPROCS (Go 1.25) keeps the cgroup's
+// CPU limit files open for the life of the process (runtime/cgroup_linux.go:
+// one descriptor on cgroup v2, two on v1). In supervise mode those count
+// against the descriptor limit the command is started under: with
+// `ulimit -n 8`, fork/exec's own pipe no longer fits and the command cannot
+// start (EMFILE). gpu-preflight is a short check and a waiting parent, with
+// no use for a GOMAXPROCS below the CPUs it may run on, so it does without
+// (as Go did before 1.25): the runtime then closes the files at start-up.
+//go:debug containermaxprocs=0
+
 package main
 
 import (
@@ -31,7 +41,7 @@ func supervise(o outcome, argv, environ []string) int {
 	// the preflight with 128+N, one after it waits for the child.
 	in := initproc.Catch(o.log)
 	o.gate.release()
-	exit, err := in.Run(initproc.Command{Path: o.path, Argv: argv, Env: environ})
+	exit, err := in.Run(initproc.Command{Path: o.path, Argv: argv, Env: environ, SignalGroup: bool(o.cfg.SignalGroup)})
 	if err != nil {
 		code := startFailure(err)
 		o.log.Error().Err(logs.Err(err)).Str("command", logs.Value(argv[0])).Int("exitCode", code).Msg("cannot run the command")

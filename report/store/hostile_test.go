@@ -236,3 +236,24 @@ func TestWriteNeverLinksThroughAPlantedProc(t *testing.T) {
 	}
 	schematest.Validate(t, []byte(got.Content))
 }
+
+// TestWriteTerminationRefusesAHardLink: a termination-log path that is
+// another name of some other file is refused before anything is cut, and
+// that file keeps its contents.
+func TestWriteTerminationRefusesAHardLink(t *testing.T) {
+	dir := t.TempDir()
+	victim := filepath.Join(dir, "victim")
+	if err := os.WriteFile(victim, []byte("keep"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "termination-log")
+	if err := os.Link(victim, path); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteTermination(path, "abort"); err == nil || !strings.Contains(err.Error(), "hard link") {
+		t.Errorf("WriteTermination to a hard link: %v, want a refusal that names the hard link", err)
+	}
+	if got := reporttest.ReadFile(t, victim); string(got) != "keep" {
+		t.Errorf("the other file was cut or written: %q", got)
+	}
+}
