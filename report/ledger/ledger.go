@@ -57,7 +57,16 @@ func Append(path string, r report.Record) error {
 	// safefile: no symlink followed, a FIFO nobody reads fails with ENXIO
 	// instead of blocking the abort (or the run) forever, and a file with
 	// another hard link is refused: the line would land in that file too.
-	f, err := safefile.OpenWrite(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o640)
+	// Read-write, so that whether the last line is torn is read through
+	// the same descriptor (one descriptor, and the very file written); a
+	// ledger this user may append to but not read is opened write-only,
+	// and then counts as whole.
+	readable := true
+	f, err := safefile.OpenWrite(path, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o640)
+	if errors.Is(err, unix.EACCES) {
+		readable = false
+		f, err = safefile.OpenWrite(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o640)
+	}
 	if err != nil {
 		return fmt.Errorf("append to ledger %s: %w (point PREFLIGHT_LEDGER at a writable regular file of its own, or unset it)", path, err)
 	}
@@ -68,7 +77,7 @@ func Append(path string, r report.Record) error {
 	// reader. So the check runs under the file's lock, which Append takes
 	// for at most lockWait; without it the line goes out unchecked.
 	locked := lock(fd)
-	if torn, err := endsTorn(path, fd, locked); err != nil {
+	if torn, err := endsTorn(fd, locked && readable); err != nil {
 		return fmt.Errorf("append to ledger %s: %w", path, err)
 	} else if torn {
 		// An earlier append was cut short and could not be cut back (a
@@ -98,26 +107,14 @@ func Append(path string, r report.Record) error {
 	return nil
 }
 
-// endsTorn reports whether the ledger at path, open for writing as wfd,
-// ends without a newline: its last line was torn by a short write. Only
-// with the lock held (locked) is no other append half way. A file this user
-// may write but not read cannot be checked and counts as whole.
-func endsTorn(path string, wfd int, locked bool) (bool, error) {
+// endsTorn reports whether the ledger open as fd ends without a newline:
+// its last line was torn by a short write. Only with the lock held is no
+// other append half way; without it, or when fd cannot be read (check
+// false), the file counts as whole.
+func endsTorn(fd int, check bool) (bool, error) {
 	var st unix.Stat_t
-	if !locked || unix.Fstat(wfd, &st) != nil || st.Size == 0 {
+	if !check || unix.Fstat(fd, &st) != nil || st.Size == 0 {
 		return false, nil
-	}
-	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
-	if err == unix.EACCES {
-		return false, nil
-	}
-	if err != nil {
-		return false, fmt.Errorf("read the last byte: %w", err)
-	}
-	defer unix.Close(fd)
-	var rst unix.Stat_t
-	if err := unix.Fstat(fd, &rst); err != nil || rst.Dev != st.Dev || rst.Ino != st.Ino {
-		return false, nil // replaced in between: whatever it is, not ours to judge
 	}
 	var last [1]byte
 	n, err := unix.Pread(fd, last[:], st.Size-1)
