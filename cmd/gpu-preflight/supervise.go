@@ -31,9 +31,10 @@ import (
 // Before, it finishes the provenance record with the outcome and stores it
 // again: the record file written at the start is replaced by the finished
 // record of the same run (store.Dir.Complete: atomic, from memory, in the
-// directory the first record went to), so the directory holds one record per run and `diff DIR` never
-// compares a run with itself; the ledger gets a second line for the run,
-// the one with the outcome; and the finished record is logged.
+// directory the first record went to), so the directory holds one record
+// per run and `diff DIR` never compares a run with itself; the ledger gets
+// a second line for the run, the one with the outcome; and the finished
+// record is logged.
 func supervise(o outcome, argv, environ []string) int {
 	// Catch signals before the preflight's handler lets go of them and
 	// before the child exists, so none sent in between is lost or takes its
