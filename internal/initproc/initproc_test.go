@@ -19,7 +19,7 @@ import (
 	"github.com/rs/zerolog"
 	"golang.org/x/sys/unix"
 
-	"github.com/gpu-preflight/gpu-preflight/report/ptytest"
+	"github.com/gpu-preflight/gpu-preflight/test/ptytest"
 )
 
 // The test binary plays the init when initEnv is set: it runs the command

@@ -70,29 +70,6 @@ func CheckOwn(f *os.File) error {
 	return nil
 }
 
-// ReadFile reads the regular file path, at most max bytes of it, without
-// blocking on a FIFO. With follow, a symlink at path is followed (a path an
-// operator gave, such as a Kubernetes ConfigMap's file, which is a symlink
-// into its ..data directory); without it, refused. A larger file is an
-// error that names the bound.
-func ReadFile(path string, max int64, follow bool) ([]byte, error) {
-	return ReadFileAt(unix.AT_FDCWD, path, max, follow)
-}
-
-// ReadFileAt is ReadFile for a path relative to the directory open as
-// dirfd (unix.AT_FDCWD: the working directory).
-func ReadFileAt(dirfd int, path string, max int64, follow bool) ([]byte, error) {
-	flag := unix.O_RDONLY | unix.O_NONBLOCK | unix.O_CLOEXEC
-	if !follow {
-		flag |= unix.O_NOFOLLOW
-	}
-	fd, err := unix.Openat(dirfd, path, flag, 0)
-	if err != nil {
-		return nil, &os.PathError{Op: "open", Path: path, Err: err}
-	}
-	return ReadOpen(os.NewFile(uintptr(fd), path), max)
-}
-
 // ReadOpen reads f, which must be a regular file, at most max bytes of it,
 // and closes it.
 func ReadOpen(f *os.File, max int64) ([]byte, error) {

@@ -15,8 +15,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/gpu-preflight/gpu-preflight/report"
-	"github.com/gpu-preflight/gpu-preflight/report/reporttest"
-	"github.com/gpu-preflight/gpu-preflight/report/schematest"
+	"github.com/gpu-preflight/gpu-preflight/test/reporttest"
+	"github.com/gpu-preflight/gpu-preflight/test/schematest"
 )
 
 // TestCompleteReplacesWhateverHoldsItsName: the command (or anyone who can
