@@ -260,3 +260,68 @@ func TestAFIFOImageConfigFailsAtOnce(t *testing.T) {
 		t.Errorf("exit %d, stderr %q; want %d and a message that names the FIFO", ws.ExitStatus(), stderr.String(), exitUsage)
 	}
 }
+
+// TestTheCommandCannotTurnTheLedgerAgainstPID1: the command replaces the
+// ledger with a FIFO, or with a hard link to another file, before it
+// exits. The finished line is refused with a warning, nothing blocks, the
+// other file is not appended to, and the exit status is the command's.
+func TestTheCommandCannotTurnTheLedgerAgainstPID1(t *testing.T) {
+	for _, tt := range []struct{ name, attack, warning string }{
+		{"FIFO", `rm "$L"; mkfifo "$L"`, "not a regular file (a FIFO)"},
+		{"HardLinkToAnotherFile", `rm "$L"; ln "$V" "$L"`, "more than one hard link"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			ledger, victim := filepath.Join(dir, "runs.jsonl"), filepath.Join(dir, "victim")
+			if err := os.WriteFile(victim, []byte("keep\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			m := runUnderMeasure(t, pid1Env("PREFLIGHT_SUPERVISE=true", "PREFLIGHT_PROVENANCE_DIR="+t.TempDir(),
+				"PREFLIGHT_LEDGER="+ledger, "L="+ledger, "V="+victim),
+				shimPath, "--", "sh", "-c", `set -e; [ -f "$L" ]; `+tt.attack+`; exit 7`)
+			wantBounded(t, m, 7)
+			if b, _ := os.ReadFile(victim); string(b) != "keep\n" {
+				t.Errorf("the other file was appended to: %q", b)
+			}
+			if !strings.Contains(m.stderr, tt.warning) || !strings.Contains(m.stderr, "ledger line not appended") {
+				t.Errorf("no warning that the ledger was refused (%q); stderr:\n%s", tt.warning, m.stderr)
+			}
+		})
+	}
+}
+
+// TestSignalGroupReachesTheCommandsWorkers: PREFLIGHT_SIGNAL_GROUP=true
+// makes a SIGTERM sent to the supervising gpu-preflight reach a worker the
+// command started in the background, which a shell does not pass it on to.
+func TestSignalGroupReachesTheCommandsWorkers(t *testing.T) {
+	defaultSignals(t, unix.SIGTERM)
+	dir := t.TempDir()
+	script := `sleep 30 >/dev/null 2>&1 & echo $! > "$D/worker"
+trap 'exit 5' TERM
+touch "$D/ready"
+while :; do sleep 0.05; done`
+	s := startSupervised(t, map[string]string{"D": dir, "PREFLIGHT_SIGNAL_GROUP": "true"}, "sh", "-c", script)
+	waitForFile(t, filepath.Join(dir, "ready"), s)
+	b, _ := os.ReadFile(filepath.Join(dir, "worker"))
+	worker, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		t.Fatalf("worker pid %q: %v", b, err)
+	}
+	t.Cleanup(func() { unix.Kill(worker, unix.SIGKILL) })
+	if err := s.cmd.Process.Signal(unix.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if code := s.wait(t); code != 5 {
+		t.Fatalf("exit %d, want the command's 5; stderr:\n%s", code, s.stderr.String())
+	}
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		st, err := os.ReadFile("/proc/" + strconv.Itoa(worker) + "/stat")
+		if err != nil || strings.Contains(string(st[strings.LastIndexByte(string(st), ')'):]), ") Z") {
+			break // gone, or a zombie waiting for its parent
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the background worker got no SIGTERM")
+		}
+	}
+}
