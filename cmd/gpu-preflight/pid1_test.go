@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -323,5 +324,33 @@ while :; do sleep 0.05; done`
 		if time.Now().After(deadline) {
 			t.Fatal("the background worker got no SIGTERM")
 		}
+	}
+}
+
+// TestAHardLinkedTerminationLogIsRefusedWithAWarning: on abort, a
+// termination-log path that is a hard link to another file is refused
+// before anything is cut, and the log says so at warn level.
+func TestAHardLinkedTerminationLogIsRefusedWithAWarning(t *testing.T) {
+	dir := t.TempDir()
+	victim, term := filepath.Join(dir, "victim"), filepath.Join(dir, "termination-log")
+	if err := os.WriteFile(victim, []byte("keep\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(victim, term); err != nil {
+		t.Fatal(err)
+	}
+	r := runShim(t, map[string]string{
+		"PREFLIGHT_ROOT": driverRoot(t, "515.65.01"), "NVIDIA_REQUIRE_CUDA": require118,
+		"PREFLIGHT_TERMINATION_LOG": term,
+	}, "--", "true")
+	if r.code != 78 {
+		t.Fatalf("exit %d, want the abort's 78; stderr:\n%s", r.code, r.stderr)
+	}
+	if b, _ := os.ReadFile(victim); string(b) != "keep\n" {
+		t.Errorf("the other file was cut or written: %q", b)
+	}
+	line := logLine(t, r.stderr, map[string]string{"message": "termination message not written"})
+	if line["level"] != "warn" || !strings.Contains(fmt.Sprint(line["error"]), "hard link") {
+		t.Errorf("log line %v, want a warning that names the hard link", line)
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/gpu-preflight/gpu-preflight/cmd/gpu-preflight/internal/buildinfo"
+	"github.com/gpu-preflight/gpu-preflight/internal/safefile"
 	"github.com/gpu-preflight/gpu-preflight/preflight/check"
 	"github.com/gpu-preflight/gpu-preflight/preflight/decision"
 	"github.com/gpu-preflight/gpu-preflight/preflight/envvars"
@@ -219,9 +220,19 @@ func (o *outcome) writeRecord(r report.Record) (string, error) {
 // writeTermination leaves the abort reason where Kubernetes reads it.
 func (o *outcome) writeTermination() {
 	msg := report.TerminationMessage(o.findings, o.record.Decision)
-	if err := store.WriteTermination(o.cfg.TerminationLog, msg); err != nil {
-		o.log.Debug().Err(logs.Err(err)).Str("path", logs.Value(o.cfg.TerminationLog)).Msg("termination message not written")
+	err := store.WriteTermination(o.cfg.TerminationLog, msg)
+	if err == nil {
+		return
 	}
+	// Outside Kubernetes a missing or unwritable path is expected (debug);
+	// a path that is something other than a file of its own (a hard link
+	// to another file, a FIFO) was put there by someone, and is worth a
+	// warning.
+	level := zerolog.DebugLevel
+	if errors.Is(err, safefile.ErrLinked) || errors.Is(err, safefile.ErrNotRegular) {
+		level = zerolog.WarnLevel
+	}
+	o.log.WithLevel(level).Err(logs.Err(err)).Str("path", logs.Value(o.cfg.TerminationLog)).Msg("termination message not written")
 }
 
 // signalWriteGrace bounds how long a terminating signal waits, first for a
