@@ -1,10 +1,13 @@
-// Package elfbound checks, before debug/elf reads an ELF file, that the
-// parts debug/elf.NewFile reads whole are of a sane size. NewFile reads the
-// section header table and the section-name string table (.shstrtab) as
-// large as the file header and the section headers claim; a library whose
-// .shstrtab claims 6 GiB (a sparse or hostile file) would cost 6 GiB of
-// memory. Real libraries have tens of sections and a .shstrtab of a few
-// hundred bytes.
+// Package elfbound reads ELF files with memory bounded by constants, not
+// by what the file claims. File reads the header and then section headers
+// and strings in place, a block at a time (a library of 65 535 sections or
+// with an 11 MiB string table costs a few KiB); Check tells, before
+// debug/elf reads a file, whether the parts debug/elf.NewFile reads whole
+// are of a sane size. NewFile reads the section header table and the
+// section-name string table (.shstrtab) as large as the file header and
+// the section headers claim; a library whose .shstrtab claims 6 GiB (a
+// sparse or hostile file) would cost 6 GiB of memory. Real libraries have
+// tens of sections and a .shstrtab of a few hundred bytes.
 package elfbound
 
 import (
