@@ -104,3 +104,10 @@ func max64(a, b uint64) uint64 {
 	}
 	return b
 }
+
+// NewStringTable reads the size bytes at off in r as a string table: an
+// ELF one, or any other file of NUL-terminated strings found by offset
+// (ld.so.cache).
+func NewStringTable(r io.ReaderAt, off, size uint64) *StringTable {
+	return &StringTable{r: r, off: off, size: size}
+}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
+	"github.com/gpu-preflight/gpu-preflight/preflight/fsroot"
 	"github.com/gpu-preflight/gpu-preflight/preflight/ldso"
 )
 
@@ -331,13 +332,7 @@ func (s *scanner) condaLibDirs() []string {
 func (s *scanner) loaderEnv() ldso.Env {
 	var env ldso.Env
 	env.LibraryPath, _ = searchPath(s.env, "LD_LIBRARY_PATH")
-	if b := s.readMax("/etc/ld.so.cache", ldso.MaxCacheSize); b != nil {
-		cache, err := ldso.ParseCache(b)
-		if err != nil {
-			s.warnf("image: /etc/ld.so.cache: %v", err)
-		}
-		env.Cache = cache
-	}
+	env.Cache = s.ldCache("/etc/ld.so.cache")
 	for _, triplet := range []string{"x86_64-linux-gnu", "aarch64-linux-gnu"} {
 		if fi, err := s.root.Stat("/usr/lib/" + triplet); err == nil && fi.IsDir() {
 			env.SystemDirs = ldso.DebianSystemDirs(triplet)
@@ -348,6 +343,33 @@ func (s *scanner) loaderEnv() ldso.Env {
 	env.SystemDirs = []string{"/lib64", "/usr/lib64"}
 	env.LibDir = "lib64"
 	return env
+}
+
+// ldCache reads the image's ld.so cache at p in place (ldso.ReadCache):
+// its memory is bounded by the entries kept, not by the file's size.
+func (s *scanner) ldCache(p string) []ldso.CacheEntry {
+	if s.outOfTime() {
+		return nil
+	}
+	s.stamp(p)
+	f, err := s.root.Open(p)
+	if err != nil {
+		if !fsroot.Missing(err) {
+			s.warnf("image: reading %s: %v", p, err)
+		}
+		return nil
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		s.warnf("image: reading %s: %v", p, err)
+		return nil
+	}
+	cache, err := ldso.ReadCache(f, fi.Size())
+	if err != nil {
+		s.warnf("image: %s: %v", p, err)
+	}
+	return cache
 }
 
 // isFile reports whether p is a regular file, from its directory's listing

@@ -3,7 +3,6 @@ package ldso
 import (
 	"bytes"
 	"debug/elf"
-	"encoding/binary"
 	"fmt"
 	"os"
 	"os/exec"
@@ -103,54 +102,13 @@ func TestReadDynamicAgreesWithReadelf(t *testing.T) {
 	t.Logf("%d libraries compared", len(libs))
 }
 
-// dynObject is a minimal ELF64 shared object of this test's own with a
-// dynamic section of entries and a string table strtab: enough for
-// ReadDynamic, and for the hostile shapes the real toolchain never writes.
+// dynObject is ldsotest.DynamicObject of [tag, value] pairs.
 func dynObject(entries [][2]uint64, strtab []byte) []byte {
-	le := binary.LittleEndian
-	dyn := make([]byte, 16*len(entries))
+	dyn := make([]ldsotest.Dyn, len(entries))
 	for i, e := range entries {
-		le.PutUint64(dyn[16*i:], e[0])
-		le.PutUint64(dyn[16*i+8:], e[1])
+		dyn[i] = ldsotest.Dyn{Tag: elf.DynTag(e[0]), Val: e[1]}
 	}
-	shstr := []byte("\x00.dynstr\x00.dynamic\x00.shstrtab\x00")
-	var b bytes.Buffer
-	b.Write(make([]byte, 64))
-	strOff := b.Len()
-	b.Write(strtab)
-	dynOff := b.Len()
-	b.Write(dyn)
-	shstrOff := b.Len()
-	b.Write(shstr)
-	for b.Len()%8 != 0 {
-		b.WriteByte(0)
-	}
-	shoff := b.Len()
-	sh := func(name, typ uint32, off, size, link, entsize uint64) {
-		h := make([]byte, 64)
-		le.PutUint32(h[0:], name)
-		le.PutUint32(h[4:], typ)
-		le.PutUint64(h[24:], off)
-		le.PutUint64(h[32:], size)
-		le.PutUint32(h[40:], uint32(link))
-		le.PutUint64(h[56:], entsize)
-		b.Write(h)
-	}
-	sh(0, 0, 0, 0, 0, 0)
-	sh(1, uint32(elf.SHT_STRTAB), uint64(strOff), uint64(len(strtab)), 0, 0)
-	sh(9, uint32(elf.SHT_DYNAMIC), uint64(dynOff), uint64(len(dyn)), 1, 16)
-	sh(18, uint32(elf.SHT_STRTAB), uint64(shstrOff), uint64(len(shstr)), 0, 0)
-	out := b.Bytes()
-	copy(out, []byte{0x7f, 'E', 'L', 'F', 2, 1, 1})
-	le.PutUint16(out[16:], uint16(elf.ET_DYN))
-	le.PutUint16(out[18:], uint16(elf.EM_X86_64))
-	le.PutUint32(out[20:], 1)
-	le.PutUint64(out[40:], uint64(shoff))
-	le.PutUint16(out[52:], 64)
-	le.PutUint16(out[58:], 64)
-	le.PutUint16(out[60:], 4)
-	le.PutUint16(out[62:], 3)
-	return out
+	return ldsotest.DynamicObject(dyn, strtab)
 }
 
 // The dynamic section is read as glibc reads it: entries up to DT_NULL,
