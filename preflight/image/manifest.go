@@ -12,6 +12,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/gpu-preflight/gpu-preflight/internal/jsonbound"
 	"github.com/gpu-preflight/gpu-preflight/preflight/fatbin"
 	"github.com/gpu-preflight/gpu-preflight/preflight/fsroot"
 )
@@ -169,6 +170,11 @@ func WriteManifest(path string, m Manifest) error {
 // not written by bake, and reading it whole would cost its size in memory.
 const MaxManifestBytes = 4 << 20
 
+// manifestLimits bound the manifest's shape as MaxManifestBytes bounds its
+// size: 4 MiB of one-letter map members would decode into 44 MiB. A bake
+// of a root holding Debian's CUDA torch writes some thousands of values.
+var manifestLimits = jsonbound.Limits{Bytes: MaxManifestBytes, Depth: 32, Values: 200_000}
+
 // LoadManifest reads the manifest at path inside root, refusing one larger
 // than MaxManifestBytes.
 func LoadManifest(root fsroot.Root, path string) (Manifest, error) {
@@ -177,7 +183,7 @@ func LoadManifest(root fsroot.Root, path string) (Manifest, error) {
 		return Manifest{}, err
 	}
 	var m Manifest
-	if err := json.Unmarshal(b, &m); err != nil {
+	if err := jsonbound.Unmarshal(b, &m, manifestLimits); err != nil {
 		return Manifest{}, fmt.Errorf("image manifest %s: %w", path, err)
 	}
 	if m.SchemaVersion != ManifestSchemaVersion {
