@@ -404,5 +404,12 @@ func (f scanFS) Dynamic(p string) (ldso.Dynamic, error) {
 		return ldso.Dynamic{}, errors.New("the scan's time budget is spent")
 	}
 	f.s.stamp(p)
-	return ldso.RootFS{Root: f.s.root}.Dynamic(p)
+	d, err := ldso.RootFS{Root: f.s.root}.Dynamic(p)
+	if err != nil {
+		// The loader model goes on with what was read (an object read in
+		// part says what was cut); the record says why a dependency is
+		// missing.
+		f.s.warnf("image: the dynamic section of %s: %v", p, err)
+	}
+	return d, err
 }
