@@ -445,3 +445,54 @@ func manifestRoot(t *testing.T, write func(*bytes.Buffer)) string {
 	writeFile(t, filepath.Join(root, "etc/gpu-preflight/image.json"), b.Bytes())
 	return root
 }
+
+// emptyFiles creates n empty files named prefix0000000... in dir.
+func emptyFiles(t *testing.T, dir, prefix string, n int) {
+	t.Helper()
+	mkdirs(t, dir)
+	for i := range n {
+		f, err := os.Create(filepath.Join(dir, fmt.Sprintf("%s%07d", prefix, i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+	}
+}
+
+// TestHugeListingsStayBounded: a directory the scan lists holds 200 000
+// entries (about 58 MiB when it was read whole), or the directories of
+// LD_LIBRARY_PATH hold 30 000 each; the job runs under maxPeakRSS, and a
+// warning says which listing was cut or refused.
+func TestHugeListingsStayBounded(t *testing.T) {
+	t.Run("SitePackages200000", func(t *testing.T) {
+		root := torchRoot(t, func(lib string) { writeFile(t, lib, needing(1, []byte("\x00libc.so.6\x00"))) })
+		emptyFiles(t, filepath.Join(root, sitePackages), "module_with_a_long_name_", 200_000)
+		m := runMeasured(t, []string{"PREFLIGHT_ROOT=" + root}, "--", "/bin/echo", "job ran")
+		wantBounded(t, m, 0)
+		if !strings.Contains(m.stdout, "job ran") {
+			t.Errorf("the job did not run: stdout %q", m.stdout)
+		}
+		if !strings.Contains(m.stderr, "more directory entries than gpu-preflight lists: the first 32768 read") {
+			t.Errorf("no warning says the listing was cut:\n%.3000s", m.stderr)
+		}
+	})
+	t.Run("LibraryPath4x30000", func(t *testing.T) {
+		root := torchRoot(t, func(lib string) {
+			writeFile(t, lib, ldsotest.DynamicObject([]ldsotest.Dyn{{Tag: elf.DT_NEEDED, Val: 1}}, []byte("\x00libcudart.so.12\x00")))
+		})
+		var dirs []string
+		for i := range 4 {
+			d := fmt.Sprintf("/opt/lib%d", i)
+			emptyFiles(t, filepath.Join(root, d), "libsomething.so.", 30_000)
+			dirs = append(dirs, d)
+		}
+		m := runMeasured(t, []string{"PREFLIGHT_ROOT=" + root, "LD_LIBRARY_PATH=" + strings.Join(dirs, ":")}, "--", "/bin/echo", "job ran")
+		wantBounded(t, m, 0)
+		if !strings.Contains(m.stdout, "job ran") {
+			t.Errorf("the job did not run: stdout %q", m.stdout)
+		}
+		if !strings.Contains(m.stderr, "directory entries, its bound: /opt/lib3 and every directory after it are not listed") {
+			t.Errorf("no warning says the listings were refused:\n%.3000s", m.stderr)
+		}
+	})
+}

@@ -205,7 +205,9 @@ func typeName(m fs.FileMode) string {
 	return "type " + m.Type().String()
 }
 
-// ReadDir lists the directory p names inside the root, sorted by name.
+// ReadDir lists the directory p names inside the root, sorted by name: at
+// most MaxDirEntries of them, which then come with an error wrapping
+// ErrTooManyEntries.
 func (r Root) ReadDir(p string) ([]fs.DirEntry, error) {
 	host, err := r.Resolve(p)
 	if err != nil {
@@ -219,9 +221,76 @@ func (r Root) ReadDir(p string) ([]fs.DirEntry, error) {
 		return nil, err
 	}
 	defer f.Close()
-	entries, err := f.ReadDir(-1)
+	var entries []fs.DirEntry
+	for len(entries) <= MaxDirEntries {
+		batch, err := f.ReadDir(dirBatch)
+		entries = append(entries, batch...)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			sortEntries(entries)
+			return entries, err
+		}
+	}
+	if len(entries) > MaxDirEntries {
+		entries = entries[:MaxDirEntries]
+		sortEntries(entries)
+		return entries, &fs.PathError{Op: "readdir", Path: host, Err: fmt.Errorf("%w: the first %d read, in the directory's own order", ErrTooManyEntries, MaxDirEntries)}
+	}
+	sortEntries(entries)
+	return entries, nil
+}
+
+// ReadDirNames is ReadDir's names alone, which cost a string each rather
+// than a string and a DirEntry: sorted, at most MaxDirEntries, and past
+// that the first read with an error wrapping ErrTooManyEntries.
+func (r Root) ReadDirNames(p string) ([]string, error) {
+	host, err := r.Resolve(p)
+	if err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(host, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_DIRECTORY, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var names []string
+	for len(names) <= MaxDirEntries {
+		batch, err := f.Readdirnames(dirBatch)
+		names = append(names, batch...)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			slices.Sort(names)
+			return names, err
+		}
+	}
+	if len(names) > MaxDirEntries {
+		names = slices.Clip(names[:MaxDirEntries])
+		slices.Sort(names)
+		return names, &fs.PathError{Op: "readdir", Path: host, Err: fmt.Errorf("%w: the first %d read, in the directory's own order", ErrTooManyEntries, MaxDirEntries)}
+	}
+	slices.Sort(names)
+	return names, nil
+}
+
+// MaxDirEntries bounds the entries ReadDir returns: a directory entry costs
+// about a hundred bytes held, and the largest directories of real images
+// (/usr/lib/x86_64-linux-gnu, a conda environment's site-packages) hold
+// some thousands.
+const MaxDirEntries = 1 << 15
+
+// dirBatch is how many entries one getdents round asks for.
+const dirBatch = 1024
+
+// ErrTooManyEntries is wrapped by ReadDir's error for a directory of more
+// than MaxDirEntries entries; the entries read come with it.
+var ErrTooManyEntries = errors.New("more directory entries than gpu-preflight lists")
+
+func sortEntries(entries []fs.DirEntry) {
 	slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
-	return entries, err
 }
 
 // Stat describes the file p names inside the root, following links.

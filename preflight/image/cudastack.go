@@ -375,19 +375,7 @@ func (s *scanner) ldCache(p string) []ldso.CacheEntry {
 // isFile reports whether p is a regular file, from its directory's listing
 // (stamped, so a manifest sees a file appear) and a stat.
 func (s *scanner) isFile(p string) bool {
-	dir := path.Dir(p)
-	if s.names == nil {
-		s.names = map[string]map[string]bool{}
-	}
-	set, ok := s.names[dir]
-	if !ok {
-		set = map[string]bool{}
-		for _, n := range s.list(dir) {
-			set[n] = true
-		}
-		s.names[dir] = set
-	}
-	if !set[path.Base(p)] {
+	if _, ok := slices.BinarySearch(s.list(path.Dir(p)), path.Base(p)); !ok {
 		return false
 	}
 	fi, err := s.root.Stat(p)

@@ -295,7 +295,7 @@ func checkStamp(root fsroot.Root, st Stamp) error {
 		return fmt.Errorf("%w: %s size %d, was %d", errStale, st.Path, fi.Size(), st.Size)
 	case st.Dir && st.Names != "" && fi.ModTime().Unix() != unixSeconds(st.ModTime):
 		// The time moved; what counts is whether the image's names did.
-		entries, err := root.ReadDir(st.Path)
+		entries, err := root.ReadDirNames(st.Path)
 		if err != nil {
 			return fmt.Errorf("%w: %s: %v", errStale, st.Path, err)
 		}
