@@ -31,7 +31,7 @@ type Dynamic struct {
 }
 
 // Limits on what ReadDynamic reads of one object. Real libraries have tens
-// of dynamic entries (libtorch_cuda.so 2.6: 47, with 31 DT_NEEDED) and
+// of dynamic entries (Debian's libtorch_cuda.so 2.6: 44, with 18 DT_NEEDED) and
 // names of tens of bytes; the string table they point into can be large
 // (11 MiB in Debian's libtorch_cuda.so) and is never read whole.
 const (
