@@ -88,6 +88,17 @@ var frameworkDists = map[string][]string{
 func (s *scanner) cudaLibraries() {
 	env := s.loaderEnv()
 	fs := scanFS{s}
+	// The loader model goes on with what it could read of an object (one
+	// read in part says what was cut); each such object is warned of once.
+	warned := map[string]bool{}
+	warn := func(objs []ldso.Object) {
+		for _, o := range objs {
+			if o.Error != "" && !warned[o.Path] {
+				warned[o.Path] = true
+				s.warnf("image: the dynamic section of %s: %s", o.Path, o.Error)
+			}
+		}
+	}
 	for _, fw := range s.res.Frameworks {
 		if fw.Build != facts.BuildCUDA && fw.CUDAVersion == "" {
 			continue
@@ -97,9 +108,11 @@ func (s *scanner) cudaLibraries() {
 			continue
 		}
 		objs := ldso.Load(fs, env, nil, roots)
+		warn(objs)
 		if fw.Name == "torch" && missingCUDALib(objs) {
 			if pre := s.torchPreloads(); len(pre) > 0 {
 				objs = ldso.Load(fs, env, pre, roots)
+				warn(objs)
 			}
 		}
 		built := s.builtFor(fw)
@@ -392,12 +405,5 @@ func (f scanFS) Dynamic(p string) (ldso.Dynamic, error) {
 		return ldso.Dynamic{}, errors.New("the scan's time budget is spent")
 	}
 	f.s.stamp(p)
-	d, err := ldso.RootFS{Root: f.s.root}.Dynamic(p)
-	if err != nil {
-		// The loader model goes on with what was read (an object read in
-		// part says what was cut); the record says why a dependency is
-		// missing.
-		f.s.warnf("image: the dynamic section of %s: %v", p, err)
-	}
-	return d, err
+	return ldso.RootFS{Root: f.s.root}.Dynamic(p)
 }

@@ -41,7 +41,10 @@ const (
 	// DT_NEEDED with a slash is a path.
 	maxName = 4096
 	// maxSearchPath bounds a DT_RPATH or DT_RUNPATH string, a colon list.
-	maxSearchPath = 64 << 10
+	maxSearchPath = 32 << 10
+	// maxStrings bounds the bytes of all the strings kept of one object
+	// (Load bounds what all its objects hold together).
+	maxStrings = 64 << 10
 	// maxProblems bounds the problems an error lists; the rest are counted.
 	maxProblems = 4
 )
@@ -89,27 +92,31 @@ func ReadDynamic(r io.ReaderAt) (Dynamic, error) {
 	strs := f.Strings(strSec)
 	var p problems
 	p.add(e.problem)
+	// budget is what is left of maxStrings; spent is set once a string
+	// did not fit in it.
+	budget, spent := maxStrings, false
 	str := func(tag string, off uint64, max int) (string, bool) {
-		s, err := strs.String(off, max)
+		v, err := strs.String(off, min(max, budget))
+		if err != nil && budget < max && errors.Is(err, elfbound.ErrBadString) {
+			// Past the budget, or bad whatever the budget: ask again.
+			if _, err = strs.Bytes(off, max); err == nil {
+				spent = true
+				p.add(fmt.Sprintf("%s: the object's names pass %d bytes: not followed", tag, maxStrings))
+				return "", false
+			}
+		}
 		if err != nil {
 			p.add(tag + ": " + err.Error())
 			return "", false
 		}
-		return s, true
-	}
-	if e.needed > maxNeeded {
-		p.add(fmt.Sprintf("%d DT_NEEDED entries, more than the %d read: the rest are not followed", e.needed, maxNeeded))
-	}
-	for i, off := range e.neededOffs {
-		if s, ok := str(fmt.Sprintf("DT_NEEDED %d", i), off, maxName); ok {
-			d.Needed = append(d.Needed, s)
-		}
+		budget -= len(v)
+		return v, true
 	}
 	if e.soname != nil {
 		d.Soname, _ = str("DT_SONAME", *e.soname, maxName)
 	}
-	// glibc ignores DT_RPATH when DT_RUNPATH is present (elf/dl-load.c,
-	// _dl_init_paths and decompose_rpath callers).
+	// glibc ignores DT_RPATH when DT_RUNPATH is present
+	// (elf/get-dynamic-info.h).
 	if e.runpath != nil {
 		d.HasRunPath = true
 		if s, ok := str("DT_RUNPATH", *e.runpath, maxSearchPath); ok {
@@ -118,6 +125,20 @@ func ReadDynamic(r io.ReaderAt) (Dynamic, error) {
 	} else if e.rpath != nil {
 		if s, ok := str("DT_RPATH", *e.rpath, maxSearchPath); ok {
 			d.RPath = p.searchPath("DT_RPATH", s)
+		}
+	}
+	if e.needed > maxNeeded {
+		p.add(fmt.Sprintf("%d DT_NEEDED entries, more than the %d read: the rest are not followed", e.needed, maxNeeded))
+	}
+	for i, off := range e.neededOffs {
+		tag := fmt.Sprintf("DT_NEEDED %d", i)
+		if rest := len(e.neededOffs) - i - 1; budget < maxName && rest > 0 {
+			tag = fmt.Sprintf("DT_NEEDED %d and the %d after it", i, rest)
+		}
+		if s, ok := str(tag, off, maxName); ok {
+			d.Needed = append(d.Needed, s)
+		} else if spent {
+			break // the rest would not fit either: not followed
 		}
 	}
 	d.NoDefLib = e.flags1&df1NoDefLib != 0
@@ -230,6 +251,17 @@ func splitPath(s string) []string {
 		}
 	}
 	return out
+}
+
+// held is about how many bytes d holds: its strings and their headers.
+func (d Dynamic) held() int {
+	n := len(d.Soname)
+	for _, l := range [][]string{d.Needed, d.RPath, d.RunPath} {
+		for _, s := range l {
+			n += len(s) + 16
+		}
+	}
+	return n
 }
 
 // searchPath is splitPath keeping the first maxDirs directories, the most

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -153,6 +154,10 @@ func TestReadDynamicBoundsHostileObjects(t *testing.T) {
 		needed700 = append(needed700, [2]uint64{uint64(elf.DT_NEEDED), 0})
 	}
 	okStr := []byte("\x00libok.so\x00")
+	var needed512x4K [][2]uint64
+	for i := range maxNeeded {
+		needed512x4K = append(needed512x4K, [2]uint64{uint64(elf.DT_NEEDED), uint64(i)})
+	}
 	for _, tc := range []struct {
 		name    string
 		obj     []byte
@@ -167,9 +172,11 @@ func TestReadDynamicBoundsHostileObjects(t *testing.T) {
 			[]string{"DT_NEEDED 0: bad string: the string at offset 0 of the string table is longer than 4096 bytes", "700 DT_NEEDED entries, more than the 512 read", "and 509 more"}, 0, "", 0},
 		{"a name running off the end of the table", dynObject([][2]uint64{{uint64(elf.DT_SONAME), 1}, {uint64(elf.DT_NEEDED), 99}}, []byte("\x00abc")),
 			[]string{"DT_SONAME: bad string: the string at offset 1 of the 4-byte string table has no NUL", "DT_NEEDED 0: bad string: offset 99 outside the 4-byte string table"}, 0, "", 0},
-		{"a DT_RUNPATH of 20 000 directories", dynObject([][2]uint64{{uint64(elf.DT_NEEDED), 1}, {uint64(elf.DT_RUNPATH), uint64(len(okStr))}},
-			append(append(okStr, strings.Repeat("/d:", 20000)...), 0)),
-			[]string{"DT_RUNPATH has 20000 directories, more than the 256 searched"}, 1, "", maxDirs},
+		{"a DT_RUNPATH of 8 000 directories", dynObject([][2]uint64{{uint64(elf.DT_NEEDED), 1}, {uint64(elf.DT_RUNPATH), uint64(len(okStr))}},
+			append(append(okStr, strings.Repeat("/d:", 8000)...), 0)),
+			[]string{"DT_RUNPATH has 8000 directories, more than the 256 searched"}, 1, "", maxDirs},
+		{"512 DT_NEEDED of up to 4 KiB each", dynObject(needed512x4K, append(bytes.Repeat([]byte("x"), maxName), 0)),
+			[]string{"read in part: DT_NEEDED 16 and the 495 after it: the object's names pass 65536 bytes: not followed"}, 16, "", 0},
 		{"a dynamic section with no DT_NULL", dynObject(slices.Repeat([][2]uint64{{uint64(elf.DT_SONAME), 1}}, maxDynEntries+10), okStr),
 			[]string{"a dynamic section of 65546 entries without DT_NULL in the first 65536"}, 0, "libok.so", 0},
 	} {
@@ -210,4 +217,61 @@ func FuzzReadDynamic(f *testing.F) {
 			}
 		}
 	})
+}
+
+// bombFS is an image whose root object needs n libraries in /lib, each of
+// which needs 512 names of up to 4 KiB: ReadDynamic keeps maxStrings of
+// each, and Load must bound what they hold together.
+type bombFS struct {
+	n     int
+	reads int
+	peak  uint64 // the largest live heap seen between reads
+}
+
+func (b *bombFS) IsFile(p string) bool { return p == "/root.so" || strings.HasPrefix(p, "/lib/lib") }
+
+func (b *bombFS) Dynamic(p string) (Dynamic, error) {
+	if b.reads++; b.reads%64 == 0 {
+		runtime.GC()
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		b.peak = max(b.peak, m.HeapAlloc)
+	}
+	if p == "/root.so" {
+		var names []byte
+		var dyn [][2]uint64
+		for i := range b.n {
+			dyn = append(dyn, [2]uint64{uint64(elf.DT_NEEDED), uint64(len(names) + 1)})
+			names = append(names, fmt.Sprintf("\x00lib%d.so", i)...)
+		}
+		return ReadDynamic(bytes.NewReader(dynObject(dyn, append(names, 0))))
+	}
+	var dyn [][2]uint64
+	for i := range maxNeeded {
+		dyn = append(dyn, [2]uint64{uint64(elf.DT_NEEDED), uint64(i * 7)})
+	}
+	return ReadDynamic(bytes.NewReader(dynObject(dyn, append(bytes.Repeat([]byte("x"), maxName), 0))))
+}
+
+// What the dynamic sections of all loaded objects hold together stays
+// within maxHeld: past it, objects are recorded, not followed, and say so.
+func TestLoadBoundsWhatObjectsHoldTogether(t *testing.T) {
+	fs := &bombFS{n: maxNeeded}
+	runtime.GC()
+	var before runtime.MemStats
+	runtime.ReadMemStats(&before)
+	objs := Load(fs, Env{SystemDirs: []string{"/lib"}}, nil, []string{"/root.so"})
+	cut := 0
+	for _, o := range objs {
+		if strings.Contains(o.Error, "4194304 bytes of names, the loader model's bound") {
+			cut++
+		}
+	}
+	if cut < maxNeeded/2 || len(objs) <= maxNeeded {
+		t.Errorf("%d objects, %d cut at the bound", len(objs), cut)
+	}
+	if grew := int64(fs.peak) - int64(before.HeapAlloc); grew > 3*maxHeld {
+		t.Errorf("the live heap grew by %d bytes while loading, past 3 x maxHeld", grew)
+	}
+	t.Logf("%d objects, %d cut; live heap peak %.1f MiB over %.1f MiB", len(objs), cut, float64(fs.peak)/(1<<20), float64(before.HeapAlloc)/(1<<20))
 }
