@@ -247,9 +247,6 @@ func (f *File) Strings(s Section) *StringTable {
 // ByteOrder is the file's byte order.
 func (f *File) ByteOrder() binary.ByteOrder { return f.bo }
 
-// ReaderAt is the file the File reads.
-func (f *File) ReaderAt() io.ReaderAt { return f.r }
-
 func (f *File) readFull(b []byte, off uint64) error {
 	if off > 1<<62 {
 		return fmt.Errorf("offset %d beyond any file", off)

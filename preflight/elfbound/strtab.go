@@ -28,9 +28,6 @@ var ErrBadString = errors.New("bad string")
 // cost one read together.
 const window = 4 << 10
 
-// Size is the table's length in bytes.
-func (t *StringTable) Size() uint64 { return t.size }
-
 // Bytes returns the string at off, without its NUL, failing (wrapping
 // ErrBadString) when off is outside the table, when no NUL follows within
 // the table, or when the string is longer than max bytes. The slice is
