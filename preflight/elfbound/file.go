@@ -129,15 +129,17 @@ func Open(r io.ReaderAt) (*File, error) {
 // NumSections is how many section headers the file has.
 func (f *File) NumSections() int { return int(f.shnum) }
 
-// sectionBlock is how many section headers one read fetches.
-const sectionBlock = 64
+// sectionBlock is how many bytes of section headers one read fetches: 64
+// ELF64 headers (e_shentsize, at most 64 KiB, can make it one).
+const sectionBlock = 4 << 10
 
 // Sections calls fn on each section header in order until fn returns
 // false, reading the table a block at a time.
 func (f *File) Sections(fn func(Section) bool) error {
-	buf := make([]byte, sectionBlock*f.shentsize)
-	for first := uint64(0); first < f.shnum; first += sectionBlock {
-		n := min(sectionBlock, f.shnum-first)
+	perBlock := max(1, sectionBlock/f.shentsize)
+	buf := make([]byte, perBlock*f.shentsize)
+	for first := uint64(0); first < f.shnum; first += perBlock {
+		n := min(perBlock, f.shnum-first)
 		b := buf[:n*f.shentsize]
 		if err := f.readFull(b, f.shoff+first*f.shentsize); err != nil {
 			return fmt.Errorf("reading ELF section headers %d-%d: %w", first, first+n-1, err)
