@@ -58,6 +58,7 @@ type Config struct {
 	ExitCode          int           `split_words:"true" default:"78" desc:"exit code on a mismatch abort: this driver cannot run this image"`
 	NodeFaultExitCode int           `split_words:"true" default:"75" desc:"exit code on a node-fault abort: retry on another node"`
 	Supervise         string        `split_words:"true" default:"auto" desc:"true, false, or auto: supervise when PID 1" flag:"bool"`
+	SignalGroup       boolValue     `split_words:"true" default:"false" desc:"when supervising, forward signals to the command's process group, not only to the command (tini -g)"`
 	CUDACheck         string        `split_words:"true" default:"off" desc:"CUDA smoke test: off, init or kernel"`
 	CUDATimeout       time.Duration `split_words:"true" default:"15s" desc:"deadline for the CUDA smoke test"`
 
