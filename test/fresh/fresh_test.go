@@ -88,8 +88,10 @@ func depsLayer(t *testing.T, cache, root, release, src string) string {
 		return layer
 	}
 	upper := layer + ".tmp"
-	os.RemoveAll(upper)
-	os.RemoveAll(upper + ".work")
+	// What an interrupted run left (enter.sh's mounts ended with it).
+	for _, d := range []string{upper, upper + ".work", upper + ".root"} {
+		os.RemoveAll(d)
+	}
 	start := time.Now()
 	r := enter(t, 20*time.Minute, filepath.Join(cache, "fresh", release+"-gocache"), root, upper, src,
 		"export DEBIAN_FRONTEND=noninteractive; apt-get update -qq && apt-get install -y -qq --no-install-recommends make >/dev/null && "+
