@@ -172,16 +172,22 @@ type DistInfo struct {
 	// case, runs of "-", "_" and "." folded to "_": "nvidia_cudnn_cu12".
 	Name    string
 	Version string
+	// Dir is the metadata directory's path, set by the scanner; empty
+	// from ParseDistInfoName.
+	Dir string
 }
 
-// ParseDistInfoName splits a "<name>-<version>.dist-info" or
-// "<name>-<version>[-pyX.Y].egg-info" directory name.
+// ParseDistInfoName splits a "<name>-<version>.dist-info",
+// "<name>-<version>[-pyX.Y].egg-info" or
+// "<name>-<version>-pyX.Y[-<platform>].egg" directory name.
 func ParseDistInfoName(dir string) (DistInfo, bool) {
 	base, ok := strings.CutSuffix(dir, ".dist-info")
 	egg := false
 	if !ok {
 		if base, ok = strings.CutSuffix(dir, ".egg-info"); !ok {
-			return DistInfo{}, false
+			if base, ok = strings.CutSuffix(dir, ".egg"); !ok {
+				return DistInfo{}, false
+			}
 		}
 		egg = true
 	}

@@ -30,6 +30,7 @@ const (
 	KindPyenv  = "pyenv"  // $PYENV_ROOT/versions/<version>
 	KindSystem = "system" // /usr, /usr/local and other plain prefixes
 	KindUser   = "user"   // a home's ~/.local user site, which no interpreter owns
+	KindNone   = "none"   // PYTHONPATH's directories when no interpreter was found
 )
 
 // Where each sys.path entry came from (Entry.From).
@@ -96,8 +97,9 @@ const (
 	// read (real ones are under a few KiB; a finder holds its template).
 	MaxFileBytes = 1 << 20
 	// MaxPathEntries bounds one environment's sys.path, and the PATH and
-	// PYTHONPATH entries looked at.
-	MaxPathEntries = 512
+	// PYTHONPATH entries looked at (CUDA images set a handful; each entry
+	// costs a listing).
+	MaxPathEntries = 256
 )
 
 // DefaultPATH is the search path when the environment sets none: what
@@ -135,13 +137,20 @@ type finder struct {
 	res  Result
 	seen map[string]bool // prefixes, resolved
 	read map[string]bool // inputs recorded
+	// homePyenv caches the default pyenv roots.
+	homePyenv []string
 }
 
 // Find returns the Python environments under root; env is the container's
 // environment (PATH, VIRTUAL_ENV, CONDA_PREFIX, PYENV_ROOT, PYENV_VERSION,
-// HOME, PYTHONPATH, PYTHONUSERBASE, PYTHONNOUSERSITE).
+// PYTHONPATH, PYTHONUSERBASE, PYTHONNOUSERSITE).
 func Find(root fsroot.Root, env map[string]string) Result {
 	f := &finder{root: root, env: env, seen: map[string]bool{}, read: map[string]bool{}}
+	for _, k := range []string{"PATH", "PYTHONPATH"} {
+		if n := countAbs(env[k]); n > MaxPathEntries {
+			f.warnf("%s has %d directories; the scan looked only in the first %d (MaxPathEntries)", k, n, MaxPathEntries)
+		}
+	}
 	for _, k := range []string{"VIRTUAL_ENV", "CONDA_PREFIX"} {
 		if p := env[k]; strings.HasPrefix(p, "/") {
 			f.addPrefix(path.Clean(p), "", k)
@@ -158,6 +167,9 @@ func Find(root fsroot.Root, env map[string]string) Result {
 			}
 		}
 	}
+	for _, p := range []string{"/usr/local", "/usr"} {
+		f.addPrefix(p, "", "system prefix")
+	}
 	for _, pr := range f.pyenvRoots() {
 		for _, v := range f.listDirs(path.Join(pr, "versions")) {
 			f.addPrefix(v, "", "pyenv")
@@ -171,11 +183,17 @@ func Find(root fsroot.Root, env map[string]string) Result {
 			}
 		}
 	}
-	for _, p := range []string{"/usr/local", "/usr"} {
-		f.addPrefix(p, "", "system prefix")
-	}
 	for _, home := range append([]string{"/root"}, f.glob("/home/*")...) {
 		f.addUserSite(home)
+	}
+	if len(f.res.Environments) == 0 {
+		// No interpreter, but PYTHONPATH names package directories: keep
+		// them, so that what they hold is still reported.
+		e := Environment{Kind: KindNone, Via: "PYTHONPATH, no interpreter found"}
+		f.buildPath(&e)
+		if len(e.Path) > 0 {
+			f.add(e)
+		}
 	}
 	return f.res
 }
@@ -211,20 +229,27 @@ func absList(v string, max int) []string {
 	return out
 }
 
-// pyenvRoots are $PYENV_ROOT, else ~/.pyenv (pyenv's default) of $HOME
-// and of root.
+// countAbs counts a colon list's absolute entries.
+func countAbs(v string) int {
+	n := 0
+	for d := range strings.SplitSeq(v, ":") {
+		if strings.HasPrefix(d, "/") {
+			n++
+		}
+	}
+	return n
+}
+
+// pyenvRoots are $PYENV_ROOT, else ~/.pyenv (pyenv's default) of root
+// and of every home.
 func (f *finder) pyenvRoots() []string {
 	if r := f.env["PYENV_ROOT"]; strings.HasPrefix(r, "/") {
 		return []string{path.Clean(r)}
 	}
-	var out []string
-	if h := f.env["HOME"]; strings.HasPrefix(h, "/") {
-		out = append(out, path.Join(path.Clean(h), ".pyenv"))
+	if f.homePyenv == nil {
+		f.homePyenv = append([]string{"/root/.pyenv"}, f.glob("/home/*/.pyenv")...)
 	}
-	if !slices.Contains(out, "/root/.pyenv") {
-		out = append(out, "/root/.pyenv")
-	}
-	return out
+	return f.homePyenv
 }
 
 // pyenvShims handles a PATH entry that is pyenv's shims directory: its
@@ -298,6 +323,9 @@ func (f *finder) addPrefix(prefix, interpreter, via string) {
 
 func (f *finder) add(e Environment) {
 	key := f.realPath(e.Prefix)
+	if e.Kind == KindNone {
+		key = ""
+	}
 	if f.seen[key] {
 		return
 	}
@@ -334,7 +362,7 @@ func (f *finder) environment(prefix, interpreter, via string) (Environment, bool
 	if e.Version == "" && e.Base != "" {
 		e.Version = f.version(e.Base, "", "")
 	}
-	if e.Version == "" && !(prefix == "/usr" && f.isDir("/usr/lib/python3/dist-packages")) {
+	if e.Version == "" && !f.debian(prefix) {
 		return Environment{}, false
 	}
 	f.buildPath(&e)
@@ -351,16 +379,16 @@ func (f *finder) version(prefix, interpreter, cfgVersion string) string {
 	if v := majorMinor(cfgVersion); v != "" {
 		return v
 	}
+	var dirs []string
+	for _, sub := range []string{"site-packages", "dist-packages", "os.py"} {
+		dirs = append(dirs, f.pythonDirs(path.Join(prefix, "lib"), sub)...)
+	}
+	if f.debian(prefix) {
+		dirs = append(dirs, f.pythonDirs("/usr/local/lib", "dist-packages")...)
+	}
 	var best string
-	for _, d := range f.listDirs(path.Join(prefix, "lib")) {
-		n := path.Base(d)
-		if !IsPythonName(n) || !strings.HasPrefix(n, "python3.") {
-			continue
-		}
-		if !f.isDir(path.Join(d, "site-packages")) && !f.isDir(path.Join(d, "dist-packages")) {
-			continue
-		}
-		if v := strings.TrimPrefix(n, "python"); best == "" || lessVersion(best, v) {
+	for _, d := range dirs {
+		if v := strings.TrimPrefix(path.Base(d), "python"); best == "" || lessVersion(best, v) {
 			best = v
 		}
 	}
@@ -385,13 +413,37 @@ func lessVersion(a, b string) bool {
 	return am < bm
 }
 
+// debian reports whether prefix is Debian's (or Ubuntu's) python3 at
+// /usr, whose site directories are dist-packages: /usr/lib/python3/dist-packages
+// or a /usr/local/lib/python3.Y/dist-packages is there.
+func (f *finder) debian(prefix string) bool {
+	if prefix != "/usr" {
+		return false
+	}
+	if f.isDir("/usr/lib/python3/dist-packages") {
+		return true
+	}
+	return len(f.pythonDirs("/usr/local/lib", "dist-packages")) > 0
+}
+
+// pythonDirs are the python3.Y directories in dir that hold sub.
+func (f *finder) pythonDirs(dir, sub string) []string {
+	var out []string
+	for _, d := range f.listDirs(dir) {
+		if n := path.Base(d); IsPythonName(n) && strings.HasPrefix(n, "python3.") && f.isDir(path.Join(d, sub)) {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
 // siteDirs are getsitepackages' directories for prefix and version:
 // <prefix>/lib/pythonX.Y/site-packages (and lib64's, where a
 // distribution's platlibdir is lib64). Debian's python3 at /usr instead
 // reads /usr/local/lib/python3.Y/dist-packages, /usr/lib/python3/dist-packages
 // and /usr/lib/python3.Y/dist-packages (Debian's patch to site.py).
 func (f *finder) siteDirs(prefix, version string) []string {
-	if prefix == "/usr" && f.isDir("/usr/lib/python3/dist-packages") {
+	if f.debian(prefix) {
 		var out []string
 		if version != "" {
 			out = append(out, "/usr/local/lib/python"+version+"/dist-packages")
@@ -411,17 +463,15 @@ func (f *finder) siteDirs(prefix, version string) []string {
 	}
 }
 
-// userBase is site.py's USER_BASE: PYTHONUSERBASE, else ~/.local of HOME
-// (root's home when HOME is unset, as a container's default user is).
+// userBase is site.py's USER_BASE: PYTHONUSERBASE, else ~/.local. The
+// home taken is root's, a container's default user: HOME is set by the
+// runtime from the user's passwd entry, not by the image, so it is not
+// read. Every other home's ~/.local is an environment of its own.
 func (f *finder) userBase() string {
 	if b := f.env["PYTHONUSERBASE"]; strings.HasPrefix(b, "/") {
 		return path.Clean(b)
 	}
-	home := "/root"
-	if h := f.env["HOME"]; strings.HasPrefix(h, "/") {
-		home = path.Clean(h)
-	}
-	return path.Join(home, ".local")
+	return "/root/.local"
 }
 
 // userSiteEnabled is site.py's ENABLE_USER_SITE outside a venv that
