@@ -568,11 +568,21 @@ func (b *pathBuilder) append(e Entry) {
 	b.env.Path = append(b.env.Path, e)
 }
 
+// finish puts the easy-install entries first and the editable finders'
+// last: setuptools' finder install() appends itself to sys.meta_path,
+// after the PathFinder that walks sys.path, so a package of the same name
+// on sys.path wins over the editable one.
 func (b *pathBuilder) finish() {
-	if len(b.front) > 0 {
-		b.env.Path = append(b.front, b.env.Path...)
-		b.front = nil
+	var plain, finders []Entry
+	for _, e := range b.env.Path {
+		if e.Only != nil {
+			finders = append(finders, e)
+		} else {
+			plain = append(plain, e)
+		}
 	}
+	b.env.Path = append(append(b.front, plain...), finders...)
+	b.front = nil
 }
 
 // siteDir is site.py's addsitedir: the directory, if it exists, then its
@@ -623,8 +633,8 @@ func (b *pathBuilder) pth(sitedir, name string) {
 
 // finder applies a setuptools editable finder: each top-level package of
 // its MAPPING is imported from its own directory. The finder is a meta
-// path finder, consulted before sys.path; it is modelled as an entry
-// holding only that package, placed where the .pth line installed it.
+// path finder consulted after sys.path (finish); it is modelled as an
+// entry holding only that package.
 func (b *pathBuilder) finder(sitedir, module string) {
 	file := path.Join(sitedir, module+".py")
 	maps, ok := ParseFinderMapping(b.f.readFile(file))
