@@ -204,12 +204,12 @@ func (s *scanner) builtFor(fw facts.Framework) map[string]builtVersion {
 		out["libcudnn"] = builtVersion{fw.CuDNNVersion, fw.Source}
 	}
 	sp := path.Dir(fw.Location)
-	dists := s.distInfos(sp)
+	dist := func(name string) (DistInfo, bool) { d, ok := s.distInfos(sp)[name]; return d, ok }
 	if v, ok := s.views[fw.Location]; ok {
-		dists = v.dists
+		dist = v.dist
 	}
 	for _, name := range frameworkDists[fw.Name] {
-		d, ok := dists[name]
+		d, ok := dist(name)
 		if !ok {
 			continue
 		}

@@ -70,26 +70,57 @@ func (s *scanner) frameworks() {
 type view struct {
 	s   *scanner
 	env pyenv.Environment
-	// dists are the distributions on its sys.path, by normalized name,
-	// the first entry's winning (importlib.metadata's order).
-	dists map[string]DistInfo
 }
 
-func (s *scanner) view(e pyenv.Environment) *view {
-	v := &view{s: s, env: e, dists: map[string]DistInfo{}}
-	for _, en := range e.Path {
+func (s *scanner) view(e pyenv.Environment) *view { return &view{s: s, env: e} }
+
+// dist returns distribution name as importlib.metadata finds it: from the
+// first sys.path entry holding its metadata. An editable finder's
+// directory is not on sys.path (its metadata is the dist-info in
+// site-packages). Each directory's distributions are listed once
+// (scanner.distInfos), and nothing is copied per environment.
+func (v *view) dist(name string) (DistInfo, bool) {
+	for _, en := range v.env.Path {
 		if en.Only != nil {
-			// An editable finder's directory is not on sys.path: its
-			// metadata is the dist-info in site-packages.
 			continue
 		}
-		for name, d := range s.distInfos(en.Dir) {
-			if _, ok := v.dists[name]; !ok {
-				v.dists[name] = d
-			}
+		if d, ok := v.s.distInfos(en.Dir)[name]; ok {
+			return d, true
 		}
 	}
-	return v
+	return DistInfo{}, false
+}
+
+// firstDist returns the first of names installed.
+func (v *view) firstDist(names ...string) (DistInfo, bool) {
+	for _, n := range names {
+		if d, ok := v.dist(n); ok {
+			return d, true
+		}
+	}
+	return DistInfo{}, false
+}
+
+// distMatching returns the installed distribution with the smallest name
+// that match accepts, and what match said of it.
+func (v *view) distMatching(match func(name string) (string, bool)) (DistInfo, string, bool) {
+	var best DistInfo
+	var bestVal string
+	found := false
+	for _, en := range v.env.Path {
+		if en.Only != nil {
+			continue
+		}
+		for name, d := range v.s.distInfos(en.Dir) {
+			if val, ok := match(name); ok && (!found || name < best.Name) {
+				best, bestVal, found = d, val, true
+			}
+		}
+		if found {
+			return best, bestVal, true
+		}
+	}
+	return DistInfo{}, "", false
 }
 
 // pkg returns the sys.path directory top-level package name is imported
@@ -134,21 +165,21 @@ func home(pkgDir string, found bool, d DistInfo, hasDist bool) (string, bool) {
 	switch {
 	case found:
 		return pkgDir, true
-	case hasDist && d.Dir != "":
-		return path.Dir(d.Dir), true
+	case hasDist && d.Dir() != "":
+		return path.Dir(d.Dir()), true
 	}
 	return "", false
 }
 
 func distPath(sp string, d DistInfo) string {
-	if d.Dir != "" {
-		return d.Dir
+	if dir := d.Dir(); dir != "" {
+		return dir
 	}
 	return path.Join(sp, d.Name+"-"+d.Version+".dist-info")
 }
 
 func (s *scanner) torch(v *view) (facts.Framework, bool) {
-	d, hasDist := v.dists["torch"]
+	d, hasDist := v.dist("torch")
 	pkgDir, found := v.pkg("torch")
 	sp, ok := home(pkgDir, found, d, hasDist)
 	if !ok {
@@ -186,7 +217,7 @@ func (s *scanner) torch(v *view) (facts.Framework, bool) {
 }
 
 func (s *scanner) paddle(v *view) (facts.Framework, bool) {
-	d, hasDist := firstDist(v.dists, "paddlepaddle_gpu", "paddlepaddle")
+	d, hasDist := v.firstDist("paddlepaddle_gpu", "paddlepaddle")
 	pkgDir, found := v.pkg("paddle")
 	sp, ok := home(pkgDir, found, d, hasDist)
 	if !ok {
@@ -243,7 +274,7 @@ func (s *scanner) paddle(v *view) (facts.Framework, bool) {
 }
 
 func (s *scanner) tensorflow(v *view) (facts.Framework, bool) {
-	d, hasDist := firstDist(v.dists, "tensorflow", "tensorflow_gpu", "tensorflow_cpu", "tensorflow_rocm", "tf_nightly", "tf_nightly_gpu")
+	d, hasDist := v.firstDist("tensorflow", "tensorflow_gpu", "tensorflow_cpu", "tensorflow_rocm", "tf_nightly", "tf_nightly_gpu")
 	pkgDir, found := v.pkg("tensorflow")
 	sp, ok := home(pkgDir, found, d, hasDist)
 	if !ok {
@@ -288,12 +319,11 @@ func (s *scanner) tensorflow(v *view) (facts.Framework, bool) {
 }
 
 func (s *scanner) jax(v *view) (facts.Framework, bool) {
-	dists := v.dists
-	lib, hasLib := dists["jaxlib"]
+	lib, hasLib := v.dist("jaxlib")
 	var plugin DistInfo
 	var pluginMajor, rocm string
 	for _, major := range []string{"13", "12", "11"} {
-		if p, ok := firstDist(dists, "jax_cuda"+major+"_plugin", "jax_cuda"+major+"_pjrt"); ok {
+		if p, ok := v.firstDist("jax_cuda"+major+"_plugin", "jax_cuda"+major+"_pjrt"); ok {
 			plugin, pluginMajor = p, major
 			break
 		}
@@ -302,10 +332,8 @@ func (s *scanner) jax(v *view) (facts.Framework, bool) {
 		// The ROCm builds: jax-rocm60-plugin / jax-rocm60-pjrt (jax's
 		// build_gpu_kernels_wheel.py and build_gpu_plugin_wheel.py name
 		// them jax_rocm{version}_plugin and _pjrt).
-		for name, d := range dists {
-			if r, ok := rocmPluginVersion(name); ok && (rocm == "" || name < plugin.Name) {
-				plugin, rocm = d, r
-			}
+		if d, r, ok := v.distMatching(rocmPluginVersion); ok {
+			plugin, rocm = d, r
 		}
 	}
 	if !hasLib && pluginMajor == "" && rocm == "" {
@@ -358,7 +386,7 @@ func (s *scanner) jax(v *view) (facts.Framework, bool) {
 		f.Build = facts.BuildCPU
 	}
 	if major := cudaMajor(f.CUDAVersion); major != "" && f.CuDNNVersion == "" {
-		if c, ok := dists["nvidia_cudnn_cu"+major]; ok {
+		if c, ok := v.dist("nvidia_cudnn_cu" + major); ok {
 			f.CuDNNVersion = c.Version
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -172,9 +173,18 @@ type DistInfo struct {
 	// case, runs of "-", "_" and "." folded to "_": "nvidia_cudnn_cu12".
 	Name    string
 	Version string
-	// Dir is the metadata directory's path, set by the scanner; empty
-	// from ParseDistInfoName.
-	Dir string
+	// site and entry are the directory the metadata was listed in and its
+	// name there (set by the scanner; they share the listing's strings, so
+	// that a site-packages of 50 000 distributions costs no string each).
+	site, entry string
+}
+
+// Dir is the metadata directory's path; "" from ParseDistInfoName.
+func (d DistInfo) Dir() string {
+	if d.site == "" {
+		return ""
+	}
+	return path.Join(d.site, d.entry)
 }
 
 // ParseDistInfoName splits a "<name>-<version>.dist-info",

@@ -311,6 +311,11 @@ func searchPath(env map[string]string, key string) ([]string, string) {
 // it read so that a manifest goes stale when a .pth file or pyvenv.cfg
 // changes.
 func (s *scanner) environments() {
+	for _, k := range []string{"PATH", "PYTHONPATH"} {
+		if _, w := searchPath(s.env, k); w != "" {
+			s.warnings = append(s.warnings, w)
+		}
+	}
 	found := pyenv.Find(s.root, s.env)
 	for _, p := range found.Inputs {
 		// A directory is stamped by the names it holds, as the scan's own
@@ -351,7 +356,7 @@ func (s *scanner) distInfos(sp string) map[string]DistInfo {
 	// whose metadata is its own name and EGG-INFO/ (importlib.metadata
 	// reads it so).
 	if d, ok := ParseDistInfoName(path.Base(sp)); ok && strings.HasSuffix(sp, ".egg") {
-		d.Dir = path.Join(sp, "EGG-INFO")
+		d.site, d.entry = sp, "EGG-INFO"
 		out[d.Name] = d
 	}
 	for _, name := range s.list(sp) {
@@ -360,7 +365,7 @@ func (s *scanner) distInfos(sp string) map[string]DistInfo {
 			continue
 		}
 		if _, dup := out[d.Name]; !dup {
-			d.Dir = path.Join(sp, name)
+			d.site, d.entry = sp, name
 			out[d.Name] = d
 		}
 	}

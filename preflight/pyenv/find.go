@@ -98,7 +98,8 @@ const (
 	MaxFileBytes = 1 << 20
 	// MaxPathEntries bounds one environment's sys.path, and the PATH and
 	// PYTHONPATH entries looked at (CUDA images set a handful; each entry
-	// costs a listing).
+	// costs a listing). The caller warns about a longer PATH or
+	// PYTHONPATH, which it has in hand.
 	MaxPathEntries = 256
 )
 
@@ -146,11 +147,6 @@ type finder struct {
 // PYTHONPATH, PYTHONUSERBASE, PYTHONNOUSERSITE).
 func Find(root fsroot.Root, env map[string]string) Result {
 	f := &finder{root: root, env: env, seen: map[string]bool{}, read: map[string]bool{}}
-	for _, k := range []string{"PATH", "PYTHONPATH"} {
-		if n := countAbs(env[k]); n > MaxPathEntries {
-			f.warnf("%s has %d directories; the scan looked only in the first %d (MaxPathEntries)", k, n, MaxPathEntries)
-		}
-	}
 	for _, k := range []string{"VIRTUAL_ENV", "CONDA_PREFIX"} {
 		if p := env[k]; strings.HasPrefix(p, "/") {
 			f.addPrefix(path.Clean(p), "", k)
@@ -227,17 +223,6 @@ func absList(v string, max int) []string {
 		}
 	}
 	return out
-}
-
-// countAbs counts a colon list's absolute entries.
-func countAbs(v string) int {
-	n := 0
-	for d := range strings.SplitSeq(v, ":") {
-		if strings.HasPrefix(d, "/") {
-			n++
-		}
-	}
-	return n
 }
 
 // pyenvRoots are $PYENV_ROOT, else ~/.pyenv (pyenv's default) of root
