@@ -138,8 +138,10 @@ type finder struct {
 	res  Result
 	seen map[string]bool // prefixes, resolved
 	read map[string]bool // inputs recorded
-	// homePyenv caches the default pyenv roots.
+	// homePyenv caches the default pyenv roots, pyNames the python3.Y
+	// names of each lib directory listed.
 	homePyenv []string
+	pyNames   map[string][]string
 }
 
 // Find returns the Python environments under root; env is the container's
@@ -411,11 +413,21 @@ func (f *finder) debian(prefix string) bool {
 	return len(f.pythonDirs("/usr/local/lib", "dist-packages")) > 0
 }
 
-// pythonDirs are the python3.Y directories in dir that hold sub.
+// pythonDirs are the python3.Y directories in dir that hold sub. Names
+// are filtered before anything is looked up: /usr/lib holds thousands.
 func (f *finder) pythonDirs(dir, sub string) []string {
+	names, ok := f.pyNames[dir]
+	if !ok {
+		names = f.listNames(dir, func(n string) bool { return IsPythonName(n) && strings.HasPrefix(n, "python3.") })
+		if f.pyNames == nil {
+			f.pyNames = map[string][]string{}
+		}
+		f.pyNames[dir] = names
+	}
 	var out []string
-	for _, d := range f.listDirs(dir) {
-		if n := path.Base(d); IsPythonName(n) && strings.HasPrefix(n, "python3.") && f.isDir(path.Join(d, sub)) {
+	for _, n := range names {
+		d := path.Join(dir, n)
+		if p := path.Join(d, sub); (strings.HasSuffix(sub, ".py") && f.isFile(p)) || f.isDir(p) {
 			out = append(out, d)
 		}
 	}
@@ -508,10 +520,8 @@ func (f *finder) buildPath(e *Environment) {
 func (f *finder) addUserSite(home string) {
 	base := path.Join(home, ".local")
 	var dirs []string
-	for _, d := range f.listDirs(path.Join(base, "lib")) {
-		if n := path.Base(d); IsPythonName(n) && f.isDir(path.Join(d, "site-packages")) {
-			dirs = append(dirs, path.Join(d, "site-packages"))
-		}
+	for _, d := range f.pythonDirs(path.Join(base, "lib"), "site-packages") {
+		dirs = append(dirs, path.Join(d, "site-packages"))
 	}
 	if len(dirs) == 0 {
 		return
