@@ -16,6 +16,7 @@ import (
 	"io"
 	"os"
 	"path"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -353,6 +354,12 @@ func (f *finder) environment(prefix, interpreter, via string) (Environment, bool
 		return Environment{}, false
 	}
 	f.buildPath(&e)
+	if e.Interpreter == "" && len(e.Path) == 0 {
+		// A lib/python3.Y without an interpreter or a site directory
+		// (/usr/local/lib/python3.11 holding only Debian's dist-packages,
+		// which /usr's python reads): no environment of its own.
+		return Environment{}, false
+	}
 	return e, true
 }
 
@@ -435,8 +442,8 @@ func (f *finder) pythonDirs(dir, sub string) []string {
 }
 
 // siteDirs are getsitepackages' directories for prefix and version:
-// <prefix>/lib/pythonX.Y/site-packages (and lib64's, where a
-// distribution's platlibdir is lib64). Debian's python3 at /usr instead
+// <prefix>/lib/pythonX.Y/site-packages, after lib64's where lib64 is a
+// directory of its own (a distribution whose sys.platlibdir is lib64). Debian's python3 at /usr instead
 // reads /usr/local/lib/python3.Y/dist-packages, /usr/lib/python3/dist-packages
 // and /usr/lib/python3.Y/dist-packages (Debian's patch to site.py).
 func (f *finder) siteDirs(prefix, version string) []string {
@@ -454,10 +461,14 @@ func (f *finder) siteDirs(prefix, version string) []string {
 	if version == "" {
 		return nil
 	}
-	return []string{
-		path.Join(prefix, "lib64", "python"+version, "site-packages"),
-		path.Join(prefix, "lib", "python"+version, "site-packages"),
+	lib := path.Join(prefix, "lib", "python"+version, "site-packages")
+	if fi, err := f.root.Lstat(path.Join(prefix, "lib64")); err != nil || !fi.IsDir() {
+		// No lib64, or venv's lib64 -> lib link: one directory, and on a
+		// platlibdir "lib" interpreter (Debian's, python.org's) site.py
+		// does not name lib64 at all.
+		return []string{lib}
 	}
+	return []string{path.Join(prefix, "lib64", "python"+version, "site-packages"), lib}
 }
 
 // userBase is site.py's USER_BASE: PYTHONUSERBASE, else ~/.local. The
@@ -780,12 +791,16 @@ func RealPath(root fsroot.Root, p string) string {
 	if p == "" {
 		return ""
 	}
+	if root.IsHost() {
+		// Resolve leaves paths on the host as they are.
+		if real, err := filepath.EvalSymlinks(p); err == nil {
+			return real
+		}
+		return p
+	}
 	host, err := root.Resolve(p)
 	if err != nil {
 		return p
-	}
-	if root.IsHost() {
-		return host
 	}
 	base := root.Path("/")
 	rel, ok := strings.CutPrefix(host, base)
