@@ -265,10 +265,14 @@ func TestFrameworkLayoutsFromUpstreamTemplates(t *testing.T) {
 			// `pip install -e .` with setuptools >= 64 (PEP 660):
 			// setuptools/command/editable_wheel.py writes
 			// __editable__.<name>-<version>.pth importing
-			// __editable___<name>_<version>_finder, whose MAPPING
-			// (_FINDER_TEMPLATE) maps torch to the checkout; the dist-info
-			// stays in site-packages. The CUDA must come from the real
-			// package's version.py.
+			// __editable___<name>_<version>_finder, whose MAPPING maps
+			// torch to the checkout (setuptools 66.1.1, Debian bookworm's:
+			// _FINDER_TEMPLATE at line 753, "MAPPING = {mapping!r}" at
+			// line 761; newer releases annotate it "MAPPING: dict[str,
+			// str] ="); the dist-info stays in site-packages. The CUDA
+			// must come from the real package's version.py. (pyenv's
+			// TestEditableInstallsFromRealSetuptoolsAndPip makes one with
+			// the real pip and setuptools.)
 			name: "PEP 660 setuptools finder",
 			build: func(t *testing.T, tr *tree) {
 				baseCPython(tr, "/usr/bin", "python3.11")

@@ -118,3 +118,80 @@ func TestModelMatchesTheRealInterpreter(t *testing.T) {
 		}
 	}
 }
+
+// modelImport is where the model imports top-level package name from:
+// the first entry holding it, an editable finder's after sys.path.
+func modelImport(e Environment, name string) string {
+	for _, en := range e.Path {
+		if en.Only != nil && !slices.Contains(en.Only, name) {
+			continue
+		}
+		if fi, err := os.Stat(filepath.Join(en.Dir, name)); err == nil && fi.IsDir() {
+			return filepath.Join(en.Dir, name)
+		}
+	}
+	return ""
+}
+
+// A PEP 660 editable install made by pip with the machine's setuptools
+// (its editable_wheel finder and MAPPING) and a `setup.py develop`
+// (egg-link and easy-install.pth) are imported from where the real
+// interpreter imports them.
+func TestEditableInstallsFromRealSetuptoolsAndPip(t *testing.T) {
+	python := "/usr/bin/python3"
+	if out, err := exec.Command(python, "-c", "import setuptools, pip").CombinedOutput(); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("%s has no setuptools or pip (%s): make deps installs python3-setuptools and python3-pip", python, out)
+		}
+		t.Skipf("%s has no setuptools or pip: %s", python, out)
+	}
+	dir := t.TempDir()
+	venv := filepath.Join(dir, "venv")
+	run := func(name string, args ...string) {
+		t.Helper()
+		cmd := exec.Command(name, args...)
+		cmd.Dir = dir
+		cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + dir, "PIP_NO_INDEX=1", "PIP_DISABLE_PIP_VERSION_CHECK=1"}
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%s %q: %v\n%s", name, args, err, out)
+		}
+	}
+	write := func(p, content string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, p)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, p), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run(python, "-m", "venv", "--without-pip", "--system-site-packages", venv)
+	write("proj/pyproject.toml", "[build-system]\nrequires = [\"setuptools>=64\"]\nbuild-backend = \"setuptools.build_meta\"\n[project]\nname = \"mytorch\"\nversion = \"2.5.0\"\n[tool.setuptools]\npackages = [\"mytorch\"]\n")
+	write("proj/mytorch/__init__.py", "")
+	write("proj/mytorch/version.py", "__version__ = '2.5.0'\ncuda = '12.4'\n")
+	run(venv+"/bin/python", "-m", "pip", "install", "--no-build-isolation", "--no-deps", "-e", "./proj")
+	write("dev/setup.py", "from setuptools import setup\nsetup(name='apex', version='0.1', packages=['apex'])\n")
+	write("dev/apex/__init__.py", "")
+	cmd := exec.Command(venv+"/bin/python", "setup.py", "develop", "--no-deps")
+	cmd.Dir = filepath.Join(dir, "dev")
+	cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + dir}
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("setup.py develop: %v\n%s", err, out)
+	}
+	e, ok := ForInterpreter(fsroot.Root(""), nil, venv+"/bin/python3")
+	if !ok {
+		t.Fatal("no environment for the venv")
+	}
+	for _, pkg := range []string{"mytorch", "apex"} {
+		out, err := exec.Command(venv+"/bin/python", "-c", "import os, "+pkg+"; print(os.path.dirname("+pkg+".__file__))").Output()
+		if err != nil {
+			t.Fatalf("import %s: %v", pkg, err)
+		}
+		if real, model := strings.TrimSpace(string(out)), modelImport(e, pkg); model != real {
+			t.Errorf("%s: the model imports it from %q, the interpreter from %q (path %+v)", pkg, model, real, e.Path)
+		}
+	}
+	if len(e.EggLinks) != 1 || e.EggLinks[0].Dir != filepath.Join(dir, "dev") {
+		t.Errorf("egg-links %+v, want the develop checkout", e.EggLinks)
+	}
+}
