@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Installs what the build and the test suites need on a fresh Debian
 # machine; `deps.sh build` only what make dist and make release need (the
-# release workflow); `deps.sh --list` names every package it may install. As root it installs missing Debian packages; otherwise
-# it names them and fails, since a suite without its tools would prove
-# nothing.
+# release workflow); `deps.sh --list` names every package it may install.
+# As root it installs missing Debian packages; otherwise it names them and
+# fails, since a suite without its tools would prove nothing.
 set -euo pipefail
 
 # Every package is named: apt-get installs with --no-install-recommends, so
@@ -29,6 +29,9 @@ if ! $only_build; then
 	# The suites: runc and the roots it runs, the init programs the start-up
 	# table compares with, GNU time, shellcheck, file, python3.
 	packages+=(runc debootstrap busybox-static tini dumb-init time shellcheck file python3-minimal)
+	# The Python environments' proof against the real interpreter
+	# (preflight/pyenv): venv, pip and setuptools write the layouts it reads.
+	packages+=(python3-venv python3-pip python3-setuptools)
 	# linux/arm64 (the build's cross compiler is above; the probe's sysroot is
 	# unpacked without root, scripts/sysroot.sh): the cross C library the fake
 	# NVML is built against and runs on (test-dist), and qemu to run it all.
