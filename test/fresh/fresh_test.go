@@ -158,6 +158,7 @@ func TestFreshDebianRunsMakeDepsRunAndDist(t *testing.T) {
 			dir := t.TempDir()
 			src := clone(t, dir)
 			layer := depsLayer(t, cache, root, release, src)
+			start = time.Now()
 			r := enter(t, 20*time.Minute, filepath.Join(cache, "fresh", release+"-gocache"), layer+":"+root, filepath.Join(dir, "upper"), src,
 				"dpkg -r libc6-dev-arm64-cross >/dev/null && ! dpkg-query -W -f='${Status}' libc6-dev-arm64-cross 2>/dev/null | grep -q 'ok installed' && "+
 					"make run >run.log 2>&1 && make dist && dist/gpu-preflight-linux-amd64 version")
