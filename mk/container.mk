@@ -1,6 +1,6 @@
 # The container suite (test/container, build tag "container"): gpu-preflight
 # as the ENTRYPOINT of real OCI containers run by runc, on debootstrap and
-# busybox roots cached in .cache/rootfs, with the driver files injected the
+# busybox roots cached in the download cache's rootfs (scripts/cache-dir.sh), with the driver files injected the
 # way the NVIDIA Container Toolkit injects them. README, "Testing".
 #
 #   make test-container                  every scenario (needs root)

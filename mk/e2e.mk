@@ -3,7 +3,7 @@
 # libnvidia-ml.so.1 the tests compile from go-nvml's nvml.h and against
 # Debian's real libnvidia-ml1, and the CUDA smoke test against the fake
 # libcuda.so.1 (test/fakecuda) and Debian's real libcuda1 (all fetched once
-# into .cache/nvidia). Needs no
+# into the download cache's nvidia, scripts/cache-dir.sh). Needs no
 # root: the probe builds against an unpacked sysroot (mk/probe.mk).
 #
 #   make test-e2e [RUN=regexp]

@@ -5,7 +5,7 @@
 # --read-only, --user, podman stop, a GPU host emulated the way the NVIDIA
 # Container Toolkit sets a container up, an old driver aborting with 78, and
 # the build cache when only CREATED changes. Engine settings and storage are
-# private to this checkout (scripts/podman.sh, .cache/podman).
+# private to gpu-preflight (scripts/podman.sh, the download cache's podman).
 #
 #   make test-podman [RUN=regexp]     part of make test (root)
 #

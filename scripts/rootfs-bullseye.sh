@@ -4,7 +4,7 @@
 #
 #   scripts/rootfs-bullseye.sh CACHE_DIR
 #
-# Leaves two directories in CACHE_DIR (normally .cache/rootfs):
+# Leaves two directories in CACHE_DIR (normally rootfs in scripts/cache-dir.sh's folder):
 #   bullseye/           debootstrap --variant=minbase bullseye: glibc 2.31, the
 #                       glibc of the Ubuntu 20.04 PaddlePaddle 2.6 images.
 #   paddle-2.6-cuda11.8/  only the files a PaddlePaddle 2.6.0 post118 wheel
