@@ -1,11 +1,15 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/gpu-preflight/gpu-preflight/report/redact/redacttest"
 )
 
 // Planted credentials never reach any output of any gpu-preflight command:
@@ -138,4 +142,102 @@ func TestArgvSecretFormsReachNoOutput(t *testing.T) {
 			t.Errorf("%s holds a planted secret: ...%s...", name, out[max(0, i-60):min(len(out), i+30)])
 		}
 	}
+}
+
+// TestArgvCorpusReachesNoOutput runs the shim on every form of the
+// secrets corpus (report/redact/redacttest), exec'ing and supervising the
+// command, with the debug log: neither a credential nor a piece of one
+// reaches stdout, stderr, the record file or the ledger, and the recorded
+// argv still holds the program and the flags that name the command. The
+// programs are links to true(1) on the command's PATH, so each form runs
+// as written and prints nothing itself.
+func TestArgvCorpusReachesNoOutput(t *testing.T) {
+	bin := t.TempDir()
+	truePath, err := exec.LookPath("true")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range redacttest.Forms {
+		link := filepath.Join(bin, f.Argv[0])
+		if _, err := os.Lstat(link); err == nil {
+			continue
+		}
+		if err := os.Symlink(truePath, link); err != nil {
+			t.Fatal(err)
+		}
+	}
+	leaked := 0
+	for _, f := range redacttest.Forms {
+		t.Run(f.Name, func(t *testing.T) {
+			leaks, argvs := corpusRun(t, bin, f)
+			if len(leaks) > 0 {
+				leaked++
+				if !redacttest.KnownLeaks[f.Name] {
+					t.Errorf("%q reached an output:\n%s", f.Secrets, strings.Join(leaks, "\n"))
+				}
+				return
+			}
+			if redacttest.KnownLeaks[f.Name] {
+				t.Errorf("no longer leaks: take it off redacttest.KnownLeaks")
+			}
+			for _, argv := range argvs {
+				for _, k := range f.Keep {
+					if !slices.Contains(argv, k) {
+						t.Errorf("the recorded argv %q lost %q: the command is no longer identifiable", argv, k)
+					}
+				}
+			}
+		})
+	}
+	t.Logf("%d of %d forms leak", leaked, len(redacttest.Forms))
+}
+
+// corpusRun runs form f under the shim, exec'd and supervised, and returns
+// where a secret leaked ("output: piece") and the argv of every record.
+func corpusRun(t *testing.T, bin string, f redacttest.Form) (leaks []string, argvs [][]string) {
+	t.Helper()
+	dir := t.TempDir()
+	prov, ledger := filepath.Join(dir, "prov"), filepath.Join(dir, "runs.jsonl")
+	outputs := map[string]string{}
+	for _, supervise := range []string{"false", "true"} {
+		cmd := exec.Command(shimPath, append([]string{"--"}, f.Argv...)...)
+		cmd.Env = []string{"PATH=" + bin, "PREFLIGHT_PROVENANCE_DIR=" + prov, "PREFLIGHT_LEDGER=" + ledger,
+			"PREFLIGHT_SUPERVISE=" + supervise, "PREFLIGHT_LOG_FORMAT=json", "PREFLIGHT_LOG_LEVEL=debug",
+			"PREFLIGHT_TERMINATION_LOG="}
+		var stdout, stderr strings.Builder
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("supervise=%s: %v\n%s", supervise, err, stderr.String())
+		}
+		outputs["stdout (supervise="+supervise+")"] = stdout.String()
+		outputs["stderr (supervise="+supervise+")"] = stderr.String()
+	}
+	files, _ := filepath.Glob(filepath.Join(prov, "*.json"))
+	if len(files) != 2 {
+		t.Fatalf("%d records, want 2", len(files))
+	}
+	for _, p := range append(files, ledger) {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		outputs[filepath.Base(p)] = string(data)
+	}
+	for _, p := range files {
+		var rec struct {
+			Command struct {
+				Argv []string `json:"argv"`
+			} `json:"command"`
+		}
+		if err := json.Unmarshal([]byte(outputs[filepath.Base(p)]), &rec); err != nil {
+			t.Fatal(err)
+		}
+		argvs = append(argvs, rec.Command.Argv)
+	}
+	for name, out := range outputs {
+		for _, piece := range redacttest.Leaks(out, f.Secrets) {
+			leaks = append(leaks, name+": "+piece)
+		}
+	}
+	return leaks, argvs
 }

@@ -1,0 +1,50 @@
+package redact
+
+import (
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/gpu-preflight/gpu-preflight/report/redact/redacttest"
+)
+
+// Every form of the corpus loses its credential, and keeps the program and
+// the flags that say which command ran.
+func TestArgvCorpusLeaksNothingAndKeepsTheCommand(t *testing.T) {
+	if len(redacttest.Forms) < 80 {
+		t.Fatalf("the corpus has %d forms, want at least 80", len(redacttest.Forms))
+	}
+	var leaked []string
+	for _, f := range redacttest.Forms {
+		got := Argv(f.Argv)
+		if l := redacttest.Leaks(strings.Join(got, "\x00"), f.Secrets); len(l) > 0 {
+			leaked = append(leaked, f.Name)
+			if !redacttest.KnownLeaks[f.Name] {
+				t.Errorf("%s: %q survived redaction:\nin:  %q\nout: %q", f.Name, l, f.Argv, got)
+			}
+			continue
+		}
+		if redacttest.KnownLeaks[f.Name] {
+			t.Errorf("%s no longer leaks: take it off redacttest.KnownLeaks", f.Name)
+		}
+		for _, k := range f.Keep {
+			if !slices.Contains(got, k) {
+				t.Errorf("%s: %q was lost; the command is no longer identifiable:\nin:  %q\nout: %q", f.Name, k, f.Argv, got)
+			}
+		}
+		if again := Argv(got); !reflect.DeepEqual(again, got) {
+			t.Errorf("%s: Argv is not idempotent: %q -> %q", f.Name, got, again)
+		}
+	}
+	t.Logf("%d of %d forms leak", len(leaked), len(redacttest.Forms))
+}
+
+// Commands without a credential come out exactly as they went in.
+func TestArgvKeepsCommandsWithoutCredentials(t *testing.T) {
+	for _, argv := range redacttest.Kept {
+		if got := Argv(argv); !reflect.DeepEqual(got, argv) {
+			t.Errorf("Argv(%q)\n = %q, want it unchanged", argv, got)
+		}
+	}
+}
