@@ -166,19 +166,11 @@ func TestArgvCorpusReachesNoOutput(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	leaked := 0
 	for _, f := range redacttest.Forms {
 		t.Run(f.Name, func(t *testing.T) {
 			leaks, argvs := corpusRun(t, bin, f)
 			if len(leaks) > 0 {
-				leaked++
-				if !redacttest.KnownLeaks[f.Name] {
-					t.Errorf("%q reached an output:\n%s", f.Secrets, strings.Join(leaks, "\n"))
-				}
-				return
-			}
-			if redacttest.KnownLeaks[f.Name] {
-				t.Errorf("no longer leaks: take it off redacttest.KnownLeaks")
+				t.Fatalf("%q reached an output:\n%s", f.Secrets, strings.Join(leaks, "\n"))
 			}
 			for _, argv := range argvs {
 				for _, k := range f.Keep {
@@ -189,7 +181,6 @@ func TestArgvCorpusReachesNoOutput(t *testing.T) {
 			}
 		})
 	}
-	t.Logf("%d of %d forms leak", leaked, len(redacttest.Forms))
 }
 
 // corpusRun runs form f under the shim, exec'd and supervised, and returns

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/gpu-preflight/gpu-preflight/preflight/envvars"
+	"github.com/gpu-preflight/gpu-preflight/report/redact/redacttest"
 )
 
 func TestSensitiveNames(t *testing.T) {
@@ -211,6 +212,9 @@ func FuzzValue(f *testing.F) {
 	} {
 		f.Add(s)
 	}
+	for _, form := range redacttest.Forms {
+		f.Add(strings.Join(form.Argv, " "))
+	}
 	f.Fuzz(func(t *testing.T, s string) {
 		out := Value(s)
 		// Redacting twice changes nothing more.
@@ -238,13 +242,17 @@ func FuzzArgv(f *testing.F) {
 	f.Add("--password", "hunter2", "x")
 	f.Add("--token=hunter2", "https://u:p@h/", "PASSWORD=x")
 	f.Add("-", "--", "=")
+	for _, form := range redacttest.Forms {
+		a := append(form.Argv[1:len(form.Argv):len(form.Argv)], "", "", "")
+		f.Add(a[0], a[1], a[2])
+	}
 	f.Fuzz(func(t *testing.T, a, b, c string) {
 		in := []string{a, b, c}
 		out := Argv(in)
 		if len(out) != len(in) {
 			t.Fatalf("Argv changed the length: %q -> %q", in, out)
 		}
-		if name, ok := bareFlag(a); ok && Sensitive(name) && !strings.HasPrefix(b, "--") && out[1] != Placeholder {
+		if name, ok := bareFlag(a); ok && flagValue(name, a) == placeholder && !isFlag(b) && out[1] != Placeholder {
 			t.Errorf("value after %q not redacted: %q", a, out)
 		}
 	})
