@@ -113,6 +113,7 @@ func preflight(overrides map[string]string, argv []string, env envvars.Env, stde
 		Findings:    findings,
 		Decision:    policy.Decide(cfg.policy, findings, policy.ExitCodes{Mismatch: cfg.ExitCode, NodeFault: cfg.NodeFaultExitCode}),
 		Argv:        argv,
+		ArgvRecord:  cfg.RecordArgv,
 		Cwd:         cwd,
 		UID:         os.Getuid(),
 		GID:         os.Getgid(),

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gpu-preflight/gpu-preflight/report"
 	"github.com/gpu-preflight/gpu-preflight/report/redact/redacttest"
 )
 
@@ -172,10 +173,13 @@ func TestArgvCorpusReachesNoOutput(t *testing.T) {
 			if len(leaks) > 0 {
 				t.Fatalf("%q reached an output:\n%s", f.Secrets, strings.Join(leaks, "\n"))
 			}
-			for _, argv := range argvs {
+			for _, c := range argvs {
+				if c.ArgvSHA256 != report.ArgvDigest(f.Argv) {
+					t.Errorf("argvSha256 %q, want the digest of the argv as given, the same in every run", c.ArgvSHA256)
+				}
 				for _, k := range f.Keep {
-					if !slices.Contains(argv, k) {
-						t.Errorf("the recorded argv %q lost %q: the command is no longer identifiable", argv, k)
+					if !slices.Contains(c.Argv, k) {
+						t.Errorf("the recorded argv %q lost %q: the command is no longer identifiable", c.Argv, k)
 					}
 				}
 			}
@@ -184,8 +188,8 @@ func TestArgvCorpusReachesNoOutput(t *testing.T) {
 }
 
 // corpusRun runs form f under the shim, exec'd and supervised, and returns
-// where a secret leaked ("output: piece") and the argv of every record.
-func corpusRun(t *testing.T, bin string, f redacttest.Form) (leaks []string, argvs [][]string) {
+// where a secret leaked ("output: piece") and the command of every record.
+func corpusRun(t *testing.T, bin string, f redacttest.Form) (leaks []string, commands []report.Command) {
 	t.Helper()
 	dir := t.TempDir()
 	prov, ledger := filepath.Join(dir, "prov"), filepath.Join(dir, "runs.jsonl")
@@ -215,20 +219,82 @@ func corpusRun(t *testing.T, bin string, f redacttest.Form) (leaks []string, arg
 		outputs[filepath.Base(p)] = string(data)
 	}
 	for _, p := range files {
-		var rec struct {
-			Command struct {
-				Argv []string `json:"argv"`
-			} `json:"command"`
-		}
+		var rec report.Record
 		if err := json.Unmarshal([]byte(outputs[filepath.Base(p)]), &rec); err != nil {
 			t.Fatal(err)
 		}
-		argvs = append(argvs, rec.Command.Argv)
+		commands = append(commands, rec.Command)
 	}
 	for name, out := range outputs {
 		for _, piece := range redacttest.Leaks(out, f.Secrets) {
 			leaks = append(leaks, name+": "+piece)
 		}
 	}
-	return leaks, argvs
+	return leaks, commands
+}
+
+// PREFLIGHT_RECORD_ARGV: digest and none keep every argument out of every
+// output, none the digest too, full keeps them; and with
+// PREFLIGHT_LOG_PROVENANCE=false no record reaches the log, the finished
+// one of a supervised run included (issue 24).
+func TestRecordArgvModesAndLogProvenanceOff(t *testing.T) {
+	const word = "Qz7uniqueWordKx4"
+	argv := []string{"true", "--run-name", word}
+	for _, tt := range []struct {
+		mode, logProvenance string
+		inRecord, inLog     bool
+	}{
+		{"redacted", "true", true, true},
+		{"full", "true", true, true},
+		{"digest", "true", false, false},
+		{"none", "true", false, false},
+		{"redacted", "false", true, false},
+		{"full", "false", true, false},
+	} {
+		for _, supervise := range []string{"false", "true"} {
+			name := tt.mode + "/log=" + tt.logProvenance + "/supervise=" + supervise
+			dir := t.TempDir()
+			prov, ledger := filepath.Join(dir, "prov"), filepath.Join(dir, "runs.jsonl")
+			cmd := exec.Command(shimPath, append([]string{"--"}, argv...)...)
+			cmd.Env = []string{"PATH=/usr/bin:/bin", "PREFLIGHT_PROVENANCE_DIR=" + prov, "PREFLIGHT_LEDGER=" + ledger,
+				"PREFLIGHT_SUPERVISE=" + supervise, "PREFLIGHT_LOG_FORMAT=json", "PREFLIGHT_LOG_LEVEL=debug",
+				"PREFLIGHT_TERMINATION_LOG=", "PREFLIGHT_RECORD_ARGV=" + tt.mode, "PREFLIGHT_LOG_PROVENANCE=" + tt.logProvenance}
+			out, err := cmd.CombinedOutput()
+			if err != nil {
+				t.Fatalf("%s: %v\n%s", name, err, out)
+			}
+			files, _ := filepath.Glob(filepath.Join(prov, "*.json"))
+			if len(files) != 1 {
+				t.Fatalf("%s: %d records", name, len(files))
+			}
+			data, err := os.ReadFile(files[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			var rec report.Record
+			if err := json.Unmarshal(data, &rec); err != nil {
+				t.Fatal(err)
+			}
+			if supervise == "true" && rec.Outcome == nil {
+				t.Errorf("%s: the record was not finished", name)
+			}
+			lines, _ := os.ReadFile(ledger)
+			if got := strings.Contains(string(data), word) && strings.Contains(string(lines), word); got != tt.inRecord {
+				t.Errorf("%s: the argument in the record and the ledger: %v, want %v\n%s", name, got, tt.inRecord, data)
+			}
+			if got := strings.Contains(string(out), word); got != tt.inLog {
+				t.Errorf("%s: the argument in the log: %v, want %v\n%s", name, got, tt.inLog, out)
+			}
+			if provLines := strings.Count(string(out), `"message":"provenance"`); (provLines > 0) != (tt.logProvenance == "true") {
+				t.Errorf("%s: %d provenance lines with PREFLIGHT_LOG_PROVENANCE=%s\n%s", name, provLines, tt.logProvenance, out)
+			}
+			wantDigest := report.ArgvDigest(argv)
+			if tt.mode == "none" {
+				wantDigest = ""
+			}
+			if rec.Command.ArgvSHA256 != wantDigest || rec.Command.ArgvRecord != tt.mode {
+				t.Errorf("%s: argvSha256 %q argvRecord %q", name, rec.Command.ArgvSHA256, rec.Command.ArgvRecord)
+			}
+		}
+	}
 }

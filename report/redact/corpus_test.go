@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gpu-preflight/gpu-preflight/report/redact/redacttest"
 )
@@ -37,6 +38,30 @@ func TestArgvKeepsCommandsWithoutCredentials(t *testing.T) {
 	for _, argv := range redacttest.Kept {
 		if got := Argv(argv); !reflect.DeepEqual(got, argv) {
 			t.Errorf("Argv(%q)\n = %q, want it unchanged", argv, got)
+		}
+	}
+}
+
+// Redaction takes time in proportion to its input, however the input is
+// made: a 1 MiB environment value or argv element of the shapes each rule
+// looks for, over and over, is read in well under a second, not in the
+// minutes a rule that rescans the rest of the string for each occurrence
+// would take.
+func TestRedactionIsLinearOnRepeatedShapes(t *testing.T) {
+	const size = 1 << 20
+	for _, unit := range []string{
+		":", "a=", "a:b=", "x@", "u:p@", "Authorization:", "-----BEGIN -----END -----", "-----BEGIN ",
+		"eyJ", "eyJa.", "ghp_", "hf_a", "://h/t/", "/t/", `"k":`, `"password":`, `\"`, `\"pwd\":`,
+		"--token ", "login ", "a_b.token ", "'", "' '", "?a=1&", "hooks.slack.com/services/",
+	} {
+		s := strings.Repeat(unit, size/len(unit))
+		start := time.Now()
+		Value(s)
+		Argv([]string{"x", s})
+		Argv(strings.Split(s[:64<<10], " "))
+		t.Logf("%q %v", unit, time.Since(start))
+		if d := time.Since(start); d > 2*time.Second {
+			t.Errorf("%q repeated to 1 MiB took %v", unit, d)
 		}
 	}
 }

@@ -473,20 +473,22 @@ func wordInValue(w string) string {
 // ("auth://..."), an HTTPie JSON item ("token:=...") and a value already
 // redacted are no header.
 func headerPrefix(w string) (string, bool) {
+	start := 0 // where the name before the next ':' starts
 	for i := 0; i < len(w); i++ {
-		if w[i] != ':' {
-			continue
-		}
-		rest := w[i+1:]
-		if strings.HasPrefix(rest, "//") || strings.HasPrefix(rest, "=") || strings.TrimSpace(strings.Trim(rest, `"'`)) == Placeholder {
-			continue
-		}
-		name := w[:i]
-		if j := strings.LastIndexByte(name, '='); j >= 0 {
-			name = name[j+1:]
-		}
-		name = strings.TrimLeft(name, `"'`)
-		if headerName(name) && Sensitive(name) {
+		switch w[i] {
+		case '=':
+			start = i + 1
+		case ':':
+			name := strings.TrimLeft(w[start:i], `"'`)
+			start = i + 1
+			if !headerName(name) || !Sensitive(name) {
+				continue
+			}
+			rest := w[i+1:]
+			if strings.HasPrefix(rest, "//") || strings.HasPrefix(rest, "=") ||
+				len(rest) <= len(Placeholder)+8 && strings.TrimSpace(strings.Trim(rest, `"'`)) == Placeholder {
+				continue
+			}
 			return w[:i+1], true
 		}
 	}
@@ -500,35 +502,36 @@ func headerPrefix(w string) (string, bool) {
 // "registry/ml/train:2.3@sha256:..." is not one), and what follows the '@'
 // is a host, not a digest ("sha256:" and hex).
 func bareUserInfo(w string) string {
-	if !strings.Contains(w, "@") || !strings.Contains(w, ":") {
+	at := strings.LastIndexByte(w, '@')
+	if at < 0 || !strings.Contains(w[:at], ":") || w[at+1:] == "" || isDigest(w[at+1:]) {
 		return w
 	}
-	start := 0
-	for {
-		seg := w[start:]
-		if at := strings.LastIndexByte(seg, '@'); at > 0 && !strings.Contains(seg[:at], "://") {
-			user, pass, ok := strings.Cut(seg[:at], ":")
-			if ok && user != "" && pass != "" && userName(user) && !strings.EqualFold(user, "mailto") && pass != Placeholder && !isDigest(seg[at+1:]) && seg[at+1:] != "" {
-				return w[:start] + Placeholder + seg[at:]
-			}
+	scheme := strings.LastIndex(w[:at], "://")
+	for start := 0; start < at; {
+		// The user runs from start to the first character a user name
+		// cannot hold; that must be the ':' before the password.
+		colon := start
+		for colon < at && userChar(w[colon]) {
+			colon++
 		}
-		i := strings.IndexByte(seg, '=')
+		if colon > start && colon < at && w[colon] == ':' && scheme < start && w[colon+1:at] != "" &&
+			w[colon+1:at] != Placeholder && !strings.EqualFold(w[start:colon], "mailto") {
+			return w[:start] + Placeholder + w[at:]
+		}
+		i := strings.IndexByte(w[start:at], '=')
 		if i < 0 {
-			return w
+			break
 		}
 		start += i + 1
 	}
+	return w
 }
 
-// userName reports whether s can be the user of "user:password@host":
-// RFC 3986's unreserved characters and percent-encoding, no '/' or '@'.
-func userName(s string) bool {
-	for _, c := range []byte(s) {
-		if !isLetter(c) && !(c >= '0' && c <= '9') && !strings.ContainsRune("-._~%+!$", rune(c)) {
-			return false
-		}
-	}
-	return true
+// userChar reports whether c can be part of the user of
+// "user:password@host": RFC 3986's unreserved characters, '%' for
+// percent-encoding, and '+', '!', '$'; no '/', '@', ':' or '='.
+func userChar(c byte) bool {
+	return isLetter(c) || c >= '0' && c <= '9' || strings.IndexByte("-._~%+!$", c) >= 0
 }
 
 // isDigest reports whether s starts with a content digest as OCI image

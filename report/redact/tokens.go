@@ -75,16 +75,17 @@ func replaceFormat(s, prefix string, min int, body func(byte) bool) string {
 			break
 		}
 		j += from
+		if j > 0 && alnum(s[j-1]) {
+			from = j + len(prefix) // inside a word: no token starts here
+			continue
+		}
 		end := j + len(prefix)
 		for end < len(s) && body(s[end]) {
 			end++
 		}
-		ok := end-j-len(prefix) >= min && (j == 0 || !alnum(s[j-1]))
-		if ok && prefix == "eyJ" {
-			ok = strings.Count(s[j:end], ".") >= 2
-		}
-		if !ok {
-			from = j + len(prefix)
+		if end-j-len(prefix) < min || prefix == "eyJ" && strings.Count(s[j:end], ".") < 2 {
+			// A later prefix in the same run has less of it after it.
+			from = end
 			continue
 		}
 		b.WriteString(s[i:j])
@@ -128,47 +129,60 @@ func replaceAfter(s, marker string, body func(byte) bool) string {
 // pemBlocks replaces every PEM block (RFC 7468) with Placeholder.
 func pemBlocks(s string) string {
 	const begin, end = "-----BEGIN ", "-----END "
+	if !strings.Contains(s, begin) {
+		return s
+	}
+	var b strings.Builder
+	i := 0 // s[:i] is in b
 	for {
-		i := strings.Index(s, begin)
-		if i < 0 {
-			return s
+		j := strings.Index(s[i:], begin)
+		if j < 0 {
+			break
 		}
+		j += i
 		stop := len(s)
-		if e := strings.Index(s[i:], end); e >= 0 {
-			stop = i + e + len(end)
+		if e := strings.Index(s[j:], end); e >= 0 {
+			stop = j + e + len(end)
 			if d := strings.Index(s[stop:], "-----"); d >= 0 {
 				stop += d + len("-----")
 			} else {
 				stop = len(s)
 			}
 		}
-		s = s[:i] + Placeholder + s[stop:]
+		b.WriteString(s[i:j])
+		b.WriteString(Placeholder)
+		i = stop
 	}
+	b.WriteString(s[i:])
+	return b.String()
 }
 
-// channelTokens replaces the segment after "/t/" in each URL of s.
+// channelTokens replaces the path segment after each "/t/" that follows
+// "://" in the same word of s.
 func channelTokens(s string) string {
 	var b strings.Builder
-	i := 0
-	for {
-		j := strings.Index(s[i:], channelToken)
-		if j < 0 {
-			break
+	i := 0       // s[:i] is in b
+	url := false // "://" seen in the current word
+	for j := 0; j < len(s); j++ {
+		switch c := s[j]; {
+		case strings.IndexByte(" \t\n\"'=", c) >= 0:
+			url = false
+		case c == ':' && strings.HasPrefix(s[j:], "://"):
+			url = true
+			j += 2
+		case c == '/' && url && strings.HasPrefix(s[j:], channelToken):
+			seg := j + len(channelToken)
+			end := seg
+			for end < len(s) && strings.IndexByte("/?# \t\n\"'", s[end]) < 0 {
+				end++
+			}
+			if end > seg && s[seg:end] != Placeholder {
+				b.WriteString(s[i:seg])
+				b.WriteString(Placeholder)
+				i = end
+			}
+			j = end - 1
 		}
-		j += i
-		word := strings.LastIndexAny(s[:j], " \t\n\"'=") + 1
-		seg := j + len(channelToken)
-		end := seg
-		for end < len(s) && !strings.ContainsRune("/?# \t\n\"'", rune(s[end])) {
-			end++
-		}
-		b.WriteString(s[i:seg])
-		if strings.Contains(s[word:j], "://") && end > seg && s[seg:end] != Placeholder {
-			b.WriteString(Placeholder)
-		} else {
-			b.WriteString(s[seg:end])
-		}
-		i = end
 	}
 	b.WriteString(s[i:])
 	return b.String()
