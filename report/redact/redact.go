@@ -427,8 +427,9 @@ func attached(w string) (string, bool) {
 }
 
 // pFlags are single-dash flags that start with p and take no password:
-// openssl enc's -pbkdf2, gcc's -pthread, -pedantic, -pipe, -pie, -pg.
-var pFlags = map[string]bool{"pbkdf2": true, "pthread": true, "pedantic": true, "pipe": true, "pie": true, "pg": true}
+// openssl enc's -pbkdf2, gcc's -pthread, -pedantic, -pipe, -pie, -pg,
+// nvidia-smi's -pm (persistence mode).
+var pFlags = map[string]bool{"pbkdf2": true, "pthread": true, "pedantic": true, "pipe": true, "pie": true, "pg": true, "pm": true}
 
 // word redacts one argv element without white space, or one word of a
 // command line (which may hold white space inside shell quotes).
@@ -789,7 +790,13 @@ func value(s string, on bool) string {
 			i = k
 			continue
 		}
-		b.WriteString(c.step(w, wordInValueOrAttached))
+		other := wordInValue
+		if on {
+			// An attached short flag (-pX) is a command line's: in free
+			// text, "nvidia-smi -i 0 -pm 1" is a remedy.
+			other = wordInValueOrAttached
+		}
+		b.WriteString(c.step(w, other))
 		i = k
 	}
 	return b.String()

@@ -165,6 +165,9 @@ func TestValueForms(t *testing.T) {
 		{"Authorization: Bearer abc", "Authorization: [redacted]"},
 		{"h Authorization: Basic abc\nnext line", "h Authorization: [redacted]\nnext line"},
 		{"Authorization:", "Authorization:"},
+		// Free text is no command line: a remedy's flags stay.
+		{"on the host, as root: nvidia-smi -i 3 -pm 1", "on the host, as root: nvidia-smi -i 3 -pm 1"},
+		{"run mysql -pfoo and wandb login foo", "run mysql -pfoo and wandb login foo"},
 		{"PASSWORD=x  HOME=/root", "PASSWORD=[redacted]  HOME=/root"},
 		{"cuda>=11.8 brand=tesla,driver>=470,driver<471", "cuda>=11.8 brand=tesla,driver>=470,driver<471"},
 		{"driver 515.65.01 supports CUDA <= 11.7; upgrade to >= 520.61.05", "driver 515.65.01 supports CUDA <= 11.7; upgrade to >= 520.61.05"},
