@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/gpu-preflight/gpu-preflight/report"
-	"github.com/gpu-preflight/gpu-preflight/report/reporttest"
-	"github.com/gpu-preflight/gpu-preflight/report/schematest"
+	"github.com/gpu-preflight/gpu-preflight/test/reporttest"
+	"github.com/gpu-preflight/gpu-preflight/test/schematest"
 )
 
 // recordArgv builds the sample record with argv recorded as mode says.

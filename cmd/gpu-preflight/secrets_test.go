@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/gpu-preflight/gpu-preflight/report"
-	"github.com/gpu-preflight/gpu-preflight/report/redact/redacttest"
+	"github.com/gpu-preflight/gpu-preflight/test/redacttest"
 )
 
 // Planted credentials never reach any output of any gpu-preflight command:
@@ -146,7 +146,7 @@ func TestArgvSecretFormsReachNoOutput(t *testing.T) {
 }
 
 // TestArgvCorpusReachesNoOutput runs the shim on every form of the
-// secrets corpus (report/redact/redacttest), exec'ing and supervising the
+// secrets corpus (test/redacttest), exec'ing and supervising the
 // command, with the debug log: neither a credential nor a piece of one
 // reaches stdout, stderr, the record file or the ledger, and the recorded
 // argv still holds the program and the flags that name the command. The

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gpu-preflight/gpu-preflight/report/redact/redacttest"
+	"github.com/gpu-preflight/gpu-preflight/test/redacttest"
 )
 
 // Every form of the corpus loses its credential, and keeps the program and

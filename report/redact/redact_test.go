@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/gpu-preflight/gpu-preflight/preflight/envvars"
-	"github.com/gpu-preflight/gpu-preflight/report/redact/redacttest"
+	"github.com/gpu-preflight/gpu-preflight/test/redacttest"
 )
 
 func TestSensitiveNames(t *testing.T) {
