@@ -35,31 +35,32 @@ import (
 // `envconfig` tag, because envconfig falls back to a tagged field's bare name
 // (a container's own POLICY or ROOT would configure gpu-preflight); and
 // MinGpus is spelt so because split_words cuts "MinGPUs" into MIN_GP_US.
-// The same struct makes the flags and the -h text.
+// The same struct makes the flags and the -h text; each field's part says
+// which commands read it (see parts).
 type Config struct {
-	Policy            string        `split_words:"true" default:"fail" desc:"warn, fail or strict"`
-	Ignore            string        `split_words:"true" desc:"comma list of check ids downgraded to info"`
-	RequireGPU        boolValue     `split_words:"true" default:"false" desc:"no visible GPU is an error"`
-	MinGpus           int           `split_words:"true" default:"0" desc:"fewer visible GPUs is an error"`
-	Require           string        `split_words:"true" desc:"extra requirement, NVIDIA_REQUIRE_* language"`
-	ProvenanceDir     string        `split_words:"true" default:"/var/log/gpu-preflight" desc:"where records go; off disables the file"`
-	Ledger            string        `split_words:"true" desc:"append one JSON line per run to this file"`
-	LogFormat         string        `split_words:"true" default:"auto" desc:"json, console or auto"`
-	LogLevel          string        `split_words:"true" default:"info" desc:"trace, debug, info, warn, error or disabled"`
-	LogProvenance     boolValue     `split_words:"true" default:"true" desc:"log the record as one line; false when you collect the file"`
-	NVMLTimeout       time.Duration `split_words:"true" default:"10s" desc:"deadline for the NVML probe"`
-	Timeout           time.Duration `split_words:"true" default:"30s" desc:"deadline for the whole preflight"`
-	NVMLLibrary       string        `split_words:"true" default:"libnvidia-ml.so.1" desc:"NVML library the probe loads"`
-	Root              string        `split_words:"true" default:"/" desc:"root of the image's files (an unpacked image, or an OCI bundle with rootfs/ and config.json)"`
-	HostRoot          string        `split_words:"true" default:"/" desc:"root of the host's files read for the driver, GPUs, /dev, /dev/shm, cgroup and kernel"`
-	ImageConfig       string        `split_words:"true" desc:"the image's config, whose Env is its environment: OCI layout dir, OCI image or runtime config, docker/podman inspect"`
-	Manifest          string        `split_words:"true" default:"/etc/gpu-preflight/image.json" desc:"baked image manifest, inside the root"`
-	TerminationLog    string        `split_words:"true" default:"/dev/termination-log" desc:"written on abort when its directory exists"`
-	ExitCode          int           `split_words:"true" default:"78" desc:"exit code on a mismatch abort: this driver cannot run this image"`
-	NodeFaultExitCode int           `split_words:"true" default:"75" desc:"exit code on a node-fault abort: retry on another node"`
-	Supervise         string        `split_words:"true" default:"auto" desc:"true, false, or auto: supervise when PID 1" flag:"bool"`
-	CUDACheck         string        `split_words:"true" default:"off" desc:"CUDA smoke test: off, init or kernel"`
-	CUDATimeout       time.Duration `split_words:"true" default:"15s" desc:"deadline for the CUDA smoke test"`
+	Policy            string        `split_words:"true" default:"fail" desc:"warn, fail or strict" part:"decision"`
+	Ignore            string        `split_words:"true" desc:"comma list of check ids downgraded to info" part:"decision"`
+	RequireGPU        boolValue     `split_words:"true" default:"false" desc:"no visible GPU is an error" part:"checks"`
+	MinGpus           int           `split_words:"true" default:"0" desc:"fewer visible GPUs is an error" part:"checks"`
+	Require           string        `split_words:"true" desc:"extra requirement, NVIDIA_REQUIRE_* language" part:"checks"`
+	ProvenanceDir     string        `split_words:"true" default:"/var/log/gpu-preflight" desc:"where records go; off disables the file" part:"record"`
+	Ledger            string        `split_words:"true" desc:"append one JSON line per run to this file" part:"record"`
+	LogFormat         string        `split_words:"true" default:"auto" desc:"json, console or auto" part:"record"`
+	LogLevel          string        `split_words:"true" default:"info" desc:"trace, debug, info, warn, error or disabled" part:"record"`
+	LogProvenance     boolValue     `split_words:"true" default:"true" desc:"log the record as one line; false when you collect the file" part:"record"`
+	NVMLTimeout       time.Duration `split_words:"true" default:"10s" desc:"deadline for the NVML probe" part:"host"`
+	Timeout           time.Duration `split_words:"true" default:"30s" desc:"deadline for the whole preflight" part:"host"`
+	NVMLLibrary       string        `split_words:"true" default:"libnvidia-ml.so.1" desc:"NVML library the probe loads" part:"host"`
+	Root              string        `split_words:"true" default:"/" desc:"root of the image's files (an unpacked image, or an OCI bundle with rootfs/ and config.json)" part:"image"`
+	HostRoot          string        `split_words:"true" default:"/" desc:"root of the host's files read for the driver, GPUs, /dev, /dev/shm, cgroup and kernel" part:"host"`
+	ImageConfig       string        `split_words:"true" desc:"the image's config, whose Env is its environment: OCI layout dir, OCI image or runtime config, docker/podman inspect" part:"image"`
+	Manifest          string        `split_words:"true" default:"/etc/gpu-preflight/image.json" desc:"baked image manifest, inside the root" part:"image"`
+	TerminationLog    string        `split_words:"true" default:"/dev/termination-log" desc:"written on abort when its directory exists" part:"record"`
+	ExitCode          int           `split_words:"true" default:"78" desc:"exit code on a mismatch abort: this driver cannot run this image" part:"decision"`
+	NodeFaultExitCode int           `split_words:"true" default:"75" desc:"exit code on a node-fault abort: retry on another node" part:"decision"`
+	Supervise         string        `split_words:"true" default:"auto" desc:"true, false, or auto: supervise when PID 1" flag:"bool" part:"command"`
+	CUDACheck         string        `split_words:"true" default:"off" desc:"CUDA smoke test: off, init or kernel" part:"host"`
+	CUDATimeout       time.Duration `split_words:"true" default:"15s" desc:"deadline for the CUDA smoke test" part:"host"`
 
 	// Derived.
 	policy         policy.Policy
@@ -75,6 +76,22 @@ type Config struct {
 }
 
 const envPrefix = "PREFLIGHT"
+
+// The parts of the configuration. Each setting belongs to one (its part
+// tag); each command lists the parts it reads (subcommands), and its flags
+// and -h are the settings of those parts: bake, which only scans the image,
+// offers no --supervise.
+const (
+	partImage    = "image"    // the image's files, environment and manifest
+	partHost     = "host"     // the host's files, the probes and their deadlines
+	partChecks   = "checks"   // what is required beyond the image's requirements
+	partDecision = "decision" // how the findings become a decision and an exit code
+	partRecord   = "record"   // where the log, the record and the termination message go
+	partCommand  = "command"  // how the command starts (the ENTRYPOINT form only)
+)
+
+// allParts is what the ENTRYPOINT form reads: everything.
+var allParts = []string{partImage, partHost, partChecks, partDecision, partRecord, partCommand}
 
 // boolValue is a boolean setting: the words strconv.ParseBool takes, in
 // any case, as every enumerated setting is read ("TRUE", "False", "1").
@@ -103,6 +120,7 @@ type setting struct {
 	Def   string
 	Desc  string
 	Bool  bool
+	Part  string // one of allParts
 }
 
 // settingsOnce walks Config once per process.
@@ -124,7 +142,7 @@ func readSettings() []setting {
 			continue
 		}
 		key := envPrefix + "_" + strings.ToUpper(strings.Join(splitWords(f.Name), "_"))
-		out = append(out, setting{Key: key, Field: f.Name, Def: f.Tag.Get("default"), Desc: f.Tag.Get("desc"),
+		out = append(out, setting{Key: key, Field: f.Name, Def: f.Tag.Get("default"), Desc: f.Tag.Get("desc"), Part: f.Tag.Get("part"),
 			Bool: f.Type == reflect.TypeFor[boolValue]() || f.Tag.Get("flag") == "bool",
 			Flag: strings.ToLower(strings.ReplaceAll(strings.TrimPrefix(key, envPrefix+"_"), "_", "-"))})
 	}
@@ -169,12 +187,23 @@ func splitWords(name string) []string {
 // flags and -h are made from, so they cannot drift apart.
 func settings() []setting { return settingsOnce() }
 
-// addConfigFlags registers one flag per variable on fs (a boolean flag for
-// a boolean variable, or one tagged flag:"bool", so --supervise needs no
-// value and --supervise=auto still works); the values given are
-// written into overrides under the variable's full name.
-func addConfigFlags(fs *flag.FlagSet, overrides map[string]string) {
+// settingsOf are the settings of the given parts, in Config's order.
+func settingsOf(parts []string) []setting {
+	var out []setting
 	for _, s := range settings() {
+		if slices.Contains(parts, s.Part) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// addConfigFlags registers one flag per variable of parts on fs (a boolean
+// flag for a boolean variable, or one tagged flag:"bool", so --supervise
+// needs no value and --supervise=auto still works); the values given are
+// written into overrides under the variable's full name.
+func addConfigFlags(fs *flag.FlagSet, parts []string, overrides map[string]string) {
+	for _, s := range settingsOf(parts) {
 		key := s.Key
 		set := func(v string) error {
 			overrides[key] = v
@@ -419,11 +448,12 @@ func accepts(typeName string) string {
 	return "want a " + typeName
 }
 
-// configHelp lists the variables, their flags, defaults and meanings for -h.
-func configHelp() string {
+// configHelp lists the variables of parts, their flags, defaults and
+// meanings for -h.
+func configHelp(parts []string) string {
 	var b strings.Builder
 	b.WriteString("Configuration (environment; the flag of the same name wins; values in any case):\n")
-	for _, s := range settings() {
+	for _, s := range settingsOf(parts) {
 		def := s.Def
 		if def == "" {
 			def = "(empty)"

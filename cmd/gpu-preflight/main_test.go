@@ -373,6 +373,45 @@ func TestCheckCommand(t *testing.T) {
 	}
 }
 
+// check says what it found once, on stdout: the human report (with the
+// gathering's notes), or with --json the record alone. stderr carries only
+// what went wrong, here an unknown setting (and for --json the notes, which
+// the record has no place for); no summary, finding, record or abort line
+// repeats the report.
+func TestCheckPrintsTheReportOnce(t *testing.T) {
+	root := driverRoot(t, "515.65.01")
+	env := map[string]string{"NVIDIA_REQUIRE_CUDA": require118, "PREFLIGHT_ROOT": root, "PREFLIGHT_POLCY": "warn"}
+	for _, args := range [][]string{{"check"}, {"check", "--json"}, nil} {
+		r := runShim(t, env, args...)
+		if r.code != 78 || len(r.records) != 1 {
+			t.Fatalf("%v: exit %d, %d records; stderr:\n%s", args, r.code, len(r.records), r.stderr)
+		}
+		asJSON := len(args) == 2
+		lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
+		if want := map[bool]int{false: 1, true: 2}[asJSON]; len(lines) != want || !strings.Contains(lines[0], "PREFLIGHT_POLCY") {
+			t.Errorf("%v: stderr is not %d line(s), the first the warning about PREFLIGHT_POLCY:\n%s", args, want, r.stderr)
+		}
+		for _, l := range lines {
+			if !strings.Contains(l, `"level":"warn"`) {
+				t.Errorf("%v: a line on stderr that is no warning: %s", args, l)
+			}
+		}
+		if strings.Contains(r.stdout, `"level":`) {
+			t.Errorf("%v: a log line on stdout:\n%s", args, r.stdout)
+		}
+		if asJSON {
+			schematest.Validate(t, []byte(r.stdout))
+		} else if !strings.Contains(r.stdout, "cuda-requirement") || !strings.Contains(r.stdout, "Notes:\n  no image manifest at") {
+			t.Errorf("%v: no report, or no note that the image was scanned, on stdout:\n%s", args, r.stdout)
+		}
+	}
+	// A record it cannot write still shows.
+	r := runShim(t, map[string]string{"PREFLIGHT_ROOT": root, "PREFLIGHT_PROVENANCE_DIR": filepath.Join(root, "proc/driver/nvidia/version", "x")}, "check")
+	if !strings.Contains(r.stderr, "provenance record not written") {
+		t.Errorf("check hid that the record could not be written:\n%s", r.stderr)
+	}
+}
+
 func TestExplainShowsTheTermThatHeld(t *testing.T) {
 	r := runShim(t, map[string]string{"PREFLIGHT_ROOT": driverRoot(t, "470.57.02"), "NVIDIA_REQUIRE_CUDA": require118}, "explain")
 	if r.code != 0 || !strings.Contains(r.stdout, "brand=tesla,driver>=470,driver<471") {

@@ -51,6 +51,10 @@ type outcome struct {
 	path      string
 	startErr  error
 	startCode int
+	// notes are what the gathering had to say about the run (no manifest:
+	// the image was scanned, a value cut at its limit); the log has them,
+	// or for `check` without --json the report.
+	notes []string
 }
 
 // terminatingSignals end gpu-preflight with 128+N while it checks; after
@@ -60,18 +64,34 @@ var terminatingSignals = []os.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SI
 // preflight gathers, checks, decides, logs and records. argv is the command
 // that will run (nil for `check`). It returns a usageError for bad
 // configuration. The outcome's gate is not released: see outcome.gate.
-func preflight(overrides map[string]string, argv []string, env envvars.Env, stderr io.Writer) (outcome, error) {
+//
+// For `check` (argv nil) stdout says what the run found, so the log says
+// only what went wrong (warnings and errors: a record it could not write, a
+// setting it ignores, a value cut at its limit): no summary, findings,
+// record or abort line, which would say it all twice. asReport is check's
+// human report, which also takes the gathering's notes (--json prints the
+// record alone, and the notes stay in the log).
+func preflight(overrides map[string]string, argv []string, env envvars.Env, asReport bool, stderr io.Writer) (outcome, error) {
 	started := time.Now()
 	cfg, err := loadConfig(overrides)
 	if err != nil {
 		return outcome{}, err
 	}
+	reportOnStdout := argv == nil
 	// Every log line goes through out, so a stderr nobody reads cannot
 	// hold up the start of the command or the exit on a signal.
 	out := stall.New(stderr)
 	log, err := logs.New(out, cfg.LogFormat, cfg.LogLevel)
 	if err != nil {
 		return outcome{}, usagef("%v", err)
+	}
+	if reportOnStdout {
+		cfg.LogProvenance = false // --json prints it
+		// At the default level the info lines would all repeat the report;
+		// a level asked for below it (debug: the probes' stderr) is kept.
+		if log.GetLevel() == zerolog.InfoLevel {
+			log = log.Level(zerolog.WarnLevel)
+		}
 	}
 	out.Notice = droppedNotice(termsafe.IsTerminal(out), cfg)
 	o := outcome{cfg: cfg, log: log, out: out}
@@ -134,15 +154,27 @@ func preflight(overrides map[string]string, argv []string, env envvars.Env, stde
 	// The log reads top down: the summary, what did not pass, the record,
 	// and on abort, last (where docker logs, kubectl logs and a Slurm .out
 	// end), the reason and the fix.
-	logs.Summary(o.log, report.Summary{Record: o.record, Visible: len(res.visible), Elapsed: time.Since(started)})
-	for _, w := range append(cfg.warnings, res.warnings...) {
+	if !reportOnStdout {
+		logs.Summary(o.log, report.Summary{Record: o.record, Visible: len(res.visible), Elapsed: time.Since(started)})
+	}
+	warnings := cfg.warnings
+	if asReport {
+		o.notes = res.warnings
+	} else {
+		warnings = append(warnings, res.warnings...)
+	}
+	for _, w := range warnings {
 		o.log.Warn().Msg(logs.Value(w))
 	}
-	logs.Findings(o.log, findings)
+	if !reportOnStdout {
+		logs.Findings(o.log, findings)
+	}
 	o.gate.locked(o.persist)
 	if o.record.Decision.Action == decision.Abort {
 		o.gate.locked(o.writeTermination)
-		logs.Abort(o.log, o.record)
+		if !reportOnStdout {
+			logs.Abort(o.log, o.record)
+		}
 	}
 	return o, nil
 }
@@ -384,7 +416,7 @@ func (c Config) checkInput(ctx context.Context, opts gather.Options) (check.Inpu
 
 // checkMain is `gpu-preflight check` and the no-argument form.
 func checkMain(overrides map[string]string, asJSON bool, env envvars.Env, stdout, stderr io.Writer) int {
-	o, err := preflight(overrides, nil, env, stderr)
+	o, err := preflight(overrides, nil, env, !asJSON, stderr)
 	if err != nil {
 		return usageExit(stderr, err)
 	}
@@ -397,6 +429,12 @@ func checkMain(overrides map[string]string, asJSON bool, env envvars.Env, stdout
 		}
 	} else {
 		report.Human(stdout, o.record)
+		if len(o.notes) > 0 {
+			fmt.Fprintln(stdout, "\nNotes:")
+			for _, n := range o.notes {
+				fmt.Fprintf(stdout, "  %s\n", termsafe.String(n))
+			}
+		}
 	}
 	return o.record.Decision.ExitCode
 }
@@ -417,7 +455,7 @@ func cmdCheck(args, environ []string, stdout, stderr io.Writer) int {
 // preflightAndExec is the ENTRYPOINT form: check, then replace this process
 // with argv (or, in supervise mode, run it as a child).
 func preflightAndExec(overrides map[string]string, argv []string, env envvars.Env, stdout, stderr io.Writer) int {
-	o, err := preflight(overrides, argv, env, stderr)
+	o, err := preflight(overrides, argv, env, false, stderr)
 	if err != nil {
 		return usageExit(stderr, err)
 	}

@@ -107,7 +107,7 @@ const reapInterval = time.Second
 // (store.Complete: atomic, refusing any other run's file), so the
 // directory holds one record per run and `diff DIR` never compares a run
 // with itself; the ledger gets a second line for the run, the one with the
-// outcome; and the finished record is logged.
+// outcome; and the log a line that says how it ended (logs.Finished).
 func supervise(o outcome, argv, environ []string) int {
 	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
 		// Orphans then go to the namespace's init instead; the command
@@ -257,8 +257,9 @@ func (o *outcome) finish(code, sig int, notStarted error) {
 }
 
 // finishRecord completes r with how the run ended and stores it where
-// persist stored the first one: the record file is replaced, the ledger
-// gets a second line for the run, and the finished record is logged.
+// persist stored the first one: the record file is replaced and the ledger
+// gets a second line for the run; the log gets a small line that joins the
+// first by runId (logs.Finished), not the record again.
 // Failures are warnings: the exit code stays what it is whatever happens to
 // the record.
 func (o *outcome) finishRecord(r report.Record, code, sig int, notStarted error) report.Record {
@@ -273,10 +274,7 @@ func (o *outcome) finishRecord(r report.Record, code, sig int, notStarted error)
 		o.log.Warn().Err(logs.Err(err)).Msg("provenance record not finished")
 		return r
 	}
-	if notStarted == nil {
-		o.log.Info().Int("exitCode", code).Int("signal", sig).
-			Float64("durationSeconds", r.Outcome.DurationSeconds).Msg("command finished")
-	}
+	logs.Finished(o.log, r)
 	if o.cfg.ProvenanceDir != "off" {
 		if err := completeRecord(o.cfg.ProvenanceDir, r); err != nil {
 			o.log.Warn().Err(logs.Err(err)).Str("dir", logs.Value(o.cfg.ProvenanceDir)).
@@ -287,9 +285,6 @@ func (o *outcome) finishRecord(r report.Record, code, sig int, notStarted error)
 		if err := ledger.Append(o.cfg.Ledger, r); err != nil {
 			o.log.Warn().Err(logs.Err(err)).Str("ledger", logs.Value(o.cfg.Ledger)).Msg("ledger line not appended")
 		}
-	}
-	if err := logs.Record(o.log, r); err != nil {
-		o.log.Warn().Err(logs.Err(err)).Msg("finished provenance line not logged")
 	}
 	return r
 }
