@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/kelseyhightower/envconfig"
+	"golang.org/x/sys/unix"
 
 	"github.com/gpu-preflight/gpu-preflight/internal/truncate"
 	"github.com/gpu-preflight/gpu-preflight/preflight/check"
@@ -55,7 +56,7 @@ type Config struct {
 	HostRoot          string        `split_words:"true" default:"/" desc:"root of the host's files read for the driver, GPUs, /dev, /dev/shm, cgroup and kernel" part:"host"`
 	ImageConfig       string        `split_words:"true" desc:"the image's config, whose Env is its environment: OCI layout dir, OCI image or runtime config, docker/podman inspect" part:"image"`
 	Manifest          string        `split_words:"true" default:"/etc/gpu-preflight/image.json" desc:"baked image manifest, inside the root" part:"image"`
-	TerminationLog    string        `split_words:"true" default:"/dev/termination-log" desc:"written on abort when its directory exists" part:"record"`
+	TerminationLog    string        `split_words:"true" default:"/dev/termination-log" desc:"written on abort: the default only when the file exists (the kubelet made it), a path set here when its directory does" part:"record"`
 	ExitCode          int           `split_words:"true" default:"78" desc:"exit code on a mismatch abort: this driver cannot run this image" part:"decision"`
 	NodeFaultExitCode int           `split_words:"true" default:"75" desc:"exit code on a node-fault abort: retry on another node" part:"decision"`
 	Supervise         string        `split_words:"true" default:"auto" desc:"true, false, or auto: supervise when PID 1" flag:"bool" part:"command"`
@@ -66,6 +67,9 @@ type Config struct {
 	policy         policy.Policy
 	ignore         map[string]bool
 	nvmlLibrarySet bool
+	// terminationLogSet: PREFLIGHT_TERMINATION_LOG was given, so its file
+	// may be created (store.WriteTermination).
+	terminationLogSet bool
 	// imageEnv is ImageConfig's Env, read once when the configuration is
 	// checked; nil without ImageConfig.
 	imageEnv *envvars.Env
@@ -244,6 +248,7 @@ func loadConfig(overrides map[string]string) (Config, error) {
 	}
 	c.warnings = unknownVariables(os.Environ())
 	_, c.nvmlLibrarySet = os.LookupEnv(envPrefix + "_NVML_LIBRARY")
+	_, c.terminationLogSet = os.LookupEnv(envPrefix + "_TERMINATION_LOG")
 	src := func(key, value string) string { return source(overrides, key, value) }
 
 	var err error
@@ -349,6 +354,36 @@ var (
 
 // provenanceOff is the PREFLIGHT_PROVENANCE_DIR that writes no file.
 const provenanceOff = "off"
+
+// provenanceDir is where this run's records go. A PREFLIGHT_PROVENANCE_DIR
+// that was set, root, and a default directory this user can write (an
+// image's VOLUME) keep the setting. Any other user, whose default
+// /var/log/gpu-preflight is not theirs to write (a developer on a
+// workstation), gets a directory of their own: $XDG_STATE_HOME/gpu-preflight,
+// or ~/.local/state/gpu-preflight (the XDG Base Directory default), when
+// HOME is a directory they own. Without one (a container run as --user
+// 1000, where HOME is /) the default stays, and writing it fails with the
+// usual warning.
+func (c Config) provenanceDir() string {
+	if _, set := os.LookupEnv(envPrefix + "_PROVENANCE_DIR"); set || os.Getuid() == 0 {
+		return c.ProvenanceDir
+	}
+	if unix.Access(c.ProvenanceDir, unix.W_OK|unix.X_OK) == nil {
+		return c.ProvenanceDir
+	}
+	home := os.Getenv("HOME")
+	if !filepath.IsAbs(home) || filepath.Clean(home) == "/" {
+		return c.ProvenanceDir
+	}
+	var st unix.Stat_t
+	if unix.Stat(home, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR || int(st.Uid) != os.Getuid() {
+		return c.ProvenanceDir
+	}
+	if state := os.Getenv("XDG_STATE_HOME"); filepath.IsAbs(state) {
+		return filepath.Join(state, "gpu-preflight")
+	}
+	return filepath.Join(home, ".local", "state", "gpu-preflight")
+}
 
 // source names where a value came from, for an error:
 // `--policy="wran" (PREFLIGHT_POLICY)` when a flag gave it, else

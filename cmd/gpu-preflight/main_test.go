@@ -91,7 +91,12 @@ func runShim(t *testing.T, env map[string]string, args ...string) shimRun {
 // driverRoot builds a PREFLIGHT_ROOT whose procfs reports driver version v.
 func driverRoot(t *testing.T, v string) string {
 	t.Helper()
-	root := t.TempDir()
+	return driverRootIn(t, t.TempDir(), v)
+}
+
+// driverRootIn is driverRoot in the directory root.
+func driverRootIn(t *testing.T, root, v string) string {
+	t.Helper()
 	dir := filepath.Join(root, "proc/driver/nvidia")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
@@ -148,6 +153,31 @@ func TestNoDriverRunsTheCommandWithAWarning(t *testing.T) {
 	rec := oneRecord(t, r)
 	if get(rec, "decision", "action") != "exec" {
 		t.Errorf("decision = %v", get(rec, "decision"))
+	}
+}
+
+// The termination log is Kubernetes': an abort pointed at another host's
+// files, with no PREFLIGHT_TERMINATION_LOG, leaves this machine's
+// /dev/termination-log as it was (absent stays absent). The rule for the
+// default path on this host's own root (written only when the kubelet made
+// the file) is proved in report/store, where no real /dev is touched.
+func TestAbortLeavesTheDefaultTerminationLogAlone(t *testing.T) {
+	const path = "/dev/termination-log"
+	before, errBefore := os.Lstat(path)
+	root := driverRoot(t, "515.65.01")
+	cmd := exec.Command(shimPath, "--", "true")
+	cmd.Env = []string{"PATH=/usr/bin:/bin", "PREFLIGHT_PROVENANCE_DIR=off", "PREFLIGHT_LOG_FORMAT=json",
+		"PREFLIGHT_ROOT=" + root, "PREFLIGHT_HOST_ROOT=" + root, "NVIDIA_REQUIRE_CUDA=" + require118}
+	out, err := cmd.CombinedOutput()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 78 {
+		t.Fatalf("want an abort (78), got %v:\n%s", err, out)
+	}
+	after, errAfter := os.Lstat(path)
+	switch {
+	case errBefore != nil && errAfter == nil:
+		t.Errorf("the abort created %s", path)
+	case errBefore == nil && (errAfter != nil || !after.ModTime().Equal(before.ModTime()) || after.Size() != before.Size()):
+		t.Errorf("the abort wrote %s (%v, %v -> %v)", path, errAfter, before.ModTime(), after.ModTime())
 	}
 }
 

@@ -85,6 +85,7 @@ func preflight(overrides map[string]string, argv []string, env envvars.Env, asRe
 	if err != nil {
 		return outcome{}, usagef("%v", err)
 	}
+	cfg.ProvenanceDir = cfg.provenanceDir()
 	if reportOnStdout {
 		cfg.LogProvenance = false // --json prints it
 		// At the default level the info lines would all repeat the report;
@@ -218,10 +219,16 @@ func (o *outcome) save(r report.Record) {
 	}
 }
 
-// writeTermination leaves the abort reason where Kubernetes reads it.
+// writeTermination leaves the abort reason where Kubernetes reads it: a
+// path set explicitly, or the default when the kubelet created it. A run
+// pointed at another host's files (PREFLIGHT_HOST_ROOT) is no pod's start,
+// so it leaves this machine's /dev alone unless told where to write.
 func (o *outcome) writeTermination() {
+	if !o.cfg.terminationLogSet && !fsroot.Root(o.cfg.HostRoot).IsHost() {
+		return
+	}
 	msg := report.TerminationMessage(o.findings, o.record.Decision)
-	if err := store.WriteTermination(o.cfg.TerminationLog, msg); err != nil {
+	if err := store.WriteTermination(o.cfg.TerminationLog, msg, o.cfg.terminationLogSet); err != nil {
 		o.log.Debug().Err(logs.Err(err)).Str("path", logs.Value(o.cfg.TerminationLog)).Msg("termination message not written")
 	}
 }
