@@ -355,6 +355,13 @@ var (
 // provenanceOff is the PREFLIGHT_PROVENANCE_DIR that writes no file.
 const provenanceOff = "off"
 
+// encodesRecord reports whether a run with this configuration encodes its
+// record as JSON: for the log line, the file, the ledger, or (printed) for
+// check --json.
+func (c Config) encodesRecord(printed bool) bool {
+	return printed || bool(c.LogProvenance) || c.ProvenanceDir != provenanceOff || c.Ledger != ""
+}
+
 // provenanceDir is where this run's records go. A PREFLIGHT_PROVENANCE_DIR
 // that was set, root, and a default directory this user can write (an
 // image's VOLUME) keep the setting. Any other user, whose default
@@ -420,8 +427,9 @@ func oneOf(v string, accepted ...string) string {
 
 // otherPrefixed are the PREFLIGHT_ variables that are not configuration
 // but facts: those read from the container's environment (the image's
-// identity, rows of envvars.Read) and the job id the record reads.
-var otherPrefixed = func() []string {
+// identity, rows of envvars.Read) and the job id the record reads. Made
+// on first use: only an environment with PREFLIGHT_ variables asks.
+var otherPrefixed = sync.OnceValue(func() []string {
 	names := []string{orchestrator.EnvJobID}
 	for _, v := range envvars.Read {
 		if strings.HasPrefix(v.Name, "PREFLIGHT_") {
@@ -429,22 +437,27 @@ var otherPrefixed = func() []string {
 		}
 	}
 	return names
-}()
+})
 
 // unknownVariables warns about each PREFLIGHT_ variable in environ that
 // gpu-preflight does not read, naming the one it looks like: a typo must
 // not fall back to the default silently.
 func unknownVariables(environ []string) []string {
-	var known []string
-	for _, s := range settings() {
-		known = append(known, s.Key)
-	}
-	known = append(known, otherPrefixed...)
+	var known []string // made at the first PREFLIGHT_ variable
 	var out []string
 	unknown := 0
 	for _, kv := range environ {
 		name, _, _ := strings.Cut(kv, "=")
-		if !strings.HasPrefix(name, envPrefix+"_") || slices.Contains(known, name) {
+		if !strings.HasPrefix(name, envPrefix+"_") {
+			continue
+		}
+		if known == nil {
+			for _, s := range settings() {
+				known = append(known, s.Key)
+			}
+			known = append(known, otherPrefixed()...)
+		}
+		if slices.Contains(known, name) {
 			continue
 		}
 		if unknown++; unknown > maxUnknownWarnings {

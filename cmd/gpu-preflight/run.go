@@ -96,6 +96,12 @@ func preflight(overrides map[string]string, argv []string, env envvars.Env, asRe
 	}
 	out.Notice = droppedNotice(termsafe.IsTerminal(out), cfg)
 	o := outcome{cfg: cfg, log: log, out: out}
+	if cfg.encodesRecord(reportOnStdout && !asReport) {
+		// encoding/json sets up its encoder for each of the record's types
+		// on its first use (about 0.5 ms of reflection): do it beside the
+		// gathering, not after it.
+		go json.Marshal(report.Record{})
+	}
 
 	ctx, cancel := context.WithTimeout(context.Background(), cfg.Timeout)
 	defer cancel()
@@ -113,8 +119,9 @@ func preflight(overrides map[string]string, argv []string, env envvars.Env, asRe
 		done <- result{in.Facts, in.Visible, check.Run(in), warnings}
 	}()
 
-	// Signal handling starts a thread of its own (a few hundred
-	// microseconds); set it up while the gatherers already run.
+	// Signal handling costs threads of its own and a round trip with one of
+	// them per signal (0.5-0.8 ms): catchSignals sets it up on another
+	// goroutine while the gatherers run.
 	o.gate = catchSignals(cancel, log, out)
 
 	var res result
@@ -248,6 +255,8 @@ type signalGate struct {
 	// back, so a write either completes before the exit or never starts;
 	// it waits for it at most signalWriteGrace.
 	writing chan struct{}
+	// armed is closed once the handler catches the signals.
+	armed   chan struct{}
 	ch      chan os.Signal
 	stop    chan struct{}
 	stopped chan struct{}
@@ -262,18 +271,27 @@ type signalGate struct {
 // catchSignals starts the signal handler. On a signal it kills the probe
 // (through cancel) and exits with 128+N; a record already written is
 // completed to say the command never ran.
+//
+// The handler's goroutine registers the signals itself, so that their
+// set-up (os/signal starts two threads and makes a round trip with one of
+// them per signal) runs beside the preflight instead of before it. Until it
+// has, a signal gets the runtime's default action, as it does before
+// catchSignals is called at all; locked (a record write) and release wait
+// for the registration, so no record is written that a signal could leave
+// untrue.
 func catchSignals(cancel context.CancelFunc, log zerolog.Logger, out *stall.Writer) *signalGate {
 	g := &signalGate{writing: make(chan struct{}, 1), ch: make(chan os.Signal, len(terminatingSignals)),
-		stop: make(chan struct{}), stopped: make(chan struct{}), cancel: cancel, log: log, out: out}
-	for _, sig := range terminatingSignals {
-		// A signal inherited as ignored (nohup's SIGHUP) stays ignored, as it
-		// will for the command after exec.
-		if !signal.Ignored(sig) {
-			signal.Notify(g.ch, sig)
-		}
-	}
+		armed: make(chan struct{}), stop: make(chan struct{}), stopped: make(chan struct{}), cancel: cancel, log: log, out: out}
 	go func() {
 		defer close(g.stopped)
+		for _, sig := range terminatingSignals {
+			// A signal inherited as ignored (nohup's SIGHUP) stays ignored, as it
+			// will for the command after exec.
+			if !signal.Ignored(sig) {
+				signal.Notify(g.ch, sig)
+			}
+		}
+		close(g.armed)
 		select {
 		case sig := <-g.ch:
 			g.exit(sig.(syscall.Signal))
@@ -313,6 +331,7 @@ func (g *signalGate) exit(sig syscall.Signal) {
 // locked runs f unless a signal is ending the process, in which case it
 // blocks until the exit.
 func (g *signalGate) locked(f func()) {
+	<-g.armed
 	g.writing <- struct{}{}
 	defer func() { <-g.writing }()
 	f()
