@@ -87,7 +87,7 @@ func run(runs, warmup int, bin, smiDir, realNVML string, keep *regexp.Regexp) er
 		return err
 	}
 	defer os.RemoveAll(work)
-	cases, err := setUp(work, bin, smiDir, realNVML)
+	cases, err := setUp(work, bin, smiDir, realNVML, keep)
 	if err != nil {
 		return err
 	}
@@ -130,7 +130,7 @@ func run(runs, warmup int, bin, smiDir, realNVML string, keep *regexp.Regexp) er
 
 // setUp builds the cases: the noop Go program, the fake NVML library and
 // its scenarios, and the roots the shim looks at.
-func setUp(work, bin, smiDir, realNVML string) ([]benchCase, error) {
+func setUp(work, bin, smiDir, realNVML string, keep *regexp.Regexp) ([]benchCase, error) {
 	shim, err := filepath.Abs(filepath.Join(bin, "gpu-preflight"))
 	if err != nil {
 		return nil, err
@@ -144,28 +144,31 @@ func setUp(work, bin, smiDir, realNVML string) ([]benchCase, error) {
 	if out, err := build.CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("building bench/noop: %v\n%s", err, out)
 	}
-	fakeDir := filepath.Join(work, "fakenvml")
-	if err := os.Mkdir(fakeDir, 0o755); err != nil {
-		return nil, err
-	}
-	fakeLib, err := fakenvml.Build(fakeDir)
-	if err != nil {
-		return nil, err
-	}
-	eight := fakenvml.H100x8("550.54.15", 12040)
-	one := eight
-	one.Name, one.GPUs, one.System = "h100x1-550.54.15", eight.GPUs[:1], map[string]string{}
-	for k, v := range eight.System {
-		one.System[k] = v
-	}
-	one.System["count"] = "1"
-	scenario1, err := one.Write(work)
-	if err != nil {
-		return nil, err
-	}
-	scenario8, err := eight.Write(work)
-	if err != nil {
-		return nil, err
+	// The fake NVML and CUDA libraries are compiled (gcc) only when a case
+	// that runs them is kept.
+	withFakes := slices.ContainsFunc(fakeCaseNames(), keep.MatchString)
+	var fakeLib, scenario1, scenario8 string
+	if withFakes {
+		fakeDir := filepath.Join(work, "fakenvml")
+		if err := os.Mkdir(fakeDir, 0o755); err != nil {
+			return nil, err
+		}
+		if fakeLib, err = fakenvml.Build(fakeDir); err != nil {
+			return nil, err
+		}
+		eight := fakenvml.H100x8("550.54.15", 12040)
+		one := eight
+		one.Name, one.GPUs, one.System = "h100x1-550.54.15", eight.GPUs[:1], map[string]string{}
+		for k, v := range eight.System {
+			one.System[k] = v
+		}
+		one.System["count"] = "1"
+		if scenario1, err = one.Write(work); err != nil {
+			return nil, err
+		}
+		if scenario8, err = eight.Write(work); err != nil {
+			return nil, err
+		}
 	}
 
 	empty := filepath.Join(work, "root-empty")
@@ -212,11 +215,15 @@ func setUp(work, bin, smiDir, realNVML string) ([]benchCase, error) {
 	}
 	cases = append(cases,
 		shimCase(caseShimFloor, nil, noGPU, []string{provOff}),
-		shimCase("gpu-preflight, no GPU, provenance on", nil, noGPU, []string{provOn}),
-		shimCase("gpu-preflight, fake NVML x1, provenance off", []string{fakenvml.EnvScenario + "=" + scenario1}, fake, []string{provOff}),
-		shimCase("gpu-preflight, fake NVML x1, provenance on", []string{fakenvml.EnvScenario + "=" + scenario1}, fake, []string{provOn}),
-		shimCase("gpu-preflight, fake NVML x8, provenance off", []string{fakenvml.EnvScenario + "=" + scenario8}, fake, []string{provOff}),
-		shimCase("gpu-preflight, fake NVML x8, provenance on", []string{fakenvml.EnvScenario + "=" + scenario8}, fake, []string{provOn}),
+		shimCase("gpu-preflight, no GPU, provenance on", nil, noGPU, []string{provOn}))
+	if !withFakes {
+		return cases, nil
+	}
+	cases = append(cases,
+		shimCase(fakeName(1, "off"), []string{fakenvml.EnvScenario + "=" + scenario1}, fake, []string{provOff}),
+		shimCase(fakeName(1, "on"), []string{fakenvml.EnvScenario + "=" + scenario1}, fake, []string{provOn}),
+		shimCase(fakeName(8, "off"), []string{fakenvml.EnvScenario + "=" + scenario8}, fake, []string{provOff}),
+		shimCase(fakeName(8, "on"), []string{fakenvml.EnvScenario + "=" + scenario8}, fake, []string{provOn}),
 	)
 	cudaCases, err := cudaCases(work, shimCase, fake, provOff, scenario1, scenario8)
 	if err != nil {
@@ -256,11 +263,28 @@ func cudaCases(work string, shimCase func(string, []string, ...[]string) benchCa
 		}
 		env := []string{fakenvml.EnvScenario + "=" + nv, fakecuda.EnvScenario + "=" + scenario, "LD_LIBRARY_PATH=" + dir}
 		for _, mode := range []string{"init", "kernel"} {
-			cases = append(cases, shimCase(fmt.Sprintf("gpu-preflight, fake NVML+CUDA x%d, CUDA check %s, provenance off", n, mode),
+			cases = append(cases, shimCase(cudaName(n, mode),
 				env, fake, []string{provOff, "--cuda-check=" + mode}))
 		}
 	}
 	return cases, nil
+}
+
+// The names of the rows that run the fake libraries.
+func fakeName(gpus int, provenance string) string {
+	return fmt.Sprintf("gpu-preflight, fake NVML x%d, provenance %s", gpus, provenance)
+}
+
+func cudaName(gpus int, mode string) string {
+	return fmt.Sprintf("gpu-preflight, fake NVML+CUDA x%d, CUDA check %s, provenance off", gpus, mode)
+}
+
+func fakeCaseNames() []string {
+	var names []string
+	for _, n := range []int{1, 8} {
+		names = append(names, fakeName(n, "off"), fakeName(n, "on"), cudaName(n, "init"), cudaName(n, "kernel"))
+	}
+	return names
 }
 
 // torchPython returns Debian's python3 when it can import torch, else "".
