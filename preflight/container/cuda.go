@@ -1,7 +1,6 @@
 package container
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"path"
@@ -9,6 +8,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/gpu-preflight/gpu-preflight/internal/jsonbound"
 	"github.com/gpu-preflight/gpu-preflight/internal/truncate"
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 	"github.com/gpu-preflight/gpu-preflight/preflight/fsroot"
@@ -47,7 +47,9 @@ func ParseVersionJSON(data []byte) (ver, full string, err error) {
 			Version string `json:"version"`
 		} `json:"cuda"`
 	}
-	if err := json.Unmarshal(data, &doc); err != nil {
+	// NVIDIA's version.json lists some forty components of two or three
+	// values each.
+	if err := jsonbound.Unmarshal(data, &doc, jsonbound.Limits{Bytes: maxVersionFile, Depth: 16, Values: 10_000}); err != nil {
 		return "", "", fmt.Errorf("version.json: %w", err)
 	}
 	if doc.CUDA == nil {

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
+	"github.com/gpu-preflight/gpu-preflight/preflight/fsroot"
 	"github.com/gpu-preflight/gpu-preflight/preflight/ldso"
 )
 
@@ -87,6 +88,17 @@ var frameworkDists = map[string][]string{
 func (s *scanner) cudaLibraries() {
 	env := s.loaderEnv()
 	fs := scanFS{s}
+	// The loader model goes on with what it could read of an object (one
+	// read in part says what was cut); each such object is warned of once.
+	warned := map[string]bool{}
+	warn := func(objs []ldso.Object) {
+		for _, o := range objs {
+			if o.Error != "" && !warned[o.Path] {
+				warned[o.Path] = true
+				s.warnf("image: the dynamic section of %s: %s", o.Path, o.Error)
+			}
+		}
+	}
 	for _, fw := range s.res.Frameworks {
 		if fw.Build != facts.BuildCUDA && fw.CUDAVersion == "" {
 			continue
@@ -96,9 +108,11 @@ func (s *scanner) cudaLibraries() {
 			continue
 		}
 		objs := ldso.Load(fs, env, nil, roots)
+		warn(objs)
 		if fw.Name == "torch" && missingCUDALib(objs) {
 			if pre := s.torchPreloads(); len(pre) > 0 {
 				objs = ldso.Load(fs, env, pre, roots)
+				warn(objs)
 			}
 		}
 		built := s.builtFor(fw)
@@ -331,13 +345,7 @@ func (s *scanner) condaLibDirs() []string {
 func (s *scanner) loaderEnv() ldso.Env {
 	var env ldso.Env
 	env.LibraryPath, _ = searchPath(s.env, "LD_LIBRARY_PATH")
-	if b := s.readMax("/etc/ld.so.cache", ldso.MaxCacheSize); b != nil {
-		cache, err := ldso.ParseCache(b)
-		if err != nil {
-			s.warnf("image: /etc/ld.so.cache: %v", err)
-		}
-		env.Cache = cache
-	}
+	env.Cache = s.ldCache("/etc/ld.so.cache")
 	for _, triplet := range []string{"x86_64-linux-gnu", "aarch64-linux-gnu"} {
 		if fi, err := s.root.Stat("/usr/lib/" + triplet); err == nil && fi.IsDir() {
 			env.SystemDirs = ldso.DebianSystemDirs(triplet)
@@ -350,22 +358,37 @@ func (s *scanner) loaderEnv() ldso.Env {
 	return env
 }
 
+// ldCache reads the image's ld.so cache at p in place (ldso.ReadCache):
+// its memory is bounded by the entries kept, not by the file's size.
+func (s *scanner) ldCache(p string) []ldso.CacheEntry {
+	if s.outOfTime() {
+		return nil
+	}
+	s.stamp(p)
+	f, err := s.root.Open(p)
+	if err != nil {
+		if !fsroot.Missing(err) {
+			s.warnf("image: reading %s: %v", p, err)
+		}
+		return nil
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		s.warnf("image: reading %s: %v", p, err)
+		return nil
+	}
+	cache, err := ldso.ReadCache(f, fi.Size())
+	if err != nil {
+		s.warnf("image: %s: %v", p, err)
+	}
+	return cache
+}
+
 // isFile reports whether p is a regular file, from its directory's listing
 // (stamped, so a manifest sees a file appear) and a stat.
 func (s *scanner) isFile(p string) bool {
-	dir := path.Dir(p)
-	if s.names == nil {
-		s.names = map[string]map[string]bool{}
-	}
-	set, ok := s.names[dir]
-	if !ok {
-		set = map[string]bool{}
-		for _, n := range s.list(dir) {
-			set[n] = true
-		}
-		s.names[dir] = set
-	}
-	if !set[path.Base(p)] {
+	if _, ok := slices.BinarySearch(s.list(path.Dir(p)), path.Base(p)); !ok {
 		return false
 	}
 	fi, err := s.root.Stat(p)

@@ -94,6 +94,11 @@ const (
 	// NvInferVersion.h) are a few kilobytes, so 4 MiB is wide room while a
 	// planted multi-gigabyte file is refused rather than read.
 	maxSourceFile = 4 << 20
+
+	// maxEntriesListed bounds the directory entries a scan holds, over
+	// every directory it lists (fsroot.MaxDirEntries bounds one): a few
+	// MiB of names.
+	maxEntriesListed = 1 << 16
 )
 
 // scan scans the image under root. env is the container's environment
@@ -129,9 +134,11 @@ type scanner struct {
 	warnings []string
 	// listings caches directory listings by path: each site-packages
 	// directory is read once for all frameworks.
-	listings map[string][]fs.DirEntry
-	// names caches each listed directory's names as a set, for isFile.
-	names map[string]map[string]bool
+	listings map[string][]string
+	// entriesListed counts the entries in listings, up to
+	// maxEntriesListed; listingsFull is set once a listing was refused.
+	entriesListed int
+	listingsFull  bool
 	// dists caches distInfos by site-packages directory.
 	dists map[string]map[string]DistInfo
 	seen  map[string]bool
@@ -186,7 +193,7 @@ func (s *scanner) stamp(p string) {
 }
 
 // stampListing records directory dir with the digest of its listing.
-func (s *scanner) stampListing(dir string, entries []fs.DirEntry) {
+func (s *scanner) stampListing(dir string, entries []string) {
 	s.stamp(dir)
 	if n := len(s.res.Inputs); n > 0 && s.res.Inputs[n-1].Path == dir && s.res.Inputs[n-1].Dir {
 		s.res.Inputs[n-1].Names = listingDigest(dir, entries)
@@ -197,20 +204,28 @@ func (s *scanner) stampListing(dir string, entries []fs.DirEntry) {
 // stamps it.
 func (s *scanner) list(dir string) []string {
 	if s.listings == nil {
-		s.listings = map[string][]fs.DirEntry{}
+		s.listings = map[string][]string{}
 	}
 	entries, ok := s.listings[dir]
 	if !ok {
 		if s.outOfTime() {
 			return nil
 		}
+		if s.entriesListed >= maxEntriesListed {
+			if !s.listingsFull {
+				s.listingsFull = true
+				s.warnf("image: the scan holds %d directory entries, its bound: %s and every directory after it are not listed", s.entriesListed, dir)
+			}
+			return nil
+		}
 		s.listed++
 		var err error
-		entries, err = s.root.ReadDir(dir)
+		entries, err = s.root.ReadDirNames(dir)
 		if err != nil && !fsroot.Missing(err) {
 			s.warnf("image: listing %s: %v", dir, err)
 		}
 		s.listings[dir] = entries
+		s.entriesListed += len(entries)
 		if errors.Is(err, fs.ErrNotExist) && !s.seen[dir] {
 			// What stamp's stat would find, without asking again: most
 			// of the places searched do not exist in a given image.
@@ -222,11 +237,7 @@ func (s *scanner) list(dir string) []string {
 			s.stamp(dir)
 		}
 	}
-	names := make([]string, len(entries))
-	for i, e := range entries {
-		names[i] = e.Name()
-	}
-	return names
+	return entries
 }
 
 // read returns the contents of file p, stamping it; nil when missing.

@@ -6,8 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"golang.org/x/sys/unix"
-
+	"github.com/gpu-preflight/gpu-preflight/internal/safefile"
 	"github.com/gpu-preflight/gpu-preflight/internal/truncate"
 	"github.com/gpu-preflight/gpu-preflight/report"
 )
@@ -26,7 +25,7 @@ func WriteTermination(path, msg string, create bool) error {
 	if path == "" || msg == "" {
 		return nil
 	}
-	flags := os.O_WRONLY | os.O_TRUNC | unix.O_NOFOLLOW | unix.O_CLOEXEC | unix.O_NONBLOCK
+	flags := os.O_WRONLY
 	if create {
 		if _, err := os.Stat(filepath.Dir(path)); errors.Is(err, os.ErrNotExist) {
 			return nil
@@ -34,14 +33,19 @@ func WriteTermination(path, msg string, create bool) error {
 		flags |= os.O_CREATE
 	}
 	msg = truncate.String(msg, report.MaxTerminationBytes)
-	// O_NONBLOCK: a FIFO nobody reads fails with ENXIO instead of blocking
-	// the abort (or the run) forever; it changes nothing for a file.
-	f, err := os.OpenFile(path, flags, 0o644)
+	// safefile: no symlink followed, a FIFO nobody reads fails with ENXIO
+	// instead of blocking the abort forever, and a hard link to another
+	// file is refused before anything is cut.
+	f, err := safefile.OpenWrite(path, flags, 0o644)
 	if !create && errors.Is(err, os.ErrNotExist) {
 		return nil // not in a pod
 	}
 	if err != nil {
 		return fmt.Errorf("write termination message to %s: %w (set PREFLIGHT_TERMINATION_LOG to the container's terminationMessagePath, or to \"\" to skip it)", path, err)
+	}
+	if err := f.Truncate(0); err != nil {
+		f.Close()
+		return fmt.Errorf("write termination message to %s: %w", path, err)
 	}
 	if _, err := f.WriteString(msg); err != nil {
 		f.Close()
