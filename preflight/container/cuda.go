@@ -145,7 +145,7 @@ func gatherCUDA(root fsroot.Root, env map[string]string) (facts.CUDAToolkit, []s
 			var ver, full string
 			ver, full, err = f.parse(data)
 			if err == nil {
-				return facts.CUDAToolkit{Version: ver, Full: full, Source: f.path}, warns
+				return facts.CUDAToolkit{Version: ver, Full: full, Source: f.path, Kind: facts.CUDAFromToolkit}, warns
 			}
 			err = fmt.Errorf("%s: %w", f.path, err)
 		}
@@ -159,7 +159,7 @@ func gatherCUDA(root fsroot.Root, env map[string]string) (facts.CUDAToolkit, []s
 	if target, w := followLinks(root, cudaDir); target != "" && exists(root, cudaDir) {
 		if v, ok := cudaLinkVersion(path.Base(target)); ok {
 			if ver, ok := majorMinor(v); ok {
-				return facts.CUDAToolkit{Version: ver, Source: cudaDir + " -> " + target}, append(warns, w...)
+				return facts.CUDAToolkit{Version: ver, Source: cudaDir + " -> " + target, Kind: facts.CUDAFromToolkit}, append(warns, w...)
 			}
 		}
 	} else {
@@ -180,12 +180,12 @@ func gatherCUDA(root fsroot.Root, env map[string]string) (facts.CUDAToolkit, []s
 		}
 	}
 	if ver, ok := majorMinor(best); ok {
-		return facts.CUDAToolkit{Version: ver, Full: best, Source: bestPath}, warns
+		return facts.CUDAToolkit{Version: ver, Full: best, Source: bestPath, Kind: facts.CUDAFromToolkit}, warns
 	}
 
 	if v, ok := env[envCUDAVersion]; ok {
 		if ver, ok := majorMinor(strings.TrimSpace(v)); ok {
-			return facts.CUDAToolkit{Version: ver, Full: strings.TrimSpace(v), Source: "env " + envCUDAVersion}, warns
+			return facts.CUDAToolkit{Version: ver, Full: strings.TrimSpace(v), Source: "env " + envCUDAVersion, Kind: facts.CUDAFromEnv}, warns
 		}
 		if v != "" {
 			warns = append(warns, fmt.Sprintf("cuda toolkit: %s=%s is not X.Y[.Z]", envCUDAVersion, truncate.Quote(v, truncate.MessageBytes)))

@@ -10,6 +10,7 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 	"github.com/gpu-preflight/gpu-preflight/preflight/fsroot"
 	"github.com/gpu-preflight/gpu-preflight/preflight/ldso"
+	"github.com/gpu-preflight/gpu-preflight/preflight/pyenv"
 )
 
 // cudaLibDirs maps a CUDA library (its soname without the version) to the
@@ -110,7 +111,7 @@ func (s *scanner) cudaLibraries() {
 		objs := ldso.Load(fs, env, nil, roots)
 		warn(objs)
 		if fw.Name == "torch" && missingCUDALib(objs) {
-			if pre := s.torchPreloads(); len(pre) > 0 {
+			if pre := s.torchPreloads(fw); len(pre) > 0 {
 				objs = ldso.Load(fs, env, pre, roots)
 				warn(objs)
 			}
@@ -121,7 +122,7 @@ func (s *scanner) cudaLibraries() {
 			if !ok {
 				continue
 			}
-			cl := facts.CUDALibrary{Framework: fw.Name, Name: path.Base(o.Name), Library: lib}
+			cl := facts.CUDALibrary{Framework: fw.Name, FrameworkLocation: fw.Location, Name: path.Base(o.Name), Library: lib}
 			if major := cudaMajor(fw.CUDAVersion); major != "" {
 				cl.Wheel = "nvidia-" + strings.ReplaceAll(dir, "_", "-") + "-cu" + major
 			}
@@ -175,11 +176,16 @@ func (s *scanner) loaderRoots(fw facts.Framework) []string {
 	return roots
 }
 
-// torchPreloads are the paths torch's _preload_cuda_deps would load.
-func (s *scanner) torchPreloads() []string {
+// torchPreloads are the paths torch's _preload_cuda_deps would load, from
+// the sys.path of fw's environment.
+func (s *scanner) torchPreloads(fw facts.Framework) []string {
+	dirs := s.res.SitePackages
+	if v, ok := s.views[fw.Location]; ok {
+		dirs = v.dirs()
+	}
 	var out []string
 	for _, p := range torchPreload {
-		for _, sp := range s.res.SitePackages {
+		for _, sp := range dirs {
 			dir := path.Join(sp, "nvidia", p.dir, "lib")
 			var match []string
 			for _, n := range s.list(dir) {
@@ -212,9 +218,12 @@ func (s *scanner) builtFor(fw facts.Framework) map[string]builtVersion {
 		out["libcudnn"] = builtVersion{fw.CuDNNVersion, fw.Source}
 	}
 	sp := path.Dir(fw.Location)
-	dists := s.distInfos(sp)
+	dist := func(name string) (DistInfo, bool) { d, ok := s.distInfos(sp)[name]; return d, ok }
+	if v, ok := s.views[fw.Location]; ok {
+		dist = v.dist
+	}
 	for _, name := range frameworkDists[fw.Name] {
-		d, ok := dists[name]
+		d, ok := dist(name)
 		if !ok {
 			continue
 		}
@@ -327,16 +336,17 @@ func (s *scanner) otherCopies(lib, dir, loaded string, env ldso.Env) []facts.Lib
 // maxOtherCopies bounds the copies listed per library.
 const maxOtherCopies = 32
 
-// condaLibDirs are the lib directories of conda environments: CONDA_PREFIX,
-// the base install and its named environments.
+// condaLibDirs are the lib directories of the conda environments found
+// (preflight/pyenv: CONDA_PREFIX, PATH, the installers' default prefixes
+// and their named environments).
 func (s *scanner) condaLibDirs() []string {
 	var out []string
-	if p := s.env["CONDA_PREFIX"]; strings.HasPrefix(p, "/") {
-		out = append(out, path.Join(p, "lib"))
+	for _, e := range s.res.Environments {
+		if e.Kind == pyenv.KindConda {
+			out = append(out, path.Join(e.Prefix, "lib"))
+		}
 	}
-	out = append(out, "/opt/conda/lib")
-	m, _ := s.root.Glob("/opt/conda/envs/*/lib")
-	return append(out, m...)
+	return out
 }
 
 // loaderEnv is ld.so's configuration in the image: LD_LIBRARY_PATH, the

@@ -25,8 +25,9 @@ const DefaultManifestPath = "/etc/gpu-preflight/image.json"
 // no longer be read as it was meant; Load then rescans. Version 2: kernel
 // images are what the runtime loads (no __nv_relfatbin, no device-link
 // stubs) and each library records its fatbins; directories are stamped by
-// the names they hold (Stamp.Names).
-const ManifestSchemaVersion = 2
+// the names they hold (Stamp.Names). Version 3: the Python environments
+// and each framework's environment, sys.path entry and CUDA runtime.
+const ManifestSchemaVersion = 3
 
 // Manifest is the image manifest: a scan's result recorded at image build
 // time, with what is needed to tell at run time whether it still holds.
