@@ -142,23 +142,11 @@ func missingCUDALib(objs []ldso.Object) bool {
 }
 
 // loaderRoots are the framework's libraries in the order the framework
-// loads them: torch's libtorch_global_deps.so first (torch/__init__.py
-// loads it with RTLD_GLOBAL before importing torch._C), then its kernel
-// libraries.
+// loads them: the roots of its kernel closure (kernels.go), torch's
+// libtorch_global_deps.so first (torch/__init__.py loads it with
+// RTLD_GLOBAL before importing torch._C).
 func (s *scanner) loaderRoots(fw facts.Framework) []string {
-	var roots []string
-	if fw.Name == "torch" {
-		p := path.Join(fw.Location, "lib/libtorch_global_deps.so")
-		if s.isFile(p) {
-			roots = append(roots, p)
-		}
-	}
-	for _, k := range fw.Kernels {
-		if k.Error == "" {
-			roots = append(roots, k.Path)
-		}
-	}
-	return roots
+	return s.roots[fw.Location]
 }
 
 // torchPreloads are the paths torch's _preload_cuda_deps would load.
