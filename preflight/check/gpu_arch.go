@@ -389,33 +389,10 @@ func kernelSetVerdict(in Input, g ccGroup, fw facts.Framework, set kernelSet) fr
 	}
 	name := frameworkLabel(fw)
 	native := gpuarch.Arch{Major: g.cc.Major, Minor: g.cc.Minor}.String()
-	total, missing := 0, 0
-	var cubins, jitOK, unknownJIT, blocked, missingTargets []string
-	jitAny := false
-	upgradeTo := ""
-	needJIT := 0 // fatbins that run only through PTX JIT
-	for _, fb := range set.fatbins {
-		o := judgeFatbin(in, g, fw, fb.targets)
-		total += fb.count
-		cubins = appendNew(cubins, o.cubins...)
-		jitAny = jitAny || len(o.jit) > 0
-		blocked = appendNew(blocked, o.blocked...)
-		if o.upgradeTo != "" && (upgradeTo == "" || version.Less(o.upgradeTo, upgradeTo)) {
-			upgradeTo = o.upgradeTo
-		}
-		switch {
-		case len(o.cubins) > 0:
-		case len(o.jitOK) > 0:
-			needJIT += fb.count
-			jitOK = appendNew(jitOK, o.jitOK...)
-		case len(o.unknownJIT) > 0:
-			needJIT += fb.count
-			unknownJIT = appendNew(unknownJIT, o.unknownJIT...)
-		default:
-			missing += fb.count
-			missingTargets = appendNew(missingTargets, targetList(fb.targets))
-		}
-	}
+	t := tallyFatbins(in, g, fw, set)
+	total, missing, needJIT := t.total, t.missing, t.needJIT
+	cubins, jitOK, unknownJIT, blocked, missingTargets := t.cubins, t.jitOK, t.unknownJIT, t.blocked, t.missingTargets
+	jitAny, upgradeTo := t.jitAny, t.upgradeTo
 	compiled := targetList(set.all)
 	if missing == total {
 		msg := fmt.Sprintf("%s: %s has no kernel image for it: %s missing from %s (compiled: %s)",
@@ -501,32 +478,7 @@ func targetList(ts []kernelTarget) string {
 //     library every step uses, no finding for one used on demand.
 func libraryVerdict(in Input, g ccGroup, fw facts.Framework, set kernelSet) frameworkVerdict {
 	native := gpuarch.Arch{Major: g.cc.Major, Minor: g.cc.Minor}.String()
-	total, missing, needJIT := 0, 0, 0
-	var cubins, jitOK, unknownJIT, blocked, missingTargets []string
-	jitAny := false
-	upgradeTo := ""
-	for _, fb := range set.fatbins {
-		o := judgeFatbin(in, g, fw, fb.targets)
-		total += fb.count
-		cubins = appendNew(cubins, o.cubins...)
-		jitAny = jitAny || len(o.jit) > 0
-		blocked = appendNew(blocked, o.blocked...)
-		if o.upgradeTo != "" && (upgradeTo == "" || version.Less(o.upgradeTo, upgradeTo)) {
-			upgradeTo = o.upgradeTo
-		}
-		switch {
-		case len(o.cubins) > 0:
-		case len(o.jitOK) > 0:
-			needJIT += fb.count
-			jitOK = appendNew(jitOK, o.jitOK...)
-		case len(o.unknownJIT) > 0:
-			needJIT += fb.count
-			unknownJIT = appendNew(unknownJIT, o.unknownJIT...)
-		default:
-			missing += fb.count
-			missingTargets = appendNew(missingTargets, targetList(fb.targets))
-		}
-	}
+	t := tallyFatbins(in, g, fw, set)
 	compiled := targetList(set.all)
 	every := set.role.use == useCore || set.role.use == useCollectives && len(in.Visible) > 1
 	if set.lazy {
@@ -536,60 +488,96 @@ func libraryVerdict(in Input, g ccGroup, fw facts.Framework, set kernelSet) fram
 	if set.lazy {
 		loaded += ", loaded on first use"
 	}
-	if missing == total {
+	if t.missing == t.total {
 		ptx := "no PTX"
-		if len(blocked) > 0 {
-			ptx = "PTX this driver cannot JIT-compile (" + strings.Join(blocked, "; ") + ")"
-		} else if jitAny {
+		if len(t.blocked) > 0 {
+			ptx = "PTX this driver cannot JIT-compile (" + strings.Join(t.blocked, "; ") + ")"
+		} else if t.jitAny {
 			ptx = "no PTX it can use"
 		}
 		msg := fmt.Sprintf("%s has no %s image and %s: %s on %s (%s missing; compiled: %s; %s)",
 			set.label, native, ptx, set.role.fails, g.label(), native, compiled, loaded)
-		remedy := fmt.Sprintf("install a release of %s compiled for %s (with the %s build that ships it), or run on a GPU it was compiled for",
+		remedy := fmt.Sprintf("replace %s with a release compiled for %s (or a %s build that bundles one), or run on a GPU it was compiled for",
 			set.label, native, fw.Name)
-		if len(blocked) > 0 {
-			remedy += fmt.Sprintf(", or upgrade the driver%s so that it can JIT the PTX (CUDA >= %s)", driverNeedSuffix(upgradeTo), upgradeTo)
+		if len(t.blocked) > 0 {
+			remedy += fmt.Sprintf(", or upgrade the driver%s so that it can JIT the PTX (CUDA >= %s)", driverNeedSuffix(t.upgradeTo), t.upgradeTo)
 		}
 		status := Warn
 		if every {
 			status = Error
 		}
-		if len(blocked) > 0 && status == Error {
+		if len(t.blocked) > 0 && status == Error {
 			status, msg, remedy = onAGuess(in, status, msg, remedy)
 		}
 		return frameworkVerdict{status: status, message: msg, remedy: remedy}
 	}
 	note := ""
-	if missing > 0 {
+	if t.missing > 0 {
 		if !set.role.archDispatch {
 			return frameworkVerdict{status: Warn, message: fmt.Sprintf(
 				"%d of %d fatbins of %s have no %s image (those carry only %s): %s on %s if it launches one of them (%s)",
-				missing, total, set.label, native, strings.Join(missingTargets, " / "), set.role.fails, g.label(), loaded),
+				t.missing, t.total, set.label, native, strings.Join(t.missingTargets, " / "), set.role.fails, g.label(), loaded),
 				remedy: fmt.Sprintf("if the job fails with \"no kernel image\", install a release of %s whose every kernel is compiled for %s", set.label, native)}
 		}
-		note = fmt.Sprintf(" (%d of its %d fatbins carry only other GPUs' kernels, which it picks by architecture)", missing, total)
-		total -= missing
+		note = fmt.Sprintf(" (%d of its %d fatbins carry only other GPUs' kernels, which it picks by architecture)", t.missing, t.total)
+		t.total -= t.missing
 	}
-	if needJIT == 0 {
-		return frameworkVerdict{status: Pass, message: fmt.Sprintf("%s runs %s cubins from %s on %s%s", frameworkLabel(fw), strings.Join(cubins, ", "), set.label, g.label(), note)}
+	if t.needJIT == 0 {
+		return frameworkVerdict{status: Pass, message: fmt.Sprintf("%s runs %s cubins from %s on %s%s", frameworkLabel(fw), strings.Join(t.cubins, ", "), set.label, g.label(), note)}
 	}
 	part := ""
-	if needJIT < total {
-		part = fmt.Sprintf(" in %d of %d fatbins", needJIT, total)
+	if t.needJIT < t.total {
+		part = fmt.Sprintf(" in %d of %d fatbins", t.needJIT, t.total)
 	}
-	if len(unknownJIT) > 0 {
+	if len(t.unknownJIT) > 0 {
 		return frameworkVerdict{status: Warn, message: fmt.Sprintf(
 			"%s has no %s cubin%s, only PTX: %s (%s on %s if it cannot be JIT-compiled; %s)",
-			set.label, native, part, strings.Join(unknownJIT, "; "), set.role.fails, g.label(), loaded),
+			set.label, native, part, strings.Join(t.unknownJIT, "; "), set.role.fails, g.label(), loaded),
 			remedy: fmt.Sprintf("make sure the driver supports the PTX's CUDA version, or install a release of %s compiled for %s", set.label, native)}
 	}
 	if !every {
 		return frameworkVerdict{status: Pass, message: fmt.Sprintf(
 			"%s reaches %s only through PTX JIT of %s%s: the first operation that uses it compiles its kernels (%s)",
-			set.label, g.label(), strings.Join(jitOK, ", "), part, loaded)}
+			set.label, g.label(), strings.Join(t.jitOK, ", "), part, loaded)}
 	}
 	return frameworkVerdict{status: Warn, message: fmt.Sprintf(
 		"%s has no %s cubin%s (%s missing; compiled: %s): the driver will JIT-compile %s PTX at first launch on %s, which is slow and uses the JIT cache (%s)",
-		set.label, native, part, native, compiled, strings.Join(jitOK, ", "), g.label(), loaded),
+		set.label, native, part, native, compiled, strings.Join(t.jitOK, ", "), g.label(), loaded),
 		remedy: fmt.Sprintf("install a release of %s compiled for %s to avoid the JIT at start-up, or keep CUDA_CACHE_PATH on a persistent volume", set.label, native)}
+}
+
+// fatbinTally is what a library's fatbins offer a GPU group, summed.
+type fatbinTally struct {
+	total, missing, needJIT   int // fatbins: all, with nothing, only through PTX JIT
+	cubins, jitOK, unknownJIT []string
+	blocked, missingTargets   []string
+	jitAny                    bool
+	upgradeTo                 string // the lowest CUDA that would JIT a blocked PTX
+}
+
+func tallyFatbins(in Input, g ccGroup, fw facts.Framework, set kernelSet) fatbinTally {
+	var t fatbinTally
+	for _, fb := range set.fatbins {
+		o := judgeFatbin(in, g, fw, fb.targets)
+		t.total += fb.count
+		t.cubins = appendNew(t.cubins, o.cubins...)
+		t.jitAny = t.jitAny || len(o.jit) > 0
+		t.blocked = appendNew(t.blocked, o.blocked...)
+		if o.upgradeTo != "" && (t.upgradeTo == "" || version.Less(o.upgradeTo, t.upgradeTo)) {
+			t.upgradeTo = o.upgradeTo
+		}
+		switch {
+		case len(o.cubins) > 0:
+		case len(o.jitOK) > 0:
+			t.needJIT += fb.count
+			t.jitOK = appendNew(t.jitOK, o.jitOK...)
+		case len(o.unknownJIT) > 0:
+			t.needJIT += fb.count
+			t.unknownJIT = appendNew(t.unknownJIT, o.unknownJIT...)
+		default:
+			t.missing += fb.count
+			t.missingTargets = appendNew(t.missingTargets, targetList(fb.targets))
+		}
+	}
+	return t
 }
