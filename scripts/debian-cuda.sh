@@ -9,7 +9,9 @@
 # empty dpkg status and keeps its lists and caches under DIR (see
 # scripts/apt-nonfree.sh), and each package is unpacked with dpkg -x. No
 # maintainer script runs, so nvidia-cudnn (a script that downloads cuDNN)
-# leaves no cuDNN behind, as in an image built without network access.
+# leaves no cuDNN behind, as in an image built without network access; what
+# the others' scripts do that the dynamic loader sees is redone below
+# (the BLAS and LAPACK alternatives, /etc/ld.so.cache).
 #
 # Usage: scripts/debian-cuda.sh [DIR]
 # DIR defaults to $CACHE/debian-cuda when CACHE is set, else
@@ -60,8 +62,14 @@ if ((${#wanted[@]} == 0)); then
 	exit 1
 fi
 mkdir -p "$dir/debs"
-echo "debian-cuda: downloading ${#wanted[@]} packages into $dir/debs" >&2
-(cd "$dir/debs" && apt-get "${apt_opts[@]}" -qq download "${wanted[@]}") 2>&1 | grep -v 'unsandboxed' >&2 || true
+missing=()
+for w in "${wanted[@]}"; do
+	compgen -G "$dir/debs/${w%%=*}_*.deb" >/dev/null || missing+=("$w")
+done
+if ((${#missing[@]} > 0)); then
+	echo "debian-cuda: downloading ${#missing[@]} of ${#wanted[@]} packages into $dir/debs" >&2
+	(cd "$dir/debs" && apt-get "${apt_opts[@]}" -qq download "${missing[@]}") 2>&1 | grep -v 'unsandboxed' >&2 || true
+fi
 for w in "${wanted[@]}"; do
 	name=${w%%=*}
 	compgen -G "$dir/debs/${name}_*.deb" >/dev/null || {
@@ -74,6 +82,19 @@ mkdir -p "$root"
 for deb in "$dir"/debs/*.deb; do
 	dpkg -x "$deb" "$root"
 done
+# What the maintainer scripts of an apt install do that the loader sees:
+# libblas3's and liblapack3's postinst register their libraries with
+# update-alternatives (the only alternatives of these packages that name a
+# shared library), and libc-bin's trigger runs ldconfig, which writes
+# /etc/ld.so.cache from the root's /etc/ld.so.conf.d.
+for alt in blas lapack; do
+	link=/usr/lib/x86_64-linux-gnu/lib$alt.so.3
+	name=lib$alt.so.3-x86_64-linux-gnu
+	mkdir -p "$root/etc/alternatives"
+	ln -sfn "/usr/lib/x86_64-linux-gnu/$alt/lib$alt.so.3" "$root/etc/alternatives/$name"
+	ln -sfn "/etc/alternatives/$name" "$root$link"
+done
+ldconfig -r "$root"
 printf '%s\n' "${wanted[@]}" >"$dir/packages.txt"
 echo "debian-cuda: ${#wanted[@]} packages fetched and unpacked in $((SECONDS - start)) s" >&2
 touch "$dir/.ready"

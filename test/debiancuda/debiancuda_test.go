@@ -27,7 +27,9 @@ import (
 	"time"
 
 	"github.com/gpu-preflight/gpu-preflight/preflight/fatbin"
+	"github.com/gpu-preflight/gpu-preflight/preflight/fsroot"
 	"github.com/gpu-preflight/gpu-preflight/preflight/gpuarch"
+	"github.com/gpu-preflight/gpu-preflight/preflight/ldso"
 	"github.com/gpu-preflight/gpu-preflight/test/fakenvml"
 	"github.com/gpu-preflight/gpu-preflight/test/harness"
 )
@@ -305,5 +307,102 @@ func TestCheckOnDebiansTorchRootStaysUnder30MiB(t *testing.T) {
 	_, rss := checkRoot(t, fakenvml.H100x8("580.95.05", 13000))
 	if rss >= 30<<10 {
 		t.Errorf("peak RSS %d KiB, the promise is < 30 MiB", rss)
+	}
+}
+
+// overlayFS is the root with one extra directory, as the loader sees it
+// once that directory is mounted there.
+type overlayFS struct {
+	root     fsroot.Root
+	dir, src string // the directory inside the root, and where its files are here
+}
+
+func (o overlayFS) host(p string) (fsroot.Root, string) {
+	if rest, ok := strings.CutPrefix(p, o.dir+"/"); ok {
+		return fsroot.Root(o.src), "/" + rest
+	}
+	return o.root, p
+}
+
+func (o overlayFS) IsFile(p string) bool {
+	r, q := o.host(p)
+	fi, err := r.Stat(q)
+	return err == nil && fi.Mode().IsRegular()
+}
+
+func (o overlayFS) Dynamic(p string) (ldso.Dynamic, error) {
+	r, q := o.host(p)
+	return ldso.RootFS{Root: r}.Dynamic(q)
+}
+
+// The loader model resolves the whole closure of Debian's torch/_C module
+// as trixie's own ld.so does in a chroot of the root, every object by the
+// same path. The root has no cuDNN (nvidia-cudnn downloads it in a
+// maintainer script, which dpkg -x does not run) and ld.so stops at the
+// first missing library, so both get a stub libcudnn.so.9 from
+// LD_LIBRARY_PATH (ld.so's --library-path), mounted in a private mount
+// namespace so that the cached root is not written. The root holds no
+// shell or coreutils, so ld.so is run directly in the chroot.
+func TestLoaderModelMatchesTrixiesLdSoOnTheTorchRoot(t *testing.T) {
+	root := debianRoot(t)
+	const module = "/usr/lib/python3/dist-packages/torch/_C.cpython-313-x86_64-linux-gnu.so"
+	const stubDir = "/var/cache/stub" // /var/cache exists in the root; a tmpfs covers it
+	stub := t.TempDir()
+	src := filepath.Join(stub, "stub.c")
+	if err := os.WriteFile(src, []byte("int cudnnGetVersion(void) { return 90000; }\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("gcc", "-shared", "-nostdlib", "-Wl,-soname,libcudnn.so.9", "-o", filepath.Join(stub, "libcudnn.so.9"), src).CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %v\n%s", err, out)
+	}
+	script := fmt.Sprintf(`set -e
+mount -t tmpfs none %[1]s/var/cache
+mkdir %[1]s%[2]s
+cp %[3]s/libcudnn.so.9 %[1]s%[2]s/
+exec env -i /usr/sbin/chroot %[1]s /usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2 --library-path %[2]s --list %[4]s`,
+		root, stubDir, stub, module)
+	out, err := exec.Command("unshare", "-m", "sh", "-c", script).CombinedOutput()
+	if err != nil {
+		t.Fatalf("ld.so --list in a chroot of the root: %v\n%s", err, out)
+	}
+	real := map[string]string{} // soname -> path
+	for line := range strings.Lines(string(out)) {
+		name, rest, ok := strings.Cut(strings.TrimSpace(line), " => ")
+		if !ok {
+			continue
+		}
+		p, _, _ := strings.Cut(rest, " (")
+		real[name] = p
+	}
+	b, err := os.ReadFile(filepath.Join(root, "etc/ld.so.cache"))
+	if err != nil {
+		t.Fatalf("the root's ld.so.cache (scripts/debian-cuda.sh runs ldconfig -r): %v", err)
+	}
+	cache, err := ldso.ParseCache(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := ldso.Env{LibraryPath: []string{stubDir}, Cache: cache, SystemDirs: ldso.DebianSystemDirs("x86_64-linux-gnu"), LibDir: "lib/x86_64-linux-gnu"}
+	model := ldso.Load(overlayFS{fsroot.Root(root), stubDir, stub}, env, nil, []string{module})
+	if len(real) < 50 || len(model) < 50 {
+		t.Fatalf("ld.so loaded %d objects, the model %d: the closure of torch/_C is over a hundred", len(real), len(model))
+	}
+	t.Logf("ld.so and the model load %d and %d objects", len(real), len(model)-1)
+	for _, o := range model[1:] {
+		want, ok := real[o.Name]
+		switch {
+		case !ok:
+			t.Errorf("the model loads %s (%s), ld.so does not", o.Name, o.Path)
+		case want != o.Path:
+			// ld.so prints the path it opened; the model the path it
+			// found, which is the same string.
+			t.Errorf("%s: ld.so %s, the model %s", o.Name, want, o.Path)
+		}
+		delete(real, o.Name)
+	}
+	for name, p := range real {
+		if !strings.HasPrefix(name, "linux-vdso") && !strings.HasPrefix(name, "/") {
+			t.Errorf("ld.so loads %s (%s), the model does not", name, p)
+		}
 	}
 }
