@@ -365,10 +365,27 @@ type scanFS struct{ s *scanner }
 
 func (f scanFS) IsFile(p string) bool { return f.s.isFile(p) }
 
+// Dynamic reads each object once per scan: the kernel closure and the
+// CUDA stack walk the same objects, and libtorch_cuda.so's dynamic string
+// table alone is 11 MiB.
 func (f scanFS) Dynamic(p string) (ldso.Dynamic, error) {
+	if d, ok := f.s.dynamics[p]; ok {
+		return d.dyn, d.err
+	}
 	if f.s.outOfTime() {
 		return ldso.Dynamic{}, errors.New("the scan's time budget is spent")
 	}
 	f.s.stamp(p)
-	return ldso.RootFS{Root: f.s.root}.Dynamic(p)
+	d, err := ldso.RootFS{Root: f.s.root}.Dynamic(p)
+	if f.s.dynamics == nil {
+		f.s.dynamics = map[string]dynamicRead{}
+	}
+	f.s.dynamics[p] = dynamicRead{d, err}
+	return d, err
+}
+
+// dynamicRead is one object's dynamic section as read, or why not.
+type dynamicRead struct {
+	dyn ldso.Dynamic
+	err error
 }

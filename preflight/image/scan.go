@@ -155,6 +155,8 @@ type scanner struct {
 	// roots are each framework's closure roots by its Location.
 	loader *ldso.Env
 	roots  map[string][]string
+	// dynamics caches the dynamic sections read by path (scanFS).
+	dynamics map[string]dynamicRead
 }
 
 // outOfTime reports whether the scan's budget is spent, warning once when
