@@ -107,6 +107,7 @@ func preflight(overrides map[string]string, argv []string, env envvars.Env, stde
 	}
 	done := make(chan result, 1)
 	opts := cfg.gatherOptions(env)
+	opts.Command = argv
 	go func() {
 		opts.ProbeStderr = func(probe, s string) { log.Debug().Str("stderr", logs.Value(s)).Msg(probe + " probe wrote on stderr") }
 		in, warnings := cfg.checkInput(ctx, opts)

@@ -16,6 +16,7 @@
 package imageconfig
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -25,12 +26,17 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/gpu-preflight/gpu-preflight/internal/jsonbound"
 	"github.com/gpu-preflight/gpu-preflight/internal/safefile"
 )
 
 // maxJSON bounds every file read: image configs and manifests are a few KiB
 // (an inspect of an image with a long history some tens).
 const maxJSON = 8 << 20
+
+// limits bound every document's shape as maxJSON its size: an Env of a
+// million empty strings would decode into 16 MiB of string headers.
+var limits = jsonbound.Limits{Bytes: maxJSON, Depth: 64, Values: 200_000}
 
 // Forms of configuration Env understands, as it names them.
 const (
@@ -100,8 +106,10 @@ var errNoEnv = errors.New(`no environment in it: want an OCI image config ("conf
 
 // Parse reads the environment from one configuration file's contents.
 func Parse(data []byte) (env []string, form string, err error) {
-	trimmed := strings.TrimLeft(string(data), " \t\r\n")
-	if strings.HasPrefix(trimmed, "[") {
+	if err := jsonbound.Check(data, limits); err != nil {
+		return nil, "", err
+	}
+	if bytes.HasPrefix(bytes.TrimLeft(data, " \t\r\n"), []byte("[")) {
 		var list []inspected
 		if err := json.Unmarshal(data, &list); err != nil {
 			return nil, "", fmt.Errorf("not JSON image inspect output: %w", err)
@@ -185,7 +193,7 @@ func readJSON(dir int, name string, v any) error {
 	if err != nil {
 		return err
 	}
-	if err := json.Unmarshal(data, v); err != nil {
+	if err := jsonbound.Unmarshal(data, v, limits); err != nil {
 		return fmt.Errorf("%s: %w", filepath.Base(name), err)
 	}
 	return nil
