@@ -211,7 +211,7 @@ func TestLibrariesReachEachGPUAsCuobjdumpSays(t *testing.T) {
 // record is the part of the provenance record the tests read.
 type record struct {
 	Image struct {
-		CUDA struct{ Version, Source string }
+		CUDAVersion, CUDAVersionFull, CUDASourceKind string
 	}
 	Checks []struct{ ID, Status, Message, Remedy string }
 }
@@ -273,7 +273,8 @@ func finding(t *testing.T, rec record, id string) (string, string) {
 
 // On Debian's torch root, gpu-arch passes where every library the
 // framework loads has cubins for the GPU (A100, H100), and on Blackwell
-// names NCCL 2.22.3, whose cubins stop at sm_90 and which has no PTX.
+// names NCCL 2.22.3, whose cubins stop at sm_90 and which has no PTX. The
+// image's CUDA is the distribution's runtime torch loads, 12.4.127.
 func TestGPUArchOnDebiansTorchRoot(t *testing.T) {
 	for _, tt := range []struct {
 		scenario fakenvml.Scenario
@@ -287,6 +288,9 @@ func TestGPUArchOnDebiansTorchRoot(t *testing.T) {
 	} {
 		t.Run(tt.scenario.Name, func(t *testing.T) {
 			rec, _ := checkRoot(t, tt.scenario)
+			if im := rec.Image; im.CUDAVersion != "12.4" || im.CUDAVersionFull != "12.4.127" || im.CUDASourceKind != "framework-runtime" {
+				t.Errorf("image CUDA %+v, want 12.4 (12.4.127) from the runtime torch loads", im)
+			}
 			status, msg := finding(t, rec, "gpu-arch")
 			if status != tt.status {
 				t.Errorf("gpu-arch %s, want %s: %s", status, tt.status, msg)
