@@ -325,7 +325,10 @@ type KernelLibrary struct {
 	Via string `json:"via,omitempty"`
 	// Lazy is set when the framework loads it only on first use (dlopen),
 	// rather than at import.
-	Lazy    bool          `json:"lazy,omitempty"`
+	Lazy bool `json:"lazy,omitempty"`
+	// CUDA is set on one of NVIDIA's CUDA libraries (cuDNN, NCCL, cuBLAS,
+	// ...), clear on the framework's own and other libraries.
+	CUDA    bool          `json:"cuda,omitempty"`
 	Size    int64         `json:"size"`
 	ModTime int64         `json:"modTime"` // Unix nanoseconds
 	Images  []KernelImage `json:"images"`

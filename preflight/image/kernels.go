@@ -157,7 +157,8 @@ func (s *scanner) kernels(f *facts.Framework, sp string, patterns []string, reco
 		case o.NeededBy != "":
 			k.Why = "DT_NEEDED of " + o.NeededBy
 		}
-		lib, dir, _ := cudaLibrary(k.Soname)
+		lib, dir, isCUDA := cudaLibrary(k.Soname)
+		k.CUDA = isCUDA
 		if lib == "" {
 			lib, _, _ = strings.Cut(k.Soname, ".so")
 		}
