@@ -20,13 +20,13 @@ import (
 var (
 	// torch/__init__.py loads lib/libtorch_global_deps.so (RTLD_GLOBAL)
 	// before it imports torch._C. PyTorch 2.x ships libtorch_cuda.so;
-	// 1.10-1.12 split it into _cu and _cpp (pytorch#69646); linalg holds
-	// the MAGMA/cuSOLVER kernels.
+	// 1.10-1.12 split it into _cu and _cpp (pytorch#69646). Its linalg
+	// library (the MAGMA/cuSOLVER kernels) is loaded on first use: see
+	// dlopenLists.
 	torchModules = []string{
 		"torch/lib/libtorch_global_deps.so", "torch/_C*.so",
 		"torch/lib/libtorch_cuda.so", "torch/lib/libtorch_cuda_cu.so",
 		"torch/lib/libtorch_cuda_cpp.so", "torch/lib/libc10_cuda.so",
-		"torch/lib/libtorch_cuda_linalg.so",
 	}
 	// Paddle: fluid/core_*.so and fluid/libpaddle.so up to 2.5,
 	// base/libpaddle.so from 2.6, and the 3.x libs/libphi*.so split.

@@ -76,9 +76,11 @@ func dlopenLists(fw facts.Framework) []dlopenList {
 	case "torch":
 		// BUILD_LAZY_CUDA_LINALG: libtorch_cuda opens its linear
 		// algebra library on the first such call
-		// (aten/src/ATen/native/cuda/LinearAlgebraStubs.cpp; the name is
-		// in Debian's libtorch_cuda.so.2.6 too).
-		lists = append(lists, dlopenList{"libtorch_cuda", []string{"libtorch_cuda_linalg.so"}, "torch's lazy linalg library"})
+		// (aten/src/ATen/native/cuda/LinearAlgebraStubs.cpp; the name
+		// libtorch_cuda_linalg.so is in Debian's libtorch_cuda.so.2.6
+		// too). Modelled as opened by its path in torch/lib, where the
+		// wheels and Debian (a link) both put it.
+		lists = append(lists, dlopenList{"libtorch_cuda", []string{path.Join(fw.Location, "lib/libtorch_cuda_linalg.so")}, "torch's lazy linalg library"})
 	case "tensorflow":
 		lists = append(lists, dlopenList{"libtensorflow_framework", libs, "TensorFlow's DSO loader"})
 	case "jax":
@@ -129,11 +131,19 @@ func (s *scanner) kernels(f *facts.Framework, sp string, patterns []string, reco
 			source[n] = l.source
 		}
 	}
+	objs := ldso.LoadDlopen(scanFS{s}, s.ldEnv(), nil, roots, dl)
+	// The CUDA stack check loads the same roots, and the libraries
+	// opened by path, without the dlopen model: what loads eventually.
 	if s.roots == nil {
 		s.roots = map[string][]string{}
 	}
-	s.roots[f.Location] = roots
-	objs := ldso.LoadDlopen(scanFS{s}, s.ldEnv(), nil, roots, dl)
+	stack := slices.Clone(roots)
+	for _, o := range objs {
+		if o.DlopenBy != "" && strings.HasPrefix(o.Name, "/") && o.Path != "" {
+			stack = append(stack, o.Path)
+		}
+	}
+	s.roots[f.Location] = stack
 	lazy := map[string]bool{} // paths loaded by dlopen, or needed by one that was
 	for _, o := range objs {
 		if o.Path == "" || o.Error != "" {

@@ -69,7 +69,7 @@ type Object struct {
 // caller's DT_NEEDED entries (elf/dl-open.c passes the caller's link map
 // to _dl_map_object). By is the caller's library name without ".so"
 // ("libcudnn"): every loaded object whose soname is By.so or By.so.N...
-// makes the request.
+// makes the request. A Name with a slash is opened by that path.
 type Dlopen struct {
 	By, Name string
 }
