@@ -24,6 +24,7 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/preflight/imageconfig"
 	"github.com/gpu-preflight/gpu-preflight/preflight/policy"
 	"github.com/gpu-preflight/gpu-preflight/preflight/require"
+	"github.com/gpu-preflight/gpu-preflight/report"
 	"github.com/gpu-preflight/gpu-preflight/report/orchestrator"
 )
 
@@ -48,6 +49,7 @@ type Config struct {
 	LogFormat         string        `split_words:"true" default:"auto" desc:"json, console or auto"`
 	LogLevel          string        `split_words:"true" default:"info" desc:"trace, debug, info, warn, error or disabled"`
 	LogProvenance     boolValue     `split_words:"true" default:"true" desc:"log the record as one line; false when you collect the file"`
+	RecordArgv        string        `split_words:"true" default:"redacted" desc:"what records keep of the command: redacted, digest, none or full"`
 	NVMLTimeout       time.Duration `split_words:"true" default:"10s" desc:"deadline for the NVML probe"`
 	Timeout           time.Duration `split_words:"true" default:"30s" desc:"deadline for the whole preflight"`
 	NVMLLibrary       string        `split_words:"true" default:"libnvidia-ml.so.1" desc:"NVML library the probe loads"`
@@ -267,6 +269,9 @@ func loadConfig(overrides map[string]string) (Config, error) {
 		if code < 1 || code > 255 {
 			return c, usagef("%s is not valid: want 1..255", src(key, strconv.Itoa(code)))
 		}
+	}
+	if c.RecordArgv, ok = matchFold(c.RecordArgv, report.ArgvModes); !ok {
+		return c, usagef("%s is not valid: %s", src("PREFLIGHT_RECORD_ARGV", c.RecordArgv), oneOf(c.RecordArgv, report.ArgvModes...))
 	}
 	var mode string
 	if mode, ok = matchFold(c.CUDACheck, cudaModes); !ok {

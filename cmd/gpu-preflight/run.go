@@ -107,6 +107,7 @@ func preflight(overrides map[string]string, argv []string, env envvars.Env, stde
 	}
 	done := make(chan result, 1)
 	opts := cfg.gatherOptions(env)
+	opts.Progress = new(gather.Progress)
 	opts.Command = argv
 	go func() {
 		opts.ProbeStderr = func(probe, s string) { log.Debug().Str("stderr", logs.Value(s)).Msg(probe + " probe wrote on stderr") }
@@ -122,9 +123,16 @@ func preflight(overrides map[string]string, argv []string, env envvars.Env, stde
 	select {
 	case res = <-done:
 	case <-ctx.Done():
-		// A gatherer is stuck (a hung file system, say). The NVML probe has
-		// its own, shorter deadline; this is the backstop for everything else.
-		res.findings = []check.Finding{check.TimedOut(cfg.Timeout)}
+	}
+	if pending, partial, late := opts.Progress.Late(); late && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		// A gatherer is stuck (a hung file system, a wedged driver with
+		// PREFLIGHT_NVML_TIMEOUT above PREFLIGHT_TIMEOUT) or was cut
+		// short by the deadline: the record keeps what was gathered
+		// before, and one finding names what had not finished.
+		res = result{facts: partial.Facts, visible: partial.Visible,
+			findings: []check.Finding{check.TimedOut(cfg.Timeout, pending)}}
+	} else if res.findings == nil {
+		res = <-done // finished in time; the deadline's case was taken after
 	}
 	findings := policy.Ignore(res.findings, cfg.ignore)
 	o.findings = findings
@@ -135,6 +143,7 @@ func preflight(overrides map[string]string, argv []string, env envvars.Env, stde
 		Findings:    findings,
 		Decision:    policy.Decide(cfg.policy, findings, policy.ExitCodes{Mismatch: cfg.ExitCode, NodeFault: cfg.NodeFaultExitCode}),
 		Argv:        argv,
+		ArgvRecord:  cfg.RecordArgv,
 		Cwd:         cwd,
 		UID:         os.Getuid(),
 		GID:         os.Getgid(),

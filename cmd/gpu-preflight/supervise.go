@@ -98,6 +98,9 @@ func (o *outcome) finishRecord(r report.Record, code, sig int, notStarted error)
 			o.log.Warn().Err(logs.Err(err)).Str("ledger", logs.Value(o.cfg.Ledger)).Msg("ledger line not appended")
 		}
 	}
+	if !o.cfg.LogProvenance {
+		return r
+	}
 	if err := logs.Record(o.log, r); err != nil {
 		o.log.Warn().Err(logs.Err(err)).Msg("finished provenance line not logged")
 	}

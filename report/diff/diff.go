@@ -444,6 +444,7 @@ var labels = map[string]string{
 	"outcome.exitCode":      "command exit code",
 	"outcome.signal":        "command signal",
 	"command.argv":          "command",
+	"command.argvSha256":    "command digest",
 	"tool.version":          "gpu-preflight version",
 	"tool.commit":           "gpu-preflight commit",
 	"host.driver.source":    "driver source",
@@ -457,7 +458,7 @@ var labels = map[string]string{
 
 // minorFirst are the minor fields listed first, in this order; the others
 // follow sorted by path.
-var minorFirst = []string{"host.hostname", "host.kernel", "outcome.exitCode", "outcome.signal", "command.argv"}
+var minorFirst = []string{"host.hostname", "host.kernel", "outcome.exitCode", "outcome.signal", "command.argv", "command.argvSha256"}
 
 // rest compares every field not covered above, as minor changes. It walks
 // both records' JSON, so a field added to the record later is compared
