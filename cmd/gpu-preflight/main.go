@@ -49,6 +49,7 @@ func init() {
 		{"explain", "[flags] [REQUIREMENT...]", "evaluate requirements (default: the image's) factor by factor; exit 1 when one does not hold", cmdExplain},
 		{"bake", "[--out FILE] [flags]", "scan the image and write its manifest (at build time)", cmdBake},
 		{"diff", "[--json] OLD.json NEW.json | DIR", "what changed between two provenance records; exit 1 when something that matters changed", cmdDiff},
+		{"trace", "[--json] [--job ID] [--image REF|DIGEST] [--since T] [--until T] SOURCE...", "fleet questions over many records: ranks that differ, where runs started failing, nodes to drain; exit 1 on drift that matters", cmdTrace},
 		{"advise", "[--driver V] [--gpu CC] [--brand B] | --root DIR", "which CUDA versions and framework builds a driver runs; with --root, the minimum driver per branch and the GPUs an image runs on", cmdAdvise},
 		{"affinity", "[--root DIR]", "Kubernetes nodeAffinity for the image over GPU Feature Discovery labels", cmdAffinity},
 		{"version", "", "version, commit, Go version (also --version)", cmdVersion},

@@ -65,7 +65,14 @@ var gzipMagic = []byte{0x1f, 0x8b}
 // error is the stream's own (a truncated gzip, a read error): the records
 // read before it still count.
 func (t *Tracer) Read(name string, r io.Reader) error {
-	src := &t.sourceStats(name).counts
+	return t.ReadPart(name, name, r)
+}
+
+// ReadPart reads part (a file of a records directory) of the source
+// named source: its records count under source, its problems name part.
+func (t *Tracer) ReadPart(source, part string, r io.Reader) error {
+	src := &t.sourceStats(source).counts
+	name := part
 	br := bufio.NewReaderSize(r, 64<<10)
 	if magic, _ := br.Peek(2); bytes.Equal(magic, gzipMagic) {
 		zr, err := gzip.NewReader(br)

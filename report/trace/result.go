@@ -278,7 +278,7 @@ func (t *Tracer) jobDrift(id string, j *job) (d JobDrift, multi bool) {
 		fd := FactDrift{Fact: f.Name, Matters: f.Matters}
 		for _, v := range order {
 			a := by[v]
-			h := Holders{Value: t.str(v), Records: a.records, MoreRanks: a.more}
+			h := Holders{Value: t.str(v), Records: a.records, MoreRanks: a.more, Ranks: []string{}, Nodes: []string{}}
 			for _, r := range a.ranks {
 				h.Ranks = append(h.Ranks, t.str(r))
 			}

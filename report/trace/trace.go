@@ -124,7 +124,12 @@ func New(o Options) *Tracer {
 	}
 }
 
+// sourceStats returns the counts of the source named name: the last
+// source's when it has that name (the parts of one source come in a row).
 func (t *Tracer) sourceStats(name string) *SourceCounts {
+	if n := len(t.sources); n > 0 && t.sources[n-1].Name == name {
+		return t.sources[n-1]
+	}
 	s := &SourceCounts{Name: name}
 	t.sources = append(t.sources, s)
 	return s
@@ -163,12 +168,7 @@ func (t *Tracer) str(id int32) string { return t.strList[id] }
 // AddRecord counts one record read by other means (a record file decoded
 // by the caller).
 func (t *Tracer) AddRecord(source string, r *report.Record) {
-	var src *Counts
-	if n := len(t.sources); n > 0 && t.sources[n-1].Name == source {
-		src = &t.sources[n-1].counts
-	} else {
-		src = &t.sourceStats(source).counts
-	}
+	src := &t.sourceStats(source).counts
 	at, err := time.Parse(time.RFC3339Nano, r.StartedAt)
 	if err != nil || r.SchemaVersion != report.SchemaVersion || r.RunID == "" {
 		src.Malformed++
@@ -386,10 +386,14 @@ var Facts = []Fact{
 	{"cuDNN", true, func(r *report.Record) string { return r.Image.CuDNNVersion }},
 	{"NCCL", true, func(r *report.Record) string { return r.Image.NCCLVersion }},
 	{"frameworks", true, frameworks},
-	{"GPU model", true, func(r *report.Record) string { return distinct(r.Host.GPUs, func(g report.GPU) string { return g.Name }) }},
+	{"GPU model", true, func(r *report.Record) string {
+		return distinct(r.Host.GPUs, func(g report.GPU) string { return g.Name })
+	}},
 	// A rank that sees fewer GPUs is a placement choice as often as a fault.
 	{"GPU count", false, func(r *report.Record) string { return itoa(len(r.Host.GPUs)) }},
-	{"MIG mode", true, func(r *report.Record) string { return distinct(r.Host.GPUs, func(g report.GPU) string { return g.MIGMode }) }},
+	{"MIG mode", true, func(r *report.Record) string {
+		return distinct(r.Host.GPUs, func(g report.GPU) string { return g.MIGMode })
+	}},
 	// One rank stopped while the others ran: the job cannot be whole.
 	{"decision", true, func(r *report.Record) string {
 		if r.Decision.Action == decision.Abort {

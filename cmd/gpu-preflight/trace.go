@@ -1,0 +1,174 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gpu-preflight/gpu-preflight/report/termsafe"
+	"github.com/gpu-preflight/gpu-preflight/report/trace"
+)
+
+// Exit codes of `gpu-preflight trace`: 0 when no job's ranks differ in a
+// fact that matters (trace.Facts), 1 when one does; usage errors are 64.
+const (
+	exitTraceNoDrift = 0
+	exitTraceDrift   = 1
+)
+
+// cmdTrace is `gpu-preflight trace [--json] [--job ID] [--image REF|DIGEST]
+// [--since T] [--until T] SOURCE...`: it reads every source in one pass
+// (package trace) and prints the jobs whose ranks differ, the boundaries
+// where runs started failing, and the nodes.
+func cmdTrace(args, _ []string, stdout, stderr io.Writer) int {
+	return cmdTraceAt(args, stdout, stderr, os.Stdin, time.Now())
+}
+
+func cmdTraceAt(args []string, stdout, stderr io.Writer, stdin io.Reader, now time.Time) int {
+	fs := flag.NewFlagSet("trace", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	asJSON := fs.Bool("json", false, "print the answers as JSON (docs/schema/trace.v1.schema.json)")
+	job := fs.String("job", "", "only the records of this job id or job name")
+	image := fs.String("image", "", "only the records of this image digest or reference")
+	since := fs.String("since", "", "only records started at or after T: RFC 3339, a date (2026-11-24), or a duration ago (36h, 7d)")
+	until := fs.String("until", "", "only records started before T (as --since)")
+	var operands []string
+	for {
+		if err := parseFlags(fs, args, stdout); err != nil {
+			return usageExit(stderr, err)
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			break
+		}
+		if n := len(args) - len(rest); n > 0 && args[n-1] == "--" {
+			operands = append(operands, rest...)
+			break
+		}
+		operands = append(operands, rest[0])
+		args = rest[1:]
+	}
+	if len(operands) == 0 {
+		return usageExit(stderr, usagef("trace wants at least one source: a records directory, a ledger, an export of a log pipeline, or - for standard input"))
+	}
+	o := trace.Options{Job: *job, Image: *image}
+	var err error
+	if o.Since, err = traceTime("--since", *since, now); err != nil {
+		return usageExit(stderr, err)
+	}
+	if o.Until, err = traceTime("--until", *until, now); err != nil {
+		return usageExit(stderr, err)
+	}
+	// Every source must be there before any is read: a typo must not cost
+	// an hour-long read of the others.
+	for _, s := range operands {
+		if s == "-" {
+			continue
+		}
+		if _, err := os.Stat(s); err != nil {
+			return usageExit(stderr, usagef("trace: cannot read %s: %v", s, err))
+		}
+	}
+	o.Problem = func(p trace.Problem) {
+		fmt.Fprintf(stderr, "gpu-preflight: trace: %s\n", termsafe.String(p.String()))
+	}
+	tr := trace.New(o)
+	for _, s := range operands {
+		if err := readTraceSource(tr, s, stdin, stderr); err != nil {
+			tr.SourceError(err)
+			fmt.Fprintf(stderr, "gpu-preflight: trace: %s\n", termsafe.String(err.Error()))
+		}
+	}
+	res := tr.Result()
+	if *asJSON {
+		err = json.NewEncoder(stdout).Encode(res)
+	} else {
+		err = trace.Render(stdout, res)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "gpu-preflight: trace: writing the answers: %v\n", err)
+		return exitTraceDrift
+	}
+	if res.DriftMatters {
+		return exitTraceDrift
+	}
+	return exitTraceNoDrift
+}
+
+// traceTime parses a --since or --until value.
+func traceTime(flagName, s string, now time.Time) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return t, nil
+	}
+	if t, err := time.Parse(time.DateOnly, s); err == nil {
+		return t, nil
+	}
+	if days, ok := strings.CutSuffix(s, "d"); ok {
+		if n, err := strconv.ParseFloat(days, 64); err == nil && n >= 0 {
+			return now.Add(-time.Duration(n * 24 * float64(time.Hour))), nil
+		}
+	}
+	if d, err := time.ParseDuration(s); err == nil && d >= 0 {
+		return now.Add(-d), nil
+	}
+	return time.Time{}, usagef("invalid value %q for flag %s: want an RFC 3339 time (2026-11-24T08:00:00Z), a date (2026-11-24) or a duration ago (36h, 7d)", s, flagName)
+}
+
+// readTraceSource reads one operand: - (standard input), a directory of
+// record files, or a file (a ledger, an export; gzip or not).
+func readTraceSource(tr *trace.Tracer, name string, stdin io.Reader, stderr io.Writer) error {
+	if name == "-" {
+		return tr.Read("-", stdin)
+	}
+	st, err := os.Stat(name)
+	if err != nil {
+		return err
+	}
+	if st.IsDir() {
+		return readTraceDir(tr, name, stderr)
+	}
+	// A FIFO is welcome (trace <(logcli query ...)); a device is not.
+	if !st.Mode().IsRegular() && st.Mode()&os.ModeNamedPipe == 0 {
+		return fmt.Errorf("%s: not a regular file or a pipe (%s)", name, st.Mode().Type())
+	}
+	f, err := os.Open(name)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return tr.Read(name, f)
+}
+
+// readTraceDir reads every record file in dir (the *.json names
+// gpu-preflight writes there, each one record of at most maxRecordFile
+// bytes), in listing order, one at a time. The problems name the file; the
+// counts go to the directory.
+func readTraceDir(tr *trace.Tracer, dir string, stderr io.Writer) error {
+	err := eachRecordName(dir, func(name string) {
+		path := filepath.Join(dir, name)
+		b, err := readRecordFile(path)
+		if err == nil {
+			err = tr.ReadPart(dir, path, bytes.NewReader(b))
+		} else {
+			err = fmt.Errorf("%s: skipped: %w", path, err)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "gpu-preflight: trace: %s\n", termsafe.String(err.Error()))
+		}
+	})
+	if err != nil {
+		return fmt.Errorf("%s: %w", dir, err)
+	}
+	return nil
+}
