@@ -187,7 +187,7 @@ const maxNesting = 6
 // it: each field is one way a log pipeline wraps it (docs/trace.md).
 type envelope struct {
 	SchemaVersion json.RawMessage `json:"schemaVersion"` // the record itself (ledger, record file)
-	Message       string          `json:"message"`       // zerolog: "provenance", with the record under "record"
+	Message       *string         `json:"message"`       // zerolog: "provenance", with the record under "record"
 	Record        json.RawMessage `json:"record"`
 	Source        json.RawMessage `json:"_source"` // an Elasticsearch hit, an elasticdump line
 	Line          *string         `json:"line"`    // logcli --output=jsonl: the log line as a string
@@ -244,7 +244,9 @@ func (t *Tracer) extract(pos Position, b []byte, src *Counts, depth int) int {
 	case e.SchemaVersion != nil:
 		t.record(pos, b, src)
 		return 1
-	case e.Message == provenanceMessage && len(e.Record) > 0:
+	case len(e.Record) > 0 && (e.Message == nil || *e.Message == provenanceMessage):
+		// The provenance line, or what a search kept of it ("_source":
+		// ["record"]): any other line's "record" is not ours.
 		return t.extract(pos, e.Record, src, depth+1)
 	case len(e.Source) > 0:
 		return t.extract(pos, e.Source, src, depth+1)
