@@ -153,12 +153,17 @@ func (l *lineReader) next() (line []byte, over bool, err error) {
 	}
 }
 
-// looksLikeDocument reports whether the first line opens a JSON value it
-// does not close: a pretty-printed document (an Elasticsearch _search
-// response, an indented record file) rather than JSON lines.
+// looksLikeDocument reports whether the first line opens a JSON value and
+// ends with an opening brace or bracket: a pretty-printed document (an
+// Elasticsearch _search response with ?pretty, an indented record file,
+// jq's output) rather than JSON lines, whose first line may be broken.
 func looksLikeDocument(first []byte) bool {
 	b := bytes.TrimSpace(first)
-	return len(b) > 0 && (b[0] == '{' || b[0] == '[') && !json.Valid(b)
+	if len(b) == 0 || (b[0] != '{' && b[0] != '[') {
+		return false
+	}
+	last := b[len(b)-1]
+	return (last == '{' || last == '[') && !json.Valid(b)
 }
 
 // line handles one line of a line-per-record source.
