@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"time"
@@ -28,8 +29,19 @@ const (
 // (package trace) and prints the jobs whose ranks differ, the boundaries
 // where runs started failing, and the nodes.
 func cmdTrace(args, _ []string, stdout, stderr io.Writer) int {
+	// What trace keeps is bounded by the distinct jobs, images and nodes
+	// it has seen; each record it decodes is garbage once counted. A soft
+	// limit has the collector return that garbage before the heap doubles
+	// (GOGC's default), so the process stays near what it keeps: the
+	// promise of docs/PERFORMANCE.md. GOMEMLIMIT, when set, wins.
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(traceMemoryLimit)
+	}
 	return cmdTraceAt(args, stdout, stderr, os.Stdin, time.Now())
 }
+
+// traceMemoryLimit is trace's soft memory limit (runtime/debug).
+const traceMemoryLimit = 20 << 20
 
 func cmdTraceAt(args []string, stdout, stderr io.Writer, stdin io.Reader, now time.Time) int {
 	fs := flag.NewFlagSet("trace", flag.ContinueOnError)

@@ -439,3 +439,15 @@ func sameAnswers(t *testing.T, name string, want, got trace.Result) {
 		t.Errorf("%s gives other answers than the ledger:\nwant %s\ngot  %s", name, w, g)
 	}
 }
+
+// TestREADMEQuotesTheTraceQuery: the README's logcli line and docs/trace.md
+// run trace.logql's query, word for word.
+func TestREADMEQuotesTheTraceQuery(t *testing.T) {
+	q := traceQueries(t)[0]
+	if !strings.Contains(readRepoFile(t, "README.md"), "'"+q+"' | gpu-preflight trace -") {
+		t.Errorf("the README does not pipe trace.logql's query %s into gpu-preflight trace -", q)
+	}
+	if !strings.Contains(readRepoFile(t, "docs/trace.md"), "examples/logging/trace-search.json | gpu-preflight trace -") {
+		t.Error("docs/trace.md does not pipe the search trace-search.json into gpu-preflight trace -")
+	}
+}
