@@ -11,6 +11,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/gpu-preflight/gpu-preflight/report/termsafe"
@@ -89,14 +90,22 @@ func cmdTraceAt(args []string, stdout, stderr io.Writer, stdin io.Reader, now ti
 			return usageExit(stderr, usagef("trace: cannot read %s: %v", s, err))
 		}
 	}
-	o.Problem = func(p trace.Problem) {
-		fmt.Fprintf(stderr, "gpu-preflight: trace: %s\n", termsafe.String(p.String()))
+	// The sources are read at once (trace.Merge): one message at a time.
+	var mu sync.Mutex
+	warn := func(msg string) {
+		mu.Lock()
+		defer mu.Unlock()
+		fmt.Fprintf(stderr, "gpu-preflight: trace: %s\n", termsafe.String(msg))
 	}
+	o.Problem = func(p trace.Problem) { warn(p.String()) }
 	tr := trace.New(o)
-	for _, s := range operands {
-		if err := readTraceSource(tr, s, stdin, stderr); err != nil {
-			tr.SourceError(err)
-			fmt.Fprintf(stderr, "gpu-preflight: trace: %s\n", termsafe.String(err.Error()))
+	sources := make([]trace.Source, len(operands))
+	for i, name := range operands {
+		sources[i] = traceSource(name, stdin, warn)
+	}
+	for _, err := range tr.Merge(sources) {
+		if err != nil {
+			warn(err.Error())
 		}
 	}
 	res := tr.Result()
@@ -137,46 +146,48 @@ func traceTime(flagName, s string, now time.Time) (time.Time, error) {
 	return time.Time{}, usagef("invalid value %q for flag %s: want an RFC 3339 time (2026-11-24T08:00:00Z), a date (2026-11-24) or a duration ago (36h, 7d)", s, flagName)
 }
 
-// readTraceSource reads one operand: - (standard input), a directory of
-// record files, or a file (a ledger, an export; gzip or not).
-func readTraceSource(tr *trace.Tracer, name string, stdin io.Reader, stderr io.Writer) error {
-	if name == "-" {
-		return tr.Read("-", stdin)
-	}
-	st, err := os.Stat(name)
-	if err != nil {
-		return err
-	}
-	if st.IsDir() {
-		return readTraceDir(tr, name, stderr)
-	}
-	// A FIFO is welcome (trace <(logcli query ...)); a device is not.
-	if !st.Mode().IsRegular() && st.Mode()&os.ModeNamedPipe == 0 {
-		return fmt.Errorf("%s: not a regular file or a pipe (%s)", name, st.Mode().Type())
-	}
-	f, err := os.Open(name)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	return tr.Read(name, f)
+// traceSource is one operand: - (standard input), a directory of record
+// files, or a file (a ledger, an export; gzip or not; a pipe too).
+func traceSource(name string, stdin io.Reader, warn func(string)) trace.Source {
+	return trace.Source{Name: name, Each: func(read func(part string, r io.Reader) error) error {
+		if name == "-" {
+			return read("-", stdin)
+		}
+		st, err := os.Stat(name)
+		if err != nil {
+			return err
+		}
+		if st.IsDir() {
+			return eachTraceRecordFile(name, read, warn)
+		}
+		// A FIFO is welcome (trace <(logcli query ...)); a device is not.
+		if !st.Mode().IsRegular() && st.Mode()&os.ModeNamedPipe == 0 {
+			return fmt.Errorf("%s: not a regular file or a pipe (%s)", name, st.Mode().Type())
+		}
+		f, err := os.Open(name)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		return read(name, f)
+	}}
 }
 
-// readTraceDir reads every record file in dir (the *.json names
+// eachTraceRecordFile reads every record file in dir (the *.json names
 // gpu-preflight writes there, each one record of at most maxRecordFile
-// bytes), in listing order, one at a time. The problems name the file; the
-// counts go to the directory.
-func readTraceDir(tr *trace.Tracer, dir string, stderr io.Writer) error {
+// bytes), in listing order, one at a time; a file that cannot be read is
+// reported and skipped.
+func eachTraceRecordFile(dir string, read func(part string, r io.Reader) error, warn func(string)) error {
 	err := eachRecordName(dir, func(name string) {
 		path := filepath.Join(dir, name)
 		b, err := readRecordFile(path)
 		if err == nil {
-			err = tr.ReadPart(dir, path, bytes.NewReader(b))
+			err = read(path, bytes.NewReader(b))
 		} else {
 			err = fmt.Errorf("%s: skipped: %w", path, err)
 		}
 		if err != nil {
-			fmt.Fprintf(stderr, "gpu-preflight: trace: %s\n", termsafe.String(err.Error()))
+			warn(err.Error())
 		}
 	})
 	if err != nil {

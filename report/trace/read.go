@@ -71,7 +71,14 @@ func (t *Tracer) Read(name string, r io.Reader) error {
 // ReadPart reads part (a file of a records directory) of the source
 // named source: its records count under source, its problems name part.
 func (t *Tracer) ReadPart(source, part string, r io.Reader) error {
-	src := &t.sourceStats(source).counts
+	return t.readInto(t.sourceStats(source), part, r)
+}
+
+// readInto reads one stream into the counts of st. It touches no other
+// state of t but through st.counts.emit, so Merge runs it in a goroutine
+// per source.
+func (t *Tracer) readInto(st *SourceCounts, part string, r io.Reader) error {
+	src := &st.counts
 	name := part
 	br := bufio.NewReaderSize(r, 64<<10)
 	if magic, _ := br.Peek(2); bytes.Equal(magic, gzipMagic) {
@@ -316,6 +323,10 @@ func (t *Tracer) record(pos Position, b []byte, src *Counts) {
 	if err != nil {
 		src.Malformed++
 		t.problem(Problem{pos, ProblemMalformed, fmt.Sprintf("a provenance record whose startedAt %.40q is not an RFC 3339 time", r.StartedAt)}, src)
+		return
+	}
+	if src.emit != nil {
+		src.emit(&r, at)
 		return
 	}
 	t.add(&r, at, src)

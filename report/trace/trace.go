@@ -67,6 +67,9 @@ type Counts struct {
 	// MaxLineBytes and skipped.
 	OverLong int64 `json:"overLong"`
 	problems int
+	// emit, when set, takes the records decoded instead of Tracer.add
+	// (Merge).
+	emit func(*report.Record, time.Time)
 }
 
 func (c *Counts) plus(o Counts) {
