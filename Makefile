@@ -4,7 +4,7 @@
 #   make test    install what the tests need, lint, and run every suite
 #   make build   bin/gpu-preflight (the probe embedded) and bin/gpu-preflight-nvml
 #   make deps    install the Debian packages the suites need (scripts/deps.sh)
-#   make lint    gofmt, go vet and staticcheck (every module, every suite's tag), shellcheck
+#   make lint    gofmt, go vet, staticcheck, deadcode (every module, every suite's tag), shellcheck, duplicates
 #   make fmt     gofmt -w every Go file
 #   make unit    go test ./... (the unit tests, and the fuzz seeds)
 #   make bench   the start-up and benchmark figures of docs/PERFORMANCE.md
@@ -23,6 +23,7 @@ PKG         := github.com/gpu-preflight/gpu-preflight
 LDFLAGS     := -s -w -X $(PKG)/cmd/gpu-preflight/internal/buildinfo.Version=$(VERSION) \
                -X $(PKG)/cmd/gpu-preflight/internal/buildinfo.Commit=$(COMMIT)
 STATICCHECK := $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
+DEADCODE    := $(GO) run golang.org/x/tools/cmd/deadcode@v0.52.0
 FUZZTIME    ?= 60s
 CACHE       ?= $(CURDIR)/.cache
 export GOTELEMETRY := off
@@ -75,16 +76,20 @@ SUITE_TAGS  := $(shell grep -rhsE '^//go:build [a-z0-9]+$$' --include='*.go' tes
 # The Go modules: this one, and the test module of the examples suite.
 GO_MODULES  := . test/examples
 
-# go vet and staticcheck once per module, with every suite's tag; gofmt;
-# shellcheck on every script.
+# go vet, staticcheck and deadcode (functions no program or test reaches)
+# once per module, with every suite's tag; gofmt; shellcheck on every
+# script; duplicates on the shim's code (test/lint/duplicates.sh).
 lint:
 	@out=$$(gofmt -l $(GO_FILES)); \
 	  if [ -n "$$out" ]; then echo "gofmt needed (make fmt):"; echo "$$out"; exit 1; fi
 	@for m in $(GO_MODULES); do \
 	  echo "vet and staticcheck in $$m, tags $(SUITE_TAGS)"; \
 	  (cd $$m && $(GO) vet -tags '$(SUITE_TAGS)' ./... && $(STATICCHECK) -tags '$(SUITE_TAGS)' ./...) || exit 1; \
+	  dead=$$(cd $$m && $(DEADCODE) -test -tags '$(SUITE_TAGS)' ./...) || exit 1; \
+	  if [ -n "$$dead" ]; then echo "unreachable code in $$m (delete it, or use it):"; echo "$$dead"; exit 1; fi; \
 	done
-	shellcheck --severity=style scripts/*.sh bench/*.sh .ci/run
+	shellcheck --severity=style scripts/*.sh bench/*.sh test/lint/*.sh .ci/run
+	bash test/lint/duplicates.sh
 
 fmt:
 	gofmt -w $(GO_FILES)

@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/gpu-preflight/gpu-preflight/report"
-	"github.com/gpu-preflight/gpu-preflight/report/reporttest"
+	"github.com/gpu-preflight/gpu-preflight/test/reporttest"
 )
 
 // Building the record, redaction and bounds included.

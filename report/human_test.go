@@ -9,7 +9,7 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/preflight/decision"
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 	"github.com/gpu-preflight/gpu-preflight/report"
-	"github.com/gpu-preflight/gpu-preflight/report/reporttest"
+	"github.com/gpu-preflight/gpu-preflight/test/reporttest"
 )
 
 func TestHumanReportShowsFactsChecksAndDecision(t *testing.T) {

@@ -14,8 +14,8 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/preflight/decision"
 	"github.com/gpu-preflight/gpu-preflight/preflight/envvars"
 	"github.com/gpu-preflight/gpu-preflight/report"
-	"github.com/gpu-preflight/gpu-preflight/report/reporttest"
-	"github.com/gpu-preflight/gpu-preflight/report/schematest"
+	"github.com/gpu-preflight/gpu-preflight/test/reporttest"
+	"github.com/gpu-preflight/gpu-preflight/test/schematest"
 )
 
 func TestNewRecordsFactsFindingsAndDecision(t *testing.T) {

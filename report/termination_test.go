@@ -8,7 +8,7 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/preflight/check"
 	"github.com/gpu-preflight/gpu-preflight/preflight/decision"
 	"github.com/gpu-preflight/gpu-preflight/report"
-	"github.com/gpu-preflight/gpu-preflight/report/reporttest"
+	"github.com/gpu-preflight/gpu-preflight/test/reporttest"
 )
 
 // abortOn is the decision to abort, under policy p, on the findings with

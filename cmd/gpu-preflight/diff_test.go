@@ -16,8 +16,8 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 	"github.com/gpu-preflight/gpu-preflight/report"
 	"github.com/gpu-preflight/gpu-preflight/report/diff"
-	"github.com/gpu-preflight/gpu-preflight/report/schematest"
 	"github.com/gpu-preflight/gpu-preflight/report/store"
+	"github.com/gpu-preflight/gpu-preflight/test/schematest"
 )
 
 // hostFacts is a host with the given driver and one H100, running a CUDA

@@ -13,7 +13,7 @@ import (
 
 	"github.com/gpu-preflight/gpu-preflight/preflight/policy"
 	"github.com/gpu-preflight/gpu-preflight/report/logs"
-	"github.com/gpu-preflight/gpu-preflight/report/schematest"
+	"github.com/gpu-preflight/gpu-preflight/test/schematest"
 )
 
 // mib is a value of one mebibyte: eight times what execve(2) lets one

@@ -18,6 +18,7 @@ import (
 	"strings"
 
 	"github.com/gpu-preflight/gpu-preflight/cmd/gpu-preflight/internal/buildinfo"
+	"github.com/gpu-preflight/gpu-preflight/internal/initproc"
 	"github.com/gpu-preflight/gpu-preflight/preflight/envvars"
 	"github.com/gpu-preflight/gpu-preflight/preflight/nvml"
 )
@@ -25,10 +26,10 @@ import (
 // Exit codes (README "Exit codes").
 const (
 	exitOK         = 0
-	exitUsage      = 64  // usage or configuration error
-	exitNotExec    = 126 // command found but not executable
-	exitNotFound   = 127 // command not found
-	exitSignalBase = 128 // + signal number
+	exitUsage      = 64                  // usage or configuration error
+	exitNotExec    = 126                 // command found but not executable
+	exitNotFound   = 127                 // command not found
+	exitSignalBase = initproc.SignalBase // + signal number
 )
 
 // subcommand is one first argument gpu-preflight answers itself.

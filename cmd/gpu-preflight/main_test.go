@@ -12,8 +12,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gpu-preflight/gpu-preflight/report/schematest"
 	"github.com/gpu-preflight/gpu-preflight/test/harness"
+	"github.com/gpu-preflight/gpu-preflight/test/schematest"
 )
 
 // shimPath is gpu-preflight built once for these tests, statically, as

@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -17,7 +16,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/gpu-preflight/gpu-preflight/report/schematest"
+	"github.com/gpu-preflight/gpu-preflight/test/schematest"
 )
 
 // supervised is the built shim running a command in supervise mode.
@@ -243,189 +242,5 @@ while :; do sleep 0.05; done`
 			}
 			checkOutcome(t, s.record(t), 5, 0)
 		})
-	}
-}
-
-// TestSuperviseReapsOrphans proves gpu-preflight adopts the command's
-// orphaned descendants (it is a child subreaper) and reaps them: the
-// orphan's parent becomes the shim, and once the orphan exits no zombie is
-// left in /proc while the command still runs.
-func TestSuperviseReapsOrphans(t *testing.T) {
-	dir := t.TempDir()
-	script := `sh -c 'sleep 0.3 & echo $! > "$D/orphan"'
-o=$(cat "$D/orphan")
-sed -n 's/^PPid:[[:space:]]*//p' /proc/$o/status > "$D/ppid"
-sleep 1.5
-if [ -e /proc/$o ]; then sed -n 's/^State:[[:space:]]*//p' /proc/$o/status > "$D/left"; fi
-exit 0`
-	s := startSupervised(t, map[string]string{"D": dir}, "sh", "-c", script)
-	if code := s.wait(t); code != 0 {
-		t.Fatalf("exit %d; stderr:\n%s", code, s.stderr.String())
-	}
-	ppid, err := os.ReadFile(filepath.Join(dir, "ppid"))
-	if err != nil || strings.TrimSpace(string(ppid)) != strconv.Itoa(s.cmd.Process.Pid) {
-		t.Fatalf("the orphan's parent was %q (%v), want the shim, pid %d", ppid, err, s.cmd.Process.Pid)
-	}
-	if left, err := os.ReadFile(filepath.Join(dir, "left")); err == nil {
-		t.Fatalf("the orphan was still in /proc 1.2 s after it exited, state %q: not reaped", left)
-	}
-	orphan, _ := os.ReadFile(filepath.Join(dir, "orphan"))
-	reaped := false
-	for _, line := range strings.Split(s.stderr.String(), "\n") {
-		var m map[string]any
-		if json.Unmarshal([]byte(line), &m) == nil && m["message"] == "reaped an orphaned process" &&
-			fmt.Sprint(m["pid"]) == strings.TrimSpace(string(orphan)) {
-			reaped = true
-		}
-	}
-	if !reaped {
-		t.Errorf("no debug line about reaping pid %s in:\n%s", orphan, s.stderr.String())
-	}
-}
-
-// TestSuperviseGivesTheTerminalToTheCommand runs the shim on a
-// pseudo-terminal, as `docker run -it` does: the command gets its own
-// process group and the terminal, so a Ctrl-C typed there reaches it once
-// (from the terminal), not a second time forwarded by gpu-preflight.
-func TestSuperviseGivesTheTerminalToTheCommand(t *testing.T) {
-	master, slave := openPTY(t)
-	dir := t.TempDir()
-	script := `trap 'echo INT >> "$D/got"' INT
-set -- $(cat /proc/$$/stat | sed 's/^.*) //')
-echo "$$ $3 $6" > "$D/ids"
-touch "$D/ready"
-while [ ! -e "$D/stop" ]; do sleep 0.05; done
-exit 0`
-	s := &supervised{prov: t.TempDir()}
-	s.ledger = filepath.Join(t.TempDir(), "runs.jsonl")
-	s.cmd = exec.Command(shimPath, "--", "sh", "-c", script)
-	s.cmd.Env = []string{"PATH=/usr/bin:/bin", "D=" + dir, "PREFLIGHT_SUPERVISE=true", "PREFLIGHT_PROVENANCE_DIR=" + s.prov,
-		"PREFLIGHT_LOG_FORMAT=json", "PREFLIGHT_LOG_LEVEL=debug"}
-	s.cmd.Stdin, s.cmd.Stdout, s.cmd.Stderr = slave, &s.stdout, &s.stderr
-	// A new session with the terminal as its controlling terminal: the
-	// shim's group is the terminal's foreground, as under a shell or docker.
-	s.cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
-	if err := s.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	slave.Close()
-	t.Cleanup(func() {
-		if s.cmd.ProcessState == nil {
-			s.cmd.Process.Kill()
-			s.cmd.Wait()
-		}
-	})
-	waitForFile(t, filepath.Join(dir, "ready"), s)
-	ids, _ := os.ReadFile(filepath.Join(dir, "ids"))
-	f := strings.Fields(string(ids)) // pid, pgrp, terminal's foreground pgrp
-	if len(f) != 3 || f[1] != f[0] || f[2] != f[0] {
-		t.Errorf("command pid, pgrp, foreground pgrp = %q; want its own group, in the foreground", ids)
-	}
-	if _, err := master.Write([]byte{0x03}); err != nil { // Ctrl-C
-		t.Fatal(err)
-	}
-	time.Sleep(300 * time.Millisecond)
-	os.WriteFile(filepath.Join(dir, "stop"), nil, 0o644)
-	if code := s.wait(t); code != 0 {
-		t.Fatalf("exit %d; stderr:\n%s", code, s.stderr.String())
-	}
-	got, _ := os.ReadFile(filepath.Join(dir, "got"))
-	if string(got) != "INT\n" {
-		t.Errorf("the command saw SIGINT %d times (%q), want once", strings.Count(string(got), "INT"), got)
-	}
-	checkOutcome(t, s.record(t), 0, 0)
-}
-
-// openPTY opens a pseudo-terminal pair; the test fails if the system has
-// none, since the terminal handling cannot be proved without one.
-func openPTY(t *testing.T) (master, slave *os.File) {
-	t.Helper()
-	fd, err := unix.Open("/dev/ptmx", unix.O_RDWR|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		t.Fatalf("open /dev/ptmx: %v (this test needs a pseudo-terminal)", err)
-	}
-	master = os.NewFile(uintptr(fd), "/dev/ptmx")
-	t.Cleanup(func() { master.Close() })
-	if err := unix.IoctlSetPointerInt(fd, unix.TIOCSPTLCK, 0); err != nil {
-		t.Fatalf("unlock pty: %v", err)
-	}
-	n, err := unix.IoctlGetInt(fd, unix.TIOCGPTN)
-	if err != nil {
-		t.Fatalf("pty number: %v", err)
-	}
-	slave, err = os.OpenFile("/dev/pts/"+strconv.Itoa(n), os.O_RDWR|unix.O_NOCTTY, 0)
-	if err != nil {
-		t.Fatalf("open pty slave: %v", err)
-	}
-	return master, slave
-}
-
-// TestForwardedSignalsFollowTini pins the forwarding list: everything
-// catchable except tini's exceptions and what the Go runtime or the C
-// library use themselves.
-func TestForwardedSignalsFollowTini(t *testing.T) {
-	got := forwardedSignals(0)
-	for _, s := range []syscall.Signal{unix.SIGHUP, unix.SIGINT, unix.SIGQUIT, unix.SIGUSR1, unix.SIGUSR2, unix.SIGPIPE,
-		unix.SIGALRM, unix.SIGTERM, unix.SIGCONT, unix.SIGTSTP, unix.SIGWINCH, unix.SIGPWR, syscall.Signal(34), syscall.Signal(64)} {
-		if !slices.Contains(got, os.Signal(s)) {
-			t.Errorf("%v is not forwarded", s)
-		}
-	}
-	for _, s := range []syscall.Signal{unix.SIGKILL, unix.SIGSTOP, unix.SIGCHLD, unix.SIGFPE, unix.SIGILL, unix.SIGSEGV,
-		unix.SIGBUS, unix.SIGABRT, unix.SIGTRAP, unix.SIGSYS, unix.SIGTTIN, unix.SIGTTOU, unix.SIGURG} {
-		if slices.Contains(got, os.Signal(s)) {
-			t.Errorf("%v is forwarded; tini keeps it", s)
-		}
-	}
-}
-
-func TestInheritedIgnoredSignalsAreNotForwarded(t *testing.T) {
-	got := forwardedSignals(1<<(unix.SIGHUP-1) | 1<<(unix.SIGINT-1))
-	if slices.Contains(got, os.Signal(unix.SIGHUP)) || slices.Contains(got, os.Signal(unix.SIGINT)) {
-		t.Error("an ignored SIGHUP or SIGINT is forwarded")
-	}
-	if !slices.Contains(got, os.Signal(unix.SIGTERM)) {
-		t.Error("SIGTERM is not forwarded")
-	}
-}
-
-// TestSuperviseUnderNohupKeepsSIGHUPIgnored starts the shim with SIGHUP
-// ignored, as nohup does: the command must inherit it ignored, as it would
-// under exec, and a SIGHUP sent to the shim must not end the command.
-func TestSuperviseUnderNohupKeepsSIGHUPIgnored(t *testing.T) {
-	dir := t.TempDir()
-	script := `sed -n 's/^SigIgn:[[:space:]]*//p' /proc/$$/status > "$D/sigign"
-touch "$D/ready"
-while [ ! -e "$D/stop" ]; do sleep 0.05; done
-exit 4`
-	// The shell ignores SIGHUP and execs the shim, which keeps its pid.
-	s := startProgram(t, map[string]string{"D": dir, "SHIM": shimPath, "SCRIPT": script},
-		"/bin/sh", "-c", `trap "" HUP; exec "$SHIM" -- sh -c "$SCRIPT"`)
-	waitForFile(t, filepath.Join(dir, "ready"), s)
-	b, _ := os.ReadFile(filepath.Join(dir, "sigign"))
-	mask, err := strconv.ParseUint(strings.TrimSpace(string(b)), 16, 64)
-	if err != nil || mask&(1<<(unix.SIGHUP-1)) == 0 {
-		t.Errorf("the command's SigIgn is %q (%v): SIGHUP not ignored, unlike under exec", b, err)
-	}
-	if err := s.cmd.Process.Signal(unix.SIGHUP); err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(200 * time.Millisecond)
-	os.WriteFile(filepath.Join(dir, "stop"), nil, 0o644)
-	if code := s.wait(t); code != 4 {
-		t.Fatalf("exit %d, want the command's 4 (SIGHUP must be ignored); stderr:\n%s", code, s.stderr.String())
-	}
-}
-
-// TestSuperviseWithStdinClosed: started with stdin closed, the command
-// still starts, and gets what exec would give it: the Go runtime opens
-// /dev/null on a standard descriptor that is closed at start-up (Go 1.22+,
-// runtime/fds_unix.go), so that is what it inherits.
-func TestSuperviseWithStdinClosed(t *testing.T) {
-	script := `[ "$(readlink /proc/$$/fd/0)" = /dev/null ] || { ls -l /proc/$$/fd/ >&2; exit 1; }; exit 7`
-	s := startProgram(t, map[string]string{"SHIM": shimPath, "SCRIPT": script},
-		"/bin/sh", "-c", `exec "$SHIM" -- sh -c "$SCRIPT" <&-`)
-	if code := s.wait(t); code != 7 {
-		t.Fatalf("exit %d, want 7 (stdin /dev/null in the command); stderr:\n%s", code, s.stderr.String())
 	}
 }

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gpu-preflight/gpu-preflight/report/ptytest"
+	"github.com/gpu-preflight/gpu-preflight/test/ptytest"
 )
 
 // runOnTerminal runs the shim's check with stdout and stderr on a

@@ -7,7 +7,7 @@ import (
 
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 	"github.com/gpu-preflight/gpu-preflight/preflight/nvml"
-	"github.com/gpu-preflight/gpu-preflight/report/schematest"
+	"github.com/gpu-preflight/gpu-preflight/test/schematest"
 )
 
 // Every fixture scripts/device-check.sh saved under testdata/real/ parses:

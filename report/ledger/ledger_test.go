@@ -18,7 +18,7 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/preflight/decision"
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 	"github.com/gpu-preflight/gpu-preflight/report"
-	"github.com/gpu-preflight/gpu-preflight/report/schematest"
+	"github.com/gpu-preflight/gpu-preflight/test/schematest"
 )
 
 const envChild = "GPU_PREFLIGHT_TEST_LEDGER" // "path,worker,runs"

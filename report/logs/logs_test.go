@@ -12,8 +12,8 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/preflight/check"
 	"github.com/gpu-preflight/gpu-preflight/preflight/decision"
 	"github.com/gpu-preflight/gpu-preflight/report"
-	"github.com/gpu-preflight/gpu-preflight/report/reporttest"
-	"github.com/gpu-preflight/gpu-preflight/report/schematest"
+	"github.com/gpu-preflight/gpu-preflight/test/reporttest"
+	"github.com/gpu-preflight/gpu-preflight/test/schematest"
 	"github.com/rs/zerolog"
 )
 

@@ -7,9 +7,9 @@ import (
 	"testing"
 
 	"github.com/gpu-preflight/gpu-preflight/report"
-	"github.com/gpu-preflight/gpu-preflight/report/ptytest"
-	"github.com/gpu-preflight/gpu-preflight/report/reporttest"
 	"github.com/gpu-preflight/gpu-preflight/report/termsafe"
+	"github.com/gpu-preflight/gpu-preflight/test/ptytest"
+	"github.com/gpu-preflight/gpu-preflight/test/reporttest"
 )
 
 func TestTerminalOutputIsColouredAndConsole(t *testing.T) {

@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/gpu-preflight/gpu-preflight/report"
-	"github.com/gpu-preflight/gpu-preflight/report/reporttest"
+	"github.com/gpu-preflight/gpu-preflight/test/reporttest"
 )
 
 // The durable write's cost (docs/sources.md, "What gpu-preflight is held

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/gpu-preflight/gpu-preflight/report"
-	"github.com/gpu-preflight/gpu-preflight/report/reporttest"
+	"github.com/gpu-preflight/gpu-preflight/test/reporttest"
 )
 
 const firstUseEnv = "GPU_PREFLIGHT_TEST_FIRST_USE"

@@ -16,8 +16,8 @@ import (
 	"time"
 
 	"github.com/gpu-preflight/gpu-preflight/report"
-	"github.com/gpu-preflight/gpu-preflight/report/reporttest"
-	"github.com/gpu-preflight/gpu-preflight/report/schematest"
+	"github.com/gpu-preflight/gpu-preflight/test/reporttest"
+	"github.com/gpu-preflight/gpu-preflight/test/schematest"
 	"golang.org/x/sys/unix"
 )
 

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/gpu-preflight/gpu-preflight/report"
-	"github.com/gpu-preflight/gpu-preflight/report/reporttest"
+	"github.com/gpu-preflight/gpu-preflight/test/reporttest"
 )
 
 func TestWriteTerminationOnlyWhereTheDirectoryExists(t *testing.T) {

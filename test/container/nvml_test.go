@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gpu-preflight/gpu-preflight/report/schematest"
 	"github.com/gpu-preflight/gpu-preflight/test/fakenvml"
 	"github.com/gpu-preflight/gpu-preflight/test/procdriver"
+	"github.com/gpu-preflight/gpu-preflight/test/schematest"
 )
 
 // nvmlLibs are the libnvidia-ml.so.1 files the "toolkit" injects.

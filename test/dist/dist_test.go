@@ -22,9 +22,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gpu-preflight/gpu-preflight/report/schematest"
 	"github.com/gpu-preflight/gpu-preflight/test/fakenvml"
 	"github.com/gpu-preflight/gpu-preflight/test/harness"
+	"github.com/gpu-preflight/gpu-preflight/test/schematest"
 )
 
 func must(t *testing.T, r harness.Result, what string) harness.Result {

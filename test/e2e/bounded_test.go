@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gpu-preflight/gpu-preflight/report/schematest"
+	"github.com/gpu-preflight/gpu-preflight/test/schematest"
 )
 
 // Bounded time (issue 8 part 3). The hung-NVML bound of docs/sources.md, "What gpu-preflight is held to" (the

@@ -21,7 +21,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/gpu-preflight/gpu-preflight/report/schematest"
+	"github.com/gpu-preflight/gpu-preflight/test/schematest"
 )
 
 // Crash safety (docs/sources.md, "What gpu-preflight is held to", "Safe"; docs/schema/README.md): the real shim, killed

@@ -17,10 +17,10 @@ import (
 
 	"github.com/gpu-preflight/gpu-preflight/preflight/cuda"
 	ft "github.com/gpu-preflight/gpu-preflight/preflight/fatbin/fatbintest"
-	"github.com/gpu-preflight/gpu-preflight/report/schematest"
 	"github.com/gpu-preflight/gpu-preflight/test/fakecuda"
 	"github.com/gpu-preflight/gpu-preflight/test/fakenvml"
 	"github.com/gpu-preflight/gpu-preflight/test/harness"
+	"github.com/gpu-preflight/gpu-preflight/test/schematest"
 )
 
 // The CUDA smoke test (issue 16) end to end: the shim with its embedded

@@ -21,9 +21,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gpu-preflight/gpu-preflight/report/schematest"
 	"github.com/gpu-preflight/gpu-preflight/test/fakenvml"
 	"github.com/gpu-preflight/gpu-preflight/test/harness"
+	"github.com/gpu-preflight/gpu-preflight/test/schematest"
 )
 
 // binary returns a built binary: $env if set, else bin/name. A missing

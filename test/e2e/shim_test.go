@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gpu-preflight/gpu-preflight/report/schematest"
 	"github.com/gpu-preflight/gpu-preflight/test/fakenvml"
+	"github.com/gpu-preflight/gpu-preflight/test/schematest"
 )
 
 // abortCode is PREFLIGHT_EXIT_CODE's default, nodeFaultCode

@@ -24,11 +24,11 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/gpu-preflight/gpu-preflight/preflight/identity"
-	"github.com/gpu-preflight/gpu-preflight/report/schematest"
 	"github.com/gpu-preflight/gpu-preflight/test/fakenvml"
 	"github.com/gpu-preflight/gpu-preflight/test/harness"
 	"github.com/gpu-preflight/gpu-preflight/test/ocihook"
 	"github.com/gpu-preflight/gpu-preflight/test/procdriver"
+	"github.com/gpu-preflight/gpu-preflight/test/schematest"
 )
 
 // hookEnv, set in the hook's environment, turns the test binary into the

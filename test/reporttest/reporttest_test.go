@@ -7,8 +7,8 @@ import (
 
 	"github.com/gpu-preflight/gpu-preflight/report"
 	"github.com/gpu-preflight/gpu-preflight/report/logs"
-	"github.com/gpu-preflight/gpu-preflight/report/reporttest"
 	"github.com/gpu-preflight/gpu-preflight/report/store"
+	"github.com/gpu-preflight/gpu-preflight/test/reporttest"
 )
 
 // Every output is made from one record (or the raw findings); none may carry

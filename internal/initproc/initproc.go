@@ -1,0 +1,260 @@
+// Package initproc does what a container's init does for the one command it
+// runs: it starts the command as a child, forwards the signals sent to the
+// init, reaps every child that exits (the command's orphans included) and
+// reports how the command ended, as tini does (krallin/tini src/tini.c,
+// summarised in docs/sources.md, "PID 1 and signals"). gpu-preflight uses
+// it in supervise mode; what the run's record says about the outcome is the
+// command's business, not this package's.
+//
+// The calls come in two steps so that no signal is lost between a caller's
+// own handler and the child's start:
+//
+//	in := initproc.Catch(log)   // subreaper; signals are caught from here on
+//	// ... the caller lets go of its own handlers ...
+//	exit, err := in.Run(initproc.Command{Path: path, Argv: argv, Env: env})
+package initproc
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/rs/zerolog"
+	"golang.org/x/sys/unix"
+
+	"github.com/gpu-preflight/gpu-preflight/report/logs"
+)
+
+// Command is the program Run starts.
+type Command struct {
+	Path string   // the executable, already looked up
+	Argv []string // argv[0] first
+	Env  []string // KEY=value, as execve(2) takes it
+}
+
+// Exit is how the command ended, as a shell reports it.
+type Exit struct {
+	// Code is the command's exit status, or 128+N when signal N killed it.
+	Code int
+	// Signal is N, or 0 when the command exited.
+	Signal int
+}
+
+// SignalBase is added to a signal's number for the exit code of a command
+// that signal killed (the shell's rule, POSIX "Exit Status for Commands").
+const SignalBase = 128
+
+// Init is a process doing an init's duties for one command.
+type Init struct {
+	log  zerolog.Logger
+	sigs chan os.Signal
+}
+
+// Catch makes this process a child subreaper and catches every signal it
+// will forward, so that from here on a signal sent to it waits for the
+// command instead of taking its default action (as PID 1, the kernel would
+// drop it). Call it before the caller's own signal handling lets go, then
+// Run.
+//
+// A signal ignored when Catch is called is one the process inherited as
+// ignored (nohup ignores SIGHUP; a non-interactive shell's "&" ignores
+// SIGINT). Catching it to forward it would un-ignore it, and the command,
+// which inherits it as ignored (execve(2) keeps ignored dispositions), would
+// get the default action instead; so it stays ignored for both, as it does
+// when the command is exec'd in place of the init.
+func Catch(log zerolog.Logger) *Init {
+	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+		// Orphans then go to the namespace's init instead; the command
+		// itself is still our child and is still reaped.
+		log.Warn().Err(logs.Err(err)).Msg("cannot become a child subreaper; orphaned processes of the command will not be reaped by gpu-preflight")
+	}
+	ignored, err := ignoredSignals()
+	if err != nil {
+		log.Debug().Err(logs.Err(err)).Msg("cannot tell which signals are ignored; forwarding all")
+	}
+	in := &Init{log: log, sigs: make(chan os.Signal, 64)}
+	signal.Notify(in.sigs, append(forwardedSignals(ignored), unix.SIGCHLD)...)
+	return in
+}
+
+// Run starts cmd and does an init's duties until it exits:
+//
+//   - the child gets its own process group and, when stdin is our
+//     terminal's foreground, the terminal; so a Ctrl-C from the terminal
+//     reaches the command once, not once from the terminal and again from us;
+//   - every signal caught is forwarded to the child's pid (tini's default;
+//     not to its group);
+//   - every child that exits is reaped (wait4(-1, WNOHANG) on SIGCHLD and
+//     once a second, as tini's 1 s sigtimedwait loop does);
+//   - when the command exits, Run returns how, without waiting for its
+//     descendants (tini does the same; in a container the kernel then kills
+//     the rest).
+//
+// An error means the command never started; errors.Is tells
+// os.ErrNotExist (a shell's 127) from the rest (126). Signals are no
+// longer caught when Run returns.
+func (in *Init) Run(cmd Command) (Exit, error) {
+	defer signal.Stop(in.sigs)
+	pid, foreground, err := startChild(cmd)
+	if err != nil {
+		return Exit{}, err
+	}
+	if foreground {
+		// We are now a background process on the terminal; writing our
+		// last log lines to it must not stop us.
+		signal.Ignore(unix.SIGTTIN, unix.SIGTTOU)
+	}
+	in.log.Debug().Int("pid", pid).Str("command", logs.Value(cmd.Argv[0])).Msg("supervising the command")
+
+	status := in.waitMain(pid)
+	if foreground {
+		// Take the terminal back, so a shell that started us finds it as
+		// it left it.
+		_ = unix.IoctlSetPointerInt(0, unix.TIOCSPGRP, unix.Getpgrp())
+	}
+	return exitOf(status), nil
+}
+
+// notForwarded are the signals an init keeps (tini's exceptions) or that
+// are not signals a sender means for the command.
+var notForwarded = map[syscall.Signal]string{
+	unix.SIGKILL: "cannot be caught",
+	unix.SIGSTOP: "cannot be caught",
+	unix.SIGCHLD: "means a child changed state: reap",
+	// Faults: tini leaves these to their default action on itself.
+	unix.SIGFPE: "fault", unix.SIGILL: "fault", unix.SIGSEGV: "fault", unix.SIGBUS: "fault",
+	unix.SIGABRT: "fault", unix.SIGTRAP: "fault", unix.SIGSYS: "fault",
+	// The terminal stops a background process group that reads or writes
+	// it; the command's group gets its own. tini ignores these.
+	unix.SIGTTIN: "terminal job control", unix.SIGTTOU: "terminal job control",
+	// The Go runtime sends itself SIGURG to preempt goroutines, so a
+	// SIGURG seen here is mostly not from a sender at all.
+	unix.SIGURG: "Go runtime preemption",
+	// 32 and 33 are reserved by the C library (NPTL's cancellation and
+	// setxid signals); user real-time signals start at SIGRTMIN, 34.
+	syscall.Signal(32): "C library internal", syscall.Signal(33): "C library internal",
+}
+
+// sigrtmax is the highest signal number on Linux.
+const sigrtmax = 64
+
+// forwardedSignals lists every signal Run forwards, leaving out those in
+// the ignored mask (bit N-1 for signal N): see Catch.
+func forwardedSignals(ignored uint64) []os.Signal {
+	var sigs []os.Signal
+	for n := syscall.Signal(1); n <= sigrtmax; n++ {
+		if _, keep := notForwarded[n]; !keep && ignored&(1<<(n-1)) == 0 {
+			sigs = append(sigs, n)
+		}
+	}
+	return sigs
+}
+
+// ignoredSignals reads the kernel's mask of signals this process ignores
+// (the SigIgn line of /proc/self/status, proc(5)).
+func ignoredSignals() (uint64, error) {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "SigIgn:"); ok {
+			return strconv.ParseUint(strings.TrimSpace(v), 16, 64)
+		}
+	}
+	return 0, errors.New("/proc/self/status has no SigIgn line")
+}
+
+// reapInterval is how often Run reaps without a SIGCHLD: a SIGCHLD that
+// arrives while the signal channel is full is dropped, and this bounds how
+// long an exited child can go unnoticed.
+const reapInterval = time.Second
+
+// startChild forks and execs cmd.
+func startChild(cmd Command) (pid int, foreground bool, err error) {
+	// stdin, stdout and stderr as exec would leave them: a closed one, or
+	// one of Go's own close-on-exec files that took its number because it
+	// was closed, is closed in the child. Other inherited descriptors pass
+	// through as under exec (Go opens its own with close-on-exec).
+	files := make([]uintptr, 3)
+	for fd := range files {
+		files[fd] = uintptr(fd)
+		if flags, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); err != nil || flags&unix.FD_CLOEXEC != 0 {
+			files[fd] = ^uintptr(0) // -1: closed in the child
+		}
+	}
+	attr := &syscall.ProcAttr{Env: cmd.Env, Files: files, Sys: &syscall.SysProcAttr{Setpgid: true}}
+	if pgrp, err := unix.IoctlGetInt(0, unix.TIOCGPGRP); err == nil && pgrp == unix.Getpgrp() {
+		// stdin is a terminal and our group is its foreground: hand it to
+		// the command's group, as tini does with tcsetpgrp.
+		attr.Sys.Foreground, attr.Sys.Ctty = true, 0
+		foreground = true
+	}
+	pid, err = syscall.ForkExec(cmd.Path, cmd.Argv, attr)
+	if err != nil {
+		return 0, false, fmt.Errorf("%s: %w", cmd.Path, err)
+	}
+	return pid, foreground, nil
+}
+
+// waitMain forwards signals to pid and reaps every child until pid exits,
+// and returns pid's wait status.
+func (in *Init) waitMain(pid int) unix.WaitStatus {
+	tick := time.NewTicker(reapInterval)
+	defer tick.Stop()
+	for {
+		select {
+		case s := <-in.sigs:
+			if s != unix.SIGCHLD {
+				in.forward(pid, s.(syscall.Signal))
+			}
+		case <-tick.C:
+		}
+		if status, done := in.reap(pid); done {
+			return status
+		}
+	}
+}
+
+func (in *Init) forward(pid int, s syscall.Signal) {
+	// ESRCH: the child has just exited; the reap that follows sees it.
+	if err := unix.Kill(pid, s); err != nil && !errors.Is(err, unix.ESRCH) {
+		in.log.Warn().Err(logs.Err(err)).Str("signal", s.String()).Int("pid", pid).Msg("cannot forward signal")
+		return
+	}
+	in.log.Debug().Str("signal", s.String()).Int("pid", pid).Msg("signal forwarded")
+}
+
+// reap collects every exited child without blocking. done is true when
+// main was among them.
+func (in *Init) reap(main int) (status unix.WaitStatus, done bool) {
+	for {
+		var ws unix.WaitStatus
+		pid, err := unix.Wait4(-1, &ws, unix.WNOHANG, nil)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if pid <= 0 || err != nil {
+			// 0: children remain, none has exited; ECHILD: none remain.
+			return status, done
+		}
+		if pid == main {
+			status, done = ws, true
+			continue // reap whatever else has exited too
+		}
+		in.log.Debug().Int("pid", pid).Msg("reaped an orphaned process")
+	}
+}
+
+// exitOf is the shell's reading of a wait status.
+func exitOf(ws unix.WaitStatus) Exit {
+	if ws.Signaled() {
+		return Exit{Code: SignalBase + int(ws.Signal()), Signal: int(ws.Signal())}
+	}
+	return Exit{Code: ws.ExitStatus()}
+}
