@@ -20,7 +20,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/gpu-preflight/gpu-preflight/report/trace/tracetest"
+	"github.com/gpu-preflight/gpu-preflight/test/tracetest"
 )
 
 func main() {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -53,27 +52,14 @@ func cmdTraceAt(args []string, stdout, stderr io.Writer, stdin io.Reader, now ti
 	image := fs.String("image", "", "only the records of this image digest or reference")
 	since := fs.String("since", "", "only records started at or after T: RFC 3339, a date (2026-11-24), or a duration ago (36h, 7d)")
 	until := fs.String("until", "", "only records started before T (as --since)")
-	var operands []string
-	for {
-		if err := parseFlags(fs, args, stdout); err != nil {
-			return usageExit(stderr, err)
-		}
-		rest := fs.Args()
-		if len(rest) == 0 {
-			break
-		}
-		if n := len(args) - len(rest); n > 0 && args[n-1] == "--" {
-			operands = append(operands, rest...)
-			break
-		}
-		operands = append(operands, rest[0])
-		args = rest[1:]
+	operands, err := parseOperands(fs, args, stdout)
+	if err != nil {
+		return usageExit(stderr, err)
 	}
 	if len(operands) == 0 {
 		return usageExit(stderr, usagef("trace wants at least one source: a records directory, a ledger, an export of a log pipeline, or - for standard input"))
 	}
 	o := trace.Options{Job: *job, Image: *image}
-	var err error
 	if o.Since, err = traceTime("--since", *since, now); err != nil {
 		return usageExit(stderr, err)
 	}
@@ -108,9 +94,11 @@ func cmdTraceAt(args []string, stdout, stderr io.Writer, stdin io.Reader, now ti
 			warn(err.Error())
 		}
 	}
-	res := tr.Result()
+	// The answer may hold every job and history of a fleet: --json streams
+	// it (WriteJSON); the human output needs the first few (Summary).
+	res := tr.Summary(trace.MaxShown)
 	if *asJSON {
-		err = json.NewEncoder(stdout).Encode(res)
+		err = tr.WriteJSON(stdout)
 	} else {
 		err = trace.Render(stdout, res)
 	}

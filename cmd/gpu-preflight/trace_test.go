@@ -11,10 +11,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gpu-preflight/gpu-preflight/report/schematest"
 	"github.com/gpu-preflight/gpu-preflight/report/store"
 	"github.com/gpu-preflight/gpu-preflight/report/trace"
-	"github.com/gpu-preflight/gpu-preflight/report/trace/tracetest"
+	"github.com/gpu-preflight/gpu-preflight/test/schematest"
+	"github.com/gpu-preflight/gpu-preflight/test/tracetest"
 )
 
 var traceT0 = time.Date(2026, 11, 24, 8, 0, 0, 0, time.UTC)

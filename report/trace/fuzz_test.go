@@ -11,7 +11,7 @@ import (
 
 	"github.com/gpu-preflight/gpu-preflight/report"
 	"github.com/gpu-preflight/gpu-preflight/report/trace"
-	"github.com/gpu-preflight/gpu-preflight/report/trace/tracetest"
+	"github.com/gpu-preflight/gpu-preflight/test/tracetest"
 )
 
 func recordOf(r tracetest.Run) report.Record { return tracetest.Record(r) }

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/gpu-preflight/gpu-preflight/report/trace"
-	"github.com/gpu-preflight/gpu-preflight/report/trace/tracetest"
+	"github.com/gpu-preflight/gpu-preflight/test/tracetest"
 )
 
 // perNodeLedgers: node A's runs of an image all succeed, at even minutes;

@@ -12,7 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/gpu-preflight/gpu-preflight/report/trace"
-	"github.com/gpu-preflight/gpu-preflight/report/trace/tracetest"
+	"github.com/gpu-preflight/gpu-preflight/test/tracetest"
 )
 
 func gz(b []byte) []byte {

@@ -12,14 +12,15 @@ import (
 // Width is the terminal width the human output keeps within.
 const Width = 80
 
-// Lines bound the human output per section (the JSON lists everything).
+// MaxShown is how many jobs, histories and nodes the human output shows
+// (the JSON lists everything): the Summary it renders needs no more.
+const MaxShown = 20
+
+// Lines bound the human output per section.
 const (
-	maxJobsShown      = 20
-	maxHoldersShown   = 4
-	maxNamesShown     = 8
-	maxHistoriesShown = 20
-	maxChangesShown   = 8
-	maxNodesShown     = 20
+	maxHoldersShown = 4
+	maxNamesShown   = 8
+	maxChangesShown = 8
 )
 
 // Render writes res for a person at a terminal: every line within Width
@@ -96,18 +97,23 @@ func (p *printer) totals(res Result) {
 
 func (p *printer) jobs(res Result) {
 	p.line(0, "")
+	total := len(res.Jobs) + res.moreJobs
 	switch {
-	case len(res.Jobs) == 0:
+	case total == 0:
 		p.line(0, "Jobs: the ranks of all %s agree", plural(int64(res.MultiRankJobs), "multi-rank job", "multi-rank jobs"))
 		return
 	case res.DriftMatters:
-		p.line(0, "Jobs: %d of %d multi-rank jobs have ranks that differ (drift that matters)", len(res.Jobs), res.MultiRankJobs)
+		p.line(0, "Jobs: %d of %d multi-rank jobs have ranks that differ (drift that matters)", total, res.MultiRankJobs)
 	default:
-		p.line(0, "Jobs: %d of %d multi-rank jobs have ranks that differ (none that matters)", len(res.Jobs), res.MultiRankJobs)
+		p.line(0, "Jobs: %d of %d multi-rank jobs have ranks that differ (none that matters)", total, res.MultiRankJobs)
 	}
+	defer func() {
+		if shown := min(len(res.Jobs), MaxShown); total > shown {
+			p.line(2, "and %d more jobs (--json lists them all)", total-shown)
+		}
+	}()
 	for i, j := range res.Jobs {
-		if i == maxJobsShown {
-			p.line(2, "and %d more jobs (--json lists them all)", len(res.Jobs)-i)
+		if i == MaxShown {
 			break
 		}
 		p.line(2, "job %s: %d ranks, %s", v(j.JobID, 50), j.Ranks, plural(j.Records, "record", "records"))
@@ -155,14 +161,19 @@ func names(xs []string) string {
 
 func (p *printer) regressions(res Result) {
 	p.line(0, "")
-	if len(res.Regressions) == 0 {
+	total := len(res.Regressions) + res.moreRegressions
+	if total == 0 {
 		p.line(0, "Regressions: no image or job name went from a good run to a failed one")
 		return
 	}
-	p.line(0, "Regressions: %d images or job names went from good runs to failed ones", len(res.Regressions))
+	defer func() {
+		if shown := min(len(res.Regressions), MaxShown); total > shown {
+			p.line(2, "and %d more (--json lists them all)", total-shown)
+		}
+	}()
+	p.line(0, "Regressions: %d images or job names went from good runs to failed ones", total)
 	for i, h := range res.Regressions {
-		if i == maxHistoriesShown {
-			p.line(2, "and %d more (--json lists them all)", len(res.Regressions)-i)
+		if i == MaxShown {
 			break
 		}
 		state := "recovered"
@@ -254,7 +265,7 @@ func (p *printer) nodes(res Result) {
 		p.line(0, "Nodes: %d; none had a node-fault abort", len(res.Nodes))
 	}
 	for i, n := range res.Nodes {
-		if i == maxNodesShown {
+		if i == MaxShown {
 			p.line(2, "and %d more nodes (--json lists them all)", len(res.Nodes)-i)
 			break
 		}

@@ -1,7 +1,11 @@
 package trace
 
 import (
+	"bufio"
+	"bytes"
 	"cmp"
+	"encoding/json"
+	"io"
 	"slices"
 	"time"
 
@@ -23,14 +27,18 @@ type Result struct {
 	// matters (Facts): the exit status of trace.
 	DriftMatters bool `json:"driftMatters"`
 	// MultiRankJobs counts the job ids seen with more than one rank.
-	MultiRankJobs int `json:"multiRankJobs"`
-	// Jobs are the multi-rank jobs whose ranks differ, drift that
-	// matters first.
-	Jobs        []JobDrift `json:"jobs"`
-	Regressions []History  `json:"regressions"`
-	Nodes       []Node     `json:"nodes"`
+	MultiRankJobs int    `json:"multiRankJobs"`
+	Nodes         []Node `json:"nodes"`
 	// Drain are the nodes to drain first, most urgent first (DrainOrder).
 	Drain []string `json:"drain"`
+	// Jobs are the multi-rank jobs whose ranks differ, drift that
+	// matters first. Jobs and Regressions come last: WriteJSON streams
+	// them, one at a time.
+	Jobs        []JobDrift `json:"jobs"`
+	Regressions []History  `json:"regressions"`
+	// moreJobs and moreRegressions count those left out by a limit
+	// (Summary).
+	moreJobs, moreRegressions int
 }
 
 // JobDrift is one job whose ranks differ.
@@ -125,51 +133,86 @@ type FindingCount struct {
 	Count int64  `json:"count"`
 }
 
-// Result builds the answers from what was read so far.
-func (t *Tracer) Result() Result {
+// Result builds the answers from what was read so far, every history
+// with its boundaries and their changes. An answer of many histories is
+// large (each boundary holds diff's changes): WriteJSON streams them, and
+// Summary keeps the first few.
+func (t *Tracer) Result() Result { return t.build(-1) }
+
+// Summary is Result with at most limit histories, the first in order; the
+// human output shows no more.
+func (t *Tracer) Summary(limit int) Result { return t.build(limit) }
+
+// WriteJSON writes Result as one line of JSON, computing each history's
+// boundaries as it writes them, so that only one is held at a time.
+func (t *Tracer) WriteJSON(w io.Writer) error {
+	res := t.build(0)
+	jobs := t.jobOrder(&Result{})
+	res.Jobs, res.Regressions = []JobDrift{}, []History{}
+	head, err := json.Marshal(res)
+	if err != nil {
+		return err
+	}
+	// head ends with "jobs":[],"regressions":[]}: write up to the first
+	// [ and stream the two lists.
+	tail := []byte(`[],"regressions":[]}`)
+	if !bytes.HasSuffix(head, tail) {
+		panic("trace: Result does not end with its jobs and regressions")
+	}
+	bw := bufio.NewWriter(w)
+	bw.Write(head[:len(head)-len(tail)+1])
+	for i, id := range jobs {
+		d, _ := t.jobDrift(id, t.jobs[id])
+		if err := writeElem(bw, i, d); err != nil {
+			return err
+		}
+	}
+	bw.WriteString(`],"regressions":[`)
+	for i, ref := range t.historyOrder() {
+		if err := writeElem(bw, i, t.history(ref.key, ref.h)); err != nil {
+			return err
+		}
+	}
+	bw.WriteString("]}\n")
+	return bw.Flush()
+}
+
+func writeElem(w *bufio.Writer, i int, v any) error {
+	if i > 0 {
+		w.WriteByte(',')
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(b)
+	return err
+}
+
+// build makes the Result with the first limit histories (all when limit
+// is negative).
+func (t *Tracer) build(limit int) Result {
 	res := Result{SchemaVersion: SchemaVersion, Sources: []SourceCounts{}, Jobs: []JobDrift{},
 		Regressions: []History{}, Nodes: []Node{}, Drain: []string{}}
 	for _, s := range t.sources {
 		res.Sources = append(res.Sources, *s)
 		res.Totals.plus(s.counts)
 	}
-	for id, j := range t.jobs {
-		d, multi := t.jobDrift(id, j)
-		if !multi {
-			continue
-		}
-		res.MultiRankJobs++
-		if len(d.Facts) > 0 {
-			res.Jobs = append(res.Jobs, d)
-			res.DriftMatters = res.DriftMatters || d.Matters
-		}
+	jobs := t.jobOrder(&res)
+	if limit >= 0 && len(jobs) > limit {
+		jobs, res.moreJobs = jobs[:limit], len(jobs)-limit
 	}
-	slices.SortFunc(res.Jobs, func(a, b JobDrift) int {
-		if a.Matters != b.Matters {
-			if a.Matters {
-				return -1
-			}
-			return 1
-		}
-		return cmp.Compare(a.JobID, b.JobID)
-	})
-	for k, h := range t.histories {
-		if hs := t.history(k, h); len(hs.Boundaries) > 0 || hs.Misplaced > 0 {
-			res.Regressions = append(res.Regressions, hs)
-		}
+	for _, id := range jobs {
+		d, _ := t.jobDrift(id, t.jobs[id])
+		res.Jobs = append(res.Jobs, d)
 	}
-	slices.SortFunc(res.Regressions, func(a, b History) int {
-		if a.Failing != b.Failing {
-			if a.Failing {
-				return -1
-			}
-			return 1
-		}
-		if c := cmp.Compare(lastBoundary(b), lastBoundary(a)); c != 0 {
-			return c
-		}
-		return cmp.Or(cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.Key, b.Key))
-	})
+	order := t.historyOrder()
+	if limit >= 0 && len(order) > limit {
+		order, res.moreRegressions = order[:limit], len(order)-limit
+	}
+	for _, ref := range order {
+		res.Regressions = append(res.Regressions, t.history(ref.key, ref.h))
+	}
 	for name, n := range t.nodes {
 		res.Nodes = append(res.Nodes, t.nodeResult(name, n))
 	}
@@ -182,11 +225,79 @@ func (t *Tracer) Result() Result {
 	return res
 }
 
-func lastBoundary(h History) string {
-	if len(h.Boundaries) == 0 {
-		return ""
+// jobOrder lists the jobs whose ranks differ, drift that matters first,
+// then by id, and counts the multi-rank jobs and whether any drift matters
+// into res; it keeps no drift.
+func (t *Tracer) jobOrder(res *Result) []string {
+	type ref struct {
+		id      string
+		matters bool
 	}
-	return h.Boundaries[len(h.Boundaries)-1].FirstBad.StartedAt
+	var refs []ref
+	for id, j := range t.jobs {
+		d, multi := t.jobDrift(id, j)
+		if !multi {
+			continue
+		}
+		res.MultiRankJobs++
+		if len(d.Facts) > 0 {
+			refs = append(refs, ref{id, d.Matters})
+			res.DriftMatters = res.DriftMatters || d.Matters
+		}
+	}
+	slices.SortFunc(refs, func(a, b ref) int {
+		if a.matters != b.matters {
+			if a.matters {
+				return -1
+			}
+			return 1
+		}
+		return cmp.Compare(a.id, b.id)
+	})
+	ids := make([]string, len(refs))
+	for i, r := range refs {
+		ids[i] = r.id
+	}
+	return ids
+}
+
+type historyRef struct {
+	key     historyKey
+	h       *history
+	failing bool
+	lastBad int64 // the start of the latest boundary's first failed run
+}
+
+// historyOrder lists the histories the answer holds (with a boundary, or
+// runs it could not place): failing ones first, then the latest boundary
+// first, then by kind and key. It reads the stretches only, so the order
+// is known before any boundary's changes are computed.
+func (t *Tracer) historyOrder() []historyRef {
+	var refs []historyRef
+	for k, h := range t.histories {
+		ref := historyRef{key: k, h: h, lastBad: -1 << 63}
+		for i := 0; i+1 < len(h.segs); i++ {
+			if h.segs[i].good && !h.segs[i+1].good {
+				ref.lastBad = h.segs[i+1].edge.at
+			}
+		}
+		if n := len(h.segs); n > 0 {
+			ref.failing = !h.segs[n-1].good
+		}
+		if ref.lastBad != -1<<63 || h.misplaced > 0 {
+			refs = append(refs, ref)
+		}
+	}
+	slices.SortFunc(refs, func(a, b historyRef) int {
+		if a.failing != b.failing {
+			if a.failing {
+				return -1
+			}
+			return 1
+		}
+		return cmp.Or(cmp.Compare(b.lastBad, a.lastBad), cmp.Compare(a.key.kind, b.key.kind), cmp.Compare(a.key.key, b.key.key))
+	})
+	return refs
 }
 
 // DrainOrder is the rule for which nodes to drain first: a node with a
@@ -253,7 +364,7 @@ func (t *Tracer) jobDrift(id string, j *job) (d JobDrift, multi bool) {
 		by := map[int32]*acc{}
 		var order []int32
 		for _, g := range j.groups {
-			v := t.sigs[g.sig][fi]
+			v := t.sigs.list[g.sig][fi]
 			a := by[v]
 			if a == nil {
 				a = &acc{}

@@ -97,15 +97,13 @@ type Tracer struct {
 	opt     Options
 	sources []*SourceCounts
 
-	strs    map[string]int32 // interned short values: ranks, nodes, facts, check ids
-	strList []string
+	strs interner[string] // short values: ranks, nodes, facts, check ids
 
 	seed     maphash.Seed
 	sumIndex map[uint64][]int32 // summary hash -> ids with that hash
 	sums     [][]byte           // summary id -> its canonical JSON
 
-	sigIndex map[signature]int32
-	sigs     []signature
+	sigs interner[signature]
 
 	jobs      map[string]*job
 	histories map[historyKey]*history
@@ -116,11 +114,10 @@ type Tracer struct {
 func New(o Options) *Tracer {
 	return &Tracer{
 		opt:       o,
-		strs:      map[string]int32{"": 0},
-		strList:   []string{""},
+		strs:      interner[string]{index: map[string]int32{"": 0}, list: []string{""}},
 		seed:      maphash.MakeSeed(),
 		sumIndex:  map[uint64][]int32{},
-		sigIndex:  map[signature]int32{},
+		sigs:      interner[signature]{index: map[signature]int32{}},
 		jobs:      map[string]*job{},
 		histories: map[historyKey]*history{},
 		nodes:     map[string]*node{},
@@ -156,29 +153,25 @@ func (t *Tracer) problem(p Problem, src *Counts) {
 	t.opt.Problem(p)
 }
 
-func (t *Tracer) intern(s string) int32 {
-	if id, ok := t.strs[s]; ok {
+// interner numbers distinct values in the order first seen.
+type interner[K comparable] struct {
+	index map[K]int32
+	list  []K
+}
+
+func (in *interner[K]) id(k K) int32 {
+	if id, ok := in.index[k]; ok {
 		return id
 	}
-	id := int32(len(t.strList))
-	t.strs[s] = id
-	t.strList = append(t.strList, s)
+	id := int32(len(in.list))
+	in.index[k] = id
+	in.list = append(in.list, k)
 	return id
 }
 
-func (t *Tracer) str(id int32) string { return t.strList[id] }
+func (t *Tracer) intern(s string) int32 { return t.strs.id(s) }
 
-// AddRecord counts one record read by other means (a record file decoded
-// by the caller).
-func (t *Tracer) AddRecord(source string, r *report.Record) {
-	src := &t.sourceStats(source).counts
-	at, err := time.Parse(time.RFC3339Nano, r.StartedAt)
-	if err != nil || r.SchemaVersion != report.SchemaVersion || r.RunID == "" {
-		src.Malformed++
-		return
-	}
-	t.add(r, at, src)
-}
+func (t *Tracer) str(id int32) string { return t.strs.list[id] }
 
 // selected reports whether the options keep r.
 func (t *Tracer) selected(r *report.Record, at time.Time) bool {
@@ -420,13 +413,7 @@ func (t *Tracer) signature(r *report.Record) int32 {
 	for i, f := range Facts {
 		s[i] = t.intern(f.get(r))
 	}
-	if id, ok := t.sigIndex[s]; ok {
-		return id
-	}
-	id := int32(len(t.sigs))
-	t.sigIndex[s] = id
-	t.sigs = append(t.sigs, s)
-	return id
+	return t.sigs.id(s)
 }
 
 func frameworks(r *report.Record) string {

@@ -11,7 +11,7 @@ import (
 
 	"github.com/gpu-preflight/gpu-preflight/report"
 	"github.com/gpu-preflight/gpu-preflight/report/trace"
-	"github.com/gpu-preflight/gpu-preflight/report/trace/tracetest"
+	"github.com/gpu-preflight/gpu-preflight/test/tracetest"
 )
 
 var t0 = time.Date(2026, 11, 24, 8, 0, 0, 0, time.UTC)
@@ -326,4 +326,28 @@ func TestResultHoldsOnlyRecordsOfThisSchemaVersion(t *testing.T) {
 		t.Errorf("totals %+v, problems %v", res.Totals, problems)
 	}
 	_ = report.SchemaVersion
+}
+
+func TestWriteJSONIsResult(t *testing.T) {
+	tr := trace.New(trace.Options{})
+	if err := tr.Read("l", bytes.NewReader(ledger(t, append(append(rollingUpgrade(), digestChange()...), nvmlHang()...)))); err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := tr.WriteJSON(&b); err != nil {
+		t.Fatal(err)
+	}
+	want, _ := json.Marshal(tr.Result())
+	if strings.TrimSpace(b.String()) != string(want) {
+		t.Errorf("WriteJSON:\n%s\nResult:\n%s", b.String(), want)
+	}
+	sum := tr.Summary(1)
+	if len(sum.Regressions) != 1 || len(sum.Jobs) != 1 {
+		t.Errorf("Summary(1): %d regressions, %d jobs", len(sum.Regressions), len(sum.Jobs))
+	}
+	var out bytes.Buffer
+	trace.Render(&out, sum)
+	if !strings.Contains(out.String(), "and 1 more (--json lists them all)") {
+		t.Errorf("the summary does not say what it left out:\n%s", out.String())
+	}
 }
