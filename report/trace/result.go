@@ -45,7 +45,8 @@ type Result struct {
 type JobDrift struct {
 	JobID   string `json:"jobId"`
 	Records int64  `json:"records"`
-	// Ranks counts the distinct ranks seen (at most MaxHolders per value).
+	// Ranks counts the distinct ranks seen; each is compared by its
+	// latest run.
 	Ranks   int         `json:"ranks"`
 	Matters bool        `json:"matters"`
 	Facts   []FactDrift `json:"facts"`
@@ -337,22 +338,18 @@ func formatTime(nano int64) string {
 	return time.Unix(0, nano).UTC().Format(report.TimeLayout)
 }
 
-// jobDrift compares a job's groups fact by fact. multi is false for a job
-// seen with one rank only.
+// jobDrift compares the latest run of each rank of a job, fact by fact.
+// multi is false for a job seen with one rank only.
 func (t *Tracer) jobDrift(id string, j *job) (d JobDrift, multi bool) {
-	d = JobDrift{JobID: id, Facts: []FactDrift{}}
-	var ranks []int32
-	for _, g := range j.groups {
-		d.Records += int64(g.records)
-		for _, r := range g.ranks {
-			ranks, _ = addDistinct(ranks, r)
-		}
+	d = JobDrift{JobID: id, Ranks: len(j.ranks), Facts: []FactDrift{}}
+	for _, s := range j.ranks {
+		d.Records += int64(s.records)
 	}
-	d.Ranks = len(ranks)
 	if d.Ranks < 2 {
 		return d, false
 	}
-	if len(j.groups) < 2 {
+	first := j.ranks[0].sig
+	if !slices.ContainsFunc(j.ranks, func(s rankState) bool { return s.sig != first }) {
 		return d, true
 	}
 	for fi, f := range Facts {
@@ -363,25 +360,20 @@ func (t *Tracer) jobDrift(id string, j *job) (d JobDrift, multi bool) {
 		}
 		by := map[int32]*acc{}
 		var order []int32
-		for _, g := range j.groups {
-			v := t.sigs.list[g.sig][fi]
+		for _, s := range j.ranks {
+			v := t.sigs.list[s.sig][fi]
 			a := by[v]
 			if a == nil {
 				a = &acc{}
 				by[v] = a
 				order = append(order, v)
 			}
-			a.records += int64(g.records)
-			a.more = a.more || g.moreRanks
-			for _, r := range g.ranks {
-				var kept bool
-				if a.ranks, kept = addDistinct(a.ranks, r); !kept {
-					a.more = true
-				}
+			a.records += int64(s.records)
+			var kept bool
+			if a.ranks, kept = addDistinct(a.ranks, s.rank); !kept {
+				a.more = true
 			}
-			for _, n := range g.nodes {
-				a.nodes, _ = addDistinct(a.nodes, n)
-			}
+			a.nodes, _ = addDistinct(a.nodes, s.node)
 		}
 		if len(by) < 2 {
 			continue

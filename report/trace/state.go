@@ -1,26 +1,28 @@
 package trace
 
 import (
+	"cmp"
+	"slices"
+
 	"github.com/gpu-preflight/gpu-preflight/preflight/decision"
 	"github.com/gpu-preflight/gpu-preflight/report"
 )
 
-// MaxHolders bounds the distinct ranks and nodes kept per value of a job's
-// facts: enough to name every rank of a minority, and the size of the
-// majority beyond it is still counted in records.
+// MaxHolders bounds the ranks and nodes listed per value of a job's fact
+// in the answer; beyond it they are counted.
 const MaxHolders = 256
 
-// job is one job id's state: one group per distinct signature its runs
-// had. A job whose ranks agree has one group.
+// job is one job id's state: each rank's latest run (a rank run again,
+// after a restart or a resubmission under the same id, replaces its
+// earlier run), sorted by the rank's interned id.
 type job struct {
-	groups []group
+	ranks []rankState
 }
 
-type group struct {
-	sig          int32
-	records      int32
-	ranks, nodes []int32 // distinct, at most MaxHolders each
-	moreRanks    bool    // ranks were left out past MaxHolders
+type rankState struct {
+	rank, sig, node int32
+	records         int32 // the rank's records, all of them
+	at              int64 // when its latest run started
 }
 
 func addDistinct(xs []int32, x int32) ([]int32, bool) {
@@ -35,26 +37,22 @@ func addDistinct(xs []int32, x int32) ([]int32, bool) {
 	return append(xs, x), true
 }
 
-func (t *Tracer) addJob(r *report.Record, sig, node int32) {
+func (t *Tracer) addJob(r *report.Record, at int64, sig, node int32) {
 	j := t.jobs[r.Orchestrator.JobID]
 	if j == nil {
 		j = &job{}
 		t.jobs[r.Orchestrator.JobID] = j
 	}
-	i := 0
-	for i < len(j.groups) && j.groups[i].sig != sig {
-		i++
+	rank := t.intern(RankOf(r))
+	i, found := slices.BinarySearchFunc(j.ranks, rank, func(s rankState, r int32) int { return cmp.Compare(s.rank, r) })
+	if !found {
+		j.ranks = slices.Insert(j.ranks, i, rankState{rank: rank, sig: sig, node: node, at: at})
 	}
-	if i == len(j.groups) {
-		j.groups = append(j.groups, group{sig: sig})
+	s := &j.ranks[i]
+	s.records++
+	if at >= s.at {
+		s.at, s.sig, s.node = at, sig, node
 	}
-	g := &j.groups[i]
-	g.records++
-	var kept bool
-	if g.ranks, kept = addDistinct(g.ranks, t.intern(RankOf(r))); !kept {
-		g.moreRanks = true
-	}
-	g.nodes, _ = addDistinct(g.nodes, node)
 }
 
 // History kinds.

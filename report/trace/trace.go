@@ -202,7 +202,7 @@ func (t *Tracer) add(r *report.Record, at time.Time, src *Counts) {
 	t.addNode(r, nano, nodeName)
 	sig := t.signature(r)
 	if r.Orchestrator.JobID != "" {
-		t.addJob(r, sig, nodeName)
+		t.addJob(r, nano, sig, nodeName)
 	}
 	ok := Succeeded(r)
 	var sum int32 = -1 // interned on first use: a run that is no edge needs none

@@ -351,3 +351,29 @@ func TestWriteJSONIsResult(t *testing.T) {
 		t.Errorf("the summary does not say what it left out:\n%s", out.String())
 	}
 }
+
+func TestAResubmittedJobIsComparedByEachRanksLatestRun(t *testing.T) {
+	// Job slurm:hpc/100 again under the same id on a new image: every rank
+	// moved, so the ranks agree.
+	runs := rollingUpgrade()[:16]
+	for rank := range 16 {
+		r := runs[rank]
+		r.RunID, r.At, r.Digest = tracetest.RunID(700+rank), r.At.Add(2*time.Hour), digestB
+		runs = append(runs, r)
+	}
+	res := traceOf(t, trace.Options{}, ledger(t, runs))
+	if len(res.Jobs) != 0 {
+		t.Errorf("a resubmission on a new image is drift: %+v", res.Jobs)
+	}
+	// Rank 5 restarts on an upgraded node: only its latest run counts.
+	r := runs[5]
+	r.RunID, r.At, r.Node, r.Driver = tracetest.RunID(800), r.At.Add(3*time.Hour), node(16), newDrv
+	res = traceOf(t, trace.Options{}, ledger(t, append(runs, r)))
+	if len(res.Jobs) != 1 {
+		t.Fatalf("jobs %+v", res.Jobs)
+	}
+	drv := res.Jobs[0].Facts[0].Values[0]
+	if drv.Value != newDrv || fmt.Sprint(drv.Ranks, drv.Nodes) != "[5] [gpu-node-16]" || drv.Records != 3 {
+		t.Errorf("restarted rank %+v: want rank 5 on gpu-node-16, its 3 records", drv)
+	}
+}
