@@ -27,7 +27,7 @@ func main() {
 	records := flag.Int("records", 1000000, "how many records to write")
 	nodes := flag.Int("nodes", 2000, "distinct nodes")
 	images := flag.Int("images", 100, "distinct image digests")
-	jobs := flag.Int("jobs", 20000, "distinct job ids")
+	jobs := flag.Int("jobs", 5000, "distinct job ids (each also a job name: PREFLIGHT_JOB_ID)")
 	ranks := flag.Int("ranks", 16, "ranks per job")
 	gpus := flag.Int("gpus", 4, "GPUs per node (the record grows with them: 4 make about 4 KiB)")
 	flag.Parse()
