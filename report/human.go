@@ -165,11 +165,15 @@ func (h *humanWriter) write(r Record) {
 	h.table(rows)
 	if len(im.Frameworks) > 0 {
 		b.WriteString("\nFrameworks\n")
-		rows := [][]string{{"NAME", "VERSION", "CUDA", "ARCHS"}}
+		rows := [][]string{{"NAME", "VERSION", "CUDA", "ARCHS", "ENVIRONMENT"}}
 		for _, f := range im.Frameworks {
 			archs := append([]string(nil), f.Archs...)
 			sort.Strings(archs)
-			rows = append(rows, []string{f.Name, or(f.Version, "-"), or(f.CUDAVersion, buildLabel(f)), or(strings.Join(archs, " "), "-")})
+			env := or(f.Environment, "-")
+			if f.NotJudged != "" {
+				env += " (not judged: " + f.NotJudged + ")"
+			}
+			rows = append(rows, []string{f.Name, or(f.Version, "-"), or(f.CUDAVersion, buildLabel(f)), or(strings.Join(archs, " "), "-"), env})
 		}
 		h.table(rows)
 	}

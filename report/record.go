@@ -171,8 +171,14 @@ type Cgroup struct {
 // environment's PREFLIGHT_IMAGE_*), without the raw environment (Record.Env
 // holds the allow-listed part).
 type Image struct {
-	CUDAVersion     string              `json:"cudaVersion"`
-	CUDAVersionFull string              `json:"cudaVersionFull"`
+	CUDAVersion     string `json:"cudaVersion"`
+	CUDAVersionFull string `json:"cudaVersionFull"`
+	// CUDASource is where the image's CUDA was read and CUDASourceKind
+	// which kind of source won (facts.CUDASourceOrder); CUDASources are the
+	// other sources found, whatever they say.
+	CUDASource      string              `json:"cudaSource"`
+	CUDASourceKind  string              `json:"cudaSourceKind"`
+	CUDASources     []facts.CUDASource  `json:"cudaSources"`
 	Requirements    []facts.Requirement `json:"requirements"`
 	RequireDisabled bool                `json:"requireDisabled"`
 	CuDNNVersion    string              `json:"cudnnVersion"`
@@ -207,6 +213,19 @@ type Framework struct {
 	// Build is cuda, cpu or rocm; empty when the files do not say.
 	Build string   `json:"build"`
 	Archs []string `json:"archs"`
+	// Environment is the Python environment's prefix, EnvironmentKind its
+	// kind, PathEntry the sys.path directory it is imported from and
+	// PathFrom how that got on sys.path (facts.Framework).
+	Environment     string `json:"environment"`
+	EnvironmentKind string `json:"environmentKind"`
+	PathEntry       string `json:"pathEntry"`
+	PathFrom        string `json:"pathFrom"`
+	// NotJudged says why the checks left it out; empty when judged.
+	NotJudged string `json:"notJudged"`
+	// CUDARuntime is the libcudart version it loads, CUDARuntimeSource
+	// where that was read.
+	CUDARuntime       string `json:"cudaRuntime"`
+	CUDARuntimeSource string `json:"cudaRuntimeSource"`
 }
 
 // CUDALibrary is one CUDA library a framework loads: the copy the loader
@@ -354,6 +373,9 @@ func New(in Inputs) Record {
 		Image: Image{
 			CUDAVersion:     c.CUDA.Version,
 			CUDAVersionFull: c.CUDA.Full,
+			CUDASource:      capValue(c.CUDA.Source),
+			CUDASourceKind:  c.CUDA.Kind,
+			CUDASources:     make([]facts.CUDASource, 0, len(c.CUDA.Others)),
 			Requirements:    make([]facts.Requirement, 0, len(c.Requirements)),
 			RequireDisabled: c.RequireDisabled,
 			CuDNNVersion:    c.Stack.CuDNN.Version,
@@ -382,10 +404,16 @@ func New(in Inputs) Record {
 	for _, q := range c.Requirements {
 		r.Image.Requirements = append(r.Image.Requirements, facts.Requirement{Var: q.Var, Value: capValue(redact.Value(q.Value))})
 	}
+	for _, o := range c.CUDA.Others {
+		r.Image.CUDASources = append(r.Image.CUDASources, facts.CUDASource{Kind: o.Kind, Version: o.Version, Full: o.Full, Source: capValue(o.Source)})
+	}
 	for _, f := range c.Frameworks {
 		r.Image.Frameworks = append(r.Image.Frameworks, Framework{
 			Name: f.Name, Version: f.Version, CUDAVersion: f.CUDAVersion,
 			CuDNNVersion: f.CuDNNVersion, Build: f.Build, Archs: nonNil(f.Archs),
+			Environment: capValue(f.Environment), EnvironmentKind: f.EnvironmentKind,
+			PathEntry: capValue(f.PathEntry), PathFrom: capValue(f.PathFrom), NotJudged: capValue(f.NotJudged),
+			CUDARuntime: f.CUDARuntime, CUDARuntimeSource: capValue(f.CUDARuntimeSource),
 		})
 	}
 	r.Image.CUDALibraries = make([]CUDALibrary, 0, len(c.CUDALibraries))

@@ -36,7 +36,9 @@ func (s Summary) Line() string {
 	}
 	parts = append(parts, "image CUDA "+or(r.Image.CUDAVersion, "none"))
 	for _, f := range r.Image.Frameworks {
-		parts = append(parts, frameworkSummary(f))
+		if f.NotJudged == "" {
+			parts = append(parts, frameworkSummary(f))
+		}
 	}
 	return oneLine(strings.Join(parts, ", ")) + ": " + verdict(r) + " (" + millis(s.Elapsed) + " ms)"
 }
@@ -148,12 +150,14 @@ func millis(d time.Duration) string {
 	return strconv.FormatFloat(float64(d.Microseconds())/1000, 'f', 1, 64)
 }
 
-// Frameworks are the image's frameworks as Line names them: "torch 2.7.0
-// (CUDA 12.8, sm_80 sm_90)".
+// Frameworks are the image's judged frameworks (those the command
+// imports) as Line names them: "torch 2.7.0 (CUDA 12.8, sm_80 sm_90)".
 func (s Summary) Frameworks() []string {
 	var fws []string
 	for _, f := range s.Record.Image.Frameworks {
-		fws = append(fws, frameworkSummary(f))
+		if f.NotJudged == "" {
+			fws = append(fws, frameworkSummary(f))
+		}
 	}
 	return fws
 }

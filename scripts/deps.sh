@@ -5,6 +5,9 @@
 set -euo pipefail
 
 packages=(runc debootstrap busybox-static tini dumb-init time shellcheck file binutils gcc libc6-dev python3-minimal)
+# The Python environments' proof against the real interpreter
+# (preflight/pyenv): venv, pip and setuptools write the layouts it reads.
+packages+=(python3-venv python3-pip python3-setuptools)
 # linux/arm64: Debian's cross compiler for the probe (its own sysroot is
 # unpacked without root, scripts/sysroot.sh) and qemu to run what it built.
 packages+=(gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user-static)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/kelseyhightower/envconfig"
 
+	"github.com/gpu-preflight/gpu-preflight/internal/safefile"
 	"github.com/gpu-preflight/gpu-preflight/internal/truncate"
 	"github.com/gpu-preflight/gpu-preflight/preflight/check"
 	"github.com/gpu-preflight/gpu-preflight/preflight/envvars"
@@ -58,6 +59,7 @@ type Config struct {
 	ExitCode          int           `split_words:"true" default:"78" desc:"exit code on a mismatch abort: this driver cannot run this image"`
 	NodeFaultExitCode int           `split_words:"true" default:"75" desc:"exit code on a node-fault abort: retry on another node"`
 	Supervise         string        `split_words:"true" default:"auto" desc:"true, false, or auto: supervise when PID 1" flag:"bool"`
+	SignalGroup       boolValue     `split_words:"true" default:"false" desc:"when supervising, forward signals to the command's process group, not only to the command (tini -g)"`
 	CUDACheck         string        `split_words:"true" default:"off" desc:"CUDA smoke test: off, init or kernel"`
 	CUDATimeout       time.Duration `split_words:"true" default:"15s" desc:"deadline for the CUDA smoke test"`
 
@@ -294,11 +296,19 @@ func loadConfig(overrides map[string]string) (Config, error) {
 	}
 	if c.ImageConfig != "" {
 		env, _, err := imageconfig.Env(c.ImageConfig)
-		if err != nil {
+		switch {
+		case errors.Is(err, safefile.ErrNotRegular):
+			// A FIFO or a device where a file was named is a property of
+			// the file system the job runs on, not of the setting: the
+			// job still runs, and the checks read the process's own
+			// environment, as they do without the setting.
+			c.warnings = append(c.warnings, fmt.Sprintf("PREFLIGHT_IMAGE_CONFIG: %v; it is not read, and the image's environment is this process's", err))
+		case err != nil:
 			return c, usagef("PREFLIGHT_IMAGE_CONFIG: %v", err)
+		default:
+			parsed := envvars.Parse(env)
+			c.imageEnv = &parsed
 		}
-		parsed := envvars.Parse(env)
-		c.imageEnv = &parsed
 	}
 	return c, nil
 }

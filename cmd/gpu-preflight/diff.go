@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/gpu-preflight/gpu-preflight/internal/jsonbound"
 	"github.com/gpu-preflight/gpu-preflight/report"
 	"github.com/gpu-preflight/gpu-preflight/report/diff"
 	"github.com/gpu-preflight/gpu-preflight/report/store"
@@ -115,7 +116,7 @@ func readRecord(path string) (namedRecord, error) {
 		return namedRecord{}, usagef("diff: cannot read %s: %v", path, err)
 	}
 	var r report.Record
-	if err := json.Unmarshal(b, &r); err != nil {
+	if err := jsonbound.Unmarshal(b, &r, recordLimits); err != nil {
 		return namedRecord{}, usagef("diff: %s is not a provenance record: %v", path, err)
 	}
 	if r.SchemaVersion == "" || r.RunID == "" {
@@ -136,6 +137,11 @@ func readRecord(path string) (namedRecord, error) {
 // writes is at most about 2.5 MiB (512 variables of 4 KiB, findings cut at
 // 4 KiB each) and normally a few KiB.
 const maxRecordFile = 4 << 20
+
+// recordLimits bound a record's shape as maxRecordFile its size: 4 MiB of
+// one-letter environment members would decode into a map of 44 MiB. A
+// record holds some hundreds of values.
+var recordLimits = jsonbound.Limits{Bytes: maxRecordFile, Depth: 32, Values: 200_000}
 
 // readRecordFile reads a record file: a regular file of at most
 // maxRecordFile bytes. It never blocks on a FIFO and never reads a device

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"sync"
 	"syscall"
 	"time"
 	"unsafe"
@@ -18,6 +19,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/gpu-preflight/gpu-preflight/cmd/gpu-preflight/internal/buildinfo"
+	"github.com/gpu-preflight/gpu-preflight/internal/safefile"
 	"github.com/gpu-preflight/gpu-preflight/preflight/check"
 	"github.com/gpu-preflight/gpu-preflight/preflight/decision"
 	"github.com/gpu-preflight/gpu-preflight/preflight/envvars"
@@ -51,7 +53,25 @@ type outcome struct {
 	path      string
 	startErr  error
 	startCode int
+	// dir is the provenance directory, held open from the first record to
+	// the finished one, so both go to the same directory whatever happens
+	// to its path meanwhile; nil when it is off or could not be opened.
+	dir *store.Dir
 }
+
+// catchSIGPIPE keeps a stderr whose reader has gone (a log shipper that
+// died, `gpu-preflight ... 2>&1 | head`) from ending gpu-preflight before
+// the command starts: Go's runtime exits with SIGPIPE when a write to fd 1
+// or 2 meets a closed pipe unless the program catches the signal (os/signal,
+// "SIGPIPE"); caught, the write fails with EPIPE, and the log line is lost,
+// nothing else. Caught, not ignored: execve(2) keeps an ignored signal
+// ignored in the command, and resets a caught one to its default. One
+// inherited as ignored stays so for both, as the other signals do.
+var catchSIGPIPE = sync.OnceFunc(func() {
+	if !signal.Ignored(syscall.SIGPIPE) {
+		signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE) // never read: each one is dropped
+	}
+})
 
 // terminatingSignals end gpu-preflight with 128+N while it checks; after
 // exec they belong to the command.
@@ -62,6 +82,7 @@ var terminatingSignals = []os.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SI
 // configuration. The outcome's gate is not released: see outcome.gate.
 func preflight(overrides map[string]string, argv []string, env envvars.Env, stderr io.Writer) (outcome, error) {
 	started := time.Now()
+	catchSIGPIPE()
 	cfg, err := loadConfig(overrides)
 	if err != nil {
 		return outcome{}, err
@@ -86,6 +107,7 @@ func preflight(overrides map[string]string, argv []string, env envvars.Env, stde
 	}
 	done := make(chan result, 1)
 	opts := cfg.gatherOptions(env)
+	opts.Command = argv
 	go func() {
 		opts.ProbeStderr = func(probe, s string) { log.Debug().Str("stderr", logs.Value(s)).Msg(probe + " probe wrote on stderr") }
 		in, warnings := cfg.checkInput(ctx, opts)
@@ -166,7 +188,7 @@ func (o *outcome) persist() {
 // save writes r as persist does.
 func (o *outcome) save(r report.Record) {
 	if o.cfg.ProvenanceDir != "off" {
-		if path, err := store.Write(o.cfg.ProvenanceDir, r); err != nil {
+		if path, err := o.writeRecord(r); err != nil {
 			o.log.Warn().Err(logs.Err(err)).Str("dir", logs.Value(o.cfg.ProvenanceDir)).
 				Msg("provenance record not written (set PREFLIGHT_PROVENANCE_DIR to a writable volume, or off)")
 		} else {
@@ -186,12 +208,32 @@ func (o *outcome) save(r report.Record) {
 	}
 }
 
+// writeRecord opens the provenance directory and writes r there.
+func (o *outcome) writeRecord(r report.Record) (string, error) {
+	dir, err := store.OpenDir(o.cfg.ProvenanceDir)
+	if err != nil {
+		return "", err
+	}
+	o.dir = dir
+	return dir.Write(r)
+}
+
 // writeTermination leaves the abort reason where Kubernetes reads it.
 func (o *outcome) writeTermination() {
 	msg := report.TerminationMessage(o.findings, o.record.Decision)
-	if err := store.WriteTermination(o.cfg.TerminationLog, msg); err != nil {
-		o.log.Debug().Err(logs.Err(err)).Str("path", logs.Value(o.cfg.TerminationLog)).Msg("termination message not written")
+	err := store.WriteTermination(o.cfg.TerminationLog, msg)
+	if err == nil {
+		return
 	}
+	// Outside Kubernetes a missing or unwritable path is expected (debug);
+	// a path that is something other than a file of its own (a hard link
+	// to another file, a FIFO) was put there by someone, and is worth a
+	// warning.
+	level := zerolog.DebugLevel
+	if errors.Is(err, safefile.ErrLinked) || errors.Is(err, safefile.ErrNotRegular) {
+		level = zerolog.WarnLevel
+	}
+	o.log.WithLevel(level).Err(logs.Err(err)).Str("path", logs.Value(o.cfg.TerminationLog)).Msg("termination message not written")
 }
 
 // signalWriteGrace bounds how long a terminating signal waits, first for a

@@ -1,9 +1,18 @@
+// The Go runtime's cgroup-aware GOMAXPROCS (Go 1.25) keeps the cgroup's
+// CPU limit files open for the life of the process (runtime/cgroup_linux.go:
+// one descriptor on cgroup v2, two on v1). In supervise mode those count
+// against the descriptor limit the command is started under: with
+// `ulimit -n 8`, fork/exec's own pipe no longer fits and the command cannot
+// start (EMFILE). gpu-preflight is a short check and a waiting parent, with
+// no use for a GOMAXPROCS below the CPUs it may run on, so it does without
+// (as Go did before 1.25): the runtime then closes the files at start-up.
+//go:debug containermaxprocs=0
+
 package main
 
 import (
 	"errors"
 	"os"
-	"path/filepath"
 	"syscall"
 	"time"
 
@@ -11,7 +20,6 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/report"
 	"github.com/gpu-preflight/gpu-preflight/report/ledger"
 	"github.com/gpu-preflight/gpu-preflight/report/logs"
-	"github.com/gpu-preflight/gpu-preflight/report/store"
 )
 
 // supervise is PREFLIGHT_SUPERVISE=true, and the default (auto) when
@@ -22,10 +30,11 @@ import (
 //
 // Before, it finishes the provenance record with the outcome and stores it
 // again: the record file written at the start is replaced by the finished
-// record of the same run (store.Complete: atomic, refusing any other run's
-// file), so the directory holds one record per run and `diff DIR` never
-// compares a run with itself; the ledger gets a second line for the run,
-// the one with the outcome; and the finished record is logged.
+// record of the same run (store.Dir.Complete: atomic, from memory, in the
+// directory the first record went to), so the directory holds one record
+// per run and `diff DIR` never compares a run with itself; the ledger gets
+// a second line for the run, the one with the outcome; and the finished
+// record is logged.
 func supervise(o outcome, argv, environ []string) int {
 	// Catch signals before the preflight's handler lets go of them and
 	// before the child exists, so none sent in between is lost or takes its
@@ -33,7 +42,7 @@ func supervise(o outcome, argv, environ []string) int {
 	// the preflight with 128+N, one after it waits for the child.
 	in := initproc.Catch(o.log)
 	o.gate.release()
-	exit, err := in.Run(initproc.Command{Path: o.path, Argv: argv, Env: environ})
+	exit, err := in.Run(initproc.Command{Path: o.path, Argv: argv, Env: environ, SignalGroup: bool(o.cfg.SignalGroup)})
 	if err != nil {
 		code := startFailure(err)
 		o.log.Error().Err(logs.Err(err)).Str("command", logs.Value(argv[0])).Int("exitCode", code).Msg("cannot run the command")
@@ -82,10 +91,7 @@ func (o *outcome) finishRecord(r report.Record, code, sig int, notStarted error)
 			Float64("durationSeconds", r.Outcome.DurationSeconds).Msg("command finished")
 	}
 	if o.cfg.ProvenanceDir != "off" {
-		if err := completeRecord(o.cfg.ProvenanceDir, r); err != nil {
-			o.log.Warn().Err(logs.Err(err)).Str("dir", logs.Value(o.cfg.ProvenanceDir)).
-				Msg("finished provenance record not written (set PREFLIGHT_PROVENANCE_DIR to a writable volume, or off)")
-		}
+		o.completeRecord(r)
 	}
 	if o.cfg.Ledger != "" {
 		if err := ledger.Append(o.cfg.Ledger, r); err != nil {
@@ -98,17 +104,23 @@ func (o *outcome) finishRecord(r report.Record, code, sig int, notStarted error)
 	return r
 }
 
-// completeRecord replaces the run's record in dir with the finished one, or
-// writes it when the first write did not happen (the directory was not
-// writable then, say).
-func completeRecord(dir string, r report.Record) error {
-	name, err := store.FileName(r)
+// completeRecord replaces the run's record with the finished one r, in the
+// directory the first went to, or writes it when the first write did not
+// happen (the directory was not writable then, say).
+func (o *outcome) completeRecord(r report.Record) {
+	var err error
+	if o.dir == nil {
+		_, err = o.writeRecord(r)
+	} else {
+		var foreign string
+		foreign, err = o.dir.Complete(r)
+		if foreign != "" {
+			o.log.Warn().Str("found", foreign).Str("dir", logs.Value(o.dir.Path())).
+				Msg("the run's record file had been replaced while the command ran (by the command, or by anything that can write the provenance directory); it now holds the finished record again")
+		}
+	}
 	if err != nil {
-		return err
+		o.log.Warn().Err(logs.Err(err)).Str("dir", logs.Value(o.cfg.ProvenanceDir)).
+			Msg("finished provenance record not written (set PREFLIGHT_PROVENANCE_DIR to a writable volume, or off)")
 	}
-	err = store.Complete(filepath.Join(dir, name), r)
-	if errors.Is(err, os.ErrNotExist) {
-		_, err = store.Write(dir, r)
-	}
-	return err
 }

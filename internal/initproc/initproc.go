@@ -35,6 +35,10 @@ type Command struct {
 	Path string   // the executable, already looked up
 	Argv []string // argv[0] first
 	Env  []string // KEY=value, as execve(2) takes it
+	// SignalGroup forwards each signal to the command's process group
+	// instead of its pid alone (tini's -g): to every process the command
+	// started that stayed in its group, a shell's background workers say.
+	SignalGroup bool
 }
 
 // Exit is how the command ended, as a shell reports it.
@@ -51,8 +55,9 @@ const SignalBase = 128
 
 // Init is a process doing an init's duties for one command.
 type Init struct {
-	log  zerolog.Logger
-	sigs chan os.Signal
+	log   zerolog.Logger
+	sigs  chan os.Signal
+	group bool
 }
 
 // Catch makes this process a child subreaper and catches every signal it
@@ -78,7 +83,15 @@ func Catch(log zerolog.Logger) *Init {
 		log.Debug().Err(logs.Err(err)).Msg("cannot tell which signals are ignored; forwarding all")
 	}
 	in := &Init{log: log, sigs: make(chan os.Signal, 64)}
-	signal.Notify(in.sigs, append(forwardedSignals(ignored), unix.SIGCHLD)...)
+	caught := append(forwardedSignals(ignored), unix.SIGCHLD)
+	if ignored&(1<<(unix.SIGPIPE-1)) == 0 {
+		// Caught, not forwarded (see notForwarded): uncaught, Go's runtime
+		// ends the process when a write to stderr meets a closed pipe
+		// (os/signal, "SIGPIPE"). Caught rather than ignored, because an
+		// ignored SIGPIPE would stay ignored in the command (execve(2)).
+		caught = append(caught, unix.SIGPIPE)
+	}
+	signal.Notify(in.sigs, caught...)
 	return in
 }
 
@@ -87,8 +100,9 @@ func Catch(log zerolog.Logger) *Init {
 //   - the child gets its own process group and, when stdin is our
 //     terminal's foreground, the terminal; so a Ctrl-C from the terminal
 //     reaches the command once, not once from the terminal and again from us;
-//   - every signal caught is forwarded to the child's pid (tini's default;
-//     not to its group);
+//   - every signal caught is forwarded to the child's pid (tini's default),
+//     or with cmd.SignalGroup to its process group (tini -g) while the
+//     child still leads it;
 //   - every child that exits is reaped (wait4(-1, WNOHANG) on SIGCHLD and
 //     once a second, as tini's 1 s sigtimedwait loop does);
 //   - when the command exits, Run returns how, without waiting for its
@@ -100,6 +114,7 @@ func Catch(log zerolog.Logger) *Init {
 // longer caught when Run returns.
 func (in *Init) Run(cmd Command) (Exit, error) {
 	defer signal.Stop(in.sigs)
+	in.group = cmd.SignalGroup
 	pid, foreground, err := startChild(cmd)
 	if err != nil {
 		return Exit{}, err
@@ -135,6 +150,10 @@ var notForwarded = map[syscall.Signal]string{
 	// The Go runtime sends itself SIGURG to preempt goroutines, so a
 	// SIGURG seen here is mostly not from a sender at all.
 	unix.SIGURG: "Go runtime preemption",
+	// gpu-preflight's own write to a stderr whose reader has gone raises
+	// it: forwarded, a log reader that went away would kill the command,
+	// which gets a SIGPIPE of its own when it writes to that pipe itself.
+	unix.SIGPIPE: "raised by our own writes to a closed stderr",
 	// 32 and 33 are reserved by the C library (NPTL's cancellation and
 	// setxid signals); user real-time signals start at SIGRTMIN, 34.
 	syscall.Signal(32): "C library internal", syscall.Signal(33): "C library internal",
@@ -210,7 +229,7 @@ func (in *Init) waitMain(pid int) unix.WaitStatus {
 	for {
 		select {
 		case s := <-in.sigs:
-			if s != unix.SIGCHLD {
+			if _, keep := notForwarded[s.(syscall.Signal)]; !keep {
 				in.forward(pid, s.(syscall.Signal))
 			}
 		case <-tick.C:
@@ -221,13 +240,20 @@ func (in *Init) waitMain(pid int) unix.WaitStatus {
 	}
 }
 
+// forward sends s to the child, or to its process group: only while the
+// child still leads the group it was started in, so a command that moved
+// to a group of its own (setsid) is still signalled itself.
 func (in *Init) forward(pid int, s syscall.Signal) {
+	target := pid
+	if pgid, err := unix.Getpgid(pid); in.group && err == nil && pgid == pid {
+		target = -pid
+	}
 	// ESRCH: the child has just exited; the reap that follows sees it.
-	if err := unix.Kill(pid, s); err != nil && !errors.Is(err, unix.ESRCH) {
-		in.log.Warn().Err(logs.Err(err)).Str("signal", s.String()).Int("pid", pid).Msg("cannot forward signal")
+	if err := unix.Kill(target, s); err != nil && !errors.Is(err, unix.ESRCH) {
+		in.log.Warn().Err(logs.Err(err)).Str("signal", s.String()).Int("pid", target).Msg("cannot forward signal")
 		return
 	}
-	in.log.Debug().Str("signal", s.String()).Int("pid", pid).Msg("signal forwarded")
+	in.log.Debug().Str("signal", s.String()).Int("pid", target).Msg("signal forwarded")
 }
 
 // reap collects every exited child without blocking. done is true when

@@ -29,6 +29,9 @@ import (
 // runner), without gpu-preflight's command line.
 const initEnv = "INITPROC_TEST_EXIT_FILE"
 
+// groupEnv=1 makes the init run the command with SignalGroup.
+const groupEnv = "INITPROC_TEST_SIGNAL_GROUP"
+
 func TestMain(m *testing.M) {
 	if out := os.Getenv(initEnv); out != "" {
 		os.Exit(playInit(out, os.Args[slices.Index(os.Args, "--")+1:]))
@@ -45,7 +48,7 @@ func playInit(out string, argv []string) int {
 		return 127
 	}
 	env := slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, initEnv+"=") })
-	exit, err := in.Run(Command{Path: path, Argv: argv, Env: env})
+	exit, err := in.Run(Command{Path: path, Argv: argv, Env: env, SignalGroup: os.Getenv(groupEnv) == "1"})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 126
@@ -319,7 +322,7 @@ exit 0`
 // library use themselves.
 func TestForwardedSignalsFollowTini(t *testing.T) {
 	got := forwardedSignals(0)
-	for _, s := range []syscall.Signal{unix.SIGHUP, unix.SIGINT, unix.SIGQUIT, unix.SIGUSR1, unix.SIGUSR2, unix.SIGPIPE,
+	for _, s := range []syscall.Signal{unix.SIGHUP, unix.SIGINT, unix.SIGQUIT, unix.SIGUSR1, unix.SIGUSR2,
 		unix.SIGALRM, unix.SIGTERM, unix.SIGCONT, unix.SIGTSTP, unix.SIGWINCH, unix.SIGPWR, syscall.Signal(34), syscall.Signal(64)} {
 		if !slices.Contains(got, os.Signal(s)) {
 			t.Errorf("%v is not forwarded", s)
@@ -330,6 +333,10 @@ func TestForwardedSignalsFollowTini(t *testing.T) {
 		if slices.Contains(got, os.Signal(s)) {
 			t.Errorf("%v is forwarded; tini keeps it", s)
 		}
+	}
+	// Unlike tini: gpu-preflight's own log writes raise it.
+	if slices.Contains(got, os.Signal(unix.SIGPIPE)) {
+		t.Error("SIGPIPE is forwarded: a closed stderr would kill the command")
 	}
 }
 
@@ -390,4 +397,65 @@ func TestWithStdinClosed(t *testing.T) {
 	if code, _ := p.wait(t); code != 7 {
 		t.Fatalf("exit %d, want 7 (stdin /dev/null in the command); stderr:\n%s", code, p.stderr.String())
 	}
+}
+
+// TestSignalGroupReachesTheCommandsWorkers: with SignalGroup, a SIGTERM
+// sent to the init reaches a worker the command started in the background
+// (in its process group) as well as the command; without it, only the
+// command, as tini does by default, and the worker outlives the init.
+func TestSignalGroupReachesTheCommandsWorkers(t *testing.T) {
+	defaultSignals(t, unix.SIGTERM)
+	for _, group := range []bool{true, false} {
+		t.Run(fmt.Sprintf("SignalGroup=%v", group), func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			script := `sleep 30 >/dev/null 2>&1 & echo $! > "$D/worker"
+trap 'exit 5' TERM
+touch "$D/ready"
+while :; do sleep 0.05; done`
+			env := map[string]string{"D": dir}
+			if group {
+				env[groupEnv] = "1"
+			}
+			p := startInit(t, env, "sh", "-c", script)
+			waitForFile(t, filepath.Join(dir, "ready"), p)
+			b, _ := os.ReadFile(filepath.Join(dir, "worker"))
+			worker, err := strconv.Atoi(strings.TrimSpace(string(b)))
+			if err != nil {
+				t.Fatalf("worker pid %q: %v", b, err)
+			}
+			t.Cleanup(func() { unix.Kill(worker, unix.SIGKILL) })
+			if err := p.cmd.Process.Signal(unix.SIGTERM); err != nil {
+				t.Fatal(err)
+			}
+			if code, _ := p.wait(t); code != 5 {
+				t.Fatalf("exit %d, want the command's 5; stderr:\n%s", code, p.stderr.String())
+			}
+			// Gone within 5 s when signalled; still there half a second
+			// after the init exited when not.
+			limit := 500 * time.Millisecond
+			if group {
+				limit = 5 * time.Second
+			}
+			gone := false
+			for deadline := time.Now().Add(limit); time.Now().Before(deadline) && !gone; time.Sleep(20 * time.Millisecond) {
+				gone = !running(worker)
+			}
+			if gone != group {
+				t.Errorf("worker ended: %v, want %v", gone, group)
+			}
+		})
+	}
+}
+
+// running reports whether pid is a live process: in /proc, and not a
+// zombie waiting for a parent to reap it.
+func running(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	return i > 0 && i+2 < len(s) && s[i+2] != 'Z'
 }

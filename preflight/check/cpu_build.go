@@ -19,22 +19,41 @@ var CPUBuild = Check{ID: "cpu-build", rule: cpuBuild}
 
 func cpuBuild(in Input) Finding {
 	f := Finding{}
-	var cpu []facts.Framework
-	for _, fw := range in.Facts.Container.Frameworks {
-		if fw.Build == facts.BuildCPU {
+	var cpu, rocm []facts.Framework
+	fws := in.Facts.Container.Judged()
+	for _, fw := range fws {
+		switch fw.Build {
+		case facts.BuildCPU:
 			cpu = append(cpu, fw)
+		case facts.BuildROCm:
+			rocm = append(rocm, fw)
 		}
 	}
 	switch {
-	case len(in.Facts.Container.Frameworks) == 0:
-		f.Status, f.Message = Skip, "no deep-learning framework found in the image"
+	case len(fws) == 0:
+		f.Status, f.Message = Skip, noFramework(in.Facts.Container)
 		return f
-	case len(cpu) == 0:
+	case len(cpu) == 0 && len(rocm) == 0:
 		f.Status, f.Message = Pass, "no CPU-only framework build"
 		return f
 	case len(in.Visible) == 0:
 		f.Status = Pass
-		f.Message = "CPU-only build of " + labels(cpu) + ", and no GPU is visible"
+		f.Message = "CPU-only build of " + labels(append(cpu, rocm...)) + ", and no GPU is visible"
+		if len(cpu) == 0 {
+			f.Message = "ROCm build of " + labels(rocm) + ", and no NVIDIA GPU is visible"
+		}
+		return f
+	case len(cpu) == 0:
+		// A ROCm build runs on AMD GPUs: on these NVIDIA GPUs it falls
+		// back to the CPU. A CUDA package is not its fix: the image was
+		// built for the other vendor.
+		f.Status = Warn
+		if in.Options.RequireGPU {
+			f.Status = Error
+		}
+		f.Message = fmt.Sprintf("%s built for ROCm (AMD GPUs), while %d NVIDIA GPU(s) are visible: it will not use them",
+			labels(rocm), len(in.Visible))
+		f.Remedy = "run this image on AMD GPUs with ROCm, or use an image whose " + frameworkNames(rocm) + " is a CUDA build for these NVIDIA GPUs"
 		return f
 	}
 	f.Status = Warn
@@ -49,6 +68,15 @@ func cpuBuild(in Input) Finding {
 	}
 	f.Remedy = strings.Join(fixes, "; ")
 	return f
+}
+
+// frameworkNames is "jax, tensorflow".
+func frameworkNames(fws []facts.Framework) string {
+	var s []string
+	for _, fw := range fws {
+		s = append(s, fw.Name)
+	}
+	return strings.Join(s, ", ")
 }
 
 func labels(fws []facts.Framework) string {

@@ -39,7 +39,7 @@ func cudaDriverRules(in Input) Finding {
 	drv := in.Facts.Host.Driver
 	if img.Version == "" {
 		f.Status = Skip
-		f.Message = "no CUDA toolkit found in the image (/usr/local/cuda/version.json, version.txt, CUDA_VERSION)"
+		f.Message = "no CUDA runtime found in the image (the judged framework's libcudart, /usr/local/cuda, the distribution's libcudart, CUDA_VERSION)"
 		return f
 	}
 	if !drv.Present() {
@@ -61,7 +61,7 @@ func cudaDriverRules(in Input) Finding {
 	}
 	if version.AtLeast(have, need) {
 		f.Status = Pass
-		f.Message = fmt.Sprintf("driver %s supports CUDA <= %s; image CUDA %s runs natively", drv.Version, have, need)
+		f.Message = fmt.Sprintf("driver %s supports CUDA <= %s; image CUDA %s%s runs natively", drv.Version, have, need, cudaSourceNote(img))
 		if w := staleCompat(in); w != "" {
 			f.Status = Warn
 			f.Message += "; " + w
@@ -70,7 +70,7 @@ func cudaDriverRules(in Input) Finding {
 		return f
 	}
 
-	short := fmt.Sprintf("driver %s supports CUDA <= %s; this image needs CUDA %s", drv.Version, have, need)
+	short := fmt.Sprintf("driver %s supports CUDA <= %s; this image needs CUDA %s%s", drv.Version, have, need, cudaSourceNote(img))
 	upgrade := "upgrade the driver"
 	if haveMin {
 		upgrade += " to >= " + minDriver
@@ -134,6 +134,21 @@ func cudaDriverRules(in Input) Finding {
 	return f
 }
 
+// cudaSourceNote is " (the CUDA runtime torch 2.5.1+cu121 loads, 12.1.105)"
+// when the image's CUDA is not the toolkit's, so that a verdict on a
+// framework's own runtime says whose it is; "" for the toolkit.
+func cudaSourceNote(img facts.CUDAToolkit) string {
+	switch img.Kind {
+	case facts.CUDAFromRuntime:
+		return " (" + img.Source + ")"
+	case facts.CUDAFromDistribution:
+		return " (the distribution's " + img.Source + ")"
+	case facts.CUDAFromEnv:
+		return " (from CUDA_VERSION)"
+	}
+	return ""
+}
+
 // usableCompat returns the compat libcuda that would be used for an image
 // needing CUDA need on a host with driver host: the compat driver is newer
 // than the host's (major strictly greater: NVIDIA's enable-cuda-compat hook
@@ -153,13 +168,19 @@ func usableCompat(libs []facts.CompatLib, host, need string) (facts.CompatLib, b
 // staleCompat warns when compat libraries older than the host driver are
 // forced onto the library path: NVIDIA's hooks skip them, but an
 // LD_LIBRARY_PATH entry loads them anyway and CUDA fails with error 803.
+// A compat library of the host driver's own version, or a newer one, is
+// no risk: the first is the host's user-space driver itself (every NGC
+// image puts /usr/local/cuda/compat on LD_LIBRARY_PATH, and its compat
+// package can match the node's driver), the second is forward
+// compatibility.
 func staleCompat(in Input) string {
 	ld := in.Facts.Container.Env["LD_LIBRARY_PATH"]
 	if !strings.Contains(ld, "/usr/local/cuda/compat") {
 		return ""
 	}
+	host := in.Facts.Host.Driver.Version
 	for _, lib := range in.Facts.Container.Compat {
-		if version.Major(lib.DriverVersion) <= version.Major(in.Facts.Host.Driver.Version) {
+		if c, err := version.Compare(lib.DriverVersion, host); err == nil && c < 0 {
 			return fmt.Sprintf("LD_LIBRARY_PATH puts compat library %s (driver %s) in front of the newer host driver %s: CUDA error 803 likely",
 				lib.Path, lib.DriverVersion, in.Facts.Host.Driver.Version)
 		}

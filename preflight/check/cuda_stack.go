@@ -32,13 +32,20 @@ var CUDAStack = Check{ID: "cuda-stack", rule: cudaStack}
 
 func cudaStack(in Input) Finding {
 	f := Finding{}
-	libs := in.Facts.Container.CUDALibraries
+	libs := judgedLibraries(in.Facts.Container)
+	sources, disagree := cudaSourcesVerdict(in.Facts.Container.CUDA)
 	if len(libs) == 0 {
+		if disagree {
+			return combineVerdicts([]frameworkVerdict{sources})
+		}
 		f.Status = Skip
 		f.Message = "no CUDA library loaded by a framework's CUDA build was found to follow"
 		return f
 	}
 	var verdicts []frameworkVerdict
+	if disagree {
+		verdicts = append(verdicts, sources)
+	}
 	var fine []string
 	for _, l := range libs {
 		v, ok := stackVerdict(l)
@@ -50,10 +57,67 @@ func cudaStack(in Input) Finding {
 	}
 	if len(verdicts) == 0 {
 		f.Status = Pass
-		f.Message = "one copy of each CUDA library loads first, as built: " + strings.Join(fine, ", ")
+		f.Message = "one copy of each CUDA library loads first, as built: " + strings.Join(fine, ", ") + minorSourcesNote(in.Facts.Container.CUDA)
 		return f
 	}
 	return combineVerdicts(verdicts)
+}
+
+// judgedLibraries are the CUDA libraries of the judged frameworks (all of
+// them in facts that do not say which framework copy loads them).
+func judgedLibraries(c facts.Container) []facts.CUDALibrary {
+	judged := map[string]bool{}
+	for _, fw := range c.Judged() {
+		judged[fw.Location] = true
+	}
+	var out []facts.CUDALibrary
+	for _, l := range c.CUDALibraries {
+		if l.FrameworkLocation == "" || judged[l.FrameworkLocation] {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// cudaSourcesVerdict compares the image's CUDA with the other places that
+// state one (facts.CUDAToolkit.Others): a different major is a warning,
+// since the toolkit's libraries, headers and nvcc then serve another CUDA
+// than the one the job runs; disagree is false when every source names
+// the same major.
+func cudaSourcesVerdict(img facts.CUDAToolkit) (frameworkVerdict, bool) {
+	if img.Version == "" {
+		return frameworkVerdict{}, false
+	}
+	var others []string
+	for _, o := range img.Others {
+		if o.Version != "" && version.Major(o.Version) != version.Major(img.Version) {
+			others = append(others, fmt.Sprintf("%s says %s (%s)", o.Kind, o.Version, o.Source))
+		}
+	}
+	if len(others) == 0 {
+		return frameworkVerdict{}, false
+	}
+	return frameworkVerdict{status: Warn,
+		message: fmt.Sprintf("the image's CUDA is %s, from %s (%s), but %s", img.Version, img.Kind, img.Source, strings.Join(others, "; ")),
+		remedy:  "keep one CUDA major in the image: a toolkit, distribution package or CUDA_VERSION of another major than the runtime the framework loads serves extensions built in the image (nvcc, headers) with the wrong CUDA",
+	}, true
+}
+
+// minorSourcesNote names the sources of the image's CUDA that state
+// another minor of the same major ("; the image's CUDA is 12.1 ...,
+// toolkit says 12.4"): minor-version compatibility makes that harmless for
+// the job, but which CUDA won is worth saying.
+func minorSourcesNote(img facts.CUDAToolkit) string {
+	var others []string
+	for _, o := range img.Others {
+		if o.Version != "" && o.Version != img.Version {
+			others = append(others, fmt.Sprintf("%s says %s (%s)", o.Kind, o.Version, o.Source))
+		}
+	}
+	if len(others) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; the image's CUDA is %s, from %s (%s); %s", img.Version, img.Kind, img.Source, strings.Join(others, "; "))
 }
 
 // stackVerdict judges one library; ok is false when there is nothing to

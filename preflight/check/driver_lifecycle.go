@@ -104,7 +104,7 @@ func moveTo(in Input) string {
 func imageCUDA(in Input) string {
 	c := in.Facts.Container
 	need := version.Prefix(c.CUDA.Version, 2)
-	for _, fw := range c.Frameworks {
+	for _, fw := range c.Judged() {
 		fc := version.Prefix(fw.CUDAVersion, 2)
 		if fc == "" || !version.Valid(fc) {
 			continue

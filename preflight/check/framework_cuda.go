@@ -35,9 +35,9 @@ type frameworkVerdict struct {
 }
 
 func frameworkCUDA(in Input) Finding {
-	fws := in.Facts.Container.Frameworks
+	fws := in.Facts.Container.Judged()
 	if len(fws) == 0 {
-		return Finding{Status: Skip, Message: "no deep-learning framework found in the image"}
+		return Finding{Status: Skip, Message: noFramework(in.Facts.Container)}
 	}
 	var built, cpu []string
 	var verdicts []frameworkVerdict
@@ -105,6 +105,19 @@ func verdictRank(s Status) int {
 		return 1
 	}
 	return 1 + s.Severity()
+}
+
+// noFramework says why no framework is judged: none was found, or every
+// one found is shadowed or outside the command's interpreter.
+func noFramework(c facts.Container) string {
+	if len(c.Frameworks) == 0 {
+		return "no deep-learning framework found in the image"
+	}
+	var out []string
+	for _, fw := range c.Frameworks {
+		out = append(out, frameworkLabel(fw)+" at "+fw.Location+": "+fw.NotJudged)
+	}
+	return "no framework the command imports: " + strings.Join(out, "; ")
 }
 
 // frameworkLabel is "torch 2.1.0+cu121".

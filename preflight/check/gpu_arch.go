@@ -60,7 +60,7 @@ func gpuArch(in Input) Finding {
 		if v, ok := toolkitArchVerdict(in, g); ok {
 			verdicts = append(verdicts, v)
 		}
-		for _, fw := range in.Facts.Container.Frameworks {
+		for _, fw := range in.Facts.Container.Judged() {
 			if v, ok := frameworkArchVerdict(in, g, fw); ok {
 				verdicts = append(verdicts, v)
 			}

@@ -4,6 +4,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -233,7 +234,16 @@ func TestCUDAToolkitSourcesInOrder(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, warns := gatherCUDA(writeTree(t, tc.files), tc.env)
-			if got != tc.want {
+			// The kind says which rule found it: CUDA_VERSION, or a file.
+			wantKind := facts.CUDAFromToolkit
+			if strings.HasPrefix(got.Source, "env ") {
+				wantKind = facts.CUDAFromEnv
+			}
+			if got.Version != "" && got.Kind != wantKind {
+				t.Errorf("kind %q for source %q, want %q", got.Kind, got.Source, wantKind)
+			}
+			got.Kind = ""
+			if !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("got %+v, want %+v", got, tc.want)
 			}
 			joined := strings.Join(warns, "\n")
@@ -324,14 +334,14 @@ func TestGatherFillsEnvCUDAAndCompatOnly(t *testing.T) {
 		"usr/local/cuda-12.2/version.json":                 `{"cuda":{"name":"CUDA SDK","version":"12.2.2"}}`,
 		"usr/local/cuda-12.2/compat/libcuda.so.535.129.03": "elf",
 	})
-	c, warns := Gather(root, envvars.Parse([]string{"CUDA_VERSION=12.2.2", "NVIDIA_REQUIRE_CUDA=cuda>=12.2", "PATH=/usr/bin"}))
+	c, warns := Gather(root, envvars.Parse([]string{"CUDA_VERSION=12.2.2", "NVIDIA_REQUIRE_CUDA=cuda>=12.2", "LANG=C.UTF-8"}))
 	if len(warns) != 0 {
 		t.Errorf("warnings: %q", warns)
 	}
 	if !maps.Equal(c.Env, map[string]string{"CUDA_VERSION": "12.2.2", "NVIDIA_REQUIRE_CUDA": "cuda>=12.2"}) {
 		t.Errorf("Env = %v", c.Env)
 	}
-	if c.CUDA != (facts.CUDAToolkit{Version: "12.2", Full: "12.2.2", Source: "/usr/local/cuda/version.json"}) {
+	if !reflect.DeepEqual(c.CUDA, facts.CUDAToolkit{Version: "12.2", Full: "12.2.2", Source: "/usr/local/cuda/version.json", Kind: facts.CUDAFromToolkit}) {
 		t.Errorf("CUDA = %+v", c.CUDA)
 	}
 	if len(c.Compat) != 1 || c.Compat[0].DriverVersion != "535.129.03" {

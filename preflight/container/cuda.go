@@ -1,7 +1,6 @@
 package container
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"path"
@@ -9,6 +8,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/gpu-preflight/gpu-preflight/internal/jsonbound"
 	"github.com/gpu-preflight/gpu-preflight/internal/truncate"
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 	"github.com/gpu-preflight/gpu-preflight/preflight/fsroot"
@@ -47,7 +47,9 @@ func ParseVersionJSON(data []byte) (ver, full string, err error) {
 			Version string `json:"version"`
 		} `json:"cuda"`
 	}
-	if err := json.Unmarshal(data, &doc); err != nil {
+	// NVIDIA's version.json lists some forty components of two or three
+	// values each.
+	if err := jsonbound.Unmarshal(data, &doc, jsonbound.Limits{Bytes: maxVersionFile, Depth: 16, Values: 10_000}); err != nil {
 		return "", "", fmt.Errorf("version.json: %w", err)
 	}
 	if doc.CUDA == nil {
@@ -143,7 +145,7 @@ func gatherCUDA(root fsroot.Root, env map[string]string) (facts.CUDAToolkit, []s
 			var ver, full string
 			ver, full, err = f.parse(data)
 			if err == nil {
-				return facts.CUDAToolkit{Version: ver, Full: full, Source: f.path}, warns
+				return facts.CUDAToolkit{Version: ver, Full: full, Source: f.path, Kind: facts.CUDAFromToolkit}, warns
 			}
 			err = fmt.Errorf("%s: %w", f.path, err)
 		}
@@ -157,7 +159,7 @@ func gatherCUDA(root fsroot.Root, env map[string]string) (facts.CUDAToolkit, []s
 	if target, w := followLinks(root, cudaDir); target != "" && exists(root, cudaDir) {
 		if v, ok := cudaLinkVersion(path.Base(target)); ok {
 			if ver, ok := majorMinor(v); ok {
-				return facts.CUDAToolkit{Version: ver, Source: cudaDir + " -> " + target}, append(warns, w...)
+				return facts.CUDAToolkit{Version: ver, Source: cudaDir + " -> " + target, Kind: facts.CUDAFromToolkit}, append(warns, w...)
 			}
 		}
 	} else {
@@ -178,12 +180,12 @@ func gatherCUDA(root fsroot.Root, env map[string]string) (facts.CUDAToolkit, []s
 		}
 	}
 	if ver, ok := majorMinor(best); ok {
-		return facts.CUDAToolkit{Version: ver, Full: best, Source: bestPath}, warns
+		return facts.CUDAToolkit{Version: ver, Full: best, Source: bestPath, Kind: facts.CUDAFromToolkit}, warns
 	}
 
 	if v, ok := env[envCUDAVersion]; ok {
 		if ver, ok := majorMinor(strings.TrimSpace(v)); ok {
-			return facts.CUDAToolkit{Version: ver, Full: strings.TrimSpace(v), Source: "env " + envCUDAVersion}, warns
+			return facts.CUDAToolkit{Version: ver, Full: strings.TrimSpace(v), Source: "env " + envCUDAVersion, Kind: facts.CUDAFromEnv}, warns
 		}
 		if v != "" {
 			warns = append(warns, fmt.Sprintf("cuda toolkit: %s=%s is not X.Y[.Z]", envCUDAVersion, truncate.Quote(v, truncate.MessageBytes)))

@@ -64,8 +64,8 @@ func TestReadKeepsOfNVIDIAImagesOnlyWhatARuleReads(t *testing.T) {
 		file string
 		want []string
 	}{
-		{"nvidia-cuda-11.8.0-base.env", []string{"CUDA_VERSION", "LD_LIBRARY_PATH", "NVIDIA_REQUIRE_CUDA", "NVIDIA_VISIBLE_DEVICES"}},
-		{"nvidia-cuda-12.8.1-cudnn-runtime.env", []string{"CUDA_VERSION", "LD_LIBRARY_PATH", "NCCL_VERSION", "NVIDIA_REQUIRE_CUDA", "NVIDIA_VISIBLE_DEVICES", "NV_CUDNN_VERSION"}},
+		{"nvidia-cuda-11.8.0-base.env", []string{"CUDA_VERSION", "LD_LIBRARY_PATH", "NVIDIA_REQUIRE_CUDA", "NVIDIA_VISIBLE_DEVICES", "PATH"}},
+		{"nvidia-cuda-12.8.1-cudnn-runtime.env", []string{"CUDA_VERSION", "LD_LIBRARY_PATH", "NCCL_VERSION", "NVIDIA_REQUIRE_CUDA", "NVIDIA_VISIBLE_DEVICES", "NV_CUDNN_VERSION", "PATH"}},
 		{"ngc-pytorch-23.10.env", []string{"CUDA_VERSION", "CUDNN_VERSION", "LD_LIBRARY_PATH", "NCCL_VERSION", "NVIDIA_REQUIRE_CUDA", "NVIDIA_VISIBLE_DEVICES"}},
 	} {
 		got := slices.Sorted(maps.Keys(Parse(readEnv(t, tc.file)).Filter(IsRead)))

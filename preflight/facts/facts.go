@@ -184,14 +184,48 @@ type Requirement struct {
 	Value string `json:"value"`
 }
 
-// CUDAToolkit is the CUDA toolkit in the image.
+// CUDAToolkit is the image's CUDA: the CUDA runtime the job will load,
+// else the toolkit under /usr/local/cuda, else the distribution's
+// libcudart, else CUDA_VERSION (the first of CUDASourceOrder found).
 type CUDAToolkit struct {
 	// Version is major.minor, "11.8"; Full is what the file said, "11.8.20220929".
 	Version string `json:"version"`
 	Full    string `json:"full,omitempty"`
 	// Source is the file or variable it came from.
 	Source string `json:"source,omitempty"`
+	// Kind is which kind of source won (a CUDAFrom* constant); "" in
+	// facts gathered before it was recorded.
+	Kind string `json:"kind,omitempty"`
+	// Others are the other sources found, in CUDASourceOrder, whatever
+	// their version: cuda-stack reports those that disagree.
+	Others []CUDASource `json:"others,omitempty"`
 }
+
+// CUDASource is one place that states the image's CUDA.
+type CUDASource struct {
+	Kind    string `json:"kind"`
+	Version string `json:"version"`
+	Full    string `json:"full,omitempty"`
+	Source  string `json:"source"`
+}
+
+// Kinds of CUDASource, strongest evidence first (CUDASourceOrder).
+const (
+	// CUDAFromRuntime: the libcudart the judged framework loads (its pip
+	// wheel, its conda package, the file the loader model resolves).
+	CUDAFromRuntime = "framework-runtime"
+	// CUDAFromToolkit: /usr/local/cuda's version.json, version.txt, link
+	// or libcudart.
+	CUDAFromToolkit = "toolkit"
+	// CUDAFromDistribution: a distribution's libcudart package
+	// (/usr/lib/<triplet>/libcudart.so.X.Y.Z).
+	CUDAFromDistribution = "distribution"
+	// CUDAFromEnv: the CUDA_VERSION the image's environment sets.
+	CUDAFromEnv = "env"
+)
+
+// CUDASourceOrder is the order of evidence for the image's CUDA.
+var CUDASourceOrder = []string{CUDAFromRuntime, CUDAFromToolkit, CUDAFromDistribution, CUDAFromEnv}
 
 // CompatLib is one forward-compatibility libcuda in /usr/local/cuda/compat.
 type CompatLib struct {
@@ -232,6 +266,42 @@ type Framework struct {
 	Location string `json:"location"`
 	// Source names the file the version came from.
 	Source string `json:"source,omitempty"`
+	// Environment is the prefix of the Python environment it was found
+	// in ("/opt/venv", "/root/miniconda3", "/usr"), EnvironmentKind that
+	// environment's kind (preflight/pyenv: venv, conda, pyenv, system,
+	// user). Location is where the framework's own files, its extension
+	// modules and kernel libraries, start.
+	Environment     string `json:"environment,omitempty"`
+	EnvironmentKind string `json:"environmentKind,omitempty"`
+	// PathEntry is the sys.path directory it is imported from, and
+	// PathFrom how that directory got on sys.path: "site-packages", "user
+	// site", "base site-packages", "PYTHONPATH", ".pth <file>", "editable
+	// finder <file>".
+	PathEntry string `json:"pathEntry,omitempty"`
+	PathFrom  string `json:"pathFrom,omitempty"`
+	// NotJudged says why the checks leave it out: another copy shadows it
+	// on the sys.path of the interpreter the command runs, or that
+	// interpreter's venv excludes the site it is in. Empty: judged.
+	NotJudged string `json:"notJudged,omitempty"`
+	// CUDARuntime is the version of the CUDA runtime (libcudart) it will
+	// load, "12.1.105", and CUDARuntimeSource where that was read (the
+	// file the loader resolves, the nvidia-cuda-runtime wheel's
+	// dist-info, a conda-meta record); empty when unknown. For jax it
+	// stands beside CUDAVersion, the CUDA its plugin was built with.
+	CUDARuntime       string `json:"cudaRuntime,omitempty"`
+	CUDARuntimeSource string `json:"cudaRuntimeSource,omitempty"`
+}
+
+// Judged are the frameworks the checks judge: those the command's
+// interpreter imports first (Framework.NotJudged empty).
+func (c Container) Judged() []Framework {
+	var out []Framework
+	for _, f := range c.Frameworks {
+		if f.NotJudged == "" {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // Framework builds.
@@ -273,8 +343,11 @@ type KernelImage struct {
 // copies of the same library in the places the loader or pip and conda put
 // them.
 type CUDALibrary struct {
-	// Framework is the facts.Framework name that loads it.
-	Framework string `json:"framework"`
+	// Framework is the facts.Framework name that loads it, and
+	// FrameworkLocation that framework's Location (two environments may
+	// hold one framework each).
+	Framework         string `json:"framework"`
+	FrameworkLocation string `json:"frameworkLocation,omitempty"`
 	// Name is the soname asked for, "libcudnn.so.9"; Library is it without
 	// the version, "libcudnn".
 	Name    string `json:"name"`

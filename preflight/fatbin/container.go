@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+
+	"github.com/gpu-preflight/gpu-preflight/preflight/elfbound"
 )
 
 // Container is one fatbin container of a library, as the CUDA smoke test
@@ -91,15 +93,18 @@ func ReadContainer(path, section string, offset, max int64) ([]byte, error) {
 		return nil, fmt.Errorf("fatbin: %w", err)
 	}
 	defer f.Close()
-	ef, err := elf.NewFile(f)
+	ef, err := elfbound.Open(f)
 	if err != nil {
 		return nil, fmt.Errorf("fatbin: %s is not a readable ELF file: %w", path, err)
 	}
-	sec := ef.Section(section)
-	if sec == nil || sec.Type == elf.SHT_NOBITS {
+	sec, ok, err := ef.SectionByName(section)
+	if err != nil {
+		return nil, fmt.Errorf("fatbin: %s is not a readable ELF file: %w", path, err)
+	}
+	if !ok || sec.Type == elf.SHT_NOBITS {
 		return nil, fmt.Errorf("fatbin: %s has no section %s with data", path, section)
 	}
-	r := sec.Open()
+	r := ef.SectionReader(sec)
 	hdr := make([]byte, containerHeaderLen)
 	if _, err := readAtFull(r, hdr, offset); err != nil {
 		return nil, fmt.Errorf("fatbin: reading the container header at %s offset %d of %s: %w", section, offset, path, err)

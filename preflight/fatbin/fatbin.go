@@ -231,18 +231,37 @@ func ScanFile(path string) (Result, error) {
 	} else if !fi.Mode().IsRegular() {
 		return Result{}, fmt.Errorf("fatbin: %s is not a regular file (%s)", path, fi.Mode().Type())
 	}
-	if err := elfbound.Check(f); err != nil {
-		return Result{}, fmt.Errorf("fatbin: %s: %w", path, err)
-	}
-	ef, err := elf.NewFile(f)
+	// elfbound rather than debug/elf: debug/elf keeps a value per section
+	// header (43 MiB for a library of 65 535 sections), elfbound walks them
+	// a block at a time.
+	ef, err := elfbound.Open(f)
 	if err != nil {
 		return Result{}, fmt.Errorf("fatbin: %s is not a readable ELF file: %w", path, err)
 	}
-	r, err := Scan(ef)
+	es, ok, err := ef.SectionByName(SectionName)
+	if err != nil {
+		return Result{}, fmt.Errorf("fatbin: %s is not a readable ELF file: %w", path, err)
+	}
+	var sec *section
+	if ok {
+		sec = &section{name: SectionName, typ: es.Type, flags: es.Flags, size: es.Size,
+			open: func() io.ReadSeeker { return ef.SectionReader(es) }}
+	}
+	r, err := scanSection(sec)
 	if err != nil {
 		return r, fmt.Errorf("%w (in %s)", err, path)
 	}
 	return r, nil
+}
+
+// section is what the scanner reads of an ELF section, from debug/elf or
+// from elfbound.
+type section struct {
+	name  string
+	typ   elf.SectionType
+	flags elf.SectionFlag
+	size  uint64
+	open  func() io.ReadSeeker
 }
 
 // Scan scans the fatbin sections of f. It returns an error only when reading
@@ -252,8 +271,17 @@ func Scan(f *elf.File) (Result, error) {
 	if f == nil {
 		return Result{}, errors.New("fatbin: no ELF file to scan")
 	}
+	var sec *section
+	if es := f.Section(SectionName); es != nil {
+		sec = &section{name: es.Name, typ: es.Type, flags: es.Flags, size: es.Size, open: es.Open}
+	}
+	return scanSection(sec)
+}
+
+// scanSection scans the fatbin section sec; nil is a file without one.
+func scanSection(sec *section) (Result, error) {
 	s := scanner{images: map[imageKey]int{}, groups: map[string]int{}}
-	if sec := f.Section(SectionName); sec != nil {
+	if sec != nil {
 		s.res.Sections = append(s.res.Sections, SectionName)
 		if err := s.section(sec); err != nil {
 			s.finish()
@@ -448,24 +476,24 @@ func (s *scanner) readFull(buf []byte, off int64) error {
 }
 
 // section walks one fatbin section's containers back to back.
-func (s *scanner) section(sec *elf.Section) error {
-	s.name = sec.Name
+func (s *scanner) section(sec *section) error {
+	s.name = sec.name
 	s.resync = 0
 	s.ahead = s.ahead[:0]
-	if sec.Type == elf.SHT_NOBITS {
-		s.warnf("section %s has no data in the file (SHT_NOBITS): not scanned", sec.Name)
+	if sec.typ == elf.SHT_NOBITS {
+		s.warnf("section %s has no data in the file (SHT_NOBITS): not scanned", sec.name)
 		return nil
 	}
-	if sec.Flags&elf.SHF_COMPRESSED != 0 {
+	if sec.flags&elf.SHF_COMPRESSED != 0 {
 		// Reading it would mean decompressing it whole; no toolchain writes one.
-		s.warnf("section %s is ELF-compressed: not scanned", sec.Name)
+		s.warnf("section %s is ELF-compressed: not scanned", sec.name)
 		return nil
 	}
-	s.rs = sec.Open()
-	if sec.Size > 1<<62 {
+	s.rs = sec.open()
+	if sec.size > 1<<62 {
 		s.size = 1 << 62
 	} else {
-		s.size = int64(sec.Size)
+		s.size = int64(sec.size)
 	}
 	if err := s.fitToFile(); err != nil {
 		return err

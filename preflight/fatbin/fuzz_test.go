@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"testing"
 
@@ -74,15 +75,29 @@ func fuzzSeeds(f *testing.F) [][]byte {
 }
 
 // FuzzScan feeds the input to Scan twice: as a whole ELF file (when
-// debug/elf accepts it) and as the contents of a .nv_fatbin section.
+// debug/elf accepts it) and as the contents of a .nv_fatbin section. As a
+// whole file it also goes through ScanFile, which reads sections with
+// elfbound, not debug/elf: where debug/elf accepts the file, both find the
+// same images.
 func FuzzScan(f *testing.F) {
 	for _, s := range fuzzSeeds(f) {
 		f.Add(s)
 	}
+	file := filepath.Join(f.TempDir(), "lib.so")
 	f.Fuzz(func(t *testing.T, data []byte) {
+		if err := os.WriteFile(file, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		fromFile, fileErr := fatbin.ScanFile(file)
+		if fileErr == nil {
+			checkResult(t, fromFile)
+		}
 		if ef, err := elf.NewFile(bytes.NewReader(data)); err == nil {
 			if r, err := fatbin.Scan(ef); err == nil {
 				checkResult(t, r)
+				if fileErr == nil && !reflect.DeepEqual(r.Images, fromFile.Images) {
+					t.Fatalf("ScanFile found %v, Scan through debug/elf %v", fromFile.Images, r.Images)
+				}
 			}
 		}
 		wrapped, err := ft.ELF(ft.Section{Name: ".nv_fatbin", Flags: elf.SHF_ALLOC, Data: data})

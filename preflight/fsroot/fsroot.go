@@ -205,24 +205,80 @@ func typeName(m fs.FileMode) string {
 	return "type " + m.Type().String()
 }
 
-// ReadDir lists the directory p names inside the root, sorted by name.
+// ReadDir lists the directory p names inside the root, sorted by name: at
+// most MaxDirEntries of them, which then come with an error wrapping
+// ErrTooManyEntries.
 func (r Root) ReadDir(p string) ([]fs.DirEntry, error) {
+	var entries []fs.DirEntry
+	err := r.listDir(p, func(f *os.File) (int, error) {
+		batch, err := f.ReadDir(dirBatch)
+		entries = append(entries, batch...)
+		return len(entries), err
+	})
+	entries = entries[:min(len(entries), MaxDirEntries)]
+	slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	return entries, err
+}
+
+// ReadDirNames is ReadDir's names alone, which cost a string each rather
+// than a string and a DirEntry: sorted, at most MaxDirEntries, and past
+// that the first read with an error wrapping ErrTooManyEntries.
+func (r Root) ReadDirNames(p string) ([]string, error) {
+	var names []string
+	err := r.listDir(p, func(f *os.File) (int, error) {
+		batch, err := f.Readdirnames(dirBatch)
+		names = append(names, batch...)
+		return len(names), err
+	})
+	names = slices.Clip(names[:min(len(names), MaxDirEntries)])
+	slices.Sort(names)
+	return names, err
+}
+
+// listDir opens the directory p names and calls batch, which reads the
+// next entries and says how many it holds in all, until the directory
+// ends or more than MaxDirEntries were read (an error wrapping
+// ErrTooManyEntries).
+func (r Root) listDir(p string, batch func(*os.File) (int, error)) error {
 	host, err := r.Resolve(p)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	// os.ReadDir would open a FIFO planted where a directory belongs and
 	// wait for a writer; O_DIRECTORY refuses it at once with ENOTDIR, which
 	// Missing reads as "not there", the same as a regular file in its place.
 	f, err := os.OpenFile(host, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_DIRECTORY, 0)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer f.Close()
-	entries, err := f.ReadDir(-1)
-	slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
-	return entries, err
+	for {
+		n, err := batch(f)
+		switch {
+		case err == io.EOF:
+			return nil
+		case err != nil:
+			return err
+		case n > MaxDirEntries:
+			return &fs.PathError{Op: "readdir", Path: host, Err: fmt.Errorf("%w: the first %d read, in the directory's own order", ErrTooManyEntries, MaxDirEntries)}
+		}
+	}
 }
+
+// MaxDirEntries bounds the entries ReadDir and ReadDirNames return: a
+// DirEntry costs about a hundred bytes held, and the largest directories of
+// real images (/usr/lib/x86_64-linux-gnu, a conda environment's
+// site-packages) hold hundreds to a few thousand (502 in that of a root of
+// Debian trixie's CUDA torch).
+const MaxDirEntries = 1 << 15
+
+// dirBatch is how many entries one getdents round asks for.
+const dirBatch = 1024
+
+// ErrTooManyEntries is wrapped by ReadDir's and ReadDirNames' error for a
+// directory of more than MaxDirEntries entries; the entries read come with
+// it.
+var ErrTooManyEntries = errors.New("more directory entries than gpu-preflight lists")
 
 // Stat describes the file p names inside the root, following links.
 func (r Root) Stat(p string) (fs.FileInfo, error) {

@@ -2,9 +2,11 @@ package fsroot
 
 import (
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -347,5 +349,47 @@ func TestMissingDirectoryKeepsTheRestAsWritten(t *testing.T) {
 		if err != nil || got != filepath.Join(dir, tc.want) {
 			t.Errorf("Resolve(%q) = %q, %v; want %q", tc.path, got, err, filepath.Join(dir, tc.want))
 		}
+	}
+}
+
+// A directory of more entries than MaxDirEntries is listed (ReadDir,
+// ReadDirNames) up to the
+// bound, sorted, with an error that says so; one at the bound is whole.
+func TestReadDirStopsAtMaxDirEntries(t *testing.T) {
+	dir, err := os.MkdirTemp("/dev/shm", "fsroot-test-")
+	if err != nil {
+		dir = t.TempDir()
+	} else {
+		t.Cleanup(func() { os.RemoveAll(dir) })
+	}
+	for i := range MaxDirEntries {
+		f, err := os.Create(filepath.Join(dir, strconv.Itoa(i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+	}
+	r := Root(dir)
+	if entries, err := r.ReadDir("/"); err != nil || len(entries) != MaxDirEntries {
+		t.Fatalf("%d entries, %v; want all %d", len(entries), err, MaxDirEntries)
+	}
+	if names, err := r.ReadDirNames("/"); err != nil || len(names) != MaxDirEntries {
+		t.Fatalf("ReadDirNames: %d names, %v; want all %d", len(names), err, MaxDirEntries)
+	}
+	for i := range 5 {
+		if err := os.WriteFile(filepath.Join(dir, "more"+strconv.Itoa(i)), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	entries, err := r.ReadDir("/")
+	if !errors.Is(err, ErrTooManyEntries) || !strings.Contains(err.Error(), "the first 32768 read") || len(entries) != MaxDirEntries {
+		t.Fatalf("%d entries, %v", len(entries), err)
+	}
+	if !slices.IsSortedFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) }) {
+		t.Error("the entries are not sorted")
+	}
+	names, err := r.ReadDirNames("/")
+	if !errors.Is(err, ErrTooManyEntries) || len(names) != MaxDirEntries || !slices.IsSorted(names) {
+		t.Fatalf("ReadDirNames: %d names (sorted: %v), %v", len(names), slices.IsSorted(names), err)
 	}
 }

@@ -55,6 +55,15 @@ func TestEveryVariableReadChangesWhatTheChecksSee(t *testing.T) {
 	write("venv/lib/python3.10/site-packages/torch-2.1.0+cu121.dist-info/", "")
 	write("conda/lib/python3.11/site-packages/torch-2.2.0+cu121.dist-info/", "")
 	write("pp/torch-2.3.0+cu121.dist-info/", "")
+	// A venv reached only through PATH.
+	write("opt/pathvenv/pyvenv.cfg", "home = /usr/bin\ninclude-system-site-packages = false\n")
+	write("opt/pathvenv/bin/python3", "")
+	write("opt/pathvenv/lib/python3.12/site-packages/torch-2.4.0+cu124.dist-info/", "")
+	// Two pyenv versions: which one comes first depends on PYENV_VERSION.
+	write("pyenvroot/versions/3.10.4/lib/python3.10/site-packages/torch-1.13.0+cu117.dist-info/", "")
+	write("pyenvroot/versions/3.9.1/lib/python3.9/site-packages/torch-1.12.0+cu116.dist-info/", "")
+	// A user base named by PYTHONUSERBASE, read by the venv's python3.10.
+	write("ub/lib/python3.10/site-packages/torch-2.0.0+cu118.dist-info/", "")
 
 	cases := map[string][]string{
 		"NVIDIA_VISIBLE_DEVICES":   {"NVIDIA_VISIBLE_DEVICES=none"},
@@ -67,6 +76,11 @@ func TestEveryVariableReadChangesWhatTheChecksSee(t *testing.T) {
 		"VIRTUAL_ENV":              {"VIRTUAL_ENV=/venv"},
 		"CONDA_PREFIX":             {"CONDA_PREFIX=/conda"},
 		"PYTHONPATH":               {"PYTHONPATH=/pp"},
+		"PATH":                     {"PATH=/opt/pathvenv/bin"},
+		"PYENV_ROOT":               {"PYENV_ROOT=/pyenvroot"},
+		"PYENV_VERSION":            {"PATH=/pyenvroot/shims", "PYENV_ROOT=/pyenvroot", "PYENV_VERSION=3.9.1"},
+		"PYTHONUSERBASE":           {"VIRTUAL_ENV=/venv", "PYTHONUSERBASE=/ub"},
+		"PYTHONNOUSERSITE":         {"VIRTUAL_ENV=/venv", "PYTHONUSERBASE=/ub", "PYTHONNOUSERSITE=1"},
 		"NV_CUDNN_VERSION":         {"NV_CUDNN_VERSION=9.8.0.87-1"},
 		"CUDNN_VERSION":            {"CUDNN_VERSION=8.9.5.29"},
 		"NCCL_VERSION":             {"NCCL_VERSION=2.19.3"},

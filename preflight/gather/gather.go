@@ -51,6 +51,10 @@ type Options struct {
 	CUDATimeout time.Duration
 	// Manifest is the baked image manifest's path inside Root.
 	Manifest string
+	// Command is the training command (argv), whose Python interpreter
+	// decides which frameworks are judged (image.Judge); nil when not
+	// known.
+	Command []string
 	// ProbeStderr receives what the probe wrote on stderr, and which run
 	// of it that was: "nvml" or "cuda".
 	ProbeStderr func(probe, stderr string)
@@ -113,8 +117,14 @@ func Gather(ctx context.Context, o Options) (Result, []string) {
 
 	scan, source, w := image.LoadWithin(o.Root, c.Env, o.Manifest, scanBudget(ctx, time.Now()))
 	warnings = append(warnings, w...)
-	c.Stack, c.Frameworks, c.ScanSource = scan.Stack, scan.Frameworks, source
+	c.Stack, c.ScanSource = scan.Stack, source
+	var note string
+	c.Frameworks, note = image.Judge(o.Root, c.Env, scan, o.Command)
+	if note != "" {
+		warnings = append(warnings, note)
+	}
 	c.CUDALibraries = scan.CUDALibraries
+	c.CUDA = image.ImageCUDA(c.Judged(), scan.CUDASources, c.CUDA, c.Env)
 
 	h.CUDA = facts.CUDACheck{Mode: facts.CUDAModeOff, Outcome: facts.CUDANotRun}
 	if o.CUDAMode != "" && o.CUDAMode != facts.CUDAModeOff {

@@ -8,7 +8,9 @@ import (
 	"strings"
 
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
+	"github.com/gpu-preflight/gpu-preflight/preflight/fsroot"
 	"github.com/gpu-preflight/gpu-preflight/preflight/ldso"
+	"github.com/gpu-preflight/gpu-preflight/preflight/pyenv"
 )
 
 // cudaLibDirs maps a CUDA library (its soname without the version) to the
@@ -87,6 +89,17 @@ var frameworkDists = map[string][]string{
 func (s *scanner) cudaLibraries() {
 	env := s.loaderEnv()
 	fs := scanFS{s}
+	// The loader model goes on with what it could read of an object (one
+	// read in part says what was cut); each such object is warned of once.
+	warned := map[string]bool{}
+	warn := func(objs []ldso.Object) {
+		for _, o := range objs {
+			if o.Error != "" && !warned[o.Path] {
+				warned[o.Path] = true
+				s.warnf("image: the dynamic section of %s: %s", o.Path, o.Error)
+			}
+		}
+	}
 	for _, fw := range s.res.Frameworks {
 		if fw.Build != facts.BuildCUDA && fw.CUDAVersion == "" {
 			continue
@@ -96,9 +109,11 @@ func (s *scanner) cudaLibraries() {
 			continue
 		}
 		objs := ldso.Load(fs, env, nil, roots)
+		warn(objs)
 		if fw.Name == "torch" && missingCUDALib(objs) {
-			if pre := s.torchPreloads(); len(pre) > 0 {
+			if pre := s.torchPreloads(fw); len(pre) > 0 {
 				objs = ldso.Load(fs, env, pre, roots)
+				warn(objs)
 			}
 		}
 		built := s.builtFor(fw)
@@ -107,7 +122,7 @@ func (s *scanner) cudaLibraries() {
 			if !ok {
 				continue
 			}
-			cl := facts.CUDALibrary{Framework: fw.Name, Name: path.Base(o.Name), Library: lib}
+			cl := facts.CUDALibrary{Framework: fw.Name, FrameworkLocation: fw.Location, Name: path.Base(o.Name), Library: lib}
 			if major := cudaMajor(fw.CUDAVersion); major != "" {
 				cl.Wheel = "nvidia-" + strings.ReplaceAll(dir, "_", "-") + "-cu" + major
 			}
@@ -161,11 +176,16 @@ func (s *scanner) loaderRoots(fw facts.Framework) []string {
 	return roots
 }
 
-// torchPreloads are the paths torch's _preload_cuda_deps would load.
-func (s *scanner) torchPreloads() []string {
+// torchPreloads are the paths torch's _preload_cuda_deps would load, from
+// the sys.path of fw's environment.
+func (s *scanner) torchPreloads(fw facts.Framework) []string {
+	dirs := s.res.SitePackages
+	if v, ok := s.views[fw.Location]; ok {
+		dirs = v.dirs()
+	}
 	var out []string
 	for _, p := range torchPreload {
-		for _, sp := range s.res.SitePackages {
+		for _, sp := range dirs {
 			dir := path.Join(sp, "nvidia", p.dir, "lib")
 			var match []string
 			for _, n := range s.list(dir) {
@@ -198,9 +218,12 @@ func (s *scanner) builtFor(fw facts.Framework) map[string]builtVersion {
 		out["libcudnn"] = builtVersion{fw.CuDNNVersion, fw.Source}
 	}
 	sp := path.Dir(fw.Location)
-	dists := s.distInfos(sp)
+	dist := func(name string) (DistInfo, bool) { d, ok := s.distInfos(sp)[name]; return d, ok }
+	if v, ok := s.views[fw.Location]; ok {
+		dist = v.dist
+	}
 	for _, name := range frameworkDists[fw.Name] {
-		d, ok := dists[name]
+		d, ok := dist(name)
 		if !ok {
 			continue
 		}
@@ -313,16 +336,17 @@ func (s *scanner) otherCopies(lib, dir, loaded string, env ldso.Env) []facts.Lib
 // maxOtherCopies bounds the copies listed per library.
 const maxOtherCopies = 32
 
-// condaLibDirs are the lib directories of conda environments: CONDA_PREFIX,
-// the base install and its named environments.
+// condaLibDirs are the lib directories of the conda environments found
+// (preflight/pyenv: CONDA_PREFIX, PATH, the installers' default prefixes
+// and their named environments).
 func (s *scanner) condaLibDirs() []string {
 	var out []string
-	if p := s.env["CONDA_PREFIX"]; strings.HasPrefix(p, "/") {
-		out = append(out, path.Join(p, "lib"))
+	for _, e := range s.res.Environments {
+		if e.Kind == pyenv.KindConda {
+			out = append(out, path.Join(e.Prefix, "lib"))
+		}
 	}
-	out = append(out, "/opt/conda/lib")
-	m, _ := s.root.Glob("/opt/conda/envs/*/lib")
-	return append(out, m...)
+	return out
 }
 
 // loaderEnv is ld.so's configuration in the image: LD_LIBRARY_PATH, the
@@ -331,13 +355,7 @@ func (s *scanner) condaLibDirs() []string {
 func (s *scanner) loaderEnv() ldso.Env {
 	var env ldso.Env
 	env.LibraryPath, _ = searchPath(s.env, "LD_LIBRARY_PATH")
-	if b := s.readMax("/etc/ld.so.cache", ldso.MaxCacheSize); b != nil {
-		cache, err := ldso.ParseCache(b)
-		if err != nil {
-			s.warnf("image: /etc/ld.so.cache: %v", err)
-		}
-		env.Cache = cache
-	}
+	env.Cache = s.ldCache("/etc/ld.so.cache")
 	for _, triplet := range []string{"x86_64-linux-gnu", "aarch64-linux-gnu"} {
 		if fi, err := s.root.Stat("/usr/lib/" + triplet); err == nil && fi.IsDir() {
 			env.SystemDirs = ldso.DebianSystemDirs(triplet)
@@ -350,22 +368,37 @@ func (s *scanner) loaderEnv() ldso.Env {
 	return env
 }
 
+// ldCache reads the image's ld.so cache at p in place (ldso.ReadCache):
+// its memory is bounded by the entries kept, not by the file's size.
+func (s *scanner) ldCache(p string) []ldso.CacheEntry {
+	if s.outOfTime() {
+		return nil
+	}
+	s.stamp(p)
+	f, err := s.root.Open(p)
+	if err != nil {
+		if !fsroot.Missing(err) {
+			s.warnf("image: reading %s: %v", p, err)
+		}
+		return nil
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		s.warnf("image: reading %s: %v", p, err)
+		return nil
+	}
+	cache, err := ldso.ReadCache(f, fi.Size())
+	if err != nil {
+		s.warnf("image: %s: %v", p, err)
+	}
+	return cache
+}
+
 // isFile reports whether p is a regular file, from its directory's listing
 // (stamped, so a manifest sees a file appear) and a stat.
 func (s *scanner) isFile(p string) bool {
-	dir := path.Dir(p)
-	if s.names == nil {
-		s.names = map[string]map[string]bool{}
-	}
-	set, ok := s.names[dir]
-	if !ok {
-		set = map[string]bool{}
-		for _, n := range s.list(dir) {
-			set[n] = true
-		}
-		s.names[dir] = set
-	}
-	if !set[path.Base(p)] {
+	if _, ok := slices.BinarySearch(s.list(path.Dir(p)), path.Base(p)); !ok {
 		return false
 	}
 	fi, err := s.root.Stat(p)

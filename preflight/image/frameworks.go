@@ -8,6 +8,8 @@ import (
 
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 	"github.com/gpu-preflight/gpu-preflight/preflight/gpuarch"
+	"github.com/gpu-preflight/gpu-preflight/preflight/pyenv"
+	"github.com/gpu-preflight/gpu-preflight/preflight/releases"
 )
 
 // Kernel libraries per framework: the shared objects that carry the
@@ -36,29 +38,151 @@ var (
 	}
 )
 
-// frameworks fills s.res.Frameworks from every site-packages directory.
+// frameworks fills s.res.Frameworks: in each environment, in search
+// order, each framework as its interpreter imports it (the package from
+// the first sys.path entry that holds it, the metadata from the first
+// that has its dist-info). A framework two environments reach (a venv
+// over the system site) is listed once, for the first.
 func (s *scanner) frameworks() {
-	for _, sp := range s.res.SitePackages {
-		names := s.list(sp)
-		dists := s.distInfos(sp)
-		has := func(n string) bool { _, ok := slices.BinarySearch(names, n); return ok }
-		for _, fw := range []func(string, func(string) bool, map[string]DistInfo) (facts.Framework, bool){
-			s.paddle, s.torch, s.tensorflow, s.jax,
-		} {
-			if f, ok := fw(sp, has, dists); ok {
-				s.res.Frameworks = append(s.res.Frameworks, f)
+	seen := map[string]bool{}
+	for _, e := range s.res.Environments {
+		v := s.view(e)
+		for _, detect := range []func(*view) (facts.Framework, bool){s.paddle, s.torch, s.tensorflow, s.jax} {
+			f, ok := detect(v)
+			if !ok {
+				continue
 			}
+			key := pyenv.RealPath(s.root, f.Location)
+			if seen[key] {
+				continue
+			}
+			seen[key] = true
+			f.Environment, f.EnvironmentKind = e.Prefix, e.Kind
+			f.PathEntry = path.Dir(f.Location)
+			f.PathFrom = v.from(f.PathEntry)
+			s.views[f.Location] = v
+			s.res.Frameworks = append(s.res.Frameworks, f)
 		}
 	}
 }
 
+// view is one environment as its interpreter's import system sees it.
+type view struct {
+	s   *scanner
+	env pyenv.Environment
+}
+
+func (s *scanner) view(e pyenv.Environment) *view { return &view{s: s, env: e} }
+
+// dist returns distribution name as importlib.metadata finds it: from the
+// first sys.path entry holding its metadata. An editable finder's
+// directory is not on sys.path (its metadata is the dist-info in
+// site-packages). Each directory's distributions are listed once
+// (scanner.distInfos), and nothing is copied per environment.
+func (v *view) dist(name string) (DistInfo, bool) {
+	for _, en := range v.env.Path {
+		if en.Only != nil {
+			continue
+		}
+		if d, ok := v.s.distInfos(en.Dir)[name]; ok {
+			return d, true
+		}
+	}
+	return DistInfo{}, false
+}
+
+// firstDist returns the first of names installed.
+func (v *view) firstDist(names ...string) (DistInfo, bool) {
+	for _, n := range names {
+		if d, ok := v.dist(n); ok {
+			return d, true
+		}
+	}
+	return DistInfo{}, false
+}
+
+// distMatching returns the installed distribution with the smallest name
+// that match accepts, and what match said of it.
+func (v *view) distMatching(match func(name string) (string, bool)) (DistInfo, string, bool) {
+	var best DistInfo
+	var bestVal string
+	found := false
+	for _, en := range v.env.Path {
+		if en.Only != nil {
+			continue
+		}
+		for name, d := range v.s.distInfos(en.Dir) {
+			if val, ok := match(name); ok && (!found || name < best.Name) {
+				best, bestVal, found = d, val, true
+			}
+		}
+		if found {
+			return best, bestVal, true
+		}
+	}
+	return DistInfo{}, "", false
+}
+
+// pkg returns the sys.path directory top-level package name is imported
+// from: the first entry that holds a directory of that name.
+func (v *view) pkg(name string) (string, bool) {
+	for _, en := range v.env.Path {
+		if en.Only != nil && !slices.Contains(en.Only, name) {
+			continue
+		}
+		if _, ok := slices.BinarySearch(v.s.list(en.Dir), name); ok {
+			return en.Dir, true
+		}
+	}
+	return "", false
+}
+
+// dirs are the view's sys.path directories, in order.
+func (v *view) dirs() []string {
+	var out []string
+	for _, en := range v.env.Path {
+		out = append(out, en.Dir)
+	}
+	return out
+}
+
+// from says how dir got on the sys.path: "site-packages", ".pth <file>".
+func (v *view) from(dir string) string {
+	for _, en := range v.env.Path {
+		if en.Dir == dir {
+			if en.File != "" {
+				return en.From + " " + en.File
+			}
+			return en.From
+		}
+	}
+	return ""
+}
+
+// home is where a framework's package lives: the directory pkg found, or
+// else the one its distribution's metadata is in.
+func home(pkgDir string, found bool, d DistInfo, hasDist bool) (string, bool) {
+	switch {
+	case found:
+		return pkgDir, true
+	case hasDist && d.Dir() != "":
+		return path.Dir(d.Dir()), true
+	}
+	return "", false
+}
+
 func distPath(sp string, d DistInfo) string {
+	if dir := d.Dir(); dir != "" {
+		return dir
+	}
 	return path.Join(sp, d.Name+"-"+d.Version+".dist-info")
 }
 
-func (s *scanner) torch(sp string, has func(string) bool, dists map[string]DistInfo) (facts.Framework, bool) {
-	d, hasDist := dists["torch"]
-	if !has("torch") && !hasDist {
+func (s *scanner) torch(v *view) (facts.Framework, bool) {
+	d, hasDist := v.dist("torch")
+	pkgDir, found := v.pkg("torch")
+	sp, ok := home(pkgDir, found, d, hasDist)
+	if !ok {
 		return facts.Framework{}, false
 	}
 	f := facts.Framework{Name: "torch", Location: path.Join(sp, "torch")}
@@ -92,9 +216,11 @@ func (s *scanner) torch(sp string, has func(string) bool, dists map[string]DistI
 	return f, true
 }
 
-func (s *scanner) paddle(sp string, has func(string) bool, dists map[string]DistInfo) (facts.Framework, bool) {
-	d, hasDist := firstDist(dists, "paddlepaddle_gpu", "paddlepaddle")
-	if !has("paddle") && !hasDist {
+func (s *scanner) paddle(v *view) (facts.Framework, bool) {
+	d, hasDist := v.firstDist("paddlepaddle_gpu", "paddlepaddle")
+	pkgDir, found := v.pkg("paddle")
+	sp, ok := home(pkgDir, found, d, hasDist)
+	if !ok {
 		return facts.Framework{}, false
 	}
 	f := facts.Framework{Name: "paddlepaddle", Location: path.Join(sp, "paddle")}
@@ -147,9 +273,11 @@ func (s *scanner) paddle(sp string, has func(string) bool, dists map[string]Dist
 	return f, true
 }
 
-func (s *scanner) tensorflow(sp string, has func(string) bool, dists map[string]DistInfo) (facts.Framework, bool) {
-	d, hasDist := firstDist(dists, "tensorflow", "tensorflow_gpu", "tensorflow_cpu", "tf_nightly", "tf_nightly_gpu")
-	if !has("tensorflow") && !hasDist {
+func (s *scanner) tensorflow(v *view) (facts.Framework, bool) {
+	d, hasDist := v.firstDist("tensorflow", "tensorflow_gpu", "tensorflow_cpu", "tensorflow_rocm", "tf_nightly", "tf_nightly_gpu")
+	pkgDir, found := v.pkg("tensorflow")
+	sp, ok := home(pkgDir, found, d, hasDist)
+	if !ok {
 		return facts.Framework{}, false
 	}
 	f := facts.Framework{Name: "tensorflow", Location: path.Join(sp, "tensorflow")}
@@ -178,25 +306,47 @@ func (s *scanner) tensorflow(sp string, has func(string) bool, dists map[string]
 	if f.Version == "" && f.Source == "" {
 		return facts.Framework{}, false
 	}
-	if f.Build == "" && hasDist && d.Name == "tensorflow_cpu" {
+	switch {
+	case f.Build == "" && hasDist && d.Name == "tensorflow_cpu":
 		f.Build = facts.BuildCPU
+	case hasDist && d.Name == "tensorflow_rocm" && f.Build != facts.BuildCUDA:
+		// AMD's tensorflow-rocm wheel (ROCm/tensorflow-upstream's
+		// build_pip_package names the project tensorflow_rocm).
+		f.Build = facts.BuildROCm
 	}
 	s.kernels(&f, sp, tensorflowKernels, archs)
 	return f, true
 }
 
-func (s *scanner) jax(sp string, has func(string) bool, dists map[string]DistInfo) (facts.Framework, bool) {
-	lib, hasLib := dists["jaxlib"]
+func (s *scanner) jax(v *view) (facts.Framework, bool) {
+	lib, hasLib := v.dist("jaxlib")
 	var plugin DistInfo
-	var pluginMajor string
+	var pluginMajor, rocm string
 	for _, major := range []string{"13", "12", "11"} {
-		if p, ok := firstDist(dists, "jax_cuda"+major+"_plugin", "jax_cuda"+major+"_pjrt"); ok {
+		if p, ok := v.firstDist("jax_cuda"+major+"_plugin", "jax_cuda"+major+"_pjrt"); ok {
 			plugin, pluginMajor = p, major
 			break
 		}
 	}
-	if !hasLib && pluginMajor == "" {
+	if pluginMajor == "" {
+		// The ROCm builds: jax-rocm60-plugin / jax-rocm60-pjrt (jax's
+		// build_gpu_kernels_wheel.py and build_gpu_plugin_wheel.py name
+		// them jax_rocm{version}_plugin and _pjrt).
+		if d, r, ok := v.distMatching(rocmPluginVersion); ok {
+			plugin, rocm = d, r
+		}
+	}
+	if !hasLib && pluginMajor == "" && rocm == "" {
 		return facts.Framework{}, false
+	}
+	var sp string
+	switch {
+	case pluginMajor != "" || rocm != "":
+		d, ok := v.pkg("jax_plugins")
+		sp, _ = home(d, ok, plugin, true)
+	default:
+		d, ok := v.pkg("jaxlib")
+		sp, _ = home(d, ok, lib, true)
 	}
 	f := facts.Framework{Name: "jax", Location: path.Join(sp, "jaxlib")}
 	if hasLib {
@@ -205,15 +355,26 @@ func (s *scanner) jax(sp string, has func(string) bool, dists map[string]DistInf
 			f.CUDAVersion, f.CuDNNVersion = t.CUDA, t.CuDNN
 		}
 	}
-	if pluginMajor != "" {
+	if pluginMajor != "" || rocm != "" {
 		if f.Version == "" {
 			f.Version = plugin.Version
 		}
-		if f.CUDAVersion == "" {
-			f.CUDAVersion = pluginMajor
-		}
 		f.Source = distPath(sp, plugin)
 		f.Location = path.Join(sp, "jax_plugins")
+	}
+	if rocm != "" {
+		f.Build, f.CUDAVersion = facts.BuildROCm, ""
+		return f, true
+	}
+	if pluginMajor != "" && f.CUDAVersion == "" {
+		// The CUDA the plugin was built with is the framework's CUDA; the
+		// runtime wheel pip resolved beside it can be newer (it is only
+		// held to the plugin's floor), and is the framework's CUDARuntime.
+		if cuda, _, ok := releases.JAXPluginCUDA(plugin.Version); ok {
+			f.CUDAVersion = cuda
+		} else {
+			f.CUDAVersion = pluginMajor
+		}
 	}
 	switch {
 	case f.CUDAVersion != "":
@@ -224,20 +385,35 @@ func (s *scanner) jax(sp string, has func(string) bool, dists map[string]DistInf
 		// plugin runs on the CPU.
 		f.Build = facts.BuildCPU
 	}
-	// The CUDA 12+ plugins run on the CUDA runtime wheel they depend on:
-	// its release refines a major-only "12" to "12.4".
-	if major := f.CUDAVersion; major != "" && !strings.Contains(major, ".") {
-		if rt, ok := dists["nvidia_cuda_runtime_cu"+major]; ok && strings.HasPrefix(rt.Version, major+".") {
-			f.CUDAVersion = majorMinor(rt.Version)
-		}
-		if f.CuDNNVersion == "" {
-			if c, ok := dists["nvidia_cudnn_cu"+major]; ok {
-				f.CuDNNVersion = c.Version
-			}
+	if major := cudaMajor(f.CUDAVersion); major != "" && f.CuDNNVersion == "" {
+		if c, ok := v.dist("nvidia_cudnn_cu" + major); ok {
+			f.CuDNNVersion = c.Version
 		}
 	}
 	s.kernels(&f, sp, jaxKernels, nil)
 	return f, true
+}
+
+// rocmPluginVersion reads the ROCm version of a jax ROCm plugin's
+// distribution name: "jax_rocm60_plugin" -> "6.0", "jax_rocm7_pjrt" -> "7".
+func rocmPluginVersion(name string) (string, bool) {
+	rest, ok := strings.CutPrefix(name, "jax_rocm")
+	if !ok {
+		return "", false
+	}
+	n, ok := strings.CutSuffix(rest, "_plugin")
+	if !ok {
+		if n, ok = strings.CutSuffix(rest, "_pjrt"); !ok {
+			return "", false
+		}
+	}
+	if !digitsOnly(n) {
+		return "", false
+	}
+	if len(n) == 1 {
+		return n, true
+	}
+	return n[:1] + "." + n[1:], true
 }
 
 // localBuild reads the build from a wheel's local version tag: "+cu121"

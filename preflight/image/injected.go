@@ -3,7 +3,6 @@ package image
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"io/fs"
 	"path"
 	"slices"
 	"strings"
@@ -73,11 +72,11 @@ func Injected(dir, name string) bool {
 // listingDigest is the SHA-256 of the sorted names in entries that belong
 // to the image (not Injected), one per line: what a directory's stamp
 // compares, since the scan reads only names from a listing.
-func listingDigest(dir string, entries []fs.DirEntry) string {
+func listingDigest(dir string, entries []string) string {
 	names := make([]string, 0, len(entries))
 	for _, e := range entries {
-		if !Injected(dir, e.Name()) {
-			names = append(names, e.Name())
+		if !Injected(dir, e) {
+			names = append(names, e)
 		}
 	}
 	slices.Sort(names)

@@ -75,7 +75,7 @@ func TestBakeRecordsLibrariesWithHashes(t *testing.T) {
 	if m.Stack.NCCL.Version != "2.25.1" || m.Stack.CuDNN.Version != "9.1.0" {
 		t.Errorf("stack %+v", m.Stack)
 	}
-	if !reflect.DeepEqual(m.Env, map[string]string{"NCCL_VERSION": "2.25.1-1"}) {
+	if !reflect.DeepEqual(m.Env, map[string]string{"NCCL_VERSION": "2.25.1-1", "PATH": "/usr/bin"}) {
 		t.Errorf("env %v: only the variables the scan reads belong there", m.Env)
 	}
 }

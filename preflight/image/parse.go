@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -172,16 +173,31 @@ type DistInfo struct {
 	// case, runs of "-", "_" and "." folded to "_": "nvidia_cudnn_cu12".
 	Name    string
 	Version string
+	// site and entry are the directory the metadata was listed in and its
+	// name there (set by the scanner; they share the listing's strings, so
+	// that a site-packages of 50 000 distributions costs no string each).
+	site, entry string
 }
 
-// ParseDistInfoName splits a "<name>-<version>.dist-info" or
-// "<name>-<version>[-pyX.Y].egg-info" directory name.
+// Dir is the metadata directory's path; "" from ParseDistInfoName.
+func (d DistInfo) Dir() string {
+	if d.site == "" {
+		return ""
+	}
+	return path.Join(d.site, d.entry)
+}
+
+// ParseDistInfoName splits a "<name>-<version>.dist-info",
+// "<name>-<version>[-pyX.Y].egg-info" or
+// "<name>-<version>-pyX.Y[-<platform>].egg" directory name.
 func ParseDistInfoName(dir string) (DistInfo, bool) {
 	base, ok := strings.CutSuffix(dir, ".dist-info")
 	egg := false
 	if !ok {
 		if base, ok = strings.CutSuffix(dir, ".egg-info"); !ok {
-			return DistInfo{}, false
+			if base, ok = strings.CutSuffix(dir, ".egg"); !ok {
+				return DistInfo{}, false
+			}
 		}
 		egg = true
 	}

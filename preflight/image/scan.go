@@ -27,6 +27,7 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 	"github.com/gpu-preflight/gpu-preflight/preflight/fatbin"
 	"github.com/gpu-preflight/gpu-preflight/preflight/fsroot"
+	"github.com/gpu-preflight/gpu-preflight/preflight/pyenv"
 )
 
 // Result is what a scan found.
@@ -38,6 +39,14 @@ type Result struct {
 	// SitePackages are the Python package directories found, in search
 	// order (paths inside the root).
 	SitePackages []string `json:"sitePackages"`
+	// Environments are the Python environments found, in search order,
+	// each with its sys.path (preflight/pyenv).
+	Environments []pyenv.Environment `json:"environments,omitempty"`
+	// CUDASources are the image-wide sources of its CUDA the scan reads:
+	// the distribution's libcudart (the framework's own runtime is on
+	// each facts.Framework, the toolkit and CUDA_VERSION are read by
+	// preflight/container).
+	CUDASources []facts.CUDASource `json:"cudaSources,omitempty"`
 	// Inputs are the directories the scan listed and the files it read
 	// versions from, with their size and modification time, so that a
 	// manifest can tell whether a rescan would see anything new.
@@ -94,6 +103,11 @@ const (
 	// NvInferVersion.h) are a few kilobytes, so 4 MiB is wide room while a
 	// planted multi-gigabyte file is refused rather than read.
 	maxSourceFile = 4 << 20
+
+	// maxEntriesListed bounds the directory entries a scan holds, over
+	// every directory it lists (fsroot.MaxDirEntries bounds one): a few
+	// MiB of names.
+	maxEntriesListed = 1 << 16
 )
 
 // scan scans the image under root. env is the container's environment
@@ -105,17 +119,17 @@ func scan(root fsroot.Root, env map[string]string, scanFile scanFileFunc, budget
 	// The scan sees only what a manifest records, so that nothing it reads
 	// can change without making the manifest stale.
 	env = envSubset(env)
-	s := &scanner{root: root, env: env, scanFile: scanFile, seen: map[string]bool{}, budget: budget}
+	s := &scanner{root: root, env: env, scanFile: scanFile, seen: map[string]bool{}, views: map[string]*view{}, budget: budget}
 	if budget > 0 {
 		s.deadline = time.Now().Add(budget)
 	}
-	var w []string
-	s.res.SitePackages, w = sitePackages(root, env)
-	s.warnings = append(s.warnings, w...)
+	s.environments()
 	s.sitePackages()
 	s.stack()
 	s.frameworks()
 	s.cudaLibraries()
+	s.frameworkRuntimes()
+	s.distributionCUDA()
 	slices.SortFunc(s.res.Inputs, func(a, b Stamp) int { return strings.Compare(a.Path, b.Path) })
 	s.res.Inputs = slices.CompactFunc(s.res.Inputs, func(a, b Stamp) bool { return a.Path == b.Path })
 	return s.res, s.warnings
@@ -129,11 +143,16 @@ type scanner struct {
 	warnings []string
 	// listings caches directory listings by path: each site-packages
 	// directory is read once for all frameworks.
-	listings map[string][]fs.DirEntry
-	// names caches each listed directory's names as a set, for isFile.
-	names map[string]map[string]bool
+	listings map[string][]string
+	// entriesListed counts the entries in listings, up to
+	// maxEntriesListed; listingsFull is set once a listing was refused.
+	entriesListed int
+	listingsFull  bool
 	// dists caches distInfos by site-packages directory.
 	dists map[string]map[string]DistInfo
+	// views are the environment each framework was found in, by its
+	// Location: its dist-info and sys.path, for the CUDA libraries.
+	views map[string]*view
 	seen  map[string]bool
 	// budget and deadline bound the scan (zero: unbounded); stopped is set
 	// once the deadline passed and the warning was given.
@@ -186,7 +205,7 @@ func (s *scanner) stamp(p string) {
 }
 
 // stampListing records directory dir with the digest of its listing.
-func (s *scanner) stampListing(dir string, entries []fs.DirEntry) {
+func (s *scanner) stampListing(dir string, entries []string) {
 	s.stamp(dir)
 	if n := len(s.res.Inputs); n > 0 && s.res.Inputs[n-1].Path == dir && s.res.Inputs[n-1].Dir {
 		s.res.Inputs[n-1].Names = listingDigest(dir, entries)
@@ -197,20 +216,28 @@ func (s *scanner) stampListing(dir string, entries []fs.DirEntry) {
 // stamps it.
 func (s *scanner) list(dir string) []string {
 	if s.listings == nil {
-		s.listings = map[string][]fs.DirEntry{}
+		s.listings = map[string][]string{}
 	}
 	entries, ok := s.listings[dir]
 	if !ok {
 		if s.outOfTime() {
 			return nil
 		}
+		if s.entriesListed >= maxEntriesListed {
+			if !s.listingsFull {
+				s.listingsFull = true
+				s.warnf("image: the scan holds %d directory entries, its bound: %s and every directory after it are not listed", s.entriesListed, dir)
+			}
+			return nil
+		}
 		s.listed++
 		var err error
-		entries, err = s.root.ReadDir(dir)
+		entries, err = s.root.ReadDirNames(dir)
 		if err != nil && !fsroot.Missing(err) {
 			s.warnf("image: listing %s: %v", dir, err)
 		}
 		s.listings[dir] = entries
+		s.entriesListed += len(entries)
 		if errors.Is(err, fs.ErrNotExist) && !s.seen[dir] {
 			// What stamp's stat would find, without asking again: most
 			// of the places searched do not exist in a given image.
@@ -222,11 +249,7 @@ func (s *scanner) list(dir string) []string {
 			s.stamp(dir)
 		}
 	}
-	names := make([]string, len(entries))
-	for i, e := range entries {
-		names[i] = e.Name()
-	}
-	return names
+	return entries
 }
 
 // read returns the contents of file p, stamping it; nil when missing.
@@ -248,29 +271,29 @@ func (s *scanner) readMax(p string, max int64) []byte {
 	return b
 }
 
-// sitePackagePatterns are where Python packages live in images: the
-// system interpreters (Debian's dist-packages, /usr/local builds), RHEL's
-// lib64, conda's base and named environments, and root's user site.
-var sitePackagePatterns = []string{
-	"/usr/local/lib/python3*/dist-packages",
-	"/usr/local/lib/python3*/site-packages",
-	"/usr/local/lib64/python3*/site-packages",
-	"/usr/lib/python3*/dist-packages",
-	"/usr/lib/python3*/site-packages",
-	"/usr/lib64/python3*/site-packages",
-	"/opt/conda/lib/python3*/site-packages",
-	"/opt/conda/envs/*/lib/python3*/site-packages",
-	"/root/.local/lib/python3*/site-packages",
+// SitePackages returns the Python package directories under root: every
+// directory on the sys.path of the image's Python environments
+// (preflight/pyenv, in its search order), each once, a directory reached
+// twice (through a link) listed once.
+func SitePackages(root fsroot.Root, env map[string]string) []string {
+	return sysPathDirs(root, pyenv.Find(root, envSubset(env)).Environments)
 }
 
-// SitePackages returns the Python package directories under root: those of
-// VIRTUAL_ENV, CONDA_PREFIX and PYTHONPATH (its first MaxSearchPathEntries
-// entries) first, as they take precedence at run time, then the usual
-// system and conda places. A directory reached twice (through a link) is
-// listed once.
-func SitePackages(root fsroot.Root, env map[string]string) []string {
-	sp, _ := sitePackages(root, envSubset(env))
-	return sp
+// sysPathDirs are the distinct directories of envs' sys.paths, in order.
+func sysPathDirs(root fsroot.Root, envs []pyenv.Environment) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, e := range envs {
+		for _, en := range e.Path {
+			real := pyenv.RealPath(root, en.Dir)
+			if seen[real] {
+				continue
+			}
+			seen[real] = true
+			out = append(out, en.Dir)
+		}
+	}
+	return out
 }
 
 // searchPath returns the absolute entries of the colon list in variable
@@ -295,39 +318,28 @@ func searchPath(env map[string]string, key string) ([]string, string) {
 	return out, ""
 }
 
-func sitePackages(root fsroot.Root, env map[string]string) ([]string, []string) {
-	var warnings []string
-	var candidates []string
-	for _, key := range []string{"VIRTUAL_ENV", "CONDA_PREFIX"} {
-		if dir := env[key]; strings.HasPrefix(dir, "/") {
-			m, _ := root.Glob(path.Join(dir, "lib/python3*/site-packages"))
-			candidates = append(candidates, m...)
+// environments finds the Python environments (pyenv.Find), stamping what
+// it read so that a manifest goes stale when a .pth file or pyvenv.cfg
+// changes.
+func (s *scanner) environments() {
+	for _, k := range []string{"PATH", "PYTHONPATH"} {
+		if _, w := searchPath(s.env, k); w != "" {
+			s.warnings = append(s.warnings, w)
 		}
 	}
-	pythonPath, w := searchPath(env, "PYTHONPATH")
-	if w != "" {
-		warnings = append(warnings, w)
-	}
-	candidates = append(candidates, pythonPath...)
-	for _, pat := range sitePackagePatterns {
-		m, _ := root.Glob(pat)
-		candidates = append(candidates, m...)
-	}
-	var out []string
-	seen := map[string]bool{}
-	for _, c := range candidates {
-		fi, err := root.Stat(c)
-		if err != nil || !fi.IsDir() {
-			continue
+	found := pyenv.Find(s.root, s.env)
+	for _, p := range found.Inputs {
+		// A directory is stamped by the names it holds, as the scan's own
+		// listings are: a GPU node's runtime injects files into /usr/lib.
+		if fi, err := s.root.Stat(p); err == nil && fi.IsDir() {
+			s.list(p)
+		} else {
+			s.stamp(p)
 		}
-		real, err := root.Resolve(c)
-		if err != nil || seen[real] {
-			continue
-		}
-		seen[real] = true
-		out = append(out, c)
 	}
-	return out, warnings
+	s.warnings = append(s.warnings, found.Warnings...)
+	s.res.Environments = found.Environments
+	s.res.SitePackages = sysPathDirs(s.root, found.Environments)
 }
 
 // sitePackages lists each site-packages directory once, so that the
@@ -351,12 +363,20 @@ func (s *scanner) distInfos(sp string) map[string]DistInfo {
 	}
 	out := map[string]DistInfo{}
 	s.dists[sp] = out
+	// A setuptools .egg directory (setup.py install) is a sys.path entry
+	// whose metadata is its own name and EGG-INFO/ (importlib.metadata
+	// reads it so).
+	if d, ok := ParseDistInfoName(path.Base(sp)); ok && strings.HasSuffix(sp, ".egg") {
+		d.site, d.entry = sp, "EGG-INFO"
+		out[d.Name] = d
+	}
 	for _, name := range s.list(sp) {
 		d, ok := ParseDistInfoName(name)
-		if !ok {
+		if !ok || strings.HasSuffix(name, ".egg") {
 			continue
 		}
 		if _, dup := out[d.Name]; !dup {
+			d.site, d.entry = sp, name
 			out[d.Name] = d
 		}
 	}

@@ -257,7 +257,9 @@ func TestScanJaxlibLocalTag(t *testing.T) {
 	}
 }
 
-func TestScanJaxCUDAPluginUsesRuntimeWheel(t *testing.T) {
+// jax's CUDA is what its plugin was built with (0.4.30: 12.3), not the
+// newer runtime wheel pip resolved beside it, which is its CUDARuntime.
+func TestScanJaxCUDAIsThePluginsBuildCUDA(t *testing.T) {
 	tr := newTree(t)
 	sp := "/workspace/pylibs" // on PYTHONPATH
 	tr.dir(sp + "/jaxlib-0.4.30.dist-info")
@@ -268,7 +270,7 @@ func TestScanJaxCUDAPluginUsesRuntimeWheel(t *testing.T) {
 	tr.so(sp+"/jax_plugins/xla_cuda12/xla_cuda_plugin.so", []fatbintest.Entry{cubin(80), cubin(90)})
 	res, _ := Scan(tr.Root(), map[string]string{"PYTHONPATH": "/nonexistent:" + sp})
 	f := findFramework(t, res, "jax")
-	if f.Version != "0.4.30" || f.CUDAVersion != "12.4" || f.CuDNNVersion != "9.1.0.70" {
+	if f.Version != "0.4.30" || f.CUDAVersion != "12.3" || f.CUDARuntime != "12.4.127" || f.CuDNNVersion != "9.1.0.70" {
 		t.Errorf("got %+v", f)
 	}
 	if want := []string{"sm_80", "sm_90"}; !slices.Equal(f.Archs, want) {

@@ -16,18 +16,27 @@
 package imageconfig
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/gpu-preflight/gpu-preflight/internal/jsonbound"
+	"github.com/gpu-preflight/gpu-preflight/internal/safefile"
 )
 
 // maxJSON bounds every file read: image configs and manifests are a few KiB
 // (an inspect of an image with a long history some tens).
 const maxJSON = 8 << 20
+
+// limits bound every document's shape as maxJSON its size: an Env of a
+// million empty strings would decode into 16 MiB of string headers.
+var limits = jsonbound.Limits{Bytes: maxJSON, Depth: 64, Values: 200_000}
 
 // Forms of configuration Env understands, as it names them.
 const (
@@ -40,19 +49,33 @@ const (
 // Env returns the environment, as KEY=VALUE strings, of the image whose
 // configuration is at path (a file, or an OCI image layout directory), and
 // the form it was read in.
+//
+// No read can block or grow without bound, whoever prepared the files: path
+// is opened O_NONBLOCK (a FIFO opens at once, and is refused as anything
+// but a regular file or a directory is), every file is read up to maxJSON,
+// and inside a layout no name is followed out of the layout directory.
+// path itself may be a symlink: an operator's path often is (a Kubernetes
+// ConfigMap's file links into its ..data directory).
 func Env(path string) (env []string, form string, err error) {
-	st, err := os.Stat(path)
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	if err != nil {
+		return nil, "", fmt.Errorf("image config: %w", &os.PathError{Op: "open", Path: path, Err: err})
+	}
+	f := os.NewFile(uintptr(fd), path)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		f.Close()
 		return nil, "", fmt.Errorf("image config: %w", err)
 	}
-	if st.IsDir() {
-		env, err := layoutEnv(path)
+	if st.Mode&unix.S_IFMT == unix.S_IFDIR {
+		defer f.Close()
+		env, err := layoutEnv(fd)
 		if err != nil {
 			return nil, "", fmt.Errorf("image config %s: %w", path, err)
 		}
 		return env, FormOCILayout, nil
 	}
-	data, err := readMax(path)
+	data, err := safefile.ReadOpen(f, maxJSON)
 	if err != nil {
 		return nil, "", fmt.Errorf("image config: %w", err)
 	}
@@ -83,8 +106,10 @@ var errNoEnv = errors.New(`no environment in it: want an OCI image config ("conf
 
 // Parse reads the environment from one configuration file's contents.
 func Parse(data []byte) (env []string, form string, err error) {
-	trimmed := strings.TrimLeft(string(data), " \t\r\n")
-	if strings.HasPrefix(trimmed, "[") {
+	if err := jsonbound.Check(data, limits); err != nil {
+		return nil, "", err
+	}
+	if bytes.HasPrefix(bytes.TrimLeft(data, " \t\r\n"), []byte("[")) {
 		var list []inspected
 		if err := json.Unmarshal(data, &list); err != nil {
 			return nil, "", fmt.Errorf("not JSON image inspect output: %w", err)
@@ -115,14 +140,14 @@ func Parse(data []byte) (env []string, form string, err error) {
 	return nil, "", errNoEnv
 }
 
-// layoutEnv follows an OCI image layout from index.json to the config blob.
-// The layout must hold exactly one image manifest, so that the check cannot
-// silently read another platform's or tag's config.
-func layoutEnv(dir string) ([]string, error) {
+// layoutEnv follows an OCI image layout, open as dir, from index.json to
+// the config blob. The layout must hold exactly one image manifest, so that
+// the check cannot silently read another platform's or tag's config.
+func layoutEnv(dir int) ([]string, error) {
 	var index struct {
 		Manifests []descriptor `json:"manifests"`
 	}
-	if err := readJSON(filepath.Join(dir, "index.json"), &index); err != nil {
+	if err := readJSON(dir, "index.json", &index); err != nil {
 		return nil, fmt.Errorf("not an OCI image layout: %w", err)
 	}
 	if len(index.Manifests) != 1 {
@@ -131,10 +156,10 @@ func layoutEnv(dir string) ([]string, error) {
 	var manifest struct {
 		Config descriptor `json:"config"`
 	}
-	if err := readJSON(blobPath(dir, index.Manifests[0].Digest), &manifest); err != nil {
+	if err := readJSON(dir, blobPath(index.Manifests[0].Digest), &manifest); err != nil {
 		return nil, fmt.Errorf("its manifest: %w", err)
 	}
-	data, err := readMax(blobPath(dir, manifest.Config.Digest))
+	data, err := readBeneath(dir, blobPath(manifest.Config.Digest))
 	if err != nil {
 		return nil, fmt.Errorf("its config: %w", err)
 	}
@@ -152,45 +177,71 @@ type descriptor struct {
 	Digest string `json:"digest"`
 }
 
-// blobPath is blobs/<algorithm>/<hex> of a digest; a digest that could
-// leave the blobs directory names a file that does not exist.
-func blobPath(dir, digest string) string {
+// blobPath is blobs/<algorithm>/<hex> of a digest, relative to the layout;
+// a digest that could leave the blobs directory names a file that does not
+// exist.
+func blobPath(digest string) string {
 	alg, hex, ok := strings.Cut(digest, ":")
 	if !ok || alg == "" || hex == "" || strings.ContainsAny(digest, "/\\") || alg == ".." || hex == ".." {
-		return filepath.Join(dir, "blobs", "invalid-digest")
+		return filepath.Join("blobs", "invalid-digest")
 	}
-	return filepath.Join(dir, "blobs", alg, hex)
+	return filepath.Join("blobs", alg, hex)
 }
 
-func readJSON(path string, v any) error {
-	data, err := readMax(path)
+func readJSON(dir int, name string, v any) error {
+	data, err := readBeneath(dir, name)
 	if err != nil {
 		return err
 	}
-	if err := json.Unmarshal(data, v); err != nil {
-		return fmt.Errorf("%s: %w", filepath.Base(path), err)
+	if err := jsonbound.Unmarshal(data, v, limits); err != nil {
+		return fmt.Errorf("%s: %w", filepath.Base(name), err)
 	}
 	return nil
 }
 
-// readMax reads a regular file of at most maxJSON bytes.
-func readMax(path string) ([]byte, error) {
-	f, err := os.Open(path)
+// readBeneath reads the regular file name inside the layout open as dir,
+// at most maxJSON bytes, resolving it without leaving the layout: a
+// symlink that points out of it (to /etc/shadow, say, or to a FIFO) or
+// through /proc's magic links is refused. openat2(2) with RESOLVE_BENEATH
+// still follows a symlink that stays inside; where openat2 is missing
+// (Linux before 5.6, or a seccomp profile that refuses it with ENOSYS or
+// EPERM), every component is opened with O_NOFOLLOW instead, so no symlink
+// is followed at all.
+func readBeneath(dir int, name string) ([]byte, error) {
+	fd, err := unix.Openat2(dir, name, &unix.OpenHow{
+		Flags:   unix.O_RDONLY | unix.O_NONBLOCK | unix.O_CLOEXEC,
+		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_MAGICLINKS,
+	})
+	if errors.Is(err, unix.ENOSYS) || errors.Is(err, unix.EPERM) {
+		fd, err = openNoFollow(dir, name)
+	}
+	if errors.Is(err, unix.EXDEV) {
+		return nil, fmt.Errorf("%s: a symlink leads out of the layout: %w", name, err)
+	}
 	if err != nil {
-		return nil, err
+		return nil, &os.PathError{Op: "open", Path: name, Err: err}
 	}
-	defer f.Close()
-	if st, err := f.Stat(); err != nil {
-		return nil, err
-	} else if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file", path)
+	return safefile.ReadOpen(os.NewFile(uintptr(fd), name), maxJSON)
+}
+
+// openNoFollow opens name below dir one component at a time, following no
+// symlink.
+func openNoFollow(dir int, name string) (int, error) {
+	parts := strings.Split(name, "/")
+	cur := dir
+	for i, p := range parts {
+		flags := unix.O_RDONLY | unix.O_NOFOLLOW | unix.O_NONBLOCK | unix.O_CLOEXEC
+		if i < len(parts)-1 {
+			flags |= unix.O_DIRECTORY
+		}
+		fd, err := unix.Openat(cur, p, flags, 0)
+		if cur != dir {
+			unix.Close(cur)
+		}
+		if err != nil {
+			return -1, err
+		}
+		cur = fd
 	}
-	data, err := io.ReadAll(io.LimitReader(f, maxJSON+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(data) > maxJSON {
-		return nil, fmt.Errorf("%s is larger than %d bytes: not an image config", path, maxJSON)
-	}
-	return data, nil
+	return cur, nil
 }

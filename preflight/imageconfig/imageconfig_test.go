@@ -62,6 +62,10 @@ func TestEnvRefuses(t *testing.T) {
 		{"EmptyInspect", write("d.json", "[]"), "no environment"},
 		{"Missing", filepath.Join(dir, "none.json"), "no such file"},
 		{"DirectoryWithoutIndex", t.TempDir(), "not an OCI image layout"},
+		// Shapes that would decode into tens of MiB from a few.
+		{"MillionVariables", write("e.json", `{"config":{"Env":[`+strings.Repeat(`"",`, 1_000_000)+`""]}}`), "more than 200000 values"},
+		{"DeepNesting", write("f.json", strings.Repeat(`{"config":`, 100_000)), "nested more than 64 deep"},
+		{"IndexOfManyManifests", layoutWithIndex(t, `{"manifests":[`+strings.Repeat(`{"digest":"sha256:x"},`, 200_000)+`{}]}`), "more than 200000 values"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -72,10 +76,19 @@ func TestEnvRefuses(t *testing.T) {
 	}
 }
 
+// layoutWithIndex is an OCI layout directory holding only index.json.
+func layoutWithIndex(t *testing.T, index string) string {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "index.json"), []byte(index), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
 // A digest in index.json cannot send the reader outside blobs/.
 func TestLayoutDigestStaysInBlobs(t *testing.T) {
 	for _, d := range []string{"sha256:../../../etc/passwd", "../x", "sha256:", "..:..", "plain"} {
-		if p := blobPath("/l", d); !strings.HasPrefix(p, "/l/blobs/") || strings.Contains(p, "..") {
+		if p := blobPath(d); !strings.HasPrefix(p, "blobs/") || strings.Contains(p, "..") {
 			t.Errorf("blobPath(%q) = %q", d, p)
 		}
 	}

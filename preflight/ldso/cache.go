@@ -16,6 +16,9 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
+
+	"github.com/gpu-preflight/gpu-preflight/preflight/elfbound"
 )
 
 // The two cache formats, glibc sysdeps/generic/dl-cache.h. A file is the
@@ -48,6 +51,19 @@ const (
 // with every package installed.
 const MaxCacheSize = 16 << 20
 
+// Limits on what ReadCache keeps, whatever the file claims: a cache of
+// 87 000 entries that all name one 4 KiB string used to cost 711 MiB.
+const (
+	// maxCacheEntries bounds the entries kept, in file order: a machine
+	// with every Debian library installed has some tens of thousands.
+	maxCacheEntries = 1 << 15
+	// maxCacheStrings bounds the bytes of the distinct strings kept; the
+	// 534 entries here name 31 KiB.
+	maxCacheStrings = 4 << 20
+	// cacheBlock is how many entries one read fetches.
+	cacheBlock = 256
+)
+
 // CacheEntry is one library in the cache: its soname and where it is.
 type CacheEntry struct {
 	Name  string
@@ -55,75 +71,122 @@ type CacheEntry struct {
 	Flags int32
 }
 
-// ParseCache reads an /etc/ld.so.cache in either format. The entries keep
-// the file's order, which is the order ld.so prefers among entries with the
-// same name.
+// ParseCache reads an /etc/ld.so.cache in either format from its bytes;
+// see ReadCache.
 func ParseCache(b []byte) ([]CacheEntry, error) {
-	if len(b) > MaxCacheSize {
-		return nil, fmt.Errorf("ld.so.cache: %d bytes, more than the %d a cache can sensibly have", len(b), MaxCacheSize)
+	return ReadCache(bytes.NewReader(b), int64(len(b)))
+}
+
+// ReadCache reads an /etc/ld.so.cache of size bytes in either format. The
+// entries keep the file's order, which is the order ld.so prefers among
+// entries with the same name. The file is read in place, entries a block
+// at a time and strings by offset, and a string named by several entries
+// is kept once, so that memory is bounded by maxCacheEntries and
+// maxCacheStrings, not by the file. A cache past those bounds comes back
+// with the entries before the bound and an error that says what was left
+// out; a corrupt one with no entries and an error.
+func ReadCache(r io.ReaderAt, size int64) ([]CacheEntry, error) {
+	if size > MaxCacheSize {
+		return nil, fmt.Errorf("ld.so.cache: %d bytes, more than the %d a cache can sensibly have", size, MaxCacheSize)
 	}
+	c := cacheFile{r: r, size: uint64(size)}
+	magic := make([]byte, len(newMagic))
+	n, _ := r.ReadAt(magic, 0)
 	switch {
-	case bytes.HasPrefix(b, []byte(newMagic)):
-		return parseNew(b, 0)
-	case bytes.HasPrefix(b, []byte(oldMagic)):
-		return parseOld(b)
+	case bytes.HasPrefix(magic[:n], []byte(newMagic)):
+		return c.readNew(0)
+	case bytes.HasPrefix(magic[:n], []byte(oldMagic)):
+		return c.readOld()
 	}
 	return nil, errors.New("ld.so.cache: neither the old nor the new format's magic")
 }
 
-// parseOld reads the old format and, when one follows it, prefers the new
-// format after it, as ld.so does.
-func parseOld(b []byte) ([]CacheEntry, error) {
-	if len(b) < oldHeaderLen {
-		return nil, errors.New("ld.so.cache: old-format header truncated")
-	}
-	n := binary.LittleEndian.Uint32(b[12:16])
-	end := uint64(oldHeaderLen) + uint64(n)*oldEntryLen
-	if end > uint64(len(b)) {
-		return nil, fmt.Errorf("ld.so.cache: %d old-format entries do not fit in %d bytes", n, len(b))
-	}
-	// The new format starts at the next 8-byte boundary (ALIGN_CACHE).
-	if next := (end + 7) &^ 7; next < uint64(len(b)) && bytes.HasPrefix(b[next:], []byte(newMagic)) {
-		return parseNew(b, int(next))
-	}
-	// Old-format string offsets count from the end of the entries.
-	strs := b[end:]
-	out := make([]CacheEntry, 0, n)
-	for i := uint64(0); i < uint64(n); i++ {
-		e := b[oldHeaderLen+i*oldEntryLen:]
-		flags := int32(binary.LittleEndian.Uint32(e[0:]))
-		name, err1 := cString(strs, binary.LittleEndian.Uint32(e[4:]))
-		path, err2 := cString(strs, binary.LittleEndian.Uint32(e[8:]))
-		if err := errors.Join(err1, err2); err != nil {
-			return nil, fmt.Errorf("ld.so.cache: entry %d: %w", i, err)
-		}
-		out = append(out, CacheEntry{Name: name, Path: path, Flags: flags})
-	}
-	return out, nil
+type cacheFile struct {
+	r    io.ReaderAt
+	size uint64
 }
 
-// parseNew reads the new format whose header starts at off; its string
+// readOld reads the old format and, when one follows it, prefers the new
+// format after it, as ld.so does.
+func (c cacheFile) readOld() ([]CacheEntry, error) {
+	h := make([]byte, oldHeaderLen)
+	if c.size < oldHeaderLen || c.readFull(h, 0) != nil {
+		return nil, errors.New("ld.so.cache: old-format header truncated")
+	}
+	n := binary.LittleEndian.Uint32(h[12:16])
+	end := uint64(oldHeaderLen) + uint64(n)*oldEntryLen
+	if end > c.size {
+		return nil, fmt.Errorf("ld.so.cache: %d old-format entries do not fit in %d bytes", n, c.size)
+	}
+	// The new format starts at the next 8-byte boundary (ALIGN_CACHE).
+	if next := (end + 7) &^ 7; next+uint64(len(newMagic)) <= c.size {
+		magic := make([]byte, len(newMagic))
+		if c.readFull(magic, next) == nil && string(magic) == newMagic {
+			return c.readNew(next)
+		}
+	}
+	// Old-format string offsets count from the end of the entries.
+	strs := elfbound.NewStringTable(c.r, end, c.size-end)
+	return c.entries(n, oldHeaderLen, oldEntryLen, strs)
+}
+
+// readNew reads the new format whose header starts at off; its string
 // offsets count from that header.
-func parseNew(b []byte, off int) ([]CacheEntry, error) {
-	h := b[off:]
-	if len(h) < newHeaderLen {
+func (c cacheFile) readNew(off uint64) ([]CacheEntry, error) {
+	h := make([]byte, newHeaderLen)
+	if c.size-off < newHeaderLen || c.readFull(h, off) != nil {
 		return nil, errors.New("ld.so.cache: new-format header truncated")
 	}
 	n := binary.LittleEndian.Uint32(h[20:24])
-	end := uint64(newHeaderLen) + uint64(n)*newEntryLen
-	if end > uint64(len(h)) {
-		return nil, fmt.Errorf("ld.so.cache: %d entries do not fit in %d bytes", n, len(h))
+	if end := uint64(newHeaderLen) + uint64(n)*newEntryLen; end > c.size-off {
+		return nil, fmt.Errorf("ld.so.cache: %d entries do not fit in %d bytes", n, c.size-off)
 	}
-	out := make([]CacheEntry, 0, n)
-	for i := uint64(0); i < uint64(n); i++ {
-		e := h[newHeaderLen+i*newEntryLen:]
-		flags := int32(binary.LittleEndian.Uint32(e[0:]))
-		name, err1 := cString(h, binary.LittleEndian.Uint32(e[4:]))
-		path, err2 := cString(h, binary.LittleEndian.Uint32(e[8:]))
-		if err := errors.Join(err1, err2); err != nil {
-			return nil, fmt.Errorf("ld.so.cache: entry %d: %w", i, err)
+	strs := elfbound.NewStringTable(c.r, off, c.size-off)
+	return c.entries(n, off+newHeaderLen, newEntryLen, strs)
+}
+
+// entries reads n entries of entLen bytes from first: flags, then the
+// offsets of the name and the path in strs (the layout both formats
+// share).
+func (c cacheFile) entries(n uint32, first, entLen uint64, strs *elfbound.StringTable) ([]CacheEntry, error) {
+	kept := min(n, maxCacheEntries)
+	out := make([]CacheEntry, 0, kept)
+	// interned holds each string once by its offset: a hostile cache's
+	// entries can all name one long string.
+	interned := map[uint32]string{}
+	strBytes := 0
+	str := func(off uint32) (string, error) {
+		if s, ok := interned[off]; ok {
+			return s, nil
 		}
-		out = append(out, CacheEntry{Name: name, Path: path, Flags: flags})
+		s, err := strs.String(uint64(off), maxString)
+		if err != nil {
+			return "", err
+		}
+		interned[off] = s
+		strBytes += len(s)
+		return s, nil
+	}
+	buf := make([]byte, cacheBlock*entLen)
+	for i := uint32(0); i < kept; i += cacheBlock {
+		b := buf[:uint64(min(cacheBlock, kept-i))*entLen]
+		if err := c.readFull(b, first+uint64(i)*entLen); err != nil {
+			return nil, fmt.Errorf("ld.so.cache: reading entries from %d: %w", i, err)
+		}
+		for j := uint32(0); len(b) > 0; j, b = j+1, b[entLen:] {
+			if strBytes > maxCacheStrings {
+				return out, fmt.Errorf("ld.so.cache: the strings of its first %d entries pass %d bytes: the other %d entries are left out", i+j, maxCacheStrings, n-(i+j))
+			}
+			name, err1 := str(binary.LittleEndian.Uint32(b[4:]))
+			path, err2 := str(binary.LittleEndian.Uint32(b[8:]))
+			if err := errors.Join(err1, err2); err != nil {
+				return nil, fmt.Errorf("ld.so.cache: entry %d: %w", i+j, err)
+			}
+			out = append(out, CacheEntry{Name: name, Path: path, Flags: int32(binary.LittleEndian.Uint32(b))})
+		}
+	}
+	if n > kept {
+		return out, fmt.Errorf("ld.so.cache: %d entries, more than the %d read: the rest are left out", n, kept)
 	}
 	return out, nil
 }
@@ -131,17 +194,15 @@ func parseNew(b []byte, off int) ([]CacheEntry, error) {
 // maxString bounds one name or path: PATH_MAX.
 const maxString = 4096
 
-// cString returns the NUL-terminated string at off in b.
-func cString(b []byte, off uint32) (string, error) {
-	if uint64(off) >= uint64(len(b)) {
-		return "", fmt.Errorf("string offset %d outside the %d-byte file", off, len(b))
+func (c cacheFile) readFull(b []byte, off uint64) error {
+	n, err := c.r.ReadAt(b, int64(off))
+	if n == len(b) {
+		return nil
 	}
-	s := b[off:]
-	i := bytes.IndexByte(s[:min(len(s), maxString+1)], 0)
-	if i < 0 {
-		return "", fmt.Errorf("string at %d is not terminated within %d bytes", off, maxString)
+	if err == nil || err == io.EOF {
+		err = io.ErrUnexpectedEOF
 	}
-	return string(s[:i]), nil
+	return err
 }
 
 // Lookup returns the path ld.so takes from the cache for soname, for an

@@ -1,13 +1,18 @@
 package ldso
 
 import (
+	"bytes"
+	"encoding/binary"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/gpu-preflight/gpu-preflight/preflight/ldso/ldsotest"
 )
 
 var seedCaches = []string{"ld.so.cache.debian12", "ld.so.cache.new", "ld.so.cache.old", "ld.so.cache.compat"}
@@ -147,6 +152,42 @@ func TestParseCacheRejects(t *testing.T) {
 	}
 }
 
+// A cache of 87 000 entries that all name one 4 KiB string, in either
+// format, 1 MiB or 16 MiB large, is read with the string kept once and the
+// entries past maxCacheEntries left out, saying so; reading it allocates
+// a few MiB, not the 711 MiB of a copy per entry.
+func TestReadCacheBoundsHostileCaches(t *testing.T) {
+	for _, format := range []string{ldsotest.CacheOld, ldsotest.CacheNew} {
+		for _, size := range []int{1 << 20, MaxCacheSize} {
+			t.Run(fmt.Sprintf("%s/%d", format, size), func(t *testing.T) {
+				b := ldsotest.OneStringCache(format, 87000, 4000, size)
+				var before, after runtime.MemStats
+				runtime.ReadMemStats(&before)
+				entries, err := ReadCache(bytes.NewReader(b), int64(len(b)))
+				runtime.ReadMemStats(&after)
+				if err == nil || !strings.Contains(err.Error(), "87000 entries, more than the 32768 read: the rest are left out") {
+					t.Errorf("error %v does not say what was left out", err)
+				}
+				if len(entries) != maxCacheEntries || entries[0].Name != strings.Repeat("l", 4000) || entries[0].Path != entries[0].Name {
+					t.Fatalf("%d entries, the first %.20q => %.20q", len(entries), entries[0].Name, entries[0].Path)
+				}
+				if n := after.TotalAlloc - before.TotalAlloc; n > 4<<20 {
+					t.Errorf("reading it allocated %d bytes", n)
+				}
+			})
+		}
+	}
+	// Distinct long strings stop at maxCacheStrings.
+	b := ldsotest.OneStringCache(ldsotest.CacheNew, 2000, 4000, 0)
+	for i := range 2000 {
+		binary.LittleEndian.PutUint32(b[48+24*i+4:], uint32(48+24*2000+i))
+	}
+	entries, err := ParseCache(b)
+	if err == nil || !strings.Contains(err.Error(), "pass 4194304 bytes: the other") || len(entries) > 1300 {
+		t.Errorf("%d entries, error %v", len(entries), err)
+	}
+}
+
 // FuzzParseCache: whatever the bytes, the parser returns without panicking,
 // and every entry it returns has a name and a path inside the input.
 func FuzzParseCache(f *testing.F) {
@@ -158,11 +199,8 @@ func FuzzParseCache(f *testing.F) {
 		f.Add(b)
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		entries, err := ParseCache(b)
-		if err != nil {
-			return
-		}
-		if len(entries)*oldEntryLen > len(b) {
+		entries, _ := ParseCache(b)
+		if len(entries) > maxCacheEntries || len(entries)*oldEntryLen > len(b) {
 			t.Fatalf("%d entries from %d bytes", len(entries), len(b))
 		}
 		for _, e := range entries {

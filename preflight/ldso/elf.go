@@ -2,6 +2,7 @@ package ldso
 
 import (
 	"debug/elf"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -29,23 +30,43 @@ type Dynamic struct {
 	Arch int32
 }
 
-// maxDynamic bounds the dynamic section and its string table: a few KiB
-// in real libraries (libtorch_cuda.so's are under 64 KiB).
-const maxDynamic = 16 << 20
+// Limits on what ReadDynamic reads of one object. Real libraries have tens
+// of dynamic entries (Debian's libtorch_cuda.so 2.6: 44, with 18 DT_NEEDED) and
+// names of tens of bytes; the string table they point into can be large
+// (11 MiB in Debian's libtorch_cuda.so) and is never read whole.
+const (
+	// maxDynEntries bounds the dynamic entries read before DT_NULL.
+	maxDynEntries = 1 << 16
+	// maxName bounds a DT_NEEDED or DT_SONAME string: PATH_MAX, since a
+	// DT_NEEDED with a slash is a path.
+	maxName = 4096
+	// maxSearchPath bounds a DT_RPATH or DT_RUNPATH string, a colon list.
+	maxSearchPath = 32 << 10
+	// maxStrings bounds the bytes of all the strings kept of one object
+	// (Load bounds what all its objects hold together).
+	maxStrings = 64 << 10
+	// maxProblems bounds the problems an error lists; the rest are counted.
+	maxProblems = 4
+)
 
 // df1NoDefLib is DF_1_NODEFLIB, elf.h.
 const df1NoDefLib = 0x800
 
-// ReadDynamic reads the dynamic section of the ELF object in r.
+// ReadDynamic reads the dynamic section of the ELF object in r, the way
+// glibc's elf/get-dynamic-info.h does: entries up to DT_NULL, and of a tag
+// that may appear once (DT_SONAME, DT_RPATH, DT_RUNPATH, DT_FLAGS_1) the
+// last entry wins. Its memory is bounded by the limits above whatever the
+// file claims: the string table is read by offset, a window at a time.
+//
+// An object read only in part (more than maxNeeded DT_NEEDED entries, a
+// string past its bound or without a NUL, more than maxDirs search
+// directories) comes back with what was read and an error that says what
+// was cut.
 func ReadDynamic(r io.ReaderAt) (Dynamic, error) {
-	if err := elfbound.Check(r); err != nil {
-		return Dynamic{}, err
-	}
-	f, err := elf.NewFile(r)
+	f, err := elfbound.Open(r)
 	if err != nil {
 		return Dynamic{}, err
 	}
-	defer f.Close()
 	var d Dynamic
 	switch {
 	case f.Class == elf.ELFCLASS64 && f.Machine == elf.EM_X86_64:
@@ -53,49 +74,203 @@ func ReadDynamic(r io.ReaderAt) (Dynamic, error) {
 	case f.Class == elf.ELFCLASS64 && f.Machine == elf.EM_AARCH64:
 		d.Arch = FlagAArch64
 	}
-	dyn := f.SectionByType(elf.SHT_DYNAMIC)
-	if dyn == nil {
+	dyn, ok, err := f.SectionByType(elf.SHT_DYNAMIC)
+	if err != nil {
+		return Dynamic{}, err
+	}
+	if !ok {
 		return d, nil // a static object: nothing to load
 	}
-	if dyn.Size > maxDynamic {
-		return Dynamic{}, fmt.Errorf("dynamic section of %d bytes", dyn.Size)
-	}
-	if int(dyn.Link) < len(f.Sections) && f.Sections[dyn.Link].Size > maxDynamic {
-		return Dynamic{}, fmt.Errorf("dynamic string table of %d bytes", f.Sections[dyn.Link].Size)
-	}
-	str := func(tag elf.DynTag) ([]string, error) { return f.DynString(tag) }
-	needed, err := str(elf.DT_NEEDED)
+	e, err := readEntries(f, dyn)
 	if err != nil {
 		return Dynamic{}, err
 	}
-	d.Needed = needed
-	if s, err := str(elf.DT_SONAME); err == nil && len(s) > 0 {
-		d.Soname = s[0]
-	}
-	runpath, err := str(elf.DT_RUNPATH)
+	strSec, err := f.Section(int(dyn.Link))
 	if err != nil {
-		return Dynamic{}, err
+		return Dynamic{}, fmt.Errorf("the dynamic section's string table: %w", err)
 	}
-	if len(runpath) > 0 {
+	strs := f.Strings(strSec)
+	var p problems
+	p.add(e.problem)
+	// budget is what is left of maxStrings; spent is set once a string
+	// did not fit in it.
+	budget, spent := maxStrings, false
+	str := func(tag string, off uint64, max int) (string, bool) {
+		v, err := strs.String(off, min(max, budget))
+		if err != nil && budget < max && errors.Is(err, elfbound.ErrBadString) {
+			// Past the budget, or bad whatever the budget: ask again.
+			if _, err = strs.Bytes(off, max); err == nil {
+				spent = true
+				p.add(fmt.Sprintf("%s: the object's names pass %d bytes: not followed", tag, maxStrings))
+				return "", false
+			}
+		}
+		if err != nil {
+			p.add(tag + ": " + err.Error())
+			return "", false
+		}
+		budget -= len(v)
+		return v, true
+	}
+	if e.soname != nil {
+		d.Soname, _ = str("DT_SONAME", *e.soname, maxName)
+	}
+	// glibc ignores DT_RPATH when DT_RUNPATH is present
+	// (elf/get-dynamic-info.h).
+	if e.runpath != nil {
 		d.HasRunPath = true
-		d.RunPath = splitPath(strings.Join(runpath, ":"))
-	} else if rpath, err := str(elf.DT_RPATH); err == nil {
-		d.RPath = splitPath(strings.Join(rpath, ":"))
+		if s, ok := str("DT_RUNPATH", *e.runpath, maxSearchPath); ok {
+			d.RunPath = p.searchPath("DT_RUNPATH", s)
+		}
+	} else if e.rpath != nil {
+		if s, ok := str("DT_RPATH", *e.rpath, maxSearchPath); ok {
+			d.RPath = p.searchPath("DT_RPATH", s)
+		}
 	}
-	if v, err := f.DynValue(elf.DT_FLAGS_1); err == nil && len(v) > 0 && v[0]&df1NoDefLib != 0 {
-		d.NoDefLib = true
+	if e.needed > maxNeeded {
+		p.add(fmt.Sprintf("%d DT_NEEDED entries, more than the %d read: the rest are not followed", e.needed, maxNeeded))
 	}
-	return d, nil
+	for i, off := range e.neededOffs {
+		tag := fmt.Sprintf("DT_NEEDED %d", i)
+		if rest := len(e.neededOffs) - i - 1; budget < maxName && rest > 0 {
+			tag = fmt.Sprintf("DT_NEEDED %d and the %d after it", i, rest)
+		}
+		if s, ok := str(tag, off, maxName); ok {
+			d.Needed = append(d.Needed, s)
+		} else if spent {
+			break // the rest would not fit either: not followed
+		}
+	}
+	d.NoDefLib = e.flags1&df1NoDefLib != 0
+	return d, p.err()
+}
+
+// entries is what ReadDynamic takes from the dynamic entries: string
+// offsets into the dynamic string table, and the flags.
+type entries struct {
+	neededOffs             []uint64 // the first maxNeeded
+	needed                 int      // all DT_NEEDED entries
+	soname, rpath, runpath *uint64
+	flags1                 uint64
+	problem                string
+}
+
+// dynBlock is how many dynamic entries one read fetches.
+const dynBlock = 256
+
+// readEntries reads the dynamic section sec up to DT_NULL, a block at a time.
+func readEntries(f *elfbound.File, sec elfbound.Section) (entries, error) {
+	var e entries
+	entSize := uint64(16)
+	if f.Class == elf.ELFCLASS32 {
+		entSize = 8
+	}
+	if sec.Type == elf.SHT_NOBITS {
+		return e, errors.New("the dynamic section has no data in the file (SHT_NOBITS)")
+	}
+	n := sec.Size / entSize
+	if n > maxDynEntries {
+		n = maxDynEntries
+		e.problem = fmt.Sprintf("a dynamic section of %d entries without DT_NULL in the first %d: the rest are not read", sec.Size/entSize, maxDynEntries)
+	}
+	r := f.SectionReader(sec)
+	bo := f.ByteOrder()
+	buf := make([]byte, dynBlock*entSize)
+	for first := uint64(0); first < n; first += dynBlock {
+		b := buf[:min(dynBlock, n-first)*entSize]
+		if got, err := r.ReadAt(b, int64(first*entSize)); got < len(b) {
+			if err == nil || err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			return e, fmt.Errorf("reading dynamic entries %d-%d: %w", first, first+uint64(len(b))/entSize-1, err)
+		}
+		for ; len(b) > 0; b = b[entSize:] {
+			var tag elf.DynTag
+			var val uint64
+			if entSize == 8 {
+				tag, val = elf.DynTag(int32(bo.Uint32(b))), uint64(bo.Uint32(b[4:]))
+			} else {
+				tag, val = elf.DynTag(int64(bo.Uint64(b))), bo.Uint64(b[8:])
+			}
+			switch tag {
+			case elf.DT_NULL:
+				e.problem = ""
+				return e, nil
+			case elf.DT_NEEDED:
+				if e.needed++; e.needed <= maxNeeded {
+					e.neededOffs = append(e.neededOffs, val)
+				}
+			case elf.DT_SONAME:
+				e.soname = &val
+			case elf.DT_RPATH:
+				e.rpath = &val
+			case elf.DT_RUNPATH:
+				e.runpath = &val
+			case elf.DT_FLAGS_1:
+				e.flags1 = val
+			}
+		}
+	}
+	return e, nil
+}
+
+// problems collects what ReadDynamic cut or could not read.
+type problems struct {
+	list []string
+	more int
+}
+
+func (p *problems) add(s string) {
+	switch {
+	case s == "":
+	case len(p.list) < maxProblems:
+		p.list = append(p.list, s)
+	default:
+		p.more++
+	}
+}
+
+func (p *problems) err() error {
+	if len(p.list) == 0 {
+		return nil
+	}
+	s := "read in part: " + strings.Join(p.list, "; ")
+	if p.more > 0 {
+		s += fmt.Sprintf("; and %d more", p.more)
+	}
+	return errors.New(s)
 }
 
 // splitPath splits a colon list, dropping empty entries (ld.so treats an
 // empty DT_RUNPATH entry as the current directory; no CUDA library has one).
 func splitPath(s string) []string {
 	var out []string
-	for _, p := range strings.Split(s, ":") {
-		if p != "" {
-			out = append(out, p)
+	for d := range strings.SplitSeq(s, ":") {
+		if d != "" {
+			out = append(out, d)
 		}
 	}
 	return out
+}
+
+// held is about how many bytes d holds: its strings and their headers.
+func (d Dynamic) held() int {
+	n := len(d.Soname)
+	for _, l := range [][]string{d.Needed, d.RPath, d.RunPath} {
+		for _, s := range l {
+			n += len(s) + 16
+		}
+	}
+	return n
+}
+
+// searchPath is splitPath keeping the first maxDirs directories, the most
+// the loader model searches.
+func (p *problems) searchPath(tag, s string) []string {
+	dirs := splitPath(s)
+	if len(dirs) > maxDirs {
+		p.add(fmt.Sprintf("%s has %d directories, more than the %d searched", tag, len(dirs), maxDirs))
+		dirs = dirs[:maxDirs:maxDirs]
+	}
+	return dirs
 }

@@ -1,6 +1,7 @@
 package ldso
 
 import (
+	"fmt"
 	"path"
 	"strings"
 
@@ -66,6 +67,11 @@ const (
 	maxObjects = 1024
 	maxNeeded  = 512
 	maxDirs    = 256 // per RPATH, RUNPATH or LD_LIBRARY_PATH
+	// maxHeld bounds the bytes the dynamic sections read hold together:
+	// ReadDynamic bounds one object's (maxStrings), this all of them, so
+	// that maxObjects objects of hostile names stay a few MiB. A real
+	// object holds well under 1 KiB.
+	maxHeld = 4 << 20
 )
 
 type node struct {
@@ -112,6 +118,7 @@ type loader struct {
 	env      Env
 	nodes    []*node
 	bySoname map[string]*node
+	held     int // bytes of the dynamic sections in nodes
 }
 
 func (l *loader) root(p string) {
@@ -132,6 +139,10 @@ func (l *loader) add(n *node) {
 		d, err := l.fs.Dynamic(n.obj.Path)
 		if err != nil {
 			n.obj.Error = err.Error()
+		}
+		if l.held += d.held(); l.held > maxHeld {
+			n.obj.Error = fmt.Sprintf("not followed: the objects loaded before it hold %d bytes of names, the loader model's bound", maxHeld)
+			d = Dynamic{Soname: d.Soname, Arch: d.Arch}
 		}
 		n.dyn = d
 		if d.Soname != "" && l.bySoname[d.Soname] == nil {

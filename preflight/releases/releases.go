@@ -108,3 +108,16 @@ func numeric(v string) string {
 func cuTag(cuda string) string {
 	return "cu" + strings.ReplaceAll(version.Prefix(cuda, 2), ".", "")
 }
+
+// JAXPluginCUDA returns the CUDA the jax CUDA plugin of release version
+// ("0.4.30", a local tag ignored) was built with, and where that was
+// read; ok is false for a release the table does not list.
+func JAXPluginCUDA(version string) (cuda, source string, ok bool) {
+	base, _, _ := strings.Cut(version, "+")
+	for _, r := range jaxPluginCUDA {
+		if r.Version == base {
+			return r.CUDA, r.Source, true
+		}
+	}
+	return "", "", false
+}

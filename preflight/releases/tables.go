@@ -159,3 +159,12 @@ func tf(v, cuda, cudnn string) Build {
 		Install: "python -m pip install 'tensorflow[and-cuda]==" + v + ".*'",
 		Source:  srcTFBuilt + "; " + srcTFPip, Verified: true}
 }
+
+// jaxPluginCUDA is the CUDA each jax CUDA plugin release was built with,
+// which its wheel does not record on disk (jax_cuda12_plugin/_versions.so
+// reports it only when run): the build's toolkit, read from jax's .bazelrc
+// at the release tag. A release not listed is known only by its plugin's
+// CUDA major.
+var jaxPluginCUDA = []struct{ Version, CUDA, Source string }{
+	{"0.4.30", "12.3", "jax-ml/jax .bazelrc at jax-v0.4.30 (build:rbe_linux_cuda12.3_nvcc_py*, the release builds)"},
+}

@@ -15,11 +15,15 @@ package ledger
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
+	"os"
 	"time"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/gpu-preflight/gpu-preflight/internal/safefile"
 	"github.com/gpu-preflight/gpu-preflight/report"
 )
 
@@ -29,11 +33,14 @@ import (
 const MaxLineBytes = 16 << 20
 
 // Append adds r to the ledger at path as one compact JSON line, creating the
-// file (mode 0640) if needed. It never follows a symlink at path, writes the
-// line in exactly one write(2), and fdatasyncs it so a line that Append
-// reported written survives a crash. When the file ends in a line torn by an
-// earlier short write (a full disk), that write starts with the newline that
-// ends it, so the torn line costs only itself.
+// file (mode 0640) if needed. It never follows a symlink at path, and
+// refuses anything but a regular file with one link (internal/safefile).
+// It writes the line in exactly one write(2), and fdatasyncs it so a line
+// that Append reported written survives a crash. A write cut short (a full
+// disk) is truncated away again, so the ledger never keeps a partial line;
+// should one be left all the same (a crash between the two), the next
+// append starts with the newline that ends it, so the torn line costs only
+// itself.
 func Append(path string, r report.Record) error {
 	line, err := json.Marshal(r)
 	if err != nil {
@@ -47,45 +54,52 @@ func Append(path string, r report.Record) error {
 	if len(line) > MaxLineBytes {
 		return fmt.Errorf("append to ledger %s: record %s is %d bytes, over the %d-byte line limit", path, r.RunID, len(line), MaxLineBytes)
 	}
-	// O_NONBLOCK: a FIFO nobody reads fails with ENXIO instead of blocking
-	// the abort (or the run) forever; it changes nothing for a file.
-	fd, err := unix.Open(path, unix.O_WRONLY|unix.O_APPEND|unix.O_CREAT|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0o640)
+	// safefile: no symlink followed, a FIFO nobody reads fails with ENXIO
+	// instead of blocking the abort (or the run) forever, and a file with
+	// another hard link is refused: the line would land in that file too.
+	// Read-write, so that whether the last line is torn is read through
+	// the same descriptor (one descriptor, and the very file written); a
+	// ledger this user may append to but not read is opened write-only,
+	// and then counts as whole.
+	readable := true
+	f, err := safefile.OpenWrite(path, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o640)
+	if errors.Is(err, unix.EACCES) {
+		readable = false
+		f, err = safefile.OpenWrite(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o640)
+	}
 	if err != nil {
-		return fmt.Errorf("append to ledger %s: %w (point PREFLIGHT_LEDGER at a writable file, or unset it)", path, err)
+		return fmt.Errorf("append to ledger %s: %w (point PREFLIGHT_LEDGER at a writable regular file of its own, or unset it)", path, err)
 	}
-	defer unix.Close(fd)
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
-		return fmt.Errorf("append to ledger %s: %w", path, err)
-	}
-	if st.Mode&unix.S_IFMT != unix.S_IFREG {
-		return fmt.Errorf("append to ledger %s: not a regular file (point PREFLIGHT_LEDGER at a regular file)", path)
-	}
+	defer f.Close()
+	fd := int(f.Fd())
 	// Whether the last line is torn can only be read while no other
 	// gpu-preflight appends: a write in progress shows half written to a
 	// reader. So the check runs under the file's lock, which Append takes
 	// for at most lockWait; without it the line goes out unchecked.
 	locked := lock(fd)
-	if torn, err := endsTorn(path, fd, locked); err != nil {
+	if torn, err := endsTorn(fd, locked && readable); err != nil {
 		return fmt.Errorf("append to ledger %s: %w", path, err)
 	} else if torn {
-		// An earlier append was cut short (a full disk): end its torn line
-		// first, in the same write, so this record is not glued onto it
-		// and lost with it.
+		// An earlier append was cut short and could not be cut back (a
+		// crash in between): end its torn line first, in the same write,
+		// so this record is not glued onto it and lost with it.
 		line = append([]byte{'\n'}, line...)
 	}
 	n, err := writeOnce(fd, line)
+	if n > 0 && n < len(line) {
+		// A short write (disk full) leaves a torn line: cut it back, so
+		// the ledger holds whole lines only.
+		if cerr := cutBack(fd, n, locked); cerr != nil {
+			err = fmt.Errorf("short write (%d of %d bytes; the file system may be full), and the torn line could not be cut back (%v): the next append will end it", n, len(line), cerr)
+		} else {
+			err = fmt.Errorf("short write (%d of %d bytes; the file system may be full): the partial line was cut back", n, len(line))
+		}
+	}
 	if locked {
 		unix.Flock(fd, unix.LOCK_UN) // the fdatasync below needs no lock
 	}
 	if err != nil {
 		return fmt.Errorf("append to ledger %s: %w", path, err)
-	}
-	if n != len(line) {
-		// A short write (disk full) leaves a torn line; say so rather than
-		// complete it with a second write another process may interleave
-		// with. The next append ends it before its own line (endsTorn).
-		return fmt.Errorf("append to ledger %s: short write (%d of %d bytes; the file system may be full): the last line is torn, and the next append will end it", path, n, len(line))
 	}
 	if err := unix.Fdatasync(fd); err != nil {
 		return fmt.Errorf("append to ledger %s: fdatasync: %w", path, err)
@@ -93,26 +107,14 @@ func Append(path string, r report.Record) error {
 	return nil
 }
 
-// endsTorn reports whether the ledger at path, open for writing as wfd,
-// ends without a newline: its last line was torn by a short write. Only
-// with the lock held (locked) is no other append half way. A file this user
-// may write but not read cannot be checked and counts as whole.
-func endsTorn(path string, wfd int, locked bool) (bool, error) {
+// endsTorn reports whether the ledger open as fd ends without a newline:
+// its last line was torn by a short write. Only with the lock held is no
+// other append half way; without it, or when fd cannot be read (check
+// false), the file counts as whole.
+func endsTorn(fd int, check bool) (bool, error) {
 	var st unix.Stat_t
-	if !locked || unix.Fstat(wfd, &st) != nil || st.Size == 0 {
+	if !check || unix.Fstat(fd, &st) != nil || st.Size == 0 {
 		return false, nil
-	}
-	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
-	if err == unix.EACCES {
-		return false, nil
-	}
-	if err != nil {
-		return false, fmt.Errorf("read the last byte: %w", err)
-	}
-	defer unix.Close(fd)
-	var rst unix.Stat_t
-	if err := unix.Fstat(fd, &rst); err != nil || rst.Dev != st.Dev || rst.Ino != st.Ino {
-		return false, nil // replaced in between: whatever it is, not ours to judge
 	}
 	var last [1]byte
 	n, err := unix.Pread(fd, last[:], st.Size-1)
@@ -139,6 +141,28 @@ func lock(fd int) bool {
 			return false
 		}
 	}
+}
+
+// cutBack truncates away the n bytes the last write(2) on fd appended,
+// which ended where fd's offset now is. Only under the lock (locked) is no
+// other gpu-preflight appending; without it the cut is made only when the
+// file still ends where the write did, and is refused otherwise (another
+// line may have followed).
+func cutBack(fd, n int, locked bool) error {
+	end, err := unix.Seek(fd, 0, io.SeekCurrent)
+	if err != nil {
+		return err
+	}
+	if !locked {
+		var st unix.Stat_t
+		if err := unix.Fstat(fd, &st); err != nil {
+			return err
+		}
+		if st.Size != end {
+			return errors.New("another line followed it")
+		}
+	}
+	return unix.Ftruncate(fd, end-int64(n))
 }
 
 // writeOnce is one write(2), retried only when nothing was written because a

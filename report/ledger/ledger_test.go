@@ -32,6 +32,10 @@ func TestMain(m *testing.M) {
 		shortWriteChild(spec)
 		return
 	}
+	if dir := os.Getenv(envFullDisk); dir != "" {
+		fullDiskChild(dir)
+		return
+	}
 	os.Exit(m.Run())
 }
 
@@ -198,8 +202,10 @@ func TestAppendToAFIFOWithoutReaderFailsAtOnce(t *testing.T) {
 	go func() { done <- Append(fifo, bigRecord(0, 0)) }()
 	select {
 	case err := <-done:
-		if err == nil || !strings.Contains(err.Error(), "no such device or address") {
-			t.Errorf("Append to a FIFO nobody reads = %v, want ENXIO", err)
+		// Opened read-write, a FIFO opens at once (fifo(7)) and is
+		// refused as no regular file; write-only it would fail with ENXIO.
+		if err == nil || !strings.Contains(err.Error(), "not a regular file (a FIFO)") {
+			t.Errorf("Append to a FIFO nobody reads = %v, want a refusal that names the FIFO", err)
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("Append blocked on a FIFO nobody reads")
@@ -220,15 +226,17 @@ func shortWriteChild(spec string) {
 		os.Exit(2)
 	}
 	err := Append(path, bigRecord(99, 0))
-	if err == nil || !strings.Contains(err.Error(), "short write") {
+	if err == nil || !strings.Contains(err.Error(), "short write") || !strings.Contains(err.Error(), "cut back") {
 		fmt.Fprintln(os.Stderr, "want a short write, got:", err)
 		os.Exit(3)
 	}
 }
 
-// TestShortWriteNeverCorruptsTheNextLine: a line cut short by a full disk
-// is lost, but the next run's line is whole and readable, not glued onto it.
-func TestShortWriteNeverCorruptsTheNextLine(t *testing.T) {
+// TestShortWriteLeavesNoPartialLine: a line cut short (here by
+// RLIMIT_FSIZE, as a disk filling up in the middle of the line does) is cut
+// back, so the ledger holds the line before and the next run's line, both
+// whole, and nothing torn between them.
+func TestShortWriteLeavesNoPartialLine(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "runs.jsonl")
 	if err := Append(path, bigRecord(1, 0)); err != nil {
 		t.Fatal(err)
@@ -242,6 +250,29 @@ func TestShortWriteNeverCorruptsTheNextLine(t *testing.T) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("the short-write child: %v\n%s", err, out)
 	}
+	if after, _ := os.Stat(path); after.Size() != st.Size() {
+		t.Errorf("after the short write the ledger is %d bytes, want %d: the partial line was not cut back", after.Size(), st.Size())
+	}
+	if err := Append(path, bigRecord(2, 0)); err != nil {
+		t.Fatal(err)
+	}
+	checkWholeLines(t, path, 2)
+}
+
+// TestATornLineIsEndedByTheNextAppend: a line torn and never cut back (a
+// crash between the short write and the cut) costs only itself: the next
+// line starts after a newline of its own.
+func TestATornLineIsEndedByTheNextAppend(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "runs.jsonl")
+	if err := Append(path, bigRecord(1, 0)); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(`{"schemaVersion":"1","runId":"torn`)
+	f.Close()
 	if err := Append(path, bigRecord(2, 0)); err != nil {
 		t.Fatal(err)
 	}
@@ -261,5 +292,28 @@ func TestShortWriteNeverCorruptsTheNextLine(t *testing.T) {
 	schematest.Validate(t, []byte(lines[2]))
 	if !strings.Contains(lines[2], `"argv":["worker","2","run","0"]`) {
 		t.Errorf("the last line is not the run appended after the torn one")
+	}
+}
+
+// checkWholeLines fails unless the ledger at path is n valid records, one
+// a line, every line ended.
+func checkWholeLines(t *testing.T, path string, n int) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(data) > 0 && data[len(data)-1] != '\n' {
+		t.Errorf("the ledger ends in a partial line")
+	}
+	lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+	if len(lines) != n {
+		t.Fatalf("the ledger has %d lines, want %d whole ones", len(lines), n)
+	}
+	for i, l := range lines {
+		schematest.Validate(t, []byte(l))
+		if i == n-1 && !strings.Contains(l, `"argv":["worker","2","run","0"]`) {
+			t.Errorf("the last line is not the run appended last")
+		}
 	}
 }

@@ -1,6 +1,7 @@
 // Package store puts what a run leaves on disk: the provenance record in
-// its own file (Write, Complete: atomic, durable, never following a
-// symlink) and the Kubernetes termination message (WriteTermination).
+// its own file (Dir.Write, Dir.Complete: atomic, durable, never following a
+// symlink, through a directory held open for the run) and the Kubernetes
+// termination message (WriteTermination).
 package store
 
 import (
@@ -11,10 +12,12 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/gpu-preflight/gpu-preflight/internal/safefile"
 	"github.com/gpu-preflight/gpu-preflight/report"
 )
 
@@ -43,29 +46,58 @@ func Marshal(r report.Record) ([]byte, error) {
 	return append(b, '\n'), nil
 }
 
-// Write stores r in dir, creating dir (mode 0750) if missing, and returns the
-// file's path. The write is atomic and durable, and leaves nothing visible
-// until the whole record is on disk: the record goes to an anonymous
-// O_TMPFILE file in dir (mode 0640), is fsynced, then given its final name
-// with linkat(2) through /proc/self/fd, which fails rather than replace
-// anything already there, even a symlink; then dir is fsynced. A reader
-// therefore sees either no file or the whole record under the final name,
-// also after a kill -9 or a power cut at any point, and a crash leaves no
-// temporary file either (the kernel frees an anonymous file with its last
-// descriptor).
-//
-// Where O_TMPFILE is not available (open gives EOPNOTSUPP, EISDIR on a
-// kernel before 3.11, or EINVAL) or /proc is not mounted, Write falls back
-// to a named temporary file ".<name>.tmp-*" (opened O_EXCL|O_NOFOLLOW, mode
-// 0640), fsynced, linked under the final name and removed. A crash then can
-// leave that temporary file, still never a partial "*.json".
-//
-// dir itself may be a symlink; nothing inside it is followed. Errors name
-// the step that failed and what to do; the caller reports them as a warning
-// and carries on (docs/schema/README.md).
-func Write(dir string, r report.Record) (string, error) {
-	path, _, err := write(dir, r, procSelfFD)
-	return path, err
+// Dir is a provenance directory held open from a run's first record to its
+// last: every file is made relative to the descriptor, with openat(2),
+// linkat(2) and renameat(2), so a directory renamed, replaced or swapped
+// for a symlink while the command runs (by the command itself, or anyone
+// who can write its parent) changes nothing: the finished record goes where
+// the first one went. Its methods may be called from several goroutines.
+type Dir struct {
+	path string
+	fd   int
+
+	mu sync.Mutex
+	// written is the file Write made for each record name, as stat saw it
+	// once named, to tell at Complete whether the name still holds it.
+	written map[string]unix.Stat_t
+	fdDir   string // procSelfFD, or the tests' stand-in
+}
+
+// fileID is what identifies a file on a machine.
+type fileID struct{ dev, ino uint64 }
+
+// OpenDir opens the provenance directory at path, creating it (mode 0750)
+// if missing. path itself may be a symlink (a volume's mount point often
+// is); nothing inside it is followed. Close it when the run's last record is
+// written.
+func OpenDir(path string) (*Dir, error) {
+	return openDir(path, procSelfFD)
+}
+
+func openDir(path, fdDir string) (*Dir, error) {
+	if err := os.MkdirAll(path, 0o750); err != nil {
+		return nil, fmt.Errorf("write provenance record: create directory %s: %w (%s)", path, err, hint)
+	}
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("write provenance record: open directory %s: %w (%s)", path, err, hint)
+	}
+	return &Dir{path: path, fd: fd, written: map[string]unix.Stat_t{}, fdDir: fdDir}, nil
+}
+
+// Path is the path the directory was opened by.
+func (d *Dir) Path() string { return d.path }
+
+// Close lets go of the directory.
+func (d *Dir) Close() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.fd < 0 {
+		return nil
+	}
+	err := unix.Close(d.fd)
+	d.fd = -1
+	return err
 }
 
 // procSelfFD is where Linux shows this process's open descriptors as links
@@ -80,11 +112,55 @@ const (
 	viaNamed     = "named temporary file"
 )
 
+// Write stores r in dir, creating dir (mode 0750) if missing, and returns the
+// file's path: OpenDir, Dir.Write and Close, for a record written once.
+func Write(dir string, r report.Record) (string, error) {
+	path, _, err := write(dir, r, procSelfFD)
+	return path, err
+}
+
 // write is Write with the /proc descriptor directory as a parameter, so the
 // tests can take the fallback: "" skips O_TMPFILE, and a directory that does
 // not exist plays a system without /proc. It also returns which way the
 // record was written.
 func write(dir string, r report.Record, fdDir string) (path, via string, err error) {
+	d, err := openDir(dir, fdDir)
+	if err != nil {
+		return "", "", err
+	}
+	defer d.Close()
+	return d.write(r)
+}
+
+// Write stores r in the directory under FileName(r) and returns the file's
+// path. The write is atomic and durable, and leaves nothing visible until
+// the whole record is on disk: the record goes to an anonymous O_TMPFILE
+// file in the directory (mode 0640), is fsynced, then given its final name
+// with linkat(2) through /proc/self/fd, which fails rather than replace
+// anything already there, even a symlink; then the directory is fsynced. A
+// reader therefore sees either no file or the whole record under the final
+// name, also after a kill -9 or a power cut at any point, and a crash
+// leaves no temporary file either (the kernel frees an anonymous file with
+// its last descriptor).
+//
+// /proc/self/fd is used only when it is a real procfs showing this
+// process's own descriptor (fstatfs gives PROC_SUPER_MAGIC, and the link
+// leads to the very file written): with /proc unmounted, a directory
+// planted there could make the link name another file. Where O_TMPFILE is
+// not available (open gives EOPNOTSUPP, EISDIR on a kernel before 3.11, or
+// EINVAL) or /proc is not that, Write falls back to a named temporary file
+// ".<name>.tmp-*" (opened O_EXCL|O_NOFOLLOW, mode 0640), fsynced, linked
+// under the final name and removed. A crash then can leave that temporary
+// file, still never a partial "*.json".
+//
+// Errors name the step that failed and what to do; the caller reports them
+// as a warning and carries on (docs/schema/README.md).
+func (d *Dir) Write(r report.Record) (string, error) {
+	path, _, err := d.write(r)
+	return path, err
+}
+
+func (d *Dir) write(r report.Record) (path, via string, err error) {
 	name, err := FileName(r)
 	if err != nil {
 		return "", "", err
@@ -93,32 +169,29 @@ func write(dir string, r report.Record, fdDir string) (path, via string, err err
 	if err != nil {
 		return "", "", err
 	}
-	if err := os.MkdirAll(dir, 0o750); err != nil {
-		return "", "", fmt.Errorf("write provenance record: create directory %s: %w (%s)", dir, err, hint)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.fd < 0 {
+		return "", "", fmt.Errorf("write provenance record: directory %s is closed", d.path)
 	}
-	dfd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return "", "", fmt.Errorf("write provenance record: open directory %s: %w (%s)", dir, err, hint)
-	}
-	defer unix.Close(dfd)
-
-	final := filepath.Join(dir, name)
-	via, err = linkNew(dfd, dir, name, data, fdDir)
+	final := filepath.Join(d.path, name)
+	via, err = linkNew(d.fd, d.path, name, data, d.fdDir)
 	if errors.Is(err, unix.EEXIST) {
 		return "", via, fmt.Errorf("write provenance record: %s already exists; gpu-preflight never overwrites a record (a run id was reused, or something else created that name): %w", final, err)
 	}
 	if err != nil {
 		return "", via, fmt.Errorf("write provenance record %s: %w (%s)", final, err, hint)
 	}
-	if err := unix.Fsync(dfd); err != nil {
-		return final, via, fmt.Errorf("write provenance record: fsync directory %s: %w (the record is written but may not survive a power cut)", dir, err)
+	d.remember(name)
+	if err := unix.Fsync(d.fd); err != nil {
+		return final, via, fmt.Errorf("write provenance record: fsync directory %s: %w (the record is written but may not survive a power cut)", d.path, err)
 	}
 	return final, via, nil
 }
 
 // linkNew puts data under name in the directory open as dfd (dir names it
-// in errors). name must not exist: the final linkat never replaces an entry,
-// so an existing one gives an error that Is EEXIST.
+// in errors). name must not exist: the final linkat never replaces an
+// entry, so an existing one gives an error that Is EEXIST.
 func linkNew(dfd int, dir, name string, data []byte, fdDir string) (via string, err error) {
 	if fdDir != "" {
 		err := linkAnonymous(dfd, name, data, fdDir)
@@ -169,19 +242,49 @@ func linkAnonymous(dfd int, name string, data []byte, fdDir string) error {
 	}
 	f := os.NewFile(uintptr(fd), "anonymous temporary file")
 	defer f.Close()
-	if err := fill(f, data); err != nil {
+	id, err := fill(f, data)
+	if err != nil {
 		return err
 	}
-	err = unix.Linkat(unix.AT_FDCWD, fdDir+strconv.Itoa(fd), dfd, name, unix.AT_SYMLINK_FOLLOW)
-	switch {
-	case errors.Is(err, unix.ENOENT):
-		// No /proc (or one of another PID namespace): the link to follow
-		// is missing.
-		return fmt.Errorf("%w: %s%d: %w", errNoTmpfile, fdDir, fd, err)
-	case err != nil && !errors.Is(err, unix.EEXIST):
-		return fmt.Errorf("link into place: %w", err)
+	procFD, err := ownFDDir(fdDir, fd, id)
+	if err != nil {
+		return fmt.Errorf("%w: %w", errNoTmpfile, err)
+	}
+	defer unix.Close(procFD)
+	// Through procFD, checked to show this very file as fd's entry: the
+	// link can only name it.
+	err = unix.Linkat(procFD, strconv.Itoa(fd), dfd, name, unix.AT_SYMLINK_FOLLOW)
+	if err != nil && !errors.Is(err, unix.EEXIST) {
+		err = fmt.Errorf("link into place: %w", err)
 	}
 	return err
+}
+
+// ownFDDir opens fdDir (/proc/self/fd/) and returns it when it is a procfs
+// whose entry for fd leads to the file id: this process's own descriptor
+// directory. With /proc unmounted the path is whatever the container's
+// file system holds there, which anyone who can write / may have planted,
+// links to other files included.
+func ownFDDir(fdDir string, fd int, id fileID) (int, error) {
+	procFD, err := unix.Open(fdDir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, fmt.Errorf("%s: %w", fdDir, err)
+	}
+	var sfs unix.Statfs_t
+	if err := unix.Fstatfs(procFD, &sfs); err != nil {
+		unix.Close(procFD)
+		return -1, fmt.Errorf("%s: %w", fdDir, err)
+	}
+	if sfs.Type != unix.PROC_SUPER_MAGIC {
+		unix.Close(procFD)
+		return -1, fmt.Errorf("%s is not on a procfs (file system type %#x): /proc is not mounted", fdDir, sfs.Type)
+	}
+	var st unix.Stat_t
+	if err := unix.Fstatat(procFD, strconv.Itoa(fd), &st, 0); err != nil || (fileID{uint64(st.Dev), st.Ino}) != id {
+		unix.Close(procFD)
+		return -1, fmt.Errorf("%s%d does not lead to this process's descriptor %d (a /proc of another process or PID namespace)", fdDir, fd, fd)
+	}
+	return procFD, nil
 }
 
 const hint = "make the directory writable by this user, point PREFLIGHT_PROVENANCE_DIR at a writable volume, or set it to off"
@@ -195,26 +298,32 @@ func writeTemp(dfd int, tmp string, data []byte) error {
 	}
 	f := os.NewFile(uintptr(fd), tmp)
 	defer f.Close()
-	if err := fill(f, data); err != nil {
+	if _, err := fill(f, data); err != nil {
 		return err
 	}
 	return f.Close()
 }
 
-// fill sets f's mode to 0640, writes data and fsyncs it. Its errors are
-// the bare errno, as the caller names the file.
-func fill(f *os.File, data []byte) error {
+// fill sets f's mode to 0640, writes data and fsyncs it, and returns the
+// file's identity. Its errors are the bare errno, as the caller names the
+// file.
+func fill(f *os.File, data []byte) (fileID, error) {
+	var st unix.Stat_t
+	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
+		return fileID{}, fmt.Errorf("stat temporary file: %w", err)
+	}
+	id := fileID{uint64(st.Dev), st.Ino}
 	// The umask may have removed bits; the record's mode is 0640 regardless.
 	if err := f.Chmod(0o640); err != nil {
-		return fmt.Errorf("chmod temporary file: %w", bare(err))
+		return id, fmt.Errorf("chmod temporary file: %w", bare(err))
 	}
 	if _, err := f.Write(data); err != nil {
-		return fmt.Errorf("write temporary file: %w", bare(err))
+		return id, fmt.Errorf("write temporary file: %w", bare(err))
 	}
 	if err := f.Sync(); err != nil {
-		return fmt.Errorf("fsync temporary file: %w", bare(err))
+		return id, fmt.Errorf("fsync temporary file: %w", bare(err))
 	}
-	return nil
+	return id, nil
 }
 
 // bare strips the operation and file name an *os.File method's error
@@ -227,75 +336,90 @@ func bare(err error) error {
 	return err
 }
 
-// Complete replaces the record at path, which Write created for the same
-// run, with r (a supervised run's record with its Outcome). The replacement
-// is atomic: the new record is written to an anonymous O_TMPFILE file and
-// fsynced, and only then linked under a temporary name ".<name>.tmp-*" and
-// renamed over path, so a crash can leave at most a whole copy under the
-// temporary name, never a partial file (without O_TMPFILE, as for Write, the
-// temporary file is named from the start). It refuses when path is not a
-// regular file or holds another run's record, so it can never clobber a
-// different record or follow a symlink.
-func Complete(path string, r report.Record) error {
-	return complete(path, r, procSelfFD)
-}
-
-// complete is Complete with the /proc descriptor directory as a parameter,
-// as for write.
-func complete(path string, r report.Record, fdDir string) error {
-	dir, name := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	dfd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+// Complete stores r, a record Write stored before with more in it now (a
+// supervised run's record with its Outcome), in place of the first: the
+// file named FileName(r), so it can only ever replace this run's record.
+// It writes r from memory and never reads the file back: whatever the name
+// holds now (the command may have replaced it with a FIFO, a huge file, a
+// symlink or a hard link to another file) is replaced as an entry by
+// rename(2), never opened or written through. The replacement is atomic:
+// the record is written to an anonymous O_TMPFILE file and fsynced, and
+// only then linked under a temporary name ".<name>.tmp-*" and renamed over
+// the name, so a crash can leave at most a whole copy under the temporary
+// name, never a partial file (without O_TMPFILE, as for Write, the
+// temporary file is named from the start). A name that does not exist (the
+// first write failed) is written as new.
+//
+// foreign, when not empty, says what held the name instead of the file
+// Write made, for the caller to warn about.
+func (d *Dir) Complete(r report.Record) (foreign string, err error) {
+	name, err := FileName(r)
 	if err != nil {
-		return fmt.Errorf("complete provenance record: open directory %s: %w (%s)", dir, err, hint)
-	}
-	defer unix.Close(dfd)
-	fd, err := unix.Openat(dfd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return fmt.Errorf("complete provenance record %s: %w", path, err)
-	}
-	f := os.NewFile(uintptr(fd), path)
-	var old struct {
-		RunID string `json:"runId"`
-	}
-	st, err := f.Stat()
-	if err == nil && !st.Mode().IsRegular() {
-		err = errors.New("not a regular file")
-	}
-	if err == nil {
-		err = json.NewDecoder(f).Decode(&old)
-	}
-	f.Close()
-	if err != nil {
-		return fmt.Errorf("complete provenance record %s: read the existing record: %w", path, err)
-	}
-	if old.RunID != r.RunID {
-		return fmt.Errorf("complete provenance record %s: it holds run %s, not %s; refusing to replace another run's record", path, old.RunID, r.RunID)
+		return "", err
 	}
 	data, err := Marshal(r)
 	if err != nil {
-		return err
+		return "", err
 	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	path := filepath.Join(d.path, name)
+	if d.fd < 0 {
+		return "", fmt.Errorf("complete provenance record %s: directory is closed", path)
+	}
+	foreign = d.foreign(name)
 	tmp := "." + name + ".tmp-" + report.NewRunID()[:8]
 	err = errNoTmpfile
-	if fdDir != "" {
-		err = linkAnonymous(dfd, tmp, data, fdDir)
+	if d.fdDir != "" {
+		err = linkAnonymous(d.fd, tmp, data, d.fdDir)
 	}
 	if errors.Is(err, errNoTmpfile) {
-		err = writeTemp(dfd, tmp, data)
+		err = writeTemp(d.fd, tmp, data)
 	}
 	if err != nil {
-		_ = unix.Unlinkat(dfd, tmp, 0)
-		return fmt.Errorf("complete provenance record %s: %w (%s)", path, err, hint)
+		_ = unix.Unlinkat(d.fd, tmp, 0)
+		return foreign, fmt.Errorf("complete provenance record %s: %w (%s)", path, err, hint)
 	}
-	if err := unix.Renameat(dfd, tmp, dfd, name); err != nil {
-		_ = unix.Unlinkat(dfd, tmp, 0)
-		return fmt.Errorf("complete provenance record %s: rename into place: %w (%s)", path, err, hint)
+	// rename(2) replaces the entry whatever it is, except a directory
+	// (EISDIR), and follows no symlink at either name.
+	if err := unix.Renameat(d.fd, tmp, d.fd, name); err != nil {
+		_ = unix.Unlinkat(d.fd, tmp, 0)
+		return foreign, fmt.Errorf("complete provenance record %s: rename into place: %w (%s)", path, err, hint)
 	}
-	if err := unix.Fsync(dfd); err != nil {
-		return fmt.Errorf("complete provenance record: fsync directory %s: %w", dir, err)
+	d.remember(name)
+	if err := unix.Fsync(d.fd); err != nil {
+		return foreign, fmt.Errorf("complete provenance record: fsync directory %s: %w", d.path, err)
 	}
-	return nil
+	return foreign, nil
+}
+
+// remember notes the file now under name as this Dir's.
+func (d *Dir) remember(name string) {
+	var st unix.Stat_t
+	if unix.Fstatat(d.fd, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
+		d.written[name] = st
+	}
+}
+
+// foreign describes what name holds when it is not the file this Dir wrote
+// there: "" when it is, or when nothing is there. The file is the same when
+// its device, inode, size and change time are: an inode number alone can
+// be reused by a file made after the record was removed, and a new link to
+// the record changes its change time.
+func (d *Dir) foreign(name string) string {
+	var st unix.Stat_t
+	if err := unix.Fstatat(d.fd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return ""
+	}
+	if was, ok := d.written[name]; ok && st.Dev == was.Dev && st.Ino == was.Ino && st.Size == was.Size &&
+		st.Ctim == was.Ctim && st.Nlink == 1 {
+		return ""
+	}
+	switch {
+	case st.Mode&unix.S_IFMT == unix.S_IFREG && st.Nlink > 1:
+		return fmt.Sprintf("a file with %d hard links", st.Nlink)
+	case st.Mode&unix.S_IFMT == unix.S_IFREG:
+		return fmt.Sprintf("another file, %d bytes", st.Size)
+	}
+	return safefile.Kind(st.Mode)
 }

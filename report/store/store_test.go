@@ -42,6 +42,10 @@ func TestMain(m *testing.M) {
 		fullChild(dir)
 		return
 	}
+	if dir := os.Getenv(envPlantedProcChild); dir != "" {
+		plantedProcChild(dir)
+		return
+	}
 	os.Exit(m.Run())
 }
 
@@ -305,9 +309,10 @@ func TestTmpfileUnsupportedOnlyForMissingSupport(t *testing.T) {
 
 // docs/schema/README.md: a record is never written through a symlink. A symlink
 // planted at the record's path, pointing at a file outside the directory,
-// makes Write fail with "already exists" and Complete refuse, by either
-// way of writing; the victim and the symlink stay as they were and
-// nothing else is left in the directory.
+// makes Write fail with "already exists", by either way of writing; the
+// victim and the symlink stay as they were and nothing else is left in the
+// directory. (Complete replaces such a symlink, never writing through it:
+// TestCompleteReplacesWhateverHoldsItsName.)
 func TestSymlinkAtRecordPathIsNotFollowed(t *testing.T) {
 	r := report.New(reporttest.Inputs())
 	r.RunID = "0123456789abcdef0123456789abcdef"
@@ -315,8 +320,8 @@ func TestSymlinkAtRecordPathIsNotFollowed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The victim holds a record of the same run, so only the refusal to
-	// follow the symlink stops Complete, not its run id check.
+	// The victim holds a record of the same run, so nothing but the
+	// refusal to follow the symlink keeps it as it is.
 	victimContent, err := Marshal(r)
 	if err != nil {
 		t.Fatal(err)
@@ -327,7 +332,6 @@ func TestSymlinkAtRecordPathIsNotFollowed(t *testing.T) {
 		wantErr string
 	}{
 		{"Write", func(dir, fdDir string) error { _, _, err := write(dir, r, fdDir); return err }, "already exists"},
-		{"Complete", func(dir, fdDir string) error { return complete(filepath.Join(dir, name), r, fdDir) }, "too many levels of symbolic links"},
 	}
 	for _, op := range ops {
 		for _, w := range ways {
@@ -541,16 +545,21 @@ func TestCompleteReplacesOnlyItsOwnRecord(t *testing.T) {
 
 func testCompleteReplacesOnlyItsOwnRecord(t *testing.T, fdDir string) {
 	dir := t.TempDir()
+	d, err := openDir(dir, fdDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
 	r := report.New(reporttest.Inputs())
-	path, _, err := write(dir, r, fdDir)
+	path, _, err := d.write(r)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := r.Finish(137, 9, reporttest.Time.Add(time.Minute)); err != nil {
 		t.Fatal(err)
 	}
-	if err := complete(path, r, fdDir); err != nil {
-		t.Fatal(err)
+	if foreign, err := d.Complete(r); err != nil || foreign != "" {
+		t.Fatalf("Complete: %q, %v; want the record replaced, nothing foreign", foreign, err)
 	}
 	b := reporttest.ReadFile(t, path)
 	schematest.Validate(t, b)
@@ -560,16 +569,19 @@ func testCompleteReplacesOnlyItsOwnRecord(t *testing.T, fdDir string) {
 	if st, _ := os.Lstat(path); st.Mode() != 0o640 {
 		t.Errorf("completed record mode = %v, want 0640", st.Mode())
 	}
-	other := report.New(reporttest.Inputs())
-	if err := complete(path, other, fdDir); err == nil || !strings.Contains(err.Error(), "another run") {
-		t.Errorf("Complete with another run's record: %v", err)
-	}
 	if names := dirNames(t, dir); len(names) != 1 || names[0] != filepath.Base(path) {
 		t.Errorf("directory holds %q, want only the record", names)
 	}
-	link := filepath.Join(dir, "link.json")
-	os.Symlink(path, link)
-	if err := complete(link, r, fdDir); err == nil {
-		t.Error("Complete followed a symlink")
+	// The name comes from the record: another run's record can only go
+	// under its own name, never over this one.
+	other := report.New(reporttest.Inputs())
+	if _, err := d.Complete(other); err != nil {
+		t.Fatal(err)
+	}
+	if got := reporttest.ReadFile(t, path); string(got) != string(b) {
+		t.Errorf("another run's Complete changed this run's record")
+	}
+	if names := dirNames(t, dir); len(names) != 2 {
+		t.Errorf("directory holds %q, want this run's record and the other's", names)
 	}
 }

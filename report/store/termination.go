@@ -6,8 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"golang.org/x/sys/unix"
-
+	"github.com/gpu-preflight/gpu-preflight/internal/safefile"
 	"github.com/gpu-preflight/gpu-preflight/internal/truncate"
 	"github.com/gpu-preflight/gpu-preflight/report"
 )
@@ -27,11 +26,16 @@ func WriteTermination(path, msg string) error {
 		return nil
 	}
 	msg = truncate.String(msg, report.MaxTerminationBytes)
-	// O_NONBLOCK: a FIFO nobody reads fails with ENXIO instead of blocking
-	// the abort (or the run) forever; it changes nothing for a file.
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0o644)
+	// safefile: no symlink followed, a FIFO nobody reads fails with ENXIO
+	// instead of blocking the abort forever, and a hard link to another
+	// file is refused before anything is cut.
+	f, err := safefile.OpenWrite(path, os.O_WRONLY|os.O_CREATE, 0o644)
 	if err != nil {
 		return fmt.Errorf("write termination message to %s: %w (set PREFLIGHT_TERMINATION_LOG to the container's terminationMessagePath, or to \"\" to skip it)", path, err)
+	}
+	if err := f.Truncate(0); err != nil {
+		f.Close()
+		return fmt.Errorf("write termination message to %s: %w", path, err)
 	}
 	if _, err := f.WriteString(msg); err != nil {
 		f.Close()

@@ -57,6 +57,7 @@ func TestContainer(t *testing.T) {
 		{"pid1-default/sleep", func(t *testing.T, s *suite) { testPID1Default(t, s, "sleep", "60") }},
 		{"pid1-default/shell-loop", func(t *testing.T, s *suite) { testPID1Default(t, s, "sh", "-c", "while :; do sleep 1; done") }},
 		{"subcommands-in-image", testSubcommandsInImage},
+		{"record-swapped-for-fifo", testRecordSwappedForFIFO},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -745,5 +746,38 @@ func testSubcommandsInImage(t *testing.T, s *suite) {
 		if !strings.Contains(res.stdout, sub.says) {
 			t.Errorf("--entrypoint %s %v: stdout does not say %q:\n%s\nstderr:\n%s", shimPath, sub.cmd, sub.says, res.stdout, res.stderr)
 		}
+	}
+}
+
+// testRecordSwappedForFIFO is issue 24's attack as it was run: the job,
+// supervised by gpu-preflight as the container's PID 1 (the default),
+// replaces its own record file in the provenance volume with a FIFO and
+// exits 7. PID 1 used to open that FIFO to read the record back and hang
+// for good (SIGTERM ignored, `runc kill KILL` the only way out, and the
+// job's status lost). Now the container exits 7 at once and the volume
+// holds the finished record under the run's name.
+func testRecordSwappedForFIFO(t *testing.T, s *suite) {
+	sc := scenario{
+		driver: procFor(h100),
+		cmd: []string{"sh", "-c", `set -e; R=$(echo ` + provenanceDir + `/*.json); [ -f "$R" ]; ` +
+			`rm "$R"; mkfifo "$R"; exit 7`},
+	}
+	s.useFakeNVML(t, &sc, h100)
+	b := s.newBundle(t, sc)
+	res := b.run(t, runLimit)
+	wantExit(t, res, 7)
+	if res.elapsed > 15*time.Second {
+		t.Errorf("the container took %v to exit after its command", res.elapsed)
+	}
+	entries, err := os.ReadDir(b.provenance)
+	must(t, err)
+	if len(entries) != 1 || !entries[0].Type().IsRegular() {
+		t.Fatalf("the provenance volume holds %v, want the one record as a regular file", entries)
+	}
+	recs := records(t, b.provenance)
+	recs[0].want(t, "outcome.exitCode", 7)
+	l := parseLogs(t, res.stderr)
+	if _, ok := l.find(func(line logLine) bool { return line.str("found") == "a FIFO" }); !ok {
+		t.Errorf("no warning says the record had been replaced by a FIFO:\n%s", l.raw)
 	}
 }

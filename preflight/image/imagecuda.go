@@ -1,0 +1,188 @@
+package image
+
+import (
+	"path"
+	"strings"
+
+	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
+	"github.com/gpu-preflight/gpu-preflight/preflight/pyenv"
+)
+
+// The image's CUDA is what the job loads: the CUDA runtime (libcudart) of
+// the framework it imports, then the toolkit under /usr/local/cuda, then
+// a distribution's libcudart package, then CUDA_VERSION
+// (facts.CUDASourceOrder; docs/cuda-stack.md, "The image's CUDA").
+
+// distCUDADirs are where Debian and Ubuntu (libcudart12: the real file
+// /usr/lib/x86_64-linux-gnu/libcudart.so.12.4.127) and RHEL-like
+// distributions put the CUDA runtime.
+var distCUDADirs = []string{"/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib64"}
+
+// dpkgArch is Debian's architecture name of a multiarch triplet.
+var dpkgArch = map[string]string{"x86_64-linux-gnu": "amd64", "aarch64-linux-gnu": "arm64"}
+
+// distributionCUDA fills s.res.CUDASources with the distribution's
+// libcudart.so.X.Y.Z (the file name is the release; the dpkg package
+// that installed it is named when its file list is there).
+func (s *scanner) distributionCUDA() {
+	for _, dir := range distCUDADirs {
+		best, bestName := "", ""
+		for _, n := range s.list(dir) {
+			if v, ok := SonameVersion(n, "libcudart.so"); ok && components(v) >= 3 && newer(v, best) {
+				best, bestName = v, n
+			}
+		}
+		if best == "" {
+			continue
+		}
+		src := path.Join(dir, bestName)
+		if arch, ok := dpkgArch[path.Base(dir)]; ok {
+			pkg := "libcudart" + cudaMajor(best)
+			if list := "/var/lib/dpkg/info/" + pkg + ":" + arch + ".list"; s.isFile(list) {
+				src += " (dpkg package " + pkg + ")"
+			}
+		}
+		s.res.CUDASources = append(s.res.CUDASources, facts.CUDASource{
+			Kind: facts.CUDAFromDistribution, Version: majorMinor(best), Full: best, Source: src})
+	}
+}
+
+// newer reports whether dotted version a is above b ("" is below all).
+func newer(a, b string) bool {
+	if b == "" {
+		return true
+	}
+	pa, pb := strings.Split(a, "."), strings.Split(b, ".")
+	for i := 0; i < len(pa) && i < len(pb); i++ {
+		if len(pa[i]) != len(pb[i]) {
+			return len(pa[i]) > len(pb[i])
+		}
+		if pa[i] != pb[i] {
+			return pa[i] > pb[i]
+		}
+	}
+	return len(pa) > len(pb)
+}
+
+// frameworkRuntimes sets each CUDA framework's CUDARuntime: the libcudart
+// the loader model resolves for it, when its version is known past the
+// major; else its environment's nvidia-cuda-runtime wheel; else its conda
+// environment's cuda-cudart (or CUDA 11's cudatoolkit) package.
+func (s *scanner) frameworkRuntimes() {
+	for i := range s.res.Frameworks {
+		fw := &s.res.Frameworks[i]
+		if fw.Build != facts.BuildCUDA && fw.CUDAVersion == "" {
+			continue
+		}
+		if v, src, ok := s.loadedRuntime(*fw); ok {
+			fw.CUDARuntime, fw.CUDARuntimeSource = v, src
+			continue
+		}
+		v := s.views[fw.Location]
+		if v == nil {
+			continue
+		}
+		if major := cudaMajor(fw.CUDAVersion); major != "" {
+			if d, ok := v.dist("nvidia_cuda_runtime_cu" + major); ok {
+				fw.CUDARuntime, fw.CUDARuntimeSource = d.Version, distPath("", d)
+				continue
+			}
+		}
+		if v.env.Kind == pyenv.KindConda {
+			if ver, src, ok := s.condaRuntime(v.env.Prefix); ok {
+				fw.CUDARuntime, fw.CUDARuntimeSource = ver, src
+			}
+		}
+	}
+}
+
+// loadedRuntime is the libcudart the loader model resolved for fw.
+func (s *scanner) loadedRuntime(fw facts.Framework) (string, string, bool) {
+	for _, l := range s.res.CUDALibraries {
+		if l.FrameworkLocation != fw.Location || l.Library != "libcudart" || l.Loaded.Path == "" {
+			continue
+		}
+		if components(l.Loaded.Version) < 2 {
+			return "", "", false
+		}
+		src := l.Loaded.Path
+		if l.Loaded.VersionSource != "" && l.Loaded.VersionSource != "file name" {
+			src += " (" + l.Loaded.VersionSource + ")"
+		}
+		return l.Loaded.Version, src, true
+	}
+	return "", "", false
+}
+
+// condaRuntimePackages are the conda packages that ship libcudart, best
+// first: cuda-cudart (NVIDIA's and conda-forge's CUDA 12 packages), then
+// cudatoolkit (CUDA 11 and earlier), then cuda-version (the metapackage
+// pinning the CUDA release).
+var condaRuntimePackages = []string{"cuda-cudart", "cudatoolkit", "cuda-version"}
+
+// condaRuntime reads the CUDA runtime package's record in prefix's
+// conda-meta (its file name; the JSON record when the name cannot be
+// split).
+func (s *scanner) condaRuntime(prefix string) (string, string, bool) {
+	dir := path.Join(prefix, "conda-meta")
+	names := s.list(dir)
+	for _, want := range condaRuntimePackages {
+		for _, n := range names {
+			name, ver, ok := pyenv.CondaMetaName(n)
+			if !ok || name != want {
+				continue
+			}
+			p := path.Join(dir, n)
+			if rec, ok := pyenv.ParseCondaMeta(s.readMax(p, maxCondaMeta)); ok && rec.Name == want {
+				ver = rec.Version
+			}
+			if components(ver) >= 2 {
+				return ver, p, true
+			}
+		}
+	}
+	return "", "", false
+}
+
+// maxCondaMeta bounds a conda-meta record read: its files list makes the
+// records of big packages a few MiB.
+const maxCondaMeta = 16 << 20
+
+// ImageCUDA returns the image's CUDA: the first source, in
+// facts.CUDASourceOrder, that states it, with every other source found in
+// Others. frameworks are the judged ones (facts.Container.Judged), scanned
+// the scan's image-wide sources (Result.CUDASources), toolkit what
+// preflight/container read (/usr/local/cuda, or CUDA_VERSION when no
+// toolkit file says it), env the container's environment.
+func ImageCUDA(frameworks []facts.Framework, scanned []facts.CUDASource, toolkit facts.CUDAToolkit, env map[string]string) facts.CUDAToolkit {
+	var all []facts.CUDASource
+	for _, fw := range frameworks {
+		if components(fw.CUDARuntime) >= 2 {
+			all = append(all, facts.CUDASource{Kind: facts.CUDAFromRuntime, Version: majorMinor(fw.CUDARuntime),
+				Full: fw.CUDARuntime, Source: frameworkName(fw) + " loads " + fw.CUDARuntimeSource})
+			break
+		}
+	}
+	if toolkit.Version != "" && toolkit.Kind != facts.CUDAFromEnv {
+		all = append(all, facts.CUDASource{Kind: facts.CUDAFromToolkit, Version: toolkit.Version, Full: toolkit.Full, Source: toolkit.Source})
+	}
+	all = append(all, scanned...)
+	if v, ok := env["CUDA_VERSION"]; ok {
+		if ev := EnvVersion(v); components(ev) >= 2 {
+			all = append(all, facts.CUDASource{Kind: facts.CUDAFromEnv, Version: majorMinor(ev), Full: ev, Source: "env CUDA_VERSION"})
+		}
+	}
+	if len(all) == 0 {
+		return facts.CUDAToolkit{}
+	}
+	w := all[0]
+	return facts.CUDAToolkit{Version: w.Version, Full: w.Full, Source: w.Source, Kind: w.Kind, Others: all[1:]}
+}
+
+// frameworkName is "torch 2.5.1+cu121".
+func frameworkName(fw facts.Framework) string {
+	if fw.Version == "" {
+		return fw.Name
+	}
+	return fw.Name + " " + fw.Version
+}

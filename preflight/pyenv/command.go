@@ -1,0 +1,91 @@
+package pyenv
+
+import (
+	"path"
+	"strings"
+
+	"github.com/gpu-preflight/gpu-preflight/preflight/fsroot"
+)
+
+// maxShebang is how much of a script is read for its "#!" line (the
+// kernel reads at most BINPRM_BUF_SIZE, 256 bytes).
+const maxShebang = 256
+
+// Interpreter returns the Python interpreter the command argv will run,
+// as a path inside root, and how that was decided: argv[0] itself when it
+// is a Python (by name, looked up on PATH as execvp does), or the Python a
+// script's "#!" line names (a console script such as torchrun, or
+// "#!/usr/bin/env python3"); otherwise the python3, then python, that
+// PATH finds. ok is false when there is none.
+func Interpreter(root fsroot.Root, env map[string]string, argv []string) (p, how string, ok bool) {
+	f := &finder{root: root, env: env, seen: map[string]bool{}, read: map[string]bool{}}
+	if len(argv) > 0 && argv[0] != "" {
+		if exe, found := f.lookPath(argv[0]); found {
+			if IsPythonName(path.Base(exe)) {
+				return exe, "the command, " + argv[0], true
+			}
+			if sb, isScript := ParseShebang(f.head(exe)); isScript {
+				interp := sb.Interpreter
+				if sb.ViaEnv {
+					interp, found = f.lookPath(interp)
+				} else {
+					found = f.isFile(interp)
+				}
+				if found && IsPythonName(path.Base(interp)) {
+					return interp, "the #! line of " + exe, true
+				}
+			}
+		}
+	}
+	for _, n := range []string{"python3", "python"} {
+		if exe, found := f.lookPath(n); found {
+			return exe, n + " on PATH", true
+		}
+	}
+	return "", "", false
+}
+
+// lookPath finds name as execvp does: a name with a "/" is used as it is
+// (absolute only: the working directory is not known), any other is
+// searched in PATH.
+func (f *finder) lookPath(name string) (string, bool) {
+	if strings.Contains(name, "/") {
+		p := path.Clean(name)
+		return p, strings.HasPrefix(p, "/") && f.isFile(p)
+	}
+	for _, dir := range f.searchPath() {
+		if p := path.Join(dir, name); f.isFile(p) {
+			return p, true
+		}
+	}
+	return "", false
+}
+
+// head reads the first bytes of file p.
+func (f *finder) head(p string) []byte {
+	fh, err := f.root.Open(p)
+	if err != nil {
+		return nil
+	}
+	defer fh.Close()
+	b := make([]byte, maxShebang)
+	n, _ := fh.Read(b)
+	return b[:n]
+}
+
+// EnvironmentOf returns the environment, of envs, that interpreter p runs
+// in: the one with the same prefix, links resolved. ok is false when p is
+// none of theirs.
+func EnvironmentOf(root fsroot.Root, env map[string]string, envs []Environment, p string) (Environment, bool) {
+	e, ok := ForInterpreter(root, env, p)
+	if !ok {
+		return Environment{}, false
+	}
+	want := RealPath(root, e.Prefix)
+	for _, c := range envs {
+		if c.Kind != KindUser && RealPath(root, c.Prefix) == want {
+			return c, true
+		}
+	}
+	return e, true
+}
