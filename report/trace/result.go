@@ -60,7 +60,8 @@ type FactDrift struct {
 	Values  []Holders `json:"values"`
 }
 
-// Holders are the runs that held one value of a fact.
+// Holders are the ranks whose latest run held one value of a fact;
+// Records counts all their records.
 type Holders struct {
 	Value   string   `json:"value"`
 	Records int64    `json:"records"`
