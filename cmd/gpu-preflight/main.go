@@ -57,6 +57,7 @@ func init() {
 			gathers, cmdExplain},
 		{"bake", "[--out FILE] [flags]", "scan the image and write its manifest (at build time)", []string{partImage}, cmdBake},
 		{"diff", "[--json] OLD.json NEW.json | DIR", "what changed between two provenance records; exit 1 when something that matters changed", nil, cmdDiff},
+		{"trace", "[--json] [--job ID] [--image REF|DIGEST] [--since T] [--until T] SOURCE...", "fleet questions over many records: ranks that differ, where runs started failing, nodes to drain; exit 1 on drift that matters", nil, cmdTrace},
 		{"advise", "[--driver V] [--gpu CC] [--brand B] | --root DIR", "which CUDA versions and framework builds a driver runs; with --root, the minimum driver per branch and the GPUs an image runs on",
 			decides, cmdAdvise},
 		{"affinity", "[--root DIR]", "Kubernetes nodeAffinity for the image over GPU Feature Discovery labels", decides, cmdAffinity},

@@ -368,6 +368,10 @@ var tuningPrefixes = append([]string{"CUDA_", "CUDNN_", "CUBLAS_", "NCCL_", "TOR
 
 var tuningNames = map[string]bool{"LD_LIBRARY_PATH": true, "LD_PRELOAD": true}
 
+// Tuning reports whether a recorded variable changes how CUDA, cuDNN, NCCL
+// or a framework behaves, so that a change in it matters.
+func Tuning(name string) bool { return tuning(name) }
+
 func tuning(name string) bool {
 	if name == "CUDA_VISIBLE_DEVICES" {
 		return false
