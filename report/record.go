@@ -15,6 +15,7 @@ package report
 
 import (
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"slices"
@@ -271,10 +272,100 @@ type Check struct {
 
 // Command is what gpu-preflight was asked to run.
 type Command struct {
+	// Argv is the command as ArgvRecord says: redacted (the default),
+	// empty, or as given; at most MaxRecordArgs elements and
+	// maxRecordArgvBytes, each value cut like an environment value.
 	Argv []string `json:"argv"`
-	Cwd  string   `json:"cwd"`
-	UID  int      `json:"uid"`
-	GID  int      `json:"gid"`
+	// ArgvSHA256 is ArgvDigest of the command as given, before redaction
+	// and cut, so two runs of one command show the same digest whatever
+	// the record keeps of it; empty without a command and under
+	// ArgvNone.
+	ArgvSHA256 string `json:"argvSha256"`
+	// ArgvRecord is PREFLIGHT_RECORD_ARGV: one of ArgvModes.
+	ArgvRecord string `json:"argvRecord"`
+	// ArgvDropped counts the elements left out of Argv by the caps.
+	ArgvDropped int    `json:"argvDropped"`
+	Cwd         string `json:"cwd"`
+	UID         int    `json:"uid"`
+	GID         int    `json:"gid"`
+}
+
+// What a record keeps of the command's argv (PREFLIGHT_RECORD_ARGV).
+const (
+	// ArgvRedacted keeps argv with every credential report/redact
+	// recognises replaced, and its digest: the command stays readable, a
+	// credential in a form redact does not know would be recorded.
+	ArgvRedacted = "redacted"
+	// ArgvDigestOnly keeps only the digest: two runs still compare, and
+	// nothing of the arguments is written (a short password could still
+	// be confirmed by guessing the whole command line).
+	ArgvDigestOnly = "digest"
+	// ArgvNone keeps neither.
+	ArgvNone = "none"
+	// ArgvFull keeps argv as given, cut to the caps, credentials included:
+	// only for commands known to carry none.
+	ArgvFull = "full"
+)
+
+// ArgvModes are the values PREFLIGHT_RECORD_ARGV takes, the default first.
+var ArgvModes = []string{ArgvRedacted, ArgvDigestOnly, ArgvNone, ArgvFull}
+
+// MaxRecordArgs bounds how many argv elements a record keeps; argv as a
+// whole is bounded by maxRecordArgvBytes. A training command has a few
+// dozen; the kernel allows about 2 MiB of them (ARG_MAX), which would make
+// every record, ledger line and provenance log line as large.
+const MaxRecordArgs = 1024
+
+// maxRecordArgvBytes bounds the bytes of the recorded argv's elements.
+const maxRecordArgvBytes = 64 << 10
+
+// ArgvDigest is the lower-case hex SHA-256 of argv with each element
+// followed by a NUL byte (an element cannot hold one, so the encoding is
+// unambiguous: ["a b"] and ["a", "b"] differ). Empty for a nil argv.
+func ArgvDigest(argv []string) string {
+	if argv == nil {
+		return ""
+	}
+	h := sha256.New()
+	for _, a := range argv {
+		h.Write([]byte(a))
+		h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// newCommand records argv as mode says, redacting before it cuts (a cut
+// could split a credential from the text that marks it) and only the
+// elements it may keep.
+func newCommand(argv []string, mode string) Command {
+	c := Command{Argv: []string{}, ArgvRecord: mode}
+	if mode == "" {
+		c.ArgvRecord = ArgvRedacted
+	}
+	if c.ArgvRecord != ArgvNone {
+		c.ArgvSHA256 = ArgvDigest(argv)
+	}
+	var kept []string
+	switch c.ArgvRecord {
+	case ArgvRedacted:
+		kept = redact.Argv(argv[:min(len(argv), MaxRecordArgs)])
+	case ArgvFull:
+		kept = argv[:min(len(argv), MaxRecordArgs)]
+	default:
+		c.ArgvDropped = len(argv)
+		return c
+	}
+	budget := maxRecordArgvBytes
+	for _, a := range kept {
+		a = capValue(a)
+		if len(a) > budget {
+			break
+		}
+		budget -= len(a)
+		c.Argv = append(c.Argv, a)
+	}
+	c.ArgvDropped = len(argv) - len(c.Argv)
+	return c
 }
 
 // Outcome is how the run ended: a supervised command's end, or why the
@@ -299,9 +390,12 @@ type Inputs struct {
 	// Decision is policy's decision on the findings, recorded as it is.
 	Decision decision.Decision
 	// Argv is the command to run, without gpu-preflight's own arguments.
-	Argv     []string
-	Cwd      string
-	UID, GID int
+	Argv []string
+	// ArgvRecord is what the record keeps of Argv: one of ArgvModes, ""
+	// for ArgvRedacted.
+	ArgvRecord string
+	Cwd        string
+	UID, GID   int
 	// Environ is the process environment.
 	Environ envvars.Env
 	// ToolVersion and ToolCommit identify the gpu-preflight build.
@@ -387,7 +481,7 @@ func New(in Inputs) Record {
 		},
 		Checks:       make([]Check, 0, len(in.Findings)),
 		Decision:     in.Decision,
-		Command:      Command{Argv: nonNil(redact.Argv(in.Argv)), Cwd: redact.Value(in.Cwd), UID: in.UID, GID: in.GID},
+		Command:      newCommand(in.Argv, in.ArgvRecord),
 		Orchestrator: redactContext(orchestrator.FromEnv(get)),
 		Env:          redact.Env(in.Environ),
 	}
@@ -442,6 +536,7 @@ func New(in Inputs) Record {
 			NodeFault: f.NodeFault,
 		})
 	}
+	r.Command.Cwd, r.Command.UID, r.Command.GID = capValue(redact.Value(in.Cwd)), in.UID, in.GID
 	r.Decision.Blocking = nonNil(in.Decision.Blocking)
 	r.Env, r.EnvDropped = capEnv(r.Env)
 	for k, v := range r.Env {

@@ -15,10 +15,11 @@
 // time (ru_maxrss, which Linux keeps across exec and which takes in reaped
 // children such as the NVML probe).
 //
-// A second pass runs `gpu-preflight check --json` a few times per
+// A second pass runs `gpu-preflight -- /bin/true` a few times per
 // configuration and reads the preflight's own elapsed time from its
-// decision log line, less the NVML probe's time from the record: the
-// 50 ms bar (docs/sources.md, "What gpu-preflight is held to").
+// summary log line, less the NVML probe's time from the record its
+// provenance line carries: the 50 ms bar (docs/sources.md, "What
+// gpu-preflight is held to").
 package main
 
 import (
@@ -30,6 +31,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
 	"strconv"
@@ -47,7 +49,7 @@ type benchCase struct {
 	argv []string
 	env  []string
 	// shim marks gpu-preflight's rows, which the preflight pass reruns
-	// as `check --json`.
+	// with its log read.
 	shim bool
 	// flags are the shim's configuration, without the command.
 	flags []string
@@ -66,23 +68,32 @@ func main() {
 	bin := flag.String("bin", "bin", "directory holding gpu-preflight and gpu-preflight-nvml")
 	smiDir := flag.String("nvidia-smi", "", "directory holding Debian's nvidia-smi (empty: the NGC-style cases are left out)")
 	realNVML := flag.String("real-nvml", "", "directory holding Debian's libnvidia-ml.so.1, for nvidia-smi")
+	only := flag.String("cases", "", "regexp: run only the cases whose name matches (and bare exec, tini and Go exec-only, the ratios' bases)")
 	flag.Parse()
-	if err := run(*runs, *warmup, *bin, *smiDir, *realNVML); err != nil {
+	keep, err := regexp.Compile(*only)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench/startup: -cases:", err)
+		os.Exit(64)
+	}
+	if err := run(*runs, *warmup, *bin, *smiDir, *realNVML, keep); err != nil {
 		fmt.Fprintln(os.Stderr, "bench/startup:", err)
 		os.Exit(1)
 	}
 }
 
-func run(runs, warmup int, bin, smiDir, realNVML string) error {
+func run(runs, warmup int, bin, smiDir, realNVML string, keep *regexp.Regexp) error {
 	work, err := os.MkdirTemp("", "gpu-preflight-bench-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(work)
-	cases, err := setUp(work, bin, smiDir, realNVML)
+	cases, err := setUp(work, bin, smiDir, realNVML, keep)
 	if err != nil {
 		return err
 	}
+	cases = slices.DeleteFunc(cases, func(c benchCase) bool {
+		return c.name != caseBare && c.name != caseTini && c.name != caseGo && !keep.MatchString(c.name)
+	})
 	devnull, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
 	if err != nil {
 		return err
@@ -119,7 +130,7 @@ func run(runs, warmup int, bin, smiDir, realNVML string) error {
 
 // setUp builds the cases: the noop Go program, the fake NVML library and
 // its scenarios, and the roots the shim looks at.
-func setUp(work, bin, smiDir, realNVML string) ([]benchCase, error) {
+func setUp(work, bin, smiDir, realNVML string, keep *regexp.Regexp) ([]benchCase, error) {
 	shim, err := filepath.Abs(filepath.Join(bin, "gpu-preflight"))
 	if err != nil {
 		return nil, err
@@ -133,28 +144,31 @@ func setUp(work, bin, smiDir, realNVML string) ([]benchCase, error) {
 	if out, err := build.CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("building bench/noop: %v\n%s", err, out)
 	}
-	fakeDir := filepath.Join(work, "fakenvml")
-	if err := os.Mkdir(fakeDir, 0o755); err != nil {
-		return nil, err
-	}
-	fakeLib, err := fakenvml.Build(fakeDir)
-	if err != nil {
-		return nil, err
-	}
-	eight := fakenvml.H100x8("550.54.15", 12040)
-	one := eight
-	one.Name, one.GPUs, one.System = "h100x1-550.54.15", eight.GPUs[:1], map[string]string{}
-	for k, v := range eight.System {
-		one.System[k] = v
-	}
-	one.System["count"] = "1"
-	scenario1, err := one.Write(work)
-	if err != nil {
-		return nil, err
-	}
-	scenario8, err := eight.Write(work)
-	if err != nil {
-		return nil, err
+	// The fake NVML and CUDA libraries are compiled (gcc) only when a case
+	// that runs them is kept.
+	withFakes := slices.ContainsFunc(fakeCaseNames(), keep.MatchString)
+	var fakeLib, scenario1, scenario8 string
+	if withFakes {
+		fakeDir := filepath.Join(work, "fakenvml")
+		if err := os.Mkdir(fakeDir, 0o755); err != nil {
+			return nil, err
+		}
+		if fakeLib, err = fakenvml.Build(fakeDir); err != nil {
+			return nil, err
+		}
+		eight := fakenvml.H100x8("550.54.15", 12040)
+		one := eight
+		one.Name, one.GPUs, one.System = "h100x1-550.54.15", eight.GPUs[:1], map[string]string{}
+		for k, v := range eight.System {
+			one.System[k] = v
+		}
+		one.System["count"] = "1"
+		if scenario1, err = one.Write(work); err != nil {
+			return nil, err
+		}
+		if scenario8, err = eight.Write(work); err != nil {
+			return nil, err
+		}
 	}
 
 	empty := filepath.Join(work, "root-empty")
@@ -181,10 +195,10 @@ func setUp(work, bin, smiDir, realNVML string) ([]benchCase, error) {
 			env: slices.Concat(env, extraEnv), shim: true, flags: f}
 	}
 	cases := []benchCase{
-		{name: "bare exec", argv: []string{"/bin/true"}, env: env},
-		{name: "tini", argv: []string{lookPath("tini"), "-s", "--", "/bin/true"}, env: env},
+		{name: caseBare, argv: []string{"/bin/true"}, env: env},
+		{name: caseTini, argv: []string{lookPath("tini"), "-s", "--", "/bin/true"}, env: env},
 		{name: "dumb-init", argv: []string{lookPath("dumb-init"), "/bin/true"}, env: env},
-		{name: "Go exec-only", argv: []string{noop, "/bin/true"}, env: env},
+		{name: caseGo, argv: []string{noop, "/bin/true"}, env: env},
 	}
 	if smiDir != "" {
 		script, err := filepath.Abs(filepath.Join("bench", "ngc-entrypoint.sh"))
@@ -200,12 +214,16 @@ func setUp(work, bin, smiDir, realNVML string) ([]benchCase, error) {
 				env: []string{smiPath, "HOME=/root", "LANG=C.UTF-8", "LD_LIBRARY_PATH=" + realNVML}})
 	}
 	cases = append(cases,
-		shimCase("gpu-preflight, no GPU, provenance off", nil, noGPU, []string{provOff}),
-		shimCase("gpu-preflight, no GPU, provenance on", nil, noGPU, []string{provOn}),
-		shimCase("gpu-preflight, fake NVML x1, provenance off", []string{fakenvml.EnvScenario + "=" + scenario1}, fake, []string{provOff}),
-		shimCase("gpu-preflight, fake NVML x1, provenance on", []string{fakenvml.EnvScenario + "=" + scenario1}, fake, []string{provOn}),
-		shimCase("gpu-preflight, fake NVML x8, provenance off", []string{fakenvml.EnvScenario + "=" + scenario8}, fake, []string{provOff}),
-		shimCase("gpu-preflight, fake NVML x8, provenance on", []string{fakenvml.EnvScenario + "=" + scenario8}, fake, []string{provOn}),
+		shimCase(caseShimFloor, nil, noGPU, []string{provOff}),
+		shimCase("gpu-preflight, no GPU, provenance on", nil, noGPU, []string{provOn}))
+	if !withFakes {
+		return cases, nil
+	}
+	cases = append(cases,
+		shimCase(fakeName(1, "off"), []string{fakenvml.EnvScenario + "=" + scenario1}, fake, []string{provOff}),
+		shimCase(fakeName(1, "on"), []string{fakenvml.EnvScenario + "=" + scenario1}, fake, []string{provOn}),
+		shimCase(fakeName(8, "off"), []string{fakenvml.EnvScenario + "=" + scenario8}, fake, []string{provOff}),
+		shimCase(fakeName(8, "on"), []string{fakenvml.EnvScenario + "=" + scenario8}, fake, []string{provOn}),
 	)
 	cudaCases, err := cudaCases(work, shimCase, fake, provOff, scenario1, scenario8)
 	if err != nil {
@@ -245,11 +263,28 @@ func cudaCases(work string, shimCase func(string, []string, ...[]string) benchCa
 		}
 		env := []string{fakenvml.EnvScenario + "=" + nv, fakecuda.EnvScenario + "=" + scenario, "LD_LIBRARY_PATH=" + dir}
 		for _, mode := range []string{"init", "kernel"} {
-			cases = append(cases, shimCase(fmt.Sprintf("gpu-preflight, fake NVML+CUDA x%d, CUDA check %s, provenance off", n, mode),
+			cases = append(cases, shimCase(cudaName(n, mode),
 				env, fake, []string{provOff, "--cuda-check=" + mode}))
 		}
 	}
 	return cases, nil
+}
+
+// The names of the rows that run the fake libraries.
+func fakeName(gpus int, provenance string) string {
+	return fmt.Sprintf("gpu-preflight, fake NVML x%d, provenance %s", gpus, provenance)
+}
+
+func cudaName(gpus int, mode string) string {
+	return fmt.Sprintf("gpu-preflight, fake NVML+CUDA x%d, CUDA check %s, provenance off", gpus, mode)
+}
+
+func fakeCaseNames() []string {
+	var names []string
+	for _, n := range []int{1, 8} {
+		names = append(names, fakeName(n, "off"), fakeName(n, "on"), cudaName(n, "init"), cudaName(n, "kernel"))
+	}
+	return names
 }
 
 // torchPython returns Debian's python3 when it can import torch, else "".
@@ -350,19 +385,32 @@ func printTable(w *os.File, cases []benchCase, runs int) {
 		}
 		return 0
 	}
-	bare, tini := find("bare exec"), find("tini")
-	tiniAdded := tini - bare
+	bare := find(caseBare)
+	tiniAdded, goAdded := find(caseTini)-bare, find(caseGo)-bare
 	fmt.Fprintf(w, "%d interleaved runs per case, %s, %d CPUs, %s\n\n", runs, time.Now().UTC().Format("2006-01-02 15:04 UTC"),
 		runtime.NumCPU(), kernel())
-	fmt.Fprintln(w, "| case | median ms | x bare exec | added ms | added / tini's added | CPU ms | peak RSS MiB |")
-	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|")
+	fmt.Fprintln(w, "| case | median ms | x bare exec | added ms | added / Go exec-only's added | added / tini's added | CPU ms | peak RSS MiB |")
+	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|---:|")
 	for _, c := range cases {
 		m := median(c.wall)
 		added := m - bare
-		fmt.Fprintf(w, "| %s | %.2f | %.2f | %.2f | %s | %.2f | %.1f |\n", c.name, ms(m), float64(m)/float64(bare),
-			ms(added), ratio(added, tiniAdded, c.name == "bare exec"), ms(median(c.cpu)), float64(c.rss)/1024)
+		fmt.Fprintf(w, "| %s | %.2f | %.2f | %.2f | %s | %s | %.2f | %.1f |\n", c.name, ms(m), float64(m)/float64(bare),
+			ms(added), ratio(added, goAdded, c.name == caseBare), ratio(added, tiniAdded, c.name == caseBare),
+			ms(median(c.cpu)), float64(c.rss)/1024)
+	}
+	if shim := find(caseShimFloor); shim > 0 {
+		fmt.Fprintf(w, "\n%s: %s ms added, %s x the Go exec-only's, %s x tini's (the bar: 2x the Go exec-only's)\n", caseShimFloor,
+			fmt.Sprintf("%.2f", ms(shim-bare)), ratio(shim-bare, goAdded, false), ratio(shim-bare, tiniAdded, false))
 	}
 }
+
+// The rows the ratios are taken against, and the one held to the bar.
+const (
+	caseBare      = "bare exec"
+	caseTini      = "tini"
+	caseGo        = "Go exec-only"
+	caseShimFloor = "gpu-preflight, no GPU, provenance off"
+)
 
 func ratio(added, tiniAdded time.Duration, bare bool) string {
 	if bare || tiniAdded <= 0 {
@@ -379,8 +427,7 @@ func kernel() string {
 	return "Linux " + strings.TrimSpace(string(b))
 }
 
-// printPreflightTimes runs each shim configuration as `check --json` n
-// times and prints the median of the preflight's elapsed time with the
+// printPreflightTimes runs each shim configuration n more times and prints the median of the preflight's elapsed time with the
 // NVML probe's time taken out.
 func printPreflightTimes(w *os.File, cases []benchCase, n int) error {
 	fmt.Fprintln(w, "| configuration | preflight ms (median) | NVML probe ms (median) | preflight less probe ms |")
@@ -407,37 +454,47 @@ func printPreflightTimes(w *os.File, cases []benchCase, n int) error {
 	return nil
 }
 
-// preflightTime runs `gpu-preflight check --json` with c's configuration and
-// returns the decision line's elapsedMs and the record's NVML duration.
+// preflightTime runs `gpu-preflight -- /bin/true` with c's configuration
+// and returns the summary line's elapsedMs and the NVML duration of the
+// record its provenance line carries (check, which prints a report, logs
+// neither).
 func preflightTime(c benchCase) (total, probe time.Duration, err error) {
-	args := slices.Concat([]string{"check", "--json", "--log-level=info", "--log-format=json"}, c.flags)
+	args := slices.Concat([]string{"--log-level=info", "--log-format=json", "--log-provenance=true"}, c.flags, []string{"--", "/bin/true"})
 	cmd := exec.Command(c.argv[0], args...)
 	cmd.Env = c.env
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
 	if err := cmd.Run(); err != nil {
 		return 0, 0, fmt.Errorf("%s: %s: %v\n%s", c.name, strings.Join(cmd.Args, " "), err, stderr.String())
 	}
-	var record struct {
-		Host struct {
-			NVML struct {
-				DurationMillis float64 `json:"durationMillis"`
-			} `json:"nvml"`
-		} `json:"host"`
-	}
-	if err := json.Unmarshal(stdout.Bytes(), &record); err != nil {
-		return 0, 0, fmt.Errorf("%s: the record on stdout: %w", c.name, err)
-	}
+	var elapsed, nvml *float64
 	for _, line := range strings.Split(stderr.String(), "\n") {
 		var entry struct {
 			Event     string   `json:"event"`
+			Message   string   `json:"message"`
 			ElapsedMs *float64 `json:"elapsedMs"`
+			Record    struct {
+				Host struct {
+					NVML struct {
+						DurationMillis *float64 `json:"durationMillis"`
+					} `json:"nvml"`
+				} `json:"host"`
+			} `json:"record"`
 		}
-		if json.Unmarshal([]byte(line), &entry) == nil && entry.Event == "summary" && entry.ElapsedMs != nil {
-			return millis(*entry.ElapsedMs), millis(record.Host.NVML.DurationMillis), nil
+		if json.Unmarshal([]byte(line), &entry) != nil {
+			continue
+		}
+		switch {
+		case entry.Event == "summary":
+			elapsed = entry.ElapsedMs
+		case entry.Message == "provenance":
+			nvml = entry.Record.Host.NVML.DurationMillis
 		}
 	}
-	return 0, 0, fmt.Errorf("%s: no summary line with elapsedMs in its log:\n%s", c.name, stderr.String())
+	if elapsed == nil || nvml == nil {
+		return 0, 0, fmt.Errorf("%s: no summary line with elapsedMs, or no provenance line, in its log:\n%s", c.name, stderr.String())
+	}
+	return millis(*elapsed), millis(*nvml), nil
 }
 
 func millis(f float64) time.Duration { return time.Duration(f * float64(time.Millisecond)) }

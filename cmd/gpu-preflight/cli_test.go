@@ -46,19 +46,26 @@ func TestHelp(t *testing.T) {
 
 // Each subcommand's -h and --help print its own usage and flags, from the
 // same table and Config as everything else; `help CMD` prints the same.
-func TestSubcommandHelp(t *testing.T) {
+// The configuration it lists is only what the command reads: bake, which
+// scans the image, shows no PREFLIGHT_SUPERVISE and takes no --supervise.
+func TestSubcommandHelpListsOnlyTheSettingsItReads(t *testing.T) {
 	for _, tt := range []struct {
-		cmd    string
-		flags  []string // its own flags
-		config bool     // whether it takes the configuration flags
+		cmd        string
+		flags      []string // its own flags
+		reads, not []string // settings its help lists, and some it must not
 	}{
-		{"check", []string{"--json"}, true},
-		{"explain", nil, true},
-		{"bake", []string{"--out"}, true},
-		{"diff", []string{"--json"}, false},
-		{"advise", []string{"--driver", "--gpu", "--brand", "--json"}, true},
-		{"affinity", []string{"--deprecated-labels", "--slurm"}, true},
-		{"version", nil, false},
+		{"check", []string{"--json"}, []string{"PREFLIGHT_POLICY", "PREFLIGHT_ROOT", "PREFLIGHT_PROVENANCE_DIR", "PREFLIGHT_EXIT_CODE"},
+			[]string{"PREFLIGHT_SUPERVISE"}},
+		{"explain", nil, []string{"PREFLIGHT_ROOT", "PREFLIGHT_HOST_ROOT", "PREFLIGHT_REQUIRE", "PREFLIGHT_TIMEOUT"},
+			[]string{"PREFLIGHT_SUPERVISE", "PREFLIGHT_PROVENANCE_DIR", "PREFLIGHT_POLICY"}},
+		{"bake", []string{"--out"}, []string{"PREFLIGHT_ROOT", "PREFLIGHT_MANIFEST", "PREFLIGHT_IMAGE_CONFIG"},
+			[]string{"PREFLIGHT_SUPERVISE", "PREFLIGHT_POLICY", "PREFLIGHT_HOST_ROOT", "PREFLIGHT_LOG_LEVEL", "PREFLIGHT_TERMINATION_LOG"}},
+		{"diff", []string{"--json"}, nil, []string{"PREFLIGHT_POLICY"}},
+		{"advise", []string{"--driver", "--gpu", "--brand", "--json"}, []string{"PREFLIGHT_ROOT", "PREFLIGHT_POLICY", "PREFLIGHT_IGNORE"},
+			[]string{"PREFLIGHT_SUPERVISE", "PREFLIGHT_PROVENANCE_DIR"}},
+		{"affinity", []string{"--deprecated-labels", "--slurm"}, []string{"PREFLIGHT_ROOT", "PREFLIGHT_POLICY"},
+			[]string{"PREFLIGHT_SUPERVISE", "PREFLIGHT_LEDGER"}},
+		{"version", nil, nil, []string{"PREFLIGHT_POLICY"}},
 	} {
 		t.Run(tt.cmd, func(t *testing.T) {
 			short := runShim(t, nil, tt.cmd, "-h")
@@ -81,13 +88,39 @@ func TestSubcommandHelp(t *testing.T) {
 					t.Errorf("help does not list %s:\n%s", f, out)
 				}
 			}
-			if strings.Contains(out, "PREFLIGHT_POLICY, --policy") != tt.config {
-				t.Errorf("help lists the configuration: %v, want %v:\n%s", !tt.config, tt.config, out)
+			for _, key := range tt.reads {
+				if !strings.Contains(out, "  "+key+", --") {
+					t.Errorf("help does not list %s:\n%s", key, out)
+				}
+			}
+			for _, key := range tt.not {
+				if strings.Contains(out, key) {
+					t.Errorf("help lists %s, which %s does not read:\n%s", key, tt.cmd, out)
+				}
 			}
 			if strings.Contains(out, "gpu-preflight diff ") && tt.cmd != "diff" {
 				t.Errorf("%s -h prints the whole program's help:\n%s", tt.cmd, out)
 			}
 		})
+	}
+	if r := runShim(t, nil, "bake", "--supervise"); r.code != exitUsage || !strings.Contains(r.stderr, "unknown flag --supervise") {
+		t.Errorf("bake --supervise: exit %d, want %d and an unknown flag\n%s", r.code, exitUsage, r.stderr)
+	}
+}
+
+// Every setting belongs to a part of the configuration some command reads.
+func TestEverySettingHasAPart(t *testing.T) {
+	for _, s := range settings() {
+		if !slices.Contains(allParts, s.Part) {
+			t.Errorf("%s: part %q is none of %v", s.Key, s.Part, allParts)
+		}
+	}
+	for _, sub := range subcommands {
+		for _, p := range sub.reads {
+			if !slices.Contains(allParts, p) {
+				t.Errorf("%s reads part %q, none of %v", sub.name, p, allParts)
+			}
+		}
 	}
 }
 

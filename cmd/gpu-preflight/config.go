@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/kelseyhightower/envconfig"
+	"golang.org/x/sys/unix"
 
 	"github.com/gpu-preflight/gpu-preflight/internal/safefile"
 	"github.com/gpu-preflight/gpu-preflight/internal/truncate"
@@ -24,6 +25,7 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/preflight/imageconfig"
 	"github.com/gpu-preflight/gpu-preflight/preflight/policy"
 	"github.com/gpu-preflight/gpu-preflight/preflight/require"
+	"github.com/gpu-preflight/gpu-preflight/report"
 	"github.com/gpu-preflight/gpu-preflight/report/orchestrator"
 )
 
@@ -36,37 +38,42 @@ import (
 // `envconfig` tag, because envconfig falls back to a tagged field's bare name
 // (a container's own POLICY or ROOT would configure gpu-preflight); and
 // MinGpus is spelt so because split_words cuts "MinGPUs" into MIN_GP_US.
-// The same struct makes the flags and the -h text.
+// The same struct makes the flags and the -h text; each field's part says
+// which commands read it (see parts).
 type Config struct {
-	Policy            string        `split_words:"true" default:"fail" desc:"warn, fail or strict"`
-	Ignore            string        `split_words:"true" desc:"comma list of check ids downgraded to info"`
-	RequireGPU        boolValue     `split_words:"true" default:"false" desc:"no visible GPU is an error"`
-	MinGpus           int           `split_words:"true" default:"0" desc:"fewer visible GPUs is an error"`
-	Require           string        `split_words:"true" desc:"extra requirement, NVIDIA_REQUIRE_* language"`
-	ProvenanceDir     string        `split_words:"true" default:"/var/log/gpu-preflight" desc:"where records go; off disables the file"`
-	Ledger            string        `split_words:"true" desc:"append one JSON line per run to this file"`
-	LogFormat         string        `split_words:"true" default:"auto" desc:"json, console or auto"`
-	LogLevel          string        `split_words:"true" default:"info" desc:"trace, debug, info, warn, error or disabled"`
-	LogProvenance     boolValue     `split_words:"true" default:"true" desc:"log the record as one line; false when you collect the file"`
-	NVMLTimeout       time.Duration `split_words:"true" default:"10s" desc:"deadline for the NVML probe"`
-	Timeout           time.Duration `split_words:"true" default:"30s" desc:"deadline for the whole preflight"`
-	NVMLLibrary       string        `split_words:"true" default:"libnvidia-ml.so.1" desc:"NVML library the probe loads"`
-	Root              string        `split_words:"true" default:"/" desc:"root of the image's files (an unpacked image, or an OCI bundle with rootfs/ and config.json)"`
-	HostRoot          string        `split_words:"true" default:"/" desc:"root of the host's files read for the driver, GPUs, /dev, /dev/shm, cgroup and kernel"`
-	ImageConfig       string        `split_words:"true" desc:"the image's config, whose Env is its environment: OCI layout dir, OCI image or runtime config, docker/podman inspect"`
-	Manifest          string        `split_words:"true" default:"/etc/gpu-preflight/image.json" desc:"baked image manifest, inside the root"`
-	TerminationLog    string        `split_words:"true" default:"/dev/termination-log" desc:"written on abort when its directory exists"`
-	ExitCode          int           `split_words:"true" default:"78" desc:"exit code on a mismatch abort: this driver cannot run this image"`
-	NodeFaultExitCode int           `split_words:"true" default:"75" desc:"exit code on a node-fault abort: retry on another node"`
-	Supervise         string        `split_words:"true" default:"auto" desc:"true, false, or auto: supervise when PID 1" flag:"bool"`
-	SignalGroup       boolValue     `split_words:"true" default:"false" desc:"when supervising, forward signals to the command's process group, not only to the command (tini -g)"`
-	CUDACheck         string        `split_words:"true" default:"off" desc:"CUDA smoke test: off, init or kernel"`
-	CUDATimeout       time.Duration `split_words:"true" default:"15s" desc:"deadline for the CUDA smoke test"`
+	Policy            string        `split_words:"true" default:"fail" desc:"warn, fail or strict" part:"decision"`
+	Ignore            string        `split_words:"true" desc:"comma list of check ids downgraded to info" part:"decision"`
+	RequireGPU        boolValue     `split_words:"true" default:"false" desc:"no visible GPU is an error" part:"checks"`
+	MinGpus           int           `split_words:"true" default:"0" desc:"fewer visible GPUs is an error" part:"checks"`
+	Require           string        `split_words:"true" desc:"extra requirement, NVIDIA_REQUIRE_* language" part:"checks"`
+	ProvenanceDir     string        `split_words:"true" default:"/var/log/gpu-preflight" desc:"where records go; off disables the file" part:"record"`
+	Ledger            string        `split_words:"true" desc:"append one JSON line per run to this file" part:"record"`
+	LogFormat         string        `split_words:"true" default:"auto" desc:"json, console or auto" part:"record"`
+	LogLevel          string        `split_words:"true" default:"info" desc:"trace, debug, info, warn, error or disabled" part:"record"`
+	LogProvenance     boolValue     `split_words:"true" default:"true" desc:"log the record as one line; false when you collect the file" part:"record"`
+	RecordArgv        string        `split_words:"true" default:"redacted" desc:"what records keep of the command: redacted, digest, none or full" part:"record"`
+	NVMLTimeout       time.Duration `split_words:"true" default:"10s" desc:"deadline for the NVML probe" part:"host"`
+	Timeout           time.Duration `split_words:"true" default:"30s" desc:"deadline for the whole preflight" part:"host"`
+	NVMLLibrary       string        `split_words:"true" default:"libnvidia-ml.so.1" desc:"NVML library the probe loads" part:"host"`
+	Root              string        `split_words:"true" default:"/" desc:"root of the image's files (an unpacked image, or an OCI bundle with rootfs/ and config.json)" part:"image"`
+	HostRoot          string        `split_words:"true" default:"/" desc:"root of the host's files read for the driver, GPUs, /dev, /dev/shm, cgroup and kernel" part:"host"`
+	ImageConfig       string        `split_words:"true" desc:"the image's config, whose Env is its environment: OCI layout dir, OCI image or runtime config, docker/podman inspect" part:"image"`
+	Manifest          string        `split_words:"true" default:"/etc/gpu-preflight/image.json" desc:"baked image manifest, inside the root" part:"image"`
+	TerminationLog    string        `split_words:"true" default:"/dev/termination-log" desc:"written on abort: the default only when the file exists (the kubelet made it), a path set here when its directory does" part:"record"`
+	ExitCode          int           `split_words:"true" default:"78" desc:"exit code on a mismatch abort: this driver cannot run this image" part:"decision"`
+	NodeFaultExitCode int           `split_words:"true" default:"75" desc:"exit code on a node-fault abort: retry on another node" part:"decision"`
+	Supervise         string        `split_words:"true" default:"auto" desc:"true, false, or auto: supervise when PID 1" flag:"bool" part:"command"`
+	SignalGroup       boolValue     `split_words:"true" default:"false" desc:"when supervising, forward signals to the command's process group, not only to the command (tini -g)" part:"command"`
+	CUDACheck         string        `split_words:"true" default:"off" desc:"CUDA smoke test: off, init or kernel" part:"host"`
+	CUDATimeout       time.Duration `split_words:"true" default:"15s" desc:"deadline for the CUDA smoke test" part:"host"`
 
 	// Derived.
 	policy         policy.Policy
 	ignore         map[string]bool
 	nvmlLibrarySet bool
+	// terminationLogSet: PREFLIGHT_TERMINATION_LOG was given, so its file
+	// may be created (store.WriteTermination).
+	terminationLogSet bool
 	// imageEnv is ImageConfig's Env, read once when the configuration is
 	// checked; nil without ImageConfig.
 	imageEnv *envvars.Env
@@ -77,6 +84,22 @@ type Config struct {
 }
 
 const envPrefix = "PREFLIGHT"
+
+// The parts of the configuration. Each setting belongs to one (its part
+// tag); each command lists the parts it reads (subcommands), and its flags
+// and -h are the settings of those parts: bake, which only scans the image,
+// offers no --supervise.
+const (
+	partImage    = "image"    // the image's files, environment and manifest
+	partHost     = "host"     // the host's files, the probes and their deadlines
+	partChecks   = "checks"   // what is required beyond the image's requirements
+	partDecision = "decision" // how the findings become a decision and an exit code
+	partRecord   = "record"   // where the log, the record and the termination message go
+	partCommand  = "command"  // how the command starts (the ENTRYPOINT form only)
+)
+
+// allParts is what the ENTRYPOINT form reads: everything.
+var allParts = []string{partImage, partHost, partChecks, partDecision, partRecord, partCommand}
 
 // boolValue is a boolean setting: the words strconv.ParseBool takes, in
 // any case, as every enumerated setting is read ("TRUE", "False", "1").
@@ -105,6 +128,7 @@ type setting struct {
 	Def   string
 	Desc  string
 	Bool  bool
+	Part  string // one of allParts
 }
 
 // settingsOnce walks Config once per process.
@@ -126,7 +150,7 @@ func readSettings() []setting {
 			continue
 		}
 		key := envPrefix + "_" + strings.ToUpper(strings.Join(splitWords(f.Name), "_"))
-		out = append(out, setting{Key: key, Field: f.Name, Def: f.Tag.Get("default"), Desc: f.Tag.Get("desc"),
+		out = append(out, setting{Key: key, Field: f.Name, Def: f.Tag.Get("default"), Desc: f.Tag.Get("desc"), Part: f.Tag.Get("part"),
 			Bool: f.Type == reflect.TypeFor[boolValue]() || f.Tag.Get("flag") == "bool",
 			Flag: strings.ToLower(strings.ReplaceAll(strings.TrimPrefix(key, envPrefix+"_"), "_", "-"))})
 	}
@@ -171,12 +195,23 @@ func splitWords(name string) []string {
 // flags and -h are made from, so they cannot drift apart.
 func settings() []setting { return settingsOnce() }
 
-// addConfigFlags registers one flag per variable on fs (a boolean flag for
-// a boolean variable, or one tagged flag:"bool", so --supervise needs no
-// value and --supervise=auto still works); the values given are
-// written into overrides under the variable's full name.
-func addConfigFlags(fs *flag.FlagSet, overrides map[string]string) {
+// settingsOf are the settings of the given parts, in Config's order.
+func settingsOf(parts []string) []setting {
+	var out []setting
 	for _, s := range settings() {
+		if slices.Contains(parts, s.Part) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// addConfigFlags registers one flag per variable of parts on fs (a boolean
+// flag for a boolean variable, or one tagged flag:"bool", so --supervise
+// needs no value and --supervise=auto still works); the values given are
+// written into overrides under the variable's full name.
+func addConfigFlags(fs *flag.FlagSet, parts []string, overrides map[string]string) {
+	for _, s := range settingsOf(parts) {
 		key := s.Key
 		set := func(v string) error {
 			overrides[key] = v
@@ -217,6 +252,7 @@ func loadConfig(overrides map[string]string) (Config, error) {
 	}
 	c.warnings = unknownVariables(os.Environ())
 	_, c.nvmlLibrarySet = os.LookupEnv(envPrefix + "_NVML_LIBRARY")
+	_, c.terminationLogSet = os.LookupEnv(envPrefix + "_TERMINATION_LOG")
 	src := func(key, value string) string { return source(overrides, key, value) }
 
 	var err error
@@ -267,6 +303,9 @@ func loadConfig(overrides map[string]string) (Config, error) {
 		if code < 1 || code > 255 {
 			return c, usagef("%s is not valid: want 1..255", src(key, strconv.Itoa(code)))
 		}
+	}
+	if c.RecordArgv, ok = matchFold(c.RecordArgv, report.ArgvModes); !ok {
+		return c, usagef("%s is not valid: %s", src("PREFLIGHT_RECORD_ARGV", c.RecordArgv), oneOf(c.RecordArgv, report.ArgvModes...))
 	}
 	var mode string
 	if mode, ok = matchFold(c.CUDACheck, cudaModes); !ok {
@@ -331,6 +370,43 @@ var (
 // provenanceOff is the PREFLIGHT_PROVENANCE_DIR that writes no file.
 const provenanceOff = "off"
 
+// encodesRecord reports whether a run with this configuration encodes its
+// record as JSON: for the log line, the file, the ledger, or (printed) for
+// check --json.
+func (c Config) encodesRecord(printed bool) bool {
+	return printed || bool(c.LogProvenance) || c.ProvenanceDir != provenanceOff || c.Ledger != ""
+}
+
+// provenanceDir is where this run's records go. A PREFLIGHT_PROVENANCE_DIR
+// that was set, root, and a default directory this user can write (an
+// image's VOLUME) keep the setting. Any other user, whose default
+// /var/log/gpu-preflight is not theirs to write (a developer on a
+// workstation), gets a directory of their own: $XDG_STATE_HOME/gpu-preflight,
+// or ~/.local/state/gpu-preflight (the XDG Base Directory default), when
+// HOME is a directory they own. Without one (a container run as --user
+// 1000, where HOME is /) the default stays, and writing it fails with the
+// usual warning.
+func (c Config) provenanceDir() string {
+	if _, set := os.LookupEnv(envPrefix + "_PROVENANCE_DIR"); set || os.Getuid() == 0 {
+		return c.ProvenanceDir
+	}
+	if unix.Access(c.ProvenanceDir, unix.W_OK|unix.X_OK) == nil {
+		return c.ProvenanceDir
+	}
+	home := os.Getenv("HOME")
+	if !filepath.IsAbs(home) || filepath.Clean(home) == "/" {
+		return c.ProvenanceDir
+	}
+	var st unix.Stat_t
+	if unix.Stat(home, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR || int(st.Uid) != os.Getuid() {
+		return c.ProvenanceDir
+	}
+	if state := os.Getenv("XDG_STATE_HOME"); filepath.IsAbs(state) {
+		return filepath.Join(state, "gpu-preflight")
+	}
+	return filepath.Join(home, ".local", "state", "gpu-preflight")
+}
+
 // source names where a value came from, for an error:
 // `--policy="wran" (PREFLIGHT_POLICY)` when a flag gave it, else
 // `PREFLIGHT_POLICY="wran"`.
@@ -366,8 +442,9 @@ func oneOf(v string, accepted ...string) string {
 
 // otherPrefixed are the PREFLIGHT_ variables that are not configuration
 // but facts: those read from the container's environment (the image's
-// identity, rows of envvars.Read) and the job id the record reads.
-var otherPrefixed = func() []string {
+// identity, rows of envvars.Read) and the job id the record reads. Made
+// on first use: only an environment with PREFLIGHT_ variables asks.
+var otherPrefixed = sync.OnceValue(func() []string {
 	names := []string{orchestrator.EnvJobID}
 	for _, v := range envvars.Read {
 		if strings.HasPrefix(v.Name, "PREFLIGHT_") {
@@ -375,22 +452,27 @@ var otherPrefixed = func() []string {
 		}
 	}
 	return names
-}()
+})
 
 // unknownVariables warns about each PREFLIGHT_ variable in environ that
 // gpu-preflight does not read, naming the one it looks like: a typo must
 // not fall back to the default silently.
 func unknownVariables(environ []string) []string {
-	var known []string
-	for _, s := range settings() {
-		known = append(known, s.Key)
-	}
-	known = append(known, otherPrefixed...)
+	var known []string // made at the first PREFLIGHT_ variable
 	var out []string
 	unknown := 0
 	for _, kv := range environ {
 		name, _, _ := strings.Cut(kv, "=")
-		if !strings.HasPrefix(name, envPrefix+"_") || slices.Contains(known, name) {
+		if !strings.HasPrefix(name, envPrefix+"_") {
+			continue
+		}
+		if known == nil {
+			for _, s := range settings() {
+				known = append(known, s.Key)
+			}
+			known = append(known, otherPrefixed()...)
+		}
+		if slices.Contains(known, name) {
 			continue
 		}
 		if unknown++; unknown > maxUnknownWarnings {
@@ -429,11 +511,12 @@ func accepts(typeName string) string {
 	return "want a " + typeName
 }
 
-// configHelp lists the variables, their flags, defaults and meanings for -h.
-func configHelp() string {
+// configHelp lists the variables of parts, their flags, defaults and
+// meanings for -h.
+func configHelp(parts []string) string {
 	var b strings.Builder
 	b.WriteString("Configuration (environment; the flag of the same name wins; values in any case):\n")
-	for _, s := range settings() {
+	for _, s := range settingsOf(parts) {
 		def := s.Def
 		if def == "" {
 			def = "(empty)"

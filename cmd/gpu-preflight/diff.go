@@ -34,26 +34,12 @@ func cmdDiff(args, _ []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}
 	asJSON := fs.Bool("json", false, "print the changes as JSON")
-	// Flags may come before or after the operands: `diff a.json b.json --json`.
-	var operands []string
-	for {
-		if err := parseFlags(fs, args, stdout); err != nil {
-			return usageExit(stderr, err)
-		}
-		rest := fs.Args()
-		if len(rest) == 0 {
-			break
-		}
-		if n := len(args) - len(rest); n > 0 && args[n-1] == "--" {
-			operands = append(operands, rest...)
-			break
-		}
-		operands = append(operands, rest[0])
-		args = rest[1:]
+	operands, err := parseOperands(fs, args, stdout)
+	if err != nil {
+		return usageExit(stderr, err)
 	}
 
 	var old, new namedRecord
-	var err error
 	switch len(operands) {
 	case 1:
 		old, new, err = newestTwo(operands[0], stderr)

@@ -37,7 +37,10 @@ type subcommand struct {
 	name     string
 	synopsis string // the arguments, after "gpu-preflight NAME"
 	summary  string
-	run      func(args, environ []string, stdout, stderr io.Writer) int
+	// reads are the parts of the configuration the command reads: its
+	// configuration flags and the settings its -h lists.
+	reads []string
+	run   func(args, environ []string, stdout, stderr io.Writer) int
 }
 
 // subcommands are listed in this order by help; the same table dispatches.
@@ -45,15 +48,21 @@ type subcommand struct {
 var subcommands []subcommand
 
 func init() {
+	gathers := []string{partImage, partHost, partChecks}
+	decides := []string{partImage, partHost, partChecks, partDecision}
 	subcommands = []subcommand{
-		{"check", "[--json] [flags]", "checks only: a human report on stdout (--json: the provenance record); exits 0 or the abort code", cmdCheck},
-		{"explain", "[flags] [REQUIREMENT...]", "evaluate requirements (default: the image's) factor by factor; exit 1 when one does not hold", cmdExplain},
-		{"bake", "[--out FILE] [flags]", "scan the image and write its manifest (at build time)", cmdBake},
-		{"diff", "[--json] OLD.json NEW.json | DIR", "what changed between two provenance records; exit 1 when something that matters changed", cmdDiff},
-		{"advise", "[--driver V] [--gpu CC] [--brand B] | --root DIR", "which CUDA versions and framework builds a driver runs; with --root, the minimum driver per branch and the GPUs an image runs on", cmdAdvise},
-		{"affinity", "[--root DIR]", "Kubernetes nodeAffinity for the image over GPU Feature Discovery labels", cmdAffinity},
-		{"version", "", "version, commit, Go version (also --version)", cmdVersion},
-		{"help", "[COMMAND]", "this help, or a command's", nil},
+		{"check", "[--json] [flags]", "checks only: a human report on stdout (--json: the provenance record); exits 0 or the abort code",
+			[]string{partImage, partHost, partChecks, partDecision, partRecord}, cmdCheck},
+		{"explain", "[flags] [REQUIREMENT...]", "evaluate requirements (default: the image's) factor by factor; exit 1 when one does not hold",
+			gathers, cmdExplain},
+		{"bake", "[--out FILE] [flags]", "scan the image and write its manifest (at build time)", []string{partImage}, cmdBake},
+		{"diff", "[--json] OLD.json NEW.json | DIR", "what changed between two provenance records; exit 1 when something that matters changed", nil, cmdDiff},
+		{"trace", "[--json] [--job ID] [--image REF|DIGEST] [--since T] [--until T] SOURCE...", "fleet questions over many records: ranks that differ, where runs started failing, nodes to drain; exit 1 on drift that matters", nil, cmdTrace},
+		{"advise", "[--driver V] [--gpu CC] [--brand B] | --root DIR", "which CUDA versions and framework builds a driver runs; with --root, the minimum driver per branch and the GPUs an image runs on",
+			decides, cmdAdvise},
+		{"affinity", "[--root DIR]", "Kubernetes nodeAffinity for the image over GPU Feature Discovery labels", decides, cmdAffinity},
+		{"version", "", "version, commit, Go version (also --version)", nil, cmdVersion},
+		{"help", "[COMMAND]", "this help, or a command's", nil, nil},
 	}
 }
 
@@ -134,14 +143,24 @@ func typoOfSubcommand(arg string, env envvars.Env) error {
 		arg, m, arg, arg)
 }
 
-// newFlagSet returns a flag set with the configuration flags, whose help
+// newFlagSet returns a flag set with the configuration flags of the parts
+// the command name reads (all of them for the ENTRYPOINT form), whose help
 // and errors are printed by usageExit (through parseFlags).
 func newFlagSet(name string, stderr io.Writer, overrides map[string]string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	addConfigFlags(fs, overrides)
+	addConfigFlags(fs, readsOf(name), overrides)
 	fs.Usage = func() {}
 	return fs
+}
+
+// readsOf is the parts of the configuration the command name reads: a
+// subcommand's, or everything for the ENTRYPOINT form.
+func readsOf(name string) []string {
+	if sub, ok := findSubcommand(name); ok {
+		return sub.reads
+	}
+	return allParts
 }
 
 // helpRequest is -h or --help: usageExit prints fs's help to w.
@@ -244,19 +263,16 @@ func help(fs *flag.FlagSet) string {
 		item(&b, "--version", "print the version and exit")
 		item(&b, "-h, --help", "this help; gpu-preflight help COMMAND (or COMMAND -h) for a command's")
 		b.WriteString("\n")
-		b.WriteString(configHelp())
+		b.WriteString(configHelp(allParts))
 		return b.String()
 	}
 	sub, _ := findSubcommand(fs.Name())
 	fmt.Fprintf(&b, "Usage: %s\n\n  %s\n", strings.TrimSpace("gpu-preflight "+sub.name+" "+sub.synopsis), sub.summary)
 	var own []string
-	takesConfig := false
 	fs.VisitAll(func(f *flag.Flag) {
-		if isConfigFlag(f.Name) {
-			takesConfig = true
-			return
+		if !isConfigFlag(f.Name) {
+			own = append(own, f.Name)
 		}
-		own = append(own, f.Name)
 	})
 	if len(own) > 0 {
 		b.WriteString("\nFlags:\n")
@@ -264,8 +280,8 @@ func help(fs *flag.FlagSet) string {
 			item(&b, "--"+name, fs.Lookup(name).Usage)
 		}
 	}
-	if takesConfig {
-		b.WriteString("\n" + configHelp())
+	if len(sub.reads) > 0 {
+		b.WriteString("\n" + configHelp(sub.reads))
 	}
 	return b.String()
 }

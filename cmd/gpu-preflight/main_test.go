@@ -91,7 +91,12 @@ func runShim(t *testing.T, env map[string]string, args ...string) shimRun {
 // driverRoot builds a PREFLIGHT_ROOT whose procfs reports driver version v.
 func driverRoot(t *testing.T, v string) string {
 	t.Helper()
-	root := t.TempDir()
+	return driverRootIn(t, t.TempDir(), v)
+}
+
+// driverRootIn is driverRoot in the directory root.
+func driverRootIn(t *testing.T, root, v string) string {
+	t.Helper()
 	dir := filepath.Join(root, "proc/driver/nvidia")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
@@ -148,6 +153,31 @@ func TestNoDriverRunsTheCommandWithAWarning(t *testing.T) {
 	rec := oneRecord(t, r)
 	if get(rec, "decision", "action") != "exec" {
 		t.Errorf("decision = %v", get(rec, "decision"))
+	}
+}
+
+// The termination log is Kubernetes': an abort pointed at another host's
+// files, with no PREFLIGHT_TERMINATION_LOG, leaves this machine's
+// /dev/termination-log as it was (absent stays absent). The rule for the
+// default path on this host's own root (written only when the kubelet made
+// the file) is proved in report/store, where no real /dev is touched.
+func TestAbortLeavesTheDefaultTerminationLogAlone(t *testing.T) {
+	const path = "/dev/termination-log"
+	before, errBefore := os.Lstat(path)
+	root := driverRoot(t, "515.65.01")
+	cmd := exec.Command(shimPath, "--", "true")
+	cmd.Env = []string{"PATH=/usr/bin:/bin", "PREFLIGHT_PROVENANCE_DIR=off", "PREFLIGHT_LOG_FORMAT=json",
+		"PREFLIGHT_ROOT=" + root, "PREFLIGHT_HOST_ROOT=" + root, "NVIDIA_REQUIRE_CUDA=" + require118}
+	out, err := cmd.CombinedOutput()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 78 {
+		t.Fatalf("want an abort (78), got %v:\n%s", err, out)
+	}
+	after, errAfter := os.Lstat(path)
+	switch {
+	case errBefore != nil && errAfter == nil:
+		t.Errorf("the abort created %s", path)
+	case errBefore == nil && (errAfter != nil || !after.ModTime().Equal(before.ModTime()) || after.Size() != before.Size()):
+		t.Errorf("the abort wrote %s (%v, %v -> %v)", path, errAfter, before.ModTime(), after.ModTime())
 	}
 }
 
@@ -370,6 +400,45 @@ func TestCheckCommand(t *testing.T) {
 	human := runShim(t, map[string]string{"NVIDIA_REQUIRE_CUDA": require118, "PREFLIGHT_ROOT": root})
 	if human.code != 78 || !strings.Contains(human.stdout, "cuda-requirement") || !strings.Contains(human.stdout, "520.61.05") {
 		t.Errorf("no-argument form: exit %d, stdout:\n%s", human.code, human.stdout)
+	}
+}
+
+// check says what it found once, on stdout: the human report (with the
+// gathering's notes), or with --json the record alone. stderr carries only
+// what went wrong, here an unknown setting (and for --json the notes, which
+// the record has no place for); no summary, finding, record or abort line
+// repeats the report.
+func TestCheckPrintsTheReportOnce(t *testing.T) {
+	root := driverRoot(t, "515.65.01")
+	env := map[string]string{"NVIDIA_REQUIRE_CUDA": require118, "PREFLIGHT_ROOT": root, "PREFLIGHT_POLCY": "warn"}
+	for _, args := range [][]string{{"check"}, {"check", "--json"}, nil} {
+		r := runShim(t, env, args...)
+		if r.code != 78 || len(r.records) != 1 {
+			t.Fatalf("%v: exit %d, %d records; stderr:\n%s", args, r.code, len(r.records), r.stderr)
+		}
+		asJSON := len(args) == 2
+		lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
+		if want := map[bool]int{false: 1, true: 2}[asJSON]; len(lines) != want || !strings.Contains(lines[0], "PREFLIGHT_POLCY") {
+			t.Errorf("%v: stderr is not %d line(s), the first the warning about PREFLIGHT_POLCY:\n%s", args, want, r.stderr)
+		}
+		for _, l := range lines {
+			if !strings.Contains(l, `"level":"warn"`) {
+				t.Errorf("%v: a line on stderr that is no warning: %s", args, l)
+			}
+		}
+		if strings.Contains(r.stdout, `"level":`) {
+			t.Errorf("%v: a log line on stdout:\n%s", args, r.stdout)
+		}
+		if asJSON {
+			schematest.Validate(t, []byte(r.stdout))
+		} else if !strings.Contains(r.stdout, "cuda-requirement") || !strings.Contains(r.stdout, "Notes:\n  no image manifest at") {
+			t.Errorf("%v: no report, or no note that the image was scanned, on stdout:\n%s", args, r.stdout)
+		}
+	}
+	// A record it cannot write still shows.
+	r := runShim(t, map[string]string{"PREFLIGHT_ROOT": root, "PREFLIGHT_PROVENANCE_DIR": filepath.Join(root, "proc/driver/nvidia/version", "x")}, "check")
+	if !strings.Contains(r.stderr, "provenance record not written") {
+		t.Errorf("check hid that the record could not be written:\n%s", r.stderr)
 	}
 }
 

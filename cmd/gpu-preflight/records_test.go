@@ -54,7 +54,7 @@ func TestRecordSaysWhenTheCommandNeverRan(t *testing.T) {
 					t.Fatalf("ledger has %d lines, want %d", len(lines), tt.lines)
 				}
 				wantNotStarted(t, "last ledger line", lines[len(lines)-1], tt.code, 0, tt.why)
-				wantNotStarted(t, "last provenance log line", lastProvenanceLine(t, s.stderr.String()), tt.code, 0, tt.why)
+				wantNotStarted(t, "the log", loggedEnd(t, s.stderr.String()), tt.code, 0, tt.why)
 			})
 		}
 	}

@@ -53,6 +53,10 @@ type outcome struct {
 	path      string
 	startErr  error
 	startCode int
+	// notes are what the gathering had to say about the run (no manifest:
+	// the image was scanned, a value cut at its limit); the log has them,
+	// or for `check` without --json the report.
+	notes []string
 	// dir is the provenance directory, held open from the first record to
 	// the finished one, so both go to the same directory whatever happens
 	// to its path meanwhile; nil when it is off or could not be opened.
@@ -80,13 +84,21 @@ var terminatingSignals = []os.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SI
 // preflight gathers, checks, decides, logs and records. argv is the command
 // that will run (nil for `check`). It returns a usageError for bad
 // configuration. The outcome's gate is not released: see outcome.gate.
-func preflight(overrides map[string]string, argv []string, env envvars.Env, stderr io.Writer) (outcome, error) {
+//
+// For `check` (argv nil) stdout says what the run found, so the log says
+// only what went wrong (warnings and errors: a record it could not write, a
+// setting it ignores, a value cut at its limit): no summary, findings,
+// record or abort line, which would say it all twice. asReport is check's
+// human report, which also takes the gathering's notes (--json prints the
+// record alone, and the notes stay in the log).
+func preflight(overrides map[string]string, argv []string, env envvars.Env, asReport bool, stderr io.Writer) (outcome, error) {
 	started := time.Now()
 	catchSIGPIPE()
 	cfg, err := loadConfig(overrides)
 	if err != nil {
 		return outcome{}, err
 	}
+	reportOnStdout := argv == nil
 	// Every log line goes through out, so a stderr nobody reads cannot
 	// hold up the start of the command or the exit on a signal.
 	out := stall.New(stderr)
@@ -94,8 +106,23 @@ func preflight(overrides map[string]string, argv []string, env envvars.Env, stde
 	if err != nil {
 		return outcome{}, usagef("%v", err)
 	}
+	cfg.ProvenanceDir = cfg.provenanceDir()
+	if reportOnStdout {
+		cfg.LogProvenance = false // --json prints it
+		// At the default level the info lines would all repeat the report;
+		// a level asked for below it (debug: the probes' stderr) is kept.
+		if log.GetLevel() == zerolog.InfoLevel {
+			log = log.Level(zerolog.WarnLevel)
+		}
+	}
 	out.Notice = droppedNotice(termsafe.IsTerminal(out), cfg)
 	o := outcome{cfg: cfg, log: log, out: out}
+	if cfg.encodesRecord(reportOnStdout && !asReport) {
+		// encoding/json sets up its encoder for each of the record's types
+		// on its first use (about 0.5 ms of reflection): do it beside the
+		// gathering, not after it.
+		go json.Marshal(report.Record{})
+	}
 
 	ctx, cancel := context.WithTimeout(context.Background(), cfg.Timeout)
 	defer cancel()
@@ -107,6 +134,7 @@ func preflight(overrides map[string]string, argv []string, env envvars.Env, stde
 	}
 	done := make(chan result, 1)
 	opts := cfg.gatherOptions(env)
+	opts.Progress = new(gather.Progress)
 	opts.Command = argv
 	go func() {
 		opts.ProbeStderr = func(probe, s string) { log.Debug().Str("stderr", logs.Value(s)).Msg(probe + " probe wrote on stderr") }
@@ -114,17 +142,25 @@ func preflight(overrides map[string]string, argv []string, env envvars.Env, stde
 		done <- result{in.Facts, in.Visible, check.Run(in), warnings}
 	}()
 
-	// Signal handling starts a thread of its own (a few hundred
-	// microseconds); set it up while the gatherers already run.
+	// Signal handling costs threads of its own and a round trip with one of
+	// them per signal (0.5-0.8 ms): catchSignals sets it up on another
+	// goroutine while the gatherers run.
 	o.gate = catchSignals(cancel, log, out)
 
 	var res result
 	select {
 	case res = <-done:
 	case <-ctx.Done():
-		// A gatherer is stuck (a hung file system, say). The NVML probe has
-		// its own, shorter deadline; this is the backstop for everything else.
-		res.findings = []check.Finding{check.TimedOut(cfg.Timeout)}
+	}
+	if pending, partial, late := opts.Progress.Late(); late && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		// A gatherer is stuck (a hung file system, a wedged driver with
+		// PREFLIGHT_NVML_TIMEOUT above PREFLIGHT_TIMEOUT) or was cut
+		// short by the deadline: the record keeps what was gathered
+		// before, and one finding names what had not finished.
+		res = result{facts: partial.Facts, visible: partial.Visible,
+			findings: []check.Finding{check.TimedOut(cfg.Timeout, pending)}}
+	} else if res.findings == nil {
+		res = <-done // finished in time; the deadline's case was taken after
 	}
 	findings := policy.Ignore(res.findings, cfg.ignore)
 	o.findings = findings
@@ -135,6 +171,7 @@ func preflight(overrides map[string]string, argv []string, env envvars.Env, stde
 		Findings:    findings,
 		Decision:    policy.Decide(cfg.policy, findings, policy.ExitCodes{Mismatch: cfg.ExitCode, NodeFault: cfg.NodeFaultExitCode}),
 		Argv:        argv,
+		ArgvRecord:  cfg.RecordArgv,
 		Cwd:         cwd,
 		UID:         os.Getuid(),
 		GID:         os.Getgid(),
@@ -156,15 +193,27 @@ func preflight(overrides map[string]string, argv []string, env envvars.Env, stde
 	// The log reads top down: the summary, what did not pass, the record,
 	// and on abort, last (where docker logs, kubectl logs and a Slurm .out
 	// end), the reason and the fix.
-	logs.Summary(o.log, report.Summary{Record: o.record, Visible: len(res.visible), Elapsed: time.Since(started)})
-	for _, w := range append(cfg.warnings, res.warnings...) {
+	if !reportOnStdout {
+		logs.Summary(o.log, report.Summary{Record: o.record, Visible: len(res.visible), Elapsed: time.Since(started)})
+	}
+	warnings := cfg.warnings
+	if asReport {
+		o.notes = res.warnings
+	} else {
+		warnings = append(warnings, res.warnings...)
+	}
+	for _, w := range warnings {
 		o.log.Warn().Msg(logs.Value(w))
 	}
-	logs.Findings(o.log, findings)
+	if !reportOnStdout {
+		logs.Findings(o.log, findings)
+	}
 	o.gate.locked(o.persist)
 	if o.record.Decision.Action == decision.Abort {
 		o.gate.locked(o.writeTermination)
-		logs.Abort(o.log, o.record)
+		if !reportOnStdout {
+			logs.Abort(o.log, o.record)
+		}
 	}
 	return o, nil
 }
@@ -218,10 +267,16 @@ func (o *outcome) writeRecord(r report.Record) (string, error) {
 	return dir.Write(r)
 }
 
-// writeTermination leaves the abort reason where Kubernetes reads it.
+// writeTermination leaves the abort reason where Kubernetes reads it: a
+// path set explicitly, or the default when the kubelet created it. A run
+// pointed at another host's files (PREFLIGHT_HOST_ROOT) is no pod's start,
+// so it leaves this machine's /dev alone unless told where to write.
 func (o *outcome) writeTermination() {
+	if !o.cfg.terminationLogSet && !fsroot.Root(o.cfg.HostRoot).IsHost() {
+		return
+	}
 	msg := report.TerminationMessage(o.findings, o.record.Decision)
-	err := store.WriteTermination(o.cfg.TerminationLog, msg)
+	err := store.WriteTermination(o.cfg.TerminationLog, msg, o.cfg.terminationLogSet)
 	if err == nil {
 		return
 	}
@@ -251,6 +306,8 @@ type signalGate struct {
 	// back, so a write either completes before the exit or never starts;
 	// it waits for it at most signalWriteGrace.
 	writing chan struct{}
+	// armed is closed once the handler catches the signals.
+	armed   chan struct{}
 	ch      chan os.Signal
 	stop    chan struct{}
 	stopped chan struct{}
@@ -265,18 +322,27 @@ type signalGate struct {
 // catchSignals starts the signal handler. On a signal it kills the probe
 // (through cancel) and exits with 128+N; a record already written is
 // completed to say the command never ran.
+//
+// The handler's goroutine registers the signals itself, so that their
+// set-up (os/signal starts two threads and makes a round trip with one of
+// them per signal) runs beside the preflight instead of before it. Until it
+// has, a signal gets the runtime's default action, as it does before
+// catchSignals is called at all; locked (a record write) and release wait
+// for the registration, so no record is written that a signal could leave
+// untrue.
 func catchSignals(cancel context.CancelFunc, log zerolog.Logger, out *stall.Writer) *signalGate {
 	g := &signalGate{writing: make(chan struct{}, 1), ch: make(chan os.Signal, len(terminatingSignals)),
-		stop: make(chan struct{}), stopped: make(chan struct{}), cancel: cancel, log: log, out: out}
-	for _, sig := range terminatingSignals {
-		// A signal inherited as ignored (nohup's SIGHUP) stays ignored, as it
-		// will for the command after exec.
-		if !signal.Ignored(sig) {
-			signal.Notify(g.ch, sig)
-		}
-	}
+		armed: make(chan struct{}), stop: make(chan struct{}), stopped: make(chan struct{}), cancel: cancel, log: log, out: out}
 	go func() {
 		defer close(g.stopped)
+		for _, sig := range terminatingSignals {
+			// A signal inherited as ignored (nohup's SIGHUP) stays ignored, as it
+			// will for the command after exec.
+			if !signal.Ignored(sig) {
+				signal.Notify(g.ch, sig)
+			}
+		}
+		close(g.armed)
 		select {
 		case sig := <-g.ch:
 			g.exit(sig.(syscall.Signal))
@@ -316,6 +382,7 @@ func (g *signalGate) exit(sig syscall.Signal) {
 // locked runs f unless a signal is ending the process, in which case it
 // blocks until the exit.
 func (g *signalGate) locked(f func()) {
+	<-g.armed
 	g.writing <- struct{}{}
 	defer func() { <-g.writing }()
 	f()
@@ -426,7 +493,7 @@ func (c Config) checkInput(ctx context.Context, opts gather.Options) (check.Inpu
 
 // checkMain is `gpu-preflight check` and the no-argument form.
 func checkMain(overrides map[string]string, asJSON bool, env envvars.Env, stdout, stderr io.Writer) int {
-	o, err := preflight(overrides, nil, env, stderr)
+	o, err := preflight(overrides, nil, env, !asJSON, stderr)
 	if err != nil {
 		return usageExit(stderr, err)
 	}
@@ -439,6 +506,12 @@ func checkMain(overrides map[string]string, asJSON bool, env envvars.Env, stdout
 		}
 	} else {
 		report.Human(stdout, o.record)
+		if len(o.notes) > 0 {
+			fmt.Fprintln(stdout, "\nNotes:")
+			for _, n := range o.notes {
+				fmt.Fprintf(stdout, "  %s\n", termsafe.String(n))
+			}
+		}
 	}
 	return o.record.Decision.ExitCode
 }
@@ -459,7 +532,7 @@ func cmdCheck(args, environ []string, stdout, stderr io.Writer) int {
 // preflightAndExec is the ENTRYPOINT form: check, then replace this process
 // with argv (or, in supervise mode, run it as a child).
 func preflightAndExec(overrides map[string]string, argv []string, env envvars.Env, stdout, stderr io.Writer) int {
-	o, err := preflight(overrides, argv, env, stderr)
+	o, err := preflight(overrides, argv, env, false, stderr)
 	if err != nil {
 		return usageExit(stderr, err)
 	}

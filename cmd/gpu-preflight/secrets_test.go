@@ -1,11 +1,16 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/gpu-preflight/gpu-preflight/report"
+	"github.com/gpu-preflight/gpu-preflight/test/redacttest"
 )
 
 // Planted credentials never reach any output of any gpu-preflight command:
@@ -136,6 +141,160 @@ func TestArgvSecretFormsReachNoOutput(t *testing.T) {
 	for name, out := range outputs {
 		if i := strings.Index(out, "S3cret"); i >= 0 {
 			t.Errorf("%s holds a planted secret: ...%s...", name, out[max(0, i-60):min(len(out), i+30)])
+		}
+	}
+}
+
+// TestArgvCorpusReachesNoOutput runs the shim on every form of the
+// secrets corpus (test/redacttest), exec'ing and supervising the
+// command, with the debug log: neither a credential nor a piece of one
+// reaches stdout, stderr, the record file or the ledger, and the recorded
+// argv still holds the program and the flags that name the command. The
+// programs are links to true(1) on the command's PATH, so each form runs
+// as written and prints nothing itself.
+func TestArgvCorpusReachesNoOutput(t *testing.T) {
+	bin := t.TempDir()
+	truePath, err := exec.LookPath("true")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range redacttest.Forms {
+		link := filepath.Join(bin, f.Argv[0])
+		if _, err := os.Lstat(link); err == nil {
+			continue
+		}
+		if err := os.Symlink(truePath, link); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, f := range redacttest.Forms {
+		t.Run(f.Name, func(t *testing.T) {
+			leaks, argvs := corpusRun(t, bin, f)
+			if len(leaks) > 0 {
+				t.Fatalf("%q reached an output:\n%s", f.Secrets, strings.Join(leaks, "\n"))
+			}
+			for _, c := range argvs {
+				if c.ArgvSHA256 != report.ArgvDigest(f.Argv) {
+					t.Errorf("argvSha256 %q, want the digest of the argv as given, the same in every run", c.ArgvSHA256)
+				}
+				for _, k := range f.Keep {
+					if !slices.Contains(c.Argv, k) {
+						t.Errorf("the recorded argv %q lost %q: the command is no longer identifiable", c.Argv, k)
+					}
+				}
+			}
+		})
+	}
+}
+
+// corpusRun runs form f under the shim, exec'd and supervised, and returns
+// where a secret leaked ("output: piece") and the command of every record.
+func corpusRun(t *testing.T, bin string, f redacttest.Form) (leaks []string, commands []report.Command) {
+	t.Helper()
+	dir := t.TempDir()
+	prov, ledger := filepath.Join(dir, "prov"), filepath.Join(dir, "runs.jsonl")
+	outputs := map[string]string{}
+	for _, supervise := range []string{"false", "true"} {
+		cmd := exec.Command(shimPath, append([]string{"--"}, f.Argv...)...)
+		cmd.Env = []string{"PATH=" + bin, "PREFLIGHT_PROVENANCE_DIR=" + prov, "PREFLIGHT_LEDGER=" + ledger,
+			"PREFLIGHT_SUPERVISE=" + supervise, "PREFLIGHT_LOG_FORMAT=json", "PREFLIGHT_LOG_LEVEL=debug",
+			"PREFLIGHT_TERMINATION_LOG="}
+		var stdout, stderr strings.Builder
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("supervise=%s: %v\n%s", supervise, err, stderr.String())
+		}
+		outputs["stdout (supervise="+supervise+")"] = stdout.String()
+		outputs["stderr (supervise="+supervise+")"] = stderr.String()
+	}
+	files, _ := filepath.Glob(filepath.Join(prov, "*.json"))
+	if len(files) != 2 {
+		t.Fatalf("%d records, want 2", len(files))
+	}
+	for _, p := range append(files, ledger) {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		outputs[filepath.Base(p)] = string(data)
+	}
+	for _, p := range files {
+		var rec report.Record
+		if err := json.Unmarshal([]byte(outputs[filepath.Base(p)]), &rec); err != nil {
+			t.Fatal(err)
+		}
+		commands = append(commands, rec.Command)
+	}
+	for name, out := range outputs {
+		for _, piece := range redacttest.Leaks(out, f.Secrets) {
+			leaks = append(leaks, name+": "+piece)
+		}
+	}
+	return leaks, commands
+}
+
+// PREFLIGHT_RECORD_ARGV: digest and none keep every argument out of every
+// output, none the digest too, full keeps them; and with
+// PREFLIGHT_LOG_PROVENANCE=false no record reaches the log, the finished
+// one of a supervised run included (issue 24).
+func TestRecordArgvModesAndLogProvenanceOff(t *testing.T) {
+	const word = "Qz7uniqueWordKx4"
+	argv := []string{"true", "--run-name", word}
+	for _, tt := range []struct {
+		mode, logProvenance string
+		inRecord, inLog     bool
+	}{
+		{"redacted", "true", true, true},
+		{"full", "true", true, true},
+		{"digest", "true", false, false},
+		{"none", "true", false, false},
+		{"redacted", "false", true, false},
+		{"full", "false", true, false},
+	} {
+		for _, supervise := range []string{"false", "true"} {
+			name := tt.mode + "/log=" + tt.logProvenance + "/supervise=" + supervise
+			dir := t.TempDir()
+			prov, ledger := filepath.Join(dir, "prov"), filepath.Join(dir, "runs.jsonl")
+			cmd := exec.Command(shimPath, append([]string{"--"}, argv...)...)
+			cmd.Env = []string{"PATH=/usr/bin:/bin", "PREFLIGHT_PROVENANCE_DIR=" + prov, "PREFLIGHT_LEDGER=" + ledger,
+				"PREFLIGHT_SUPERVISE=" + supervise, "PREFLIGHT_LOG_FORMAT=json", "PREFLIGHT_LOG_LEVEL=debug",
+				"PREFLIGHT_TERMINATION_LOG=", "PREFLIGHT_RECORD_ARGV=" + tt.mode, "PREFLIGHT_LOG_PROVENANCE=" + tt.logProvenance}
+			out, err := cmd.CombinedOutput()
+			if err != nil {
+				t.Fatalf("%s: %v\n%s", name, err, out)
+			}
+			files, _ := filepath.Glob(filepath.Join(prov, "*.json"))
+			if len(files) != 1 {
+				t.Fatalf("%s: %d records", name, len(files))
+			}
+			data, err := os.ReadFile(files[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			var rec report.Record
+			if err := json.Unmarshal(data, &rec); err != nil {
+				t.Fatal(err)
+			}
+			if supervise == "true" && rec.Outcome == nil {
+				t.Errorf("%s: the record was not finished", name)
+			}
+			lines, _ := os.ReadFile(ledger)
+			if got := strings.Contains(string(data), word) && strings.Contains(string(lines), word); got != tt.inRecord {
+				t.Errorf("%s: the argument in the record and the ledger: %v, want %v\n%s", name, got, tt.inRecord, data)
+			}
+			if got := strings.Contains(string(out), word); got != tt.inLog {
+				t.Errorf("%s: the argument in the log: %v, want %v\n%s", name, got, tt.inLog, out)
+			}
+			if provLines := strings.Count(string(out), `"message":"provenance"`); (provLines > 0) != (tt.logProvenance == "true") {
+				t.Errorf("%s: %d provenance lines with PREFLIGHT_LOG_PROVENANCE=%s\n%s", name, provLines, tt.logProvenance, out)
+			}
+			wantDigest := report.ArgvDigest(argv)
+			if tt.mode == "none" {
+				wantDigest = ""
+			}
+			if rec.Command.ArgvSHA256 != wantDigest || rec.Command.ArgvRecord != tt.mode {
+				t.Errorf("%s: argvSha256 %q argvRecord %q", name, rec.Command.ArgvSHA256, rec.Command.ArgvRecord)
+			}
 		}
 	}
 }

@@ -33,8 +33,8 @@ import (
 // record of the same run (store.Dir.Complete: atomic, from memory, in the
 // directory the first record went to), so the directory holds one record
 // per run and `diff DIR` never compares a run with itself; the ledger gets
-// a second line for the run, the one with the outcome; and the finished
-// record is logged.
+// a second line for the run, the one with the outcome; and the log a line
+// that says how it ended (logs.Finished).
 func supervise(o outcome, argv, environ []string) int {
 	// Catch signals before the preflight's handler lets go of them and
 	// before the child exists, so none sent in between is lost or takes its
@@ -70,8 +70,9 @@ func (o *outcome) finish(code, sig int, notStarted error) {
 }
 
 // finishRecord completes r with how the run ended and stores it where
-// persist stored the first one: the record file is replaced, the ledger
-// gets a second line for the run, and the finished record is logged.
+// persist stored the first one: the record file is replaced and the ledger
+// gets a second line for the run; the log gets a small line that joins the
+// first by runId (logs.Finished), not the record again.
 // Failures are warnings: the exit code stays what it is whatever happens to
 // the record.
 func (o *outcome) finishRecord(r report.Record, code, sig int, notStarted error) report.Record {
@@ -86,10 +87,7 @@ func (o *outcome) finishRecord(r report.Record, code, sig int, notStarted error)
 		o.log.Warn().Err(logs.Err(err)).Msg("provenance record not finished")
 		return r
 	}
-	if notStarted == nil {
-		o.log.Info().Int("exitCode", code).Int("signal", sig).
-			Float64("durationSeconds", r.Outcome.DurationSeconds).Msg("command finished")
-	}
+	logs.Finished(o.log, r)
 	if o.cfg.ProvenanceDir != "off" {
 		o.completeRecord(r)
 	}
@@ -97,9 +95,6 @@ func (o *outcome) finishRecord(r report.Record, code, sig int, notStarted error)
 		if err := ledger.Append(o.cfg.Ledger, r); err != nil {
 			o.log.Warn().Err(logs.Err(err)).Str("ledger", logs.Value(o.cfg.Ledger)).Msg("ledger line not appended")
 		}
-	}
-	if err := logs.Record(o.log, r); err != nil {
-		o.log.Warn().Err(logs.Err(err)).Msg("finished provenance line not logged")
 	}
 	return r
 }

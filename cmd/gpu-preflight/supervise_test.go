@@ -160,8 +160,7 @@ func TestSuperviseExitsWithTheCommandsStatusAndRecordsIt(t *testing.T) {
 			}
 			checkOutcome(t, lines[1], tt.code, tt.signal)
 
-			logged := lastProvenanceLine(t, s.stderr.String())
-			checkOutcome(t, logged, tt.code, tt.signal)
+			checkOutcome(t, loggedEnd(t, s.stderr.String()), tt.code, tt.signal)
 		})
 	}
 }
@@ -185,27 +184,54 @@ func checkOutcome(t *testing.T, rec map[string]any, code, signal int) {
 	}
 }
 
-// lastProvenanceLine returns the record of the last "provenance" log line.
-func lastProvenanceLine(t *testing.T, stderr string) map[string]any {
+// loggedEnd is the run as its log tells it: the record of its one
+// provenance line (a run logs its record once), with the outcome of the
+// small "finished" line that joins it by runId when the command ended after
+// the record was logged (finishedAt is that line's time).
+func loggedEnd(t *testing.T, stderr string) map[string]any {
 	t.Helper()
-	var raw json.RawMessage
+	var raws []json.RawMessage
+	var fin map[string]any
 	for _, line := range strings.Split(stderr, "\n") {
-		var m struct {
-			Message string          `json:"message"`
-			Record  json.RawMessage `json:"record"`
+		var m map[string]any
+		if json.Unmarshal([]byte(line), &m) != nil {
+			continue
 		}
-		if json.Unmarshal([]byte(line), &m) == nil && m.Message == "provenance" {
-			raw = m.Record
+		switch {
+		case m["message"] == "provenance":
+			raw, _ := json.Marshal(m["record"])
+			raws = append(raws, raw)
+		case m["event"] == "finished":
+			if fin != nil {
+				t.Fatalf("two finished lines in:\n%s", stderr)
+			}
+			fin = m
 		}
 	}
-	if raw == nil {
-		t.Fatalf("no provenance log line in:\n%s", stderr)
+	if len(raws) != 1 {
+		t.Fatalf("%d provenance log lines, want 1, in:\n%s", len(raws), stderr)
 	}
-	schematest.Validate(t, raw)
+	schematest.Validate(t, raws[0])
 	var rec map[string]any
-	if err := json.Unmarshal(raw, &rec); err != nil {
+	if err := json.Unmarshal(raws[0], &rec); err != nil {
 		t.Fatal(err)
 	}
+	if fin == nil {
+		return rec
+	}
+	if fin["runId"] != rec["runId"] || fin["record"] != nil {
+		t.Fatalf("the finished line does not join run %v by its runId (or carries the record): %v", rec["runId"], fin)
+	}
+	if rec["outcome"] != nil {
+		t.Fatalf("the record was logged with its outcome and a finished line followed:\n%s", stderr)
+	}
+	out := map[string]any{"finishedAt": fin["time"]}
+	for _, k := range []string{"exitCode", "signal", "durationSeconds", "notStarted"} {
+		if v, ok := fin[k]; ok {
+			out[k] = v
+		}
+	}
+	rec["outcome"] = out
 	return rec
 }
 

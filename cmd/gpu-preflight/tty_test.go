@@ -12,12 +12,18 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/test/ptytest"
 )
 
-// runOnTerminal runs the shim's check with stdout and stderr on a
-// pseudo-terminal and returns what the terminal showed.
+// runOnTerminal runs the shim's check, then the ENTRYPOINT form (whose
+// log check does not repeat), with stdout and stderr on a pseudo-terminal,
+// and returns what the terminal showed.
 func runOnTerminal(t *testing.T, env ...string) string {
 	t.Helper()
+	return onTerminal(t, env, "check") + onTerminal(t, env, "--", "true")
+}
+
+func onTerminal(t *testing.T, env []string, args ...string) string {
+	t.Helper()
 	master, slave := ptytest.Open(t)
-	cmd := exec.Command(shimPath, "check")
+	cmd := exec.Command(shimPath, args...)
 	cmd.Env = append([]string{"PATH=/usr/bin:/bin", "PREFLIGHT_PROVENANCE_DIR=off", "PREFLIGHT_LOG_PROVENANCE=false",
 		"PREFLIGHT_HOST_ROOT=" + driverRoot(t, "550.54.15"), "NVIDIA_REQUIRE_CUDA=cuda>=12.8",
 		"PREFLIGHT_TERMINATION_LOG=" + filepath.Join(t.TempDir(), "termination-log")}, env...)

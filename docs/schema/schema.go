@@ -14,3 +14,12 @@ var ProvenanceV1 []byte
 
 // ProvenanceV1ID is the schema's $id.
 const ProvenanceV1ID = "https://github.com/gpu-preflight/gpu-preflight/docs/schema/provenance.v1.schema.json"
+
+// TraceV1 is trace.v1.schema.json: the output of `gpu-preflight trace
+// --json` (trace.SchemaVersion "1").
+//
+//go:embed trace.v1.schema.json
+var TraceV1 []byte
+
+// TraceV1ID is its $id.
+const TraceV1ID = "https://github.com/gpu-preflight/gpu-preflight/docs/schema/trace.v1.schema.json"

@@ -94,11 +94,20 @@ func (c Check) Run(in Input) Finding {
 const TimeoutID = "preflight"
 
 // TimedOut is the finding reported instead of all checks when gathering the
-// facts did not finish within timeout.
-func TimedOut(timeout time.Duration) Finding {
-	return Finding{ID: TimeoutID, Status: Error,
-		Message: fmt.Sprintf("preflight did not finish within PREFLIGHT_TIMEOUT=%s", timeout),
-		Remedy:  "look for a hung mount under PREFLIGHT_ROOT or the driver, or raise PREFLIGHT_TIMEOUT"}
+// facts did not finish within timeout; pending says what had not finished
+// ("the NVML probe (libnvidia-ml.so.1)", "the image scan under /, reading
+// /usr/lib/x86_64-linux-gnu/libcudnn.so.9"), "" when unknown. A preflight
+// that cannot finish in time is the node's fault (a wedged driver, a hung
+// or lazily pulled mount, a node too loaded to read its own files), never
+// the image's: the job may run on another node.
+func TimedOut(timeout time.Duration, pending string) Finding {
+	msg := fmt.Sprintf("preflight did not finish within PREFLIGHT_TIMEOUT=%s", timeout)
+	if pending != "" {
+		msg += ": " + pending + " had not finished; the record holds the facts gathered before it"
+	}
+	return Finding{ID: TimeoutID, Status: Error, NodeFault: true, Message: msg,
+		Remedy: "the node is hung or too slow (a wedged driver, a hung or lazily pulled mount under PREFLIGHT_ROOT): " +
+			"run the job on another node and look at this one, or raise PREFLIGHT_TIMEOUT if the node is only slow"}
 }
 
 // All is every check, in the order findings are reported.

@@ -170,6 +170,12 @@ type kernelSet struct {
 	where   string
 	fatbins []fatbinSet
 	all     []kernelTarget // every target of the library, for messages
+	// label names a library found in the load closure ("libnccl.so.2
+	// 2.22.3"), "" for one recorded without its soname; role says what
+	// its kernels are for, lazy that it is loaded on first use.
+	label string
+	role  libraryRole
+	lazy  bool
 }
 
 func toTargets(images []facts.KernelImage) []kernelTarget {
@@ -194,6 +200,16 @@ func kernelSets(fw facts.Framework) []kernelSet {
 			continue
 		}
 		set := kernelSet{where: lib.Path, all: all}
+		if lib.Soname != "" {
+			set.label, set.role, set.lazy = lib.Soname, roleOf(lib), lib.Lazy
+			if lib.Version != "" {
+				set.label += " " + lib.Version
+			}
+			if !set.role.known {
+				// The framework's own library: named with the framework.
+				set.label = frameworkLabel(fw) + " (" + set.label + ")"
+			}
+		}
 		for _, g := range lib.Fatbins {
 			if ts := toTargets(g.Images); len(ts) > 0 && g.Count > 0 {
 				set.fatbins = append(set.fatbins, fatbinSet{targets: ts, count: g.Count})
@@ -293,21 +309,38 @@ func frameworkArchVerdict(in Input, g ccGroup, fw facts.Framework) (frameworkVer
 	if len(sets) == 0 {
 		return frameworkVerdict{}, false
 	}
-	var worst frameworkVerdict
-	bad := 0
-	for i, set := range sets {
+	var vs []frameworkVerdict
+	worst := Pass
+	for _, set := range sets {
 		v := kernelSetVerdict(in, g, fw, set)
-		if v.status != Pass {
-			bad++
-		}
-		if i == 0 || verdictRank(v.status) > verdictRank(worst.status) {
-			worst = v
+		vs = append(vs, v)
+		if verdictRank(v.status) > verdictRank(worst) {
+			worst = v.status
 		}
 	}
-	if bad > 1 {
-		worst.message += fmt.Sprintf(" (and %d more of its libraries)", bad-1)
+	// Every library at the worst status is named, so that one message
+	// says all that fails on this GPU.
+	const maxNamed = 4
+	var msgs, remedies []string
+	more := 0
+	for _, v := range vs {
+		if v.status != worst {
+			continue
+		}
+		if len(msgs) == maxNamed {
+			more++
+			continue
+		}
+		msgs = append(msgs, v.message)
+		if v.remedy != "" && !slices.Contains(remedies, v.remedy) {
+			remedies = append(remedies, v.remedy)
+		}
 	}
-	return worst, true
+	out := frameworkVerdict{status: worst, message: strings.Join(msgs, "; "), remedy: strings.Join(remedies, "; ")}
+	if more > 0 {
+		out.message += fmt.Sprintf(" (and %d more of its libraries)", more)
+	}
+	return out, true
 }
 
 // fatbinOutcome is what one fatbin offers a GPU.
@@ -351,35 +384,15 @@ func judgeFatbin(in Input, g ccGroup, fw facts.Framework, targets []kernelTarget
 
 // kernelSetVerdict judges one library on one GPU group, fatbin by fatbin.
 func kernelSetVerdict(in Input, g ccGroup, fw facts.Framework, set kernelSet) frameworkVerdict {
+	if set.label != "" {
+		return libraryVerdict(in, g, fw, set)
+	}
 	name := frameworkLabel(fw)
 	native := gpuarch.Arch{Major: g.cc.Major, Minor: g.cc.Minor}.String()
-	total, missing := 0, 0
-	var cubins, jitOK, unknownJIT, blocked, missingTargets []string
-	jitAny := false
-	upgradeTo := ""
-	needJIT := 0 // fatbins that run only through PTX JIT
-	for _, fb := range set.fatbins {
-		o := judgeFatbin(in, g, fw, fb.targets)
-		total += fb.count
-		cubins = appendNew(cubins, o.cubins...)
-		jitAny = jitAny || len(o.jit) > 0
-		blocked = appendNew(blocked, o.blocked...)
-		if o.upgradeTo != "" && (upgradeTo == "" || version.Less(o.upgradeTo, upgradeTo)) {
-			upgradeTo = o.upgradeTo
-		}
-		switch {
-		case len(o.cubins) > 0:
-		case len(o.jitOK) > 0:
-			needJIT += fb.count
-			jitOK = appendNew(jitOK, o.jitOK...)
-		case len(o.unknownJIT) > 0:
-			needJIT += fb.count
-			unknownJIT = appendNew(unknownJIT, o.unknownJIT...)
-		default:
-			missing += fb.count
-			missingTargets = appendNew(missingTargets, targetList(fb.targets))
-		}
-	}
+	t := tallyFatbins(in, g, fw, set)
+	total, missing, needJIT := t.total, t.missing, t.needJIT
+	cubins, jitOK, unknownJIT, blocked, missingTargets := t.cubins, t.jitOK, t.unknownJIT, t.blocked, t.missingTargets
+	jitAny, upgradeTo := t.jitAny, t.upgradeTo
 	compiled := targetList(set.all)
 	if missing == total {
 		msg := fmt.Sprintf("%s: %s has no kernel image for it: %s missing from %s (compiled: %s)",
@@ -449,4 +462,122 @@ func targetList(ts []kernelTarget) string {
 		}
 	}
 	return strings.Join(out, ", ")
+}
+
+// libraryVerdict judges one library of the framework's load closure on one
+// GPU group, fatbin by fatbin, naming the library and what fails without
+// it (docs/fatbin.md "When a library without an image is an error"):
+//   - no fatbin has anything for the GPU: an error for a library every
+//     step uses (the framework's own, cuBLAS, cuDNN; NCCL when more than one
+//     GPU is visible), a warning for one loaded on first use (by dlopen) or
+//     used only by some operations (cuFFT, cuSPARSE, cuSOLVER, NPP, magma);
+//   - some fatbins have nothing: a library that picks kernels by
+//     architecture (libraryRole.archDispatch) never launches those here,
+//     so they are left out; for any other library it is a warning;
+//   - the rest run only through PTX JIT: a warning with its cost for a
+//     library every step uses, no finding for one used on demand.
+func libraryVerdict(in Input, g ccGroup, fw facts.Framework, set kernelSet) frameworkVerdict {
+	native := gpuarch.Arch{Major: g.cc.Major, Minor: g.cc.Minor}.String()
+	t := tallyFatbins(in, g, fw, set)
+	compiled := targetList(set.all)
+	every := set.role.use == useCore || set.role.use == useCollectives && len(in.Visible) > 1
+	if set.lazy {
+		every = false
+	}
+	loaded := set.where
+	if set.lazy {
+		loaded += ", loaded on first use"
+	}
+	if t.missing == t.total {
+		ptx := "no PTX"
+		if len(t.blocked) > 0 {
+			ptx = "PTX this driver cannot JIT-compile (" + strings.Join(t.blocked, "; ") + ")"
+		} else if t.jitAny {
+			ptx = "no PTX it can use"
+		}
+		msg := fmt.Sprintf("%s has no %s image and %s: %s on %s (%s missing; compiled: %s; %s)",
+			set.label, native, ptx, set.role.fails, g.label(), native, compiled, loaded)
+		remedy := fmt.Sprintf("replace %s with a release compiled for %s (or a %s build that bundles one), or run on a GPU it was compiled for",
+			set.label, native, fw.Name)
+		if len(t.blocked) > 0 {
+			remedy += fmt.Sprintf(", or upgrade the driver%s so that it can JIT the PTX (CUDA >= %s)", driverNeedSuffix(t.upgradeTo), t.upgradeTo)
+		}
+		status := Warn
+		if every {
+			status = Error
+		}
+		if len(t.blocked) > 0 && status == Error {
+			status, msg, remedy = onAGuess(in, status, msg, remedy)
+		}
+		return frameworkVerdict{status: status, message: msg, remedy: remedy}
+	}
+	note := ""
+	if t.missing > 0 {
+		if !set.role.archDispatch {
+			return frameworkVerdict{status: Warn, message: fmt.Sprintf(
+				"%d of %d fatbins of %s have no %s image (those carry only %s): %s on %s if it launches one of them (%s)",
+				t.missing, t.total, set.label, native, strings.Join(t.missingTargets, " / "), set.role.fails, g.label(), loaded),
+				remedy: fmt.Sprintf("if the job fails with \"no kernel image\", install a release of %s whose every kernel is compiled for %s", set.label, native)}
+		}
+		note = fmt.Sprintf(" (%d of its %d fatbins carry only other GPUs' kernels, which it picks by architecture)", t.missing, t.total)
+		t.total -= t.missing
+	}
+	if t.needJIT == 0 {
+		return frameworkVerdict{status: Pass, message: fmt.Sprintf("%s runs %s cubins from %s on %s%s", frameworkLabel(fw), strings.Join(t.cubins, ", "), set.label, g.label(), note)}
+	}
+	part := ""
+	if t.needJIT < t.total {
+		part = fmt.Sprintf(" in %d of %d fatbins", t.needJIT, t.total)
+	}
+	if len(t.unknownJIT) > 0 {
+		return frameworkVerdict{status: Warn, message: fmt.Sprintf(
+			"%s has no %s cubin%s, only PTX: %s (%s on %s if it cannot be JIT-compiled; %s)",
+			set.label, native, part, strings.Join(t.unknownJIT, "; "), set.role.fails, g.label(), loaded),
+			remedy: fmt.Sprintf("make sure the driver supports the PTX's CUDA version, or install a release of %s compiled for %s", set.label, native)}
+	}
+	if !every {
+		return frameworkVerdict{status: Pass, message: fmt.Sprintf(
+			"%s reaches %s only through PTX JIT of %s%s: the first operation that uses it compiles its kernels (%s)",
+			set.label, g.label(), strings.Join(t.jitOK, ", "), part, loaded)}
+	}
+	return frameworkVerdict{status: Warn, message: fmt.Sprintf(
+		"%s has no %s cubin%s (%s missing; compiled: %s): the driver will JIT-compile %s PTX at first launch on %s, which is slow and uses the JIT cache (%s)",
+		set.label, native, part, native, compiled, strings.Join(t.jitOK, ", "), g.label(), loaded),
+		remedy: fmt.Sprintf("install a release of %s compiled for %s to avoid the JIT at start-up, or keep CUDA_CACHE_PATH on a persistent volume", set.label, native)}
+}
+
+// fatbinTally is what a library's fatbins offer a GPU group, summed.
+type fatbinTally struct {
+	total, missing, needJIT   int // fatbins: all, with nothing, only through PTX JIT
+	cubins, jitOK, unknownJIT []string
+	blocked, missingTargets   []string
+	jitAny                    bool
+	upgradeTo                 string // the lowest CUDA that would JIT a blocked PTX
+}
+
+func tallyFatbins(in Input, g ccGroup, fw facts.Framework, set kernelSet) fatbinTally {
+	var t fatbinTally
+	for _, fb := range set.fatbins {
+		o := judgeFatbin(in, g, fw, fb.targets)
+		t.total += fb.count
+		t.cubins = appendNew(t.cubins, o.cubins...)
+		t.jitAny = t.jitAny || len(o.jit) > 0
+		t.blocked = appendNew(t.blocked, o.blocked...)
+		if o.upgradeTo != "" && (t.upgradeTo == "" || version.Less(o.upgradeTo, t.upgradeTo)) {
+			t.upgradeTo = o.upgradeTo
+		}
+		switch {
+		case len(o.cubins) > 0:
+		case len(o.jitOK) > 0:
+			t.needJIT += fb.count
+			t.jitOK = appendNew(t.jitOK, o.jitOK...)
+		case len(o.unknownJIT) > 0:
+			t.needJIT += fb.count
+			t.unknownJIT = appendNew(t.unknownJIT, o.unknownJIT...)
+		default:
+			t.missing += fb.count
+			t.missingTargets = appendNew(t.missingTargets, targetList(fb.targets))
+		}
+	}
+	return t
 }

@@ -1,6 +1,7 @@
 package check
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
@@ -151,13 +152,18 @@ func TestGPUArchVersionFileTargets(t *testing.T) {
 	}
 }
 
-func TestGPUArchJudgesEachLibraryAlone(t *testing.T) {
+// Each library is judged alone, and every one that has nothing for the GPU
+// is named.
+func TestGPUArchNamesEachLibraryWithoutAnImage(t *testing.T) {
 	paddle := withKernels(fw("paddlepaddle", "3.0.0", "12.6"),
 		lib("/p/libs/libphi_core.so", "sm_80", "sm_90"),
 		lib("/p/libs/libphi_gpu.so", "sm_80"),
 		lib("/p/libs/libflashattn.so", "sm_80"))
 	f := GPUArch.Run(archInput("560.35.03", "12.6", "", []facts.Framework{paddle}, h100))
-	expectFinding(t, f, "gpu-arch", Error, "libphi_gpu.so", "and 1 more of its libraries")
+	expectFinding(t, f, "gpu-arch", Error, "libphi_gpu.so", "libflashattn.so")
+	if strings.Contains(f.Message, "libphi_core.so") {
+		t.Errorf("the library that runs is named among those that do not: %s", f.Message)
+	}
 }
 
 func TestGPUArchToolkitRange(t *testing.T) {

@@ -1,6 +1,9 @@
 package envvars
 
-import "strings"
+import (
+	"strings"
+	"sync"
+)
 
 // Variable is one environment variable gpu-preflight reads from the
 // container's environment, or a family of them.
@@ -83,8 +86,8 @@ var Read = []Variable{
 	{Name: "PREFLIGHT_IMAGE_SOURCE", Use: "the image's source repository (`org.opencontainers.image.source`): the record's `image.source`", Source: srcLabel},
 }
 
-// read is Read as a set of names.
-var read = func() Names {
+// read is Read as a set of names, made on first use.
+var read = sync.OnceValue(func() Names {
 	n := Names{Exact: map[string]bool{}}
 	for _, v := range Read {
 		if p, family := strings.CutSuffix(v.Name, "*"); family {
@@ -94,11 +97,11 @@ var read = func() Names {
 		}
 	}
 	return n
-}()
+})
 
 // IsRead reports whether gpu-preflight reads the variable name from the
 // container's environment.
-func IsRead(name string) bool { return read.Has(name) }
+func IsRead(name string) bool { return read().Has(name) }
 
 // Scanned are the variables the image scan reads, in table order.
 func Scanned() []string {

@@ -313,7 +313,22 @@ const (
 
 // KernelLibrary is one shared object whose fatbins were scanned.
 type KernelLibrary struct {
-	Path    string        `json:"path"`
+	Path string `json:"path"`
+	// Soname is the name the loader knew it by ("libnccl.so.2"); Version
+	// its release from the real file's name or its wheel ("2.22.3").
+	Soname  string `json:"soname,omitempty"`
+	Version string `json:"version,omitempty"`
+	// Why says how it is in the framework's load closure: "extension
+	// module", "DT_NEEDED of <path>", "dlopen by <path>" (with the list it
+	// comes from), found by Via (an ldso.Via* step).
+	Why string `json:"why,omitempty"`
+	Via string `json:"via,omitempty"`
+	// Lazy is set when the framework loads it only on first use (dlopen),
+	// rather than at import.
+	Lazy bool `json:"lazy,omitempty"`
+	// CUDA is set on one of NVIDIA's CUDA libraries (cuDNN, NCCL, cuBLAS,
+	// ...), clear on the framework's own and other libraries.
+	CUDA    bool          `json:"cuda,omitempty"`
 	Size    int64         `json:"size"`
 	ModTime int64         `json:"modTime"` // Unix nanoseconds
 	Images  []KernelImage `json:"images"`

@@ -22,6 +22,8 @@ import (
 	"strconv"
 	"syscall"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/gpu-preflight/gpu-preflight/preflight/elfbound"
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 	"github.com/gpu-preflight/gpu-preflight/preflight/gpuarch"
@@ -231,6 +233,10 @@ func ScanFile(path string) (Result, error) {
 	} else if !fi.Mode().IsRegular() {
 		return Result{}, fmt.Errorf("fatbin: %s is not a regular file (%s)", path, fi.Mode().Type())
 	}
+	// The scan reads a few hundred bytes every few hundred KiB: the
+	// kernel's readahead would read most of a cold 1 GiB library for
+	// them. A hint only; a failure changes nothing but speed.
+	_ = unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_RANDOM)
 	// elfbound rather than debug/elf: debug/elf keeps a value per section
 	// header (43 MiB for a library of 65 535 sections), elfbound walks them
 	// a block at a time.
@@ -323,6 +329,8 @@ type scanner struct {
 	aheadOff int64
 	// hdr and peek are reused buffers for entry headers and payload heads.
 	hdr, peek []byte
+	// lz4 is the buffer payloads are decompressed into.
+	lz4 []byte
 }
 
 // prefetchLen is one entry header and a cubin's ELF header.
@@ -710,17 +718,21 @@ func (s *scanner) entries(body, end int64) error {
 
 // payloadView is what was read of an entry's payload: its head (the
 // cubin's ELF header, or the start of a PTX text), decompressed when the
-// payload is LZ4-compressed, and for a small cubin the whole of it.
+// payload is LZ4-compressed, and for a small payload the whole of it.
+// told is set when whether it holds code is known without the whole
+// payload (an uncompressed cubin's section headers), code then says so.
 type payloadView struct {
-	head  []byte
-	whole bool // head is the entire (decompressed) payload
+	head       []byte
+	whole      bool // head is the entire (decompressed) payload
+	told, code bool
 }
 
 // payloadHead reads the part of a payload the suffix and no-code rules look
-// at: at most payloadPeek bytes of its head, or all of a cubin no larger
-// than noCodeProbeMax. LZ4 payloads are decompressed as far as those bytes
-// reach; ZSTD payloads are not read. It returns an empty view when the
-// file ends first.
+// at: at most payloadPeek bytes of its head, or all of a payload no larger
+// than noCodeProbeMax (noCodeDecompressedMax decompressed). LZ4 payloads
+// are decompressed as far as those bytes reach; ZSTD payloads are not
+// read. Of a larger uncompressed cubin it reads the section headers. It
+// returns an empty view when the file ends first.
 func (s *scanner) payloadHead(e Entry, payload int64, buf []byte) (payloadView, error) {
 	if e.Compression == CompressionZSTD {
 		return payloadView{}, nil
@@ -736,7 +748,7 @@ func (s *scanner) payloadHead(e Entry, payload int64, buf []byte) (payloadView, 
 	if e.Compression == CompressionLZ4 && !whole {
 		if e.Kind.IsCubin() {
 			// Decompressing every cubin's head would cost a read and
-			// a decode per entry (cuBLASLt has 1,931); above the stub
+			// a decode per entry (cuBLASLt has 1,931); above the probe
 			// size the entry flags tell the suffix (archSuffix).
 			return payloadView{}, nil
 		}
@@ -757,8 +769,14 @@ func (s *scanner) payloadHead(e Entry, payload int64, buf []byte) (payloadView, 
 		if whole {
 			limit = int(e.DecompressedSize)
 		}
-		out := lz4Prefix(head, limit)
+		s.lz4 = lz4Into(s.lz4, head, limit)
+		out := s.lz4
 		return payloadView{head: out, whole: whole && uint64(len(out)) == e.DecompressedSize}, nil
+	}
+	if e.Kind.IsCubin() && !whole {
+		v := payloadView{head: head}
+		v.code, v.told = s.cubinSectionsHaveCode(payload, e.PayloadSize, head)
+		return v, nil
 	}
 	if e.Kind.IsPTX() && !whole && !hasTargetLine(head) && e.PayloadSize > uint64(n) {
 		more := buf[n:min(int64(payloadPeek), int64(e.PayloadSize))]
@@ -773,6 +791,31 @@ func (s *scanner) payloadHead(e Entry, payload int64, buf []byte) (payloadView, 
 	return payloadView{head: head, whole: whole}, nil
 }
 
+// cubinSectionsHaveCode tells whether the uncompressed cubin of size bytes
+// at payload, whose ELF header is head, has a .text.* section, reading only
+// its section header table and section names (bounded by
+// maxCubinSectionTable and maxCubinShstrtab); told is false when they
+// cannot be read, and the cubin is then taken to hold code.
+func (s *scanner) cubinSectionsHaveCode(payload int64, size uint64, head []byte) (code, told bool) {
+	t, ok := cubinSectionTable(head, size)
+	if !ok || t.tableLen() > maxCubinSectionTable {
+		return true, false
+	}
+	table := make([]byte, t.tableLen())
+	if s.readAt(table, payload+int64(t.shoff)) != nil {
+		return true, false
+	}
+	stroff, strsize := t.section(table, t.shstrndx)
+	if stroff > size || strsize > size-stroff || strsize > maxCubinShstrtab {
+		return true, false
+	}
+	strtab := make([]byte, strsize)
+	if s.readAt(strtab, payload+int64(stroff)) != nil {
+		return true, false
+	}
+	return t.anyText(table, strtab), true
+}
+
 // classify fills e.Arch and counts e as an image when it is loadable.
 func (s *scanner) classify(e *Entry, p payloadView) {
 	if !validSM(e.RawArch) {
@@ -784,8 +827,11 @@ func (s *scanner) classify(e *Entry, p payloadView) {
 	e.Arch = archFromSM(e.RawArch)
 	e.Arch.PTX = e.Kind.IsPTX()
 	e.Arch.Suffix = archSuffix(e.Kind, e.RawArch, e.Flags, p.head)
-	if p.whole {
+	switch {
+	case p.whole:
 		e.NoCode = !hasCode(e.Kind, p.head)
+	case p.told:
+		e.NoCode = !p.code
 	}
 	if e.Defect != "" || e.NoCode {
 		return

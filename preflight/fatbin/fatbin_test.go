@@ -569,7 +569,7 @@ func rawPTX(t testing.TB, sm uint32, text string) []byte {
 }
 
 // The PTX ".target" line is found anywhere in a small PTX, which is read
-// whole, and up to 1 KiB into a large one.
+// whole (up to noCodeProbeMax), and up to 1 KiB into a large one.
 func TestPTXTargetAfterLongPreamble(t *testing.T) {
 	tests := []struct {
 		name     string
@@ -580,8 +580,8 @@ func TestPTXTargetAfterLongPreamble(t *testing.T) {
 		{"WithinFirstRead", 100, 0, "compute_90a"},
 		{"PastFirstRead", 600, 0, "compute_90a"},
 		{"SmallIsReadWhole", 1100, 0, "compute_90a"},
-		{"LargeWithinPeek", 600, 20 << 10, "compute_90a"},
-		{"LargePastPeekLimitReadsPlain", 1100, 20 << 10, "compute_90"},
+		{"LargeWithinPeek", 600, 80 << 10, "compute_90a"},
+		{"LargePastPeekLimitReadsPlain", 1100, 80 << 10, "compute_90"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

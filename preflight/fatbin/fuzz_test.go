@@ -62,6 +62,10 @@ func fuzzSeeds(f *testing.F) [][]byte {
 		seeds = append(seeds, b)
 	}
 	seeds = append(seeds, ex[:0x30], ex[:0x10], ex[:7], nil, bytes.Repeat(ex[:8], 64))
+	// Cubins whose section headers tell code from none (nocode_test.go):
+	// uncompressed past the probe bound, LZ4 within it.
+	seeds = append(seeds, entryOf(2, cubinWith(80<<10, ".nv.constant3", ".text.k"), false),
+		entryOf(2, cubinWith(2000, ".debug_info"), true))
 	// Real libraries nvcc built (testdata/nvcc): stubs, LZ4 cubins and PTX,
 	// 'a' flags, several fatbins.
 	for _, name := range []string{"mix.so", "compressed.so", "compressed90a.so", "split.so"} {

@@ -30,15 +30,27 @@ const cubinELFHeader = 64
 
 // A payload whose stored size is at most noCodeProbeMax bytes (and, when
 // LZ4-compressed, at most noCodeDecompressedMax bytes decompressed) is read
-// whole to tell whether it holds any function. nvcc's device-link stubs
-// are about 1 KiB (872 to 1,072 bytes measured with nvcc 11.8 and 12.4),
-// the PTX of a unit without kernels 56 bytes; a cubin with even one small
-// kernel is 2.6 KiB or more. Larger payloads are taken to hold code
-// without being read: reading and decompressing every small cubin of
-// cuBLASLt made its scan 20 times slower.
+// whole to tell whether it holds any function; an uncompressed cubin of any
+// size is told by its section headers alone (cubinSectionsHaveCode). The
+// entries that hold no code and that this must catch are small: nvcc's
+// device-link stubs are about 1 KiB (872 to 1,072 bytes measured with nvcc
+// 11.8 and 12.4), the PTX of a unit without kernels 56 bytes, Debian's
+// magma 2.9 debug-only cubins 2.7 KB, pycudwt's __constant__-only one
+// 27 KB. Larger compressed payloads are taken to hold code without being
+// decompressed: Debian trixie's 25 CUDA libraries hold 11.7 GiB of
+// decompressed payloads in 2.4 GiB of files, and decompressing them all
+// would cost seconds on every run; the entries that fit the bound cost
+// a few milliseconds per library (docs/fatbin.md "Entries without code").
 const (
-	noCodeProbeMax        = 2 << 10
-	noCodeDecompressedMax = 2 << 10
+	noCodeProbeMax        = 64 << 10
+	noCodeDecompressedMax = 64 << 10
+)
+
+// Bounds on the section headers of an uncompressed cubin that the no-code
+// test reads: cubins have tens to a few hundred sections.
+const (
+	maxCubinSectionTable = 64 << 10
+	maxCubinShstrtab     = 64 << 10
 )
 
 // archSuffix decides the 'a' (architecture-specific) or 'f' (family)
@@ -107,11 +119,12 @@ func cubinSuffix(sm uint32, head []byte) (suffix byte, ok bool) {
 	return 0, true
 }
 
-// hasCode reports whether a whole payload holds a function: for a cubin a
-// .text.<function> section, for PTX an .entry or .func directive.
+// hasCode reports whether a whole payload holds a kernel: for a cubin a
+// .text.<function> section, for PTX an .entry directive (a .func alone is a
+// device function no launch can name, and the runtime registers none).
 func hasCode(kind Kind, payload []byte) bool {
 	if kind.IsPTX() {
-		return bytes.Contains(payload, []byte(".entry")) || bytes.Contains(payload, []byte(".func"))
+		return bytes.Contains(payload, []byte(".entry"))
 	}
 	return cubinHasCode(payload)
 }
@@ -123,27 +136,57 @@ func hasCode(kind Kind, payload []byte) bool {
 // cubin that does not parse is taken to hold code, so that a reading
 // problem never hides a kernel image.
 func cubinHasCode(c []byte) bool {
+	t, ok := cubinSectionTable(c, uint64(len(c)))
+	if !ok {
+		return true
+	}
+	if t.shoff+t.tableLen() > uint64(len(c)) {
+		return true
+	}
+	table := c[t.shoff : t.shoff+t.tableLen()]
+	stroff, strsize := t.section(table, t.shstrndx)
+	if stroff > uint64(len(c)) || strsize > uint64(len(c))-stroff {
+		return true
+	}
+	return t.anyText(table, c[stroff:stroff+strsize])
+}
+
+// cubinTable is where a cubin's section header table is.
+type cubinTable struct {
+	shoff, shentsize, shnum, shstrndx uint64
+}
+
+func (t cubinTable) tableLen() uint64 { return t.shnum * t.shentsize }
+
+// cubinSectionTable reads the section header table's place from a cubin's
+// ELF header (head), for a cubin of size bytes; ok is false when head is no
+// cubin header or the table does not fit.
+func cubinSectionTable(head []byte, size uint64) (cubinTable, bool) {
 	le := binary.LittleEndian
-	if _, ok := cubinSuffix(0, c); !ok {
-		return true
+	if _, ok := cubinSuffix(0, head); !ok {
+		return cubinTable{}, false
 	}
-	shoff, shentsize := le.Uint64(c[0x28:]), uint64(le.Uint16(c[0x3a:]))
-	shnum, shstrndx := uint64(le.Uint16(c[0x3c:])), uint64(le.Uint16(c[0x3e:]))
-	size := uint64(len(c))
-	if shentsize < 0x28 || shoff > size || shnum > (size-shoff)/shentsize || shstrndx >= shnum {
-		return true
+	t := cubinTable{
+		shoff: le.Uint64(head[0x28:]), shentsize: uint64(le.Uint16(head[0x3a:])),
+		shnum: uint64(le.Uint16(head[0x3c:])), shstrndx: uint64(le.Uint16(head[0x3e:])),
 	}
-	header := func(i uint64) (name uint32, off, n uint64) {
-		h := c[shoff+i*shentsize:]
-		return le.Uint32(h), le.Uint64(h[0x18:]), le.Uint64(h[0x20:])
+	if t.shentsize < 0x28 || t.shoff > size || t.shnum > (size-t.shoff)/t.shentsize || t.shstrndx >= t.shnum {
+		return cubinTable{}, false
 	}
-	_, stroff, strsize := header(shstrndx)
-	if stroff > size || strsize > size-stroff {
-		return true
-	}
-	strtab := c[stroff : stroff+strsize]
-	for i := range shnum {
-		name, _, n := header(i)
+	return t, true
+}
+
+// section returns the offset and size of section i, from the table's bytes.
+func (t cubinTable) section(table []byte, i uint64) (off, size uint64) {
+	h := table[i*t.shentsize:]
+	return binary.LittleEndian.Uint64(h[0x18:]), binary.LittleEndian.Uint64(h[0x20:])
+}
+
+// anyText reports whether a non-empty section is named .text.<something>.
+func (t cubinTable) anyText(table, strtab []byte) bool {
+	for i := range t.shnum {
+		h := table[i*t.shentsize:]
+		name, n := binary.LittleEndian.Uint32(h), binary.LittleEndian.Uint64(h[0x20:])
 		if uint64(name) < uint64(len(strtab)) && n > 0 &&
 			bytes.HasPrefix(strtab[name:], []byte(".text.")) {
 			return true
@@ -158,8 +201,15 @@ func cubinHasCode(c []byte) bool {
 // sequence it does not hold. A malformed block yields what was decoded
 // before the fault. It never holds more than limit bytes. Twenty lines, so
 // no dependency for it.
-func lz4Prefix(src []byte, limit int) []byte {
-	out := make([]byte, 0, min(limit, 8*len(src)+64))
+func lz4Prefix(src []byte, limit int) []byte { return lz4Into(nil, src, limit) }
+
+// lz4Into is lz4Prefix decoding into dst's storage (reused when it holds
+// limit bytes), so that a scan reuses one buffer for every entry.
+func lz4Into(dst, src []byte, limit int) []byte {
+	out := dst[:0]
+	if cap(out) < limit {
+		out = make([]byte, 0, min(limit, 8*len(src)+64))
+	}
 	i := 0
 	// length adds the 255-runs that extend a 4-bit length of 15.
 	length := func(n int) (int, bool) {

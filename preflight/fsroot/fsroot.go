@@ -21,6 +21,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"syscall"
 )
 
@@ -64,9 +65,30 @@ func (r Root) Resolve(p string) (string, error) {
 	return r.resolve(p, true)
 }
 
+// touched is the path a Root was last asked about, inside its root: every
+// method resolves first, so resolve notes it. The gatherers read one file
+// at a time, so when a deadline passes while one hangs (a hung or lazily
+// pulled mount blocks the call that touches it), this names where.
+var touched atomic.Pointer[lastPath]
+
+type lastPath struct {
+	root Root
+	path string
+}
+
+// LastPath returns the path on this machine that a Root was last asked to
+// read, stat or list, or "" before any.
+func LastPath() string {
+	if t := touched.Load(); t != nil {
+		return t.root.Path(t.path)
+	}
+	return ""
+}
+
 // resolve walks p one component at a time. followLast is false for Lstat
 // and Readlink, which act on a final link itself.
 func (r Root) resolve(p string, followLast bool) (string, error) {
+	touched.Store(&lastPath{r, p})
 	if r.IsHost() {
 		return clean(p), nil
 	}

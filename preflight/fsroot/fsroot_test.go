@@ -393,3 +393,18 @@ func TestReadDirStopsAtMaxDirEntries(t *testing.T) {
 		t.Fatalf("ReadDirNames: %d names (sorted: %v), %v", len(names), slices.IsSorted(names), err)
 	}
 }
+
+// LastPath names the last path a Root was asked about, as it is on this
+// machine: where a gatherer stood when a deadline passed.
+func TestLastPathNamesTheLastPathAsked(t *testing.T) {
+	dir := t.TempDir()
+	r := Root(dir)
+	r.Stat("/usr/lib/libcuda.so.1")
+	if got, want := LastPath(), filepath.Join(dir, "usr/lib/libcuda.so.1"); got != want {
+		t.Errorf("LastPath() = %q after Stat, want %q", got, want)
+	}
+	r.ReadDir("etc")
+	if got, want := LastPath(), filepath.Join(dir, "etc"); got != want {
+		t.Errorf("LastPath() = %q after ReadDir, want %q", got, want)
+	}
+}

@@ -58,6 +58,9 @@ type Options struct {
 	// ProbeStderr receives what the probe wrote on stderr, and which run
 	// of it that was: "nvml" or "cuda".
 	ProbeStderr func(probe, stderr string)
+	// Progress, when set, follows Gather step by step, for a caller that
+	// stops waiting at ctx's deadline.
+	Progress *Progress
 }
 
 // Result is what the checks read of one run, besides the user's options.
@@ -78,11 +81,17 @@ func Gather(ctx context.Context, o Options) (Result, []string) {
 	if o.HostRoot == "" {
 		o.HostRoot = o.Root
 	}
+	p := o.Progress
+	defer p.finish(ctx)
+	var h facts.Host
+	var c facts.Container
+	p.enter(ctx, step{"reading the host's driver and GPUs under " + o.HostRoot.Path("/"), true}, h, c)
 	h, w := host.Gather(o.HostRoot)
 	warnings = append(warnings, w...)
+	p.enter(ctx, step{"reading the image's environment and CUDA files under " + o.Root.Path("/"), true}, h, c)
 	environ, w := imageEnviron(o)
 	warnings = append(warnings, w...)
-	c, w := container.Gather(o.Root, environ)
+	c, w = container.Gather(o.Root, environ)
 	warnings = append(warnings, w...)
 
 	reqs, disabled, err := require.Collect(c.Env)
@@ -92,6 +101,7 @@ func Gather(ctx context.Context, o Options) (Result, []string) {
 	}
 
 	if host.DriverEvidence(h) || o.ForceProbe {
+		p.enter(ctx, step{"the NVML probe (" + o.NVMLLibrary + ")", false}, h, c)
 		res := nvml.Probe(ctx, nvml.Options{Library: o.NVMLLibrary, Timeout: o.NVMLTimeout})
 		nvml.Apply(&h, res)
 		if res.Stderr != "" && o.ProbeStderr != nil {
@@ -100,6 +110,38 @@ func Gather(ctx context.Context, o Options) (Result, []string) {
 	} else {
 		h.NVML = facts.NVML{Outcome: facts.ProbeNotRun, Error: "no driver evidence (/proc/driver/nvidia, /dev/nvidia*)"}
 	}
+	completeDriver(&h)
+
+	p.enter(ctx, step{"the image scan under " + o.Root.Path("/"), true}, h, c)
+	scan, source, w := image.LoadWithin(o.Root, c.Env, o.Manifest, scanBudget(ctx, time.Now()))
+	warnings = append(warnings, w...)
+	c.Stack, c.ScanSource = scan.Stack, source
+	var note string
+	c.Frameworks, note = image.Judge(o.Root, c.Env, scan, o.Command)
+	if note != "" {
+		warnings = append(warnings, note)
+	}
+	c.CUDALibraries = scan.CUDALibraries
+	c.CUDA = image.ImageCUDA(c.Judged(), scan.CUDASources, c.CUDA, c.Env)
+
+	h.CUDA = facts.CUDACheck{Mode: facts.CUDAModeOff, Outcome: facts.CUDANotRun}
+	if o.CUDAMode != "" && o.CUDAMode != facts.CUDAModeOff {
+		p.enter(ctx, step{"the CUDA smoke test (PREFLIGHT_CUDA_CHECK=" + o.CUDAMode + ")", false}, h, c)
+		h.CUDA = smokeTest(ctx, o, c.Frameworks)
+	}
+
+	f.Host, f.Container = h, c
+	visible, note := container.VisibleGPUs(h.GPUs, c.Env)
+	if note != "" {
+		warnings = append(warnings, note)
+	}
+	return Result{Facts: f, Visible: visible}, warnings
+}
+
+// completeDriver says where the driver facts came from when no probe did,
+// and fills the driver's CUDA version from the branch table when NVML did
+// not give it.
+func completeDriver(h *facts.Host) {
 	if h.Driver.Source == "" {
 		h.Driver.Source = "none"
 		if h.Driver.Present() {
@@ -114,29 +156,6 @@ func Gather(ctx context.Context, o Options) (Result, []string) {
 			}
 		}
 	}
-
-	scan, source, w := image.LoadWithin(o.Root, c.Env, o.Manifest, scanBudget(ctx, time.Now()))
-	warnings = append(warnings, w...)
-	c.Stack, c.ScanSource = scan.Stack, source
-	var note string
-	c.Frameworks, note = image.Judge(o.Root, c.Env, scan, o.Command)
-	if note != "" {
-		warnings = append(warnings, note)
-	}
-	c.CUDALibraries = scan.CUDALibraries
-	c.CUDA = image.ImageCUDA(c.Judged(), scan.CUDASources, c.CUDA, c.Env)
-
-	h.CUDA = facts.CUDACheck{Mode: facts.CUDAModeOff, Outcome: facts.CUDANotRun}
-	if o.CUDAMode != "" && o.CUDAMode != facts.CUDAModeOff {
-		h.CUDA = smokeTest(ctx, o, c.Frameworks)
-	}
-
-	f.Host, f.Container = h, c
-	visible, note := container.VisibleGPUs(h.GPUs, c.Env)
-	if note != "" {
-		warnings = append(warnings, note)
-	}
-	return Result{Facts: f, Visible: visible}, warnings
 }
 
 // smokeTest runs the CUDA smoke test, in kernel mode with the fatbin of

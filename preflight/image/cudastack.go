@@ -157,23 +157,11 @@ func missingCUDALib(objs []ldso.Object) bool {
 }
 
 // loaderRoots are the framework's libraries in the order the framework
-// loads them: torch's libtorch_global_deps.so first (torch/__init__.py
-// loads it with RTLD_GLOBAL before importing torch._C), then its kernel
-// libraries.
+// loads them: the roots of its kernel closure (kernels.go), torch's
+// libtorch_global_deps.so first (torch/__init__.py loads it with
+// RTLD_GLOBAL before importing torch._C).
 func (s *scanner) loaderRoots(fw facts.Framework) []string {
-	var roots []string
-	if fw.Name == "torch" {
-		p := path.Join(fw.Location, "lib/libtorch_global_deps.so")
-		if s.isFile(p) {
-			roots = append(roots, p)
-		}
-	}
-	for _, k := range fw.Kernels {
-		if k.Error == "" {
-			roots = append(roots, k.Path)
-		}
-	}
-	return roots
+	return s.roots[fw.Location]
 }
 
 // torchPreloads are the paths torch's _preload_cuda_deps would load, from
@@ -410,10 +398,27 @@ type scanFS struct{ s *scanner }
 
 func (f scanFS) IsFile(p string) bool { return f.s.isFile(p) }
 
+// Dynamic reads each object once per scan: the kernel closure and the
+// CUDA stack walk the same objects, and libtorch_cuda.so's dynamic string
+// table alone is 11 MiB.
 func (f scanFS) Dynamic(p string) (ldso.Dynamic, error) {
+	if d, ok := f.s.dynamics[p]; ok {
+		return d.dyn, d.err
+	}
 	if f.s.outOfTime() {
 		return ldso.Dynamic{}, errors.New("the scan's time budget is spent")
 	}
 	f.s.stamp(p)
-	return ldso.RootFS{Root: f.s.root}.Dynamic(p)
+	d, err := ldso.RootFS{Root: f.s.root}.Dynamic(p)
+	if f.s.dynamics == nil {
+		f.s.dynamics = map[string]dynamicRead{}
+	}
+	f.s.dynamics[p] = dynamicRead{d, err}
+	return d, err
+}
+
+// dynamicRead is one object's dynamic section as read, or why not.
+type dynamicRead struct {
+	dyn ldso.Dynamic
+	err error
 }

@@ -12,29 +12,37 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/preflight/releases"
 )
 
-// Kernel libraries per framework: the shared objects that carry the
-// framework's own CUDA kernels (docs/sources.md, "Framework build info on disk").
+// Where each framework's load closure starts (kernels.go): the extension
+// modules Python imports, in the order it imports them, and the kernel
+// libraries of the framework's own wheel layout, which the closure from the
+// modules normally reaches anyway (docs/sources.md, "Framework build info
+// on disk").
 var (
-	// PyTorch 2.x ships libtorch_cuda.so; 1.10-1.12 split it into _cu and
-	// _cpp (pytorch#69646); linalg holds the MAGMA/cuSOLVER kernels.
-	torchKernels = []string{
+	// torch/__init__.py loads lib/libtorch_global_deps.so (RTLD_GLOBAL)
+	// before it imports torch._C. PyTorch 2.x ships libtorch_cuda.so;
+	// 1.10-1.12 split it into _cu and _cpp (pytorch#69646). Its linalg
+	// library (the MAGMA/cuSOLVER kernels) is loaded on first use: see
+	// dlopenLists.
+	torchModules = []string{
+		"torch/lib/libtorch_global_deps.so", "torch/_C*.so",
 		"torch/lib/libtorch_cuda.so", "torch/lib/libtorch_cuda_cu.so",
 		"torch/lib/libtorch_cuda_cpp.so", "torch/lib/libc10_cuda.so",
-		"torch/lib/libtorch_cuda_linalg.so",
 	}
-	// Paddle: fluid/libpaddle.so up to 2.5, base/libpaddle.so from 2.6,
-	// and the 3.x libs/libphi*.so split.
-	paddleKernels = []string{"paddle/base/libpaddle.so", "paddle/fluid/libpaddle.so", "paddle/libs/libphi*.so"}
-	// TensorFlow: _pywrap_tensorflow_internal.so (2.2 era), then
-	// libtensorflow_cc.so.2 and libtensorflow_framework.so.2.
-	tensorflowKernels = []string{
-		"tensorflow/libtensorflow_cc.so.2", "tensorflow/libtensorflow_framework.so.2",
+	// Paddle: fluid/core_*.so and fluid/libpaddle.so up to 2.5,
+	// base/libpaddle.so from 2.6, and the 3.x libs/libphi*.so split.
+	paddleModules = []string{"paddle/base/libpaddle.so", "paddle/fluid/libpaddle.so", "paddle/fluid/core_*.so", "paddle/libs/libphi*.so"}
+	// TensorFlow: python/_pywrap_tensorflow_internal.so (the module every
+	// other _pywrap_* links), libtensorflow_cc.so.2 and
+	// libtensorflow_framework.so.2.
+	tensorflowModules = []string{
 		"tensorflow/python/_pywrap_tensorflow_internal.so",
+		"tensorflow/libtensorflow_cc.so.2", "tensorflow/libtensorflow_framework.so.2",
 	}
-	// JAX: the PJRT plugin (jax_plugins/xla_cuda12/xla_cuda_plugin.so),
-	// the jax_cuda12_plugin kernels, and older jaxlib's own CUDA modules.
-	jaxKernels = []string{
-		"jax_plugins/xla_cuda*/*.so", "jax_cuda*_plugin/*.so", "jaxlib/cuda/*.so",
+	// JAX: jaxlib's extension modules, the PJRT plugin
+	// (jax_plugins/xla_cuda12/xla_cuda_plugin.so), the jax_cuda12_plugin
+	// kernels, and older jaxlib's own CUDA modules.
+	jaxModules = []string{
+		"jaxlib/*.so", "jax_plugins/xla_cuda*/*.so", "jax_cuda*_plugin/*.so", "jaxlib/cuda/*.so",
 	}
 )
 
@@ -212,7 +220,7 @@ func (s *scanner) torch(v *view) (facts.Framework, bool) {
 	if f.Version == "" {
 		return facts.Framework{}, false
 	}
-	s.kernels(&f, sp, torchKernels, nil)
+	s.kernels(&f, sp, torchModules, nil)
 	return f, true
 }
 
@@ -269,7 +277,7 @@ func (s *scanner) paddle(v *view) (facts.Framework, bool) {
 	if f.Version == "" {
 		return facts.Framework{}, false
 	}
-	s.kernels(&f, sp, paddleKernels, archs)
+	s.kernels(&f, sp, paddleModules, archs)
 	return f, true
 }
 
@@ -314,7 +322,7 @@ func (s *scanner) tensorflow(v *view) (facts.Framework, bool) {
 		// build_pip_package names the project tensorflow_rocm).
 		f.Build = facts.BuildROCm
 	}
-	s.kernels(&f, sp, tensorflowKernels, archs)
+	s.kernels(&f, sp, tensorflowModules, archs)
 	return f, true
 }
 
@@ -390,7 +398,7 @@ func (s *scanner) jax(v *view) (facts.Framework, bool) {
 			f.CuDNNVersion = c.Version
 		}
 	}
-	s.kernels(&f, sp, jaxKernels, nil)
+	s.kernels(&f, sp, jaxModules, nil)
 	return f, true
 }
 
@@ -431,68 +439,6 @@ func localBuild(version string) string {
 		return facts.BuildROCm
 	}
 	return ""
-}
-
-// kernels scans the framework's kernel libraries that exist under sp
-// (patterns relative to sp) and sets f.Kernels and f.Archs, the latter
-// merging the archs the version files record with those found in the
-// libraries.
-func (s *scanner) kernels(f *facts.Framework, sp string, patterns []string, recorded []string) {
-	for _, pat := range patterns {
-		var paths []string
-		if strings.ContainsAny(pat, "*?[") {
-			dir, filePat := path.Split(path.Join(sp, pat))
-			dir = path.Clean(dir)
-			if strings.ContainsAny(dir, "*?[") {
-				paths, _ = s.root.Glob(path.Join(sp, pat))
-			} else {
-				for _, n := range s.list(dir) {
-					if ok, _ := path.Match(filePat, n); ok {
-						paths = append(paths, path.Join(dir, n))
-					}
-				}
-			}
-		} else {
-			paths = []string{path.Join(sp, pat)}
-		}
-		for _, p := range paths {
-			if k, ok := s.kernelLibrary(p); ok {
-				f.Kernels = append(f.Kernels, k)
-			}
-		}
-	}
-	f.Archs = mergeArchs(recorded, f.Kernels)
-}
-
-// kernelLibrary scans one library; ok is false when p is not a regular file.
-func (s *scanner) kernelLibrary(p string) (facts.KernelLibrary, bool) {
-	if s.outOfTime() {
-		return facts.KernelLibrary{}, false
-	}
-	s.stamp(p)
-	fi, err := s.root.Stat(p)
-	if err != nil {
-		return facts.KernelLibrary{}, false
-	}
-	if !fi.Mode().IsRegular() {
-		return facts.KernelLibrary{}, false
-	}
-	k := facts.KernelLibrary{Path: p, Size: fi.Size(), ModTime: fi.ModTime().UnixNano()}
-	host, err := s.root.Resolve(p)
-	if err != nil {
-		k.Error = err.Error()
-		return k, true
-	}
-	r, err := s.scanFile(host)
-	k.Images, k.Fatbins = r.Images, r.Fatbins
-	if err != nil {
-		k.Error = err.Error()
-		s.warnf("image: scanning kernels of %s: %v", p, err)
-	}
-	for _, w := range r.Warnings {
-		s.warnf("image: %s: %s", p, w)
-	}
-	return k, true
 }
 
 // mergeArchs returns the distinct targets of recorded and of the

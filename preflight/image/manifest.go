@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/gpu-preflight/gpu-preflight/internal/jsonbound"
+	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 	"github.com/gpu-preflight/gpu-preflight/preflight/fatbin"
 	"github.com/gpu-preflight/gpu-preflight/preflight/fsroot"
 )
@@ -220,6 +221,7 @@ func LoadWithin(root fsroot.Root, env map[string]string, manifestPath string, bu
 func load(root fsroot.Root, env map[string]string, manifestPath string, scanFile scanFileFunc, budget time.Duration) (Result, string, []string) {
 	m, err := LoadManifest(root, manifestPath)
 	var why string
+	var known map[libraryKey]facts.KernelLibrary
 	switch {
 	case fsroot.Missing(err):
 		why = fmt.Sprintf("no image manifest at %s: scanned the image (run `gpu-preflight bake` in the Dockerfile to skip the scan)", manifestPath)
@@ -228,12 +230,15 @@ func load(root fsroot.Root, env map[string]string, manifestPath string, scanFile
 	default:
 		if stale := m.stale(root, env); stale != nil {
 			why = fmt.Sprintf("image manifest %s is out of date (%v): scanned the image instead", manifestPath, stale)
+			// The kernel libraries it recorded are reused where their
+			// size and modification time still match.
+			known = knownLibraries(m)
 		}
 	}
 	if why == "" {
 		return m.Result, SourceManifest, nil
 	}
-	res, warnings := scan(root, env, scanFile, budget)
+	res, warnings := scanKnown(root, env, scanFile, budget, known)
 	return res, SourceScan, append([]string{why}, warnings...)
 }
 

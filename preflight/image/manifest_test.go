@@ -204,7 +204,7 @@ func TestLoadRescansWhenTheImageChanged(t *testing.T) {
 		}, "libpaddle.so"},
 		{"kernel library added where none was", func(t *testing.T, tr *tree, _ map[string]string) {
 			tr.so(debianSP+"/torch/lib/libc10_cuda.so", []fatbintest.Entry{cubin(90)})
-		}, "libc10_cuda.so appeared"},
+		}, "torch/lib"}, // "torch/lib/libc10_cuda.so appeared", or its directory's listing changed when the second turned
 		{"package installed into a site-packages directory", func(t *testing.T, tr *tree, _ map[string]string) {
 			tr.file(debianSP+"/tensorflow/python/platform/build_info.py", tfBuildInfo121)
 			touch(t, tr, debianSP)
@@ -245,8 +245,13 @@ func TestLoadRescansWhenTheImageChanged(t *testing.T) {
 			if source != SourceScan || len(warnings) == 0 || !strings.Contains(warnings[0], tt.why) {
 				t.Fatalf("source %q warnings %q, want a rescan because of %q", source, warnings, tt.why)
 			}
-			if scanned == 0 {
-				t.Error("the rescan read no library")
+			// A rescan reads again only the libraries that changed, or
+			// all of them without a usable manifest: a readable one's
+			// kernel scans are reused by file identity.
+			changed := tt.name == "library rewritten with another size" || tt.name == "library touched" ||
+				strings.HasPrefix(tt.name, "kernel library ") || strings.HasPrefix(tt.name, "manifest ")
+			if changed != (scanned > 0) {
+				t.Errorf("the rescan read %d libraries", scanned)
 			}
 			fresh, _ := Scan(tr.Root(), env)
 			if !reflect.DeepEqual(res, fresh) {

@@ -27,6 +27,7 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 	"github.com/gpu-preflight/gpu-preflight/preflight/fatbin"
 	"github.com/gpu-preflight/gpu-preflight/preflight/fsroot"
+	"github.com/gpu-preflight/gpu-preflight/preflight/ldso"
 	"github.com/gpu-preflight/gpu-preflight/preflight/pyenv"
 )
 
@@ -116,10 +117,16 @@ const (
 // budget above zero stops listing and reading once that much time has
 // passed (Bake scans without one; LoadWithin, at run time, with one).
 func scan(root fsroot.Root, env map[string]string, scanFile scanFileFunc, budget time.Duration) (Result, []string) {
+	return scanKnown(root, env, scanFile, budget, nil)
+}
+
+// scanKnown is scan reusing the kernel scans in known for the libraries
+// whose identity is unchanged.
+func scanKnown(root fsroot.Root, env map[string]string, scanFile scanFileFunc, budget time.Duration, known map[libraryKey]facts.KernelLibrary) (Result, []string) {
 	// The scan sees only what a manifest records, so that nothing it reads
 	// can change without making the manifest stale.
 	env = envSubset(env)
-	s := &scanner{root: root, env: env, scanFile: scanFile, seen: map[string]bool{}, views: map[string]*view{}, budget: budget}
+	s := &scanner{root: root, env: env, scanFile: scanFile, seen: map[string]bool{}, views: map[string]*view{}, budget: budget, known: known}
 	if budget > 0 {
 		s.deadline = time.Now().Add(budget)
 	}
@@ -160,6 +167,15 @@ type scanner struct {
 	deadline time.Time
 	stopped  bool
 	listed   int // directories listed, for the warning
+	// known caches kernel scans by file identity: this scan's, and those
+	// of the manifest it replaces (knownLibraries).
+	known map[libraryKey]facts.KernelLibrary
+	// loader is the image's loader configuration once read (ldEnv);
+	// roots are each framework's closure roots by its Location.
+	loader *ldso.Env
+	roots  map[string][]string
+	// dynamics caches the dynamic sections read by path (scanFS).
+	dynamics map[string]dynamicRead
 }
 
 // outOfTime reports whether the scan's budget is spent, warning once when

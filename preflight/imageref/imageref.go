@@ -3,15 +3,22 @@
 // tag that can move.
 //
 // The grammar is the distribution project's (github.com/distribution/
-// reference, the parser Docker, containerd, podman and CRI-O share): a tag
-// follows the last ':' after the last '/', so "registry:5000/train" has no
-// tag, and a reference without one means ":latest".
+// reference v0.6.0, the parser Docker, containerd, podman and CRI-O share,
+// with github.com/opencontainers/go-digest for the digest; docs/sources.md,
+// "Image references"): a tag follows the last ':' after the last '/', so
+// "registry:5000/train" has no tag, and a reference without one means
+// ":latest". It is read here by hand rather than by that library, whose
+// package initialisation compiles its regular expressions on every start
+// (about 0.6 ms, with go-digest's, a third of gpu-preflight's whole start
+// on an empty root) even when no reference is set. The library is the
+// oracle in the tests: TestParseAgreesWithDistributionReference and
+// FuzzParseAgreesWithDistributionReference hold every answer to its own.
 package imageref
 
 import (
+	"errors"
 	"fmt"
-
-	"github.com/distribution/reference"
+	"strings"
 )
 
 // Environment variables that carry the image reference as deployed and its
@@ -37,26 +44,198 @@ type Ref struct {
 	Digest string
 }
 
+// The grammar's limits (distribution/reference's RepositoryNameTotalLengthMax
+// and its tag pattern).
+const (
+	maxPathBytes = 255 // the repository path, without the domain
+	maxTagBytes  = 128
+)
+
+var (
+	errFormat    = errors.New("invalid reference format")
+	errUppercase = errors.New("invalid reference format: repository name must be lowercase")
+	errNameLong  = fmt.Errorf("repository name must not be more than %d characters", maxPathBytes)
+	errDigest    = errors.New("invalid digest: want sha256, sha384 or sha512 and that many lower-case hex digits")
+)
+
 // Parse reads ref ("name[:tag][@digest]").
 func Parse(ref string) (Ref, error) {
-	r, err := reference.Parse(ref)
+	r, err := parse(ref)
+	if err == errFormat && ref != "" {
+		if _, lower := parse(strings.ToLower(ref)); lower == nil {
+			err = errUppercase
+		}
+	}
 	if err != nil {
 		return Ref{}, fmt.Errorf("image reference %q: %w", ref, err)
 	}
-	var out Ref
-	if n, ok := r.(reference.Named); ok {
-		out.Name = n.Name()
+	return r, nil
+}
+
+func parse(ref string) (Ref, error) {
+	var r Ref
+	rest := ref
+	// Neither the name nor the tag holds an '@': the digest is what follows
+	// the first one.
+	if i := strings.IndexByte(rest, '@'); i >= 0 {
+		rest, r.Digest = rest[:i], rest[i+1:]
+		if !digestShape(r.Digest) {
+			return Ref{}, errFormat
+		}
 	}
-	if t, ok := r.(reference.Tagged); ok {
-		out.Tag = t.Tag()
+	// A ':' after the last '/' starts the tag; one before it is a port.
+	if i := strings.LastIndexByte(rest, ':'); i >= 0 && i > strings.LastIndexByte(rest, '/') {
+		rest, r.Tag = rest[:i], rest[i+1:]
+		if !validTag(r.Tag) {
+			return Ref{}, errFormat
+		}
 	}
-	if d, ok := r.(reference.Digested); ok {
-		out.Digest = d.Digest().String()
+	r.Name = rest
+	path, ok := splitName(r.Name)
+	if !ok {
+		return Ref{}, errFormat
 	}
-	if out.Name == "" {
-		return Ref{}, fmt.Errorf("image reference %q: no repository name", ref)
+	if len(path) > maxPathBytes {
+		return Ref{}, errNameLong
 	}
-	return out, nil
+	if r.Digest != "" && !ValidDigest(r.Digest) {
+		return Ref{}, errDigest
+	}
+	return r, nil
+}
+
+// splitName checks name := [domain '/'] remote-name and returns the
+// remote name: the domain is the first component when that is a domain and
+// the rest a remote name (the grammar prefers the domain).
+func splitName(name string) (path string, ok bool) {
+	if i := strings.IndexByte(name, '/'); i >= 0 && validDomain(name[:i]) && validRemoteName(name[i+1:]) {
+		return name[i+1:], true
+	}
+	return name, validRemoteName(name)
+}
+
+// validRemoteName: path-component ['/' path-component]*.
+func validRemoteName(s string) bool {
+	for c := range strings.SplitSeq(s, "/") {
+		if !validPathComponent(c) {
+			return false
+		}
+	}
+	return true
+}
+
+// validPathComponent: [a-z0-9]+ (separator [a-z0-9]+)*, where a separator
+// is one '.', one '_', two '_', or any number of '-'.
+func validPathComponent(s string) bool {
+	for i := 0; i < len(s); {
+		j := i
+		for j < len(s) && lowerAlnum(s[j]) {
+			j++
+		}
+		if j == i {
+			return false // empty, or a separator at the start or after another
+		}
+		if j == len(s) {
+			return true
+		}
+		k := j
+		switch s[j] {
+		case '.':
+			k++
+		case '_':
+			k++
+			if k < len(s) && s[k] == '_' {
+				k++
+			}
+		case '-':
+			for k < len(s) && s[k] == '-' {
+				k++
+			}
+		default:
+			return false
+		}
+		if k == len(s) {
+			return false // a separator at the end
+		}
+		i = k
+	}
+	return false
+}
+
+// validDomain: host [':' port], host a domain name or a bracketed IPv6
+// address ('[' [0-9a-fA-F:]+ ']').
+func validDomain(s string) bool {
+	host := s
+	if i := strings.LastIndexByte(s, ':'); i >= 0 && !strings.HasSuffix(s, "]") {
+		host = s[:i]
+		if port := s[i+1:]; port == "" || !allOf(port, digit) {
+			return false
+		}
+	}
+	if inner, ok := strings.CutPrefix(host, "["); ok {
+		inner, ok = strings.CutSuffix(inner, "]")
+		return ok && inner != "" && allOf(inner, func(c byte) bool { return hexDigit(c) || c == ':' })
+	}
+	for c := range strings.SplitSeq(host, ".") {
+		// [a-zA-Z0-9] or [a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9]
+		if c == "" || c[0] == '-' || c[len(c)-1] == '-' ||
+			!allOf(c, func(c byte) bool { return alnum(c) || c == '-' }) {
+			return false
+		}
+	}
+	return true
+}
+
+// validTag: [\w][\w.-]{0,127}.
+func validTag(s string) bool {
+	return s != "" && len(s) <= maxTagBytes && word(s[0]) &&
+		allOf(s, func(c byte) bool { return word(c) || c == '.' || c == '-' })
+}
+
+// digestShape is the reference grammar's digest: an algorithm
+// ([A-Za-z][A-Za-z0-9]* joined by [-_+.]), ':', 32 or more hex digits.
+// go-digest then accepts only the algorithms it knows (ValidDigest).
+func digestShape(s string) bool {
+	alg, hex, ok := strings.Cut(s, ":")
+	if !ok || len(hex) < 32 || !allOf(hex, hexDigit) {
+		return false
+	}
+	for i := 0; i < len(alg); {
+		if !letter(alg[i]) {
+			return false
+		}
+		i++
+		for i < len(alg) && alnum(alg[i]) {
+			i++
+		}
+		if i == len(alg) {
+			return true
+		}
+		switch alg[i] {
+		case '-', '_', '+', '.':
+			i++
+		default:
+			return false
+		}
+		if i == len(alg) {
+			return false
+		}
+	}
+	return false
+}
+
+// digestHexLen is the length of the hex-encoded sum of each algorithm
+// go-digest registers, 0 for any other.
+func digestHexLen(alg string) int {
+	switch alg {
+	case "sha256":
+		return 64
+	case "sha384":
+		return 96
+	case "sha512":
+		return 128
+	}
+	return 0
 }
 
 // Pinned reports whether the reference names one image: it carries a digest.
@@ -68,12 +247,13 @@ func (r Ref) Floating() bool {
 	return r.Digest == "" && (r.Tag == "" || r.Tag == DefaultTag)
 }
 
-// ValidDigest reports whether d is a digest as a reference carries it
-// ("sha256:" and 64 lower-case hex digits, or another registered
-// algorithm).
+// ValidDigest reports whether d is a digest as a reference carries it and
+// go-digest accepts it: "sha256:" and 64 lower-case hex digits, or sha384
+// (96) or sha512 (128).
 func ValidDigest(d string) bool {
-	_, err := reference.Parse("x@" + d)
-	return err == nil
+	alg, hex, ok := strings.Cut(d, ":")
+	n := digestHexLen(alg)
+	return ok && n > 0 && len(hex) == n && allOf(hex, func(c byte) bool { return digit(c) || 'a' <= c && c <= 'f' })
 }
 
 // DigestOf returns the digest a reference carries, "name[:tag]@sha256:<hex>"
@@ -87,3 +267,19 @@ func DigestOf(ref string) string {
 	}
 	return r.Digest
 }
+
+func allOf(s string, ok func(byte) bool) bool {
+	for i := 0; i < len(s); i++ {
+		if !ok(s[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func digit(c byte) bool      { return '0' <= c && c <= '9' }
+func letter(c byte) bool     { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' }
+func alnum(c byte) bool      { return digit(c) || letter(c) }
+func lowerAlnum(c byte) bool { return digit(c) || 'a' <= c && c <= 'z' }
+func word(c byte) bool       { return alnum(c) || c == '_' }
+func hexDigit(c byte) bool   { return digit(c) || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F' }

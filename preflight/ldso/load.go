@@ -57,8 +57,21 @@ type Object struct {
 	By  string
 	// NeededBy is the object whose DT_NEEDED asked for it; "" for a root.
 	NeededBy string
+	// DlopenBy is the path of the object whose dlopen call asked for it
+	// (a Dlopen request); "" for a root or a DT_NEEDED entry.
+	DlopenBy string
 	// Error is set when the object was found but could not be read.
 	Error string
+}
+
+// Dlopen is a library that an object opens by name at run time: dlopen
+// with a name without a slash, which ld.so searches as it searches the
+// caller's DT_NEEDED entries (elf/dl-open.c passes the caller's link map
+// to _dl_map_object). By is the caller's library name without ".so"
+// ("libcudnn"): every loaded object whose soname is By.so or By.so.N...
+// makes the request. A Name with a slash is opened by that path.
+type Dlopen struct {
+	By, Name string
 }
 
 // Limits that keep a hostile image cheap: real CUDA frameworks load a few
@@ -86,6 +99,14 @@ type node struct {
 // paths already loaded before the roots (a framework's own preloading);
 // they are reused by soname like any loaded object.
 func Load(fs FS, env Env, preloaded []string, roots []string) []Object {
+	return LoadDlopen(fs, env, preloaded, roots, nil)
+}
+
+// LoadDlopen is Load followed by the dlopen calls of dl: each request
+// whose caller is loaded is resolved from the caller, and its dependencies
+// loaded in turn, until no request adds an object. A request whose name
+// is already loaded adds nothing, as dlopen returns the loaded object.
+func LoadDlopen(fs FS, env Env, preloaded, roots []string, dl []Dlopen) []Object {
 	l := loader{fs: fs, env: env, bySoname: map[string]*node{}}
 	for _, p := range preloaded {
 		l.root(p)
@@ -94,13 +115,30 @@ func Load(fs FS, env Env, preloaded []string, roots []string) []Object {
 	for _, p := range roots {
 		l.root(p)
 	}
-	for i := 0; i < len(l.nodes) && len(l.nodes) < maxObjects; i++ {
-		n := l.nodes[i]
-		for j, name := range n.dyn.Needed {
-			if j >= maxNeeded || len(l.nodes) >= maxObjects {
-				break
+	done := l.deps(0)
+	asked := map[Dlopen]bool{}
+	for more := true; more && len(l.nodes) < maxObjects; {
+		more = false
+		for i := 0; i < len(l.nodes) && len(l.nodes) < maxObjects; i++ {
+			n := l.nodes[i]
+			for _, d := range dl {
+				if asked[d] || !callerIs(n, d.By) {
+					continue
+				}
+				asked[d] = true
+				if l.bySoname[d.Name] != nil {
+					continue
+				}
+				before := len(l.nodes)
+				l.need(d.Name, n)
+				if len(l.nodes) > before {
+					l.nodes[before].obj.DlopenBy = n.obj.Path
+					more = true
+				}
+				// dlopen maps the object's dependencies before it
+				// returns, so the next request finds them loaded.
+				done = l.deps(done)
 			}
-			l.need(name, n)
 		}
 	}
 	out := make([]Object, 0, len(l.nodes))
@@ -111,6 +149,36 @@ func Load(fs FS, env Env, preloaded []string, roots []string) []Object {
 		out = append(out, n.obj)
 	}
 	return out
+}
+
+// deps loads the DT_NEEDED entries of the nodes from index from on,
+// breadth-first, and returns how many nodes there are once it is done.
+func (l *loader) deps(from int) int {
+	i := from
+	for ; i < len(l.nodes) && len(l.nodes) < maxObjects; i++ {
+		n := l.nodes[i]
+		for j, name := range n.dyn.Needed {
+			if j >= maxNeeded || len(l.nodes) >= maxObjects {
+				break
+			}
+			l.need(name, n)
+		}
+	}
+	return i
+}
+
+// callerIs reports whether n is the library named lib ("libcudnn"): its
+// soname, or else its file name, is lib.so or lib.so.<version>.
+func callerIs(n *node, lib string) bool {
+	if n.obj.Path == "" {
+		return false
+	}
+	name := n.dyn.Soname
+	if name == "" {
+		name = path.Base(n.obj.Path)
+	}
+	rest, ok := strings.CutPrefix(name, lib+".so")
+	return ok && (rest == "" || rest[0] == '.')
 }
 
 type loader struct {

@@ -58,7 +58,7 @@ var Frameworks = []string{"paddlepaddle", "torch", "tensorflow", "jax"}
 // framework release first and, within a release, the newest CUDA first.
 func For(framework string) []Build {
 	var out []Build
-	for _, b := range builds {
+	for _, b := range builds() {
 		if b.Framework == framework {
 			out = append(out, b)
 		}

@@ -14,7 +14,7 @@ import (
 // and CUDA flavour, targets the arch parser reads, and a source.
 func TestEveryRowIsComplete(t *testing.T) {
 	seen := map[string]bool{}
-	for _, b := range builds {
+	for _, b := range builds() {
 		name := b.Name() + " " + b.Install
 		if !slices.Contains(Frameworks, b.Framework) {
 			t.Errorf("%s: framework %q is not in Frameworks", name, b.Framework)
@@ -54,7 +54,7 @@ func TestEveryRowIsComplete(t *testing.T) {
 // .post120 wheels, the 3.x lines, PyTorch's cu118 ... cu130 indexes.
 func TestTheTableHoldsTheBuildsUsersAskFor(t *testing.T) {
 	var installs []string
-	for _, b := range builds {
+	for _, b := range builds() {
 		installs = append(installs, b.Install)
 	}
 	all := strings.Join(installs, "\n")

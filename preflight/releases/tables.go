@@ -1,5 +1,7 @@
 package releases
 
+import "sync"
+
 // Sources, named once; every row points at one of them.
 const (
 	srcTorchMatrix = "pytorch/pytorch RELEASE.md, \"Release Compatibility Matrix\" (stable and experimental CUDA per release); install line from pytorch.org/get-started/previous-versions"
@@ -22,106 +24,112 @@ const (
 //
 // Archs are filled in only where the source lists them; an empty list
 // means "not stated", not "none".
-var builds = []Build{
-	// PyTorch: one row per release and CUDA variant (RELEASE.md). The
-	// index URL names the variant (cu118, cu121, ...).
-	torch("2.14", "13.2", false, srcTorchMatrix, archs1320...),
-	torch("2.14", "13.0", false, srcTorchMatrix, archs1320...),
-	torch("2.14", "12.6", false, srcTorchMatrix, archs126...),
-	torch("2.13", "13.2", false, srcTorchMatrix+" (experimental)", archs1320...),
-	torch("2.13", "13.0", false, srcTorchMatrix, archs1320...),
-	torch("2.13", "12.6", false, srcTorchMatrix, archs126...),
-	torch("2.12", "13.0", false, srcTorchMatrix, archs1320...),
-	torch("2.12", "12.6", false, srcTorchMatrix, archs126...),
-	torch("2.11", "13.0", true, srcTorchMatrix),
-	torch("2.11", "12.8", true, srcTorchMatrix),
-	torch("2.11", "12.6", true, srcTorchMatrix),
-	torch("2.10", "13.0", true, srcTorchMatrix+" (experimental)"),
-	torch("2.10", "12.8", true, srcTorchMatrix),
-	torch("2.10", "12.6", true, srcTorchMatrix),
-	torch("2.9", "13.0", true, srcTorchMatrix+" (experimental)"),
-	torch("2.9", "12.8", true, srcTorchMatrix),
-	torch("2.9", "12.6", true, srcTorchMatrix),
-	torch("2.8", "12.9", true, srcTorchMatrix+" (experimental)"),
-	torch("2.8", "12.8", true, srcTorchMatrix),
-	torch("2.8", "12.6", true, srcTorchMatrix),
-	torch("2.7", "12.8", true, srcTorchMatrix+" (experimental)", "sm_75", "sm_80", "sm_86", "sm_90", "sm_100", "sm_120", "compute_120"),
-	torch("2.7", "12.6", true, srcTorchMatrix, "sm_50", "sm_60", "sm_70", "sm_75", "sm_80", "sm_86", "sm_90", "compute_90"),
-	torch("2.7", "11.8", true, srcTorchMatrix, "sm_37", "sm_50", "sm_60", "sm_70", "sm_75", "sm_80", "sm_86", "sm_90", "compute_90"),
-	torch("2.6", "12.6", true, srcTorchMatrix+" (experimental)"),
-	torch("2.6", "12.4", true, srcTorchMatrix),
-	torch("2.6", "11.8", true, srcTorchMatrix),
-	torch("2.5", "12.4", true, srcTorchMatrix),
-	torch("2.5", "12.1", true, srcTorchMatrix),
-	torch("2.5", "11.8", true, srcTorchMatrix),
-	torch("2.4", "12.4", true, srcTorchMatrix+" (experimental)"),
-	torch("2.4", "12.1", true, srcTorchMatrix),
-	torch("2.4", "11.8", true, srcTorchMatrix),
-	torch("2.3", "12.1", true, srcTorchMatrix+" (experimental)"),
-	torch("2.3", "11.8", true, srcTorchMatrix),
-	torch("2.2", "12.1", true, srcTorchMatrix+" (experimental)"),
-	torch("2.2", "11.8", true, srcTorchMatrix),
-	torch("2.1", "12.1", true, srcTorchMatrix+" (experimental)"),
-	torch("2.1", "11.8", true, srcTorchMatrix),
-	torch("2.0", "11.8", true, srcTorchMatrix+" (experimental)"),
-	torch("2.0", "11.7", true, srcTorchMatrix),
-	torch("1.13", "11.7", true, srcTorchMatrix+" (experimental)"),
-	torch("1.13", "11.6", true, srcTorchMatrix),
+//
+// The rows are built on first use: their install lines are put together
+// by torch, paddle3 and the rest, some 300 allocations that a start which
+// never names a build (most of them) should not pay for.
+var builds = sync.OnceValue(func() []Build {
+	return []Build{
+		// PyTorch: one row per release and CUDA variant (RELEASE.md). The
+		// index URL names the variant (cu118, cu121, ...).
+		torch("2.14", "13.2", false, srcTorchMatrix, archs1320...),
+		torch("2.14", "13.0", false, srcTorchMatrix, archs1320...),
+		torch("2.14", "12.6", false, srcTorchMatrix, archs126...),
+		torch("2.13", "13.2", false, srcTorchMatrix+" (experimental)", archs1320...),
+		torch("2.13", "13.0", false, srcTorchMatrix, archs1320...),
+		torch("2.13", "12.6", false, srcTorchMatrix, archs126...),
+		torch("2.12", "13.0", false, srcTorchMatrix, archs1320...),
+		torch("2.12", "12.6", false, srcTorchMatrix, archs126...),
+		torch("2.11", "13.0", true, srcTorchMatrix),
+		torch("2.11", "12.8", true, srcTorchMatrix),
+		torch("2.11", "12.6", true, srcTorchMatrix),
+		torch("2.10", "13.0", true, srcTorchMatrix+" (experimental)"),
+		torch("2.10", "12.8", true, srcTorchMatrix),
+		torch("2.10", "12.6", true, srcTorchMatrix),
+		torch("2.9", "13.0", true, srcTorchMatrix+" (experimental)"),
+		torch("2.9", "12.8", true, srcTorchMatrix),
+		torch("2.9", "12.6", true, srcTorchMatrix),
+		torch("2.8", "12.9", true, srcTorchMatrix+" (experimental)"),
+		torch("2.8", "12.8", true, srcTorchMatrix),
+		torch("2.8", "12.6", true, srcTorchMatrix),
+		torch("2.7", "12.8", true, srcTorchMatrix+" (experimental)", "sm_75", "sm_80", "sm_86", "sm_90", "sm_100", "sm_120", "compute_120"),
+		torch("2.7", "12.6", true, srcTorchMatrix, "sm_50", "sm_60", "sm_70", "sm_75", "sm_80", "sm_86", "sm_90", "compute_90"),
+		torch("2.7", "11.8", true, srcTorchMatrix, "sm_37", "sm_50", "sm_60", "sm_70", "sm_75", "sm_80", "sm_86", "sm_90", "compute_90"),
+		torch("2.6", "12.6", true, srcTorchMatrix+" (experimental)"),
+		torch("2.6", "12.4", true, srcTorchMatrix),
+		torch("2.6", "11.8", true, srcTorchMatrix),
+		torch("2.5", "12.4", true, srcTorchMatrix),
+		torch("2.5", "12.1", true, srcTorchMatrix),
+		torch("2.5", "11.8", true, srcTorchMatrix),
+		torch("2.4", "12.4", true, srcTorchMatrix+" (experimental)"),
+		torch("2.4", "12.1", true, srcTorchMatrix),
+		torch("2.4", "11.8", true, srcTorchMatrix),
+		torch("2.3", "12.1", true, srcTorchMatrix+" (experimental)"),
+		torch("2.3", "11.8", true, srcTorchMatrix),
+		torch("2.2", "12.1", true, srcTorchMatrix+" (experimental)"),
+		torch("2.2", "11.8", true, srcTorchMatrix),
+		torch("2.1", "12.1", true, srcTorchMatrix+" (experimental)"),
+		torch("2.1", "11.8", true, srcTorchMatrix),
+		torch("2.0", "11.8", true, srcTorchMatrix+" (experimental)"),
+		torch("2.0", "11.7", true, srcTorchMatrix),
+		torch("1.13", "11.7", true, srcTorchMatrix+" (experimental)"),
+		torch("1.13", "11.6", true, srcTorchMatrix),
 
-	// PaddlePaddle 3.x: plain versions from a per-CUDA index; images by CUDA.
-	{Framework: "paddlepaddle", Version: "3.0.0", Kind: Image, CUDA: "12.6", CuDNN: "9.5",
-		Install: "paddlepaddle/paddle:3.0.0-gpu-cuda12.6-cudnn9.5-trt10.5", Source: srcPaddle30, Verified: true},
-	{Framework: "paddlepaddle", Version: "3.0.0", Kind: Image, CUDA: "11.8", CuDNN: "8.9",
-		Install: "paddlepaddle/paddle:3.0.0-gpu-cuda11.8-cudnn8.9-trt8.6", Source: srcPaddle30, Verified: true},
-	paddle3("3.2.0", "12.9", false, srcPaddleDev),
-	paddle3("3.2.0", "12.6", false, srcPaddleDev),
-	paddle3("3.2.0", "11.8", false, srcPaddleDev),
-	paddle3("3.0.0", "12.6", true, srcPaddle30),
-	paddle3("3.0.0", "11.8", true, srcPaddle30),
-	{Framework: "paddlepaddle", Version: "3.0.0b2", Kind: Image, CUDA: "12.3", CuDNN: "9.0",
-		Install: "paddlepaddle/paddle:3.0.0b2-gpu-cuda12.3-cudnn9.0-trt8.6", Source: srcPaddle30b, Verified: true},
-	{Framework: "paddlepaddle", Version: "3.0.0b2", Kind: Image, CUDA: "11.8", CuDNN: "8.6",
-		Install: "paddlepaddle/paddle:3.0.0b2-gpu-cuda11.8-cudnn8.6-trt8.5", Source: srcPaddle30b, Verified: true},
-	paddle3("3.0.0b2", "12.3", true, srcPaddle30b),
-	paddle3("3.0.0b2", "11.8", true, srcPaddle30b),
+		// PaddlePaddle 3.x: plain versions from a per-CUDA index; images by CUDA.
+		{Framework: "paddlepaddle", Version: "3.0.0", Kind: Image, CUDA: "12.6", CuDNN: "9.5",
+			Install: "paddlepaddle/paddle:3.0.0-gpu-cuda12.6-cudnn9.5-trt10.5", Source: srcPaddle30, Verified: true},
+		{Framework: "paddlepaddle", Version: "3.0.0", Kind: Image, CUDA: "11.8", CuDNN: "8.9",
+			Install: "paddlepaddle/paddle:3.0.0-gpu-cuda11.8-cudnn8.9-trt8.6", Source: srcPaddle30, Verified: true},
+		paddle3("3.2.0", "12.9", false, srcPaddleDev),
+		paddle3("3.2.0", "12.6", false, srcPaddleDev),
+		paddle3("3.2.0", "11.8", false, srcPaddleDev),
+		paddle3("3.0.0", "12.6", true, srcPaddle30),
+		paddle3("3.0.0", "11.8", true, srcPaddle30),
+		{Framework: "paddlepaddle", Version: "3.0.0b2", Kind: Image, CUDA: "12.3", CuDNN: "9.0",
+			Install: "paddlepaddle/paddle:3.0.0b2-gpu-cuda12.3-cudnn9.0-trt8.6", Source: srcPaddle30b, Verified: true},
+		{Framework: "paddlepaddle", Version: "3.0.0b2", Kind: Image, CUDA: "11.8", CuDNN: "8.6",
+			Install: "paddlepaddle/paddle:3.0.0b2-gpu-cuda11.8-cudnn8.6-trt8.5", Source: srcPaddle30b, Verified: true},
+		paddle3("3.0.0b2", "12.3", true, srcPaddle30b),
+		paddle3("3.0.0b2", "11.8", true, srcPaddle30b),
 
-	// PaddlePaddle 2.6: the CUDA version is the wheel's .postXYZ tag.
-	{Framework: "paddlepaddle", Version: "2.6.2", Kind: Image, CUDA: "12.0", CuDNN: "8.9",
-		Install: "paddlepaddle/paddle:2.6.2-gpu-cuda12.0-cudnn8.9-trt8.6", Source: srcThirdParty + "; the 2.6.1 page lists the same tag for 2.6.1", Verified: false},
-	{Framework: "paddlepaddle", Version: "2.6.2", Kind: Image, CUDA: "11.8", CuDNN: "8.6",
-		Install: "paddlepaddle/paddle:2.6.2-gpu-cuda11.8-cudnn8.6-trt8.5", Source: srcThirdParty, Verified: false},
-	paddle26("2.6.2", "12.0", false, srcThirdParty),
-	paddle26("2.6.2", "11.8", false, srcThirdParty+"; the 2.6.1 page installs the CUDA 11.8 build as plain paddlepaddle-gpu==2.6.1"),
-	{Framework: "paddlepaddle", Version: "2.6.1", Kind: Image, CUDA: "12.0", CuDNN: "8.9",
-		Install: "paddlepaddle/paddle:2.6.1-gpu-cuda12.0-cudnn8.9-trt8.6", Source: srcPaddleImg26, Verified: true},
-	{Framework: "paddlepaddle", Version: "2.6.1", Kind: Image, CUDA: "11.7", CuDNN: "8.4",
-		Install: "paddlepaddle/paddle:2.6.1-gpu-cuda11.7-cudnn8.4-trt8.4", Source: srcPaddleImg26, Verified: true},
-	{Framework: "paddlepaddle", Version: "2.6.1", Kind: Image, CUDA: "11.2", CuDNN: "8.2",
-		Install: "paddlepaddle/paddle:2.6.1-gpu-cuda11.2-cudnn8.2-trt8.0", Source: srcPaddleImg26, Verified: true},
-	paddle26("2.6.1", "12.0", true, srcPaddlePip26),
-	{Framework: "paddlepaddle", Version: "2.6.1", Kind: Wheel, CUDA: "11.8",
-		Install: "python -m pip install paddlepaddle-gpu==2.6.1", Source: srcPaddlePip26, Verified: true},
-	paddle26("2.6.1", "11.7", true, srcPaddlePip26),
-	paddle26("2.6.1", "11.6", true, srcPaddlePip26),
-	paddle26("2.6.1", "11.2", true, srcPaddlePip26),
+		// PaddlePaddle 2.6: the CUDA version is the wheel's .postXYZ tag.
+		{Framework: "paddlepaddle", Version: "2.6.2", Kind: Image, CUDA: "12.0", CuDNN: "8.9",
+			Install: "paddlepaddle/paddle:2.6.2-gpu-cuda12.0-cudnn8.9-trt8.6", Source: srcThirdParty + "; the 2.6.1 page lists the same tag for 2.6.1", Verified: false},
+		{Framework: "paddlepaddle", Version: "2.6.2", Kind: Image, CUDA: "11.8", CuDNN: "8.6",
+			Install: "paddlepaddle/paddle:2.6.2-gpu-cuda11.8-cudnn8.6-trt8.5", Source: srcThirdParty, Verified: false},
+		paddle26("2.6.2", "12.0", false, srcThirdParty),
+		paddle26("2.6.2", "11.8", false, srcThirdParty+"; the 2.6.1 page installs the CUDA 11.8 build as plain paddlepaddle-gpu==2.6.1"),
+		{Framework: "paddlepaddle", Version: "2.6.1", Kind: Image, CUDA: "12.0", CuDNN: "8.9",
+			Install: "paddlepaddle/paddle:2.6.1-gpu-cuda12.0-cudnn8.9-trt8.6", Source: srcPaddleImg26, Verified: true},
+		{Framework: "paddlepaddle", Version: "2.6.1", Kind: Image, CUDA: "11.7", CuDNN: "8.4",
+			Install: "paddlepaddle/paddle:2.6.1-gpu-cuda11.7-cudnn8.4-trt8.4", Source: srcPaddleImg26, Verified: true},
+		{Framework: "paddlepaddle", Version: "2.6.1", Kind: Image, CUDA: "11.2", CuDNN: "8.2",
+			Install: "paddlepaddle/paddle:2.6.1-gpu-cuda11.2-cudnn8.2-trt8.0", Source: srcPaddleImg26, Verified: true},
+		paddle26("2.6.1", "12.0", true, srcPaddlePip26),
+		{Framework: "paddlepaddle", Version: "2.6.1", Kind: Wheel, CUDA: "11.8",
+			Install: "python -m pip install paddlepaddle-gpu==2.6.1", Source: srcPaddlePip26, Verified: true},
+		paddle26("2.6.1", "11.7", true, srcPaddlePip26),
+		paddle26("2.6.1", "11.6", true, srcPaddlePip26),
+		paddle26("2.6.1", "11.2", true, srcPaddlePip26),
 
-	// TensorFlow: pip's [and-cuda] extra brings the CUDA libraries the
-	// release was built against (2.14 on); older releases need them on
-	// the system.
-	tf("2.21", "12.5", "9.3"), tf("2.20", "12.5", "9.3"), tf("2.19", "12.5", "9.3"), tf("2.18", "12.5", "9.3"),
-	tf("2.17", "12.3", "8.9"), tf("2.16", "12.3", "8.9"), tf("2.15", "12.2", "8.9"), tf("2.14", "11.8", "8.7"),
-	{Framework: "tensorflow", Version: "2.13", Kind: Wheel, CUDA: "11.8", CuDNN: "8.6",
-		Install: "python -m pip install 'tensorflow==2.13.*'  # CUDA 11.8 and cuDNN 8.6 from the system", Source: srcTFBuilt, Verified: true},
-	{Framework: "tensorflow", Version: "2.12", Kind: Wheel, CUDA: "11.8", CuDNN: "8.6",
-		Install: "python -m pip install 'tensorflow==2.12.*'  # CUDA 11.8 and cuDNN 8.6 from the system", Source: srcTFBuilt, Verified: true},
+		// TensorFlow: pip's [and-cuda] extra brings the CUDA libraries the
+		// release was built against (2.14 on); older releases need them on
+		// the system.
+		tf("2.21", "12.5", "9.3"), tf("2.20", "12.5", "9.3"), tf("2.19", "12.5", "9.3"), tf("2.18", "12.5", "9.3"),
+		tf("2.17", "12.3", "8.9"), tf("2.16", "12.3", "8.9"), tf("2.15", "12.2", "8.9"), tf("2.14", "11.8", "8.7"),
+		{Framework: "tensorflow", Version: "2.13", Kind: Wheel, CUDA: "11.8", CuDNN: "8.6",
+			Install: "python -m pip install 'tensorflow==2.13.*'  # CUDA 11.8 and cuDNN 8.6 from the system", Source: srcTFBuilt, Verified: true},
+		{Framework: "tensorflow", Version: "2.12", Kind: Wheel, CUDA: "11.8", CuDNN: "8.6",
+			Install: "python -m pip install 'tensorflow==2.12.*'  # CUDA 11.8 and cuDNN 8.6 from the system", Source: srcTFBuilt, Verified: true},
 
-	// JAX: the cudaNN extra pulls the newest NVIDIA wheels of that CUDA
-	// major, so the row's CUDA is the newest minor at the time of writing.
-	{Framework: "jax", Version: "current", Kind: Wheel, CUDA: "13.0",
-		Install: "python -m pip install -U 'jax[cuda13]'", Source: srcJAX + "; the CUDA minor it resolves to is not stated", Verified: false},
-	{Framework: "jax", Version: "current", Kind: Wheel, CUDA: "12.9",
-		Install: "python -m pip install -U 'jax[cuda12]'", Source: srcJAX + "; the CUDA minor it resolves to is not stated", Verified: false},
-}
+		// JAX: the cudaNN extra pulls the newest NVIDIA wheels of that CUDA
+		// major, so the row's CUDA is the newest minor at the time of writing.
+		{Framework: "jax", Version: "current", Kind: Wheel, CUDA: "13.0",
+			Install: "python -m pip install -U 'jax[cuda13]'", Source: srcJAX + "; the CUDA minor it resolves to is not stated", Verified: false},
+		{Framework: "jax", Version: "current", Kind: Wheel, CUDA: "12.9",
+			Install: "python -m pip install -U 'jax[cuda12]'", Source: srcJAX + "; the CUDA minor it resolves to is not stated", Verified: false},
+	}
+})
 
 // Compiled targets the PyTorch support matrix lists for 2.12-2.14.
 var (

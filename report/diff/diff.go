@@ -368,6 +368,10 @@ var tuningPrefixes = append([]string{"CUDA_", "CUDNN_", "CUBLAS_", "NCCL_", "TOR
 
 var tuningNames = map[string]bool{"LD_LIBRARY_PATH": true, "LD_PRELOAD": true}
 
+// Tuning reports whether a recorded variable changes how CUDA, cuDNN, NCCL
+// or a framework behaves, so that a change in it matters.
+func Tuning(name string) bool { return tuning(name) }
+
 func tuning(name string) bool {
 	if name == "CUDA_VISIBLE_DEVICES" {
 		return false
@@ -444,6 +448,7 @@ var labels = map[string]string{
 	"outcome.exitCode":      "command exit code",
 	"outcome.signal":        "command signal",
 	"command.argv":          "command",
+	"command.argvSha256":    "command digest",
 	"tool.version":          "gpu-preflight version",
 	"tool.commit":           "gpu-preflight commit",
 	"host.driver.source":    "driver source",
@@ -457,7 +462,7 @@ var labels = map[string]string{
 
 // minorFirst are the minor fields listed first, in this order; the others
 // follow sorted by path.
-var minorFirst = []string{"host.hostname", "host.kernel", "outcome.exitCode", "outcome.signal", "command.argv"}
+var minorFirst = []string{"host.hostname", "host.kernel", "outcome.exitCode", "outcome.signal", "command.argv", "command.argvSha256"}
 
 // rest compares every field not covered above, as minor changes. It walks
 // both records' JSON, so a field added to the record later is compared

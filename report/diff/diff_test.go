@@ -419,3 +419,13 @@ func FuzzDiff(f *testing.F) {
 		}
 	})
 }
+
+// Two commands that redact to the same argv differ in their digest, a
+// minor change named as such.
+func TestDiffNamesACommandThatRedactionHides(t *testing.T) {
+	old, new := pair(nil)
+	old.Command = report.New(report.Inputs{Argv: []string{"train", "--token", "one"}}).Command
+	new.Command = report.New(report.Inputs{Argv: []string{"train", "--token", "two"}}).Command
+	got := Diff(old, new)
+	assertChanges(t, got, []Change{{"command digest", old.Command.ArgvSHA256, new.Command.ArgvSHA256, false}})
+}

@@ -118,3 +118,26 @@ func Abort(l zerolog.Logger, r report.Record) {
 	l.Error().Str("event", EventAbort).Int("exitCode", r.Decision.ExitCode).
 		Bool("nodeFault", r.Decision.NodeFault).Strs("blocking", r.Decision.Blocking).Msg(Cut(reason, maxFieldBytes))
 }
+
+// EventFinished marks the line that ends a supervised run.
+const EventFinished = "finished"
+
+// Finished logs how the run's command ended, as one small line that joins
+// the run's provenance line by runId: "event":"finished", the exit code,
+// the signal that killed it (0 when it exited), its duration, and
+// notStarted when it never ran. The record itself, with the same outcome,
+// goes to the file and the ledger; logging it a second time would double
+// every run's audit trail in the log pipeline.
+func Finished(l zerolog.Logger, r report.Record) {
+	if r.Outcome == nil {
+		return
+	}
+	e := l.Info()
+	msg := "command finished"
+	if r.Outcome.NotStarted != "" {
+		e = l.Warn().Str("notStarted", Cut(r.Outcome.NotStarted, maxFieldBytes))
+		msg = "command did not start"
+	}
+	e.Str("event", EventFinished).Str("runId", r.RunID).Int("exitCode", r.Outcome.ExitCode).
+		Int("signal", r.Outcome.Signal).Float64("durationSeconds", r.Outcome.DurationSeconds).Msg(msg)
+}

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gpu-preflight/gpu-preflight/preflight/check"
 	"github.com/gpu-preflight/gpu-preflight/preflight/decision"
@@ -349,5 +350,46 @@ func BenchmarkRecord(b *testing.B) {
 		if err := Record(l, r); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// The end of a supervised run is one small line that joins the run's
+// provenance line by runId; it never carries the record again.
+func TestFinishedLineJoinsTheRecordByRunID(t *testing.T) {
+	r := report.New(reporttest.Inputs())
+	var b bytes.Buffer
+	l, err := New(&b, FormatJSON, "info")
+	if err != nil {
+		t.Fatal(err)
+	}
+	Finished(l, r) // no outcome yet: nothing to say
+	if b.Len() != 0 {
+		t.Fatalf("a line for a run without an outcome: %s", b.String())
+	}
+	if err := r.Finish(143, 15, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	Finished(l, r)
+	lines := jsonLines(t, b.Bytes())
+	if len(lines) != 1 || b.Len() > 300 {
+		t.Fatalf("want one line of at most 300 bytes, got %d bytes: %s", b.Len(), b.String())
+	}
+	m := lines[0]
+	if m["event"] != EventFinished || m["runId"] != r.RunID || m["exitCode"] != 143.0 || m["signal"] != 15.0 ||
+		m["record"] != nil || m["level"] != "info" {
+		t.Errorf("finished line %v: want event finished, runId %s, exitCode 143, signal 15, no record", m, r.RunID)
+	}
+	if _, ok := m["durationSeconds"].(float64); !ok {
+		t.Errorf("no durationSeconds: %v", m)
+	}
+
+	b.Reset()
+	if err := r.NotStarted(126, 0, time.Now(), "exec format error"); err != nil {
+		t.Fatal(err)
+	}
+	Finished(l, r)
+	m = jsonLines(t, b.Bytes())[0]
+	if m["level"] != "warn" || m["notStarted"] != "exec format error" || m["message"] != "command did not start" {
+		t.Errorf("a command that never ran: %v", m)
 	}
 }

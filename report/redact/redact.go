@@ -102,20 +102,23 @@ func Env(env envvars.Env) map[string]string {
 
 // credentialWords are words that mark a name as a credential wherever they
 // appear in it, even inside a longer word ("GITHUBTOKEN", "DBPASSWORD").
-var credentialWords = []string{"TOKEN", "SECRET", "PASSWORD", "PASSWD", "PASSPHRASE", "CREDENTIAL", "COOKIE", "PRIVATE", "SIGNATURE"}
+var credentialWords = []string{"TOKEN", "SECRET", "PASSWORD", "PASSWD", "PASSPHRASE", "CREDENTIAL", "COOKIE", "PRIVATE",
+	"SIGNATURE", "JWT", "BEARER"}
 
 // Sensitive reports whether a variable, flag or key name looks like it holds
 // a credential. Names are split into words at '_', '-', '.', other
 // punctuation and lower-to-upper case changes ("apiKey" -> API KEY), then:
 //
 //   - TOKEN, SECRET, PASSWORD, PASSWD, PASSPHRASE, CREDENTIAL, COOKIE,
-//     PRIVATE, SIGNATURE (a presigned URL's X-Amz-Signature) anywhere;
-//   - a word equal to PASS or PWD only when not the whole name (the shell's
-//     PWD is a directory);
+//     PRIVATE, SIGNATURE (a presigned URL's X-Amz-Signature), JWT, BEARER
+//     anywhere;
+//   - a word equal to SIG (an Azure shared access signature's sig=);
+//   - a word equal to PASS, PWD or PW only when not the whole name (the
+//     shell's PWD is a directory);
 //   - a word ending in KEY or KEYS (KEY, APIKEY, ACCESSKEY), but not a word
 //     that merely starts with KEY (KEYBOARD, KEYMAP);
-//   - a word starting or ending with AUTH (AUTH, AUTHORIZATION, OAUTH,
-//     BASICAUTH), except AUTHOR and AUTHORS.
+//   - a word starting or ending with AUTH, digits after it aside (AUTH,
+//     AUTHORIZATION, OAUTH, OAUTH2, BASICAUTH), except AUTHOR and AUTHORS.
 func Sensitive(name string) bool {
 	up := strings.ToUpper(name)
 	for _, w := range credentialWords {
@@ -126,12 +129,14 @@ func Sensitive(name string) bool {
 	ws := words(name)
 	for _, w := range ws {
 		switch {
-		case (w == "PASS" || w == "PWD") && len(ws) > 1:
+		case w == "SIG":
+			return true
+		case (w == "PASS" || w == "PWD" || w == "PW") && len(ws) > 1:
 			return true
 		case strings.HasSuffix(w, "KEY") || strings.HasSuffix(w, "KEYS"):
 			return true
 		case w == "AUTHOR" || w == "AUTHORS":
-		case strings.HasPrefix(w, "AUTH") || strings.HasSuffix(w, "AUTH"):
+		case strings.HasPrefix(w, "AUTH") || strings.HasSuffix(strings.TrimRight(w, "0123456789"), "AUTH"):
 			return true
 		}
 	}
@@ -170,48 +175,161 @@ func words(name string) []string {
 //
 //	--token=x, -password=x      -> --token=[redacted]
 //	--token x, --pass x, -p x   -> --token [redacted]
-//	--user admin:x, -u admin:x  -> --user admin:[redacted]
+//	-px (mysql)                 -> -p[redacted]
+//	--user admin:x, -uadmin:x   -> --user admin:[redacted]
 //	PASSWORD=x, db.password=x   -> PASSWORD=[redacted]
+//	--db-password=x;y&z         -> --db-password=[redacted]
 //	--set=training.password=x   -> --set=training.password=[redacted]
 //	https://h/k?a=1&X-Amz-Security-Token=x -> ...&X-Amz-Security-Token=[redacted]
 //	'--config={"token": "x"}'   -> --config={"token": "[redacted]"}
 //	"Authorization: Bearer x"   -> "Authorization: [redacted]"
+//	--header=X-Api-Key: x       -> --header=X-Api-Key: [redacted]
 //	https://u:p@host/x          -> https://[redacted]@host/x
-//	s3://AKIA:se/cr/et@bucket/k -> s3://[redacted]@bucket/k
+//	u:p@host:2379               -> [redacted]@host:2379
+//	aws_secret_access_key x     -> aws_secret_access_key [redacted]
+//	wandb login x               -> wandb login [redacted]
+//	ghp_..., hf_..., eyJ...     -> [redacted] (see tokens)
 //
-// An element that holds white space ("bash -c 'python train.py --token x'",
-// "host=db password=x") is a command line or a list in itself and gets
-// Value's treatment. The program name (argv[0]) gets the same treatment: a
-// path cannot be a flag, but it can carry URL user-info.
+// An element that holds white space ("bash -c 'python train.py --token
+// x'", "host=db password=x") is a command line or a list in itself and is
+// read word by word, shell quotes kept together. The program name (argv[0])
+// gets the same treatment: a path cannot be a flag, but it can carry URL
+// user-info.
 func Argv(argv []string) []string {
 	if argv == nil {
 		return nil
 	}
 	out := make([]string, len(argv))
-	next := keep
+	c := cmdline{on: true}
 	for i, a := range argv {
-		if next != keep {
-			n := next
-			next = keep
-			// A following flag is not the value: "--use-auth --verbose".
-			if !strings.HasPrefix(a, "--") {
-				out[i] = n.apply(a)
-				continue
+		out[i] = c.step(a, func(a string) string {
+			if strings.IndexFunc(a, unicode.IsSpace) >= 0 {
+				return value(a, true)
 			}
-		}
-		if name, ok := bareFlag(a); ok {
-			if next = flagValue(name, a); next != keep {
-				out[i] = a
-				continue
-			}
-		}
-		if strings.IndexFunc(a, unicode.IsSpace) >= 0 {
-			out[i] = Value(a)
-		} else {
-			out[i] = word(a)
-		}
+			return word(a)
+		})
 	}
 	return out
+}
+
+// cmdline is what one word of a command line tells about the next ones.
+type cmdline struct {
+	// on: the words are a command line (argv, or one element of it), not
+	// free text (a message, an environment value), so the rules that read
+	// a word by its position apply.
+	on bool
+	// next is what happens to the next word: the value of a credential
+	// flag or of a credential-named positional key.
+	next valueRule
+	// login is set after a login verb: until the command ends, every
+	// positional word but a host or URL is a credential.
+	login bool
+	// echo is set after echo or printf in a command line that pipes into
+	// --password-stdin: the words up to the pipe are the credential.
+	echo, stdin bool
+	prev        string
+}
+
+// loginVerbs are the words after which a command takes a credential as a
+// positional argument: `wandb login KEY` (the wandb CLI reference), and
+// `conda token set TOKEN` (conda-token). The word before, when not empty,
+// must precede the verb.
+var loginVerbs = []struct{ before, verb string }{{"", "login"}, {"token", "set"}}
+
+// shellOperators end one command of a command line and start another.
+var shellOperators = map[string]bool{"|": true, "||": true, "&&": true, ";": true, "&": true}
+
+// step returns w as it may be recorded, and notes what w says of the words
+// after it; other rewrites the word when no positional rule applies.
+func (c *cmdline) step(w string, other func(string) string) string {
+	prev := c.prev
+	c.prev = w
+	if c.next != keep && !isFlag(w) {
+		n := c.next
+		c.next = keep
+		return n.apply(trimQuotes(w))
+	}
+	c.next = keep
+	if name, ok := bareFlag(w); ok {
+		if c.next = flagValue(name, w); c.next != keep {
+			return w
+		}
+	}
+	if !c.on {
+		return other(w)
+	}
+	switch {
+	case shellOperators[w]:
+		c.login, c.echo = false, false
+		return w
+	case c.echo:
+		return Placeholder
+	case c.stdin && (w == "echo" || w == "printf"):
+		c.echo = true
+		return w
+	case c.login && !strings.HasPrefix(w, "-") && !hostLike(w):
+		return Placeholder
+	}
+	for _, v := range loginVerbs {
+		if w == v.verb && (v.before == "" || prev == v.before) {
+			c.login = true
+			return w
+		}
+	}
+	if keyName(w) && Sensitive(w) {
+		c.next = placeholder
+		return w
+	}
+	return other(w)
+}
+
+// isFlag reports whether w is a flag rather than a flag's value: "--x" or
+// "-x". A value that starts with dashes and no letter ("-----BEGIN ...") is
+// a value.
+func isFlag(w string) bool {
+	n := len(w) - len(strings.TrimLeft(w, "-"))
+	return n == 2 && len(w) > 2 && isLetter(w[2])
+}
+
+func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
+
+// keyName reports whether w reads as a configuration key given as a
+// positional argument (`aws configure set aws_secret_access_key X`, `git
+// config user.password X`): letters, digits and '_', '.' or '-', with at
+// least one '_' or '.'.
+func keyName(w string) bool {
+	if w == "" || !isLetter(w[0]) || !strings.ContainsAny(w, "_.") {
+		return false
+	}
+	for _, c := range []byte(w) {
+		if !isLetter(c) && !(c >= '0' && c <= '9') && c != '_' && c != '.' && c != '-' {
+			return false
+		}
+	}
+	return true
+}
+
+// hostLike reports whether a positional word after a login verb names a
+// registry or server rather than a credential: a URL, localhost, or a host
+// name with a dot, optionally with a port and a path.
+func hostLike(w string) bool {
+	if strings.Contains(w, "://") {
+		return true
+	}
+	host, _, _ := strings.Cut(w, "/")
+	host, _, _ = strings.Cut(host, ":")
+	if host == "localhost" {
+		return true
+	}
+	if !strings.Contains(host, ".") || strings.HasPrefix(host, ".") || strings.HasSuffix(host, ".") {
+		return false
+	}
+	for _, c := range []byte(host) {
+		if !isLetter(c) && !(c >= '0' && c <= '9') && c != '.' && c != '-' {
+			return false
+		}
+	}
+	return true
 }
 
 // valueRule is what happens to the word after a bare flag.
@@ -233,13 +351,18 @@ func (r valueRule) apply(v string) string {
 	return Placeholder
 }
 
-// userFlags take "user:password" (curl -u, --user, --proxy-user).
-var userFlags = map[string]bool{"user": true, "u": true, "proxy-user": true, "U": true}
+// userFlags take "user:password": curl's -u/--user, --proxy-user/-U and
+// --cert <certificate[:password]>, HTTPie's -a.
+var userFlags = map[string]bool{"user": true, "u": true, "proxy-user": true, "U": true, "cert": true, "a": true}
 
 // flagValue says what to do with the value of the flag named name (a, as
 // given: "-p" or "--token").
 func flagValue(name, a string) valueRule {
 	switch {
+	case strings.HasSuffix(name, "-stdin"):
+		// --password-stdin reads the credential from stdin: what follows
+		// is the next argument (a registry), not the password.
+		return keep
 	case flagSensitive(name, a):
 		return placeholder
 	case userFlags[name]:
@@ -248,44 +371,95 @@ func flagValue(name, a string) valueRule {
 	return keep
 }
 
+// loneNames are credential names that Sensitive leaves alone when they are
+// the whole name, because the shell's PWD is a directory, but that as a
+// flag or a key take a password: --pass, --pwd, --pw, openssl's -pass,
+// -passin and -passout, {"pwd": ...}.
+var loneNames = []string{"pass", "pwd", "pw", "passin", "passout"}
+
 // flagSensitive is Sensitive for a flag's name, which is never the shell's
-// PWD: a flag named exactly pass (--pass, openssl's -pass) or a single-dash
-// -p (mysql, sshpass, docker login) takes a password.
+// PWD: a flag named as one of loneNames or a single-dash -p (mysql,
+// sshpass, docker login) takes a password.
 func flagSensitive(name, a string) bool {
-	return Sensitive(name) || strings.EqualFold(name, "pass") || a == "-p"
+	return Sensitive(name) || lone(name) || a == "-p"
+}
+
+func lone(name string) bool {
+	for _, n := range loneNames {
+		if strings.EqualFold(name, n) {
+			return true
+		}
+	}
+	return false
 }
 
 // bareFlag reports whether a is a flag without an attached value ("--token",
 // "-token") and returns its name.
 func bareFlag(a string) (string, bool) {
-	if !strings.HasPrefix(a, "-") || strings.ContainsAny(a, "= \t\n") {
+	if !strings.HasPrefix(a, "-") || strings.ContainsAny(a, "= \t\n:") {
 		return "", false
 	}
 	name := strings.TrimLeft(a, "-")
-	if name == "" {
+	if name == "" || !isLetter(name[0]) {
 		return "", false
 	}
 	return name, true
 }
 
-// word redacts one whitespace-free argv element or word of a value.
-func word(a string) string {
-	a = wordInValue(a)
-	// "X-Api-Key:abc" as one argv element (curl -H without the space).
-	if name, _, ok := strings.Cut(a, ":"); ok && headerName(name) && Sensitive(name) {
-		return name + ": " + Placeholder
+// attached redacts a short flag with its value attached: mysql's
+// -pPASSWORD, curl's -uUSER:PASSWORD and -UUSER:PASSWORD.
+func attached(w string) (string, bool) {
+	if len(w) < 3 || w[0] != '-' || w[1] == '-' {
+		return "", false
 	}
-	return a
+	switch w[1] {
+	case 'p':
+		if lone(w[1:]) || pFlags[w[1:]] {
+			return "", false // -pass, -passin: a flag whose value follows
+		}
+		return "-p" + Placeholder, true
+	case 'u', 'U':
+		if user, _, ok := strings.Cut(w[2:], ":"); ok {
+			return w[:2] + user + ":" + Placeholder, true
+		}
+	}
+	return "", false
+}
+
+// pFlags are single-dash flags that start with p and take no password:
+// openssl enc's -pbkdf2, gcc's -pthread, -pedantic, -pipe, -pie, -pg,
+// nvidia-smi's -pm (persistence mode).
+var pFlags = map[string]bool{"pbkdf2": true, "pthread": true, "pedantic": true, "pipe": true, "pie": true, "pg": true, "pm": true}
+
+// word redacts one argv element without white space, or one word of a
+// command line (which may hold white space inside shell quotes).
+func word(w string) string {
+	w = tokens(w)
+	if r, ok := attached(w); ok {
+		return r
+	}
+	w = wordInValue(w)
+	// "X-Api-Key:abc", "--header=X-Api-Key:abc" as one argv element (curl
+	// -H without the space, an HTTPie header item).
+	if prefix, ok := headerPrefix(w); ok {
+		return prefix + " " + Placeholder
+	}
+	return w
 }
 
 // wordInValue is word without the "name: value" form, which inside a string
-// is split across words and handled by Value.
+// is split across words and handled by value.
 func wordInValue(w string) string {
 	// URL user-info goes first, so that an '=' inside it ("https://u=p@h")
 	// is not taken for an assignment's, and a second pass finds nothing
 	// more to redact.
 	w = URLUserInfo(w)
+	w = bareUserInfo(w)
 	w = quotedPairs(w)
+	// openssl's pass phrase argument: pass:PASSWORD.
+	if strings.HasPrefix(w, "pass:") {
+		return "pass:" + Placeholder
+	}
 	// "--user=admin:x".
 	if name, v, ok := strings.Cut(w, "="); ok && strings.HasPrefix(name, "-") && userFlags[strings.TrimLeft(name, "-")] {
 		return name + "=" + afterColon.apply(v)
@@ -293,12 +467,97 @@ func wordInValue(w string) string {
 	return assignments(w)
 }
 
-// assignments redacts the value of every "key=value" in a whitespace-free
-// word whose key looks like a credential. A key starts after the last '&',
-// ';', ',', '?' or '=' before its '=' (so query parameters in any position,
-// "Server=x;Password=y", "a=1,b.password=y" and "--set=training.password=y"
-// are all found), and a redacted value runs to the next '&' or ';' (a ','
-// may be part of the password, so it does not end one).
+// headerPrefix reports whether w starts an HTTP header whose name looks
+// like a credential ("Authorization:", "--header=X-Api-Key:abc",
+// `"Authorization:`) and returns w up to and including the ':'. The name is
+// what follows the last '=' and any opening quote before the ':'. A URL
+// ("auth://..."), an HTTPie JSON item ("token:=...") and a value already
+// redacted are no header.
+func headerPrefix(w string) (string, bool) {
+	start := 0 // where the name before the next ':' starts
+	for i := 0; i < len(w); i++ {
+		switch w[i] {
+		case '=':
+			start = i + 1
+		case ':':
+			name := strings.TrimLeft(w[start:i], `"'`)
+			start = i + 1
+			if !headerName(name) || !Sensitive(name) {
+				continue
+			}
+			rest := w[i+1:]
+			if strings.HasPrefix(rest, "//") || strings.HasPrefix(rest, "=") ||
+				len(rest) <= len(Placeholder)+8 && strings.TrimSpace(strings.Trim(rest, `"'`)) == Placeholder {
+				continue
+			}
+			return w[:i+1], true
+		}
+	}
+	return "", false
+}
+
+// bareUserInfo replaces "user:password" before an '@' that has no scheme in
+// front of it ("etcd:pw@host:2379", torchrun's --rdzv-endpoint and
+// PET_RDZV_ENDPOINT) with Placeholder. It looks at the word from its start
+// and from after each '='. A user name holds no '/' (so an image reference
+// "registry/ml/train:2.3@sha256:..." is not one), and what follows the '@'
+// is a host, not a digest ("sha256:" and hex).
+func bareUserInfo(w string) string {
+	at := strings.LastIndexByte(w, '@')
+	if at < 0 || !strings.Contains(w[:at], ":") || w[at+1:] == "" || isDigest(w[at+1:]) {
+		return w
+	}
+	scheme := strings.LastIndex(w[:at], "://")
+	for start := 0; start < at; {
+		// The user runs from start to the first character a user name
+		// cannot hold; that must be the ':' before the password.
+		colon := start
+		for colon < at && userChar(w[colon]) {
+			colon++
+		}
+		if colon > start && colon < at && w[colon] == ':' && scheme < start && w[colon+1:at] != "" &&
+			w[colon+1:at] != Placeholder && !strings.EqualFold(w[start:colon], "mailto") {
+			return w[:start] + Placeholder + w[at:]
+		}
+		i := strings.IndexByte(w[start:at], '=')
+		if i < 0 {
+			break
+		}
+		start += i + 1
+	}
+	return w
+}
+
+// userChar reports whether c can be part of the user of
+// "user:password@host": RFC 3986's unreserved characters, '%' for
+// percent-encoding, and '+', '!', '$'; no '/', '@', ':' or '='.
+func userChar(c byte) bool {
+	return isLetter(c) || c >= '0' && c <= '9' || strings.IndexByte("-._~%+!$", c) >= 0
+}
+
+// isDigest reports whether s starts with a content digest as OCI image
+// references carry it (sha256:<64 hex>, sha512:...).
+func isDigest(s string) bool {
+	alg, hex, ok := strings.Cut(s, ":")
+	if !ok || alg == "" || len(hex) < 32 {
+		return false
+	}
+	for _, c := range []byte(hex[:32]) {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// assignments redacts the value of every "key=value" in a word whose key
+// looks like a credential. A key starts after the last '&', ';', ',', '?',
+// '=', white space or quote before its '=' (so query parameters in any
+// position, "Server=x;Password=y", "a=1,b.password=y" and
+// "--set=training.password=y" are all found). A redacted value runs to the
+// end of the word when its key starts the word ("--db-password=a;b&c",
+// "DB_PASSWORD=a;b": a password may hold any character), else to the next
+// '&' or ';' (a ',' may be part of the password, so it does not end one).
 func assignments(w string) string {
 	if strings.IndexByte(w, '=') < 0 {
 		return w
@@ -308,7 +567,7 @@ func assignments(w string) string {
 	i := 0        // w[:i] is in b
 	for j := 0; j < len(w); j++ {
 		switch c := w[j]; c {
-		case '&', ';', ',', '?':
+		case '&', ';', ',', '?', ' ', '\t', '\n', '"', '\'':
 			keyStart = j + 1
 		case '=':
 			key := w[keyStart:j]
@@ -316,11 +575,11 @@ func assignments(w string) string {
 				keyStart = j + 1
 				continue
 			}
-			end := strings.IndexAny(w[j+1:], "&;")
-			if end < 0 {
-				end = len(w)
-			} else {
-				end += j + 1
+			end := len(w)
+			if keyStart > 0 {
+				if e := strings.IndexAny(w[j+1:], "&;"); e >= 0 {
+					end = e + j + 1
+				}
 			}
 			b.WriteString(w[i : j+1])
 			b.WriteString(Placeholder)
@@ -331,24 +590,32 @@ func assignments(w string) string {
 	return b.String()
 }
 
-// keySensitive is Sensitive for the key of an assignment; a key written as
-// a flag ("--pass=x") follows the flag rule.
+// keySensitive is Sensitive for the key of an assignment, which may also be
+// one of loneNames ("pwd=x"); a key written as a flag ("--pass=x") follows
+// the flag rule.
 func keySensitive(key string) bool {
 	if strings.HasPrefix(key, "-") {
 		name := strings.TrimLeft(key, "-")
 		return flagSensitive(name, key)
 	}
-	return Sensitive(key)
+	return Sensitive(key) || lone(strings.TrimRight(key, ":"))
 }
 
 // quotedPairs redacts the value of every quoted key that looks like a
 // credential and is followed by ':' or '=' in s: JSON and Python literals
-// ('--config={"token": "x"}', "{'password': 'x'}"). A quoted value is
-// replaced up to its closing quote, a bare one (a number) up to the next
-// ',', '}', ']' or white space.
+// ('--config={"token": "x"}', "{'password': 'x'}"), and JSON escaped inside a
+// shell string (`"{\"password\":\"x\"}"`). A quoted value is replaced up
+// to its closing quote, a bare one (a number) up to the next ',', '}', ']'
+// or white space.
 func quotedPairs(s string) string {
 	if !strings.ContainsAny(s, "\"'") {
 		return s
+	}
+	if strings.Contains(s, `\"`) {
+		s = escapedPairs(s, `\"`)
+	}
+	if strings.Contains(s, `\'`) {
+		s = escapedPairs(s, `\'`)
 	}
 	var b strings.Builder
 	i := 0 // s[:i] is in b
@@ -366,7 +633,7 @@ func quotedPairs(s string) string {
 		for k < len(s) && s[k] == ' ' {
 			k++
 		}
-		if k >= len(s) || (s[k] != ':' && s[k] != '=') || !Sensitive(key) {
+		if k >= len(s) || (s[k] != ':' && s[k] != '=') || !(Sensitive(key) || lone(key)) {
 			j = end
 			continue
 		}
@@ -402,6 +669,57 @@ func quotedPairs(s string) string {
 	return b.String()
 }
 
+// escapedPairs is quotedPairs for keys and values quoted with q, a
+// backslash-escaped quote (`\"`).
+func escapedPairs(s, q string) string {
+	var b strings.Builder
+	i := 0 // s[:i] is in b
+	for {
+		open := strings.Index(s[i:], q)
+		if open < 0 {
+			break
+		}
+		open += i
+		end := strings.Index(s[open+len(q):], q)
+		if end < 0 {
+			break
+		}
+		end += open + len(q)
+		key := s[open+len(q) : end]
+		k := end + len(q)
+		for k < len(s) && s[k] == ' ' {
+			k++
+		}
+		if k >= len(s) || (s[k] != ':' && s[k] != '=') || !(Sensitive(key) || lone(key)) {
+			b.WriteString(s[i:end])
+			i = end
+			continue
+		}
+		k++
+		for k < len(s) && s[k] == ' ' {
+			k++
+		}
+		from, to := k, k
+		if strings.HasPrefix(s[k:], q) {
+			from = k + len(q)
+			if e := strings.Index(s[from:], q); e >= 0 {
+				to = from + e
+			} else {
+				to = len(s)
+			}
+		} else {
+			for to < len(s) && !strings.ContainsRune(",}] \t\n\\", rune(s[to])) {
+				to++
+			}
+		}
+		b.WriteString(s[i:from])
+		b.WriteString(Placeholder)
+		i = to
+	}
+	b.WriteString(s[i:])
+	return b.String()
+}
+
 // closingQuote returns the index of the quote that closes the one at s[i],
 // skipping backslash escapes, or -1.
 func closingQuote(s string, i int) int {
@@ -417,19 +735,24 @@ func closingQuote(s string, i int) int {
 }
 
 // Value redacts a free-form string (an environment value, a finding's
-// message, one argv element holding a command line): URL user-info and
-// quoted credential keys anywhere; within whitespace-separated words the
-// same flag and assignment forms as Argv; and after a credential-named
-// header word ("Authorization: Bearer x") the rest of the line. Other
-// whitespace is preserved.
-func Value(s string) string {
+// message): token formats and quoted credential keys anywhere; within
+// words (white space outside shell quotes separates them) the same flag,
+// assignment and URL forms as Argv; and after a credential-named header
+// ("Authorization: Bearer x") the rest of the line, or of the quoted word.
+// Other white space is preserved.
+func Value(s string) string { return value(s, false) }
+
+// value is Value; on reads s as a command line (one argv element holding
+// white space), where the positional rules of Argv apply as well.
+func value(s string, on bool) string {
 	if s == "" {
 		return s
 	}
+	s = tokens(s)
 	s = quotedPairs(s)
 	var b strings.Builder
 	b.Grow(len(s))
-	next := keep
+	c := cmdline{on: on, stdin: on && strings.Contains(strings.ToLower(s), "password-stdin")}
 	i := 0
 	for i < len(s) {
 		// Copy the separator run.
@@ -441,40 +764,72 @@ func Value(s string) string {
 		if j == len(s) {
 			break
 		}
-		k := j
-		for k < len(s) && !isSpace(s[k]) {
-			k++
-		}
+		k := wordEnd(s, j, c.next != keep)
 		w := s[j:k]
-		switch {
-		case next != keep && !strings.HasPrefix(w, "--"):
-			b.WriteString(next.apply(trimQuotes(w)))
-			next = keep
-		case strings.HasSuffix(w, ":") && headerName(strings.TrimSuffix(w, ":")) && Sensitive(strings.TrimSuffix(w, ":")):
-			// "Authorization: Bearer x": the rest of the line is the
-			// credential, whatever its scheme word.
-			next = keep
-			b.WriteString(w)
-			eol := strings.IndexByte(s[k:], '\n')
-			if eol < 0 {
-				eol = len(s) - k
-			}
-			if strings.TrimSpace(s[k:k+eol]) != "" {
-				b.WriteString(" " + Placeholder)
-			}
-			k += eol
-		default:
-			next = keep
-			if name, ok := bareFlag(w); ok && flagValue(name, w) != keep {
-				next = flagValue(name, w)
-				b.WriteString(w)
+		if prefix, ok := headerPrefix(w); ok && c.next == keep {
+			// "Authorization: Bearer x": the rest of the line, or of the
+			// quoted word that holds the header, is the credential,
+			// whatever its scheme word.
+			c.prev = w
+			if strings.IndexFunc(w, unicode.IsSpace) >= 0 {
+				b.WriteString(prefix + " " + Placeholder)
+				if last := w[len(w)-1]; last == '"' || last == '\'' {
+					b.WriteByte(last)
+				}
 			} else {
-				b.WriteString(wordInValue(w))
+				eol := strings.IndexByte(s[k:], '\n')
+				if eol < 0 {
+					eol = len(s) - k
+				}
+				b.WriteString(prefix)
+				if strings.TrimSpace(w[len(prefix):]+s[k:k+eol]) != "" {
+					b.WriteString(" " + Placeholder)
+				}
+				k += eol
 			}
+			i = k
+			continue
 		}
+		other := wordInValue
+		if on {
+			// An attached short flag (-pX) is a command line's: in free
+			// text, "nvidia-smi -i 0 -pm 1" is a remedy.
+			other = wordInValueOrAttached
+		}
+		b.WriteString(c.step(w, other))
 		i = k
 	}
 	return b.String()
+}
+
+// wordInValueOrAttached is word for one word of a string: a header there
+// spans the following words, so value handles it.
+func wordInValueOrAttached(w string) string {
+	if r, ok := attached(w); ok {
+		return r
+	}
+	return wordInValue(w)
+}
+
+// wordEnd returns the end of the word that starts at s[j]: the next white
+// space outside quotes. A quote right after '=' or ':' opens a quoted part
+// (--password='two words', -H "Authorization: x") that runs to its closing
+// quote, and so does one at the word's start when the word is a flag's
+// value (value: --token "two words"); anywhere else a quote is a letter
+// (the image's), and a quoted command line ('python train.py --token x')
+// is read word by word.
+func wordEnd(s string, j int, value bool) int {
+	k := j
+	for k < len(s) && !isSpace(s[k]) {
+		if c := s[k]; (c == '"' || c == '\'') && (k == j && value || k > j && (s[k-1] == '=' || s[k-1] == ':')) {
+			if e := closingQuote(s, k); e >= 0 {
+				k = e + 1
+				continue
+			}
+		}
+		k++
+	}
+	return k
 }
 
 // trimQuotes drops the shell quotes around a word of a command line

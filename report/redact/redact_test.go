@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/gpu-preflight/gpu-preflight/preflight/envvars"
+	"github.com/gpu-preflight/gpu-preflight/test/redacttest"
 )
 
 func TestSensitiveNames(t *testing.T) {
@@ -164,6 +165,9 @@ func TestValueForms(t *testing.T) {
 		{"Authorization: Bearer abc", "Authorization: [redacted]"},
 		{"h Authorization: Basic abc\nnext line", "h Authorization: [redacted]\nnext line"},
 		{"Authorization:", "Authorization:"},
+		// Free text is no command line: a remedy's flags stay.
+		{"on the host, as root: nvidia-smi -i 3 -pm 1", "on the host, as root: nvidia-smi -i 3 -pm 1"},
+		{"run mysql -pfoo and wandb login foo", "run mysql -pfoo and wandb login foo"},
 		{"PASSWORD=x  HOME=/root", "PASSWORD=[redacted]  HOME=/root"},
 		{"cuda>=11.8 brand=tesla,driver>=470,driver<471", "cuda>=11.8 brand=tesla,driver>=470,driver<471"},
 		{"driver 515.65.01 supports CUDA <= 11.7; upgrade to >= 520.61.05", "driver 515.65.01 supports CUDA <= 11.7; upgrade to >= 520.61.05"},
@@ -211,6 +215,9 @@ func FuzzValue(f *testing.F) {
 	} {
 		f.Add(s)
 	}
+	for _, form := range redacttest.Forms {
+		f.Add(strings.Join(form.Argv, " "))
+	}
 	f.Fuzz(func(t *testing.T, s string) {
 		out := Value(s)
 		// Redacting twice changes nothing more.
@@ -238,13 +245,17 @@ func FuzzArgv(f *testing.F) {
 	f.Add("--password", "hunter2", "x")
 	f.Add("--token=hunter2", "https://u:p@h/", "PASSWORD=x")
 	f.Add("-", "--", "=")
+	for _, form := range redacttest.Forms {
+		a := append(form.Argv[1:len(form.Argv):len(form.Argv)], "", "", "")
+		f.Add(a[0], a[1], a[2])
+	}
 	f.Fuzz(func(t *testing.T, a, b, c string) {
 		in := []string{a, b, c}
 		out := Argv(in)
 		if len(out) != len(in) {
 			t.Fatalf("Argv changed the length: %q -> %q", in, out)
 		}
-		if name, ok := bareFlag(a); ok && Sensitive(name) && !strings.HasPrefix(b, "--") && out[1] != Placeholder {
+		if name, ok := bareFlag(a); ok && flagValue(name, a) == placeholder && !isFlag(b) && out[1] != Placeholder {
 			t.Errorf("value after %q not redacted: %q", a, out)
 		}
 	})

@@ -4,7 +4,10 @@
 // `docker run` whose client went away) a write blocks once the pipe's
 // 64 KiB are full, and with it the job's start, or the exit on SIGTERM.
 //
-// A Writer hands each write to a goroutine of its own and waits for it only
+// A write that cannot block goes straight through: to /dev/null, or at most
+// PIPE_BUF bytes to a pipe, socket or terminal that poll(2) says has room
+// (the common case: a reader that keeps up, and no goroutine or timer for
+// it). Any other write is handed to a goroutine of its own and waited for only
 // while an allowance lasts: one budget of waiting for the whole process
 // (Allowance by default). A reader that keeps up never touches it. Once it
 // is spent, a write that cannot start at once (the previous one is still
@@ -21,6 +24,8 @@ import (
 	"io"
 	"sync"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // Allowance is how long, in total, a Writer from New waits on a stalled
@@ -40,7 +45,18 @@ type Writer struct {
 	allowance time.Duration
 	dropped   int // writes dropped since the last notice
 	droppedB  int
+	kind      fileKind // of w, found at the first write
 }
+
+// fileKind is what the underlying writer is, as far as blocking goes.
+type fileKind int
+
+const (
+	kindUnknown fileKind = iota
+	kindOther            // not a file, or a regular file (on a volume that can hang)
+	kindNull             // /dev/null: never blocks
+	kindPolled           // a pipe, socket or terminal: poll(2) tells whether it has room
+)
 
 // New returns a Writer for w with the default Allowance.
 func New(w io.Writer) *Writer {
@@ -67,6 +83,10 @@ func (s *Writer) Write(p []byte) (int, error) {
 		s.droppedB += len(p)
 		return len(p), nil
 	}
+	if s.dropped == 0 && s.writesNow(len(p)) {
+		_, _ = s.w.Write(p)
+		return len(p), nil
+	}
 	var buf []byte
 	if s.dropped > 0 && s.Notice != nil {
 		buf = append(buf, s.Notice(s.dropped, s.droppedB)...)
@@ -81,6 +101,61 @@ func (s *Writer) Write(p []byte) (int, error) {
 	}()
 	s.waitLocked()
 	return len(p), nil
+}
+
+// writesNow reports whether a write of n bytes to the underlying file
+// cannot block, so it needs no goroutine: no write is in flight, and the
+// file is /dev/null, or a pipe, socket or terminal with room for n bytes.
+// poll(2)'s POLLOUT on a pipe means a free buffer slot, which a write of
+// PIPE_BUF bytes or fewer fills without waiting; only gpu-preflight writes
+// there before the command starts, and only under s.mu.
+func (s *Writer) writesNow(n int) bool {
+	if s.inFlight != nil {
+		select {
+		case <-s.inFlight:
+		default:
+			return false
+		}
+	}
+	fd := s.Fd()
+	if s.kind == kindUnknown {
+		s.kind = kindOf(fd)
+	}
+	switch s.kind {
+	case kindNull:
+		return true
+	case kindPolled:
+		if n > pipeBuf {
+			return false
+		}
+		pfd := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLOUT}}
+		ready, err := unix.Poll(pfd, 0)
+		return err == nil && ready == 1 && pfd[0].Revents&(unix.POLLERR|unix.POLLHUP|unix.POLLNVAL) == 0 &&
+			pfd[0].Revents&unix.POLLOUT != 0
+	}
+	return false
+}
+
+// pipeBuf is PIPE_BUF on Linux: a pipe write of at most this many bytes is
+// atomic, and fits in one free buffer slot (pipe(7)).
+const pipeBuf = 4096
+
+// kindOf tells from fstat(2) what the file open as fd is.
+func kindOf(fd uintptr) fileKind {
+	var st unix.Stat_t
+	if fd == ^uintptr(0) || unix.Fstat(int(fd), &st) != nil {
+		return kindOther
+	}
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFIFO, unix.S_IFSOCK:
+		return kindPolled
+	case unix.S_IFCHR:
+		if unix.Major(st.Rdev) == 1 && unix.Minor(st.Rdev) == 3 { // /dev/null (devices.txt)
+			return kindNull
+		}
+		return kindPolled
+	}
+	return kindOther
 }
 
 // FlushGrace is how long Flush waits for the write in flight once the

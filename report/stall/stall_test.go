@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // A reader that stops reading costs the writer its allowance once, then
@@ -111,5 +113,67 @@ func TestFdPassesThrough(t *testing.T) {
 	}
 	if got := New(&bytes.Buffer{}).Fd(); got != ^uintptr(0) {
 		t.Errorf("Fd of a buffer = %d, want ^uintptr(0)", got)
+	}
+}
+
+// A pipe with room takes a small write at once, in the caller (the bytes
+// are in the pipe when Write returns); once the pipe is full, a small write
+// still does not block: it costs the allowance, as a stalled big one does.
+func TestSmallWritesToAPipeWithRoomGoStraightThrough(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	s := New(w)
+	s.allowance = 100 * time.Millisecond
+	line := append(bytes.Repeat([]byte("x"), pipeBuf-1), '\n')
+	s.Write(line)
+	if n, err := unix.IoctlGetInt(int(r.Fd()), unix.TIOCINQ); err != nil || n != len(line) {
+		t.Fatalf("%d bytes in the pipe after Write returned (%v), want %d", n, err, len(line))
+	}
+	start := time.Now()
+	for range 64 { // 256 KiB: four times the pipe's buffer
+		s.Write(line)
+	}
+	if took := time.Since(start); took > time.Second {
+		t.Errorf("writes to a full pipe took %v, want about the 100 ms allowance", took)
+	}
+	if n, _ := s.Dropped(); n == 0 {
+		t.Error("no write was dropped on a full pipe nobody reads")
+	}
+}
+
+// /dev/null and a pipe are written directly; a regular file, which can sit
+// on a volume that hangs, and a writer that is no file, go through a
+// goroutine.
+func TestOnlyFilesThatCannotBlockAreWrittenDirectly(t *testing.T) {
+	null, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer null.Close()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	f, err := os.Create(t.TempDir() + "/log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for _, tt := range []struct {
+		name string
+		w    io.Writer
+		want fileKind
+	}{{"/dev/null", null, kindNull}, {"pipe", w, kindPolled}, {"regular file", f, kindOther}, {"buffer", &bytes.Buffer{}, kindOther}} {
+		s := New(tt.w)
+		s.Write([]byte("x\n"))
+		if s.kind != tt.want {
+			t.Errorf("%s: kind %d, want %d", tt.name, s.kind, tt.want)
+		}
 	}
 }

@@ -250,8 +250,10 @@ func TestWriteTerminationRefusesAHardLink(t *testing.T) {
 	if err := os.Link(victim, path); err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteTermination(path, "abort"); err == nil || !strings.Contains(err.Error(), "hard link") {
-		t.Errorf("WriteTermination to a hard link: %v, want a refusal that names the hard link", err)
+	for _, create := range []bool{true, false} {
+		if err := WriteTermination(path, "abort", create); err == nil || !strings.Contains(err.Error(), "hard link") {
+			t.Errorf("WriteTermination to a hard link (create %v): %v, want a refusal that names the hard link", create, err)
+		}
 	}
 	if got := reporttest.ReadFile(t, victim); string(got) != "keep" {
 		t.Errorf("the other file was cut or written: %q", got)

@@ -12,27 +12,47 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/test/reporttest"
 )
 
-func TestWriteTerminationOnlyWhereTheDirectoryExists(t *testing.T) {
+// A path set explicitly is created when its directory exists; the default
+// (create false) is written only when the file is there already, as the
+// kubelet leaves it in a pod: nothing is created on a workstation.
+func TestWriteTerminationCreatesOnlyAPathSetExplicitly(t *testing.T) {
 	dir := t.TempDir()
 	// No directory: nothing written, no error (not in Kubernetes).
 	missing := filepath.Join(dir, "no-such-dir", "termination-log")
-	if err := WriteTermination(missing, "x"); err != nil {
-		t.Errorf("missing directory: %v", err)
+	for _, create := range []bool{true, false} {
+		if err := WriteTermination(missing, "x", create); err != nil {
+			t.Errorf("missing directory (create %v): %v", create, err)
+		}
 	}
 	if _, err := os.Stat(filepath.Dir(missing)); !os.IsNotExist(err) {
 		t.Error("WriteTermination created the directory")
 	}
-	// Directory exists: written, replacing earlier content.
+	// The default path, no file: nothing created.
 	path := filepath.Join(dir, "termination-log")
+	if err := WriteTermination(path, "x", false); err != nil {
+		t.Errorf("no file at the default path: %v", err)
+	}
+	if _, err := os.Lstat(path); !os.IsNotExist(err) {
+		t.Errorf("WriteTermination created %s for a path nobody set (%v)", path, err)
+	}
+	// Set explicitly: created.
+	if err := WriteTermination(path, "explicit", true); err != nil {
+		t.Fatal(err)
+	}
+	if got := string(reporttest.ReadFile(t, path)); got != "explicit" {
+		t.Errorf("file = %q, want %q", got, "explicit")
+	}
+	// The file exists (the kubelet made it): written, replacing earlier
+	// content, whether or not the path was set.
 	os.WriteFile(path, []byte("an earlier, longer message"), 0o644)
-	if err := WriteTermination(path, "short"); err != nil {
+	if err := WriteTermination(path, "short", false); err != nil {
 		t.Fatal(err)
 	}
 	if got := string(reporttest.ReadFile(t, path)); got != "short" {
 		t.Errorf("file = %q, want %q", got, "short")
 	}
 	// Over the cap: cut.
-	if err := WriteTermination(path, strings.Repeat("x", 10000)); err != nil {
+	if err := WriteTermination(path, strings.Repeat("x", 10000), false); err != nil {
 		t.Fatal(err)
 	}
 	if n := len(reporttest.ReadFile(t, path)); n > report.MaxTerminationBytes {
@@ -43,14 +63,16 @@ func TestWriteTerminationOnlyWhereTheDirectoryExists(t *testing.T) {
 	os.WriteFile(target, []byte("keep"), 0o644)
 	link := filepath.Join(dir, "link")
 	os.Symlink(target, link)
-	if err := WriteTermination(link, "x"); err == nil {
-		t.Error("WriteTermination followed a symlink")
+	for _, create := range []bool{true, false} {
+		if err := WriteTermination(link, "x", create); err == nil {
+			t.Errorf("WriteTermination followed a symlink (create %v)", create)
+		}
 	}
 	if string(reporttest.ReadFile(t, target)) != "keep" {
 		t.Error("symlink target overwritten")
 	}
 	// Empty path or message: nothing to do.
-	if err := WriteTermination("", "x"); err != nil {
+	if err := WriteTermination("", "x", true); err != nil {
 		t.Error(err)
 	}
 }
@@ -61,7 +83,7 @@ func TestWriteTerminationToAFIFOWithoutReaderFailsAtOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
-	go func() { done <- WriteTermination(fifo, "abort") }()
+	go func() { done <- WriteTermination(fifo, "abort", false) }()
 	select {
 	case err := <-done:
 		if err == nil || !strings.Contains(err.Error(), "no such device or address") {

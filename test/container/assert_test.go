@@ -128,17 +128,16 @@ func (l logs) provenanceLines(t *testing.T) []record {
 	return out
 }
 
-// provenanceLine returns the record of the run's last provenance log line:
-// its only one after an exec, the finished record of a supervised run
-// (which logs the record at start and again with its outcome).
+// provenanceLine returns the record of the run's one provenance log line:
+// a run logs its record once, supervised or not (the end of a supervised
+// run is a small "finished" line that joins it by runId).
 func (l logs) provenanceLine(t *testing.T) record {
 	t.Helper()
 	recs := l.provenanceLines(t)
-	finished := len(recs) == 2 && recs[1].get("outcome") != nil && recs[0].get("outcome") == nil
-	if len(recs) != 1 && !finished {
-		t.Fatalf("want one log line with message \"provenance\" (two for a supervised run: at start, then finished), got %d in:\n%s", len(recs), l.raw)
+	if len(recs) != 1 {
+		t.Fatalf("want one log line with message \"provenance\", got %d in:\n%s", len(recs), l.raw)
 	}
-	return recs[len(recs)-1]
+	return recs[0]
 }
 
 // record is a provenance record as JSON, navigated by dotted paths so the

@@ -452,15 +452,17 @@ func testSupervise(t *testing.T, s *suite) {
 	if d, ok := rec.num("outcome.durationSeconds"); !ok || d < 0.8 || d > runLimit.Seconds() {
 		t.Errorf("outcome.durationSeconds = %v, want the command's run time (> 0.8 s)", rec.get("outcome.durationSeconds"))
 	}
-	// The log carries the record as the run starts and again, finished,
-	// when the command ends.
-	lines := l.provenanceLines(t)
-	if len(lines) == 0 {
-		t.Fatalf("no provenance log line")
+	// The log carries the record once, as the run starts, and when the
+	// command ends a small line with its outcome that joins it by runId.
+	started := l.provenanceLine(t)
+	started.want(t, "runId", rec.str("runId"))
+	fin, ok := l.find(func(line logLine) bool { return line.str("event") == "finished" })
+	if !ok {
+		t.Fatalf("no \"finished\" log line:\n%s", l.raw)
 	}
-	last := lines[len(lines)-1]
-	last.want(t, "outcome.exitCode", 42)
-	last.want(t, "runId", rec.str("runId"))
+	if fin.str("runId") != rec.str("runId") || fin["exitCode"] != 42.0 || fin["record"] != nil {
+		t.Errorf("the finished line does not join the run %s with exit code 42 (or carries the record): %v", rec.str("runId"), fin)
+	}
 }
 
 // testPID1Default: with no PREFLIGHT_SUPERVISE (auto) gpu-preflight is the

@@ -75,21 +75,25 @@ func TestKubernetesJob(t *testing.T) {
 	if !failsOnAbort {
 		t.Errorf("no podFailurePolicy rule FailJob on exit %d (gpu-preflight's abort)", abortCode)
 	}
-	// A node fault starts a new pod: its code must not end the Job.
-	nodeFault := int32(runNodeFault(t).Code)
-	counted := false
-	for _, r := range pfp.Rules {
-		if r.OnExitCodes == nil || r.OnExitCodes.Operator != batchv1.PodFailurePolicyOnExitCodesOpIn ||
-			!slices.Contains(r.OnExitCodes.Values, nodeFault) {
-			continue
+	// A node fault starts a new pod: its code must not end the Job. So does
+	// a PREFLIGHT_TIMEOUT that expires before PREFLIGHT_NVML_TIMEOUT (issue
+	// 24: it used to exit with the mismatch code, which FailJob ends).
+	for _, extra := range [][]string{nil, {"PREFLIGHT_NVML_TIMEOUT=30s", "PREFLIGHT_TIMEOUT=1s"}} {
+		nodeFault := int32(runNodeFault(t, extra...).Code)
+		counted := false
+		for _, r := range pfp.Rules {
+			if r.OnExitCodes == nil || r.OnExitCodes.Operator != batchv1.PodFailurePolicyOnExitCodesOpIn ||
+				!slices.Contains(r.OnExitCodes.Values, nodeFault) {
+				continue
+			}
+			counted = r.Action == batchv1.PodFailurePolicyActionCount
+			if !counted {
+				t.Errorf("%v: podFailurePolicy rule %s on the node-fault exit %d: want Count, so a new pod starts", extra, r.Action, nodeFault)
+			}
 		}
-		counted = r.Action == batchv1.PodFailurePolicyActionCount
 		if !counted {
-			t.Errorf("podFailurePolicy rule %s on the node-fault exit %d: want Count, so a new pod starts", r.Action, nodeFault)
+			t.Errorf("%v: no podFailurePolicy rule Count on exit %d (gpu-preflight's node fault)", extra, nodeFault)
 		}
-	}
-	if !counted {
-		t.Errorf("no podFailurePolicy rule Count on exit %d (gpu-preflight's node fault)", nodeFault)
 	}
 	if job.Spec.Template.Spec.RestartPolicy != corev1.RestartPolicyNever {
 		t.Errorf("restartPolicy %q: podFailurePolicy requires Never", job.Spec.Template.Spec.RestartPolicy)
@@ -224,13 +228,22 @@ func runNodeFault(t *testing.T, extra ...string) harness.Result {
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	env := append([]string{
+	var env []string
+	for _, kv := range []string{
 		"PATH=" + bin + ":/usr/local/bin:/usr/bin:/bin",
 		"PREFLIGHT_ROOT=" + root, "PREFLIGHT_HOST_ROOT=" + root, "PREFLIGHT_PROVENANCE_DIR=off", "PREFLIGHT_LOG_FORMAT=json",
 		"PREFLIGHT_TERMINATION_LOG=", "PREFLIGHT_NVML_LIBRARY=" + fifo, "PREFLIGHT_NVML_TIMEOUT=500ms",
-	}, extra...)
+	} {
+		// An extra setting replaces the default (getenv reads the first).
+		if name, _, _ := strings.Cut(kv, "="); !slices.ContainsFunc(extra, func(e string) bool { return strings.HasPrefix(e, name+"=") }) {
+			env = append(env, kv)
+		}
+	}
+	env = append(env, extra...)
 	r := harness.Run(t, time.Minute, tmp, env, shim(t), "--", "true")
-	if !strings.Contains(r.Stderr, `"check":"nvml"`) || !strings.Contains(r.Stderr, "did not answer") {
+	hungNVML := strings.Contains(r.Stderr, `"check":"nvml"`) && strings.Contains(r.Stderr, "did not answer")
+	timedOut := strings.Contains(r.Stderr, `"check":"preflight"`) && strings.Contains(r.Stderr, "the NVML probe")
+	if !hungNVML && !timedOut {
 		t.Fatalf("the hung-NVML run did not report a hung NVML (exit %d):\n%s", r.Code, r.Stderr)
 	}
 	nodeFaultRuns[key] = r

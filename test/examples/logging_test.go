@@ -122,7 +122,10 @@ func TestFluentBitRoutesTheProvenanceLine(t *testing.T) {
 		t.Fatalf("the rule routes %d lines, want exactly the provenance line (with its record)", len(routed))
 	}
 
-	var outs []string
+	// The provenance tag goes to one Elasticsearch index and one Loki
+	// stream of its own (trace.logql reads it); the main stream to Loki
+	// only. No output takes both tags.
+	var esOuts, lokiOuts []FluentBitSection
 	for _, o := range conf {
 		if o.Name != "OUTPUT" {
 			continue
@@ -130,26 +133,35 @@ func TestFluentBitRoutesTheProvenanceLine(t *testing.T) {
 		m, _ := o.Get("Match")
 		name, _ := o.Get("Name")
 		if tagMatches(m, newTag) {
-			outs = append(outs, name)
-			if idx, _ := o.Get("Index"); idx == "" {
-				t.Errorf("the %s output for %s has no Index of its own", name, newTag)
+			switch strings.ToLower(name) {
+			case "es":
+				esOuts = append(esOuts, o)
+				if idx, _ := o.Get("Index"); idx == "" {
+					t.Errorf("the es output for %s has no Index of its own", newTag)
+				}
+			case "loki":
+				lokiOuts = append(lokiOuts, o)
+			default:
+				t.Errorf("output %s also takes %s", name, newTag)
 			}
 		}
 		if tagMatches(m, tag) && tagMatches(m, newTag) {
 			t.Errorf("output %s matches both the main stream and %s", name, newTag)
 		}
 	}
-	if len(outs) != 1 {
-		t.Errorf("%d outputs match %s, want 1", len(outs), newTag)
+	if len(esOuts) != 1 || len(lokiOuts) != 1 {
+		t.Errorf("%s goes to %d es and %d loki outputs, want one each", newTag, len(esOuts), len(lokiOuts))
 	}
-	loki := sectionsNamed(conf, "OUTPUT", "loki")
-	if len(loki) != 1 {
-		t.Fatal("no loki output for aborted-runs.logql to query")
+	var mainLoki []FluentBitSection
+	for _, o := range sectionsNamed(conf, "OUTPUT", "loki") {
+		if m, _ := o.Get("Match"); tagMatches(m, tag) {
+			mainLoki = append(mainLoki, o)
+		}
 	}
-	if m, _ := loki[0].Get("Match"); !tagMatches(m, tag) {
-		t.Errorf("the loki output does not match the container tags")
+	if len(mainLoki) != 1 {
+		t.Fatal("no loki output of the container tags for aborted-runs.logql to query")
 	}
-	labels, _ := loki[0].Get("Labels")
+	labels, _ := mainLoki[0].Get("Labels")
 	if !strings.Contains(labels, "app=") {
 		t.Errorf("the loki output sets labels %q; the queries select {app=...}", labels)
 	}

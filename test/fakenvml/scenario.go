@@ -103,6 +103,42 @@ func a100(i int) map[string]string {
 	}
 }
 
+// b200 is GPU i of a DGX B200 (NVML_DEVICE_ARCH_BLACKWELL is 10 in
+// nvml.h; compute capability 10.0, developer.nvidia.com/cuda-gpus; memory
+// as nvidia-smi shows it on a B200, 183359 MiB).
+func b200(i int) map[string]string {
+	return map[string]string{
+		"name": "NVIDIA B200", "uuid": uuid(5, i), "busid": fmt.Sprintf("00000000:%02X:00.0", 0x1b+i),
+		"brand": "14", "cc": "10 0", "arch": "10", "memory": strconv.FormatUint(183359<<20, 10),
+		"mig": "0 0", "persistence": "1", "ecc": "0", "minor": strconv.Itoa(i),
+	}
+}
+
+// rtxPro6000 is an RTX PRO 6000 Blackwell Server Edition: compute
+// capability 12.0 (developer.nvidia.com/cuda-gpus), brand NVIDIA RTX (13).
+func rtxPro6000(i int) map[string]string {
+	return map[string]string{
+		"name": "NVIDIA RTX PRO 6000 Blackwell Server Edition", "uuid": uuid(6, i), "busid": fmt.Sprintf("00000000:%02X:00.0", 0x41+i),
+		"brand": "13", "cc": "12 0", "arch": "10", "memory": strconv.FormatUint(97887<<20, 10),
+		"mig": "0 0", "persistence": "1", "ecc": "0", "minor": strconv.Itoa(i),
+	}
+}
+
+// A100x8 is a DGX A100 on the given driver and CUDA version.
+func A100x8(driver string, cuda int) Scenario {
+	return Scenario{Name: "a100x8-" + driver, Init: "ok", System: system(driver, cuda, 8), GPUs: fakescenario.Devices(8, a100)}
+}
+
+// B200x8 is a DGX B200 on the given driver and CUDA version.
+func B200x8(driver string, cuda int) Scenario {
+	return Scenario{Name: "b200x8-" + driver, Init: "ok", System: system(driver, cuda, 8), GPUs: fakescenario.Devices(8, b200)}
+}
+
+// RTXPro6000x4 is four RTX PRO 6000 Blackwell Server Editions.
+func RTXPro6000x4(driver string, cuda int) Scenario {
+	return Scenario{Name: "rtxpro6000x4-" + driver, Init: "ok", System: system(driver, cuda, 4), GPUs: fakescenario.Devices(4, rtxPro6000)}
+}
+
 // H100x8 is a DGX H100 on the given driver and CUDA version (12040 = 12.4).
 func H100x8(driver string, cuda int) Scenario {
 	return Scenario{Name: "h100x8-" + driver, Init: "ok", System: system(driver, cuda, 8), GPUs: fakescenario.Devices(8, h100)}

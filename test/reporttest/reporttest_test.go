@@ -47,7 +47,7 @@ func TestNoPlantedSecretReachesAnyOutput(t *testing.T) {
 	msg := report.TerminationMessage(in.Findings, in.Decision)
 	outputs["termination message"] = []byte(msg)
 	tpath := dir + "/termination-log"
-	if err := store.WriteTermination(tpath, msg); err != nil {
+	if err := store.WriteTermination(tpath, msg, true); err != nil {
 		t.Fatal(err)
 	}
 	outputs["termination file"] = reporttest.ReadFile(t, tpath)

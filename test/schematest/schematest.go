@@ -90,3 +90,38 @@ func ValidateOnlyRecord(t testing.TB, dir string) []byte {
 	Validate(t, data)
 	return data
 }
+
+var (
+	traceOnce     sync.Once
+	traceCompiled *jsonschema.Schema
+	traceErr      error
+)
+
+// CheckTrace validates the output of `gpu-preflight trace --json` against
+// docs/schema/trace.v1.schema.json.
+func CheckTrace(out []byte) error {
+	traceOnce.Do(func() {
+		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(schema.TraceV1))
+		if err != nil {
+			traceErr = fmt.Errorf("parse docs/schema/trace.v1.schema.json: %w", err)
+			return
+		}
+		c := jsonschema.NewCompiler()
+		if err := c.AddResource(schema.TraceV1ID, doc); err != nil {
+			traceErr = fmt.Errorf("load docs/schema/trace.v1.schema.json: %w", err)
+			return
+		}
+		traceCompiled, traceErr = c.Compile(schema.TraceV1ID)
+	})
+	if traceErr != nil {
+		return traceErr
+	}
+	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(out))
+	if err != nil {
+		return fmt.Errorf("trace output is not JSON: %w", err)
+	}
+	if err := traceCompiled.Validate(inst); err != nil {
+		return fmt.Errorf("trace output does not match docs/schema/trace.v1.schema.json: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,180 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"bufio"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/gpu-preflight/gpu-preflight/test/fakenvml"
+	"github.com/gpu-preflight/gpu-preflight/test/procdriver"
+)
+
+// setEnv returns env with name set to value, replacing an earlier entry
+// (getenv reads the first).
+func setEnv(env []string, name, value string) []string {
+	out := make([]string, 0, len(env)+1)
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, name+"=") {
+			out = append(out, kv)
+		}
+	}
+	return append(out, name+"="+value)
+}
+
+// wantNodeFaultTimeout checks a run cut by a deadline on a node whose
+// driver 535.161.08 was seen: the node-fault exit code, the finding id
+// with status error naming want, the driver in the record, and no "no
+// NVIDIA driver" anywhere.
+func wantNodeFaultTimeout(t *testing.T, rec record, r result, id string, want ...string) {
+	t.Helper()
+	if r.code != nodeFaultCode || !rec.Decision.NodeFault || rec.Decision.ExitCode != nodeFaultCode {
+		t.Errorf("exit %d, decision %+v; want the node-fault code %d\nstderr: %s", r.code, rec.Decision, nodeFaultCode, r.stderr)
+	}
+	status, msg := finding(t, rec, id)
+	t.Logf("exit %d after %v; %s: %s", r.code, r.elapsed.Round(time.Millisecond), id, msg)
+	if status != "error" {
+		t.Errorf("%s: status %q, want error", id, status)
+	}
+	for _, w := range want {
+		if !strings.Contains(msg, w) {
+			t.Errorf("%s does not name %q: %s", id, w, msg)
+		}
+	}
+	if rec.Host.Driver.Version != "535.161.08" || rec.Host.Driver.CUDAVersion != "12.2" {
+		t.Errorf("the record lost the driver seen before the deadline: %+v", rec.Host.Driver)
+	}
+	for _, out := range []string{r.stdout, r.stderr} {
+		if strings.Contains(out, "no NVIDIA driver") {
+			t.Errorf(`"no NVIDIA driver" on a node whose driver was seen:\n%s`, out)
+		}
+	}
+}
+
+// Issue 24: a wedged driver on a node with driver 535. Whichever deadline
+// fires first, the job ends with the node-fault code (75), which the
+// shipped podFailurePolicy retries on another node, never with the
+// mismatch code (78) that fails the Job; a finding says what had not
+// finished, and the record keeps the driver /proc/driver/nvidia showed.
+func TestTimeoutOnAWedgedDriverIsANodeFault(t *testing.T) {
+	for _, tt := range []struct {
+		name     string
+		timeouts []string
+		id       string
+		want     []string
+	}{
+		{"PREFLIGHT_TIMEOUT below PREFLIGHT_NVML_TIMEOUT", []string{"PREFLIGHT_TIMEOUT=2s", "PREFLIGHT_NVML_TIMEOUT=10s"},
+			"preflight", []string{"PREFLIGHT_TIMEOUT=2s", "the NVML probe (", "had not finished"}},
+		{"PREFLIGHT_TIMEOUT above PREFLIGHT_NVML_TIMEOUT", []string{"PREFLIGHT_TIMEOUT=8s", "PREFLIGHT_NVML_TIMEOUT=2s"},
+			"nvml", []string{"2s"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			tag := marker(t)
+			env := shimEnv(t, fakeLibrary(t), ptr(fakenvml.Hang()), append(tt.timeouts, tag)...)
+			root := envValue(env, "PREFLIGHT_HOST_ROOT")
+			d := procdriver.Driver{Version: "535.161.08", GPUs: []procdriver.GPU{procdriver.H100}}
+			if err := d.Write(filepath.Join(root, "proc/driver")); err != nil {
+				t.Fatal(err)
+			}
+			rec, c := checkJSON(t, env)
+			wantNodeFaultTimeout(t, rec, c, tt.id, tt.want...)
+			if c.elapsed > 4*time.Second {
+				t.Errorf("check took %v; the first deadline is 2s", c.elapsed)
+			}
+			r := run(t, 15*time.Second, env, shimBin(t), "--", "sh", "-c", "echo ran")
+			if r.code != nodeFaultCode || strings.Contains(r.stdout, "ran") {
+				t.Errorf("the entrypoint form: exit %d, stdout %q; want %d and the command not run", r.code, r.stdout, nodeFaultCode)
+			}
+			if left := processesWith(tag); len(left) > 0 {
+				t.Errorf("processes left behind: %v", left)
+			}
+		})
+	}
+}
+
+// Issue 24: an image whose files sit on a hung mount (a lazily pulled
+// image's FUSE snapshotter that stopped answering; here fuse-overlayfs,
+// the FUSE file system podman uses, stopped with SIGSTOP, so every lookup
+// under it waits for an answer that never comes). The preflight ends at
+// PREFLIGHT_TIMEOUT with the node-fault code, a finding that names the
+// image scan and the path it was reading, and the driver facts gathered
+// before it.
+func TestTimeoutOnAHungImageMountNamesThePath(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Fatalf("this test needs root to mount a FUSE file system (uid %d); run 'make test-e2e' as root, as the CI does", os.Getuid())
+	}
+	fuse, err := exec.LookPath("fuse-overlayfs")
+	if err != nil {
+		t.Fatalf("fuse-overlayfs is not installed (make deps installs it with podman's packages): %v", err)
+	}
+	env := shimEnv(t, fakeLibrary(t), ptr(fakenvml.H100x8("535.161.08", 12020)), "PREFLIGHT_TIMEOUT=2s")
+	root := envValue(env, "PREFLIGHT_ROOT")
+	hostRoot := t.TempDir()
+	env = setEnv(env, "PREFLIGHT_HOST_ROOT", hostRoot)
+	d := procdriver.Driver{Version: "535.161.08", GPUs: []procdriver.GPU{procdriver.H100}}
+	if err := d.Write(filepath.Join(hostRoot, "proc/driver")); err != nil {
+		t.Fatal(err)
+	}
+	// The image's Python packages are on the hung mount: the CUDA files
+	// read first are not, so the scan is where the preflight waits.
+	base := t.TempDir()
+	lower, upper, work := filepath.Join(base, "lower"), filepath.Join(base, "upper"), filepath.Join(base, "work")
+	mnt := filepath.Join(root, "usr/local/lib/python3.10/dist-packages")
+	for _, dir := range []string{filepath.Join(lower, "torch"), upper, work, mnt} {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	daemon := exec.Command(fuse, "-f", "-o", "lowerdir="+lower+",upperdir="+upper+",workdir="+work, mnt)
+	if err := daemon.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		daemon.Process.Signal(syscall.SIGCONT)
+		exec.Command("fusermount3", "-u", mnt).Run()
+		daemon.Process.Kill()
+		daemon.Wait()
+	})
+	waitMounted(t, mnt)
+	if err := daemon.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+
+	rec, c := checkJSON(t, env)
+	wantNodeFaultTimeout(t, rec, c, "preflight", "PREFLIGHT_TIMEOUT=2s", "the image scan under "+root, "reading "+mnt)
+	if c.elapsed > 4*time.Second {
+		t.Errorf("check took %v with PREFLIGHT_TIMEOUT=2s", c.elapsed)
+	}
+	if len(rec.Host.GPUs) != 8 || rec.Host.NVML.Outcome != "ok" {
+		t.Errorf("the NVML facts gathered before the scan are not in the record: %d GPUs, nvml %+v", len(rec.Host.GPUs), rec.Host.NVML)
+	}
+}
+
+// waitMounted waits until mnt is a mount point in /proc/self/mountinfo,
+// without touching the file system mounted there.
+func waitMounted(t *testing.T, mnt string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		f, err := os.Open("/proc/self/mountinfo")
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			if fields := strings.Fields(sc.Text()); len(fields) > 4 && fields[4] == mnt {
+				f.Close()
+				return
+			}
+		}
+		f.Close()
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("%s was not mounted within 10s", mnt)
+}

@@ -1,0 +1,127 @@
+// Package figures reads the figures the documentation quotes, so that the
+// suites that can measure them hold each to the measurement.
+//
+// A quoted figure lives in a Markdown table between the markers
+// <!-- figures --> and <!-- /figures --> of README.md, one row a figure:
+//
+//	| id | figure | value | noise | measured by |
+//	| `binary` | bin/gpu-preflight, the probe embedded | 8.4 MiB | ±5% | `stat -c %s bin/gpu-preflight` |
+//
+// value is a number and a unit (MiB, x, ms); noise is how far a new
+// measurement may stray from it, in percent of the value, before the
+// figure counts as stale. A test measures the figure the way the last
+// column says and calls Check.
+package figures
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/gpu-preflight/gpu-preflight/test/harness"
+)
+
+// Figure is one quoted figure.
+type Figure struct {
+	ID     string
+	What   string
+	Value  float64
+	Unit   string
+	Noise  float64 // a fraction of Value: 0.05 for ±5%
+	Source string  // the file that quotes it
+}
+
+const (
+	open  = "<!-- figures -->"
+	close = "<!-- /figures -->"
+)
+
+// Quoted returns the figures README.md quotes, by id.
+func Quoted(t testing.TB) map[string]Figure {
+	t.Helper()
+	path := filepath.Join(harness.Root(t), "README.md")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := Parse(string(b))
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	for id, f := range out {
+		f.Source = "README.md"
+		out[id] = f
+	}
+	return out
+}
+
+// Parse reads the figures table of a Markdown document.
+func Parse(doc string) (map[string]Figure, error) {
+	_, rest, ok := strings.Cut(doc, open)
+	if !ok {
+		return nil, fmt.Errorf("no %s table", open)
+	}
+	table, _, ok := strings.Cut(rest, close)
+	if !ok {
+		return nil, fmt.Errorf("%s without %s", open, close)
+	}
+	out := map[string]Figure{}
+	for _, line := range strings.Split(table, "\n") {
+		cells := strings.Split(strings.Trim(strings.TrimSpace(line), "|"), "|")
+		if len(cells) != 5 {
+			continue
+		}
+		for i := range cells {
+			cells[i] = strings.TrimSpace(cells[i])
+		}
+		id := strings.Trim(cells[0], "`")
+		if id == "id" || strings.HasPrefix(id, "---") || id == "" {
+			continue
+		}
+		f := Figure{ID: id, What: cells[1]}
+		num, unit, _ := strings.Cut(cells[2], " ")
+		if n, found := strings.CutSuffix(num, "x"); found {
+			num, unit = n, "x"
+		}
+		v, err := strconv.ParseFloat(num, 64)
+		if err != nil {
+			return nil, fmt.Errorf("figure %s: value %q is not a number and a unit", id, cells[2])
+		}
+		f.Value, f.Unit = v, unit
+		noise, found := strings.CutSuffix(strings.TrimPrefix(cells[3], "±"), "%")
+		n, err := strconv.ParseFloat(noise, 64)
+		if !found || err != nil || n <= 0 {
+			return nil, fmt.Errorf("figure %s: noise %q is not ±N%%", id, cells[3])
+		}
+		f.Noise = n / 100
+		if _, dup := out[id]; dup {
+			return nil, fmt.Errorf("figure %s quoted twice", id)
+		}
+		out[id] = f
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("the %s table holds no figure", open)
+	}
+	return out, nil
+}
+
+// Holds reports whether measured is within the figure's noise of it.
+func (f Figure) Holds(measured float64) bool {
+	return math.Abs(measured-f.Value) <= f.Noise*f.Value
+}
+
+// Check fails t when measured is off the quoted figure by more than its
+// noise, saying what to write instead.
+func (f Figure) Check(t testing.TB, measured float64) {
+	t.Helper()
+	if !f.Holds(measured) {
+		t.Errorf("%s quotes %s (%s) as %g %s ±%g%%; measured now: %.2f %s. Update the figure (and the tables of docs/PERFORMANCE.md from the same run)",
+			f.Source, f.ID, f.What, f.Value, f.Unit, f.Noise*100, measured, f.Unit)
+	} else {
+		t.Logf("%s: quoted %g %s, measured %.2f %s (within ±%g%%)", f.ID, f.Value, f.Unit, measured, f.Unit, f.Noise*100)
+	}
+}

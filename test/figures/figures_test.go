@@ -1,0 +1,43 @@
+package figures
+
+import (
+	"strings"
+	"testing"
+)
+
+// README.md's figures table parses, every row has a value, a unit and a
+// noise, and a measurement outside the noise does not hold.
+func TestREADMEFiguresParse(t *testing.T) {
+	quoted := Quoted(t)
+	for _, id := range []string{"binary", "rss", "rss-probe", "startup-go", "startup-tini"} {
+		f, ok := quoted[id]
+		if !ok {
+			t.Errorf("README.md quotes no figure %q", id)
+			continue
+		}
+		if f.Unit == "" || f.Value <= 0 || f.Noise <= 0 {
+			t.Errorf("figure %s: %+v", id, f)
+		}
+		if f.Holds(f.Value*(1+2*f.Noise)) || !f.Holds(f.Value) {
+			t.Errorf("figure %s: Holds does not follow its noise", id)
+		}
+	}
+}
+
+func TestParseRejectsAMalformedTable(t *testing.T) {
+	for _, doc := range []string{
+		"no table",
+		"<!-- figures -->\n| `a` | b | 3 MiB | ±5% | c |\n",
+		"<!-- figures -->\n| `a` | b | many | ±5% | c |\n<!-- /figures -->",
+		"<!-- figures -->\n| `a` | b | 3 MiB | 5 | c |\n<!-- /figures -->",
+		"<!-- figures -->\n| `a` | b | 3 MiB | ±5% | c |\n| `a` | b | 3 MiB | ±5% | c |\n<!-- /figures -->",
+	} {
+		if _, err := Parse(doc); err == nil {
+			t.Errorf("Parse(%q) accepted it", strings.ReplaceAll(doc, "\n", `\n`))
+		}
+	}
+	f, err := Parse("<!-- figures -->\n| id | figure | value | noise | measured by |\n|---|---|---:|---:|---|\n| `s` | speed | 2.5x | ±40% | c |\n<!-- /figures -->")
+	if err != nil || f["s"].Value != 2.5 || f["s"].Unit != "x" || f["s"].Noise != 0.4 {
+		t.Errorf("Parse = %+v, %v", f, err)
+	}
+}

@@ -1,0 +1,147 @@
+// Package tracetest builds provenance records of generated fleets for the
+// tests of package trace and for its benchmark (bench/trace): each record
+// is made by report.New from facts, findings and a decision, as a real
+// run's is, so what trace reads is what gpu-preflight writes.
+package tracetest
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/gpu-preflight/gpu-preflight/preflight/check"
+	"github.com/gpu-preflight/gpu-preflight/preflight/decision"
+	"github.com/gpu-preflight/gpu-preflight/preflight/envvars"
+	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
+	"github.com/gpu-preflight/gpu-preflight/report"
+)
+
+// Run describes one run of a fleet.
+type Run struct {
+	RunID string
+	At    time.Time
+	// Node is the Kubernetes node (NODE_NAME) and the host name.
+	Node string
+	// Job is PREFLIGHT_JOB_ID (a job name kept across submissions) unless
+	// Slurm is set, when it is SLURM_JOB_ID; Rank is RANK or SLURM_PROCID.
+	Job   string
+	Slurm bool
+	Rank  int
+	// Driver is the host's driver version, DriverCUDA its CUDA.
+	Driver, DriverCUDA string
+	// Digest is the image's digest (sha256:...), Ref its reference.
+	Digest, Ref string
+	GPU         string
+	GPUs        int
+	NCCL        string
+	// Abort stops the run with the blocking findings; NodeFault makes it a
+	// node-fault abort (75), else a mismatch (78).
+	Abort     []string
+	NodeFault bool
+	// Exit, when not nil, is the supervised command's exit code.
+	Exit *int
+}
+
+// Exit returns a pointer to code, for Run.Exit.
+func Exit(code int) *int { return &code }
+
+// Record builds r's provenance record.
+func Record(r Run) report.Record {
+	gpus := r.GPUs
+	if gpus == 0 {
+		gpus = 8
+	}
+	gpu := r.GPU
+	if gpu == "" {
+		gpu = "NVIDIA H100 80GB HBM3"
+	}
+	nccl := r.NCCL
+	if nccl == "" {
+		nccl = "2.21.5"
+	}
+	f := facts.Facts{
+		Host: facts.Host{
+			Hostname: r.Node,
+			Kernel:   "6.1.0-18-amd64",
+			Driver:   facts.Driver{Version: r.Driver, CUDAVersion: r.DriverCUDA, CUDAVersionSource: "nvml", Source: "procfs"},
+			Cgroup:   facts.Cgroup{Version: 2},
+			NVML:     facts.NVML{Outcome: facts.ProbeOK, Via: "libnvidia-ml.so.1", Version: r.Driver, DurationMillis: 6.2},
+			ShmBytes: 64 << 30,
+		},
+		Container: facts.Container{
+			Requirements: []facts.Requirement{{Var: "NVIDIA_REQUIRE_CUDA", Value: "cuda>=12.4 brand=tesla,driver>=535,driver<536"}},
+			CUDA:         facts.CUDAToolkit{Version: "12.4", Full: "12.4.1", Source: "/usr/local/cuda/version.json"},
+			Stack:        facts.Stack{CuDNN: facts.Component{Version: "9.1.0"}, NCCL: facts.Component{Version: nccl}},
+			Frameworks: []facts.Framework{{Name: "torch", Version: "2.4.0+cu124", CUDAVersion: "12.4", CuDNNVersion: "9.1.0",
+				Archs: []string{"sm_80", "sm_90"}}},
+			ScanSource: "manifest",
+			Identity:   facts.Identity{Ref: r.Ref, Digest: r.Digest, From: "env"},
+		},
+	}
+	for i := range gpus {
+		f.Host.GPUs = append(f.Host.GPUs, facts.GPU{Index: i, Name: gpu, Brand: facts.BrandTesla,
+			UUID:     fmt.Sprintf("GPU-%08x-0000-0000-0000-%012d", hash(r.Node), i),
+			PCIBusID: fmt.Sprintf("00000000:%02X:00.0", 0x18+i), ComputeCapability: "9.0", Architecture: "Hopper",
+			MemoryBytes: 85520809984, MIGMode: "disabled", PersistenceMode: "enabled"})
+	}
+	findings := []check.Finding{
+		{ID: "driver", Status: check.Pass, Message: "NVIDIA driver " + r.Driver + " (procfs)"},
+		{ID: "cuda-requirement", Status: check.Pass, Message: "driver " + r.Driver + " satisfies NVIDIA_REQUIRE_CUDA"},
+		{ID: "gpu-health", Status: check.Pass, Message: "no uncorrected ECC errors, no retired pages pending"},
+	}
+	d := decision.Decision{Policy: "fail", Action: decision.Exec}
+	if len(r.Abort) > 0 {
+		d = decision.Decision{Policy: "fail", Action: decision.Abort, ExitCode: 78, Blocking: r.Abort, NodeFault: r.NodeFault}
+		if r.NodeFault {
+			d.ExitCode = 75
+		}
+		for _, id := range r.Abort {
+			found := false
+			for i := range findings {
+				if findings[i].ID == id {
+					findings[i].Status, findings[i].NodeFault, found = check.Error, r.NodeFault, true
+					findings[i].Message = id + " failed on " + r.Node
+				}
+			}
+			if !found {
+				findings = append(findings, check.Finding{ID: id, Status: check.Error, NodeFault: r.NodeFault, Message: id + " failed"})
+			}
+		}
+	}
+	env := []string{
+		"PATH=/usr/local/nvidia/bin:/usr/local/cuda/bin:/usr/bin:/bin",
+		"NVIDIA_VISIBLE_DEVICES=all", "CUDA_VERSION=12.4.1", "NCCL_DEBUG=WARN",
+		"KUBERNETES_SERVICE_HOST=10.96.0.1", "POD_NAMESPACE=ml", "NODE_NAME=" + r.Node,
+		fmt.Sprintf("POD_NAME=%s-%d", r.Job, r.Rank),
+	}
+	if r.Slurm {
+		env = []string{"PATH=/usr/bin:/bin", "SLURM_JOB_ID=" + r.Job, fmt.Sprintf("SLURM_PROCID=%d", r.Rank),
+			"SLURMD_NODENAME=" + r.Node, "SLURM_CLUSTER_NAME=hpc", "NCCL_DEBUG=WARN"}
+	} else if r.Job != "" {
+		env = append(env, "PREFLIGHT_JOB_ID="+r.Job, fmt.Sprintf("RANK=%d", r.Rank), "WORLD_SIZE=16")
+	}
+	rec := report.New(report.Inputs{
+		Facts: f, Findings: findings, Decision: d,
+		Argv: []string{"torchrun", "--nproc-per-node=8", "train.py"}, Cwd: "/workspace",
+		Environ: envvars.Parse(env), ToolVersion: "v0.4.0", ToolCommit: "0123abc",
+		Now: r.At, RunID: r.RunID,
+	})
+	if r.Exit != nil && len(r.Abort) == 0 {
+		if err := rec.Finish(*r.Exit, 0, r.At.Add(time.Hour)); err != nil {
+			panic(err) // StartedAt is ours
+		}
+	}
+	return rec
+}
+
+func hash(s string) uint32 {
+	h := uint32(2166136261)
+	for i := 0; i < len(s); i++ {
+		h = (h ^ uint32(s[i])) * 16777619
+	}
+	return h
+}
+
+// RunID is a run id made from n: 32 hex digits, as gpu-preflight's.
+func RunID(n int) string {
+	return fmt.Sprintf("%08x%08x%08x%08x", hash(fmt.Sprint(n)), n, hash(fmt.Sprint(-n)), n*2654435761)[:32]
+}
