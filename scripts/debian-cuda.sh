@@ -14,9 +14,8 @@
 # (the BLAS and LAPACK alternatives, /etc/ld.so.cache).
 #
 # Usage: scripts/debian-cuda.sh [DIR]
-# DIR defaults to $CACHE/debian-cuda when CACHE is set, else
-# /var/cache/gpu-preflight/debian-cuda as root, else .cache/debian-cuda in
-# the checkout. Prints the unpacked root. The first run downloads about
+# DIR defaults to debian-cuda in the download cache (scripts/cache-dir.sh:
+# $CACHE, else /var/cache/gpu-preflight as root, else the user's cache). Prints the unpacked root. The first run downloads about
 # 4 GB of .debs (docs/fatbin.md says how long that took here); later runs
 # only print the root.
 set -euo pipefail
@@ -25,17 +24,7 @@ set -euo pipefail
 packages=(python3-torch-cuda libtorch-cuda-2.6 libnccl2 libcublaslt12 libcublas12
 	libmagma2 libcudart12)
 
-default_dir() {
-	if [[ -n ${CACHE:-} ]]; then
-		echo "$CACHE/debian-cuda"
-	elif [[ $(id -u) == 0 ]]; then
-		echo /var/cache/gpu-preflight/debian-cuda
-	else
-		echo "$(dirname "$0")/../.cache/debian-cuda"
-	fi
-}
-
-dir=$(realpath -m "${1:-$(default_dir)}")
+dir=$(realpath -m "${1:-$(bash "$(dirname "$0")/cache-dir.sh")/debian-cuda}")
 root=$dir/root
 mkdir -p "$dir"
 exec 9>"$dir/.lock"
