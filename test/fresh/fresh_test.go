@@ -153,12 +153,11 @@ func TestFreshDebianRunsMakeDepsRunAndDist(t *testing.T) {
 	}
 	for _, release := range freshReleases {
 		t.Run(release, func(t *testing.T) {
-			start := time.Now()
 			root := strings.TrimSpace(must(t, harness.Run(t, 15*time.Minute, harness.Root(t), os.Environ(), "bash", "scripts/fresh-root.sh", release, filepath.Join(cache, "fresh", release)), "fresh-root.sh "+release).Stdout)
 			dir := t.TempDir()
 			src := clone(t, dir)
 			layer := depsLayer(t, cache, root, release, src)
-			start = time.Now()
+			start := time.Now()
 			r := enter(t, 20*time.Minute, filepath.Join(cache, "fresh", release+"-gocache"), layer+":"+root, filepath.Join(dir, "upper"), src,
 				"dpkg -r libc6-dev-arm64-cross >/dev/null && ! dpkg-query -W -f='${Status}' libc6-dev-arm64-cross 2>/dev/null | grep -q 'ok installed' && "+
 					"make run >run.log 2>&1 && make dist && dist/gpu-preflight-linux-amd64 version")
