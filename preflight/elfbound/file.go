@@ -136,6 +136,10 @@ const sectionBlock = 4 << 10
 // Sections calls fn on each section header in order until fn returns
 // false, reading the table a block at a time.
 func (f *File) Sections(fn func(Section) bool) error {
+	if f.shnum == 0 {
+		// No table (e_shoff 0): e_shentsize was never checked, and may be 0.
+		return nil
+	}
 	perBlock := max(1, sectionBlock/f.shentsize)
 	buf := make([]byte, perBlock*f.shentsize)
 	for first := uint64(0); first < f.shnum; first += perBlock {
