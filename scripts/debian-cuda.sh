@@ -17,7 +17,8 @@
 # DIR defaults to debian-cuda in the download cache (scripts/cache-dir.sh:
 # $CACHE, else /var/cache/gpu-preflight as root, else the user's cache). Prints the unpacked root. The first run downloads about
 # 4 GB of .debs (docs/fatbin.md says how long that took here); later runs
-# only print the root.
+# only print the root (they unpack again, from the cached .debs, when this
+# script changed).
 set -euo pipefail
 
 # The packages the root is built for; apt adds what they depend on.
@@ -29,7 +30,11 @@ root=$dir/root
 mkdir -p "$dir"
 exec 9>"$dir/.lock"
 flock 9
-if [[ -f $dir/.ready ]]; then
+# .ready holds the digest of the scripts that built the root: a root made by
+# an older version of them (another package list, another step after the
+# unpack) is made again from the cached .debs, never used as it is.
+stamp=$(cat "$0" "$(dirname "$0")/apt-nonfree.sh" | sha256sum | cut -d' ' -f1)
+if [[ -f $dir/.ready && $(<"$dir/.ready") == "$stamp" ]]; then
 	echo "$root"
 	exit 0
 fi
@@ -86,5 +91,5 @@ done
 ldconfig -r "$root"
 printf '%s\n' "${wanted[@]}" >"$dir/packages.txt"
 echo "debian-cuda: ${#wanted[@]} packages fetched and unpacked in $((SECONDS - start)) s" >&2
-touch "$dir/.ready"
+echo "$stamp" >"$dir/.ready"
 echo "$root"
