@@ -189,6 +189,39 @@ func TestLoadOrderMatchesTheRealLoader(t *testing.T) {
 			ldpath: []string{"ld"},
 		},
 		{
+			// A venv's torch wheel: torch/lib's objects name the nvidia-*
+			// wheels' lib folders in DT_RUNPATH, relative to $ORIGIN, and
+			// the image's /usr/local/cuda copy is not on any search path.
+			name: "a venv's torch finds the nvidia wheels through its DT_RUNPATH",
+			libs: []lib{
+				{Path: "venv/lib/python3.11/site-packages/nvidia/cublas/lib/libcublas.so.12", Soname: "libcublas.so.12"},
+				{Path: "venv/lib/python3.11/site-packages/nvidia/nccl/lib/libnccl.so.2", Soname: "libnccl.so.2"},
+				{Path: "usr/local/cuda/lib64/libcublas.so.12", Soname: "libcublas.so.12"},
+			},
+			prog: lib{Path: "venv/lib/python3.11/site-packages/torch/lib/prog",
+				Needs:   []string{"venv/lib/python3.11/site-packages/nvidia/cublas/lib/libcublas.so.12", "venv/lib/python3.11/site-packages/nvidia/nccl/lib/libnccl.so.2"},
+				RunPath: "$ORIGIN/../../nvidia/cublas/lib:$ORIGIN/../../nvidia/nccl/lib"},
+		},
+		{
+			// A conda environment: the CUDA libraries are in the prefix's
+			// lib/, which a package's objects under site-packages reach
+			// through a search path relative to $ORIGIN (conda-build makes
+			// every path relative to the prefix), and LD_LIBRARY_PATH names
+			// another copy after it. The test's directory is named after
+			// the case, so the object's own folder holds a "$": ld.so copies
+			// $ORIGIN's value as it is, and so must the model.
+			name: "conda's prefix lib/ through $ORIGIN/../../../..",
+			libs: []lib{
+				{Path: "opt/conda/lib/libcudart.so.12", Soname: "libcudart.so.12"},
+				{Path: "opt/conda/lib/libnccl.so.2", Soname: "libnccl.so.2", Needs: []string{"opt/conda/lib/libcudart.so.12"}, RunPath: "$ORIGIN"},
+				{Path: "usr/local/cuda/lib64/libcudart.so.12", Soname: "libcudart.so.12"},
+			},
+			prog: lib{Path: "opt/conda/lib/python3.11/site-packages/torch/lib/prog",
+				Needs: []string{"opt/conda/lib/libcudart.so.12", "opt/conda/lib/libnccl.so.2"},
+				RPath: "$ORIGIN/../../../.."},
+			ldpath: []string{"usr/local/cuda/lib64"},
+		},
+		{
 			// A soname already loaded is reused: the second copy is never
 			// opened, whatever the second object's search path says.
 			name: "an already-loaded soname is reused",

@@ -283,25 +283,56 @@ func (l *loader) search(name string, n *node) (found, via, by string) {
 }
 
 // expand substitutes $ORIGIN and $LIB (ld.so(8) "Dynamic string tokens")
-// in a search directory; an entry with a token it cannot expand ($PLATFORM,
-// $ORIGIN outside an object) is dropped, "" returned.
+// in a search directory as glibc's _dl_dst_substitute does: one pass over
+// the entry, a token's value copied as it is (a "$" in the object's own
+// directory is no token), a "$" that starts no known token kept literally.
+// An entry with a known token it cannot expand ($PLATFORM, whose value is
+// the CPU's; $ORIGIN outside an object) is dropped: "" is returned.
 func (l *loader) expand(dir, origin string) string {
-	for _, tok := range []struct{ name, value string }{
-		{"ORIGIN", origin}, {"LIB", l.env.LibDir},
-	} {
-		for _, form := range []string{"${" + tok.name + "}", "$" + tok.name} {
-			if strings.Contains(dir, form) {
-				if tok.value == "" {
-					return ""
-				}
-				dir = strings.ReplaceAll(dir, form, tok.value)
+	var b strings.Builder
+	for i := 0; i < len(dir); {
+		if dir[i] != '$' {
+			b.WriteByte(dir[i])
+			i++
+			continue
+		}
+		name, n := dstAt(dir[i+1:])
+		var value string
+		switch name {
+		case "":
+			b.WriteByte('$')
+			i++
+			continue
+		case "ORIGIN":
+			value = origin
+		case "LIB":
+			value = l.env.LibDir
+		}
+		if value == "" {
+			return ""
+		}
+		b.WriteString(value)
+		i += 1 + n
+	}
+	return path.Clean(b.String())
+}
+
+// dstAt says which dynamic string token s starts with (s follows a "$"),
+// and how many bytes it takes: "ORIGIN" or "{ORIGIN}", where an unbraced
+// name must not run on into a letter, digit or "_" (glibc's is_dst).
+func dstAt(s string) (name string, n int) {
+	for _, tok := range []string{"ORIGIN", "PLATFORM", "LIB"} {
+		if rest, ok := strings.CutPrefix(s, "{"+tok+"}"); ok {
+			return tok, len(s) - len(rest)
+		}
+		if rest, ok := strings.CutPrefix(s, tok); ok {
+			if rest != "" && (rest[0] == '_' || 'a' <= rest[0] && rest[0] <= 'z' || 'A' <= rest[0] && rest[0] <= 'Z' || '0' <= rest[0] && rest[0] <= '9') {
+				continue
 			}
+			return tok, len(tok)
 		}
 	}
-	if strings.Contains(dir, "$") {
-		return ""
-	}
-	return path.Clean(dir)
+	return "", 0
 }
 
 // RootFS reads the dynamic sections of an image unpacked under a root
