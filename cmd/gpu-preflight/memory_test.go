@@ -72,10 +72,30 @@ func runMeasured(t *testing.T, env []string, args ...string) measured {
 	cmd := exec.Command("/bin/sh", append([]string{"-c", `ulimit -v 2097152; exec "$0" "$@"`, self, shimPath}, args...)...)
 	cmd.Env = append([]string{"PATH=/usr/bin:/bin", "PREFLIGHT_LOG_FORMAT=json", "PREFLIGHT_TERMINATION_LOG=",
 		"PREFLIGHT_PROVENANCE_DIR=" + t.TempDir(), measureEnv + "=" + rss}, env...)
+	return measureRun(t, cmd, rss)
+}
+
+// measureRun runs cmd, whose measuring parent (measureChild) writes the
+// peak RSS to the file rss, and returns how it went. A run still going after
+// a minute fails the test: it would be gpu-preflight hanging.
+func measureRun(t *testing.T, cmd *exec.Cmd, rss string) measured {
+	t.Helper()
 	var stdout, stderr strings.Builder
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	start := time.Now()
-	err = cmd.Run()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	var err error
+	select {
+	case err = <-done:
+	case <-time.After(time.Minute):
+		cmd.Process.Kill()
+		<-done
+		t.Fatalf("still running after a minute; stderr:\n%s", stderr.String())
+	}
 	m := measured{stdout: stdout.String(), stderr: stderr.String(), elapsed: time.Since(start)}
 	if ee, ok := err.(*exec.ExitError); ok {
 		m.code = ee.ExitCode()

@@ -31,8 +31,7 @@ func pid1Env(extra ...string) []string {
 }
 
 // runUnderMeasure runs program with args under the test binary as a small
-// measuring parent (measureChild), with env, and returns how it went; a run
-// still going after a minute fails the test (it would be PID 1 hanging).
+// measuring parent (measureChild), with env, and returns how it went.
 func runUnderMeasure(t *testing.T, env []string, program string, args ...string) measured {
 	t.Helper()
 	self, err := os.Executable()
@@ -42,34 +41,7 @@ func runUnderMeasure(t *testing.T, env []string, program string, args ...string)
 	rss := filepath.Join(t.TempDir(), "maxrss")
 	cmd := exec.Command(self, append([]string{program}, args...)...)
 	cmd.Env = append(env, measureEnv+"="+rss)
-	var stdout, stderr strings.Builder
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	start := time.Now()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err = <-done:
-	case <-time.After(time.Minute):
-		cmd.Process.Kill()
-		<-done
-		t.Fatalf("still running after a minute; stderr:\n%s", stderr.String())
-	}
-	m := measured{stdout: stdout.String(), stderr: stderr.String(), elapsed: time.Since(start)}
-	if ee, ok := err.(*exec.ExitError); ok {
-		m.code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	b, err := os.ReadFile(rss)
-	if err != nil {
-		t.Fatalf("the measurer wrote no peak RSS (exit %d): %v\n%s", m.code, err, m.stderr)
-	}
-	kib, _ := strconv.ParseInt(string(b), 10, 64)
-	m.peakRSS = kib << 10
-	return m
+	return measureRun(t, cmd, rss)
 }
 
 // TestTheCommandCannotTurnItsRecordAgainstPID1: while supervised, the
