@@ -15,6 +15,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/gpu-preflight/gpu-preflight/test/harness"
 	"github.com/gpu-preflight/gpu-preflight/test/schematest"
 )
 
@@ -279,7 +280,7 @@ trap 'exit 5' TERM
 touch "$D/ready"
 while :; do sleep 0.05; done`
 	s := startSupervised(t, map[string]string{"D": dir, "PREFLIGHT_SIGNAL_GROUP": "true"}, "sh", "-c", script)
-	waitForFile(t, filepath.Join(dir, "ready"), s)
+	harness.WaitForFile(t, filepath.Join(dir, "ready"), s.stderr.String)
 	b, _ := os.ReadFile(filepath.Join(dir, "worker"))
 	worker, err := strconv.Atoi(strings.TrimSpace(string(b)))
 	if err != nil {

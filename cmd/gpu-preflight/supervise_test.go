@@ -16,6 +16,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/gpu-preflight/gpu-preflight/test/harness"
 	"github.com/gpu-preflight/gpu-preflight/test/schematest"
 )
 
@@ -113,17 +114,6 @@ func (s *supervised) ledgerLines(t *testing.T) []map[string]any {
 		lines = append(lines, m)
 	}
 	return lines
-}
-
-// waitForFile polls for path, failing after ten seconds.
-func waitForFile(t *testing.T, path string, s *supervised) {
-	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		if _, err := os.Stat(path); err == nil {
-			return
-		}
-	}
-	t.Fatalf("%s did not appear within 10 s; shim stderr:\n%s", path, s.stderr.String())
 }
 
 // TestSuperviseExitsWithTheCommandsStatusAndRecordsIt proves the exit-code
@@ -255,7 +245,7 @@ func TestSuperviseForwardsSignals(t *testing.T) {
 touch "$D/ready"
 while :; do sleep 0.05; done`
 			s := startSupervised(t, map[string]string{"D": dir}, "sh", "-c", script)
-			waitForFile(t, filepath.Join(dir, "ready"), s)
+			harness.WaitForFile(t, filepath.Join(dir, "ready"), s.stderr.String)
 			if err := s.cmd.Process.Signal(sig); err != nil {
 				t.Fatal(err)
 			}

@@ -19,6 +19,7 @@ import (
 	"github.com/rs/zerolog"
 	"golang.org/x/sys/unix"
 
+	"github.com/gpu-preflight/gpu-preflight/test/harness"
 	"github.com/gpu-preflight/gpu-preflight/test/ptytest"
 )
 
@@ -160,17 +161,6 @@ func defaultSignals(t *testing.T, sigs ...os.Signal) {
 	t.Cleanup(func() { signal.Stop(ch) })
 }
 
-// waitForFile polls for path, failing after ten seconds.
-func waitForFile(t *testing.T, path string, p *initProc) {
-	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		if _, err := os.Stat(path); err == nil {
-			return
-		}
-	}
-	t.Fatalf("%s did not appear within 10 s; init stderr:\n%s", path, p.stderr.String())
-}
-
 // TestRunReportsTheStatusOr128PlusN proves the exit-code rule: the
 // command's status, or 128+N for signal N, with N in Exit.Signal.
 func TestRunReportsTheStatusOr128PlusN(t *testing.T) {
@@ -225,7 +215,7 @@ func TestRunForwardsSignals(t *testing.T) {
 touch "$D/ready"
 while :; do sleep 0.05; done`
 			p := startInit(t, map[string]string{"D": dir}, "sh", "-c", script)
-			waitForFile(t, filepath.Join(dir, "ready"), p)
+			harness.WaitForFile(t, filepath.Join(dir, "ready"), p.stderr.String)
 			if err := p.cmd.Process.Signal(sig); err != nil {
 				t.Fatal(err)
 			}
@@ -297,7 +287,7 @@ exit 0`
 	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
 	p.start(t)
 	slave.Close()
-	waitForFile(t, filepath.Join(dir, "ready"), p)
+	harness.WaitForFile(t, filepath.Join(dir, "ready"), p.stderr.String)
 	ids, _ := os.ReadFile(filepath.Join(dir, "ids"))
 	f := strings.Fields(string(ids)) // pid, pgrp, terminal's foreground pgrp
 	if len(f) != 3 || f[1] != f[0] || f[2] != f[0] {
@@ -366,7 +356,7 @@ exit 4`
 	// The shell ignores SIGHUP and execs the init, which keeps its pid.
 	p := startShell(t, map[string]string{"D": dir, "SELF": self, "SCRIPT": script},
 		`trap "" HUP; exec "$SELF" -- sh -c "$SCRIPT"`)
-	waitForFile(t, filepath.Join(dir, "ready"), p)
+	harness.WaitForFile(t, filepath.Join(dir, "ready"), p.stderr.String)
 	b, _ := os.ReadFile(filepath.Join(dir, "sigign"))
 	mask, err := strconv.ParseUint(strings.TrimSpace(string(b)), 16, 64)
 	if err != nil || mask&(1<<(unix.SIGHUP-1)) == 0 {
@@ -418,7 +408,7 @@ while :; do sleep 0.05; done`
 				env[groupEnv] = "1"
 			}
 			p := startInit(t, env, "sh", "-c", script)
-			waitForFile(t, filepath.Join(dir, "ready"), p)
+			harness.WaitForFile(t, filepath.Join(dir, "ready"), p.stderr.String)
 			b, _ := os.ReadFile(filepath.Join(dir, "worker"))
 			worker, err := strconv.Atoi(strings.TrimSpace(string(b)))
 			if err != nil {
