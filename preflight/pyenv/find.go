@@ -140,9 +140,11 @@ type finder struct {
 	seen map[string]bool // prefixes, resolved
 	read map[string]bool // inputs recorded
 	// homePyenv caches the default pyenv roots, pyNames the python3.Y
-	// names of each lib directory listed.
+	// names of each lib directory listed, subdirs the directories in each
+	// directory listed (/home is globbed for conda, pyenv and user sites).
 	homePyenv []string
 	pyNames   map[string][]string
+	subdirs   map[string][]string
 }
 
 // Find returns the Python environments under root; env is the container's
@@ -725,12 +727,19 @@ func (f *finder) listNames(dir string, keep func(string) bool) []string {
 // listDirs returns the directories in dir (links to directories
 // included), sorted.
 func (f *finder) listDirs(dir string) []string {
+	if out, ok := f.subdirs[dir]; ok {
+		return out
+	}
 	var out []string
 	for _, n := range f.listNames(dir, func(string) bool { return true }) {
 		if p := path.Join(dir, n); f.isDir(p) {
 			out = append(out, p)
 		}
 	}
+	if f.subdirs == nil {
+		f.subdirs = map[string][]string{}
+	}
+	f.subdirs[dir] = out
 	return out
 }
 
