@@ -374,7 +374,28 @@ const provenanceOff = "off"
 // record as JSON: for the log line, the file, the ledger, or (printed) for
 // check --json.
 func (c Config) encodesRecord(printed bool) bool {
-	return printed || bool(c.LogProvenance) || c.ProvenanceDir != provenanceOff || c.Ledger != ""
+	return printed || bool(c.LogProvenance) || c.storesRecord()
+}
+
+// storesRecord reports whether the run leaves a record that outlives it: a
+// provenance file or a ledger line (the log's provenance line is output, not
+// a record a later line corrects).
+func (c Config) storesRecord() bool {
+	return c.ProvenanceDir != provenanceOff || c.Ledger != ""
+}
+
+// catchesSignals reports whether the preflight of a gpu-preflight whose
+// process id is pid catches the terminating signals (signalGate) or leaves
+// them the kernel's default action. It catches them when something depends
+// on it: as PID 1, which the kernel never ends by a default action (a
+// SIGTERM from `docker stop` would be dropped), when it will supervise the
+// command (argv not nil), and when a stored record must not say that a
+// command ran which a signal stopped first. Otherwise a signal ends the
+// preflight as it would end the command once exec'd, in the kernel, and
+// os/signal's threads and its round trip per signal (about 1 ms of a 5 ms
+// start on a 2-core VM, docs/PERFORMANCE.md) are not paid for nothing.
+func (c Config) catchesSignals(argv []string, pid int) bool {
+	return pid == 1 || argv != nil && c.supervise.supervises(pid) || c.storesRecord()
 }
 
 // provenanceDir is where this run's records go. A PREFLIGHT_PROVENANCE_DIR

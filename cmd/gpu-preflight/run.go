@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"sync"
 	"syscall"
 	"time"
 	"unsafe"
@@ -63,19 +62,53 @@ type outcome struct {
 	dir *store.Dir
 }
 
-// catchSIGPIPE keeps a stderr whose reader has gone (a log shipper that
-// died, `gpu-preflight ... 2>&1 | head`) from ending gpu-preflight before
-// the command starts: Go's runtime exits with SIGPIPE when a write to fd 1
-// or 2 meets a closed pipe unless the program catches the signal (os/signal,
-// "SIGPIPE"); caught, the write fails with EPIPE, and the log line is lost,
-// nothing else. Caught, not ignored: execve(2) keeps an ignored signal
-// ignored in the command, and resets a caught one to its default. One
-// inherited as ignored stays so for both, as the other signals do.
-var catchSIGPIPE = sync.OnceFunc(func() {
-	if !signal.Ignored(syscall.SIGPIPE) {
-		signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE) // never read: each one is dropped
+// logWriter is where a preflight's log lines go: w, except that the
+// process's stdout or stderr is written with write(2) on its descriptor.
+// Through os.File, a write to fd 1 or 2 that meets a pipe whose reader has
+// gone (a log shipper that died, `gpu-preflight ... 2>&1 | head`) ends the
+// process with SIGPIPE, unless it catches the signal (os/signal, "SIGPIPE"),
+// which costs os/signal's threads; written directly, it fails with EPIPE,
+// the kernel's SIGPIPE is dropped by Go's runtime, and the log line is lost,
+// nothing else. The signal's disposition is left alone, so the command
+// inherits it as gpu-preflight did.
+func logWriter(w io.Writer) io.Writer {
+	if f, ok := w.(*os.File); ok && (f == os.Stdout || f == os.Stderr) {
+		return fdWriter(f.Fd())
 	}
-})
+	return w
+}
+
+// fdWriter writes to a file descriptor with write(2).
+type fdWriter uintptr
+
+// Fd is the descriptor, for the terminal and pipe checks (termsafe, stall).
+func (fd fdWriter) Fd() uintptr { return uintptr(fd) }
+
+// Write writes all of p, as os.File does: again after a short write or an
+// interrupted one, and after poll(2) when the descriptor was left
+// non-blocking by whoever shares it.
+func (fd fdWriter) Write(p []byte) (int, error) {
+	n := 0
+	for n < len(p) {
+		m, err := unix.Write(int(fd), p[n:])
+		switch {
+		case err == unix.EINTR:
+			continue
+		case err == unix.EAGAIN:
+			pfd := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLOUT}}
+			if _, err := unix.Poll(pfd, -1); err != nil && err != unix.EINTR {
+				return n, err
+			}
+			continue
+		case err != nil:
+			return n, err
+		case m == 0:
+			return n, io.ErrShortWrite
+		}
+		n += m
+	}
+	return n, nil
+}
 
 // terminatingSignals end gpu-preflight with 128+N while it checks; after
 // exec they belong to the command.
@@ -93,7 +126,6 @@ var terminatingSignals = []os.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SI
 // record alone, and the notes stay in the log).
 func preflight(overrides map[string]string, argv []string, env envvars.Env, asReport bool, stderr io.Writer) (outcome, error) {
 	started := time.Now()
-	catchSIGPIPE()
 	cfg, err := loadConfig(overrides)
 	if err != nil {
 		return outcome{}, err
@@ -101,7 +133,7 @@ func preflight(overrides map[string]string, argv []string, env envvars.Env, asRe
 	reportOnStdout := argv == nil
 	// Every log line goes through out, so a stderr nobody reads cannot
 	// hold up the start of the command or the exit on a signal.
-	out := stall.New(stderr)
+	out := stall.New(logWriter(stderr))
 	log, err := logs.New(out, cfg.LogFormat, cfg.LogLevel)
 	if err != nil {
 		return outcome{}, usagef("%v", err)
@@ -144,8 +176,12 @@ func preflight(overrides map[string]string, argv []string, env envvars.Env, asRe
 
 	// Signal handling costs threads of its own and a round trip with one of
 	// them per signal (0.5-0.8 ms): catchSignals sets it up on another
-	// goroutine while the gatherers run.
-	o.gate = catchSignals(cancel, log, out)
+	// goroutine while the gatherers run, and only when the run needs it.
+	if cfg.catchesSignals(argv, os.Getpid()) {
+		o.gate = catchSignals(cancel, log, out)
+	} else {
+		o.gate = defaultActionGate()
+	}
 
 	var res result
 	select {
@@ -301,6 +337,9 @@ const signalWriteGrace = 2 * time.Second
 // that exit from cutting a record write short, and leaves a record that
 // says the command never ran when one was already written.
 type signalGate struct {
+	// catching is false for a gate from defaultSignals: the signals have
+	// the kernel's default action, and the methods below do nothing.
+	catching bool
 	// writing is held (a token in it) while a record or termination
 	// message is written. The signal handler takes it and never gives it
 	// back, so a write either completes before the exit or never starts;
@@ -331,7 +370,7 @@ type signalGate struct {
 // for the registration, so no record is written that a signal could leave
 // untrue.
 func catchSignals(cancel context.CancelFunc, log zerolog.Logger, out *stall.Writer) *signalGate {
-	g := &signalGate{writing: make(chan struct{}, 1), ch: make(chan os.Signal, len(terminatingSignals)),
+	g := &signalGate{catching: true, writing: make(chan struct{}, 1), ch: make(chan os.Signal, len(terminatingSignals)),
 		armed: make(chan struct{}), stop: make(chan struct{}), stopped: make(chan struct{}), cancel: cancel, log: log, out: out}
 	go func() {
 		defer close(g.stopped)
@@ -350,6 +389,23 @@ func catchSignals(cancel context.CancelFunc, log zerolog.Logger, out *stall.Writ
 		}
 	}()
 	return g
+}
+
+// defaultActionGate is the gate of a run that catches no signal
+// (Config.catchesSignals): each terminating signal not inherited as ignored
+// gets the kernel's default action now, the one it gets anyway once the
+// command is exec'd, so from here to the exec a signal ends gpu-preflight
+// in the kernel, as it would end the command (143 for SIGTERM to a shell,
+// an orchestrator or a container engine), and none is lost. Until now Go's
+// runtime held them: it ends the process the same way (its handler resets
+// the default and raises the signal again).
+func defaultActionGate() *signalGate {
+	for _, sig := range terminatingSignals {
+		if !signal.Ignored(sig) {
+			setKernelDefault(sig.(syscall.Signal))
+		}
+	}
+	return &signalGate{}
 }
 
 // exit ends the process for sig. It never returns.
@@ -382,6 +438,10 @@ func (g *signalGate) exit(sig syscall.Signal) {
 // locked runs f unless a signal is ending the process, in which case it
 // blocks until the exit.
 func (g *signalGate) locked(f func()) {
+	if !g.catching {
+		f()
+		return
+	}
 	<-g.armed
 	g.writing <- struct{}{}
 	defer func() { <-g.writing }()
@@ -403,6 +463,9 @@ func (g *signalGate) release() { g.handBack(false) }
 // the kernel's default action is set once the handler has stopped and
 // before signal.Stop, so no signal reaches Go's runtime after it.
 func (g *signalGate) handBack(kernelDefault bool) {
+	if !g.catching {
+		return
+	}
 	close(g.stop)
 	<-g.stopped // the handler has returned without a signal
 	if kernelDefault {
