@@ -22,6 +22,7 @@ package jsongen
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"go/ast"
 	"go/build"
@@ -48,7 +49,7 @@ const jsonencPath = "github.com/gpu-preflight/gpu-preflight/internal/jsonenc"
 // typeName of the Go package in dir, to be saved in that package as the
 // file named output (which is left out when the package is read).
 func Generate(dir, typeName, output string) ([]byte, error) {
-	pkg, err := load(dir, output)
+	pkg, typeErrs, err := load(dir, output)
 	if err != nil {
 		return nil, err
 	}
@@ -60,7 +61,7 @@ func Generate(dir, typeName, output string) ([]byte, error) {
 	if !ok || !isStruct(root) {
 		return nil, fmt.Errorf("jsongen: %s.%s is not a struct type", pkg.Name(), typeName)
 	}
-	g := &gen{pkg: pkg, imports: map[string]string{}, names: map[string]*types.Named{},
+	g := &gen{pkg: pkg, typeErrs: errors.Join(typeErrs...), imports: map[string]string{}, names: map[string]*types.Named{},
 		funcs: map[*types.Named]string{}, recv: lowerFirst(typeName) + "Encoder"}
 	if _, err := g.funcFor(root); err != nil {
 		return nil, err
@@ -81,14 +82,15 @@ func Generate(dir, typeName, output string) ([]byte, error) {
 	return out, nil
 }
 
-// load type-checks the package in dir without the file skip.
-func load(dir, skip string) (*types.Package, error) {
+// load type-checks the package in dir without the file skip, returning
+// the type errors apart.
+func load(dir, skip string) (*types.Package, []error, error) {
 	bp, err := build.ImportDir(dir, 0)
 	if err != nil {
-		return nil, fmt.Errorf("jsongen: read package in %s: %w", dir, err)
+		return nil, nil, fmt.Errorf("jsongen: read package in %s: %w", dir, err)
 	}
 	if len(bp.CgoFiles) > 0 {
-		return nil, fmt.Errorf("jsongen: package %s in %s uses cgo, which jsongen does not read", bp.Name, dir)
+		return nil, nil, fmt.Errorf("jsongen: package %s in %s uses cgo, which jsongen does not read", bp.Name, dir)
 	}
 	fset := token.NewFileSet()
 	var files []*ast.File
@@ -99,7 +101,7 @@ func load(dir, skip string) (*types.Package, error) {
 		}
 		f, err := parser.ParseFile(fset, filepath.Join(dir, name), nil, parser.SkipObjectResolution)
 		if err != nil {
-			return nil, fmt.Errorf("jsongen: %w", err)
+			return nil, nil, fmt.Errorf("jsongen: %w", err)
 		}
 		files = append(files, f)
 		for _, im := range f.Imports {
@@ -111,20 +113,25 @@ func load(dir, skip string) (*types.Package, error) {
 	}
 	exports, err := exportFiles(dir, slices.Sorted(maps.Keys(imports)))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	conf := types.Config{Importer: importer.ForCompiler(fset, "gc", func(path string) (io.ReadCloser, error) {
-		f, ok := exports[path]
-		if !ok {
-			return nil, fmt.Errorf("no export data for %s", path)
-		}
-		return os.Open(f)
-	})}
-	pkg, err := conf.Check(bp.Name, fset, files, nil)
-	if err != nil {
-		return nil, fmt.Errorf("jsongen: type-check package %s in %s: %w", bp.Name, dir, err)
+	// Type errors are collected, not fatal: the package's code may call
+	// the very methods the generated file defines, left out here. Only a
+	// type the encoder needs that did not type-check stops the generation
+	// (gen.value meets it as an invalid type and reports these errors).
+	var typeErrs []error
+	conf := types.Config{
+		Importer: importer.ForCompiler(fset, "gc", func(path string) (io.ReadCloser, error) {
+			f, ok := exports[path]
+			if !ok {
+				return nil, fmt.Errorf("no export data for %s", path)
+			}
+			return os.Open(f)
+		}),
+		Error: func(err error) { typeErrs = append(typeErrs, err) },
 	}
-	return pkg, nil
+	pkg, _ := conf.Check(bp.Name, fset, files, nil)
+	return pkg, typeErrs, nil
 }
 
 // exportFiles builds the packages named by paths (go list -export) and
@@ -161,14 +168,15 @@ func exportFiles(dir string, paths []string) (map[string]string, error) {
 // gen is one generation: the struct types reached, their append methods'
 // names, and the imports the file needs.
 type gen struct {
-	pkg     *types.Package
-	recv    string                  // the encoder type's name
-	imports map[string]string       // path -> package name
-	names   map[string]*types.Named // method name -> its type
-	funcs   map[*types.Named]string // type -> its method's name
-	queue   []*types.Named          // in the order first reached
-	usesErr bool                    // a float is encoded: the encoder can fail
-	methods bytes.Buffer
+	pkg      *types.Package
+	typeErrs error                   // the package's type errors, without the generated file
+	recv     string                  // the encoder type's name
+	imports  map[string]string       // path -> package name
+	names    map[string]*types.Named // method name -> its type
+	funcs    map[*types.Named]string // type -> its method's name
+	queue    []*types.Named          // in the order first reached
+	usesErr  bool                    // a float is encoded: the encoder can fail
+	methods  bytes.Buffer
 }
 
 // funcFor names the append method of struct type n, queueing it to be
@@ -461,6 +469,8 @@ func (g *gen) basic(w *writer, t types.Type, u *types.Basic, x, where string) er
 		w.stmt(fmt.Sprintf("b = %s.AppendUint(b, %s, 10)", g.use("strconv", "strconv"), convert(x, t, types.Typ[types.Uint64])))
 	case info&types.IsInteger != 0:
 		w.stmt(fmt.Sprintf("b = %s.AppendInt(b, %s, 10)", g.use("strconv", "strconv"), convert(x, t, types.Typ[types.Int64])))
+	case u.Kind() == types.Invalid:
+		return fmt.Errorf("jsongen: %s has a type that does not type-check: %w", where, g.typeErrs)
 	case u.Kind() == types.Float64:
 		g.usesErr = true
 		w.stmt(fmt.Sprintf("b = e.float(b, %s, %s)", convert(x, t, types.Typ[types.Float64]), strconv.Quote(where)))

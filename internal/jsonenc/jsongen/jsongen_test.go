@@ -45,6 +45,7 @@ func TestRefusesWhatItWouldEncodeOtherwise(t *testing.T) {
 		{"type T struct{ A int }\nfunc (T) MarshalJSON() ([]byte, error) { return nil, nil }", "MarshalJSON"},
 		{"type G[P any] struct{ A P }\ntype T struct{ A G[int] }", "generic"},
 		{"type T int", "not a struct"},
+		{"type T struct{ A Missing `json:\"a\"` }", "x.go:3:18: undefined: Missing"},
 		{"type T struct{ A *[]struct{} `json:\"a\"` }", "anonymous struct"},
 	} {
 		_, err := generate(t, c.src)
@@ -55,11 +56,12 @@ func TestRefusesWhatItWouldEncodeOtherwise(t *testing.T) {
 }
 
 // TestLeavesOutTheFileItWrites: a generated file that no longer compiles
-// (its type lost a field) does not stop its regeneration.
+// (its type lost a field) does not stop its regeneration, nor the
+// package's own calls of the methods it defines.
 func TestLeavesOutTheFileItWrites(t *testing.T) {
 	dir := t.TempDir()
 	for name, src := range map[string]string{
-		"x.go":      "package x\n\ntype T struct{ A string `json:\"a\"` }\n",
+		"x.go":      "package x\n\ntype T struct{ A string `json:\"a\"` }\n\nfunc (r *T) String() string { b, _ := r.AppendJSON(nil); return string(b) }\n",
 		"t_json.go": "package x\n\nfunc (r *T) AppendJSON(dst []byte) []byte { return append(dst, r.Gone...) }\n",
 	} {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(src), 0o644); err != nil {
