@@ -370,13 +370,6 @@ var (
 // provenanceOff is the PREFLIGHT_PROVENANCE_DIR that writes no file.
 const provenanceOff = "off"
 
-// encodesRecord reports whether a run with this configuration encodes its
-// record as JSON: for the log line, the file, the ledger, or (printed) for
-// check --json.
-func (c Config) encodesRecord(printed bool) bool {
-	return printed || bool(c.LogProvenance) || c.ProvenanceDir != provenanceOff || c.Ledger != ""
-}
-
 // provenanceDir is where this run's records go. A PREFLIGHT_PROVENANCE_DIR
 // that was set, root, and a default directory this user can write (an
 // image's VOLUME) keep the setting. Any other user, whose default
