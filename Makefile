@@ -6,6 +6,7 @@
 #   make deps    install the Debian packages the suites need (scripts/deps.sh)
 #   make lint    gofmt, go vet, staticcheck, deadcode (every module, every suite's tag), shellcheck, duplicates
 #   make fmt     gofmt -w every Go file
+#   make generate  regenerate the generated Go files (the record's JSON encoder: internal/cmd/jsongen)
 #   make unit    go test ./... (the unit tests, and the fuzz seeds)
 #   make bench   the start-up and benchmark figures of docs/PERFORMANCE.md
 #   make clean   remove build outputs (bin/, dist/, the embedded probe copies)
@@ -60,7 +61,7 @@ SHIM_BUILD   = CGO_ENABLED=0 $(GO) build -trimpath -buildvcs=false -tags '$(GO_T
 include mk/probe.mk
 include $(filter-out mk/probe.mk,$(sort $(wildcard mk/*.mk)))
 
-.PHONY: all build run test deps lint fmt unit bench fuzz clean help
+.PHONY: all build run test deps lint fmt generate unit bench fuzz clean help
 
 all: build
 
@@ -104,6 +105,11 @@ lint:
 
 fmt:
 	gofmt -w $(GO_FILES)
+
+# report/record_json.go and its test twin are generated from the types'
+# struct tags (go:generate lines); their tests fail when one is stale.
+generate:
+	$(GO) generate ./report/... ./internal/...
 
 unit:
 	$(GO) test -count=1 ./...

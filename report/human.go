@@ -34,7 +34,7 @@ func Human(w io.Writer, r Record) error {
 
 // printable is a deep copy of r with every string escaped by termsafe.
 func printable(r Record) (Record, error) {
-	b, err := json.Marshal(r)
+	b, err := r.AppendJSON(nil)
 	if err != nil {
 		return Record{}, fmt.Errorf("copy the record for the report: %w", err)
 	}

@@ -34,6 +34,11 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/report/redact"
 )
 
+// The record's JSON encoder, AppendJSON, is generated from the types below
+// (their struct tags name the fields once): encoding/json would build its
+// encoders by reflection on the first use in every process.
+//go:generate go run ../internal/cmd/jsongen -type Record -o record_json.go
+
 // SchemaVersion is the record's schema version. It changes on an
 // incompatible change (a field removed, renamed or retyped); adding a field
 // is compatible. The schema is docs/schema/provenance.v<N>.schema.json.

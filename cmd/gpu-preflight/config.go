@@ -370,13 +370,6 @@ var (
 // provenanceOff is the PREFLIGHT_PROVENANCE_DIR that writes no file.
 const provenanceOff = "off"
 
-// encodesRecord reports whether a run with this configuration encodes its
-// record as JSON: for the log line, the file, the ledger, or (printed) for
-// check --json.
-func (c Config) encodesRecord(printed bool) bool {
-	return printed || bool(c.LogProvenance) || c.storesRecord()
-}
-
 // storesRecord reports whether the run leaves a record that outlives it: a
 // provenance file or a ledger line (the log's provenance line is output, not
 // a record a later line corrects).

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -149,12 +148,6 @@ func preflight(overrides map[string]string, argv []string, env envvars.Env, asRe
 	}
 	out.Notice = droppedNotice(termsafe.IsTerminal(out), cfg)
 	o := outcome{cfg: cfg, log: log, out: out}
-	if cfg.encodesRecord(reportOnStdout && !asReport) {
-		// encoding/json sets up its encoder for each of the record's types
-		// on its first use (about 0.5 ms of reflection): do it beside the
-		// gathering, not after it.
-		go json.Marshal(report.Record{})
-	}
 
 	ctx, cancel := context.WithTimeout(context.Background(), cfg.Timeout)
 	defer cancel()
@@ -562,9 +555,12 @@ func checkMain(overrides map[string]string, asJSON bool, env envvars.Env, stdout
 	}
 	o.gate.release()
 	if asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(o.record); err != nil {
+		// Indented as the record's file is.
+		b, err := store.Marshal(o.record)
+		if err == nil {
+			_, err = stdout.Write(b)
+		}
+		if err != nil {
 			fmt.Fprintf(stderr, "gpu-preflight: writing the record: %v\n", err)
 		}
 	} else {

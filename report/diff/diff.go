@@ -517,7 +517,7 @@ func isCovered(path string) bool {
 // ("command.argv"); an array of objects gets an index per element. null,
 // "" and absent are the same: no entry.
 func flatten(r report.Record) map[string]string {
-	b, err := json.Marshal(r)
+	b, err := r.AppendJSON(nil)
 	if err != nil {
 		// A Record holds only strings, numbers, bools, slices and maps.
 		panic(fmt.Sprintf("diff: a report.Record did not encode: %v", err))

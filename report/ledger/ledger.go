@@ -14,7 +14,6 @@ package ledger
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -42,11 +41,11 @@ const MaxLineBytes = 16 << 20
 // append starts with the newline that ends it, so the torn line costs only
 // itself.
 func Append(path string, r report.Record) error {
-	line, err := json.Marshal(r)
+	line, err := r.AppendJSON(nil)
 	if err != nil {
 		return fmt.Errorf("append to ledger %s: %w", path, err)
 	}
-	// encoding/json escapes control characters, so the only newline is ours.
+	// The encoder escapes control characters, so the only newline is ours.
 	if bytes.IndexByte(line, '\n') >= 0 {
 		return fmt.Errorf("append to ledger %s: encoded record contains a newline", path)
 	}

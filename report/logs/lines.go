@@ -1,7 +1,6 @@
 package logs
 
 import (
-	"encoding/json"
 	"fmt"
 
 	"github.com/rs/zerolog"
@@ -74,7 +73,7 @@ func Record(l zerolog.Logger, r report.Record) error {
 	if !e.Enabled() {
 		return nil // a level above info: skip the encoding on the start-up path
 	}
-	b, err := json.Marshal(r)
+	b, err := r.AppendJSON(nil)
 	if err != nil {
 		return fmt.Errorf("encode provenance record %s for the log: %w", r.RunID, err)
 	}

@@ -5,6 +5,7 @@
 package store
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -37,13 +38,21 @@ func FileName(r report.Record) (string, error) {
 	return t.UTC().Format(FileTimeLayout) + "-" + r.RunID + ".json", nil
 }
 
-// Marshal encodes a record as written to its file: indented, newline-ended.
+// Marshal encodes a record as written to its file: indented, newline-ended,
+// as json.MarshalIndent(r, "", "  ") writes it (which is Marshal's bytes
+// indented by json.Indent), from the generated encoder's bytes.
 func Marshal(r report.Record) ([]byte, error) {
-	b, err := json.MarshalIndent(r, "", "  ")
+	compact, err := r.AppendJSON(nil)
 	if err != nil {
 		return nil, fmt.Errorf("encode provenance record %s: %w", r.RunID, err)
 	}
-	return append(b, '\n'), nil
+	var b bytes.Buffer
+	b.Grow(len(compact) * 3 / 2)
+	if err := json.Indent(&b, compact, "", "  "); err != nil {
+		return nil, fmt.Errorf("indent provenance record %s: %w", r.RunID, err)
+	}
+	b.WriteByte('\n')
+	return b.Bytes(), nil
 }
 
 // Dir is a provenance directory held open from a run's first record to its

@@ -322,7 +322,7 @@ func (t *Tracer) summarise(r *report.Record) int32 {
 	if o := r.Outcome; o != nil {
 		s.Outcome = &report.Outcome{ExitCode: o.ExitCode, Signal: o.Signal, NotStarted: o.NotStarted}
 	}
-	b, err := json.Marshal(&s)
+	b, err := s.AppendJSON(nil)
 	if err != nil {
 		panic("trace: a report.Record did not encode: " + err.Error()) // only strings, numbers, bools, slices, maps
 	}

@@ -1,0 +1,44 @@
+package store
+
+import (
+	"bytes"
+	"encoding/json"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/gpu-preflight/gpu-preflight/internal/jsonenc/jsonenctest"
+	"github.com/gpu-preflight/gpu-preflight/report"
+	"github.com/gpu-preflight/gpu-preflight/test/reporttest"
+)
+
+// TestMarshalIsMarshalIndent: a record's file holds exactly what
+// json.MarshalIndent wrote for it before the generated encoder, for the
+// sample run and for random records.
+func TestMarshalIsMarshalIndent(t *testing.T) {
+	sample := report.New(reporttest.Inputs())
+	finished := sample
+	if err := finished.Finish(0, 0, reporttest.Time.Add(time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	records := []report.Record{sample, finished, {}}
+	rnd := rand.New(rand.NewPCG(3, 5))
+	for range 500 {
+		var r report.Record
+		jsonenctest.Fill(rnd, &r, 0) // finite floats: both encode
+		records = append(records, r)
+	}
+	for _, r := range records {
+		want, err := json.MarshalIndent(r, "", "  ")
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := Marshal(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, append(want, '\n')) {
+			t.Fatalf("Marshal wrote\n%s\njson.MarshalIndent writes\n%s", got, want)
+		}
+	}
+}
