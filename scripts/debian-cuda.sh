@@ -46,6 +46,7 @@ apt_nonfree "$dir" trixie
 : >"$dir/apt/status"
 apt_opts+=(-o "Dir::State::status=$dir/apt/status" -o APT::Install-Recommends=false)
 echo "debian-cuda: apt-get update (trixie lists under $dir/apt)" >&2
+bash "$(dirname "$0")/log-download.sh" "debian-cuda: trixie apt lists"
 apt-get "${apt_opts[@]}" -qq update >&2
 # The simulated install into an empty system names every package and the
 # version apt chose; those exact versions are downloaded.
@@ -62,6 +63,7 @@ for w in "${wanted[@]}"; do
 done
 if ((${#missing[@]} > 0)); then
 	echo "debian-cuda: downloading ${#missing[@]} of ${#wanted[@]} packages into $dir/debs" >&2
+	bash "$(dirname "$0")/log-download.sh" "debian-cuda: ${#missing[@]} of ${#wanted[@]} packages"
 	(cd "$dir/debs" && apt-get "${apt_opts[@]}" -qq download "${missing[@]}") 2>&1 | grep -v 'unsandboxed' >&2 || true
 fi
 for w in "${wanted[@]}"; do

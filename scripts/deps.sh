@@ -64,6 +64,7 @@ if ((${#missing[@]})); then
 		exit 1
 	fi
 	echo "deps: installing ${missing[*]}"
+	bash "$(dirname "$0")/log-download.sh" "deps: apt-get install ${missing[*]}"
 	export DEBIAN_FRONTEND=noninteractive
 	apt-get update -qq
 	apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

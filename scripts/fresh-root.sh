@@ -37,6 +37,7 @@ if [[ ! -f $dir/.gpu-preflight-fresh || $(<"$dir/.gpu-preflight-fresh") != "$rec
 	tmp=$dir.tmp
 	rm -rf "$tmp" "$dir"
 	echo "fresh-root: $recipe ${mirror:-with the default mirror of debootstrap} (once; cached in $dir)" >&2
+	bash "$(dirname "$0")/log-download.sh" "fresh-root: $recipe"
 	start=$SECONDS
 	# shellcheck disable=SC2086 # an empty mirror is no argument
 	if ! debootstrap --variant=minbase "$suite" "$tmp" $mirror >"$dir.log" 2>&1; then

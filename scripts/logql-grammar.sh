@@ -13,4 +13,10 @@ for tool in node npm; do
 	fi
 done
 cd "$root/test/examples/logql"
-npm ci --no-audit --no-fund --loglevel=error --cache "$(bash "$root/scripts/cache-dir.sh")/npm"
+# From npm's cache alone when it holds the pinned packages; else fetched,
+# and noted (scripts/log-download.sh).
+npm_ci=(npm ci --no-audit --no-fund --loglevel=error --cache "$(bash "$root/scripts/cache-dir.sh")/npm")
+if ! "${npm_ci[@]}" --offline 2>/dev/null; then
+	bash "$root/scripts/log-download.sh" "logql-grammar: npm ci"
+	"${npm_ci[@]}"
+fi

@@ -76,6 +76,7 @@ source "$(dirname "$0")/apt-nonfree.sh"
 apt_nonfree "$dir"
 apt_opts+=(-o "APT::Architectures=$arch")
 echo "nvidia-libs: apt-get update (non-free lists under $dir/apt)" >&2
+bash "$(dirname "$0")/log-download.sh" "nvidia-libs: $set $arch packages"
 apt-get "${apt_opts[@]}" -qq update >&2
 (cd "$dir/debs" && apt-get "${apt_opts[@]}" -qq download "${packages[@]}") >&2
 for p in "${packages[@]}"; do

@@ -35,6 +35,7 @@ import_root() {
 		return
 	fi
 	echo "podman-images: importing $dir as $name" >&2
+	bash "$repo/scripts/log-download.sh" "podman-images: imported $name"
 	tar --numeric-owner -C "$dir" --exclude=./.gpu-preflight-rootfs -c . |
 		"${podman[@]}" import -q --change "LABEL gpf.root=$stamp" --change 'CMD ["/bin/bash"]' - "$name" >/dev/null
 }
@@ -50,6 +51,7 @@ if [[ ! -f $bookworm/.gpu-preflight-rootfs || $(<"$bookworm/.gpu-preflight-rootf
 	rm -rf "$tmp" "$bookworm"
 	mkdir -p "$(dirname "$bookworm")"
 	echo "podman-images: $recipe (once; cached in $bookworm)" >&2
+	bash "$repo/scripts/log-download.sh" "podman-images: $recipe"
 	# shellcheck disable=SC2086 # the recipe is the command line
 	if ! $recipe "$tmp" >"$bookworm.log" 2>&1; then
 		tail -n 20 "$bookworm.log" >&2
@@ -80,10 +82,21 @@ if [[ $(arg_default Dockerfile.example BASE_IMAGE) != "$paddle_image" ]]; then
 	exit 1
 fi
 
-build=("${podman[@]}" build --pull=never --network host -q)
+# build IMAGE ARGS...: podman build -t IMAGE ARGS, noted as a download
+# when the image changed (a new storage, or a changed stand-in: its RUN
+# steps fetch Debian packages), not when podman's build cache answered.
+build() {
+	local image=$1 before after
+	shift
+	before=$("${podman[@]}" image inspect --format '{{.Id}}' "$image" 2>/dev/null || true)
+	after=$("${podman[@]}" build --pull=never --network host -q -t "$image" "$@")
+	if [[ ${after#sha256:} != "${before#sha256:}" ]]; then
+		bash "$repo/scripts/log-download.sh" "podman-images: built $image"
+	fi
+}
 goroot=$(go env GOROOT)
-"${build[@]}" -f "$standins/golang.Containerfile" -v "$goroot:/host-go:ro" \
-	--build-arg GO_VERSION="$(go env GOVERSION)" -t "$go_image" "$standins" >/dev/null
-"${build[@]}" -f "$standins/paddle.Containerfile" -t "$paddle_image" "$cache/rootfs/paddle-2.6-cuda11.8" >/dev/null
-"${build[@]}" -f "$standins/pytorch.Containerfile" -t "$pytorch_image" "$standins/pytorch" >/dev/null
+build "$go_image" -f "$standins/golang.Containerfile" -v "$goroot:/host-go:ro" \
+	--build-arg GO_VERSION="$(go env GOVERSION)" "$standins"
+build "$paddle_image" -f "$standins/paddle.Containerfile" "$cache/rootfs/paddle-2.6-cuda11.8"
+build "$pytorch_image" -f "$standins/pytorch.Containerfile" "$standins/pytorch"
 echo "podman-images: $go_image, $paddle_image, $pytorch_image ready" >&2

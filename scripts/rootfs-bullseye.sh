@@ -40,6 +40,7 @@ if [[ ! -f $base/.gpu-preflight-rootfs || $(<"$base/.gpu-preflight-rootfs") != "
 	tmp=$cache/.bullseye.tmp
 	rm -rf "$tmp" "$base"
 	echo "rootfs-bullseye: $base_recipe (once; cached in $base)" >&2
+	bash "$(dirname "$0")/log-download.sh" "rootfs-bullseye: $base_recipe"
 	if ! debootstrap --variant=minbase bullseye "$tmp" >"$cache/bullseye.log" 2>&1; then
 		echo "rootfs-bullseye: debootstrap failed; last lines of $cache/bullseye.log:" >&2
 		tail -n 20 "$cache/bullseye.log" >&2

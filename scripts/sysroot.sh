@@ -72,6 +72,7 @@ work=$dir.tmp
 rm -rf "$work"
 mkdir -p "$work/debs" "$work/root"
 echo "sysroot: bullseye $arch packages from $mirror ($from); once" >&2
+bash "$here/log-download.sh" "sysroot: ${#pins[@]} bullseye $arch packages"
 for pin in "${pins[@]}"; do
 	read -r _ pkg version path sha <<<"$pin"
 	deb=$work/debs/${path##*/}

@@ -19,7 +19,8 @@ import (
 // start-up (its figures table) are what the built binary and
 // bench/startup give now, each within its documented noise. bench/startup
 // runs as the table says, with fewer rounds: the bare exec, tini, the Go
-// exec-only program and the two gpu-preflight rows, interleaved.
+// exec-only program and the gpu-preflight rows the figures come from,
+// interleaved.
 func TestQuotedFiguresHold(t *testing.T) {
 	quoted := figures.Quoted(t)
 	shim := shimBin(t)
@@ -35,7 +36,7 @@ func TestQuotedFiguresHold(t *testing.T) {
 		}
 	}
 	cmd := exec.Command("go", "run", "./bench/startup", "-runs", "100", "-warmup", "10", "-bin", filepath.Dir(shim),
-		"-cases", "^gpu-preflight, (no GPU|fake NVML x8), provenance off$")
+		"-cases", `^gpu-preflight, (no GPU|fake NVML x8|fake NVML x1|fake NVML\+CUDA x1, CUDA check kernel), provenance off$`)
 	cmd.Dir = harness.Root(t)
 	start := time.Now()
 	out, err := cmd.CombinedOutput()
@@ -46,13 +47,17 @@ func TestQuotedFiguresHold(t *testing.T) {
 	rows := benchRows(t, string(out))
 	floor := rows["gpu-preflight, no GPU, provenance off"]
 	probe := rows["gpu-preflight, fake NVML x8, provenance off"]
-	if floor == nil || probe == nil {
-		t.Fatalf("bench/startup printed no row for the GPU-less or the fake NVML x8 case:\n%s", out)
+	one := rows["gpu-preflight, fake NVML x1, provenance off"]
+	cuda := rows["gpu-preflight, fake NVML+CUDA x1, CUDA check kernel, provenance off"]
+	if floor == nil || probe == nil || one == nil || cuda == nil {
+		t.Fatalf("bench/startup printed no row for the GPU-less, the fake NVML x8 or x1, or the CUDA kernel case:\n%s", out)
 	}
 	quoted["startup-go"].Check(t, floor[colAddedGo])
 	quoted["startup-tini"].Check(t, floor[colAddedTini])
 	quoted["rss"].Check(t, floor[colRSS])
 	quoted["rss-probe"].Check(t, probe[colRSS])
+	quoted["cuda-cpu"].Check(t, cuda[colCPU]-one[colCPU])
+	quoted["rss-cuda"].Check(t, cuda[colRSS])
 }
 
 // Columns of bench/startup's start-up table, after the case's name.

@@ -92,6 +92,9 @@ func depsLayer(t *testing.T, cache, root, release, src string) string {
 	for _, d := range []string{upper, upper + ".work", upper + ".root"} {
 		os.RemoveAll(d)
 	}
+	// apt fetches the packages: noted, so make test does not hold this
+	// run to the warm-cache suite times (scripts/log-download.sh).
+	must(t, harness.Run(t, time.Minute, harness.Root(t), os.Environ(), "bash", "scripts/log-download.sh", "fresh: make deps in a fresh "+release+" root"), "log-download.sh")
 	start := time.Now()
 	r := enter(t, 20*time.Minute, filepath.Join(cache, "fresh", release+"-gocache"), root, upper, src,
 		"export DEBIAN_FRONTEND=noninteractive; apt-get update -qq && apt-get install -y -qq --no-install-recommends make >/dev/null && "+
