@@ -21,7 +21,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync/atomic"
+	"sync"
 	"syscall"
 )
 
@@ -62,39 +62,105 @@ func (r Root) Path(p string) string {
 // root. Components that do not exist are kept as written, so the caller's
 // next operation reports the missing file.
 func (r Root) Resolve(p string) (string, error) {
-	return r.resolve(p, true)
+	w, err := r.resolve(p, true)
+	return w.host, err
 }
 
 // touched is the path a Root was last asked about, inside its root: every
 // method resolves first, so resolve notes it. The gatherers read one file
 // at a time, so when a deadline passes while one hangs (a hung or lazily
-// pulled mount blocks the call that touches it), this names where.
-var touched atomic.Pointer[lastPath]
-
-type lastPath struct {
+// pulled mount blocks the call that touches it), this names where. A
+// mutex, not an atomic pointer: a start asks about a hundred paths, and a
+// pointer would be an allocation each.
+var touched struct {
+	sync.Mutex
 	root Root
 	path string
+	set  bool
 }
 
 // LastPath returns the path on this machine that a Root was last asked to
 // read, stat or list, or "" before any.
 func LastPath() string {
-	if t := touched.Load(); t != nil {
-		return t.root.Path(t.path)
+	touched.Lock()
+	root, p, set := touched.root, touched.path, touched.set
+	touched.Unlock()
+	if !set {
+		return ""
 	}
-	return ""
+	return root.Path(p)
+}
+
+// walk is where resolve found that a path leads.
+type walk struct {
+	host string // the path on this machine
+	// absent is the error (ENOENT or ENOTDIR) of a component resolve found
+	// missing: then nothing below it is there, the kernel would answer
+	// the caller's own call with the same error, and the call is not made.
+	// A GPU-less image's scan asks for a hundred paths under a missing
+	// /usr/local/cuda or /opt; each costs one lstat, not two system calls.
+	absent syscall.Errno
+}
+
+// fail is the error the call op on w would have failed with, or nil when
+// the path may be there and the call is to be made.
+func (w walk) fail(op string) error {
+	if w.absent == 0 {
+		return nil
+	}
+	return &fs.PathError{Op: op, Path: w.host, Err: w.absent}
 }
 
 // resolve walks p one component at a time. followLast is false for Lstat
 // and Readlink, which act on a final link itself.
-func (r Root) resolve(p string, followLast bool) (string, error) {
-	touched.Store(&lastPath{r, p})
+func (r Root) resolve(p string, followLast bool) (walk, error) {
+	touched.Lock()
+	touched.root, touched.path, touched.set = r, p, true
+	touched.Unlock()
 	if r.IsHost() {
-		return clean(p), nil
+		return walk{host: clean(p)}, nil
 	}
 	base := r.dir()
-	rest := strings.Split(clean(p), "/")
-	var done []string // resolved components below the root
+	cleaned := clean(p)
+	// The common case first: no component is a link, so each component's
+	// path on this machine is a prefix of full, and the walk needs no
+	// string but full (base is not "/": the host root returned above). At
+	// the first link the general walk takes over.
+	full := base + cleaned
+	var st syscall.Stat_t
+	start := len(base) + 1 // of the component walked
+	for end := start; end <= len(full); end++ {
+		if end < len(full) && full[end] != '/' {
+			continue
+		}
+		if end == len(full) && !followLast {
+			break
+		}
+		switch err := syscall.Lstat(full[:end], &st); {
+		case err == syscall.ENOENT || err == syscall.ENOTDIR:
+			// Not there: nothing below it is either, so keep the rest as
+			// written without a lookup per component.
+			return walk{host: full, absent: err.(syscall.Errno)}, nil
+		case err != nil:
+			// Not readable (EACCES): the caller's call says so.
+			return walk{host: full}, nil
+		case st.Mode&syscall.S_IFMT == syscall.S_IFLNK:
+			var done []string
+			if start > len(base)+1 {
+				done = strings.Split(full[len(base)+1:start-1], "/")
+			}
+			return r.walkLinks(p, base, done, strings.Split(full[start:], "/"), followLast)
+		}
+		start = end + 1
+	}
+	return walk{host: full}, nil
+}
+
+// walkLinks resolves rest below the components done, which are resolved,
+// when a link was met: the link's target replaces it, an absolute target
+// starts again at the root, and ".." in a target climbs lexically, never
+// above the root.
+func (r Root) walkLinks(p, base string, done, rest []string, followLast bool) (walk, error) {
 	links := 0
 	for len(rest) > 0 {
 		c := rest[0]
@@ -115,31 +181,33 @@ func (r Root) resolve(p string, followLast bool) (string, error) {
 		host := filepath.Join(base, filepath.Join(append(slices.Clip(done), c)...))
 		fi, err := os.Lstat(host)
 		if err != nil && !slices.Contains(rest, "..") {
-			// Not there: nothing below it is either, so keep the rest as
-			// written without a lookup per component (the scan of an image
-			// without CUDA asks for dozens of paths under /usr/local/cuda).
 			done = append(append(done, c), rest...)
-			break
+			w := walk{host: filepath.Join(base, filepath.Join(done...))}
+			if errno, ok := errors.AsType[syscall.Errno](err); ok && (errno == syscall.ENOENT || errno == syscall.ENOTDIR) {
+				w.absent = errno
+			}
+			return w, nil
 		}
 		if err != nil || fi.Mode()&fs.ModeSymlink == 0 {
-			// Not a link, or not there: keep it as written.
+			// Not a link, or not there but climbed out of: keep it as
+			// written.
 			done = append(done, c)
 			continue
 		}
 		links++
 		if links > maxLinks {
-			return "", &fs.PathError{Op: "resolve", Path: r.Path(p), Err: syscall.ELOOP}
+			return walk{}, &fs.PathError{Op: "resolve", Path: r.Path(p), Err: syscall.ELOOP}
 		}
 		target, err := os.Readlink(host)
 		if err != nil {
-			return "", err
+			return walk{}, err
 		}
 		if strings.HasPrefix(target, "/") {
 			done = done[:0]
 		}
 		rest = append(strings.Split(target, "/"), rest...)
 	}
-	return filepath.Join(base, filepath.Join(done...)), nil
+	return walk{host: filepath.Join(base, filepath.Join(done...))}, nil
 }
 
 // ReadFile reads the regular file p names inside the root. Like
@@ -189,10 +257,14 @@ func (r Root) ReadFileMax(p string, max int64) ([]byte, error) {
 // text file belongs would hang the preflight. O_NONBLOCK has no effect on
 // reads of a regular file, so it is left set.
 func (r Root) Open(p string) (*os.File, error) {
-	host, err := r.Resolve(p)
+	w, err := r.resolve(p, true)
+	if err == nil {
+		err = w.fail("open")
+	}
 	if err != nil {
 		return nil, err
 	}
+	host := w.host
 	// Go adds O_CLOEXEC to every open.
 	f, err := os.OpenFile(host, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
@@ -262,10 +334,14 @@ func (r Root) ReadDirNames(p string) ([]string, error) {
 // ends or more than MaxDirEntries were read (an error wrapping
 // ErrTooManyEntries).
 func (r Root) listDir(p string, batch func(*os.File) (int, error)) error {
-	host, err := r.Resolve(p)
+	w, err := r.resolve(p, true)
+	if err == nil {
+		err = w.fail("open")
+	}
 	if err != nil {
 		return err
 	}
+	host := w.host
 	// os.ReadDir would open a FIFO planted where a directory belongs and
 	// wait for a writer; O_DIRECTORY refuses it at once with ENOTDIR, which
 	// Missing reads as "not there", the same as a regular file in its place.
@@ -304,31 +380,40 @@ var ErrTooManyEntries = errors.New("more directory entries than gpu-preflight li
 
 // Stat describes the file p names inside the root, following links.
 func (r Root) Stat(p string) (fs.FileInfo, error) {
-	host, err := r.Resolve(p)
+	w, err := r.resolve(p, true)
+	if err == nil {
+		err = w.fail("stat")
+	}
 	if err != nil {
 		return nil, err
 	}
-	return os.Stat(host)
+	return os.Stat(w.host)
 }
 
 // Lstat describes the file p names inside the root without following a
 // final symbolic link.
 func (r Root) Lstat(p string) (fs.FileInfo, error) {
-	host, err := r.resolve(p, false)
+	w, err := r.resolve(p, false)
+	if err == nil {
+		err = w.fail("lstat")
+	}
 	if err != nil {
 		return nil, err
 	}
-	return os.Lstat(host)
+	return os.Lstat(w.host)
 }
 
 // Readlink returns the target of the symbolic link p names inside the
 // root, exactly as stored (an absolute target is absolute inside the root).
 func (r Root) Readlink(p string) (string, error) {
-	host, err := r.resolve(p, false)
+	w, err := r.resolve(p, false)
+	if err == nil {
+		err = w.fail("readlink")
+	}
 	if err != nil {
 		return "", err
 	}
-	return os.Readlink(host)
+	return os.Readlink(w.host)
 }
 
 // Glob returns the paths inside the root (absolute, "/"-separated, as a

@@ -408,3 +408,43 @@ func TestLastPathNamesTheLastPathAsked(t *testing.T) {
 		t.Errorf("LastPath() = %q after ReadDir, want %q", got, want)
 	}
 }
+
+// A path resolve finds missing fails without the call being made, with the
+// error the kernel gives that call on the path: the same operation, path
+// and errno (ENOENT under a missing directory, ENOTDIR under a file), for
+// every method, with and without a link on the way.
+func TestMissingPathsFailAsTheKernelWould(t *testing.T) {
+	dir := tree(t, map[string]string{"etc/os-release": "x", "usr/lib/link": "->/etc", "usr/lib/dangling": "->/nowhere/at/all"})
+	r := Root(dir)
+	ops := []struct {
+		name    string
+		viaRoot func(p string) error
+		viaOS   func(host string) error
+	}{
+		{"Stat", func(p string) error { _, err := r.Stat(p); return err }, func(h string) error { _, err := os.Stat(h); return err }},
+		{"Lstat", func(p string) error { _, err := r.Lstat(p); return err }, func(h string) error { _, err := os.Lstat(h); return err }},
+		{"Readlink", func(p string) error { _, err := r.Readlink(p); return err }, func(h string) error { _, err := os.Readlink(h); return err }},
+		{"Open", func(p string) error { f, err := r.Open(p); f.Close(); return err }, func(h string) error { f, err := os.Open(h); f.Close(); return err }},
+		{"ReadDir", func(p string) error { _, err := r.ReadDir(p); return err }, func(h string) error { _, err := os.ReadDir(h); return err }},
+	}
+	for _, p := range []string{
+		"usr/local/cuda/lib64/libcudart.so.12", // a missing directory
+		"etc/os-release/deeper",                // a file where a directory belongs
+		"usr/lib/link/missing/deeper",          // through a link, then missing
+		"usr/lib/link/os-release/deeper",       // through a link, then a file
+		"usr/lib/dangling/lib",                 // through a dangling link
+		"absent",                               // the last component
+	} {
+		host, err := r.Resolve(p)
+		if err != nil {
+			t.Fatalf("Resolve(%q): %v", p, err)
+		}
+		for _, op := range ops {
+			got, want := op.viaRoot(p), op.viaOS(host)
+			var gotPE, wantPE *fs.PathError
+			if !errors.As(got, &gotPE) || !errors.As(want, &wantPE) || *gotPE != *wantPE {
+				t.Errorf("%s(%q) = %v; the kernel says %v", op.name, p, got, want)
+			}
+		}
+	}
+}
