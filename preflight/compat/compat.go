@@ -117,8 +117,10 @@ const (
 // ForwardCompat reports whether CUDA forward compatibility supports GPUs of
 // brand (NVML brand string, any case). An empty or unlisted brand is Maybe.
 func ForwardCompat(brand string) Support {
-	if s, ok := forwardCompatBrands[strings.ToLower(brand)]; ok {
-		return s
+	for _, b := range forwardCompatBrands {
+		if strings.EqualFold(b.brand, brand) {
+			return b.support
+		}
 	}
 	return Maybe
 }

@@ -8,8 +8,6 @@
 package compat
 
 import (
-	"strings"
-
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 )
 
@@ -171,14 +169,17 @@ var toolkitTargets = []struct {
 //
 // Source: docs.nvidia.com/deploy/cuda-compatibility/forward-compatibility.html;
 // libnvidia-container's brand strings (docs/compat-tables.md).
-var forwardCompatBrands = map[string]Support{
-	strings.ToLower(facts.BrandTesla):      Supported,
-	strings.ToLower(facts.BrandNvidia):     Supported,
-	strings.ToLower(facts.BrandQuadro):     Maybe,
-	strings.ToLower(facts.BrandQuadroRTX):  Maybe,
-	strings.ToLower(facts.BrandNvidiaRTX):  Maybe,
-	strings.ToLower(facts.BrandGeForce):    Unsupported,
-	strings.ToLower(facts.BrandGeForceRTX): Unsupported,
-	strings.ToLower(facts.BrandTITAN):      Unsupported,
-	strings.ToLower(facts.BrandTitanRTX):   Unsupported,
+var forwardCompatBrands = []struct {
+	brand   string
+	support Support
+}{
+	{facts.BrandTesla, Supported},
+	{facts.BrandNvidia, Supported},
+	{facts.BrandQuadro, Maybe},
+	{facts.BrandQuadroRTX, Maybe},
+	{facts.BrandNvidiaRTX, Maybe},
+	{facts.BrandGeForce, Unsupported},
+	{facts.BrandGeForceRTX, Unsupported},
+	{facts.BrandTITAN, Unsupported},
+	{facts.BrandTitanRTX, Unsupported},
 }

@@ -19,21 +19,21 @@ import (
 // (libcudnn_ops, libcudnn_cnn, ...) go with libcudnn. Source: the
 // nvidia-*-cu12 wheels' layouts (docs/sources.md, "CUDA stack versions on disk") and
 // torch/__init__.py's cuda_libs table.
-var cudaLibDirs = map[string]string{
-	"libcudart":     "cuda_runtime",
-	"libcudnn":      "cudnn",
-	"libnccl":       "nccl",
-	"libcublas":     "cublas",
-	"libcublasLt":   "cublas",
-	"libcusparse":   "cusparse",
-	"libcusparseLt": "cusparselt",
-	"libcufft":      "cufft",
-	"libcurand":     "curand",
-	"libcusolver":   "cusolver",
-	"libnvrtc":      "cuda_nvrtc",
-	"libnvJitLink":  "nvjitlink",
-	"libcupti":      "cuda_cupti",
-	"libnvToolsExt": "nvtx",
+var cudaLibDirs = []struct{ lib, dir string }{
+	{"libcudart", "cuda_runtime"},
+	{"libcudnn", "cudnn"},
+	{"libnccl", "nccl"},
+	{"libcublas", "cublas"},
+	{"libcublasLt", "cublas"},
+	{"libcusparse", "cusparse"},
+	{"libcusparseLt", "cusparselt"},
+	{"libcufft", "cufft"},
+	{"libcurand", "curand"},
+	{"libcusolver", "cusolver"},
+	{"libnvrtc", "cuda_nvrtc"},
+	{"libnvJitLink", "nvjitlink"},
+	{"libcupti", "cuda_cupti"},
+	{"libnvToolsExt", "nvtx"},
 }
 
 // cudaLibrary returns the library of a soname ("libcudnn_ops.so.9" ->
@@ -44,8 +44,10 @@ func cudaLibrary(soname string) (lib, dir string, ok bool) {
 	if !found {
 		return "", "", false
 	}
-	if d, ok := cudaLibDirs[lib]; ok {
-		return lib, d, true
+	for _, l := range cudaLibDirs {
+		if l.lib == lib {
+			return lib, l.dir, true
+		}
 	}
 	if strings.HasPrefix(lib, "libcudnn_") {
 		return lib, "cudnn", true
@@ -76,11 +78,24 @@ var torchPreload = []struct{ dir, pattern string }{
 
 // frameworkDists are the distributions whose METADATA pins a framework's
 // CUDA wheels.
-var frameworkDists = map[string][]string{
-	"torch":        {"torch"},
-	"paddlepaddle": {"paddlepaddle_gpu"},
-	"tensorflow":   {"tensorflow", "tensorflow_gpu"},
-	"jax":          {"jax_cuda13_plugin", "jax_cuda12_plugin", "jaxlib"},
+var frameworkDists = []struct {
+	framework string
+	dists     []string
+}{
+	{"torch", []string{"torch"}},
+	{"paddlepaddle", []string{"paddlepaddle_gpu"}},
+	{"tensorflow", []string{"tensorflow", "tensorflow_gpu"}},
+	{"jax", []string{"jax_cuda13_plugin", "jax_cuda12_plugin", "jaxlib"}},
+}
+
+// distsOf are frameworkDists' distributions of the framework named name.
+func distsOf(name string) []string {
+	for _, f := range frameworkDists {
+		if f.framework == name {
+			return f.dists
+		}
+	}
+	return nil
 }
 
 // cudaLibraries fills s.res.CUDALibraries: for every framework with a CUDA
@@ -210,16 +225,16 @@ func (s *scanner) builtFor(fw facts.Framework) map[string]builtVersion {
 	if v, ok := s.views[fw.Location]; ok {
 		dist = v.dist
 	}
-	for _, name := range frameworkDists[fw.Name] {
+	for _, name := range distsOf(fw.Name) {
 		d, ok := dist(name)
 		if !ok {
 			continue
 		}
 		md := path.Join(distPath(sp, d), "METADATA")
 		for _, r := range ParseRequiresDist(s.read(md)) {
-			for lib, dir := range cudaLibDirs {
-				if strings.HasPrefix(r.Name, "nvidia_"+dir+"_cu") {
-					out[lib] = builtVersion{r.Version, md + " (" + r.Name + r.Op + r.Version + ")"}
+			for _, l := range cudaLibDirs {
+				if strings.HasPrefix(r.Name, "nvidia_"+l.dir+"_cu") {
+					out[l.lib] = builtVersion{r.Version, md + " (" + r.Name + r.Op + r.Version + ")"}
 				}
 			}
 		}

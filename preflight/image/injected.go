@@ -51,11 +51,11 @@ var injectedPrefixes = []string{
 // by the name they get in their parent: /lib/firmware (/usr/lib/firmware
 // under a merged /usr) for the GSP firmware, vdpau/ in the multiarch
 // library directory for libvdpau_nvidia.
-var injectedDirs = map[string][]string{
-	"/lib":                       {"firmware"},
-	"/usr/lib":                   {"firmware"},
-	"/usr/lib/x86_64-linux-gnu":  {"vdpau"},
-	"/usr/lib/aarch64-linux-gnu": {"vdpau"},
+var injectedDirs = []struct{ dir, name string }{
+	{"/lib", "firmware"},
+	{"/usr/lib", "firmware"},
+	{"/usr/lib/x86_64-linux-gnu", "vdpau"},
+	{"/usr/lib/aarch64-linux-gnu", "vdpau"},
 }
 
 // Injected reports whether the entry name in directory dir (a path inside
@@ -66,7 +66,13 @@ func Injected(dir, name string) bool {
 			return true
 		}
 	}
-	return slices.Contains(injectedDirs[path.Clean(dir)], name)
+	dir = path.Clean(dir)
+	for _, d := range injectedDirs {
+		if d.dir == dir && d.name == name {
+			return true
+		}
+	}
+	return false
 }
 
 // listingDigest is the SHA-256 of the sorted names in entries that belong

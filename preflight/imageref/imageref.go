@@ -18,6 +18,7 @@ package imageref
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -54,7 +55,7 @@ const (
 var (
 	errFormat    = errors.New("invalid reference format")
 	errUppercase = errors.New("invalid reference format: repository name must be lowercase")
-	errNameLong  = fmt.Errorf("repository name must not be more than %d characters", maxPathBytes)
+	errNameLong  = errors.New("repository name must not be more than " + strconv.Itoa(maxPathBytes) + " characters")
 	errDigest    = errors.New("invalid digest: want sha256, sha384 or sha512 and that many lower-case hex digits")
 )
 
