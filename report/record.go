@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"slices"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -38,6 +39,12 @@ import (
 // (their struct tags name the fields once): encoding/json would build its
 // encoders by reflection on the first use in every process.
 //go:generate go run ../internal/cmd/jsongen -type Record -o record_json.go
+
+// EncodedBytes is a capacity to encode a record into (AppendJSON) on the
+// start-up path: a GPU-less start's record is about 4.5 KB, so one
+// allocation holds it where growing from nothing would allocate about
+// 16 KB on the way, and a start pays for every fresh page it touches.
+const EncodedBytes = 8 << 10
 
 // SchemaVersion is the record's schema version. It changes on an
 // incompatible change (a field removed, renamed or retyped); adding a field
@@ -414,16 +421,17 @@ type Inputs struct {
 // NewRunID returns 128 random bits as 32 lower-case hex digits.
 func NewRunID() string {
 	var b [16]byte
-	// getrandom(2) straight from the kernel's pool: crypto/rand would
-	// first set up the vDSO's per-thread random state (mappings and page
-	// faults, 30 us at start-up) to read 16 bytes once. Before the pool is
-	// initialised (early boot) it blocks; a short read cannot happen below
-	// 256 bytes.
-	_, err := unix.Getrandom(b[:], 0)
-	for err == unix.EINTR {
-		_, err = unix.Getrandom(b[:], 0)
+	// The getrandom(2) system call, straight from the kernel's pool:
+	// crypto/rand, and x/sys's Getrandom too, would first set up the
+	// vDSO's random state for the thread (a mapping, its page faults and
+	// a TLB shootdown on every CPU the process runs on: 30-40 us at
+	// start-up) to read 16 bytes once. Before the pool is initialised
+	// (early boot) it blocks; a short read cannot happen below 256 bytes.
+	var errno unix.Errno = unix.EINTR
+	for errno == unix.EINTR {
+		_, _, errno = unix.Syscall(unix.SYS_GETRANDOM, uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)), 0)
 	}
-	if err != nil {
+	if errno != 0 {
 		// A kernel without getrandom (before 3.17): crypto/rand knows the
 		// fallbacks, and never fails on Linux (Go 1.24+ crashes instead).
 		_, _ = rand.Read(b[:])

@@ -41,7 +41,7 @@ const MaxLineBytes = 16 << 20
 // append starts with the newline that ends it, so the torn line costs only
 // itself.
 func Append(path string, r report.Record) error {
-	line, err := r.AppendJSON(nil)
+	line, err := r.AppendJSON(make([]byte, 0, report.EncodedBytes))
 	if err != nil {
 		return fmt.Errorf("append to ledger %s: %w", path, err)
 	}

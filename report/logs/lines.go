@@ -73,7 +73,7 @@ func Record(l zerolog.Logger, r report.Record) error {
 	if !e.Enabled() {
 		return nil // a level above info: skip the encoding on the start-up path
 	}
-	b, err := r.AppendJSON(nil)
+	b, err := r.AppendJSON(make([]byte, 0, report.EncodedBytes))
 	if err != nil {
 		return fmt.Errorf("encode provenance record %s for the log: %w", r.RunID, err)
 	}

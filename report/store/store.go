@@ -42,7 +42,7 @@ func FileName(r report.Record) (string, error) {
 // as json.MarshalIndent(r, "", "  ") writes it (which is Marshal's bytes
 // indented by json.Indent), from the generated encoder's bytes.
 func Marshal(r report.Record) ([]byte, error) {
-	compact, err := r.AppendJSON(nil)
+	compact, err := r.AppendJSON(make([]byte, 0, report.EncodedBytes))
 	if err != nil {
 		return nil, fmt.Errorf("encode provenance record %s: %w", r.RunID, err)
 	}
