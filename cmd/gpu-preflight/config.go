@@ -142,8 +142,8 @@ func newSettings() func() []setting { return sync.OnceValue(readSettings) }
 // follows the rule, and TestSettingsAreEnvconfigs holds it to envconfig's
 // own answer for every field.
 func readSettings() []setting {
-	var out []setting
 	t := reflect.TypeFor[Config]()
+	out := make([]setting, 0, t.NumField())
 	for i := range t.NumField() {
 		f := t.Field(i)
 		if !f.IsExported() || f.Tag.Get("split_words") != "true" {
@@ -197,8 +197,9 @@ func settings() []setting { return settingsOnce() }
 
 // settingsOf are the settings of the given parts, in Config's order.
 func settingsOf(parts []string) []setting {
-	var out []setting
-	for _, s := range settings() {
+	all := settings()
+	out := make([]setting, 0, len(all))
+	for _, s := range all {
 		if slices.Contains(parts, s.Part) {
 			out = append(out, s)
 		}

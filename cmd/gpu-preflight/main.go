@@ -84,17 +84,27 @@ func main() {
 
 func run(args, environ []string, stdout, stderr io.Writer) int {
 	overrides := map[string]string{}
-	fs := newFlagSet("gpu-preflight", stderr, overrides)
-	version := fs.Bool("version", false, "print the version and exit")
-	if err := parseFlags(fs, args, stdout); err != nil {
-		return usageExit(stderr, err)
+	rest, sawDashes := args, false
+	switch {
+	case len(args) > 0 && args[0] == "--":
+		rest, sawDashes = args[1:], true
+	case len(args) > 0 && len(args[0]) > 1 && args[0][0] == '-':
+		// flag reads flags up to the first argument that is none (or
+		// "-", or after "--"), so only a command line that starts with
+		// one needs the flag set: the ENTRYPOINT form ends in "--", and
+		// building the set is an allocation per setting at every start.
+		fs := newFlagSet("gpu-preflight", stderr, overrides)
+		version := fs.Bool("version", false, "print the version and exit")
+		if err := parseFlags(fs, args, stdout); err != nil {
+			return usageExit(stderr, err)
+		}
+		if *version {
+			return cmdVersion(nil, environ, stdout, stderr)
+		}
+		rest = fs.Args()
+		consumed := len(args) - len(rest)
+		sawDashes = consumed > 0 && args[consumed-1] == "--"
 	}
-	if *version {
-		return cmdVersion(nil, environ, stdout, stderr)
-	}
-	rest := fs.Args()
-	consumed := len(args) - len(rest)
-	sawDashes := consumed > 0 && args[consumed-1] == "--"
 	if len(rest) == 0 {
 		if sawDashes {
 			return usageExit(stderr, usagef("no command after --"))
