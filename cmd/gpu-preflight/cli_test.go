@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -222,24 +223,26 @@ func TestEnumeratedValuesInAnyCase(t *testing.T) {
 	}
 }
 
-// readSettings names each field's variable as envconfig does: envconfig's
-// own usage template is the authority.
+// readSettings names each field's variable as envconfig reads it:
+// envconfig's own usage template is the authority. Every name carries the
+// prefix, so envconfig's fallback to a tag's bare name reads no variable
+// of the container's own.
 func TestSettingsAreEnvconfigs(t *testing.T) {
 	var b strings.Builder
-	if err := envconfig.Usagef(envPrefix, &Config{}, &b, "{{range .}}{{usage_key .}}\n{{end}}"); err != nil {
+	if err := envconfig.Usagef("", &Config{}, &b, "{{range .}}{{usage_key .}}\n{{end}}"); err != nil {
 		t.Fatal(err)
 	}
 	var got []string
 	for _, s := range settings() {
 		got = append(got, s.Key)
+		if !strings.HasPrefix(s.Key, envPrefix+"_") {
+			t.Errorf("field %s reads %s, outside %s_*", s.Field, s.Key, envPrefix)
+		}
 	}
 	if want := strings.Fields(b.String()); !slices.Equal(got, want) {
 		t.Errorf("settings %v\nenvconfig %v", got, want)
 	}
-	for name, want := range map[string]string{"MinGPUs": "Min_GP_Us", "NVMLTimeout": "NVML_Timeout", "CUDACheck": "CUDA_Check",
-		"RequireGPU": "Require_GPU", "ABC": "ABC", "lowerStart": "lower_Start"} {
-		if got := strings.Join(splitWords(name), "_"); got != want {
-			t.Errorf("splitWords(%s) = %s, want %s", name, got, want)
-		}
+	if n := reflect.VisibleFields(reflect.TypeFor[Config]()); len(got) != len(slices.DeleteFunc(n, func(f reflect.StructField) bool { return !f.IsExported() })) {
+		t.Errorf("%d settings, but Config has more exported fields: each needs its envconfig tag", len(got))
 	}
 }

@@ -33,39 +33,40 @@ import (
 // PREFLIGHT_* variables; a flag of the same name (--policy for
 // PREFLIGHT_POLICY) overrides each.
 //
-// The field names make the variable names: envconfig's split_words turns
-// NodeFaultExitCode into PREFLIGHT_NODE_FAULT_EXIT_CODE. No field has an
-// `envconfig` tag, because envconfig falls back to a tagged field's bare name
-// (a container's own POLICY or ROOT would configure gpu-preflight); and
-// MinGpus is spelt so because split_words cuts "MinGPUs" into MIN_GP_US.
-// The same struct makes the flags and the -h text; each field's part says
-// which commands read it (see parts).
+// Each field's envconfig tag names its variable in full, prefix and all,
+// and envconfig.Process is called without a prefix: envconfig falls back
+// to a tagged field's bare tag when the variable is unset, and a bare
+// PREFLIGHT_POLICY is the same name, so a container's own POLICY or ROOT
+// never configures gpu-preflight. Deriving the names instead (a prefix
+// and split_words) would make envconfig run two regular expressions over
+// every field name at every start. The same struct makes the flags and
+// the -h text; each field's part says which commands read it (see parts).
 type Config struct {
-	Policy            string        `split_words:"true" default:"fail" desc:"warn, fail or strict" part:"decision"`
-	Ignore            string        `split_words:"true" desc:"comma list of check ids downgraded to info" part:"decision"`
-	RequireGPU        boolValue     `split_words:"true" default:"false" desc:"no visible GPU is an error" part:"checks"`
-	MinGpus           int           `split_words:"true" default:"0" desc:"fewer visible GPUs is an error" part:"checks"`
-	Require           string        `split_words:"true" desc:"extra requirement, NVIDIA_REQUIRE_* language" part:"checks"`
-	ProvenanceDir     string        `split_words:"true" default:"/var/log/gpu-preflight" desc:"where records go; off disables the file" part:"record"`
-	Ledger            string        `split_words:"true" desc:"append one JSON line per run to this file" part:"record"`
-	LogFormat         string        `split_words:"true" default:"auto" desc:"json, console or auto" part:"record"`
-	LogLevel          string        `split_words:"true" default:"info" desc:"trace, debug, info, warn, error or disabled" part:"record"`
-	LogProvenance     boolValue     `split_words:"true" default:"true" desc:"log the record as one line; false when you collect the file" part:"record"`
-	RecordArgv        string        `split_words:"true" default:"redacted" desc:"what records keep of the command: redacted, digest, none or full" part:"record"`
-	NVMLTimeout       time.Duration `split_words:"true" default:"10s" desc:"deadline for the NVML probe" part:"host"`
-	Timeout           time.Duration `split_words:"true" default:"30s" desc:"deadline for the whole preflight" part:"host"`
-	NVMLLibrary       string        `split_words:"true" default:"libnvidia-ml.so.1" desc:"NVML library the probe loads" part:"host"`
-	Root              string        `split_words:"true" default:"/" desc:"root of the image's files (an unpacked image, or an OCI bundle with rootfs/ and config.json)" part:"image"`
-	HostRoot          string        `split_words:"true" default:"/" desc:"root of the host's files read for the driver, GPUs, /dev, /dev/shm, cgroup and kernel" part:"host"`
-	ImageConfig       string        `split_words:"true" desc:"the image's config, whose Env is its environment: OCI layout dir, OCI image or runtime config, docker/podman inspect" part:"image"`
-	Manifest          string        `split_words:"true" default:"/etc/gpu-preflight/image.json" desc:"baked image manifest, inside the root" part:"image"`
-	TerminationLog    string        `split_words:"true" default:"/dev/termination-log" desc:"written on abort: the default only when the file exists (the kubelet made it), a path set here when its directory does" part:"record"`
-	ExitCode          int           `split_words:"true" default:"78" desc:"exit code on a mismatch abort: this driver cannot run this image" part:"decision"`
-	NodeFaultExitCode int           `split_words:"true" default:"75" desc:"exit code on a node-fault abort: retry on another node" part:"decision"`
-	Supervise         string        `split_words:"true" default:"auto" desc:"true, false, or auto: supervise when PID 1" flag:"bool" part:"command"`
-	SignalGroup       boolValue     `split_words:"true" default:"false" desc:"when supervising, forward signals to the command's process group, not only to the command (tini -g)" part:"command"`
-	CUDACheck         string        `split_words:"true" default:"off" desc:"CUDA smoke test: off, init or kernel" part:"host"`
-	CUDATimeout       time.Duration `split_words:"true" default:"15s" desc:"deadline for the CUDA smoke test" part:"host"`
+	Policy            string        `envconfig:"PREFLIGHT_POLICY" default:"fail" desc:"warn, fail or strict" part:"decision"`
+	Ignore            string        `envconfig:"PREFLIGHT_IGNORE" desc:"comma list of check ids downgraded to info" part:"decision"`
+	RequireGPU        boolValue     `envconfig:"PREFLIGHT_REQUIRE_GPU" default:"false" desc:"no visible GPU is an error" part:"checks"`
+	MinGPUs           int           `envconfig:"PREFLIGHT_MIN_GPUS" default:"0" desc:"fewer visible GPUs is an error" part:"checks"`
+	Require           string        `envconfig:"PREFLIGHT_REQUIRE" desc:"extra requirement, NVIDIA_REQUIRE_* language" part:"checks"`
+	ProvenanceDir     string        `envconfig:"PREFLIGHT_PROVENANCE_DIR" default:"/var/log/gpu-preflight" desc:"where records go; off disables the file" part:"record"`
+	Ledger            string        `envconfig:"PREFLIGHT_LEDGER" desc:"append one JSON line per run to this file" part:"record"`
+	LogFormat         string        `envconfig:"PREFLIGHT_LOG_FORMAT" default:"auto" desc:"json, console or auto" part:"record"`
+	LogLevel          string        `envconfig:"PREFLIGHT_LOG_LEVEL" default:"info" desc:"trace, debug, info, warn, error or disabled" part:"record"`
+	LogProvenance     boolValue     `envconfig:"PREFLIGHT_LOG_PROVENANCE" default:"true" desc:"log the record as one line; false when you collect the file" part:"record"`
+	RecordArgv        string        `envconfig:"PREFLIGHT_RECORD_ARGV" default:"redacted" desc:"what records keep of the command: redacted, digest, none or full" part:"record"`
+	NVMLTimeout       time.Duration `envconfig:"PREFLIGHT_NVML_TIMEOUT" default:"10s" desc:"deadline for the NVML probe" part:"host"`
+	Timeout           time.Duration `envconfig:"PREFLIGHT_TIMEOUT" default:"30s" desc:"deadline for the whole preflight" part:"host"`
+	NVMLLibrary       string        `envconfig:"PREFLIGHT_NVML_LIBRARY" default:"libnvidia-ml.so.1" desc:"NVML library the probe loads" part:"host"`
+	Root              string        `envconfig:"PREFLIGHT_ROOT" default:"/" desc:"root of the image's files (an unpacked image, or an OCI bundle with rootfs/ and config.json)" part:"image"`
+	HostRoot          string        `envconfig:"PREFLIGHT_HOST_ROOT" default:"/" desc:"root of the host's files read for the driver, GPUs, /dev, /dev/shm, cgroup and kernel" part:"host"`
+	ImageConfig       string        `envconfig:"PREFLIGHT_IMAGE_CONFIG" desc:"the image's config, whose Env is its environment: OCI layout dir, OCI image or runtime config, docker/podman inspect" part:"image"`
+	Manifest          string        `envconfig:"PREFLIGHT_MANIFEST" default:"/etc/gpu-preflight/image.json" desc:"baked image manifest, inside the root" part:"image"`
+	TerminationLog    string        `envconfig:"PREFLIGHT_TERMINATION_LOG" default:"/dev/termination-log" desc:"written on abort: the default only when the file exists (the kubelet made it), a path set here when its directory does" part:"record"`
+	ExitCode          int           `envconfig:"PREFLIGHT_EXIT_CODE" default:"78" desc:"exit code on a mismatch abort: this driver cannot run this image" part:"decision"`
+	NodeFaultExitCode int           `envconfig:"PREFLIGHT_NODE_FAULT_EXIT_CODE" default:"75" desc:"exit code on a node-fault abort: retry on another node" part:"decision"`
+	Supervise         string        `envconfig:"PREFLIGHT_SUPERVISE" default:"auto" desc:"true, false, or auto: supervise when PID 1" flag:"bool" part:"command"`
+	SignalGroup       boolValue     `envconfig:"PREFLIGHT_SIGNAL_GROUP" default:"false" desc:"when supervising, forward signals to the command's process group, not only to the command (tini -g)" part:"command"`
+	CUDACheck         string        `envconfig:"PREFLIGHT_CUDA_CHECK" default:"off" desc:"CUDA smoke test: off, init or kernel" part:"host"`
+	CUDATimeout       time.Duration `envconfig:"PREFLIGHT_CUDA_TIMEOUT" default:"15s" desc:"deadline for the CUDA smoke test" part:"host"`
 
 	// Derived.
 	policy         policy.Policy
@@ -136,59 +137,23 @@ var settingsOnce = newSettings()
 
 func newSettings() func() []setting { return sync.OnceValue(readSettings) }
 
-// readSettings lists Config's fields with the variable envconfig reads each
-// from. envconfig keeps its naming rule to itself (asking it through its
-// usage template costs 0.7 ms, a quarter of a start), so splitWords
-// follows the rule, and TestSettingsAreEnvconfigs holds it to envconfig's
-// own answer for every field.
+// readSettings lists Config's fields with the variable each is read from
+// (its envconfig tag) and the flag of the same name.
+// TestSettingsAreEnvconfigs holds the list to envconfig's own answer.
 func readSettings() []setting {
 	t := reflect.TypeFor[Config]()
 	out := make([]setting, 0, t.NumField())
 	for i := range t.NumField() {
 		f := t.Field(i)
-		if !f.IsExported() || f.Tag.Get("split_words") != "true" {
+		key := f.Tag.Get("envconfig")
+		if !f.IsExported() || key == "" {
 			continue
 		}
-		key := envPrefix + "_" + strings.ToUpper(strings.Join(splitWords(f.Name), "_"))
 		out = append(out, setting{Key: key, Field: f.Name, Def: f.Tag.Get("default"), Desc: f.Tag.Get("desc"), Part: f.Tag.Get("part"),
 			Bool: f.Type == reflect.TypeFor[boolValue]() || f.Tag.Get("flag") == "bool",
 			Flag: strings.ToLower(strings.ReplaceAll(strings.TrimPrefix(key, envPrefix+"_"), "_", "-"))})
 	}
 	return out
-}
-
-// splitWords cuts a field name into words as envconfig's split_words does:
-// runs matching ([^A-Z]+|[A-Z]+[^A-Z]+|[A-Z]+), each then cut as
-// ([A-Z]+)([A-Z][^A-Z]+) when it matches ("NVMLTimeout": NVML, Timeout).
-func splitWords(name string) []string {
-	upper := func(c byte) bool { return 'A' <= c && c <= 'Z' }
-	var words []string
-	for i := 0; i < len(name); {
-		j := i
-		if !upper(name[j]) {
-			for j < len(name) && !upper(name[j]) {
-				j++
-			}
-			words = append(words, name[i:j])
-			i = j
-			continue
-		}
-		for j < len(name) && upper(name[j]) {
-			j++
-		}
-		k := j
-		for k < len(name) && !upper(name[k]) {
-			k++
-		}
-		w := name[i:k]
-		if k > j && j-i >= 2 { // two or more capitals, then lower case: the acronym's last capital starts a word
-			words = append(words, w[:j-i-1], w[j-i-1:])
-		} else {
-			words = append(words, w)
-		}
-		i = k
-	}
-	return words
 }
 
 // settings are Config's fields in order: the one list the variables, the
@@ -244,7 +209,7 @@ func loadConfig(overrides map[string]string) (Config, error) {
 		os.Setenv(k, v)
 	}
 	var c Config
-	if err := envconfig.Process(envPrefix, &c); err != nil {
+	if err := envconfig.Process("", &c); err != nil {
 		var pe *envconfig.ParseError
 		if errors.As(err, &pe) {
 			return c, usagef("%s is not valid: %s", source(overrides, pe.KeyName, pe.Value), accepts(pe.TypeName))
@@ -273,8 +238,8 @@ func loadConfig(overrides map[string]string) (Config, error) {
 		}
 		return c, usagef("%s", msg)
 	}
-	if c.MinGpus < 0 {
-		return c, usagef("%s is not valid: want a whole number >= 0", src("PREFLIGHT_MIN_GPUS", strconv.Itoa(c.MinGpus)))
+	if c.MinGPUs < 0 {
+		return c, usagef("%s is not valid: want a whole number >= 0", src("PREFLIGHT_MIN_GPUS", strconv.Itoa(c.MinGPUs)))
 	}
 	if c.Require != "" {
 		if err := require.Validate(c.Require); err != nil {

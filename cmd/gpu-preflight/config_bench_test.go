@@ -25,7 +25,7 @@ func BenchmarkLoadConfig(b *testing.B) {
 func BenchmarkEnvconfigProcess(b *testing.B) {
 	for b.Loop() {
 		var c Config
-		if err := envconfig.Process(envPrefix, &c); err != nil {
+		if err := envconfig.Process("", &c); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -544,7 +544,7 @@ func (c Config) gatherOptions(env envvars.Env) gather.Options {
 func (c Config) checkInput(ctx context.Context, opts gather.Options) (check.Input, []string) {
 	g, warnings := gather.Gather(ctx, opts)
 	return check.Input{Facts: g.Facts, Visible: g.Visible, Now: time.Now(), Options: check.Options{
-		RequireGPU: bool(c.RequireGPU), MinGPUs: c.MinGpus, ExtraRequire: c.Require}}, warnings
+		RequireGPU: bool(c.RequireGPU), MinGPUs: c.MinGPUs, ExtraRequire: c.Require}}, warnings
 }
 
 // checkMain is `gpu-preflight check` and the no-argument form.
