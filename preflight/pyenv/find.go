@@ -296,8 +296,14 @@ func (f *finder) forInterpreter(p, via string) (Environment, bool) {
 	return f.environment(path.Dir(path.Dir(real)), p, via)
 }
 
-// addPrefix adds the environment at prefix, if it is one.
+// addPrefix adds the environment at prefix, if it is one. Everything an
+// environment is told by lies under its prefix, so a prefix that is no
+// directory (an image without /usr/local, a stale VIRTUAL_ENV) is not
+// looked into further.
 func (f *finder) addPrefix(prefix, interpreter, via string) {
+	if !f.isDir(prefix) {
+		return
+	}
 	if interpreter == "" {
 		for _, n := range []string{"bin/python3", "bin/python"} {
 			if p := path.Join(prefix, n); f.isFile(p) {
