@@ -35,10 +35,47 @@ type Figure struct {
 	Source string  // the file that quotes it
 }
 
-const (
-	open  = "<!-- figures -->"
-	close = "<!-- /figures -->"
-)
+// table is the name of README.md's figures table (its markers).
+const table = "figures"
+
+// Rows returns the rows of the Markdown table between the markers
+// <!-- name --> and <!-- /name --> of doc, each row's cells trimmed, in
+// order: the header row (whose first cell is header) and the rule under
+// it left out. A line that is not a row of n cells is an error, so a
+// table edited out of shape fails rather than losing a row.
+func Rows(doc, name, header string, n int) ([][]string, error) {
+	open, close := "<!-- "+name+" -->", "<!-- /"+name+" -->"
+	_, rest, ok := strings.Cut(doc, open)
+	if !ok {
+		return nil, fmt.Errorf("no %s table", open)
+	}
+	body, _, ok := strings.Cut(rest, close)
+	if !ok {
+		return nil, fmt.Errorf("%s without %s", open, close)
+	}
+	var rows [][]string
+	for _, line := range strings.Split(body, "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" {
+			continue
+		}
+		cells := strings.Split(strings.Trim(line, "|"), "|")
+		if !strings.HasPrefix(line, "|") || len(cells) != n {
+			return nil, fmt.Errorf("%q is not a row of %d cells", line, n)
+		}
+		for i := range cells {
+			cells[i] = strings.TrimSpace(cells[i])
+		}
+		if first := strings.Trim(cells[0], "`"); first == header || strings.HasPrefix(first, "---") {
+			continue
+		}
+		rows = append(rows, cells)
+	}
+	if len(rows) == 0 {
+		return nil, fmt.Errorf("the %s table has no rows", open)
+	}
+	return rows, nil
+}
 
 // Quoted returns the figures README.md quotes, by id.
 func Quoted(t testing.TB) map[string]Figure {
@@ -61,26 +98,15 @@ func Quoted(t testing.TB) map[string]Figure {
 
 // Parse reads the figures table of a Markdown document.
 func Parse(doc string) (map[string]Figure, error) {
-	_, rest, ok := strings.Cut(doc, open)
-	if !ok {
-		return nil, fmt.Errorf("no %s table", open)
-	}
-	table, _, ok := strings.Cut(rest, close)
-	if !ok {
-		return nil, fmt.Errorf("%s without %s", open, close)
+	rows, err := Rows(doc, table, "id", 5)
+	if err != nil {
+		return nil, err
 	}
 	out := map[string]Figure{}
-	for _, line := range strings.Split(table, "\n") {
-		cells := strings.Split(strings.Trim(strings.TrimSpace(line), "|"), "|")
-		if len(cells) != 5 {
-			continue
-		}
-		for i := range cells {
-			cells[i] = strings.TrimSpace(cells[i])
-		}
+	for _, cells := range rows {
 		id := strings.Trim(cells[0], "`")
-		if id == "id" || strings.HasPrefix(id, "---") || id == "" {
-			continue
+		if id == "" {
+			return nil, fmt.Errorf("a figure without an id: %q", cells)
 		}
 		f := Figure{ID: id, What: cells[1]}
 		num, unit, _ := strings.Cut(cells[2], " ")
@@ -102,9 +128,6 @@ func Parse(doc string) (map[string]Figure, error) {
 			return nil, fmt.Errorf("figure %s quoted twice", id)
 		}
 		out[id] = f
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("the %s table holds no figure", open)
 	}
 	return out, nil
 }

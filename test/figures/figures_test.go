@@ -41,3 +41,18 @@ func TestParseRejectsAMalformedTable(t *testing.T) {
 		t.Errorf("Parse = %+v, %v", f, err)
 	}
 }
+
+// Rows cuts a table out between its markers, in order, without its header
+// and rule, and refuses a line of another shape.
+func TestRowsCutsTheTableBetweenItsMarkers(t *testing.T) {
+	doc := "before\n<!-- t -->\n| k | v |\n|---|---:|\n| `a` | 1 |\n\n| b | 2 |\n<!-- /t -->\n| c | 3 |\n"
+	rows, err := Rows(doc, "t", "k", 2)
+	if err != nil || len(rows) != 2 || rows[0][0] != "`a`" || rows[1][1] != "2" {
+		t.Errorf("Rows = %q, %v", rows, err)
+	}
+	for _, bad := range []string{"<!-- t -->\n| a | 1 |\n", "<!-- t -->\n| a | 1 | 2 |\n<!-- /t -->", "<!-- t -->\n| k | v |\n<!-- /t -->", "<!-- t -->\nprose\n<!-- /t -->"} {
+		if _, err := Rows(bad, "t", "k", 2); err == nil {
+			t.Errorf("Rows(%q) accepted it", bad)
+		}
+	}
+}

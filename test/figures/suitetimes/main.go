@@ -27,6 +27,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gpu-preflight/gpu-preflight/test/figures"
 	"github.com/gpu-preflight/gpu-preflight/test/harness"
 )
 
@@ -35,10 +36,8 @@ import (
 // minutes").
 const limit = 600
 
-const (
-	open  = "<!-- suite-times -->"
-	close = "<!-- /suite-times -->"
-)
+// table is the name of README.md's suite-times table (its markers).
+const table = "suite-times"
 
 // quote is one step's quoted wall time and its noise.
 type quote struct {
@@ -64,34 +63,16 @@ type run struct {
 // parseQuotes reads the suite-times table of a Markdown document, in its
 // order.
 func parseQuotes(doc string) ([]quote, error) {
-	_, rest, ok := strings.Cut(doc, open)
-	if !ok {
-		return nil, fmt.Errorf("no %s table", open)
-	}
-	table, _, ok := strings.Cut(rest, close)
-	if !ok {
-		return nil, fmt.Errorf("%s without %s", open, close)
+	rows, err := figures.Rows(doc, table, "step", 3)
+	if err != nil {
+		return nil, err
 	}
 	var out []quote
 	seen := map[string]bool{}
-	for _, line := range strings.Split(table, "\n") {
-		line = strings.TrimSpace(line)
-		if line == "" {
-			continue
-		}
-		cells := strings.Split(strings.Trim(line, "|"), "|")
-		if !strings.HasPrefix(line, "|") || len(cells) != 3 {
-			return nil, fmt.Errorf("%q is not a row of three cells: | step | seconds | noise |", line)
-		}
-		for i := range cells {
-			cells[i] = strings.TrimSpace(cells[i])
-		}
+	for _, cells := range rows {
 		step := strings.Trim(cells[0], "`")
-		if step == "step" || strings.HasPrefix(step, "---") {
-			continue
-		}
 		if step == "" || strings.ContainsAny(step, " \t") {
-			return nil, fmt.Errorf("%q names no step", line)
+			return nil, fmt.Errorf("%q names no step", cells)
 		}
 		q := quote{step: step}
 		var err error
@@ -106,9 +87,6 @@ func parseQuotes(doc string) ([]quote, error) {
 		}
 		seen[step] = true
 		out = append(out, q)
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("the %s table quotes no step", open)
 	}
 	return out, nil
 }

@@ -48,6 +48,7 @@ func TestParseQuotes(t *testing.T) {
 }
 
 func TestParseQuotesRejectsAMalformedTable(t *testing.T) {
+	open, close := "<!-- "+table+" -->", "<!-- /"+table+" -->"
 	row := func(s string) string { return open + "\n| step | seconds | noise |\n" + s + "\n" + close }
 	for _, doc := range []string{
 		"no table",
