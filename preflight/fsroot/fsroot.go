@@ -102,13 +102,27 @@ type walk struct {
 	absent syscall.Errno
 }
 
-// fail is the error the call op on w would have failed with, or nil when
-// the path may be there and the call is to be made.
-func (w walk) fail(op string) error {
-	if w.absent == 0 {
-		return nil
+// absentErrno is err's errno when it says a path is not there (ENOENT,
+// ENOTDIR), else 0.
+func absentErrno(err error) syscall.Errno {
+	if errno, ok := errors.AsType[syscall.Errno](err); ok && (errno == syscall.ENOENT || errno == syscall.ENOTDIR) {
+		return errno
 	}
-	return &fs.PathError{Op: op, Path: w.host, Err: w.absent}
+	return 0
+}
+
+// lookup resolves p for the call op (stat, lstat, readlink, open) that a
+// method makes on the path it returns. When resolve found p missing, the
+// call is not made: the error is the one it would have returned.
+func (r Root) lookup(op, p string, followLast bool) (string, error) {
+	w, err := r.resolve(p, followLast)
+	if err != nil {
+		return "", err
+	}
+	if w.absent != 0 {
+		return "", &fs.PathError{Op: op, Path: w.host, Err: w.absent}
+	}
+	return w.host, nil
 }
 
 // resolve walks p one component at a time. followLast is false for Lstat
@@ -136,11 +150,12 @@ func (r Root) resolve(p string, followLast bool) (walk, error) {
 		if end == len(full) && !followLast {
 			break
 		}
-		switch err := syscall.Lstat(full[:end], &st); {
-		case err == syscall.ENOENT || err == syscall.ENOTDIR:
+		err := syscall.Lstat(full[:end], &st)
+		switch absent := absentErrno(err); {
+		case absent != 0:
 			// Not there: nothing below it is either, so keep the rest as
 			// written without a lookup per component.
-			return walk{host: full, absent: err.(syscall.Errno)}, nil
+			return walk{host: full, absent: absent}, nil
 		case err != nil:
 			// Not readable (EACCES): the caller's call says so.
 			return walk{host: full}, nil
@@ -181,12 +196,10 @@ func (r Root) walkLinks(p, base string, done, rest []string, followLast bool) (w
 		host := filepath.Join(base, filepath.Join(append(slices.Clip(done), c)...))
 		fi, err := os.Lstat(host)
 		if err != nil && !slices.Contains(rest, "..") {
+			// Not there (or not readable): keep the rest as written, as the
+			// walk without links does.
 			done = append(append(done, c), rest...)
-			w := walk{host: filepath.Join(base, filepath.Join(done...))}
-			if errno, ok := errors.AsType[syscall.Errno](err); ok && (errno == syscall.ENOENT || errno == syscall.ENOTDIR) {
-				w.absent = errno
-			}
-			return w, nil
+			return walk{host: filepath.Join(base, filepath.Join(done...)), absent: absentErrno(err)}, nil
 		}
 		if err != nil || fi.Mode()&fs.ModeSymlink == 0 {
 			// Not a link, or not there but climbed out of: keep it as
@@ -257,14 +270,10 @@ func (r Root) ReadFileMax(p string, max int64) ([]byte, error) {
 // text file belongs would hang the preflight. O_NONBLOCK has no effect on
 // reads of a regular file, so it is left set.
 func (r Root) Open(p string) (*os.File, error) {
-	w, err := r.resolve(p, true)
-	if err == nil {
-		err = w.fail("open")
-	}
+	host, err := r.lookup("open", p, true)
 	if err != nil {
 		return nil, err
 	}
-	host := w.host
 	// Go adds O_CLOEXEC to every open.
 	f, err := os.OpenFile(host, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
@@ -334,14 +343,10 @@ func (r Root) ReadDirNames(p string) ([]string, error) {
 // ends or more than MaxDirEntries were read (an error wrapping
 // ErrTooManyEntries).
 func (r Root) listDir(p string, batch func(*os.File) (int, error)) error {
-	w, err := r.resolve(p, true)
-	if err == nil {
-		err = w.fail("open")
-	}
+	host, err := r.lookup("open", p, true)
 	if err != nil {
 		return err
 	}
-	host := w.host
 	// os.ReadDir would open a FIFO planted where a directory belongs and
 	// wait for a writer; O_DIRECTORY refuses it at once with ENOTDIR, which
 	// Missing reads as "not there", the same as a regular file in its place.
@@ -380,40 +385,31 @@ var ErrTooManyEntries = errors.New("more directory entries than gpu-preflight li
 
 // Stat describes the file p names inside the root, following links.
 func (r Root) Stat(p string) (fs.FileInfo, error) {
-	w, err := r.resolve(p, true)
-	if err == nil {
-		err = w.fail("stat")
-	}
+	host, err := r.lookup("stat", p, true)
 	if err != nil {
 		return nil, err
 	}
-	return os.Stat(w.host)
+	return os.Stat(host)
 }
 
 // Lstat describes the file p names inside the root without following a
 // final symbolic link.
 func (r Root) Lstat(p string) (fs.FileInfo, error) {
-	w, err := r.resolve(p, false)
-	if err == nil {
-		err = w.fail("lstat")
-	}
+	host, err := r.lookup("lstat", p, false)
 	if err != nil {
 		return nil, err
 	}
-	return os.Lstat(w.host)
+	return os.Lstat(host)
 }
 
 // Readlink returns the target of the symbolic link p names inside the
 // root, exactly as stored (an absolute target is absolute inside the root).
 func (r Root) Readlink(p string) (string, error) {
-	w, err := r.resolve(p, false)
-	if err == nil {
-		err = w.fail("readlink")
-	}
+	host, err := r.lookup("readlink", p, false)
 	if err != nil {
 		return "", err
 	}
-	return os.Readlink(w.host)
+	return os.Readlink(host)
 }
 
 // Glob returns the paths inside the root (absolute, "/"-separated, as a
