@@ -1,7 +1,6 @@
 package elfbound
 
 import (
-	"debug/elf"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -16,10 +15,10 @@ import (
 // 65 535 sections) and DynString copies the whole string table before it
 // copies each string out of it.
 type File struct {
-	Class   elf.Class
-	Data    elf.Data
-	Type    elf.Type
-	Machine elf.Machine
+	Class   Class
+	Data    Data
+	Type    Type
+	Machine Machine
 
 	r         io.ReaderAt
 	bo        binary.ByteOrder
@@ -34,8 +33,8 @@ type File struct {
 type Section struct {
 	Index   int
 	NameOff uint32
-	Type    elf.SectionType
-	Flags   elf.SectionFlag
+	Type    SectionType
+	Flags   SectionFlag
 	Addr    uint64
 	Offset  uint64
 	Size    uint64
@@ -65,11 +64,11 @@ func Open(r io.ReaderAt) (*File, error) {
 		}
 		return nil, ErrNotELF
 	}
-	f := &File{r: r, Class: elf.Class(h[4]), Data: elf.Data(h[5])}
+	f := &File{r: r, Class: Class(h[4]), Data: Data(h[5])}
 	switch f.Data {
-	case elf.ELFDATA2LSB:
+	case ELFDATA2LSB:
 		f.bo = binary.LittleEndian
-	case elf.ELFDATA2MSB:
+	case ELFDATA2MSB:
 		f.bo = binary.BigEndian
 	default:
 		return nil, fmt.Errorf("ELF data encoding %d is neither little- nor big-endian", h[5])
@@ -77,14 +76,14 @@ func Open(r io.ReaderAt) (*File, error) {
 	bo := f.bo
 	var shsize uint64
 	switch f.Class {
-	case elf.ELFCLASS32:
+	case ELFCLASS32:
 		if n < 52 {
 			return nil, errors.New("ELF header truncated")
 		}
 		f.shoff = uint64(bo.Uint32(h[0x20:]))
 		f.shentsize, f.shnum, f.shstrndx = uint64(bo.Uint16(h[0x2e:])), uint64(bo.Uint16(h[0x30:])), uint64(bo.Uint16(h[0x32:]))
 		shsize = shdrSize32
-	case elf.ELFCLASS64:
+	case ELFCLASS64:
 		if n < 64 {
 			return nil, errors.New("ELF header truncated")
 		}
@@ -94,8 +93,8 @@ func Open(r io.ReaderAt) (*File, error) {
 	default:
 		return nil, fmt.Errorf("ELF class %d is neither 32- nor 64-bit", h[4])
 	}
-	f.Type = elf.Type(bo.Uint16(h[0x10:]))
-	f.Machine = elf.Machine(bo.Uint16(h[0x12:]))
+	f.Type = Type(bo.Uint16(h[0x10:]))
+	f.Machine = Machine(bo.Uint16(h[0x12:]))
 	if f.shoff == 0 {
 		f.shnum, f.shstrndx = 0, 0 // no section header table
 		return f, nil
@@ -105,7 +104,7 @@ func Open(r io.ReaderAt) (*File, error) {
 	}
 	// Extended numbering (elf(5)): section 0 holds the real count in
 	// sh_size and the real name-table index in sh_link.
-	if f.shnum == 0 || f.shstrndx == uint64(elf.SHN_XINDEX) {
+	if f.shnum == 0 || f.shstrndx == uint64(SHN_XINDEX) {
 		s0, err := f.readSection(0)
 		if err != nil {
 			return nil, fmt.Errorf("ELF section 0 (extended numbering): %w", err)
@@ -113,7 +112,7 @@ func Open(r io.ReaderAt) (*File, error) {
 		if f.shnum == 0 {
 			f.shnum = s0.Size
 		}
-		if f.shstrndx == uint64(elf.SHN_XINDEX) {
+		if f.shstrndx == uint64(SHN_XINDEX) {
 			f.shstrndx = uint64(s0.Link)
 		}
 	}
@@ -175,14 +174,14 @@ func (f *File) readSection(i uint64) (Section, error) {
 
 func (f *File) parseSection(i int, b []byte) Section {
 	bo := f.bo
-	s := Section{Index: i, NameOff: bo.Uint32(b[0:]), Type: elf.SectionType(bo.Uint32(b[4:]))}
-	if f.Class == elf.ELFCLASS32 {
-		s.Flags = elf.SectionFlag(bo.Uint32(b[8:]))
+	s := Section{Index: i, NameOff: bo.Uint32(b[0:]), Type: SectionType(bo.Uint32(b[4:]))}
+	if f.Class == ELFCLASS32 {
+		s.Flags = SectionFlag(bo.Uint32(b[8:]))
 		s.Addr, s.Offset, s.Size = uint64(bo.Uint32(b[12:])), uint64(bo.Uint32(b[16:])), uint64(bo.Uint32(b[20:]))
 		s.Link, s.Info, s.Entsize = bo.Uint32(b[24:]), bo.Uint32(b[28:]), uint64(bo.Uint32(b[36:]))
 		return s
 	}
-	s.Flags = elf.SectionFlag(bo.Uint64(b[8:]))
+	s.Flags = SectionFlag(bo.Uint64(b[8:]))
 	s.Addr, s.Offset, s.Size = bo.Uint64(b[16:]), bo.Uint64(b[24:]), bo.Uint64(b[32:])
 	s.Link, s.Info, s.Entsize = bo.Uint32(b[40:]), bo.Uint32(b[44:]), bo.Uint64(b[56:])
 	return s
@@ -223,7 +222,7 @@ func (f *File) SectionByName(name string) (Section, bool, error) {
 }
 
 // SectionByType returns the first section of type t.
-func (f *File) SectionByType(t elf.SectionType) (Section, bool, error) {
+func (f *File) SectionByType(t SectionType) (Section, bool, error) {
 	var found Section
 	var ok bool
 	err := f.Sections(func(s Section) bool {
@@ -236,7 +235,7 @@ func (f *File) SectionByType(t elf.SectionType) (Section, bool, error) {
 // SectionReader reads section s's bytes in the file (none for
 // SHT_NOBITS).
 func (f *File) SectionReader(s Section) *io.SectionReader {
-	if s.Type == elf.SHT_NOBITS || s.Offset > 1<<62 {
+	if s.Type == SHT_NOBITS || s.Offset > 1<<62 {
 		return io.NewSectionReader(f.r, 0, 0)
 	}
 	return io.NewSectionReader(f.r, int64(s.Offset), int64(min(s.Size, 1<<62)))
@@ -244,7 +243,7 @@ func (f *File) SectionReader(s Section) *io.SectionReader {
 
 // Strings returns a reader of the string table in section s.
 func (f *File) Strings(s Section) *StringTable {
-	if s.Type == elf.SHT_NOBITS || s.Offset > 1<<62 {
+	if s.Type == SHT_NOBITS || s.Offset > 1<<62 {
 		return &StringTable{}
 	}
 	return &StringTable{r: f.r, off: s.Offset, size: s.Size}

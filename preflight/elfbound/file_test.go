@@ -37,7 +37,7 @@ func TestFileAgreesWithDebugELF(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", p, err)
 		}
-		if got.Class != want.Class || got.Data != want.Data || got.Machine != want.Machine || got.Type != want.Type {
+		if got.Class != Class(want.Class) || got.Data != Data(want.Data) || got.Machine != Machine(want.Machine) || got.Type != Type(want.Type) {
 			t.Errorf("%s: header %v %v %v %v, debug/elf %v %v %v %v", p, got.Class, got.Data, got.Machine, got.Type, want.Class, want.Data, want.Machine, want.Type)
 		}
 		names, err := got.SectionNames()
@@ -48,7 +48,7 @@ func TestFileAgreesWithDebugELF(t *testing.T) {
 		err = got.Sections(func(s Section) bool {
 			w := want.Sections[i].SectionHeader
 			name, _ := names.String(uint64(s.NameOff), 256)
-			if name != w.Name || s.Type != w.Type || s.Flags != w.Flags || s.Offset != w.Offset || s.Size != w.FileSize || s.Link != w.Link || s.Entsize != w.Entsize {
+			if name != w.Name || s.Type != SectionType(w.Type) || s.Flags != SectionFlag(w.Flags) || s.Offset != w.Offset || s.Size != w.FileSize || s.Link != w.Link || s.Entsize != w.Entsize {
 				t.Errorf("%s: section %d: %q %+v; debug/elf %+v", p, i, name, s, w)
 			}
 			i++

@@ -1,7 +1,6 @@
 package fatbin
 
 import (
-	"debug/elf"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -101,7 +100,7 @@ func ReadContainer(path, section string, offset, max int64) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("fatbin: %s is not a readable ELF file: %w", path, err)
 	}
-	if !ok || sec.Type == elf.SHT_NOBITS {
+	if !ok || sec.Type == elfbound.SHT_NOBITS {
 		return nil, fmt.Errorf("fatbin: %s has no section %s with data", path, section)
 	}
 	r := ef.SectionReader(sec)

@@ -12,7 +12,6 @@ package fatbin
 
 import (
 	"cmp"
-	"debug/elf"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -260,28 +259,14 @@ func ScanFile(path string) (Result, error) {
 	return r, nil
 }
 
-// section is what the scanner reads of an ELF section, from debug/elf or
-// from elfbound.
+// section is what the scanner reads of an ELF section: from elfbound, or
+// in the tests from debug/elf (Scan in export_test.go).
 type section struct {
 	name  string
-	typ   elf.SectionType
-	flags elf.SectionFlag
+	typ   elfbound.SectionType
+	flags elfbound.SectionFlag
 	size  uint64
 	open  func() io.ReadSeeker
-}
-
-// Scan scans the fatbin sections of f. It returns an error only when reading
-// fails for a reason other than the file ending early; corruption and
-// truncation are warnings in the Result, and what could be read is kept.
-func Scan(f *elf.File) (Result, error) {
-	if f == nil {
-		return Result{}, errors.New("fatbin: no ELF file to scan")
-	}
-	var sec *section
-	if es := f.Section(SectionName); es != nil {
-		sec = &section{name: es.Name, typ: es.Type, flags: es.Flags, size: es.Size, open: es.Open}
-	}
-	return scanSection(sec)
 }
 
 // scanSection scans the fatbin section sec; nil is a file without one.
@@ -488,11 +473,11 @@ func (s *scanner) section(sec *section) error {
 	s.name = sec.name
 	s.resync = 0
 	s.ahead = s.ahead[:0]
-	if sec.typ == elf.SHT_NOBITS {
+	if sec.typ == elfbound.SHT_NOBITS {
 		s.warnf("section %s has no data in the file (SHT_NOBITS): not scanned", sec.name)
 		return nil
 	}
-	if sec.flags&elf.SHF_COMPRESSED != 0 {
+	if sec.flags&elfbound.SHF_COMPRESSED != 0 {
 		// Reading it would mean decompressing it whole; no toolchain writes one.
 		s.warnf("section %s is ELF-compressed: not scanned", sec.name)
 		return nil

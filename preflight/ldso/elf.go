@@ -1,7 +1,6 @@
 package ldso
 
 import (
-	"debug/elf"
 	"errors"
 	"fmt"
 	"io"
@@ -49,7 +48,7 @@ const (
 	maxProblems = 4
 )
 
-// df1NoDefLib is DF_1_NODEFLIB, elf.h.
+// df1NoDefLib is DF_1_NODEFLIB, elfbound.h.
 const df1NoDefLib = 0x800
 
 // ReadDynamic reads the dynamic section of the ELF object in r, the way
@@ -69,12 +68,12 @@ func ReadDynamic(r io.ReaderAt) (Dynamic, error) {
 	}
 	var d Dynamic
 	switch {
-	case f.Class == elf.ELFCLASS64 && f.Machine == elf.EM_X86_64:
+	case f.Class == elfbound.ELFCLASS64 && f.Machine == elfbound.EM_X86_64:
 		d.Arch = FlagX8664Lib64
-	case f.Class == elf.ELFCLASS64 && f.Machine == elf.EM_AARCH64:
+	case f.Class == elfbound.ELFCLASS64 && f.Machine == elfbound.EM_AARCH64:
 		d.Arch = FlagAArch64
 	}
-	dyn, ok, err := f.SectionByType(elf.SHT_DYNAMIC)
+	dyn, ok, err := f.SectionByType(elfbound.SHT_DYNAMIC)
 	if err != nil {
 		return Dynamic{}, err
 	}
@@ -162,10 +161,10 @@ const dynBlock = 256
 func readEntries(f *elfbound.File, sec elfbound.Section) (entries, error) {
 	var e entries
 	entSize := uint64(16)
-	if f.Class == elf.ELFCLASS32 {
+	if f.Class == elfbound.ELFCLASS32 {
 		entSize = 8
 	}
-	if sec.Type == elf.SHT_NOBITS {
+	if sec.Type == elfbound.SHT_NOBITS {
 		return e, errors.New("the dynamic section has no data in the file (SHT_NOBITS)")
 	}
 	n := sec.Size / entSize
@@ -185,28 +184,28 @@ func readEntries(f *elfbound.File, sec elfbound.Section) (entries, error) {
 			return e, fmt.Errorf("reading dynamic entries %d-%d: %w", first, first+uint64(len(b))/entSize-1, err)
 		}
 		for ; len(b) > 0; b = b[entSize:] {
-			var tag elf.DynTag
+			var tag elfbound.DynTag
 			var val uint64
 			if entSize == 8 {
-				tag, val = elf.DynTag(int32(bo.Uint32(b))), uint64(bo.Uint32(b[4:]))
+				tag, val = elfbound.DynTag(int32(bo.Uint32(b))), uint64(bo.Uint32(b[4:]))
 			} else {
-				tag, val = elf.DynTag(int64(bo.Uint64(b))), bo.Uint64(b[8:])
+				tag, val = elfbound.DynTag(int64(bo.Uint64(b))), bo.Uint64(b[8:])
 			}
 			switch tag {
-			case elf.DT_NULL:
+			case elfbound.DT_NULL:
 				e.problem = ""
 				return e, nil
-			case elf.DT_NEEDED:
+			case elfbound.DT_NEEDED:
 				if e.needed++; e.needed <= maxNeeded {
 					e.neededOffs = append(e.neededOffs, val)
 				}
-			case elf.DT_SONAME:
+			case elfbound.DT_SONAME:
 				e.soname = &val
-			case elf.DT_RPATH:
+			case elfbound.DT_RPATH:
 				e.rpath = &val
-			case elf.DT_RUNPATH:
+			case elfbound.DT_RUNPATH:
 				e.runpath = &val
-			case elf.DT_FLAGS_1:
+			case elfbound.DT_FLAGS_1:
 				e.flags1 = val
 			}
 		}
