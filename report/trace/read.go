@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"time"
 
 	"github.com/gpu-preflight/gpu-preflight/report"
@@ -464,7 +465,16 @@ func (t *Tracer) streamHits(name string, dec *json.Decoder, lr *budgetReader, sr
 	return max(n, 1), nil
 }
 
-var errOverBudget = fmt.Errorf("a JSON value longer than %d bytes", MaxLineBytes)
+// errOverBudget is a JSON value over MaxLineBytes. Its text is made when
+// it is read: a formatted error at package level would run fmt at every
+// start of the shim, which never reads a trace.
+var errOverBudget error = overBudget{}
+
+type overBudget struct{}
+
+func (overBudget) Error() string {
+	return "a JSON value longer than " + strconv.Itoa(MaxLineBytes) + " bytes"
+}
 
 // docError reports a document that cannot be read on: the rest of the
 // source is skipped (a JSON document has no next line to carry on from).
