@@ -24,7 +24,7 @@ import (
 // kernels run on. Exit 0, or 64 on a usage error.
 func cmdAdvise(args, environ []string, stdout, stderr io.Writer) int {
 	overrides := map[string]string{}
-	fs := newFlagSet("advise", stderr, overrides)
+	fs := newFlagSet("advise", stderr, overrides, args)
 	driver := fs.String("driver", "", "driver version to advise for, e.g. 525.60.13 (default: this node's)")
 	cuda := fs.String("cuda", "", "the driver's CUDA version, when the branch table does not know it")
 	gpu := fs.String("gpu", "", "compute capability of the GPU, e.g. 8.0")

@@ -19,7 +19,7 @@ the driver ranges above; otherwise run gpu-preflight as the job's first step (ex
 // on a usage error.
 func cmdAffinity(args, environ []string, stdout, stderr io.Writer) int {
 	overrides := map[string]string{}
-	fs := newFlagSet("affinity", stderr, overrides)
+	fs := newFlagSet("affinity", stderr, overrides, args)
 	deprecated := fs.Bool("deprecated-labels", false, "match on GFD's older cuda.driver.* labels (GFD before v0.15.0)")
 	slurm := fs.Bool("slurm", false, "say what Slurm offers instead")
 	if err := parseFlags(fs, args, stdout); err != nil {

@@ -18,7 +18,7 @@ import (
 // PREFLIGHT_MANIFEST.
 func cmdBake(args, environ []string, stdout, stderr io.Writer) int {
 	overrides := map[string]string{}
-	fs := newFlagSet("bake", stderr, overrides)
+	fs := newFlagSet("bake", stderr, overrides, args)
 	out := fs.String("out", "", "where to write the manifest (default: PREFLIGHT_MANIFEST inside the root)")
 	if err := parseFlags(fs, args, stdout); err != nil {
 		return usageExit(stderr, err)

@@ -172,21 +172,28 @@ func settingsOf(parts []string) []setting {
 	return out
 }
 
-// addConfigFlags registers one flag per variable of parts on fs (a boolean
-// flag for a boolean variable, or one tagged flag:"bool", so --supervise
-// needs no value and --supervise=auto still works); the values given are
-// written into overrides under the variable's full name.
-func addConfigFlags(fs *flag.FlagSet, parts []string, overrides map[string]string) {
-	for _, s := range settingsOf(parts) {
+// addConfigFlags registers one flag per setting on fs, or per setting
+// only names when it is not nil (a boolean flag for a boolean variable, or
+// one tagged flag:"bool", so --supervise needs no value and
+// --supervise=auto still works); the values given are written into
+// overrides under the variable's full name.
+func addConfigFlags(fs *flag.FlagSet, settings []setting, overrides map[string]string, only []string) {
+	for _, s := range settings {
+		if only != nil && !slices.Contains(only, s.Flag) {
+			continue
+		}
 		key := s.Key
 		set := func(v string) error {
 			overrides[key] = v
 			return nil
 		}
+		// -h is configHelp's, which names the variable: the flag's own
+		// usage is never printed, and joining the two for every flag
+		// at every start would be 25 allocations for nothing.
 		if s.Bool {
-			fs.BoolFunc(s.Flag, s.Desc+" ("+key+")", set)
+			fs.BoolFunc(s.Flag, s.Desc, set)
 		} else {
-			fs.Func(s.Flag, s.Desc+" ("+key+")", set)
+			fs.Func(s.Flag, s.Desc, set)
 		}
 	}
 }

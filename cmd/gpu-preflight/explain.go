@@ -25,7 +25,7 @@ import (
 // is not a valid expression (the toolkit's "invalid expression").
 func cmdExplain(args, environ []string, stdout, stderr io.Writer) int {
 	overrides := map[string]string{}
-	fs := newFlagSet("explain", stderr, overrides)
+	fs := newFlagSet("explain", stderr, overrides, args)
 	if err := parseFlags(fs, args, stdout); err != nil {
 		return usageExit(stderr, err)
 	}

@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 
 	"github.com/gpu-preflight/gpu-preflight/cmd/gpu-preflight/internal/buildinfo"
@@ -93,7 +94,7 @@ func run(args, environ []string, stdout, stderr io.Writer) int {
 		// "-", or after "--"), so only a command line that starts with
 		// one needs the flag set: the ENTRYPOINT form ends in "--", and
 		// building the set is an allocation per setting at every start.
-		fs := newFlagSet("gpu-preflight", stderr, overrides)
+		fs := newFlagSet("gpu-preflight", stderr, overrides, args)
 		version := fs.Bool("version", false, "print the version and exit")
 		if err := parseFlags(fs, args, stdout); err != nil {
 			return usageExit(stderr, err)
@@ -155,13 +156,44 @@ func typoOfSubcommand(arg string, env envvars.Env) error {
 
 // newFlagSet returns a flag set with the configuration flags of the parts
 // the command name reads (all of them for the ENTRYPOINT form), whose help
-// and errors are printed by usageExit (through parseFlags).
-func newFlagSet(name string, stderr io.Writer, overrides map[string]string) *flag.FlagSet {
+// and errors are printed by usageExit (through parseFlags). args are what
+// it will parse: only the flags they name are registered (flagsNamed).
+func newFlagSet(name string, stderr io.Writer, overrides map[string]string, args []string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	addConfigFlags(fs, readsOf(name), overrides)
+	settings := settingsOf(readsOf(name))
+	addConfigFlags(fs, settings, overrides, flagsNamed(args, settings))
 	fs.Usage = func() {}
 	return fs
+}
+
+// flagsNamed are the flags of settings that args can name, or nil (all of
+// them) when an argument that looks like a flag names none: -h, a
+// command's own flag, a typo, whose help or error lists every flag.
+// Registering a flag is an allocation or two per setting, 25 in all at
+// every start; a command line names a few. Every argument before "--"
+// that starts with "-" counts, values and words after the command too:
+// the flag package parses fewer, so no flag it meets can be missing, and
+// an extra one registered changes nothing.
+func flagsNamed(args []string, settings []setting) []string {
+	var names []string
+	for _, a := range args {
+		if a == "--" {
+			break
+		}
+		if len(a) < 2 || a[0] != '-' {
+			continue
+		}
+		name, _, _ := strings.Cut(strings.TrimPrefix(a[1:], "-"), "=")
+		if !slices.ContainsFunc(settings, func(s setting) bool { return s.Flag == name }) {
+			return nil
+		}
+		names = append(names, name)
+	}
+	if names == nil {
+		names = []string{}
+	}
+	return names
 }
 
 // readsOf is the parts of the configuration the command name reads: a

@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -301,11 +304,11 @@ func TestSuperviseDefaultsToAutoAsPID1(t *testing.T) {
 				os.Unsetenv("PREFLIGHT_SUPERVISE")
 			}
 			overrides := map[string]string{}
-			fs := newFlagSet("test", os.Stderr, overrides)
 			var args []string
 			if tt.flag != "" {
 				args = append(args, tt.flag)
 			}
+			fs := newFlagSet("test", os.Stderr, overrides, args)
 			if err := fs.Parse(args); err != nil {
 				t.Fatal(err)
 			}
@@ -559,5 +562,44 @@ func TestShimWithoutProbeSaysSo(t *testing.T) {
 	status, message := findingOf(r.records[0], "nvml")
 	if status != "info" || !strings.Contains(message, "built without the NVML probe") || strings.Contains(message, "memfd_noexec") {
 		t.Errorf("nvml finding %s %q, want info naming the missing embedded probe", status, message)
+	}
+}
+
+// A flag set holding only the flags its command line names parses that
+// line as the set of every flag would: the same values, the same command,
+// the same error.
+func TestFlagsNamedParseAsEveryFlag(t *testing.T) {
+	for _, args := range [][]string{
+		{"--policy=warn", "--", "python", "-c", "x"},
+		{"--policy", "warn", "--root", "/r", "python", "--policy=strict"},
+		{"-policy", "-warn", "--", "sh"},
+		{"--supervise", "--root=/r", "--", "sh"},
+		{"--supervise=false", "sh", "-c", "--root"},
+		{"--polcy=warn", "--", "sh"},
+		{"--root=/r", "-h"},
+		{"--json", "--policy=warn"},
+		{"-", "--policy=warn"},
+		{"--", "--policy=warn"},
+		{"--root"},
+		{"sh"},
+	} {
+		parse := func(fs *flag.FlagSet, overrides map[string]string) string {
+			err := fs.Parse(args)
+			return fmt.Sprintf("%v %q %v", overrides, fs.Args(), err)
+		}
+		all := map[string]string{}
+		full := flag.NewFlagSet("gpu-preflight", flag.ContinueOnError)
+		full.SetOutput(io.Discard)
+		addConfigFlags(full, settings(), all, nil)
+		want := parse(full, all)
+
+		named := map[string]string{}
+		got := parse(newFlagSet("gpu-preflight", io.Discard, named, args), named)
+		if got != want {
+			t.Errorf("%q: parsed as %s, with every flag as %s", args, got, want)
+		}
+	}
+	if got := flagsNamed([]string{"--root=/r", "-policy", "x", "--", "--json"}, settings()); !slices.Equal(got, []string{"root", "policy"}) {
+		t.Errorf("flagsNamed = %q, want root and policy", got)
 	}
 }

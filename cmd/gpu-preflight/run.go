@@ -577,7 +577,7 @@ func checkMain(overrides map[string]string, asJSON bool, env envvars.Env, stdout
 
 func cmdCheck(args, environ []string, stdout, stderr io.Writer) int {
 	overrides := map[string]string{}
-	fs := newFlagSet("check", stderr, overrides)
+	fs := newFlagSet("check", stderr, overrides, args)
 	asJSON := fs.Bool("json", false, "print the provenance record as JSON")
 	if err := parseFlags(fs, args, stdout); err != nil {
 		return usageExit(stderr, err)
