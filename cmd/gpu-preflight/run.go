@@ -113,9 +113,12 @@ func (fd fdWriter) Write(p []byte) (int, error) {
 // exec they belong to the command.
 var terminatingSignals = []os.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT}
 
-// preflight gathers, checks, decides, logs and records. argv is the command
-// that will run (nil for `check`). It returns a usageError for bad
-// configuration. The outcome's gate is not released: see outcome.gate.
+// preflight gathers, checks, decides, logs and records, then returns what
+// then makes of the outcome: the exit code, or an exec that does not
+// return. argv is the command that will run (nil for `check`). Bad
+// configuration is a usage error (usageExit). The outcome's gate is not
+// released: see outcome.gate. When the gathering hangs past the deadline,
+// then runs on another goroutine, and the process exits with its code.
 //
 // For `check` (argv nil) stdout says what the run found, so the log says
 // only what went wrong (warnings and errors: a record it could not write, a
@@ -123,11 +126,11 @@ var terminatingSignals = []os.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SI
 // record or abort line, which would say it all twice. asReport is check's
 // human report, which also takes the gathering's notes (--json prints the
 // record alone, and the notes stay in the log).
-func preflight(overrides map[string]string, argv []string, env envvars.Env, asReport bool, stderr io.Writer) (outcome, error) {
+func preflight(overrides map[string]string, argv []string, env envvars.Env, asReport bool, stderr io.Writer, then func(outcome) int) int {
 	started := time.Now()
 	cfg, err := loadConfig(overrides)
 	if err != nil {
-		return outcome{}, err
+		return usageExit(stderr, err)
 	}
 	reportOnStdout := argv == nil
 	// Every log line goes through out, so a stderr nobody reads cannot
@@ -135,7 +138,7 @@ func preflight(overrides map[string]string, argv []string, env envvars.Env, asRe
 	out := stall.New(logWriter(stderr))
 	log, err := logs.New(out, cfg.LogFormat, cfg.LogLevel)
 	if err != nil {
-		return outcome{}, usagef("%v", err)
+		return usageExit(stderr, usagef("%v", err))
 	}
 	cfg.ProvenanceDir = cfg.provenanceDir()
 	if reportOnStdout {
@@ -151,21 +154,10 @@ func preflight(overrides map[string]string, argv []string, env envvars.Env, asRe
 
 	ctx, cancel := context.WithTimeout(context.Background(), cfg.Timeout)
 	defer cancel()
-	type result struct {
-		facts    facts.Facts
-		visible  []facts.GPU
-		findings []check.Finding
-		warnings []string
-	}
-	done := make(chan result, 1)
 	opts := cfg.gatherOptions(env)
 	opts.Progress = new(gather.Progress)
 	opts.Command = argv
-	go func() {
-		opts.ProbeStderr = func(probe, s string) { log.Debug().Str("stderr", logs.Value(s)).Msg(probe + " probe wrote on stderr") }
-		in, warnings := cfg.checkInput(ctx, opts)
-		done <- result{in.Facts, in.Visible, check.Run(in), warnings}
-	}()
+	opts.ProbeStderr = func(probe, s string) { log.Debug().Str("stderr", logs.Value(s)).Msg(probe + " probe wrote on stderr") }
 
 	// Signal handling costs threads of its own and a round trip with one of
 	// them per signal (0.5-0.8 ms): catchSignals sets it up on another
@@ -176,75 +168,96 @@ func preflight(overrides map[string]string, argv []string, env envvars.Env, asRe
 		o.gate = defaultActionGate()
 	}
 
-	var res result
-	select {
-	case res = <-done:
-	case <-ctx.Done():
-	}
-	if pending, partial, late := opts.Progress.Late(); late && errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		// A gatherer is stuck (a hung file system, a wedged driver with
-		// PREFLIGHT_NVML_TIMEOUT above PREFLIGHT_TIMEOUT) or was cut
-		// short by the deadline: the record keeps what was gathered
-		// before, and one finding names what had not finished.
-		res = result{facts: partial.Facts, visible: partial.Visible,
-			findings: []check.Finding{check.TimedOut(cfg.Timeout, pending)}}
-	} else if res.findings == nil {
-		res = <-done // finished in time; the deadline's case was taken after
-	}
-	findings := policy.Ignore(res.findings, cfg.ignore)
-	o.findings = findings
+	// conclude decides on what was found, and writes and logs the record.
+	conclude := func(res result) outcome {
+		findings := policy.Ignore(res.findings, cfg.ignore)
+		o.findings = findings
 
-	cwd, _ := os.Getwd()
-	o.record = report.New(report.Inputs{
-		Facts:       res.facts,
-		Findings:    findings,
-		Decision:    policy.Decide(cfg.policy, findings, policy.ExitCodes{Mismatch: cfg.ExitCode, NodeFault: cfg.NodeFaultExitCode}),
-		Argv:        argv,
-		ArgvRecord:  cfg.RecordArgv,
-		Cwd:         cwd,
-		UID:         os.Getuid(),
-		GID:         os.Getgid(),
-		Environ:     opts.Environ,
-		ToolVersion: buildinfo.Version,
-		ToolCommit:  buildinfo.Commit,
-		Now:         started,
-	})
-	if argv != nil && o.record.Decision.Action == decision.Exec {
-		// Find the command before the record is written, so a record never
-		// says a command ran that cannot be found or run.
-		if o.path, o.startErr = lookPath(argv[0], env); o.startErr != nil {
-			o.startCode = startFailure(o.startErr)
-			if err := o.record.NotStarted(o.startCode, 0, time.Now(), o.startErr.Error()); err != nil {
-				o.log.Warn().Err(logs.Err(err)).Msg("provenance record does not say the command did not start")
+		cwd, _ := os.Getwd()
+		o.record = report.New(report.Inputs{
+			Facts:       res.facts,
+			Findings:    findings,
+			Decision:    policy.Decide(cfg.policy, findings, policy.ExitCodes{Mismatch: cfg.ExitCode, NodeFault: cfg.NodeFaultExitCode}),
+			Argv:        argv,
+			ArgvRecord:  cfg.RecordArgv,
+			Cwd:         cwd,
+			UID:         os.Getuid(),
+			GID:         os.Getgid(),
+			Environ:     opts.Environ,
+			ToolVersion: buildinfo.Version,
+			ToolCommit:  buildinfo.Commit,
+			Now:         started,
+		})
+		if argv != nil && o.record.Decision.Action == decision.Exec {
+			// Find the command before the record is written, so a record never
+			// says a command ran that cannot be found or run.
+			if o.path, o.startErr = lookPath(argv[0], env); o.startErr != nil {
+				o.startCode = startFailure(o.startErr)
+				if err := o.record.NotStarted(o.startCode, 0, time.Now(), o.startErr.Error()); err != nil {
+					o.log.Warn().Err(logs.Err(err)).Msg("provenance record does not say the command did not start")
+				}
 			}
 		}
-	}
-	// The log reads top down: the summary, what did not pass, the record,
-	// and on abort, last (where docker logs, kubectl logs and a Slurm .out
-	// end), the reason and the fix.
-	if !reportOnStdout {
-		logs.Summary(o.log, report.Summary{Record: o.record, Visible: len(res.visible), Elapsed: time.Since(started)})
-	}
-	warnings := cfg.warnings
-	if asReport {
-		o.notes = res.warnings
-	} else {
-		warnings = append(warnings, res.warnings...)
-	}
-	for _, w := range warnings {
-		o.log.Warn().Msg(logs.Value(w))
-	}
-	if !reportOnStdout {
-		logs.Findings(o.log, findings)
-	}
-	o.gate.locked(o.persist)
-	if o.record.Decision.Action == decision.Abort {
-		o.gate.locked(o.writeTermination)
+		// The log reads top down: the summary, what did not pass, the record,
+		// and on abort, last (where docker logs, kubectl logs and a Slurm .out
+		// end), the reason and the fix.
 		if !reportOnStdout {
-			logs.Abort(o.log, o.record)
+			logs.Summary(o.log, report.Summary{Record: o.record, Visible: len(res.visible), Elapsed: time.Since(started)})
 		}
+		warnings := cfg.warnings
+		if asReport {
+			o.notes = res.warnings
+		} else {
+			warnings = append(warnings, res.warnings...)
+		}
+		for _, w := range warnings {
+			o.log.Warn().Msg(logs.Value(w))
+		}
+		if !reportOnStdout {
+			logs.Findings(o.log, findings)
+		}
+		o.gate.locked(o.persist)
+		if o.record.Decision.Action == decision.Abort {
+			o.gate.locked(o.writeTermination)
+			if !reportOnStdout {
+				logs.Abort(o.log, o.record)
+			}
+		}
+		return o
 	}
-	return o, nil
+
+	// A gatherer is stuck (a hung file system, a wedged driver with
+	// PREFLIGHT_NVML_TIMEOUT above PREFLIGHT_TIMEOUT) or was cut short by
+	// the deadline: the record keeps what was gathered before, and one
+	// finding names what had not finished.
+	cutShort := func(atDeadline bool) (result, bool) {
+		if atDeadline {
+			cancel() // the probes stop, if ctx's own timer has not fired yet
+		}
+		pending, partial, late := opts.Progress.Late()
+		if !late || !atDeadline && !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return result{}, false
+		}
+		return result{facts: partial.Facts, visible: partial.Visible,
+			findings: []check.Finding{check.TimedOut(cfg.Timeout, pending)}}, true
+	}
+	gather := func() result {
+		in, warnings := cfg.checkInput(ctx, opts)
+		return result{in.Facts, in.Visible, check.Run(in), warnings}
+	}
+	finish := func(res result) int {
+		cancel() // nothing waits on ctx once the gathering is over
+		return then(conclude(res))
+	}
+	return gatherWithin(cfg.Timeout, gather, cutShort, finish, os.Exit)
+}
+
+// result is what the gathering and the checks found.
+type result struct {
+	facts    facts.Facts
+	visible  []facts.GPU
+	findings []check.Finding
+	warnings []string
 }
 
 // persist writes the record to the provenance directory and the ledger, and
@@ -549,10 +562,11 @@ func (c Config) checkInput(ctx context.Context, opts gather.Options) (check.Inpu
 
 // checkMain is `gpu-preflight check` and the no-argument form.
 func checkMain(overrides map[string]string, asJSON bool, env envvars.Env, stdout, stderr io.Writer) int {
-	o, err := preflight(overrides, nil, env, !asJSON, stderr)
-	if err != nil {
-		return usageExit(stderr, err)
-	}
+	return preflight(overrides, nil, env, !asJSON, stderr, func(o outcome) int { return o.report(asJSON, stdout, stderr) })
+}
+
+// report is check's end: the record as JSON, or the human report.
+func (o *outcome) report(asJSON bool, stdout, stderr io.Writer) int {
 	o.gate.release()
 	if asJSON {
 		// Indented as the record's file is.
@@ -591,10 +605,12 @@ func cmdCheck(args, environ []string, stdout, stderr io.Writer) int {
 // preflightAndExec is the ENTRYPOINT form: check, then replace this process
 // with argv (or, in supervise mode, run it as a child).
 func preflightAndExec(overrides map[string]string, argv []string, env envvars.Env, stdout, stderr io.Writer) int {
-	o, err := preflight(overrides, argv, env, false, stderr)
-	if err != nil {
-		return usageExit(stderr, err)
-	}
+	return preflight(overrides, argv, env, false, stderr, func(o outcome) int { return o.start(argv, env) })
+}
+
+// start runs the command as the outcome decided: exec (or supervise) it,
+// or return the exit code that stops the run.
+func (o *outcome) start(argv []string, env envvars.Env) int {
 	switch {
 	case o.record.Decision.Action == decision.Abort:
 		o.gate.release()
@@ -608,7 +624,7 @@ func preflightAndExec(overrides map[string]string, argv []string, env envvars.En
 		e.Msg("cannot run the command")
 		return o.startCode
 	case o.cfg.supervise.supervises(os.Getpid()):
-		return supervise(o, argv, env.List())
+		return supervise(*o, argv, env.List())
 	}
 	return o.execCommand(argv, env.List())
 }
