@@ -6,7 +6,11 @@
 // libcuda.so.1 playing 1 and 8 GPUs, and, when Debian's python3-torch is
 // installed, `python3 -c 'import torch'`. It prints one Markdown table.
 //
-//	go run ./bench/startup [-runs 300] [-bin bin]
+//	go run ./bench/startup [-runs 300] [-bin bin] [-against DIR]
+//
+// -against DIR runs every gpu-preflight case a second time with the build
+// in DIR (another checkout's bin, say), in the same interleaved rounds: an
+// A/B of two builds on equal terms, each row with its ratios.
 //
 // Every repetition runs every case once, in a fresh random order, so load
 // on a shared machine falls evenly on all of them; the table holds medians.
@@ -68,6 +72,7 @@ func main() {
 	bin := flag.String("bin", "bin", "directory holding gpu-preflight and gpu-preflight-nvml")
 	smiDir := flag.String("nvidia-smi", "", "directory holding Debian's nvidia-smi (empty: the NGC-style cases are left out)")
 	realNVML := flag.String("real-nvml", "", "directory holding Debian's libnvidia-ml.so.1, for nvidia-smi")
+	against := flag.String("against", "", "directory holding another gpu-preflight build: each gpu-preflight case is run with it too, in the same rounds")
 	only := flag.String("cases", "", "regexp: run only the cases whose name matches (and bare exec, tini and Go exec-only, the ratios' bases)")
 	flag.Parse()
 	keep, err := regexp.Compile(*only)
@@ -75,13 +80,13 @@ func main() {
 		fmt.Fprintln(os.Stderr, "bench/startup: -cases:", err)
 		os.Exit(64)
 	}
-	if err := run(*runs, *warmup, *bin, *smiDir, *realNVML, keep); err != nil {
+	if err := run(*runs, *warmup, *bin, *smiDir, *realNVML, *against, keep); err != nil {
 		fmt.Fprintln(os.Stderr, "bench/startup:", err)
 		os.Exit(1)
 	}
 }
 
-func run(runs, warmup int, bin, smiDir, realNVML string, keep *regexp.Regexp) error {
+func run(runs, warmup int, bin, smiDir, realNVML, against string, keep *regexp.Regexp) error {
 	work, err := os.MkdirTemp("", "gpu-preflight-bench-")
 	if err != nil {
 		return err
@@ -94,6 +99,11 @@ func run(runs, warmup int, bin, smiDir, realNVML string, keep *regexp.Regexp) er
 	cases = slices.DeleteFunc(cases, func(c benchCase) bool {
 		return c.name != caseBare && c.name != caseTini && c.name != caseGo && !keep.MatchString(c.name)
 	})
+	if against != "" {
+		if cases, err = withBuild(cases, against); err != nil {
+			return err
+		}
+	}
 	devnull, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
 	if err != nil {
 		return err
@@ -126,6 +136,27 @@ func run(runs, warmup int, bin, smiDir, realNVML string, keep *regexp.Regexp) er
 	printTable(os.Stdout, cases, runs)
 	fmt.Println()
 	return printPreflightTimes(os.Stdout, cases, 30)
+}
+
+// withBuild adds, after cases, each gpu-preflight case again with the
+// gpu-preflight in dir, named after it.
+func withBuild(cases []benchCase, dir string) ([]benchCase, error) {
+	other, err := filepath.Abs(filepath.Join(dir, "gpu-preflight"))
+	if err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(other); err != nil {
+		return nil, fmt.Errorf("-against: %v", err)
+	}
+	for _, c := range cases {
+		if !c.shim {
+			continue
+		}
+		c.name += " [" + dir + "]"
+		c.argv = slices.Concat([]string{other}, c.argv[1:])
+		cases = append(cases, c)
+	}
+	return cases, nil
 }
 
 // setUp builds the cases: the noop Go program, the fake NVML library and
