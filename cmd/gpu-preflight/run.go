@@ -230,12 +230,9 @@ func preflight(overrides map[string]string, argv []string, env envvars.Env, asRe
 	// PREFLIGHT_NVML_TIMEOUT above PREFLIGHT_TIMEOUT) or was cut short by
 	// the deadline: the record keeps what was gathered before, and one
 	// finding names what had not finished.
-	cutShort := func(atDeadline bool) (result, bool) {
-		if atDeadline {
-			cancel() // the probes stop, if ctx's own timer has not fired yet
-		}
+	cutShort := func() (result, bool) {
 		pending, partial, late := opts.Progress.Late()
-		if !late || !atDeadline && !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		if !late || !errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			return result{}, false
 		}
 		return result{facts: partial.Facts, visible: partial.Visible,
@@ -249,7 +246,7 @@ func preflight(overrides map[string]string, argv []string, env envvars.Env, asRe
 		cancel() // nothing waits on ctx once the gathering is over
 		return then(conclude(res))
 	}
-	return gatherWithin(cfg.Timeout, gather, cutShort, finish, os.Exit)
+	return gatherWithin(ctx, gather, cutShort, finish, os.Exit)
 }
 
 // result is what the gathering and the checks found.
