@@ -2,8 +2,11 @@ package main
 
 import (
 	"context"
+	"runtime"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/gpu-preflight/gpu-preflight/preflight/check"
 )
@@ -37,7 +40,7 @@ func TestAGatheringInTimeIsFinishedOnItsGoroutine(t *testing.T) {
 	defer cancel()
 	d := newDeadlineRun()
 	gathered := result{warnings: []string{"gathered"}}
-	code := gatherWithin(ctx, func() result { return gathered }, cutAfter(ctx, result{}, true), d.finish, d.exit)
+	code := gatherHere(ctx, func() result { return gathered }, cutAfter(ctx, result{}, true), d.finish, d.exit)
 	if code != 1 || len(d.finished) != 1 || (<-d.finished)[0] != "gathered" || len(d.exited) != 0 {
 		t.Fatalf("code %d, exits %d: want gathered's result finished once, and no exit", code, len(d.exited))
 	}
@@ -53,7 +56,7 @@ func TestAHungGatheringIsFinishedAtTheDeadline(t *testing.T) {
 	hang := make(chan struct{})
 	defer close(hang) // the hung goroutine then parks for good, as in the process
 	partial := result{warnings: []string{"partial", "timed out"}, findings: []check.Finding{{ID: "preflight"}}}
-	go gatherWithin(ctx, func() result { <-hang; return result{warnings: []string{"late"}} }, cutAfter(ctx, partial, true), d.finish, d.exit)
+	go gatherHere(ctx, func() result { <-hang; return result{warnings: []string{"late"}} }, cutAfter(ctx, partial, true), d.finish, d.exit)
 	select {
 	case code := <-d.exited:
 		if w := <-d.finished; code != 2 || w[0] != "partial" {
@@ -74,7 +77,7 @@ func TestACancelledGatheringIsNotTakenOver(t *testing.T) {
 	d := newDeadlineRun()
 	done := make(chan int, 1)
 	go func() {
-		done <- gatherWithin(ctx, func() result {
+		done <- gatherHere(ctx, func() result {
 			cancel()
 			time.Sleep(10 * time.Millisecond) // room for a takeover to start, were there one
 			return result{warnings: []string{"gathered"}}
@@ -100,7 +103,7 @@ func TestAGatheringEndingAtTheDeadlineIsFinishedOnce(t *testing.T) {
 		d := newDeadlineRun()
 		done := make(chan int, 1)
 		go func() {
-			done <- gatherWithin(ctx, func() result {
+			done <- gatherHere(ctx, func() result {
 				time.Sleep(time.Millisecond)
 				return result{warnings: []string{"gathered"}}
 			}, cutAfter(ctx, result{}, false), d.finish, d.exit)
@@ -120,4 +123,94 @@ func TestAGatheringEndingAtTheDeadlineIsFinishedOnce(t *testing.T) {
 		}
 		cancel()
 	}
+}
+
+// With the signals caught, a hung gathering runs beside the caller, which
+// goes on at the deadline with what was gathered before it.
+func TestAHungGatheringBesideIsCutAtTheDeadline(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	hang := make(chan struct{})
+	defer close(hang)
+	partial := result{warnings: []string{"partial"}}
+	done := make(chan result, 1)
+	go func() {
+		done <- gatherBeside(ctx, func() result { <-hang; return result{warnings: []string{"late"}} }, cutAfter(ctx, partial, true))
+	}()
+	select {
+	case r := <-done:
+		if r.warnings[0] != "partial" {
+			t.Fatalf("went on with %q, want the partial result", r.warnings)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a hung gathering held the caller past its deadline")
+	}
+}
+
+// Beside the caller, a gathering in time, or one cancelled before its
+// deadline, gives its own result.
+func TestAGatheringBesideGivesItsOwnResult(t *testing.T) {
+	for _, cancelFirst := range []bool{false, true} {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
+		r := gatherBeside(ctx, func() result {
+			if cancelFirst {
+				cancel()
+				time.Sleep(5 * time.Millisecond)
+			}
+			return result{warnings: []string{"gathered"}}
+		}, cutAfter(ctx, result{warnings: []string{"cut"}}, true))
+		cancel()
+		if r.warnings[0] != "gathered" {
+			t.Errorf("cancelled first %v: %q, want the gathering's own result", cancelFirst, r.warnings)
+		}
+	}
+}
+
+// The gathering never runs on the process's first thread, which the kernel
+// offers a signal to first, wherever the goroutine that starts it runs:
+// started from the first thread itself, and from any goroutine, 200 times.
+func TestTheGatheringNeverRunsOnTheFirstThread(t *testing.T) {
+	gatherOn := func() int {
+		var ran int
+		gatherBeside(context.Background(), func() result {
+			ran = unix.Gettid()
+			return result{}
+		}, func() (result, bool) { return result{}, false })
+		return ran
+	}
+	first := unix.Getpid()
+	if ran := fromFirstThread(t, gatherOn); ran == first {
+		t.Fatal("started from the first thread, the gathering ran there")
+	}
+	for range 200 {
+		if ran := gatherOn(); ran == first {
+			t.Fatal("the gathering ran on the first thread")
+		}
+	}
+}
+
+// fromFirstThread runs f on a goroutine locked to the process's first
+// thread, found by starting goroutines until the scheduler puts one there.
+func fromFirstThread(t *testing.T, f func() int) int {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		out := make(chan int, 1)
+		there := make(chan bool, 1)
+		go func() {
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			if unix.Gettid() != unix.Getpid() {
+				there <- false
+				return
+			}
+			there <- true
+			out <- f()
+		}()
+		if <-there {
+			return <-out
+		}
+	}
+	t.Fatal("no goroutine came to run on the first thread in 10 s")
+	return 0
 }

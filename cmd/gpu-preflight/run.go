@@ -162,7 +162,8 @@ func preflight(overrides map[string]string, argv []string, env envvars.Env, asRe
 	// Signal handling costs threads of its own and a round trip with one of
 	// them per signal (0.5-0.8 ms): catchSignals sets it up on another
 	// goroutine while the gatherers run, and only when the run needs it.
-	if cfg.catchesSignals(argv, os.Getpid()) {
+	signalsCaught := cfg.catchesSignals(argv, os.Getpid())
+	if signalsCaught {
 		o.gate = catchSignals(cancel, log, out)
 	} else {
 		o.gate = defaultActionGate()
@@ -246,7 +247,7 @@ func preflight(overrides map[string]string, argv []string, env envvars.Env, asRe
 		cancel() // nothing waits on ctx once the gathering is over
 		return then(conclude(res))
 	}
-	return gatherWithin(ctx, gather, cutShort, finish, os.Exit)
+	return gatherWithin(ctx, signalsCaught, gather, cutShort, finish, os.Exit)
 }
 
 // result is what the gathering and the checks found.
