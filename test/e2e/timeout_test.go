@@ -104,8 +104,47 @@ func TestTimeoutOnAWedgedDriverIsANodeFault(t *testing.T) {
 // under it waits for an answer that never comes). The preflight ends at
 // PREFLIGHT_TIMEOUT with the node-fault code, a finding that names the
 // image scan and the path it was reading, and the driver facts gathered
-// before it.
+// before it: with the signals caught (a record to write), where the
+// gathering runs off the process's first thread, and without, where it
+// runs on main's goroutine (gatherWithin).
 func TestTimeoutOnAHungImageMountNamesThePath(t *testing.T) {
+	for _, caught := range []bool{false, true} {
+		t.Run(map[bool]string{false: "uncaught", true: "caught"}[caught], func(t *testing.T) {
+			env := shimEnv(t, fakeLibrary(t), ptr(fakenvml.H100x8("535.161.08", 12020)), "PREFLIGHT_TIMEOUT=2s")
+			if caught {
+				env = setEnv(env, "PREFLIGHT_PROVENANCE_DIR", t.TempDir())
+			}
+			root := envValue(env, "PREFLIGHT_ROOT")
+			hostRoot := t.TempDir()
+			env = setEnv(env, "PREFLIGHT_HOST_ROOT", hostRoot)
+			d := procdriver.Driver{Version: "535.161.08", GPUs: []procdriver.GPU{procdriver.H100}}
+			if err := d.Write(filepath.Join(hostRoot, "proc/driver")); err != nil {
+				t.Fatal(err)
+			}
+			// The image's Python packages are on the hung mount: the CUDA
+			// files read first are not, so the scan is where it waits.
+			mnt := filepath.Join(root, "usr/local/lib/python3.10/dist-packages")
+			hangMount(t, mnt)
+
+			rec, c := checkJSON(t, env)
+			wantNodeFaultTimeout(t, rec, c, "preflight", "PREFLIGHT_TIMEOUT=2s", "the image scan under "+root, "reading "+mnt)
+			if c.elapsed > 4*time.Second {
+				t.Errorf("check took %v with PREFLIGHT_TIMEOUT=2s", c.elapsed)
+			}
+			if len(rec.Host.GPUs) != 8 || rec.Host.NVML.Outcome != "ok" {
+				t.Errorf("the NVML facts gathered before the scan are not in the record: %d GPUs, nvml %+v", len(rec.Host.GPUs), rec.Host.NVML)
+			}
+		})
+	}
+}
+
+// hangMount mounts a FUSE file system at mnt (fuse-overlayfs, the one
+// podman uses) and stops its daemon with SIGSTOP, so that every lookup
+// under mnt waits for an answer that never comes, as under a lazily pulled
+// image's snapshotter that stopped answering. The test's cleanup lets it
+// go and unmounts it.
+func hangMount(t *testing.T, mnt string) {
+	t.Helper()
 	if os.Getuid() != 0 {
 		t.Fatalf("this test needs root to mount a FUSE file system (uid %d); run 'make test-e2e' as root, as the CI does", os.Getuid())
 	}
@@ -113,19 +152,8 @@ func TestTimeoutOnAHungImageMountNamesThePath(t *testing.T) {
 	if err != nil {
 		t.Fatalf("fuse-overlayfs is not installed (make deps installs it with podman's packages): %v", err)
 	}
-	env := shimEnv(t, fakeLibrary(t), ptr(fakenvml.H100x8("535.161.08", 12020)), "PREFLIGHT_TIMEOUT=2s")
-	root := envValue(env, "PREFLIGHT_ROOT")
-	hostRoot := t.TempDir()
-	env = setEnv(env, "PREFLIGHT_HOST_ROOT", hostRoot)
-	d := procdriver.Driver{Version: "535.161.08", GPUs: []procdriver.GPU{procdriver.H100}}
-	if err := d.Write(filepath.Join(hostRoot, "proc/driver")); err != nil {
-		t.Fatal(err)
-	}
-	// The image's Python packages are on the hung mount: the CUDA files
-	// read first are not, so the scan is where the preflight waits.
 	base := t.TempDir()
 	lower, upper, work := filepath.Join(base, "lower"), filepath.Join(base, "upper"), filepath.Join(base, "work")
-	mnt := filepath.Join(root, "usr/local/lib/python3.10/dist-packages")
 	for _, dir := range []string{filepath.Join(lower, "torch"), upper, work, mnt} {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			t.Fatal(err)
@@ -145,14 +173,43 @@ func TestTimeoutOnAHungImageMountNamesThePath(t *testing.T) {
 	if err := daemon.Process.Signal(syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
+}
 
-	rec, c := checkJSON(t, env)
-	wantNodeFaultTimeout(t, rec, c, "preflight", "PREFLIGHT_TIMEOUT=2s", "the image scan under "+root, "reading "+mnt)
-	if c.elapsed > 4*time.Second {
-		t.Errorf("check took %v with PREFLIGHT_TIMEOUT=2s", c.elapsed)
-	}
-	if len(rec.Host.GPUs) != 8 || rec.Host.NVML.Outcome != "ok" {
-		t.Errorf("the NVML facts gathered before the scan are not in the record: %d GPUs, nvml %+v", len(rec.Host.GPUs), rec.Host.NVML)
+// SIGTERM (docker stop, a pod's deletion) ends a preflight hung on an image
+// mount at once, not at PREFLIGHT_TIMEOUT: caught (a record to write), with
+// 143 and a line saying so; uncaught, by the kernel's default action. A
+// thread waiting on FUSE keeps a caught signal pending, and the kernel
+// offers a process's signals to its first thread first, so the gathering
+// must not hang there.
+func TestSigtermEndsAHungPreflight(t *testing.T) {
+	// The names go into the mount's paths: no commas, which its options
+	// would split on.
+	for _, tt := range []struct {
+		name   string
+		caught bool
+	}{{"caught", true}, {"uncaught", false}} {
+		t.Run(tt.name, func(t *testing.T) {
+			env := shimEnv(t, fakeLibrary(t), nil, "PREFLIGHT_TIMEOUT=20s")
+			dir := t.TempDir()
+			if tt.caught {
+				env = setEnv(env, "PREFLIGHT_PROVENANCE_DIR", dir)
+			}
+			hangMount(t, filepath.Join(envValue(env, "PREFLIGHT_ROOT"), "usr/local/lib/python3.10/dist-packages"))
+			cmd := exec.Command(shimBin(t), "--", "true")
+			cmd.Env = env
+			time.AfterFunc(time.Second, func() { cmd.Process.Signal(syscall.SIGTERM) })
+			r := runCmd(t, cmd, 15*time.Second)
+			t.Logf("exit %d after %v", r.code, r.elapsed.Round(time.Millisecond))
+			if r.elapsed > 5*time.Second {
+				t.Errorf("SIGTERM at 1s ended the run after %v: it waited for the deadline\nstderr: %s", r.elapsed, r.stderr)
+			}
+			switch {
+			case tt.caught && (r.code != 143 || !strings.Contains(r.stderr, "signal during preflight")):
+				t.Errorf("exit %d, want 143 and the signal logged\nstderr: %s", r.code, r.stderr)
+			case !tt.caught && r.code != -1:
+				t.Errorf("exit %d, want death by SIGTERM (the kernel's default action)\nstderr: %s", r.code, r.stderr)
+			}
+		})
 	}
 }
 
