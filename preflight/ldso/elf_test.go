@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"debug/elf"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -62,7 +63,7 @@ func systemLibraries(t *testing.T, n int) []string {
 	for _, pat := range []string{"/usr/lib/x86_64-linux-gnu/*.so*", "/usr/lib/aarch64-linux-gnu/*.so*", "/usr/lib/gcc/*/*/*.so*"} {
 		m, _ := filepath.Glob(pat)
 		for _, p := range m {
-			if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && len(out) < n {
+			if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && isELF(p) && len(out) < n {
 				out = append(out, p)
 			}
 		}
@@ -71,6 +72,21 @@ func systemLibraries(t *testing.T, n int) []string {
 		t.Fatalf("found %d shared libraries on this machine; the comparison needs a Debian system's", len(out))
 	}
 	return out
+}
+
+// isELF says whether the file at p starts with the ELF magic: glibc's
+// libc.so and libm.so are GNU ld scripts, which only the static linker
+// reads. Which of them the first n libraries take in depends on what else
+// the machine has installed.
+func isELF(p string) bool {
+	f, err := os.Open(p)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	magic := make([]byte, 4)
+	_, err = io.ReadFull(f, magic)
+	return err == nil && string(magic) == elf.ELFMAG
 }
 
 // ReadDynamic reads what readelf reads from the dynamic section of every

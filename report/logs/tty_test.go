@@ -13,6 +13,10 @@ import (
 )
 
 func TestTerminalOutputIsColouredAndConsole(t *testing.T) {
+	// A terminal that takes colour, whatever the one running the tests
+	// says (TERM=dumb and NO_COLOR: cmd/gpu-preflight's tty_test.go).
+	t.Setenv("TERM", "xterm")
+	t.Setenv("NO_COLOR", "")
 	master, slave := ptytest.Open(t)
 	if !termsafe.IsTerminal(slave) || termsafe.IsTerminal(&bytes.Buffer{}) {
 		t.Fatal("IsTerminal does not tell a pty from a buffer")
