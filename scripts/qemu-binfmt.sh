@@ -10,6 +10,13 @@ set -euo pipefail
 
 conf=/usr/lib/binfmt.d/qemu-aarch64.conf
 misc=/proc/sys/fs/binfmt_misc
+# The handlers are the kernel's, the mount only shows them: in a chroot or a
+# container whose /proc has no binfmt_misc mounted, the host may have
+# registered the handler already, and registering it again fails with
+# EEXIST. So look through a mount first.
+if [[ ! -f $misc/register && $(id -u) -eq 0 ]]; then
+	mount -t binfmt_misc binfmt_misc "$misc"
+fi
 if [[ -f $misc/qemu-aarch64 ]] && grep -qx enabled "$misc/qemu-aarch64"; then
 	exit 0
 fi
@@ -21,7 +28,6 @@ if [[ $(id -u) -ne 0 ]]; then
 	echo "qemu-binfmt: registering the qemu-aarch64 binfmt_misc handler needs root" >&2
 	exit 1
 fi
-[[ -f $misc/register ]] || mount -t binfmt_misc binfmt_misc "$misc"
 # The F flag opens the interpreter now, so it also works inside containers.
 cat "$conf" >"$misc/register"
 grep -qx enabled "$misc/qemu-aarch64"
