@@ -7,6 +7,11 @@
 # namespace, with SYSROOT_MIRROR. docs/BUILDING.md.
 #
 #   make test-fresh [RUN=regexp]     part of make test (root)
+#   make fresh-make-test [FRESH_RELEASE=bookworm]
+#                                    by hand, not in make test: make test
+#                                    itself as the first command in a fresh
+#                                    root, then make run as a new user there
+#                                    (scripts/fresh-make-test.sh; root)
 #
 # Cached in $(CACHE)/fresh: the debootstrapped roots (about 70 s each, once),
 # the layer make deps installed (once per package list, deps.sh --list)
@@ -15,7 +20,12 @@
 TEST_SUITES   += test-fresh
 FRESH_TIMEOUT ?= 40m
 
-.PHONY: test-fresh
+FRESH_RELEASE ?= bookworm
+
+.PHONY: test-fresh fresh-make-test
+
+fresh-make-test:
+	bash scripts/fresh-make-test.sh $(FRESH_RELEASE)
 
 ifeq ($(shell id -u),0)
 test-fresh: dist

@@ -10,6 +10,14 @@
 # host's module cache at /root/go/pkg/mod (so modules are not downloaded
 # again), GOCACHE_DIR (a build cache kept per root) at /root/.cache/go-build,
 # and SRC, a clone, at /src, where CMD runs under bash.
+#
+# For scripts/fresh-make-test.sh, which runs make test there: FRESH_CACHE
+# names a download cache (scripts/cache-dir.sh) bound at its own path, so
+# the suites find what was downloaded; FRESH_GOPROXY replaces GOPROXY=off
+# (staticcheck, run by version, asks the proxy about its module); /tmp and
+# /run are tmpfs, as on a booted machine; and the host's SSL_CERT_FILE, when
+# set, is the root's too (a host behind a TLS-inspecting proxy trusts a CA
+# the root's ca-certificates lacks).
 set -euo pipefail
 lowers=${1:?usage: enter.sh LOWERS UPPER SRC CMD}
 upper=${2:?usage: enter.sh LOWERS UPPER SRC CMD}
@@ -35,11 +43,23 @@ mount --bind -o ro "$goroot" "$root$goroot"
 mount --bind "$modcache" "$root/root/go/pkg/mod"
 mount --bind "$gocache" "$root/root/.cache/go-build"
 mount --bind "$src" "$root/src"
+certs=()
+if [[ -n ${FRESH_CACHE:-} ]]; then
+	mkdir -p "$root$FRESH_CACHE"
+	mount --bind "$FRESH_CACHE" "$root$FRESH_CACHE"
+	mount -t tmpfs tmpfs "$root/tmp"
+	mkdir -p "$root/run" && mount -t tmpfs tmpfs "$root/run"
+	if [[ -n ${SSL_CERT_FILE:-} ]]; then
+		cp "$SSL_CERT_FILE" "$root/etc/host-ca.pem"
+		certs=(SSL_CERT_FILE=/etc/host-ca.pem GIT_SSL_CAINFO=/etc/host-ca.pem)
+	fi
+fi
 # A login's environment, not the test's: what a user on that machine has,
-# plus Go on PATH. The module cache is complete, so nothing is fetched.
+# plus Go on PATH. The module cache is complete, so nothing is fetched
+# unless FRESH_GOPROXY says where from.
 status=0
 chroot "$root" /usr/bin/env -i HOME=/root PATH="$goroot/bin:/usr/sbin:/usr/bin:/sbin:/bin" \
-	LANG=C.UTF-8 TERM=dumb GOPROXY=off GOTOOLCHAIN=local CI="${CI:-}" \
+	LANG=C.UTF-8 TERM=dumb GOPROXY="${FRESH_GOPROXY:-off}" GOTOOLCHAIN=local CI="${CI:-}" "${certs[@]}" \
 	/bin/bash -c "cd /src && $cmd" || status=$?
 # The overlay's work folder is overlayfs's own; the mount point is empty.
 umount -R "$root" 2>/dev/null || umount -lR "$root"
