@@ -49,6 +49,6 @@ echo "fresh-make-test: make test as root in a fresh $release root passed in $((S
 
 start=$SECONDS
 enter "$work/upper:$root" "$work/upper-user" "$work/src" \
-	"useradd -m dev && runuser -u dev -- env HOME=/home/dev bash -c 'git config --global --add safe.directory /src &&
+	"useradd -m dev && runuser -u dev -- env HOME=/home/dev bash -c 'git config --global --add safe.directory \"*\" &&
 	git clone -q /src ~/gpu-preflight && cd ~/gpu-preflight && make run'"
 echo "fresh-make-test: make run as a new user in that root passed in $((SECONDS - start)) s" >&2
