@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gpu-preflight/gpu-preflight/report/store"
 	"github.com/gpu-preflight/gpu-preflight/report/termsafe"
 	"github.com/gpu-preflight/gpu-preflight/report/trace"
 )
@@ -166,9 +167,9 @@ func traceSource(name string, stdin io.Reader, warn func(string)) trace.Source {
 // bytes), in listing order, one at a time; a file that cannot be read is
 // reported and skipped.
 func eachTraceRecordFile(dir string, read func(part string, r io.Reader) error, warn func(string)) error {
-	err := eachRecordName(dir, func(name string) {
+	err := store.EachName(dir, func(name string) {
 		path := filepath.Join(dir, name)
-		b, err := readRecordFile(path)
+		b, err := store.OpenBounded(path)
 		if err == nil {
 			err = read(path, bytes.NewReader(b))
 		} else {

@@ -1,7 +1,7 @@
-// Package store puts what a run leaves on disk: the provenance record in
-// its own file (Dir.Write, Dir.Complete: atomic, durable, never following a
-// symlink, through a directory held open for the run) and the Kubernetes
-// termination message (WriteTermination).
+// Package store owns the record files: it writes a run's record (Dir.Write,
+// Dir.Complete: atomic, durable, never following a symlink, through a
+// directory held open for the run) and reads records back (ReadFile,
+// NewestTwo), and writes the Kubernetes termination message.
 package store
 
 import (
