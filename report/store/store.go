@@ -6,6 +6,7 @@ package store
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -431,4 +432,84 @@ func (d *Dir) foreign(name string) string {
 		return fmt.Sprintf("another file, %d bytes", st.Size)
 	}
 	return safefile.Kind(st.Mode)
+}
+
+// FileSHA256 is the SHA-256 of the file Marshal makes of the record whose
+// compact encoding (Record.AppendJSON) is compact, computed without
+// building the file: the indentation json.Indent gives it, written
+// straight into the hash.
+func FileSHA256(compact []byte) [sha256.Size]byte {
+	h := sha256.New()
+	var out [4096]byte
+	b := out[:0]
+	flush := func() {
+		h.Write(b)
+		b = b[:0]
+	}
+	depth := 0
+	open := false // the last byte opened an object or array
+	inString, escaped := false, false
+	newline := func(d int) {
+		if len(b)+1+2*d > cap(b) {
+			flush()
+		}
+		b = append(b, '\n')
+		for range d {
+			if len(b)+2 > cap(b) {
+				flush()
+			}
+			b = append(b, ' ', ' ')
+		}
+	}
+	for _, c := range compact {
+		if len(b)+2 > cap(b) {
+			flush()
+		}
+		if inString {
+			b = append(b, c)
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+			continue
+		}
+		if open && c != '}' && c != ']' {
+			newline(depth)
+		}
+		switch c {
+		case '{', '[':
+			b = append(b, c)
+			open = true
+			depth++
+			continue
+		case '}', ']':
+			depth--
+			if !open {
+				newline(depth)
+			}
+			b = append(b, c)
+		case ',':
+			b = append(b, c)
+			open = false
+			newline(depth)
+			continue
+		case ':':
+			b = append(b, ':', ' ')
+		case '"':
+			b = append(b, c)
+			inString = true
+		default:
+			b = append(b, c)
+		}
+		open = false
+	}
+	b = append(b, '\n')
+	flush()
+	var sum [sha256.Size]byte
+	h.Sum(sum[:0])
+	return sum
 }

@@ -78,6 +78,8 @@ type Decoder struct {
 	lineOff int64 // offset of the current line's first byte
 	scratch []byte
 	sum     hash.Hash
+	sumBuf  [sha256.Size]byte
+	rune    [utf8.UTFMax]byte
 
 	// SplitSizes are line lengths at which a newline inside a string is a
 	// writer's split of a long line, not the end of a line.
@@ -87,6 +89,11 @@ type Decoder struct {
 // NewDecoder returns a Decoder reading r.
 func NewDecoder(r io.Reader) *Decoder {
 	return &Decoder{src: r, buf: make([]byte, bufSize), expect: 'v', line: 1}
+}
+
+// NewBytesDecoder returns a Decoder reading b, without a copy.
+func NewBytesDecoder(b []byte) *Decoder {
+	return &Decoder{buf: b, w: len(b), err: io.EOF, expect: 'v', line: 1}
 }
 
 // Reset makes d read r from its start, keeping its buffers.
@@ -468,10 +475,10 @@ func (d *Decoder) Text(limit int) ([]byte, bool, error) {
 // TextSum is Text, and when there was more, the SHA-256 of the whole
 // content: the prefix tells a long value, the sum tells two apart.
 func (d *Decoder) TextSum(limit int) ([]byte, bool, [sha256.Size]byte, error) {
-	b, more, err := d.text(limit, true)
 	var sum [sha256.Size]byte
+	b, more, err := d.text(limit, true)
 	if more {
-		d.sum.Sum(sum[:0])
+		copy(sum[:], d.sum.Sum(d.sumBuf[:0]))
 	}
 	return b, more, sum, err
 }
@@ -482,50 +489,52 @@ func (d *Decoder) text(limit int, wantSum bool) ([]byte, bool, error) {
 	}
 	d.scratch = d.scratch[:0]
 	more := false
-	if wantSum {
-		if d.sum == nil {
-			d.sum = sha256.New()
+	// over takes what comes past limit: the sum of the whole starts with
+	// the prefix kept.
+	over := func(b []byte) {
+		if !more {
+			more = true
+			if wantSum {
+				if d.sum == nil {
+					d.sum = sha256.New()
+				}
+				d.sum.Reset()
+				d.sum.Write(d.scratch)
+			}
 		}
-		d.sum.Reset()
+		if wantSum {
+			d.sum.Write(b)
+		}
 	}
-	var chunk [utf8.UTFMax]byte
 	for {
+		if more && !wantSum {
+			return d.scratch, more, d.skipString()
+		}
 		if j := d.plain(); j > d.r {
 			run := d.buf[d.r:j]
 			d.r = j
-			if wantSum {
-				d.sum.Write(run)
+			if more {
+				over(run)
+				continue
 			}
-			if !more {
-				room := limit - len(d.scratch)
-				if len(run) > room {
-					run, more = run[:room], true
-				}
-				d.scratch = append(d.scratch, run...)
+			room := limit - len(d.scratch)
+			if len(run) > room {
+				d.scratch = append(d.scratch, run[:room]...)
+				over(run[room:])
+				continue
 			}
-			if more && !wantSum {
-				return d.scratch, more, d.skipString()
-			}
+			d.scratch = append(d.scratch, run...)
 			continue
 		}
-		_, n, err := d.decodeRune(chunk[:])
-		if err != nil {
+		_, n, err := d.decodeRune(d.rune[:])
+		if err != nil || n == 0 {
 			return d.scratch, more, err
 		}
-		if n == 0 {
-			return d.scratch, more, nil
-		}
-		if wantSum {
-			d.sum.Write(chunk[:n])
-		}
 		if !more && len(d.scratch)+n <= limit {
-			d.scratch = append(d.scratch, chunk[:n]...)
+			d.scratch = append(d.scratch, d.rune[:n]...)
 			continue
 		}
-		more = true
-		if !wantSum {
-			return d.scratch, more, d.skipString()
-		}
+		over(d.rune[:n])
 	}
 }
 

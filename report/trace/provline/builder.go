@@ -347,7 +347,7 @@ func (b *Builder) Run() (Run, bool) {
 			r.tighten()
 		}
 		r.finish(&ls, tight)
-		if tight || r.sizeWithoutOutcome()+maxOutcomeBytes <= MaxRecordBytes {
+		if tight || r.size()+maxOutcomeBytes <= MaxRecordBytes {
 			return r, true
 		}
 	}

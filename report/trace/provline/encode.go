@@ -61,9 +61,11 @@ func (r *Run) tighten() {
 // reduces alike before and after its command ended.
 var maxOutcomeBytes = len(`,"outcome":{"exitCode":-2147483648,"signal":-2147483648,"notStarted":""}`) + capText
 
-func (r Run) sizeWithoutOutcome() int {
+// size is r's encoded length without its outcome.
+func (r Run) size() int {
 	r.Outcome = nil
-	return len(r.AppendJSON(nil))
+	var buf [MaxRecordBytes]byte
+	return len(r.AppendJSON(buf[:0]))
 }
 
 func markerString(m string, _ int) string { return m }
@@ -77,10 +79,12 @@ func isMarker(s string) bool {
 // were folded already), elements are dropped from the end, folded into
 // l, until a marker of them all fits after the rest.
 func fit[T any](xs []T, l *list, budget int, enc func([]byte, T) []byte, mark func(string, int) T) []T {
+	var scratch []byte
 	size := func(xs []T) int {
 		n := 2 + max(len(xs)-1, 0)
 		for _, x := range xs {
-			n += len(enc(nil, x))
+			scratch = enc(scratch[:0], x)
+			n += len(scratch)
 		}
 		return n
 	}
@@ -185,7 +189,8 @@ func (r *Run) AppendJSON(b []byte) []byte {
 	if out := r.Outcome; out != nil {
 		var x obj
 		b = x.open(o.key(b, "outcome"))
-		b = x.num(x.num(b, "exitCode", out.ExitCode), "signal", out.Signal)
+		b = strconv.AppendInt(x.key(b, "exitCode"), int64(out.ExitCode), 10)
+		b = strconv.AppendInt(x.key(b, "signal"), int64(out.Signal), 10)
 		b = x.close(x.str(b, "notStarted", out.NotStarted, false))
 	}
 	return o.close(b)

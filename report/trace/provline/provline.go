@@ -8,7 +8,6 @@
 package provline
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"strconv"
@@ -200,7 +199,7 @@ func marker(n int, sum []byte) string {
 // made). ok is false when b is no JSON object with a schemaVersion.
 func Project(b []byte) (Run, bool) {
 	var bl Builder
-	d := jsonstream.NewDecoder(bytes.NewReader(b))
+	d := jsonstream.NewBytesDecoder(b)
 	bl.Reset()
 	for {
 		k, err := d.Next()
@@ -255,8 +254,12 @@ func (b *Builder) Feed(d *jsonstream.Decoder, k jsonstream.Kind) error {
 const maxKey = 64
 
 func encodedLen(s []byte) int {
-	n := 0
-	for i := 0; i < len(s); {
+	i := 0
+	for i < len(s) && s[i] >= 0x20 && s[i] < utf8.RuneSelf && s[i] != '"' && s[i] != '\\' {
+		i++
+	}
+	n := i
+	for i < len(s) {
 		r, w := utf8.DecodeRune(s[i:])
 		n += runeEncodedLen(r, w)
 		i += w
@@ -280,7 +283,12 @@ func runeEncodedLen(r rune, w int) int {
 // invalid UTF-8 as U+FFFD, everything else as is.
 func appendString(b []byte, s string) []byte {
 	b = append(b, '"')
-	for i := 0; i < len(s); {
+	i := 0
+	for i < len(s) && s[i] >= 0x20 && s[i] < utf8.RuneSelf && s[i] != '"' && s[i] != '\\' {
+		i++
+	}
+	b = append(b, s[:i]...)
+	for i < len(s) {
 		r, w := utf8.DecodeRuneInString(s[i:])
 		switch {
 		case r == '"' || r == '\\':
