@@ -15,11 +15,11 @@ var ProvenanceV1 []byte
 // ProvenanceV1ID is the schema's $id.
 const ProvenanceV1ID = "https://github.com/gpu-preflight/gpu-preflight/docs/schema/provenance.v1.schema.json"
 
-// TraceV1 is trace.v1.schema.json: the output of `gpu-preflight trace
+// TraceV2 is trace.v2.schema.json: the output of `gpu-preflight trace
 // --json` (trace.SchemaVersion "1").
 //
-//go:embed trace.v1.schema.json
-var TraceV1 []byte
+//go:embed trace.v2.schema.json
+var TraceV2 []byte
 
-// TraceV1ID is its $id.
-const TraceV1ID = "https://github.com/gpu-preflight/gpu-preflight/docs/schema/trace.v1.schema.json"
+// TraceV2ID is its $id.
+const TraceV2ID = "https://github.com/gpu-preflight/gpu-preflight/docs/schema/trace.v2.schema.json"

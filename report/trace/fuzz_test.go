@@ -28,7 +28,7 @@ func FuzzRead(f *testing.F) {
 	f.Add(gz(append(rec, '\n')))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		tr := trace.New(trace.Options{Problem: func(trace.Problem) {}})
-		_ = tr.Read("fuzz", bytes.NewReader(data))
+		tr.Read([]trace.Source{trace.Stream("fuzz", bytes.NewReader(data))})
 		res := tr.Result()
 		if res.Totals.Records > int64(bytes.Count(data, []byte("schemaVersion"))) && !bytes.HasPrefix(data, []byte{0x1f, 0x8b}) {
 			t.Fatalf("%d records from %d mentions of schemaVersion", res.Totals.Records, bytes.Count(data, []byte("schemaVersion")))
@@ -63,8 +63,10 @@ func TestFuzzSeedsHoldRecords(t *testing.T) {
 			t.Fatalf("%s: not a corpus file: %v", p, err)
 		}
 		tr := trace.New(trace.Options{})
-		if err := tr.Read(p, strings.NewReader(data)); err != nil {
-			t.Errorf("%s: %v", p, err)
+		for _, err := range tr.Read([]trace.Source{trace.Stream(p, strings.NewReader(data))}) {
+			if err != nil {
+				t.Errorf("%s: %v", p, err)
+			}
 		}
 		if res := tr.Result(); res.Totals.Records == 0 || res.Totals.Malformed > 0 {
 			t.Errorf("%s: totals %+v", p, res.Totals)

@@ -98,20 +98,20 @@ var (
 )
 
 // CheckTrace validates the output of `gpu-preflight trace --json` against
-// docs/schema/trace.v1.schema.json.
+// docs/schema/trace.v2.schema.json.
 func CheckTrace(out []byte) error {
 	traceOnce.Do(func() {
-		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(schema.TraceV1))
+		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(schema.TraceV2))
 		if err != nil {
-			traceErr = fmt.Errorf("parse docs/schema/trace.v1.schema.json: %w", err)
+			traceErr = fmt.Errorf("parse docs/schema/trace.v2.schema.json: %w", err)
 			return
 		}
 		c := jsonschema.NewCompiler()
-		if err := c.AddResource(schema.TraceV1ID, doc); err != nil {
-			traceErr = fmt.Errorf("load docs/schema/trace.v1.schema.json: %w", err)
+		if err := c.AddResource(schema.TraceV2ID, doc); err != nil {
+			traceErr = fmt.Errorf("load docs/schema/trace.v2.schema.json: %w", err)
 			return
 		}
-		traceCompiled, traceErr = c.Compile(schema.TraceV1ID)
+		traceCompiled, traceErr = c.Compile(schema.TraceV2ID)
 	})
 	if traceErr != nil {
 		return traceErr
@@ -121,7 +121,7 @@ func CheckTrace(out []byte) error {
 		return fmt.Errorf("trace output is not JSON: %w", err)
 	}
 	if err := traceCompiled.Validate(inst); err != nil {
-		return fmt.Errorf("trace output does not match docs/schema/trace.v1.schema.json: %w", err)
+		return fmt.Errorf("trace output does not match docs/schema/trace.v2.schema.json: %w", err)
 	}
 	return nil
 }

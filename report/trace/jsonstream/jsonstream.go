@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"hash"
 	"io"
+	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -52,7 +53,12 @@ type SyntaxError struct {
 	Offset int64
 	Line   int64
 	What   string
+	cut    bool
 }
+
+// Cut reports whether the value was cut short rather than broken: the
+// input ended, or a line ended, inside it.
+func (e *SyntaxError) Cut() bool { return e.cut }
 
 func (e *SyntaxError) Error() string {
 	return fmt.Sprintf("line %d, byte %d: %s", e.Line, e.Offset, e.What)
@@ -87,8 +93,12 @@ type Decoder struct {
 }
 
 // NewDecoder returns a Decoder reading r.
-func NewDecoder(r io.Reader) *Decoder {
-	return &Decoder{src: r, buf: make([]byte, bufSize), expect: 'v', line: 1}
+func NewDecoder(r io.Reader) *Decoder { return NewDecoderSize(r, bufSize) }
+
+// NewDecoderSize returns a Decoder reading r through a buffer of size
+// bytes (at least 4 KiB): numbers and literals must fit in it.
+func NewDecoderSize(r io.Reader, size int) *Decoder {
+	return &Decoder{src: r, buf: make([]byte, max(size, 4<<10)), expect: 'v', line: 1}
 }
 
 // NewBytesDecoder returns a Decoder reading b, without a copy.
@@ -103,6 +113,9 @@ func (d *Decoder) Reset(r io.Reader) {
 
 // Offset is the stream offset of the next unread byte.
 func (d *Decoder) Offset() int64 { return d.base + int64(d.r) }
+
+// LineOffset is the stream offset of the current line's first byte.
+func (d *Decoder) LineOffset() int64 { return d.lineOff }
 
 // Line is the line (1-based) of the next unread byte.
 func (d *Decoder) Line() int64 { return d.line }
@@ -148,7 +161,7 @@ func (d *Decoder) ReadErr() error {
 }
 
 func (d *Decoder) syntax(what string) error {
-	return &SyntaxError{Offset: d.Offset(), Line: d.line, What: what}
+	return &SyntaxError{Offset: d.Offset(), Line: d.line, What: what, cut: strings.HasPrefix(what, "unexpected end")}
 }
 
 // byteAt returns the byte at d.r, reading more as needed; ok is false at
@@ -191,6 +204,9 @@ func (d *Decoder) skipSpace() (byte, bool) {
 		}
 	}
 }
+
+// SkipSpace skips white space (and byte order marks at line starts).
+func (d *Decoder) SkipSpace() { d.skipSpace() }
 
 // Next reads the next token. At the end of input it returns EOF, with an
 // error when the input ended inside a value. After a SyntaxError the
@@ -606,7 +622,7 @@ func (d *Decoder) newlineInString() error {
 			return nil
 		}
 	}
-	return &SyntaxError{Offset: d.Offset(), Line: d.line, What: errNewline.Error()}
+	return &SyntaxError{Offset: d.Offset(), Line: d.line, What: errNewline.Error(), cut: true}
 }
 
 // escape reads a backslash escape (at least 12 bytes are buffered unless
@@ -745,4 +761,39 @@ func (s stringReader) Read(p []byte) (int, error) {
 		return 0, io.EOF
 	}
 	return n, nil
+}
+
+// ReadLine appends the rest of the current line to dst, at most limit
+// bytes of it, consumes the line and its newline, and reports whether
+// bytes past limit were dropped.
+func (d *Decoder) ReadLine(dst []byte, limit int) ([]byte, bool) {
+	d.Restart()
+	over := false
+	for {
+		i := d.r
+		for i < d.w && d.buf[i] != '\n' {
+			i++
+		}
+		room := limit - len(dst)
+		chunk := d.buf[d.r:i]
+		if len(chunk) > room {
+			chunk, over = chunk[:max(room, 0)], true
+		}
+		dst = append(dst, chunk...)
+		d.r = i
+		if i < d.w {
+			d.r++
+			d.line++
+			d.lineOff = d.Offset()
+			return dst, over
+		}
+		if !d.fill() {
+			return dst, over
+		}
+	}
+}
+
+// AtEOF reports whether no byte is left to read.
+func (d *Decoder) AtEOF() bool {
+	return d.r == d.w && !d.fill()
 }

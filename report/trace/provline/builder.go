@@ -20,6 +20,7 @@ type Builder struct {
 
 	schema  bool // a schemaVersion member at the top
 	event   string
+	time    string
 	gpu     GPU
 	fw      Framework
 	check   Check
@@ -198,6 +199,7 @@ var tree = object(map[string]*node{
 	},
 	// The line that ends a supervised run.
 	"event":      str(capShort, func(b *Builder, s string) { b.event = s }),
+	"time":       str(capVersion, func(b *Builder, s string) { b.time = s }),
 	"exitCode":   integer(func(b *Builder, n int) { b.finished().ExitCode = n }),
 	"signal":     integer(func(b *Builder, n int) { b.finished().Signal = n }),
 	"notStarted": str(capText, func(b *Builder, s string) { b.finished().NotStarted = s }),
@@ -216,7 +218,7 @@ func (b *Builder) Reset() {
 	b.run = Run{}
 	b.stack = b.stack[:0]
 	b.key, b.depth = nil, 0
-	b.schema, b.event, b.argv = false, "", 0
+	b.schema, b.event, b.time, b.argv = false, "", "", 0
 	b.lists = [nLists]list{}
 }
 
@@ -335,6 +337,10 @@ func (b *Builder) Bool(v bool) {
 // Skip is a value b does not keep (null, a string it does not want).
 func (b *Builder) Skip() { b.key = nil }
 
+// Record reports whether b is reading a record: it saw a schemaVersion at
+// its top.
+func (b *Builder) Record() bool { return b.schema }
+
 // Run is what b read, and whether it was a record: an object with a
 // schemaVersion at its top.
 func (b *Builder) Run() (Run, bool) {
@@ -359,7 +365,7 @@ func (b *Builder) Finished() (Finished, bool) {
 	if b.schema || b.event != "finished" || b.run.RunID == "" {
 		return Finished{}, false
 	}
-	f := Finished{RunID: b.run.RunID}
+	f := Finished{RunID: b.run.RunID, Time: b.time}
 	if b.run.Outcome != nil {
 		f.Outcome = *b.run.Outcome
 	}

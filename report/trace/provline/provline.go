@@ -117,11 +117,11 @@ type Outcome struct {
 	NotStarted       string
 }
 
-// Finished is the log line that ends a supervised run: its run id and
-// how the command ended.
+// Finished is the log line that ends a supervised run: its run id, the
+// line's time and how the command ended.
 type Finished struct {
-	RunID   string
-	Outcome Outcome
+	RunID, Time string
+	Outcome     Outcome
 }
 
 // MaxLineBytes bounds the provenance log line, its newline left out.
@@ -149,6 +149,10 @@ const (
 	capText    = 128
 	capTight   = 24
 )
+
+// MaxTextBytes is the longest value kept, in encoded bytes: a string read
+// for a Builder need not be longer.
+const MaxTextBytes = capRef
 
 // Budgets of lists, in encoded bytes with their brackets.
 const (

@@ -1,0 +1,163 @@
+package trace
+
+import (
+	"bytes"
+	"time"
+
+	"github.com/gpu-preflight/gpu-preflight/report/trace/jsonstream"
+)
+
+// maxPrefix bounds the bytes looked at for a line's prefix.
+const maxPrefix = 256
+
+// prefix is what a writer put before a log line: its length, and for the
+// CRI format (the kubelet's files under /var/log/pods, written by
+// containerd and CRI-O) the stream and whether the line is a part.
+type prefix struct {
+	n       int
+	cri     bool
+	stream  string
+	partial bool
+}
+
+// prefixOf reads the prefixes writers put before a log line, in the order
+// they stack: kubectl logs --prefix's "[pod/NAME/CONTAINER] ", then either
+// the CRI format's "TIME STREAM TAG " or kubectl logs --timestamps'
+// "TIME "; Fluentd's out_file "TIME<TAB>TAG<TAB>"; Fluent Bit's out_file
+// "TAG: " before its [TIME, RECORD].
+func prefixOf(p []byte) prefix {
+	var pre prefix
+	if bytes.HasPrefix(p, []byte("[")) {
+		if i := bytes.Index(p, []byte("] ")); i > 0 && bytes.Count(p[:i], []byte("/")) >= 2 && bytes.IndexByte(p[:i], ' ') < 0 {
+			pre.n = i + 2
+		}
+	}
+	rest := p[pre.n:]
+	if sp := bytes.IndexByte(rest, ' '); sp > 0 && isTime(rest[:sp]) {
+		pre.n += sp + 1
+		rest = rest[sp+1:]
+		for _, s := range []string{Stdout, Stderr} {
+			if len(rest) >= len(s)+2 && string(rest[:len(s)]) == s && rest[len(s)] == ' ' {
+				tag := rest[len(s)+1:]
+				end := bytes.IndexByte(tag, ' ')
+				if end < 0 {
+					end = len(tag)
+				}
+				if t := tag[:end]; len(t) > 0 && (t[0] == 'P' || t[0] == 'F') {
+					pre.cri, pre.stream, pre.partial = true, s, t[0] == 'P'
+					pre.n += len(s) + 1 + min(end+1, len(tag))
+				}
+			}
+		}
+		return pre
+	}
+	if pre.n > 0 {
+		return pre
+	}
+	if tab := bytes.IndexByte(p, '\t'); tab > 0 && isTime(p[:tab]) {
+		if tab2 := bytes.IndexByte(p[tab+1:], '\t'); tab2 >= 0 {
+			return prefix{n: tab + 1 + tab2 + 1}
+		}
+	}
+	if i := bytes.Index(p, []byte(": [")); i > 0 && isTag(p[:i]) {
+		return prefix{n: i + 2}
+	}
+	return pre
+}
+
+// isTime reports whether b is a time as the writers above print it: RFC
+// 3339 (the kubelet, kubectl, containerd, CRI-O), or Fluentd's default
+// %Y-%m-%dT%H:%M:%S%z.
+func isTime(b []byte) bool {
+	if len(b) < 19 || b[4] != '-' || b[10] != 'T' {
+		return false
+	}
+	s := string(b)
+	if _, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return true
+	}
+	_, err := time.Parse("2006-01-02T15:04:05-0700", s)
+	return err == nil
+}
+
+// isTag reports whether b is a Fluent Bit tag (gpu-preflight.provenance,
+// kube.var.log.containers.x).
+func isTag(b []byte) bool {
+	for _, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return len(b) > 0
+}
+
+// criPart handles a CRI line's content: a part (tag P) is kept until the
+// line's last part (tag F) comes, and the line then read whole. It
+// reports whether it read the line; false leaves a whole line to read in
+// place.
+func (rd *reader) criPart(d *jsonstream.Decoder, pre prefix) bool {
+	held, ok := rd.partials[pre.stream]
+	if !pre.partial && !ok {
+		return false
+	}
+	line, over := d.ReadLine(held, MaxMessageBytes)
+	rd.held += len(line) - len(held)
+	if over || rd.held > maxPartials {
+		rd.drop(pre.stream, "longer than trace joins (1 MiB)")
+		return true
+	}
+	if pre.partial {
+		rd.partials[pre.stream] = line
+		return true
+	}
+	delete(rd.partials, pre.stream)
+	rd.held -= len(line)
+	rd.message(line)
+	return true
+}
+
+// hold keeps part of a line whose rest comes later, under key (a stream,
+// a container and its stream); last says it is the line's last part, and
+// then the line is read whole.
+func (rd *reader) hold(key string, part []byte, last bool) {
+	held, ok := rd.partials[key]
+	if last && !ok {
+		rd.message(part)
+		return
+	}
+	if len(held)+len(part) > MaxMessageBytes || rd.held+len(part) > maxPartials {
+		rd.drop(key, "longer than trace joins (1 MiB)")
+		return
+	}
+	held = append(held, part...)
+	rd.held += len(part)
+	if !last {
+		rd.partials[key] = held
+		return
+	}
+	delete(rd.partials, key)
+	rd.held -= len(held)
+	rd.message(held)
+}
+
+// drop counts the line held under key as truncated, when it could be a
+// record.
+func (rd *reader) drop(key, why string) {
+	held := rd.partials[key]
+	delete(rd.partials, key)
+	rd.held -= len(held)
+	if recordish(held) {
+		rd.counts.Truncated++
+		rd.report(ProblemTruncated, "a provenance line "+why)
+	} else {
+		rd.counts.Skipped++
+	}
+}
+
+// flushPartials counts the lines whose last part never came.
+func (rd *reader) flushPartials() {
+	for key := range rd.partials {
+		rd.drop(key, "whose last part is missing (the writer split it, and the stream ended first)")
+	}
+	rd.held = 0
+}

@@ -1,0 +1,118 @@
+package trace
+
+import (
+	"bytes"
+	"fmt"
+	"hash/maphash"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/gpu-preflight/gpu-preflight/report/trace/provline"
+)
+
+// Same compares values after dropping the invisible format characters
+// (Unicode's Cf: U+200B, U+FEFF, the bidirectional marks): two values
+// that print alike are one value.
+func Same(a, b string) bool { return norm(a) == norm(b) }
+
+// norm drops the format characters from s.
+func norm(s string) string {
+	i := 0
+	for i < len(s) && s[i] < utf8.RuneSelf {
+		i++
+	}
+	if i == len(s) {
+		return s
+	}
+	if !strings.ContainsFunc(s[i:], isFormat) {
+		return s
+	}
+	return strings.Map(func(r rune) rune {
+		if isFormat(r) {
+			return -1
+		}
+		return r
+	}, s)
+}
+
+func isFormat(r rune) bool { return r >= 0x80 && unicode.Is(unicode.Cf, r) }
+
+// Visible writes the format characters in s as \uXXXX, so that a value
+// that holds one does not print like one that does not.
+func Visible(s string) string {
+	if norm(s) == s {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if isFormat(r) {
+			fmt.Fprintf(&b, `\u%04x`, r)
+		} else {
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// interner numbers distinct values in the order first seen; values equal
+// but for format characters are one, shown as first seen.
+type interner struct {
+	index map[string]int32
+	list  []string
+}
+
+func (in *interner) init() {
+	in.index = map[string]int32{"": 0}
+	in.list = []string{""}
+}
+
+func (in *interner) id(s string) int32 {
+	if id, ok := in.index[s]; ok {
+		return id
+	}
+	k := norm(s)
+	if id, ok := in.index[k]; ok {
+		return id
+	}
+	id := int32(len(in.list))
+	in.index[k] = id
+	in.list = append(in.list, Visible(s))
+	return id
+}
+
+func (in *interner) str(id int32) string { return in.list[id] }
+
+// summaries interns what a boundary compares of a run: its reduced
+// record without what differs between any two runs (its id, time, host,
+// placement and command) and without its outcome, which the run keeps
+// beside it. The runs of one image on one kind of node share one.
+type summaries struct {
+	seed  maphash.Seed
+	index map[uint64][]int32
+	list  [][]byte
+	buf   []byte
+}
+
+func (s *summaries) init(seed maphash.Seed) {
+	s.seed, s.index = seed, map[uint64][]int32{}
+}
+
+func (s *summaries) id(r *provline.Run) int32 {
+	x := *r
+	x.RunID, x.StartedAt, x.Host.Hostname = "", "", ""
+	x.Orchestrator = provline.Orchestrator{}
+	x.Command = provline.Command{}
+	x.Outcome = nil
+	s.buf = x.AppendJSON(s.buf[:0])
+	h := maphash.Bytes(s.seed, s.buf)
+	for _, id := range s.index[h] {
+		if bytes.Equal(s.list[id], s.buf) {
+			return id
+		}
+	}
+	id := int32(len(s.list))
+	s.list = append(s.list, bytes.Clone(s.buf))
+	s.index[h] = append(s.index[h], id)
+	return id
+}
