@@ -15,12 +15,10 @@ const (
 	Stderr = "stderr"
 )
 
-// envelopeKeys name the string members a log pipeline keeps a log line
-// in: a container runtime's and Fluent Bit's log, zerolog's and Vector's
+// The string members a log pipeline keeps a log line in (classify): a
+// container runtime's and Fluent Bit's log, zerolog's and Vector's
 // message, journald's MESSAGE, Splunk's _raw, Cloud Logging's textPayload,
 // the OpenTelemetry body's stringValue, Loki's line (docs/trace.md).
-var envelopeKeys = map[string]bool{"log": true, "message": true, "MESSAGE": true, "_raw": true,
-	"textPayload": true, "stringValue": true, "line": true, "msg": true}
 
 // maxPending bounds the records a unit holds back until it knows their
 // stream; past it they are passed on with what it knows.
@@ -29,10 +27,47 @@ const maxPending = 64
 // level is an open object or array.
 type level struct {
 	object bool
-	b      *provline.Builder // its record, if it is one; nil for arrays
-	key    string            // the member whose value comes next
+	b      *provline.Builder // its record, if it is one; nil for arrays and inside records
+	key    keyKind           // the member whose value comes next
+	name   string            // its name, kept while the form is not named
+	record bool              // b read a schemaVersion: a record
 	unit   bool              // a unit starts here
 	otel   bool              // an OpenTelemetry attribute naming the stream
+	inner  bool              // the value's string holds log lines read as levels of their own
+}
+
+// keyKind is what a member's name says to the search.
+type keyKind uint8
+
+const (
+	keyOther keyKind = iota
+	keyEnvelope
+	keyMessage
+	keyStream
+	keyLogName
+	keyAttr
+	keyStringValue
+	keySchemaVersion
+)
+
+func classify(k []byte) keyKind {
+	switch string(k) {
+	case "log", "MESSAGE", "_raw", "textPayload", "line", "msg":
+		return keyEnvelope
+	case "message":
+		return keyMessage
+	case "stream":
+		return keyStream
+	case "logName":
+		return keyLogName
+	case "key":
+		return keyAttr
+	case "stringValue":
+		return keyStringValue
+	case "schemaVersion":
+		return keySchemaVersion
+	}
+	return keyOther
 }
 
 // unit is a log entry: a top-level value, or an element of an array (a
@@ -56,12 +91,12 @@ type found struct {
 // searcher finds records at any depth of JSON values, inside string
 // members that hold log lines too.
 type searcher struct {
-	rd     *reader
-	levels []level
-	units  []unit
-	pool   []*provline.Builder
-	decs   []*jsonstream.Decoder
-	path   []string
+	rd      *reader
+	levels  []level
+	units   []unit
+	pool    []*provline.Builder
+	decs    []*jsonstream.Decoder
+	records int // open levels that are records
 	// lastRecordy is whether the last top-level value held a record or
 	// the marks of one.
 	lastRecordy bool
@@ -111,12 +146,20 @@ func (s *searcher) unwind(base int) {
 	for len(s.levels) > base {
 		l := s.levels[len(s.levels)-1]
 		s.levels = s.levels[:len(s.levels)-1]
-		if l.b != nil {
-			s.pool = append(s.pool, l.b)
-		}
+		s.drop(l)
 		if l.unit {
 			s.closeUnit()
 		}
+	}
+}
+
+// drop lets go of a closed level's builder.
+func (s *searcher) drop(l level) {
+	if l.b != nil {
+		s.pool = append(s.pool, l.b)
+	}
+	if l.record {
+		s.records--
 	}
 }
 
@@ -133,31 +176,22 @@ func (s *searcher) parent() *level {
 
 // insideRecord reports whether an open object is a record already: what
 // is inside it is its data.
-func (s *searcher) insideRecord() bool {
-	for i := range s.levels {
-		if b := s.levels[i].b; b != nil && b.Record() {
-			return true
-		}
-	}
-	return false
-}
+func (s *searcher) insideRecord() bool { return s.records > 0 }
 
 func (s *searcher) token(d *jsonstream.Decoder, k jsonstream.Kind, pos Position) error {
 	switch k {
 	case jsonstream.ObjectStart, jsonstream.ArrayStart:
 		obj := k == jsonstream.ObjectStart
+		if obj && !s.insideRecord() && startsRecord(d.Peek(64)) {
+			return s.record(d, pos)
+		}
 		for i := range s.levels {
 			if b := s.levels[i].b; b != nil {
 				b.Start(!obj)
 			}
 		}
 		l := level{object: obj, unit: len(s.levels) == 0 || s.inArray()}
-		if p := s.parent(); p != nil && p.object {
-			s.path = append(s.path, p.key)
-		} else if p != nil {
-			s.path = append(s.path, "[]")
-		}
-		if obj {
+		if obj && !s.insideRecord() {
 			l.b = s.builder()
 			l.b.Start(false)
 		}
@@ -174,12 +208,13 @@ func (s *searcher) token(d *jsonstream.Decoder, k jsonstream.Kind, pos Position)
 			}
 		}
 		if l.b != nil {
+			if l.record {
+				s.records-- // the record itself is no data of a record
+			}
 			s.finish(l.b, pos)
-			s.pool = append(s.pool, l.b)
+			l.record = false
 		}
-		if len(s.path) > 0 && len(s.levels) > 0 {
-			s.path = s.path[:len(s.path)-1]
-		}
+		s.drop(l)
 		if l.unit {
 			s.closeUnit()
 		}
@@ -189,14 +224,21 @@ func (s *searcher) token(d *jsonstream.Decoder, k jsonstream.Kind, pos Position)
 			return err
 		}
 		p := s.parent()
-		p.key = string(t)
+		p.key = classify(t)
+		if !s.rd.named {
+			p.name = string(t)
+		}
 		for i := range s.levels {
 			if b := s.levels[i].b; b != nil {
 				b.Key(t)
 			}
 		}
-		if p.key == "schemaVersion" {
+		if p.key == keySchemaVersion {
 			s.unit().recordy = true
+		}
+		if s.insideRecord() && !s.keeps() {
+			s.each((*provline.Builder).Skip)
+			return d.SkipValue()
 		}
 	case jsonstream.String:
 		return s.str(d, pos)
@@ -208,6 +250,44 @@ func (s *searcher) token(d *jsonstream.Decoder, k jsonstream.Kind, pos Position)
 		s.each((*provline.Builder).Skip)
 	}
 	return nil
+}
+
+// startsRecord reports whether an object's first member is schemaVersion,
+// as in every record gpu-preflight writes: its members are read at once.
+func startsRecord(p []byte) bool {
+	return bytes.HasPrefix(bytes.TrimLeft(p, " \t\r\n"), []byte(`"schemaVersion"`))
+}
+
+// record reads a record whose ObjectStart d just returned, to its end.
+func (s *searcher) record(d *jsonstream.Decoder, pos Position) error {
+	s.each(func(b *provline.Builder) { b.Start(false) })
+	root := len(s.levels) == 0 || s.inArray()
+	if root {
+		s.units = append(s.units, unit{start: pos})
+	}
+	s.unit().recordy = true
+	b := s.builder()
+	err := b.ReadObject(d)
+	if err == nil {
+		s.finish(b, pos)
+		s.each((*provline.Builder).End)
+	}
+	s.pool = append(s.pool, b)
+	if root {
+		s.closeUnit()
+	}
+	return err
+}
+
+// keeps reports whether a builder keeps the value of the member whose
+// name came last.
+func (s *searcher) keeps() bool {
+	for i := range s.levels {
+		if b := s.levels[i].b; b != nil && b.Keeps() {
+			return true
+		}
+	}
+	return false
 }
 
 func (s *searcher) each(f func(*provline.Builder)) {
@@ -235,30 +315,37 @@ func (s *searcher) str(d *jsonstream.Decoder, pos Position) error {
 		}
 	}
 	p := s.parent()
-	key := ""
+	key := keyOther
 	if p != nil && p.object {
 		key = p.key
 	}
-	streamy := key == "stream" || key == "logName" || key == "key" || (key == "stringValue" && s.otelStream())
-	if wanted || streamy || (key == "message" && !s.insideRecord()) {
+	streamy := key == keyStream || key == keyLogName || key == keyAttr || (key == keyStringValue && s.otelStream())
+	if wanted || streamy || (key == keyMessage && !s.insideRecord()) {
 		t, more, sum, err := d.TextSum(provline.MaxTextBytes)
 		if err != nil {
 			return err
 		}
-		s.each(func(b *provline.Builder) { b.String(t, more, sum) })
+		for i := range s.levels {
+			l := &s.levels[i]
+			if l.b != nil {
+				l.b.String(t, more, sum)
+				if !l.record && l.b.Record() {
+					l.record = true
+					s.records++
+				}
+			}
+		}
 		s.noteStream(key, t)
 		return nil
 	}
-	if (p == nil || !p.object || envelopeKeys[key]) && !s.insideRecord() {
+	if (p == nil || !p.object || key == keyEnvelope || key == keyMessage || key == keyStringValue) && !s.insideRecord() {
 		s.each((*provline.Builder).Skip)
-		if p != nil && p.object {
-			s.path = append(s.path, key+">")
-		} else if p != nil {
-			s.path = append(s.path, "[]>")
+		if p != nil {
+			p.inner = true
 		}
 		err := s.rd.inner(d.Stream(), s)
 		if p != nil {
-			s.path = s.path[:len(s.path)-1]
+			p.inner = false
 		}
 		return err
 	}
@@ -270,24 +357,35 @@ func (s *searcher) str(d *jsonstream.Decoder, pos Position) error {
 // that carry it: a runtime's and Vector's "stream", Cloud Logging's
 // logName (projects/P/logs/stderr), an OpenTelemetry log.iostream
 // attribute; and a provenance line makes the entry one that held a record.
-func (s *searcher) noteStream(key string, t []byte) {
-	v := string(t)
+func (s *searcher) noteStream(key keyKind, t []byte) {
 	switch key {
-	case "stream", "stringValue":
-		if v == Stdout || v == Stderr {
-			s.unit().stream = v
+	case keyStream, keyStringValue:
+		if st := streamName(t); st != "" {
+			s.unit().stream = st
 		}
-	case "logName":
-		if i := strings.LastIndexByte(v, '/'); i >= 0 && (v[i+1:] == Stdout || v[i+1:] == Stderr) {
-			s.unit().stream = v[i+1:]
+	case keyLogName:
+		if i := bytes.LastIndexByte(t, '/'); i >= 0 {
+			if st := streamName(t[i+1:]); st != "" {
+				s.unit().stream = st
+			}
 		}
-	case "key":
-		s.parent().otel = v == "log.iostream"
-	case "message":
-		if v == "provenance" {
+	case keyAttr:
+		s.parent().otel = string(t) == "log.iostream"
+	case keyMessage:
+		if string(t) == "provenance" {
 			s.unit().recordy = true
 		}
 	}
+}
+
+func streamName(t []byte) string {
+	switch string(t) {
+	case Stdout:
+		return Stdout
+	case Stderr:
+		return Stderr
+	}
+	return ""
 }
 
 // otelStream reports whether the string is the value of a log.iostream
@@ -303,7 +401,10 @@ func (s *searcher) finish(b *provline.Builder, pos Position) {
 	if s.insideRecord() {
 		return // a record's data, not a record
 	}
-	f := found{pos: pos, path: strings.Join(s.path, ".")}
+	f := found{pos: pos}
+	if !s.rd.named {
+		f.path = s.pathOf()
+	}
 	if r, ok := b.Run(); ok {
 		f.run = &r
 	} else if fin, ok := b.Finished(); ok {
@@ -349,6 +450,24 @@ func (s *searcher) streamOf(i int) string {
 		}
 	}
 	return s.rd.stream
+}
+
+// pathOf names where the value that just closed was: the members that
+// lead to it, [] for an array's elements, > for a string's log lines.
+func (s *searcher) pathOf() string {
+	var parts []string
+	for _, l := range s.levels {
+		switch {
+		case l.object:
+			parts = append(parts, l.name)
+		default:
+			parts = append(parts, "[]")
+		}
+		if l.inner {
+			parts[len(parts)-1] += ">"
+		}
+	}
+	return strings.Join(parts, ".")
 }
 
 // recordish reports whether the bytes hold a provenance record's marks.

@@ -419,6 +419,58 @@ func (d *Decoder) skipDeep(c byte) error {
 	return nil
 }
 
+// SkipContainer skips the rest of the object or array Next just opened.
+func (d *Decoder) SkipContainer() error {
+	c := d.stack[len(d.stack)-1]
+	d.stack = d.stack[:len(d.stack)-1]
+	return d.skipDeep(c)
+}
+
+// Peek returns up to n unread bytes, reading more as needed, without
+// consuming them.
+func (d *Decoder) Peek(n int) []byte {
+	if d.w-d.r < n {
+		d.fill()
+	}
+	return d.buf[d.r:min(d.w, d.r+n)]
+}
+
+// SkipValue skips the value after the Key just read, whole: its strings
+// and nesting are scanned, not read as tokens.
+func (d *Decoder) SkipValue() error {
+	if d.open {
+		if err := d.skipString(); err != nil {
+			return err
+		}
+	}
+	if d.expect != ':' {
+		return errors.New("jsonstream: SkipValue not after a key")
+	}
+	c, ok := d.skipSpace()
+	if !ok || c != ':' {
+		return d.syntax("a key without its colon")
+	}
+	d.r++
+	c, ok = d.skipSpace()
+	if !ok {
+		return d.syntax("unexpected end of input")
+	}
+	switch c {
+	case '{', '[':
+		d.r++
+		return d.skipDeep(c)
+	case '"':
+		d.r++
+		d.open = true
+		err := d.skipString()
+		d.expect = ','
+		return err
+	}
+	d.expect = 'V'
+	_, err := d.Next()
+	return err
+}
+
 // SkipLine discards the rest of the current line and forgets the value
 // it was in: reading starts over at the next line.
 func (d *Decoder) SkipLine() {
@@ -540,6 +592,11 @@ func (d *Decoder) text(limit int, wantSum bool) ([]byte, bool, error) {
 				continue
 			}
 			d.scratch = append(d.scratch, run...)
+			if d.r < d.w && d.buf[d.r] == '"' {
+				d.r++
+				d.open = false
+				return d.scratch, more, nil
+			}
 			continue
 		}
 		_, n, err := d.decodeRune(d.rune[:])

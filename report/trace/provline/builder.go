@@ -2,9 +2,11 @@ package provline
 
 import (
 	"crypto/sha256"
+	"errors"
 	"strconv"
 
 	"github.com/gpu-preflight/gpu-preflight/report/diff"
+	"github.com/gpu-preflight/gpu-preflight/report/trace/jsonstream"
 )
 
 // Builder reduces a record as its tokens come: Start and End for objects
@@ -28,11 +30,44 @@ type Builder struct {
 	envName string
 	lists   [nLists]list
 	argv    int
+	cache   map[string]string // values seen before: a fleet repeats most
+	buf     []byte
+	last    []string // per node, the last value read there
+	seqs    [][]member
 }
+
+// member is a member name an object had, and its node: the members of the
+// last object read at a node, in order. Records of one writer come with
+// their members in one order, so each name is compared once, not looked
+// up.
+type member struct {
+	name string
+	n    *node
+}
+
+// nodes counts the nodes of tree, numbered by numberNodes.
+var nodes = numberNodes(tree, 0)
+
+func numberNodes(n *node, next int) int {
+	if n == nil {
+		return next
+	}
+	n.id = next
+	next++
+	for _, k := range n.kids {
+		next = numberNodes(k, next)
+	}
+	next = numberNodes(n.any, next)
+	return numberNodes(n.elem, next)
+}
+
+// maxCache bounds the values a Builder remembers.
+const maxCache = 4096
 
 // node is a place in the record: its members, its elements, and what a
 // value there sets.
 type node struct {
+	id    int // its index in a Builder's memory of what came before
 	kids  map[string]*node
 	any   *node // any member name (env)
 	elem  *node // an array's elements
@@ -310,9 +345,33 @@ func (b *Builder) Wants() bool {
 // and then the digest of the whole (jsonstream.Decoder.TextSum).
 func (b *Builder) String(s []byte, more bool, sum [sha256.Size]byte) {
 	if n := b.leaf(); n != nil && n.str != nil {
-		n.str(b, Cap(s, more, sum, n.limit))
+		n.str(b, b.value(s, more, sum, n.limit))
 	}
 	b.key = nil
+}
+
+// value is s cut to limit, the string made once for values seen before.
+func (b *Builder) value(s []byte, more bool, sum [sha256.Size]byte, limit int) string {
+	if more || len(s) > limit {
+		return Cap(s, more, sum, limit)
+	}
+	if v, ok := b.cache[string(s)]; ok {
+		return v
+	}
+	v := Cap(s, more, sum, limit)
+	if len(v) == len(s) && len(b.cache) < maxCache {
+		if b.cache == nil {
+			b.cache = map[string]string{}
+		}
+		b.cache[v] = v
+	}
+	return v
+}
+
+// Keeps reports whether b keeps anything of the value of the member whose
+// name came last.
+func (b *Builder) Keeps() bool {
+	return b.depth == 0 && len(b.stack) > 0 && b.key != nil
 }
 
 // Number is a number value.
@@ -347,17 +406,52 @@ func (b *Builder) Run() (Run, bool) {
 	if !b.schema {
 		return Run{}, false
 	}
+	r := b.run
+	sortVars(r.Env)
+	if b.fits(&r) {
+		return r, true
+	}
 	for _, tight := range []bool{false, true} {
 		r, ls := b.run.clone(), b.lists
 		if tight {
 			r.tighten()
 		}
 		r.finish(&ls, tight)
-		if tight || r.size()+maxOutcomeBytes <= MaxRecordBytes {
+		if tight || r.size(&b.buf)+maxOutcomeBytes <= MaxRecordBytes {
 			return r, true
 		}
 	}
 	panic("unreachable")
+}
+
+// fits reports whether r is reduced already: no list over its budget or
+// with elements folded, and room for any outcome.
+func (b *Builder) fits(r *Run) bool {
+	for _, l := range b.lists {
+		if l.over > 0 {
+			return false
+		}
+	}
+	buf := b.buf[:0]
+	within := func(n int, budget int) bool { return n <= budget }
+	ok := within(listSize(&buf, r.Host.GPUs, appendGPU), budgetGPUs) &&
+		within(listSize(&buf, r.Image.Requirements, appendRequirement), budgetRequirements) &&
+		within(listSize(&buf, r.Image.Compat, appendString), budgetCompat) &&
+		within(listSize(&buf, r.Image.Frameworks, appendFramework), budgetFrameworks) &&
+		within(listSize(&buf, r.Checks, appendCheck), budgetChecks) &&
+		within(listSize(&buf, r.Decision.Blocking, appendString), budgetBlocking) &&
+		within(listSize(&buf, r.Env, appendEnvVar), budgetEnv)
+	b.buf = buf
+	return ok && r.size(&b.buf)+maxOutcomeBytes <= MaxRecordBytes
+}
+
+func listSize[T any](buf *[]byte, xs []T, enc func([]byte, T) []byte) int {
+	n := 2 + max(len(xs)-1, 0)
+	for _, x := range xs {
+		*buf = enc((*buf)[:0], x)
+		n += len(*buf)
+	}
+	return n
 }
 
 // Finished is the finished line b read, if it was one.
@@ -398,4 +492,138 @@ func held[T any](b *Builder, l int, xs []T, x T, enc func([]byte, T) []byte) []T
 	}
 	b.lists[l].fold(enc(nil, x), weightOf(x))
 	return xs
+}
+
+// ReadObject reads the record whose ObjectStart d just returned, to its
+// end: the members the record keeps are read as values, the others
+// skipped whole. It is Feed's result, faster.
+func (b *Builder) ReadObject(d *jsonstream.Decoder) error {
+	b.Reset()
+	return b.readObject(d, tree)
+}
+
+func (b *Builder) readObject(d *jsonstream.Decoder, n *node) error {
+	if b.seqs == nil {
+		b.seqs, b.last = make([][]member, nodes), make([]string, nodes)
+	}
+	seq, next := b.seqs[n.id], 0
+	defer func() { b.seqs[n.id] = seq }()
+	for {
+		k, err := d.Next()
+		if err != nil {
+			return err
+		}
+		if k == jsonstream.ObjectEnd {
+			return nil
+		}
+		if k != jsonstream.Key {
+			return errNotObject
+		}
+		key, _, err := d.Text(maxKey)
+		if err != nil {
+			return err
+		}
+		var m member
+		if next < len(seq) && seq[next].name == string(key) {
+			m = seq[next]
+		} else {
+			m = member{name: string(key)}
+			if n.any != nil {
+				if diff.Tuning(m.name) || isMarker(m.name) {
+					m.n = n.any
+				}
+			} else {
+				m.n = n.kids[m.name]
+			}
+			seq = append(seq[:next], m)
+		}
+		next++
+		if n.any != nil {
+			b.envName = m.name
+		}
+		if err := b.readValue(d, m.n); err != nil {
+			return err
+		}
+	}
+}
+
+var errNotObject = errors.New("not a JSON object")
+
+// readValue reads the next value into n, or skips it when n keeps none.
+func (b *Builder) readValue(d *jsonstream.Decoder, n *node) error {
+	k, err := d.Next()
+	if err != nil {
+		return err
+	}
+	if k == jsonstream.EOF || k == jsonstream.ObjectEnd || k == jsonstream.ArrayEnd {
+		return errNotObject
+	}
+	return b.readToken(d, k, n)
+}
+
+// readToken reads the value k starts into n.
+func (b *Builder) readToken(d *jsonstream.Decoder, k jsonstream.Kind, n *node) error {
+	switch k {
+	case jsonstream.ObjectStart, jsonstream.ArrayStart:
+		if n == nil || k == jsonstream.ObjectStart && n.kids == nil && n.any == nil || k == jsonstream.ArrayStart && n.elem == nil {
+			return d.SkipContainer()
+		}
+		if n.start != nil {
+			n.start(b)
+		}
+		var err error
+		if k == jsonstream.ObjectStart {
+			err = b.readObject(d, n)
+		} else {
+			err = b.readArray(d, n.elem)
+		}
+		if err == nil && n.end != nil {
+			n.end(b)
+		}
+		return err
+	case jsonstream.String:
+		if n == nil || n.str == nil {
+			return nil // Next skips it
+		}
+		t, more, sum, err := d.TextSum(capRef)
+		if err != nil {
+			return err
+		}
+		if !more && b.last[n.id] == string(t) && len(t) > 0 {
+			n.str(b, b.last[n.id])
+			return nil
+		}
+		v := b.value(t, more, sum, n.limit)
+		b.last[n.id] = v
+		n.str(b, v)
+	case jsonstream.Number:
+		if n != nil && n.num != nil {
+			if v, err := strconv.ParseInt(string(d.Raw()), 10, 32); err == nil {
+				n.num(b, int(v))
+			}
+		}
+	case jsonstream.True, jsonstream.False:
+		if n != nil && n.bool != nil {
+			n.bool(b, k == jsonstream.True)
+		}
+	}
+	return nil
+}
+
+func (b *Builder) readArray(d *jsonstream.Decoder, elem *node) error {
+	for {
+		k, err := d.Next()
+		if err != nil {
+			return err
+		}
+		switch k {
+		case jsonstream.ArrayEnd:
+			return nil
+		case jsonstream.EOF, jsonstream.ObjectEnd:
+			return errNotObject
+		}
+		if err := b.readToken(d, k, elem); err != nil {
+			return err
+		}
+	}
 }

@@ -62,10 +62,10 @@ func (r *Run) tighten() {
 var maxOutcomeBytes = len(`,"outcome":{"exitCode":-2147483648,"signal":-2147483648,"notStarted":""}`) + capText
 
 // size is r's encoded length without its outcome.
-func (r Run) size() int {
+func (r Run) size(buf *[]byte) int {
 	r.Outcome = nil
-	var buf [MaxRecordBytes]byte
-	return len(r.AppendJSON(buf[:0]))
+	*buf = r.AppendJSON((*buf)[:0])
+	return len(*buf)
 }
 
 func markerString(m string, _ int) string { return m }
@@ -80,14 +80,7 @@ func isMarker(s string) bool {
 // l, until a marker of them all fits after the rest.
 func fit[T any](xs []T, l *list, budget int, enc func([]byte, T) []byte, mark func(string, int) T) []T {
 	var scratch []byte
-	size := func(xs []T) int {
-		n := 2 + max(len(xs)-1, 0)
-		for _, x := range xs {
-			scratch = enc(scratch[:0], x)
-			n += len(scratch)
-		}
-		return n
-	}
+	size := func(xs []T) int { return listSize(&scratch, xs, enc) }
 	if l.over == 0 && size(xs) <= budget {
 		return xs
 	}

@@ -204,20 +204,13 @@ func marker(n int, sum []byte) string {
 func Project(b []byte) (Run, bool) {
 	var bl Builder
 	d := jsonstream.NewBytesDecoder(b)
-	bl.Reset()
-	for {
-		k, err := d.Next()
-		if err != nil || k == jsonstream.EOF {
-			return Run{}, false
-		}
-		if err := bl.Feed(d, k); err != nil {
-			return Run{}, false
-		}
-		if d.TopLevel() {
-			r, ok := bl.Run()
-			return r, ok
-		}
+	if k, err := d.Next(); err != nil || k != jsonstream.ObjectStart {
+		return Run{}, false
 	}
+	if bl.ReadObject(d) != nil {
+		return Run{}, false
+	}
+	return bl.Run()
 }
 
 // Feed hands b the token k that d just read; b reads a string's text from
