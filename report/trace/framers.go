@@ -135,12 +135,19 @@ func (e *journalEntry) stream() string {
 func (rd *reader) entry(e *journalEntry) {
 	rd.stream = e.stream()
 	defer func() { rd.stream = "" }()
+	key := e.container + "/" + rd.stream
 	if e.null {
-		rd.counts.Truncated++
-		rd.report(ProblemTruncated, "a MESSAGE journalctl printed as null: fields of 4096 bytes or more need journalctl --all")
+		// One line, in parts or not, is one record lost.
+		if !rd.nulls[key] {
+			rd.counts.Truncated++
+			rd.report(ProblemTruncated, "a MESSAGE journalctl printed as null: fields of 4096 bytes or more need journalctl --all")
+		}
+		rd.nulls[key] = e.partial
+		delete(rd.partials, key)
 		return
 	}
-	rd.hold(e.container+"/"+rd.stream, e.message, !e.partial)
+	delete(rd.nulls, key)
+	rd.hold(key, e.message, !e.partial)
 }
 
 // isJournalJSON reports whether head starts journalctl's JSON (-o json,
@@ -270,7 +277,7 @@ func (rd *reader) journalExport(br *bufio.Reader) error {
 		e = journalEntry{message: e.message[:0]}
 		fields := 0
 		for {
-			line, err := readBounded(br, 256)
+			line, err := readBounded(br, MaxMessageBytes)
 			off += int64(len(line))
 			if err == io.EOF && len(line) == 0 {
 				if fields > 0 {

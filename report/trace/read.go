@@ -89,10 +89,11 @@ type reader struct {
 	search    searcher
 	partials  map[string][]byte
 	held      int
+	nulls     map[string]bool // a null part of a line came last under this key
 }
 
 func newReader(c *Counts, now time.Time, problem func(Problem), emit func(item)) *reader {
-	rd := &reader{counts: c, problem: problem, emit: emit, now: now, partials: map[string][]byte{}}
+	rd := &reader{counts: c, problem: problem, emit: emit, now: now, partials: map[string][]byte{}, nulls: map[string]bool{}}
 	rd.search.rd = rd
 	return rd
 }
@@ -192,6 +193,7 @@ func (rd *reader) lines(d *jsonstream.Decoder, top bool) error {
 		if err == nil && k == jsonstream.EOF {
 			return d.ReadErr()
 		}
+		marks := rd.search.marks
 		if err == nil {
 			before := rd.counts.found
 			err = rd.search.value(d, k, rd.pos)
@@ -203,18 +205,18 @@ func (rd *reader) lines(d *jsonstream.Decoder, top bool) error {
 			if rerr := d.ReadErr(); rerr != nil {
 				return rerr
 			}
-			rd.broken(d, err, top)
+			rd.broken(d, err, top, rd.search.marks > marks)
 		}
 	}
 }
 
 // broken counts a value that ended in an error: a record cut short or
 // broken, or a line that was no record, and goes on after it.
-func (rd *reader) broken(d *jsonstream.Decoder, err error, top bool) {
+func (rd *reader) broken(d *jsonstream.Decoder, err error, top, marked bool) {
 	var se *jsonstream.SyntaxError
 	errors.As(err, &se)
 	switch {
-	case !rd.search.lastRecordy:
+	case !marked:
 		if top {
 			rd.counts.Skipped++
 		}

@@ -100,6 +100,7 @@ type searcher struct {
 	// lastRecordy is whether the last top-level value held a record or
 	// the marks of one.
 	lastRecordy bool
+	marks       int // the marks of a record seen: schemaVersion, a provenance message
 }
 
 func (s *searcher) builder() *provline.Builder {
@@ -235,6 +236,7 @@ func (s *searcher) token(d *jsonstream.Decoder, k jsonstream.Kind, pos Position)
 		}
 		if p.key == keySchemaVersion {
 			s.unit().recordy = true
+			s.marks++
 		}
 		if s.insideRecord() && !s.keeps() {
 			s.each((*provline.Builder).Skip)
@@ -266,6 +268,7 @@ func (s *searcher) record(d *jsonstream.Decoder, pos Position) error {
 		s.units = append(s.units, unit{start: pos})
 	}
 	s.unit().recordy = true
+	s.marks++
 	b := s.builder()
 	err := b.ReadObject(d)
 	if err == nil {
@@ -320,7 +323,9 @@ func (s *searcher) str(d *jsonstream.Decoder, pos Position) error {
 		key = p.key
 	}
 	streamy := key == keyStream || key == keyLogName || key == keyAttr || (key == keyStringValue && s.otelStream())
-	if wanted || streamy || (key == keyMessage && !s.insideRecord()) {
+	carrier := (p == nil || !p.object || key == keyEnvelope || key == keyMessage || key == keyStringValue) &&
+		!s.insideRecord() && holdsLines(d.Peek(16))
+	if !carrier && (wanted || streamy || key == keyMessage && !s.insideRecord()) {
 		t, more, sum, err := d.TextSum(provline.MaxTextBytes)
 		if err != nil {
 			return err
@@ -338,19 +343,26 @@ func (s *searcher) str(d *jsonstream.Decoder, pos Position) error {
 		s.noteStream(key, t)
 		return nil
 	}
-	if (p == nil || !p.object || key == keyEnvelope || key == keyMessage || key == keyStringValue) && !s.insideRecord() {
-		s.each((*provline.Builder).Skip)
-		if p != nil {
-			p.inner = true
-		}
-		err := s.rd.inner(d.Stream(), s)
-		if p != nil {
-			p.inner = false
-		}
-		return err
-	}
 	s.each((*provline.Builder).Skip)
-	return nil
+	if !carrier {
+		return nil
+	}
+	if p != nil {
+		p.inner = true
+	}
+	err := s.rd.inner(d.Stream(), s)
+	if p != nil {
+		p.inner = false
+	}
+	return err
+}
+
+// holdsLines reports whether a string whose content starts with p may
+// hold log lines worth reading: a JSON value, or a line after a prefix
+// that starts with a time or a bracket.
+func holdsLines(p []byte) bool {
+	p = bytes.TrimLeft(p, " \t")
+	return len(p) > 0 && (p[0] == '{' || p[0] == '[' || p[0] >= '0' && p[0] <= '9')
 }
 
 // noteStream reads the stream a log entry was written to from the members
@@ -359,9 +371,15 @@ func (s *searcher) str(d *jsonstream.Decoder, pos Position) error {
 // attribute; and a provenance line makes the entry one that held a record.
 func (s *searcher) noteStream(key keyKind, t []byte) {
 	switch key {
-	case keyStream, keyStringValue:
+	case keyStream:
 		if st := streamName(t); st != "" {
 			s.unit().stream = st
+		}
+	case keyStringValue:
+		// The attribute is an element of its log record's attributes: the
+		// record is the unit around the attribute's.
+		if st := streamName(t); st != "" && len(s.units) >= 2 {
+			s.units[len(s.units)-2].stream = st
 		}
 	case keyLogName:
 		if i := bytes.LastIndexByte(t, '/'); i >= 0 {
@@ -374,6 +392,7 @@ func (s *searcher) noteStream(key keyKind, t []byte) {
 	case keyMessage:
 		if string(t) == "provenance" {
 			s.unit().recordy = true
+			s.marks++
 		}
 	}
 }

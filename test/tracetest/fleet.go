@@ -39,13 +39,42 @@ type Run struct {
 	NodeFault bool
 	// Exit, when not nil, is the supervised command's exit code.
 	Exit *int
+	// NotStarted, when set, is why the command never ran (Exit is then
+	// gpu-preflight's code).
+	NotStarted string
+	// Envs adds variables to the run's environment (a long one makes a
+	// long record).
+	Envs []string
+	// Check makes the record one of gpu-preflight check: no command.
+	Check bool
 }
 
 // Exit returns a pointer to code, for Run.Exit.
 func Exit(code int) *int { return &code }
 
-// Record builds r's provenance record.
+// Record is r's record once the run ended: with its outcome when it was
+// supervised (Exit set).
 func Record(r Run) report.Record {
+	rec := Start(r)
+	if r.Exit != nil && len(r.Abort) == 0 {
+		var err error
+		if r.NotStarted != "" {
+			err = rec.NotStarted(*r.Exit, 0, r.At.Add(time.Second), r.NotStarted)
+		} else {
+			err = rec.Finish(*r.Exit, 0, r.End())
+		}
+		if err != nil {
+			panic(err) // StartedAt is ours
+		}
+	}
+	return rec
+}
+
+// End is when a supervised run's command ended.
+func (r Run) End() time.Time { return r.At.Add(time.Hour) }
+
+// Start builds r's provenance record as the run starts.
+func Start(r Run) report.Record {
 	gpus := r.GPUs
 	if gpus == 0 {
 		gpus = 8
@@ -119,18 +148,16 @@ func Record(r Run) report.Record {
 	} else if r.Job != "" {
 		env = append(env, "PREFLIGHT_JOB_ID="+r.Job, fmt.Sprintf("RANK=%d", r.Rank), "WORLD_SIZE=16")
 	}
-	rec := report.New(report.Inputs{
+	argv := []string{"torchrun", "--nproc-per-node=8", "train.py"}
+	if r.Check {
+		argv = nil
+	}
+	return report.New(report.Inputs{
 		Facts: f, Findings: findings, Decision: d,
-		Argv: []string{"torchrun", "--nproc-per-node=8", "train.py"}, Cwd: "/workspace",
-		Environ: envvars.Parse(env), ToolVersion: "v0.4.0", ToolCommit: "0123abc",
+		Argv: argv, Cwd: "/workspace",
+		Environ: envvars.Parse(append(env, r.Envs...)), ToolVersion: "v0.4.0", ToolCommit: "0123abc",
 		Now: r.At, RunID: r.RunID,
 	})
-	if r.Exit != nil && len(r.Abort) == 0 {
-		if err := rec.Finish(*r.Exit, 0, r.At.Add(time.Hour)); err != nil {
-			panic(err) // StartedAt is ours
-		}
-	}
-	return rec
 }
 
 func hash(s string) uint32 {
