@@ -65,7 +65,7 @@ func (rd *reader) jsonFileEntry(d *jsonstream.Decoder, log []byte) ([]byte, stri
 		}
 		switch {
 		case name == "log" && k == jsonstream.String:
-			t, over, err := d.Text(MaxMessageBytes)
+			t, over, err := d.Text(maxPart)
 			if err != nil {
 				return log, stream, err
 			}
@@ -205,7 +205,7 @@ func (rd *reader) journalFields(d *jsonstream.Decoder, e *journalEntry) error {
 		case jsonstream.String:
 			limit := 64
 			if name == "MESSAGE" {
-				limit = MaxMessageBytes
+				limit = maxPart
 			}
 			t, _, err := d.Text(limit)
 			if err != nil {
@@ -229,7 +229,7 @@ func (rd *reader) journalFields(d *jsonstream.Decoder, e *journalEntry) error {
 				if k == jsonstream.ArrayEnd {
 					break
 				}
-				if n, err := strconv.Atoi(string(d.Raw())); err == nil && k == jsonstream.Number && len(e.message) < MaxMessageBytes {
+				if n, err := strconv.Atoi(string(d.Raw())); err == nil && k == jsonstream.Number && len(e.message) < maxPart {
 					e.message = append(e.message, byte(n))
 				}
 			}
@@ -277,7 +277,7 @@ func (rd *reader) journalExport(br *bufio.Reader) error {
 		e = journalEntry{message: e.message[:0]}
 		fields := 0
 		for {
-			line, err := readBounded(br, MaxMessageBytes)
+			line, err := readBounded(br, maxPart)
 			off += int64(len(line))
 			if err == io.EOF && len(line) == 0 {
 				if fields > 0 {
@@ -303,7 +303,7 @@ func (rd *reader) journalExport(br *bufio.Reader) error {
 			}
 			length := binary.LittleEndian.Uint64(size[:])
 			off += 8 + int64(length) + 1
-			if string(line) == "MESSAGE" && length <= MaxMessageBytes {
+			if string(line) == "MESSAGE" && length <= maxPart {
 				e.message = append(e.message, make([]byte, length)...)
 				if _, err := io.ReadFull(br, e.message[len(e.message)-int(length):]); err != nil {
 					return fmt.Errorf("a binary field: %w", err)

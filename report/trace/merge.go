@@ -7,7 +7,7 @@ import (
 
 // MaxMerged bounds the groups read at once; more are read one after the
 // other.
-const MaxMerged = 64
+const MaxMerged = 32
 
 // mergeQueue is how many records a group may hold ahead of the merge.
 const mergeQueue = 16
@@ -33,8 +33,12 @@ func (t *Tracer) Read(sources []Source) []error {
 			inputs = append(inputs, &input{idx: i, src: sc, g: g})
 		}
 	}
+	bufSize := 64 << 10
+	if len(inputs) > 1 {
+		bufSize = 8 << 10 // a buffer, a decoder and a gzip window each
+	}
 	read := func(in *input, emit func(item)) {
-		rd := newReader(&in.c, t.opt.Now, func(p Problem) { t.problem(in.src, p) }, emit)
+		rd := newReader(&in.c, t.opt.Now, &t.held, bufSize, func(p Problem) { t.problem(in.src, p) }, emit)
 		in.err = in.g.each(func(part string, r io.Reader) error { return rd.read(part, r) },
 			func(err error) {
 				t.problem(in.src, Problem{Position{Source: in.g.name}, ProblemMalformed, err.Error()})

@@ -101,18 +101,15 @@ func (rd *reader) criPart(d *jsonstream.Decoder, pre prefix) bool {
 		return false
 	}
 	line, over := d.ReadLine(held, MaxMessageBytes)
-	rd.held += len(line) - len(held)
-	if over || rd.held > maxPartials {
-		rd.drop(pre.stream, "longer than trace joins (1 MiB)")
+	rd.partials[pre.stream] = line
+	if over || !rd.account(len(line)-len(held)) {
+		rd.drop(pre.stream, "longer than trace joins (512 KiB, 2 MiB for all sources together)")
 		return true
 	}
-	if pre.partial {
-		rd.partials[pre.stream] = line
-		return true
+	if !pre.partial {
+		rd.release(pre.stream)
+		rd.message(line)
 	}
-	delete(rd.partials, pre.stream)
-	rd.held -= len(line)
-	rd.message(line)
 	return true
 }
 
@@ -125,27 +122,35 @@ func (rd *reader) hold(key string, part []byte, last bool) {
 		rd.message(part)
 		return
 	}
-	if len(held)+len(part) > MaxMessageBytes || rd.held+len(part) > maxPartials {
-		rd.drop(key, "longer than trace joins (1 MiB)")
+	rd.partials[key] = append(held, part...)
+	if len(held)+len(part) > MaxMessageBytes || !rd.account(len(part)) {
+		rd.drop(key, "longer than trace joins (512 KiB, 2 MiB for all sources together)")
 		return
 	}
-	held = append(held, part...)
-	rd.held += len(part)
-	if !last {
-		rd.partials[key] = held
-		return
+	if last {
+		line := rd.partials[key]
+		rd.release(key)
+		rd.message(line)
 	}
+}
+
+// account counts n more bytes held by all readers, and reports whether
+// they stay within maxPartials.
+func (rd *reader) account(n int) bool {
+	return rd.held.Add(int64(n)) <= maxPartials
+}
+
+// release lets go of the line held under key.
+func (rd *reader) release(key string) {
+	rd.held.Add(-int64(len(rd.partials[key])))
 	delete(rd.partials, key)
-	rd.held -= len(held)
-	rd.message(held)
 }
 
 // drop counts the line held under key as truncated, when it could be a
 // record.
 func (rd *reader) drop(key, why string) {
 	held := rd.partials[key]
-	delete(rd.partials, key)
-	rd.held -= len(held)
+	rd.release(key)
 	if recordish(held) {
 		rd.counts.Truncated++
 		rd.report(ProblemTruncated, "a provenance line "+why)
@@ -159,5 +164,4 @@ func (rd *reader) flushPartials() {
 	for key := range rd.partials {
 		rd.drop(key, "whose last part is missing (the writer split it, and the stream ended first)")
 	}
-	rd.held = 0
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/gpu-preflight/gpu-preflight/report"
@@ -17,11 +18,15 @@ import (
 
 // MaxMessageBytes bounds a log line joined from the parts its writer
 // split it into; a longer one is counted as truncated.
-const MaxMessageBytes = 1 << 20
+const MaxMessageBytes = 512 << 10
 
-// maxPartials bounds the bytes a stream holds of lines whose last part
+// maxPartials bounds the bytes all readers hold of lines whose last part
 // has not come yet.
-const maxPartials = 4 << 20
+
+// maxPart bounds one part of a line a framer reads: runtimes write parts
+// of 16 KiB, journald fields of up to LineMax (48 KiB by default).
+const maxPart = 64 << 10
+const maxPartials = 2 << 20
 
 // Position is where a record or a problem was found: the stream as named
 // on the command line (or the file of a directory), and its line.
@@ -88,12 +93,14 @@ type reader struct {
 	restarted int64 // where the last value read again started
 	search    searcher
 	partials  map[string][]byte
-	held      int
+	held      *atomic.Int64 // the bytes all readers hold of partial lines
+	bufSize   int
 	nulls     map[string]bool // a null part of a line came last under this key
 }
 
-func newReader(c *Counts, now time.Time, problem func(Problem), emit func(item)) *reader {
-	rd := &reader{counts: c, problem: problem, emit: emit, now: now, partials: map[string][]byte{}, nulls: map[string]bool{}}
+func newReader(c *Counts, now time.Time, held *atomic.Int64, bufSize int, problem func(Problem), emit func(item)) *reader {
+	rd := &reader{counts: c, problem: problem, emit: emit, now: now, held: held, bufSize: bufSize,
+		partials: map[string][]byte{}, nulls: map[string]bool{}}
 	rd.search.rd = rd
 	return rd
 }
@@ -107,7 +114,7 @@ var gzipMagic = []byte{0x1f, 0x8b}
 // gzip'd or not, in the form its content shows.
 func (rd *reader) read(part string, r io.Reader) error {
 	rd.part, rd.pos = part, Position{Source: part}
-	br := bufio.NewReaderSize(r, 64<<10)
+	br := bufio.NewReaderSize(r, rd.bufSize)
 	form := ""
 	if magic, _ := br.Peek(2); bytes.Equal(magic, gzipMagic) {
 		zr, err := gzip.NewReader(br)
@@ -115,7 +122,7 @@ func (rd *reader) read(part string, r io.Reader) error {
 			return fmt.Errorf("%s: gzip: %w", part, err)
 		}
 		defer zr.Close()
-		br = bufio.NewReaderSize(zr, 64<<10)
+		br = bufio.NewReaderSize(zr, rd.bufSize)
 		form = "gzip, "
 	}
 	head, _ := br.Peek(512)
@@ -129,7 +136,7 @@ func (rd *reader) read(part string, r io.Reader) error {
 		rd.setForm(form + "Docker local")
 		err = rd.dockerLocal(br)
 	default:
-		d := jsonstream.NewDecoder(br)
+		d := jsonstream.NewDecoderSize(br, rd.bufSize)
 		d.SplitSizes = splitSizes
 		switch {
 		case bytes.HasPrefix(head, []byte(`{"log":"`)):

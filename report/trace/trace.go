@@ -22,6 +22,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gpu-preflight/gpu-preflight/preflight/imageref"
@@ -124,6 +125,7 @@ type Tracer struct {
 	opt     Options
 	sources []*SourceCounts
 	mu      sync.Mutex
+	held    atomic.Int64 // bytes of partial lines the readers hold
 
 	strs interner
 	seed maphash.Seed
