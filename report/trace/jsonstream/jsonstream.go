@@ -151,6 +151,12 @@ func (d *Decoder) fill() bool {
 	return false
 }
 
+// ensure reads until n bytes are buffered past d.r, or the input ends.
+func (d *Decoder) ensure(n int) {
+	for d.w-d.r < n && d.fill() {
+	}
+}
+
 // ReadErr is the error the source ended with: nil at its end, else why
 // it ended early.
 func (d *Decoder) ReadErr() error {
@@ -186,9 +192,7 @@ func (d *Decoder) skipSpace() (byte, bool) {
 				d.line++
 				d.lineOff = d.Offset()
 			case 0xef:
-				if d.w-d.r < 3 && d.fill() {
-					continue
-				}
+				d.ensure(3)
 				if d.w-d.r >= 3 && d.buf[d.r+1] == 0xbb && d.buf[d.r+2] == 0xbf && d.Offset() == d.lineOff {
 					d.r += 3
 					d.lineOff = d.Offset()
@@ -429,9 +433,7 @@ func (d *Decoder) SkipContainer() error {
 // Peek returns up to n unread bytes, reading more as needed, without
 // consuming them.
 func (d *Decoder) Peek(n int) []byte {
-	if d.w-d.r < n {
-		d.fill()
-	}
+	d.ensure(n)
 	return d.buf[d.r:min(d.w, d.r+n)]
 }
 
@@ -518,9 +520,7 @@ func (d *Decoder) AtLineStart() bool {
 // PeekLine returns up to n bytes from the next unread one, within the
 // current line's buffered part, without reading them.
 func (d *Decoder) PeekLine(n int) []byte {
-	if d.w-d.r < n && d.err == nil {
-		d.fill()
-	}
+	d.ensure(n)
 	end := min(d.w, d.r+n)
 	for i := d.r; i < end; i++ {
 		if d.buf[i] == '\n' {
@@ -628,9 +628,7 @@ func (d *Decoder) plain() int {
 // length; 0 at the closing quote, which closes the string. Invalid UTF-8
 // and lone surrogates come out as U+FFFD.
 func (d *Decoder) decodeRune(p []byte) (rune, int, error) {
-	if d.w-d.r < 12 {
-		d.fill()
-	}
+	d.ensure(12)
 	if d.r == d.w {
 		return 0, 0, d.syntax("unexpected end of input in a string")
 	}
@@ -769,9 +767,7 @@ func (d *Decoder) skipString() error {
 			d.open = false
 			return nil
 		case c == '\\':
-			if d.w-d.r < 12 {
-				d.fill()
-			}
+			d.ensure(12)
 			if _, err := d.escape(); err != nil {
 				return err
 			}

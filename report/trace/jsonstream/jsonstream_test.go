@@ -4,8 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"fmt"
 	"strings"
 	"testing"
+	"testing/iotest"
 
 	"github.com/gpu-preflight/gpu-preflight/report/trace/jsonstream"
 )
@@ -13,7 +15,11 @@ import (
 // tokens reads every token of in, the text of keys and strings too,
 // going on at the next line after a syntax error.
 func tokens(in string, split ...int) (out []string, errs []error) {
-	d := jsonstream.NewDecoder(strings.NewReader(in))
+	return tokensOf(jsonstream.NewDecoder(strings.NewReader(in)), split...)
+}
+
+// tokensOf reads d as tokens does.
+func tokensOf(d *jsonstream.Decoder, split ...int) (out []string, errs []error) {
 	d.SplitSizes = split
 	names := []string{"EOF", "{", "}", "[", "]", "key", "str", "num", "true", "false", "null", "deep"}
 	for {
@@ -132,9 +138,14 @@ func FuzzDecoder(f *testing.F) {
 	f.Add([]byte(`{"a":[1,"x\u00e9",{"b":null}]}` + "\n[true]"))
 	f.Add([]byte("{\n{\"schemaVersion\":\"1\"}\n"))
 	f.Fuzz(func(t *testing.T, in []byte) {
-		_, errs := tokens(string(in))
+		out, errs := tokens(string(in))
 		if json.Valid(in) && errs != nil {
 			t.Fatalf("valid JSON %q: %v", in, errs)
+		}
+		// Read a byte at a time, through the smallest buffer: the same.
+		slow, slowErrs := tokensOf(jsonstream.NewDecoderSize(iotest.OneByteReader(strings.NewReader(string(in))), 4096))
+		if fmt.Sprint(out) != fmt.Sprint(slow) || len(errs) != len(slowErrs) {
+			t.Fatalf("%q: read at once %v %v, a byte at a time %v %v", in, out, errs, slow, slowErrs)
 		}
 	})
 }
