@@ -3,8 +3,8 @@ package jsonstream_test
 import (
 	"encoding/json"
 	"errors"
-	"io"
 	"fmt"
+	"io"
 	"strings"
 	"testing"
 	"testing/iotest"
