@@ -69,15 +69,25 @@ func prefixOf(p []byte) prefix {
 // 3339 (the kubelet, kubectl, containerd, CRI-O), or Fluentd's default
 // %Y-%m-%dT%H:%M:%S%z.
 func isTime(b []byte) bool {
-	if len(b) < 19 || b[4] != '-' || b[10] != 'T' {
+	if len(b) < 20 || b[4] != '-' || b[7] != '-' || b[10] != 'T' || b[13] != ':' || b[16] != ':' {
 		return false
 	}
-	s := string(b)
-	if _, err := time.Parse(time.RFC3339Nano, s); err == nil {
-		return true
+	for _, i := range []int{0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18} {
+		if b[i] < '0' || b[i] > '9' {
+			return false
+		}
 	}
-	_, err := time.Parse("2006-01-02T15:04:05-0700", s)
-	return err == nil
+	switch z := b[len(b)-1]; {
+	case z == 'Z':
+		return true
+	case z >= '0' && z <= '9':
+		_, err := time.Parse("2006-01-02T15:04:05.999999999-0700", string(b))
+		if err != nil {
+			_, err = time.Parse(time.RFC3339Nano, string(b))
+		}
+		return err == nil
+	}
+	return false
 }
 
 // isTag reports whether b is a Fluent Bit tag (gpu-preflight.provenance,

@@ -121,8 +121,14 @@ func (rd *reader) read(part string, r io.Reader) error {
 		if err != nil {
 			return fmt.Errorf("%s: gzip: %w", part, err)
 		}
-		defer zr.Close()
-		br = bufio.NewReaderSize(zr, rd.bufSize)
+		// Inflated on a goroutine of its own, a buffer ahead of the reading.
+		pr, pw := io.Pipe()
+		go func() {
+			_, err := io.CopyBuffer(pw, zr, make([]byte, rd.bufSize))
+			pw.CloseWithError(err)
+		}()
+		defer pr.Close()
+		br = bufio.NewReaderSize(pr, rd.bufSize)
 		form = "gzip, "
 	}
 	head, _ := br.Peek(512)
@@ -196,6 +202,15 @@ func (rd *reader) lines(d *jsonstream.Decoder, top bool) error {
 				}
 			}
 		}
+		if d.TopLevel() {
+			if line, ok := d.BufferedLine(); ok && noRecord(line) {
+				if top && len(bytes.TrimSpace(line)) > 0 {
+					rd.counts.Skipped++
+				}
+				d.SkipLine()
+				continue
+			}
+		}
 		k, err := d.Next()
 		if err == nil && k == jsonstream.EOF {
 			return d.ReadErr()
@@ -215,6 +230,17 @@ func (rd *reader) lines(d *jsonstream.Decoder, top bool) error {
 			rd.broken(d, err, top, rd.search.marks > marks)
 		}
 	}
+}
+
+// noRecord reports whether a whole line can hold no record and no end of
+// a run: it names neither, and does not open a document that goes on
+// past it.
+func noRecord(line []byte) bool {
+	if bytes.Contains(line, []byte("schemaVersion")) || bytes.Contains(line, []byte("finished")) {
+		return false
+	}
+	t := bytes.TrimSpace(line)
+	return len(t) == 0 || t[0] != '{' && t[0] != '[' || t[len(t)-1] == '}' || t[len(t)-1] == ']'
 }
 
 // broken counts a value that ended in an error: a record cut short or

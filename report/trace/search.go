@@ -424,11 +424,14 @@ func (s *searcher) finish(b *provline.Builder, pos Position) {
 	if !s.rd.named {
 		f.path = s.pathOf()
 	}
-	if r, ok := b.Run(); ok {
+	switch {
+	case b.Record():
+		r, _ := b.Run()
 		f.run = &r
-	} else if fin, ok := b.Finished(); ok {
+	case b.IsFinished():
+		fin, _ := b.Finished()
 		f.finished = &fin
-	} else {
+	default:
 		return
 	}
 	u := s.unit()

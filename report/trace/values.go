@@ -1,7 +1,6 @@
 package trace
 
 import (
-	"bytes"
 	"fmt"
 	"hash/maphash"
 	"strings"
@@ -91,7 +90,6 @@ type summaries struct {
 	seed  maphash.Seed
 	index map[uint64][]int32
 	list  [][]byte
-	buf   []byte
 }
 
 func (s *summaries) init(seed maphash.Seed) {
@@ -99,20 +97,71 @@ func (s *summaries) init(seed maphash.Seed) {
 }
 
 func (s *summaries) id(r *provline.Run) int32 {
+	var h maphash.Hash
+	h.SetSeed(s.seed)
+	hashSummary(&h, r)
+	k := h.Sum64()
+	if ids := s.index[k]; len(ids) > 0 {
+		return ids[0] // 64 bits of the fields tell summaries apart
+	}
 	x := *r
 	x.RunID, x.StartedAt, x.Host.Hostname = "", "", ""
 	x.Orchestrator = provline.Orchestrator{}
 	x.Command = provline.Command{}
 	x.Outcome = nil
-	s.buf = x.AppendJSON(s.buf[:0])
-	h := maphash.Bytes(s.seed, s.buf)
-	for _, id := range s.index[h] {
-		if bytes.Equal(s.list[id], s.buf) {
-			return id
+	id := int32(len(s.list))
+	s.list = append(s.list, x.AppendJSON(nil))
+	s.index[k] = append(s.index[k], id)
+	return id
+}
+
+// hashSummary writes what a summary keeps of r into h.
+func hashSummary(h *maphash.Hash, r *provline.Run) {
+	str := func(ss ...string) {
+		for _, s := range ss {
+			h.WriteString(s)
+			h.WriteByte(0)
 		}
 	}
-	id := int32(len(s.list))
-	s.list = append(s.list, bytes.Clone(s.buf))
-	s.index[h] = append(s.index[h], id)
-	return id
+	num := func(ns ...int) {
+		for _, n := range ns {
+			maphash.WriteComparable(h, n)
+		}
+	}
+	flag := func(b bool) { maphash.WriteComparable(h, b) }
+	str(r.SchemaVersion, r.Tool)
+	d := r.Host.Driver
+	str(d.Version, d.CUDAVersion, d.Branch)
+	flag(d.OpenKernelModule)
+	num(len(r.Host.GPUs))
+	for _, g := range r.Host.GPUs {
+		str(g.Name, g.Brand, g.ComputeCapability, g.MIGMode, g.PersistenceMode)
+		num(g.Count)
+	}
+	c := r.Host.CUDA
+	str(c.Mode, c.Outcome)
+	num(c.DriverAPIVersion)
+	im := r.Image
+	str(im.CUDAVersion, im.CUDAVersionFull, im.CuDNNVersion, im.NCCLVersion, im.TensorRTVersion, im.Ref, im.Digest, im.Revision)
+	flag(im.RequireDisabled)
+	num(len(im.Requirements), len(im.Compat), len(im.Frameworks), len(r.Checks), len(r.Decision.Blocking), len(r.Env))
+	for _, v := range im.Requirements {
+		str(v.Name, v.Value)
+	}
+	str(im.Compat...)
+	for _, f := range im.Frameworks {
+		str(f.Name, f.Version, f.CUDAVersion, f.CuDNNVersion, f.Build)
+		num(len(f.Archs))
+		str(f.Archs...)
+	}
+	for _, ch := range r.Checks {
+		str(ch.ID, ch.Status)
+	}
+	str(r.Decision.Policy, r.Decision.Action)
+	num(r.Decision.ExitCode)
+	flag(r.Decision.NodeFault)
+	str(r.Decision.Blocking...)
+	for _, v := range r.Env {
+		str(v.Name, v.Value)
+	}
 }

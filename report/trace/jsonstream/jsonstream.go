@@ -8,6 +8,7 @@
 package jsonstream
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"errors"
 	"fmt"
@@ -86,6 +87,7 @@ type Decoder struct {
 	sum     hash.Hash
 	sumBuf  [sha256.Size]byte
 	rune    [utf8.UTFMax]byte
+	odd     bool // a control character or a byte that is not UTF-8 was read
 
 	// SplitSizes are line lengths at which a newline inside a string is a
 	// writer's split of a long line, not the end of a line.
@@ -113,6 +115,15 @@ func (d *Decoder) Reset(r io.Reader) {
 
 // Offset is the stream offset of the next unread byte.
 func (d *Decoder) Offset() int64 { return d.base + int64(d.r) }
+
+// Odd reports whether a string read since the last call held a control
+// character or a byte that is not UTF-8, and forgets it: text that may
+// take more bytes written again than read.
+func (d *Decoder) Odd() bool {
+	o := d.odd
+	d.odd = false
+	return o
+}
 
 // LineOffset is the stream offset of the current line's first byte.
 func (d *Decoder) LineOffset() int64 { return d.lineOff }
@@ -530,6 +541,22 @@ func (d *Decoder) PeekLine(n int) []byte {
 	return d.buf[d.r:end]
 }
 
+// BufferedLine returns the rest of the current line, without reading it,
+// when the buffer holds it to its newline (or to the end of input): ok is
+// false for a line longer than the buffer.
+func (d *Decoder) BufferedLine() (line []byte, ok bool) {
+	from := 0
+	for {
+		if i := bytes.IndexByte(d.buf[d.r+from:d.w], '\n'); i >= 0 {
+			return d.buf[d.r : d.r+from+i], true
+		}
+		from = d.w - d.r
+		if !d.fill() {
+			return d.buf[d.r:d.w], d.err != nil
+		}
+	}
+}
+
 // Discard drops n bytes that PeekLine returned.
 func (d *Decoder) Discard(n int) { d.r += n }
 
@@ -643,6 +670,9 @@ func (d *Decoder) decodeRune(p []byte) (rune, int, error) {
 		if err != nil {
 			return 0, 0, err
 		}
+		if r < 0x20 || r == utf8.RuneError {
+			d.odd = true
+		}
 		return r, utf8.EncodeRune(p, r), nil
 	case c == '\n':
 		if err := d.newlineInString(); err != nil {
@@ -659,6 +689,7 @@ func (d *Decoder) decodeRune(p []byte) (rune, int, error) {
 	r, n := utf8.DecodeRune(d.buf[d.r:d.w])
 	d.r += n
 	if r == utf8.RuneError && n == 1 {
+		d.odd = true
 		return r, utf8.EncodeRune(p, r), nil
 	}
 	copy(p, d.buf[d.r-n:d.r])
@@ -800,6 +831,15 @@ func (s stringReader) Read(p []byte) (int, error) {
 			n += copy(p[n:], d.buf[d.r:j])
 			d.r = j
 			continue
+		}
+		// The escapes of JSON inside a string, at once.
+		if d.w-d.r >= 2 && d.buf[d.r] == '\\' {
+			if c := d.buf[d.r+1]; c == '"' || c == '\\' || c == '/' {
+				p[n] = c
+				n++
+				d.r += 2
+				continue
+			}
 		}
 		_, k, err := d.decodeRune(p[n:])
 		if err != nil {

@@ -34,6 +34,9 @@ type Builder struct {
 	buf     []byte
 	last    []string // per node, the last value read there
 	seqs    [][]member
+	raw     int         // the record's bytes as read, by ReadObject
+	rawList [nLists]int // each list's
+	odd     bool        // a value may take more bytes written than read
 }
 
 // member is a member name an object had, and its node: the members of the
@@ -45,6 +48,15 @@ type member struct {
 	n    *node
 }
 
+// listNodes are the nodes of tree that are lists with a budget.
+func listNodes() [nLists]*node {
+	host, image := tree.kids["host"], tree.kids["image"]
+	return [nLists]*node{lGPUs: host.kids["gpus"], lRequirements: image.kids["requirements"],
+		lCompat: image.kids["compat"], lFrameworks: image.kids["frameworks"],
+		lArchs: image.kids["frameworks"].elem.kids["archs"], lChecks: tree.kids["checks"],
+		lBlocking: tree.kids["decision"].kids["blocking"], lEnv: tree.kids["env"]}
+}
+
 // nodes counts the nodes of tree, numbered by numberNodes.
 var nodes = numberNodes(tree, 0)
 
@@ -52,7 +64,12 @@ func numberNodes(n *node, next int) int {
 	if n == nil {
 		return next
 	}
-	n.id = next
+	n.id, n.list = next, -1
+	for l, ln := range listNodes() {
+		if ln == n {
+			n.list = l
+		}
+	}
 	next++
 	for _, k := range n.kids {
 		next = numberNodes(k, next)
@@ -68,6 +85,7 @@ const maxCache = 4096
 // value there sets.
 type node struct {
 	id    int // its index in a Builder's memory of what came before
+	list  int // its list (lGPUs...), for the bytes it read; -1 for none
 	kids  map[string]*node
 	any   *node // any member name (env)
 	elem  *node // an array's elements
@@ -255,6 +273,7 @@ func (b *Builder) Reset() {
 	b.key, b.depth = nil, 0
 	b.schema, b.event, b.time, b.argv = false, "", "", 0
 	b.lists = [nLists]list{}
+	b.raw, b.rawList, b.odd = 0, [nLists]int{}, true
 }
 
 // Start opens an object or an array.
@@ -432,6 +451,17 @@ func (b *Builder) fits(r *Run) bool {
 			return false
 		}
 	}
+	// Written again, a record read by ReadObject takes no more bytes than
+	// it was read in, unless a value held an odd character.
+	if !b.odd && b.raw+maxOutcomeBytes <= MaxRecordBytes {
+		within := true
+		for l, n := range b.rawList {
+			within = within && n <= budgets[l]
+		}
+		if within {
+			return true
+		}
+	}
 	buf := b.buf[:0]
 	within := func(n int, budget int) bool { return n <= budget }
 	ok := within(listSize(&buf, r.Host.GPUs, appendGPU), budgetGPUs) &&
@@ -453,6 +483,9 @@ func listSize[T any](buf *[]byte, xs []T, enc func([]byte, T) []byte) int {
 	}
 	return n
 }
+
+// IsFinished reports whether b read the line that ends a supervised run.
+func (b *Builder) IsFinished() bool { return !b.schema && b.event == "finished" && b.run.RunID != "" }
 
 // Finished is the finished line b read, if it was one.
 func (b *Builder) Finished() (Finished, bool) {
@@ -499,7 +532,11 @@ func held[T any](b *Builder, l int, xs []T, x T, enc func([]byte, T) []byte) []T
 // skipped whole. It is Feed's result, faster.
 func (b *Builder) ReadObject(d *jsonstream.Decoder) error {
 	b.Reset()
-	return b.readObject(d, tree)
+	start := d.Offset()
+	d.Odd()
+	err := b.readObject(d, tree)
+	b.raw, b.odd = int(d.Offset()-start)+1, d.Odd()
+	return err
 }
 
 func (b *Builder) readObject(d *jsonstream.Decoder, n *node) error {
@@ -571,11 +608,15 @@ func (b *Builder) readToken(d *jsonstream.Decoder, k jsonstream.Kind, n *node) e
 		if n.start != nil {
 			n.start(b)
 		}
+		start := d.Offset()
 		var err error
 		if k == jsonstream.ObjectStart {
 			err = b.readObject(d, n)
 		} else {
 			err = b.readArray(d, n.elem)
+		}
+		if n.list >= 0 {
+			b.rawList[n.list] += int(d.Offset()-start) + 1
 		}
 		if err == nil && n.end != nil {
 			n.end(b)
