@@ -151,10 +151,12 @@ func (rd *reader) entry(e *journalEntry) {
 }
 
 // isJournalJSON reports whether head starts journalctl's JSON (-o json,
-// json-pretty, json-seq), whose entries start with __CURSOR.
+// json-pretty, json-seq): an object holding __CURSOR or
+// __REALTIME_TIMESTAMP among its first fields (in the journal's order).
 func isJournalJSON(head []byte) bool {
-	head = bytes.TrimLeft(head, "\x1e \t\r\n{")
-	return bytes.HasPrefix(head, []byte(`"__CURSOR"`)) || bytes.HasPrefix(head, []byte(`"__REALTIME_TIMESTAMP"`))
+	t := bytes.TrimLeft(head, "\x1e \t\r\n")
+	return bytes.HasPrefix(t, []byte("{")) &&
+		(bytes.Contains(head, []byte(`"__CURSOR"`)) || bytes.Contains(head, []byte(`"__REALTIME_TIMESTAMP"`)))
 }
 
 // journalJSON reads journalctl -o json (one entry per line; json-pretty

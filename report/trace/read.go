@@ -131,7 +131,7 @@ func (rd *reader) read(part string, r io.Reader) error {
 		br = bufio.NewReaderSize(pr, rd.bufSize)
 		form = "gzip, "
 	}
-	head, _ := br.Peek(512)
+	head, _ := br.Peek(rd.bufSize)
 	head = bytes.TrimPrefix(head, []byte("\ufeff"))
 	var err error
 	switch {
@@ -203,12 +203,20 @@ func (rd *reader) lines(d *jsonstream.Decoder, top bool) error {
 			}
 		}
 		if d.TopLevel() {
-			if line, ok := d.BufferedLine(); ok && noRecord(line) {
+			line, ok := d.BufferedLine()
+			if ok && noRecord(line) {
 				if top && len(bytes.TrimSpace(line)) > 0 {
 					rd.counts.Skipped++
 				}
 				d.SkipLine()
 				continue
+			}
+			// A prefix no writer above puts (syslog's, journalctl's short
+			// and verbose modes): the line's JSON starts at its first brace.
+			if t := bytes.TrimLeft(line, " \t"); ok && len(t) > 0 && t[0] != '{' && t[0] != '[' && t[0] != '"' {
+				if i := bytes.IndexByte(line, '{'); i > 0 {
+					d.Discard(i)
+				}
 			}
 		}
 		k, err := d.Next()

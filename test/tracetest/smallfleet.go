@@ -1,6 +1,7 @@
 package tracetest
 
 import (
+	"crypto/sha256"
 	"fmt"
 	"strings"
 	"time"
@@ -80,7 +81,7 @@ const LongRun = 24
 func Entries(runs []Run, legacy int) []Entry {
 	var es []Entry
 	for i, r := range runs {
-		id := fmt.Sprintf("%064x", hash(r.RunID))
+		id := fmt.Sprintf("%x", sha256.Sum256([]byte(r.RunID)))
 		e := Entry{Node: r.Node, Namespace: "ml", Pod: fmt.Sprintf("%s-%d", r.Job, r.Rank), Container: "train", ID: id}
 		lines := Stderr(r)
 		for j, l := range lines {

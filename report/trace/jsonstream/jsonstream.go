@@ -196,7 +196,7 @@ func (d *Decoder) skipSpace() (byte, bool) {
 	for {
 		for d.r < d.w {
 			switch c := d.buf[d.r]; c {
-			case ' ', '\t', '\r':
+			case ' ', '\t', '\r', 0x1e: // 0x1e starts each value of a JSON text sequence (RFC 7464)
 				d.r++
 			case '\n':
 				d.r++
