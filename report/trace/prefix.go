@@ -15,6 +15,7 @@ const maxPrefix = 256
 // containerd and CRI-O) the stream and whether the line is a part.
 type prefix struct {
 	n       int
+	kind    string // the writer, named in the source's form
 	cri     bool
 	stream  string
 	partial bool
@@ -29,13 +30,16 @@ func prefixOf(p []byte) prefix {
 	var pre prefix
 	if bytes.HasPrefix(p, []byte("[")) {
 		if i := bytes.Index(p, []byte("] ")); i > 0 && bytes.Count(p[:i], []byte("/")) >= 2 && bytes.IndexByte(p[:i], ' ') < 0 {
-			pre.n = i + 2
+			pre.n, pre.kind = i+2, "kubectl --prefix"
 		}
 	}
 	rest := p[pre.n:]
 	if sp := bytes.IndexByte(rest, ' '); sp > 0 && isTime(rest[:sp]) {
 		pre.n += sp + 1
 		rest = rest[sp+1:]
+		if pre.kind == "" {
+			pre.kind = "kubectl --timestamps"
+		}
 		for _, s := range []string{Stdout, Stderr} {
 			if len(rest) >= len(s)+2 && string(rest[:len(s)]) == s && rest[len(s)] == ' ' {
 				tag := rest[len(s)+1:]
@@ -44,7 +48,7 @@ func prefixOf(p []byte) prefix {
 					end = len(tag)
 				}
 				if t := tag[:end]; len(t) > 0 && (t[0] == 'P' || t[0] == 'F') {
-					pre.cri, pre.stream, pre.partial = true, s, t[0] == 'P'
+					pre.cri, pre.stream, pre.partial, pre.kind = true, s, t[0] == 'P', "CRI"
 					pre.n += len(s) + 1 + min(end+1, len(tag))
 				}
 			}
@@ -56,11 +60,11 @@ func prefixOf(p []byte) prefix {
 	}
 	if tab := bytes.IndexByte(p, '\t'); tab > 0 && isTime(p[:tab]) {
 		if tab2 := bytes.IndexByte(p[tab+1:], '\t'); tab2 >= 0 {
-			return prefix{n: tab + 1 + tab2 + 1}
+			return prefix{n: tab + 1 + tab2 + 1, kind: "Fluentd out_file"}
 		}
 	}
 	if i := bytes.Index(p, []byte(": [")); i > 0 && isTag(p[:i]) {
-		return prefix{n: i + 2}
+		return prefix{n: i + 2, kind: "Fluent Bit out_file"}
 	}
 	return pre
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -85,17 +86,18 @@ type reader struct {
 	emit    func(item)
 	now     time.Time
 
-	part      string // the stream's name in positions
-	stream    string // the stream the framing says, "" when it says none
-	form      string // the stream's form, named in the answer
-	pos       Position
-	named     bool  // the form names where the first record was found
-	restarted int64 // where the last value read again started
-	search    searcher
-	partials  map[string][]byte
-	held      *atomic.Int64 // the bytes all readers hold of partial lines
-	bufSize   int
-	nulls     map[string]bool // a null part of a line came last under this key
+	part       string // the stream's name in positions
+	stream     string // the stream the framing says, "" when it says none
+	form       string // the stream's form, named in the answer
+	pos        Position
+	named      bool   // the form names where the first record was found
+	linePrefix string // the writer of the current line's prefix
+	restarted  int64  // where the last value read again started
+	search     searcher
+	partials   map[string][]byte
+	held       *atomic.Int64 // the bytes all readers hold of partial lines
+	bufSize    int
+	nulls      map[string]bool // a null part of a line came last under this key
 }
 
 func newReader(c *Counts, now time.Time, held *atomic.Int64, bufSize int, problem func(Problem), emit func(item)) *reader {
@@ -195,6 +197,9 @@ func (rd *reader) lines(d *jsonstream.Decoder, top bool) error {
 		if d.TopLevel() && d.AtLineStart() {
 			pre := prefixOf(d.PeekLine(maxPrefix))
 			d.Discard(pre.n)
+			if top {
+				rd.linePrefix = pre.kind
+			}
 			if pre.cri {
 				rd.stream = pre.stream
 				if rd.criPart(d, pre) {
@@ -329,6 +334,9 @@ func (rd *reader) deliver(f found, stream string) {
 	rd.counts.found++
 	if !rd.named {
 		rd.named = true
+		if rd.linePrefix != "" {
+			rd.form = strings.Replace(rd.form, "lines", rd.linePrefix+" lines", 1)
+		}
 		if f.path != "" {
 			rd.form += ", record at " + f.path
 		}
