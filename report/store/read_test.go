@@ -87,3 +87,24 @@ func TestNewestTwoReadsTheNewestNamesFirst(t *testing.T) {
 		t.Errorf("an empty directory: %v", err)
 	}
 }
+
+// FuzzDecode: whatever the bytes, Decode returns a record of this schema
+// with its start time, or an error; never a panic.
+func FuzzDecode(f *testing.F) {
+	path, err := Write(f.TempDir(), report.New(reporttest.Inputs()))
+	if err != nil {
+		f.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(b)
+	f.Add([]byte(`{"schemaVersion":"2","runId":"r"}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		r, started, err := Decode(b)
+		if err == nil && (r.SchemaVersion != report.SchemaVersion || r.RunID == "" || started.IsZero()) {
+			t.Fatalf("decoded %q, %q, %v without an error", r.SchemaVersion, r.RunID, started)
+		}
+	})
+}

@@ -17,15 +17,18 @@ import (
 func recordOf(r tracetest.Run) report.Record { return tracetest.Record(r) }
 
 // FuzzRead: no input makes Read panic or hold more than the records it
-// counted, and the result renders within the terminal's width. The seeds
-// (testdata/fuzz/FuzzRead) are records made by report.New in every form
-// trace reads: a ledger, the zerolog line, logcli's jsonl, an
-// Elasticsearch _search response, an elasticdump line, Fluent Bit's
-// out_file line.
+// counted, and the result renders within the terminal's width. Seeds: two
+// supervised runs in every generated form; testdata/fuzz/FuzzRead holds
+// what conmon and journalctl wrote, and the exports.
 func FuzzRead(f *testing.F) {
 	rec, _ := json.Marshal(recordOf(digestChange()[0]))
 	f.Add(append(rec, '\n'))
 	f.Add(gz(append(rec, '\n')))
+	fleet := tracetest.SmallFleet()
+	es := tracetest.Entries([]tracetest.Run{fleet[0], fleet[19]}, -1)
+	for _, form := range tracetest.Forms {
+		f.Add(form.Write(es))
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		tr := trace.New(trace.Options{Problem: func(trace.Problem) {}})
 		tr.Read([]trace.Source{trace.Stream("fuzz", bytes.NewReader(data))})

@@ -1,8 +1,6 @@
 package trace_test
 
 import (
-	"bytes"
-	"compress/gzip"
 	"os"
 	"path/filepath"
 	"testing"
@@ -19,14 +17,6 @@ func write(t *testing.T, path string, b []byte) {
 	if err := os.WriteFile(path, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-}
-
-func gzipped(b []byte) []byte {
-	var z bytes.Buffer
-	w := gzip.NewWriter(&z)
-	w.Write(b)
-	w.Close()
-	return z.Bytes()
 }
 
 // TestANodesLogDirectoriesAreReadAsLaidOut: a node's /var/log with the
@@ -58,7 +48,7 @@ func TestANodesLogDirectoriesAreReadAsLaidOut(t *testing.T) {
 		switch i % 3 {
 		case 0:
 			dir := filepath.Join(root, "log/pods", "ml_"+pod+"_uid", "train")
-			write(t, filepath.Join(dir, "0.log.20261124-080000.gz"), gzipped(forms["cri-containerd"](pes[:half])))
+			write(t, filepath.Join(dir, "0.log.20261124-080000.gz"), gz(forms["cri-containerd"](pes[:half])))
 			write(t, filepath.Join(dir, "0.log"), forms["cri-containerd"](pes[half:]))
 			link := filepath.Join(root, "log/containers", pod+"_ml_train-"+id+".log")
 			os.MkdirAll(filepath.Dir(link), 0o755)
@@ -71,7 +61,7 @@ func TestANodesLogDirectoriesAreReadAsLaidOut(t *testing.T) {
 			write(t, filepath.Join(dir, id+"-json.log"), forms["docker-json-file"](pes[half:]))
 		case 2:
 			dir := filepath.Join(root, "lib/docker/containers", id, "local-logs")
-			write(t, filepath.Join(dir, "container.log.1.gz"), gzipped(forms["docker-local"](pes[:half])))
+			write(t, filepath.Join(dir, "container.log.1.gz"), gz(forms["docker-local"](pes[:half])))
 			write(t, filepath.Join(dir, "container.log"), forms["docker-local"](pes[half:]))
 		}
 	}

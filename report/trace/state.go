@@ -94,7 +94,7 @@ type runRef struct {
 }
 
 func (r *runRef) setOutcome(run *provline.Run) {
-	if run.Decision.Action != "exec" {
+	if run.Decision.Action == "abort" {
 		r.abort = Outcome(run)
 	}
 	if o := run.Outcome; o != nil {

@@ -335,6 +335,19 @@ func TestResultHoldsOnlyRecordsOfThisSchemaVersion(t *testing.T) {
 	}
 }
 
+// TestADecisionOfNoKnownActionIsNoAbort: a record whose decision is
+// neither exec nor abort (a forgery) is read like any other, not as an
+// abort.
+func TestADecisionOfNoKnownActionIsNoAbort(t *testing.T) {
+	r := tracetest.Record(digestChange()[0])
+	r.Decision.Action = "skip"
+	b, _ := json.Marshal(r)
+	res, _, err := readAll(t, append(b, '\n'))
+	if err != nil || res.Totals.Records != 1 || len(res.Nodes) != 1 || res.Nodes[0].NodeFaultAborts+res.Nodes[0].MismatchAborts != 0 {
+		t.Errorf("%v: totals %+v, nodes %+v", err, res.Totals, res.Nodes)
+	}
+}
+
 func TestWriteJSONIsResult(t *testing.T) {
 	tr := trace.New(trace.Options{})
 	tr.Read([]trace.Source{trace.Stream("l", bytes.NewReader(ledger(t, append(append(rollingUpgrade(), digestChange()...), nvmlHang()...))))})

@@ -10,6 +10,7 @@ import (
 	"testing/iotest"
 
 	"github.com/gpu-preflight/gpu-preflight/report/trace/jsonstream"
+	"github.com/gpu-preflight/gpu-preflight/test/tracetest"
 )
 
 // tokens reads every token of in, the text of keys and strings too,
@@ -137,6 +138,9 @@ func TestStreamReadsAStringAsAStreamOfItsOwn(t *testing.T) {
 func FuzzDecoder(f *testing.F) {
 	f.Add([]byte(`{"a":[1,"x\u00e9",{"b":null}]}` + "\n[true]"))
 	f.Add([]byte("{\n{\"schemaVersion\":\"1\"}\n"))
+	for _, l := range tracetest.Stderr(tracetest.SmallFleet()[19]) {
+		f.Add(l)
+	}
 	f.Fuzz(func(t *testing.T, in []byte) {
 		out, errs := tokens(string(in))
 		if json.Valid(in) && errs != nil {

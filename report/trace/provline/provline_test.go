@@ -143,6 +143,10 @@ func TestALongValueKeepsItsStartAndTellsValuesApart(t *testing.T) {
 // reduces to itself.
 func FuzzProject(f *testing.F) {
 	f.Add([]byte(`{"schemaVersion":"1","runId":"r","host":{"gpus":[{"name":"a"},{"name":"a"}]}}`))
+	for _, r := range tracetest.SmallFleet()[18:21] {
+		rec, _ := json.Marshal(tracetest.Record(r))
+		f.Add(rec)
+	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		r, ok := provline.Project(b)
 		if !ok {
