@@ -1,6 +1,9 @@
 package nccl
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // NetPlugins lists the net plugins NCCL v tries to load, in order, each as
 // the library names it passes to dlopen in turn. Unset, NCCL_NET_PLUGIN
@@ -45,6 +48,19 @@ func PeermemFiles(v Version) []string {
 		return []string{peers + "nv_mem/version", peers + "nv_mem_nc/version"}
 	}
 	return []string{peers + "nv_mem/version", peers + "nvidia-peermem/version"}
+}
+
+// AllPeermemFiles is every file PeermemFiles names for some release.
+func AllPeermemFiles() []string {
+	var out []string
+	for _, v := range []Version{{2, 21, 5}, peermemNC, peermemModule} {
+		for _, f := range PeermemFiles(v) {
+			if !slices.Contains(out, f) {
+				out = append(out, f)
+			}
+		}
+	}
+	return out
 }
 
 // HasDMABuf reports whether release v registers GPU memory with the NIC

@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"slices"
 	"strings"
 )
 
@@ -56,7 +57,7 @@ func verdict(check string, pred Prediction, findings []Finding, job Job) Verdict
 			v.Codes = append(v.Codes, f.Code)
 		}
 		msgs = append(msgs, f.Message)
-		if r := c.RemedyFor(job.Launcher); r != "" && !contains(remedies, r) {
+		if r := c.RemedyFor(job.Launcher); r != "" && !slices.Contains(remedies, r) {
 			remedies = append(remedies, r)
 		}
 	}
@@ -91,16 +92,10 @@ func passMessage(check string, pred Prediction, job Job) string {
 		}
 		return "GPUDirect RDMA through " + pred.GDR + " for every GPU"
 	case CheckMemlock:
-		return "memory registration is not limited"
+		if pred.Network == "" || pred.Network == NetSocket {
+			return "NCCL registers no memory with an HCA (" + pred.Summary + ")"
+		}
+		return "locked memory is unlimited, or CAP_IPC_LOCK lifts the limit"
 	}
 	return "nothing breaks peer-to-peer traffic between the GPUs that this rank can see"
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

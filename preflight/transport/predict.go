@@ -84,10 +84,10 @@ func (a *analysis) run() {
 	boot, known := nccl.FindInterfaces(a.f.Addresses, a.s, a.v, 1)
 	if known && len(boot) == 0 {
 		if v, _ := a.s.Get(nccl.SocketIfname); len(v) > 1 {
-			a.add("socket-interface-unmatched", "NCCL_SOCKET_IFNAME=%q (%s) matches no interface of this network namespace that is %s: NCCL %s stops at init (\"Bootstrap : no socket interface found\")",
+			a.add("socket-interface-unmatched", "NCCL_SOCKET_IFNAME=%q (%s) matches no interface of this network namespace %s: NCCL %s stops at init (\"Bootstrap : no socket interface found\")",
 				v, a.s[nccl.SocketIfname].Source, a.usableWord(), a.v)
 		} else {
-			a.add("no-socket-interface", "no interface of this network namespace is %s: NCCL's bootstrap cannot start", a.usableWord())
+			a.add("no-socket-interface", "this network namespace has no interface %s: NCCL's bootstrap cannot start", a.usableWord())
 		}
 		a.pred.Summary = "NCCL will fail at init: no socket interface"
 		a.p2p()
@@ -108,11 +108,12 @@ func (a *analysis) run() {
 	a.p2p()
 }
 
+// usableWord is what NCCL v asks of an interface.
 func (a *analysis) usableWord() string {
 	if a.v.AtLeast(2, 28, 3) {
-		return "running and has an address"
+		return "running, with an address"
 	}
-	return "has an address"
+	return "with an address"
 }
 
 // choose is ncclNetInit: the first network, plugins then IB then Socket,
