@@ -27,7 +27,7 @@ const libdir = "/usr/lib/x86_64-linux-gnu"
 // ibverbs-providers and the C library, unpacked by scripts/rdma-debian.sh
 // into the download cache) with a libnccl.so.2 built beside it: an image
 // whose RDMA user space is Debian's own, to change as a test needs.
-func debianImage(t *testing.T) fsroot.Root {
+func debianImage(t testing.TB) fsroot.Root {
 	t.Helper()
 	debianOnce.Do(func() {
 		out, err := exec.Command("bash", "../../scripts/rdma-debian.sh", "image").Output()

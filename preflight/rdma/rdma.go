@@ -60,6 +60,10 @@ type gatherer struct {
 	o           Options
 	host, image fsroot.Root
 	warns       []string
+	// switches are the PCI ids read, by switch directory; groups is
+	// /sys/kernel/iommu_groups, resolved.
+	switches map[string]uint64
+	groups   string
 }
 
 func (g *gatherer) warn(err error) {

@@ -3,13 +3,16 @@ package rdma
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/netip"
+	"os"
 	"path"
 	"strconv"
 	"strings"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/gpu-preflight/gpu-preflight/preflight/fsroot"
 	"github.com/gpu-preflight/gpu-preflight/preflight/host"
 	"github.com/gpu-preflight/gpu-preflight/preflight/nccl"
 	"github.com/gpu-preflight/gpu-preflight/preflight/transport"
@@ -26,18 +29,77 @@ const (
 	maxGIDs = 32
 )
 
-// text reads a one-line sysfs or procfs file, trimmed; "" when missing.
-func (g *gatherer) text(p string) string {
-	b, err := g.host.ReadFileMax(p, maxFile)
+// resolve is the directory p names under the host root, on this machine,
+// its links resolved once: the attributes below it are then read with
+// attr, a few system calls each instead of a walk of the whole path.
+func (g *gatherer) resolve(p string) string {
+	host, err := g.host.Resolve(p)
+	g.warn(err)
+	return host
+}
+
+// follow is where the link rel below a resolved directory leads, resolved
+// as the kernel would: sysfs's links are relative and land on real
+// directories, so a lexical join is the answer. A target that would leave
+// the host root is resolved inside it instead.
+func (g *gatherer) follow(dir, rel, inside string) string {
+	target, err := os.Readlink(dir + "/" + rel)
 	if err != nil {
-		// A GID attribute of an empty slot reads EINVAL (drivers/infiniband/
-		// core/sysfs.c): an empty value, not a failure.
-		if !errors.Is(err, unix.EINVAL) {
+		if errors.Is(err, unix.EINVAL) {
+			return dir + "/" + rel // a directory, not a link
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
 			g.warn(err)
 		}
 		return ""
 	}
-	return strings.TrimSpace(string(b))
+	top := strings.TrimSuffix(g.host.Path("/"), "/")
+	joined := path.Join(dir, target)
+	if path.IsAbs(target) || !strings.HasPrefix(joined, top+"/") {
+		return g.resolve(inside)
+	}
+	return joined
+}
+
+// attr reads the attribute rel below a resolved directory, trimmed; ""
+// when missing. No sysfs attribute is a link, so a link in its place is
+// refused rather than followed out of the host root.
+func (g *gatherer) attr(dir, rel string) string {
+	p := dir + "/" + rel
+	fd, err := unix.Open(p, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		// A GID attribute of an empty slot reads EINVAL
+		// (drivers/infiniband/core/sysfs.c): an empty value.
+		if err != unix.ENOENT && err != unix.ENOTDIR && err != unix.EINVAL {
+			g.warn(&fs.PathError{Op: "open", Path: p, Err: err})
+		}
+		return ""
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
+		g.warn(&fs.PathError{Op: "read", Path: p, Err: fsroot.ErrNotRegular})
+		return ""
+	}
+	buf := make([]byte, 256)
+	n, err := unix.Read(fd, buf)
+	if err != nil {
+		if err != unix.EINVAL {
+			g.warn(&fs.PathError{Op: "read", Path: p, Err: err})
+		}
+		return ""
+	}
+	return strings.TrimSpace(string(buf[:n]))
+}
+
+// linkBase is the last component of the target of the link rel below a
+// resolved directory ("mlx5_core" for device/driver).
+func linkBase(dir, rel string) string {
+	target, err := os.Readlink(dir + "/" + rel)
+	if err != nil || target == "" {
+		return ""
+	}
+	return path.Base(target)
 }
 
 // uverbs maps each HCA to its uverbs device and that device's number:
@@ -46,13 +108,14 @@ func (g *gatherer) uverbs() map[string][2]string {
 	out := map[string][2]string{}
 	names, err := g.host.ReadDirNames("/sys/class/infiniband_verbs")
 	g.warn(err)
+	class := g.resolve("/sys/class/infiniband_verbs")
 	for _, n := range names {
 		if !strings.HasPrefix(n, "uverbs") {
 			continue
 		}
-		dir := "/sys/class/infiniband_verbs/" + n
-		if ib := g.text(dir + "/ibdev"); ib != "" {
-			out[ib] = [2]string{n, g.text(dir + "/dev")}
+		dir := g.follow(class, n, "/sys/class/infiniband_verbs/"+n)
+		if ib := g.attr(dir, "ibdev"); ib != "" {
+			out[ib] = [2]string{n, g.attr(dir, "dev")}
 		}
 	}
 	return out
@@ -63,44 +126,43 @@ func (g *gatherer) hcas() []transport.HCA {
 	g.warn(err)
 	verbs := g.uverbs()
 	var out []transport.HCA
+	class := g.resolve("/sys/class/infiniband")
 	for _, name := range names[:min(len(names), maxHCAs)] {
-		dir := "/sys/class/infiniband/" + name
+		inside := "/sys/class/infiniband/" + name
+		dir := g.follow(class, name, inside)
 		h := transport.HCA{Name: name}
-		h.Driver = g.linkBase(dir + "/device/driver")
-		h.Vendor, h.Device = g.text(dir+"/device/vendor"), g.text(dir+"/device/device")
-		h.Address, h.PCI, h.IOMMU, _ = g.placement(dir + "/device")
+		dev := ""
+		if dir != "" {
+			dev = g.follow(dir, "device", inside+"/device")
+		}
+		h.Address, h.PCI, h.IOMMU, _ = g.placement(dev)
+		h.Driver = linkBase(dev, "driver")
+		h.Vendor, h.Device = g.attr(dev, "vendor"), g.attr(dev, "device")
 		if v, ok := verbs[name]; ok {
 			h.Verbs = v[0]
 			h.Node = g.open("/dev/infiniband/"+v[0], v[1])
 		}
-		h.Ports = g.ports(dir + "/ports")
+		h.Ports = g.ports(dir)
 		out = append(out, h)
 	}
 	return out
 }
 
-func (g *gatherer) linkBase(p string) string {
-	target, err := g.host.Readlink(p)
-	g.warn(err)
-	if target == "" {
-		return ""
+func (g *gatherer) ports(hca string) []transport.Port {
+	names, err := os.ReadDir(hca + "/ports")
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		g.warn(err)
 	}
-	return path.Base(target)
-}
-
-func (g *gatherer) ports(dir string) []transport.Port {
-	names, err := g.host.ReadDirNames(dir)
-	g.warn(err)
 	var out []transport.Port
-	for _, n := range names {
-		num, err := strconv.Atoi(n)
+	for _, e := range names {
+		num, err := strconv.Atoi(e.Name())
 		if err != nil || len(out) == maxPorts {
 			continue
 		}
-		d := dir + "/" + n
-		p := transport.Port{Num: num, LinkLayer: g.text(d + "/link_layer"), Rate: g.text(d + "/rate")}
-		_, p.State = ParseState(g.text(d + "/state"))
-		_, p.PhysState = ParseState(g.text(d + "/phys_state"))
+		d := hca + "/ports/" + e.Name()
+		p := transport.Port{Num: num, LinkLayer: g.attr(d, "link_layer"), Rate: g.attr(d, "rate")}
+		_, p.State = ParseState(g.attr(d, "state"))
+		_, p.PhysState = ParseState(g.attr(d, "phys_state"))
 		if p.LinkLayer == transport.LinkEthernet {
 			p.GIDs = g.gids(d)
 		}
@@ -113,7 +175,7 @@ func (g *gatherer) ports(dir string) []transport.Port {
 func (g *gatherer) gids(port string) []nccl.GID {
 	var out []nccl.GID
 	for i := range maxGIDs {
-		s := g.text(fmt.Sprintf("%s/gids/%d", port, i))
+		s := g.attr(port, "gids/"+strconv.Itoa(i))
 		if s == "" {
 			break
 		}
@@ -121,7 +183,7 @@ func (g *gatherer) gids(port string) []nccl.GID {
 		if !ok || gid == netip.IPv6Unspecified() {
 			continue
 		}
-		out = append(out, nccl.GID{Index: i, GID: gid, Type: g.text(fmt.Sprintf("%s/gid_attrs/types/%d", port, i))})
+		out = append(out, nccl.GID{Index: i, GID: gid, Type: g.attr(port, "gid_attrs/types/"+strconv.Itoa(i))})
 	}
 	return out
 }
@@ -190,55 +252,65 @@ func errnoName(err error) string {
 	return err.Error()
 }
 
-// placement is where the PCI device a sysfs link names sits: its address,
-// its place in the tree as NCCL reads it, its IOMMU group's type and its
-// local CPUs.
-func (g *gatherer) placement(link string) (addr string, d nccl.PCIDevice, iommu, cpus string) {
-	resolved, err := g.host.Resolve(link)
-	if err != nil {
-		g.warn(err)
-		return
-	}
-	inside, ok := strings.CutPrefix(resolved, strings.TrimSuffix(g.host.Path("/"), "/"))
+// placement is where the PCI device at resolved (a directory resolve
+// returned) sits: its address, its place in the tree as NCCL reads it, its
+// IOMMU group's type and its local CPUs.
+func (g *gatherer) placement(resolved string) (addr string, d nccl.PCIDevice, iommu, cpus string) {
+	top := strings.TrimSuffix(g.host.Path("/"), "/")
+	inside, ok := strings.CutPrefix(resolved, top)
 	rel, under := strings.CutPrefix(inside, "/sys/devices/")
-	if !ok || !under {
+	if !ok || !under || resolved == "" {
 		return
 	}
 	d.Path = strings.Split(rel, "/")
 	addr = d.Path[len(d.Path)-1]
-	dir := func(k int) string { return "/sys/devices/" + strings.Join(d.Path[:k+1], "/") }
-	top := len(d.Path) - 1
+	dir := func(k int) string { return top + "/sys/devices/" + strings.Join(d.Path[:k+1], "/") }
+	attached := len(d.Path) - 1
 	for _, k := range nccl.Switches(d.Path) {
 		d.SwitchIDs = append(d.SwitchIDs, g.pciID(dir(k)))
-		top = k
+		attached = k
 	}
 	d.NUMANode = -1
-	if n, err := strconv.Atoi(g.text(dir(top) + "/numa_node")); err == nil {
+	if n, err := strconv.Atoi(g.attr(dir(attached), "numa_node")); err == nil {
 		d.NUMANode = n
 	}
-	if group := g.linkBase(inside + "/iommu_group"); group != "" {
-		iommu = g.text("/sys/kernel/iommu_groups/" + group + "/type")
+	if group := linkBase(resolved, "iommu_group"); group != "" {
+		if g.groups == "" {
+			g.groups = g.resolve("/sys/kernel/iommu_groups")
+		}
+		iommu = g.attr(g.groups, group+"/type")
 	}
-	return addr, d, iommu, g.text(inside + "/local_cpulist")
+	return addr, d, iommu, g.attr(resolved, "local_cpulist")
 }
 
 // pciID is a switch's vendor, device and (for Broadcom, whose switches
-// NCCL recognises by them) subsystem ids, 16 bits each.
+// NCCL recognises by them) subsystem ids, 16 bits each; one read a switch.
 func (g *gatherer) pciID(dir string) uint64 {
+	if id, ok := g.switches[dir]; ok {
+		return id
+	}
 	hex := func(name string) uint64 {
-		v, _ := strconv.ParseUint(strings.TrimPrefix(g.text(dir+"/"+name), "0x"), 16, 16)
+		v, _ := strconv.ParseUint(strings.TrimPrefix(g.attr(dir, name), "0x"), 16, 16)
 		return v
 	}
 	id := hex("vendor")<<48 | hex("device")<<32
 	if id>>48 == 0x1000 {
 		id |= hex("subsystem_vendor")<<16 | hex("subsystem_device")
 	}
+	if g.switches == nil {
+		g.switches = map[string]uint64{}
+	}
+	g.switches[dir] = id
 	return id
 }
 
 // gpus places the visible GPUs.
 func (g *gatherer) gpus() []transport.GPU {
 	var out []transport.GPU
+	bus := ""
+	if len(g.o.GPUs) > 0 {
+		bus = g.resolve("/sys/bus/pci/devices")
+	}
 	for _, id := range g.o.GPUs {
 		norm, err := host.NormalizeBusID(id)
 		if err != nil {
@@ -249,7 +321,7 @@ func (g *gatherer) gpus() []transport.GPU {
 		d, _ := strconv.ParseUint(domain, 16, 32)
 		bdf := fmt.Sprintf("%04x:%s", d, strings.ToLower(rest))
 		gpu := transport.GPU{Address: bdf}
-		_, gpu.PCI, gpu.IOMMU, gpu.LocalCPUs = g.placement("/sys/bus/pci/devices/" + bdf)
+		_, gpu.PCI, gpu.IOMMU, gpu.LocalCPUs = g.placement(g.follow(bus, bdf, "/sys/bus/pci/devices/"+bdf))
 		out = append(out, gpu)
 	}
 	return out
