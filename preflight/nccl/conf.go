@@ -8,21 +8,19 @@ import (
 // Lookup returns an environment variable's value and whether it is set.
 type Lookup func(name string) (string, bool)
 
-// Setting is the value NCCL will read for one of its variables, and where
-// it comes from: SourceEnvironment or a configuration file's path.
+// Setting is a variable's value and where it comes from.
 type Setting struct {
 	Value  string `json:"value"`
 	Source string `json:"source"`
 }
 
-// SourceEnvironment is Setting.Source for a value set in the environment.
+// SourceEnvironment is the Source of a value from the environment.
 const SourceEnvironment = "environment"
 
-// Settings are NCCL's variables as NCCL resolves them, by name; a variable
-// set nowhere is absent.
+// Settings are NCCL's variables as it resolves them.
 type Settings map[string]Setting
 
-// Get returns the value of name and whether it is set.
+// Get returns name's value and whether it is set.
 func (s Settings) Get(name string) (string, bool) {
 	v, ok := s[name]
 	return v.Value, ok
@@ -55,10 +53,8 @@ const (
 var Read = []string{SocketIfname, SocketFamily, CommID, IBDisable, IBHCA, IBGIDIndex, IBAddrFamily,
 	IBAddrRange, IBRoCEVersion, Net, NetPlugin, NetGDRLevel, DMABufEnable}
 
-// ConfFiles returns the files NCCL v reads its settings from, the one read
-// first (which wins) first. passwdHome is the home directory of the
-// process's user in the image's passwd database ("" when it has none),
-// which releases before 2.30.3 use instead of $HOME.
+// ConfFiles returns the files NCCL v reads, the winning one first;
+// passwdHome is the user's passwd home, which releases before 2.30.3 use.
 func ConfFiles(v Version, env Lookup, passwdHome string) []string {
 	if v.atLeast(confFileVar) {
 		if f, _ := env(ConfFileVar); f != "" {
@@ -78,12 +74,9 @@ func ConfFiles(v Version, env Lookup, passwdHome string) []string {
 // Assignment is one NAME=VALUE line of a configuration file.
 type Assignment struct{ Name, Value string }
 
-// ParseConf reads a configuration file as NCCL v's setEnvFile does: each
-// line is cut at its first "=" into a name and a value (each cut at 1023
-// bytes), a line without "=" or with an empty name is skipped, and
-// nothing is trimmed: "KEY = VALUE" sets "KEY " to " VALUE". From 2.26.2
-// lines starting with "#" are comments; from 2.30.3 a trailing "\r" is
-// dropped and a line longer than 4095 bytes is read as several.
+// ParseConf reads a file as NCCL v's setEnvFile does: lines cut at the first
+// "=", nothing trimmed ("KEY = V" sets "KEY "); comments from 2.26.2, "\r"
+// dropped and 4095-byte pieces from 2.30.3.
 func ParseConf(data []byte, v Version) []Assignment {
 	var out []Assignment
 	for len(data) > 0 {
@@ -115,16 +108,14 @@ func ParseConf(data []byte, v Version) []Assignment {
 	return out
 }
 
-// ConfFile is a configuration file NCCL would read, and what it holds.
+// ConfFile is a file NCCL would read, and what it holds.
 type ConfFile struct {
 	Path string
 	Data []byte
 }
 
 // Resolve returns the variables of Read as NCCL v sees them: the
-// environment's value when the variable is set there (even to ""), else
-// the first assignment of the first file, in ConfFiles order, that has
-// one (setenv without overwrite).
+// environment's (even ""), else the first file's first assignment.
 func Resolve(v Version, env Lookup, files []ConfFile) Settings {
 	s := Settings{}
 	for _, name := range Read {

@@ -5,9 +5,7 @@ import (
 	"strings"
 )
 
-// GID is one entry of a port's GID table as sysfs shows it
-// (ports/N/gids/I, gid_attrs/types/I): Type is "IB/RoCE v1", "RoCE v2",
-// or "" for an empty slot.
+// GID is a GID table entry (ports/N/gids/I, gid_attrs/types/I).
 type GID struct {
 	Index int        `json:"index"`
 	GID   netip.Addr `json:"gid"`
@@ -38,8 +36,7 @@ func (g GID) valid() bool {
 	return g.Configured() && !(b[0] == 0xfe && b[1] == 0x80 && [6]byte(b[2:8]) == [6]byte{})
 }
 
-// family is NCCL's getGidAddrFamily: 4 for an IPv4-mapped GID (or
-// ff0e::ffff:a.b.c.d), else 6.
+// family is NCCL's getGidAddrFamily: 4 or 6.
 func (g GID) family() int {
 	b := g.GID.As16()
 	mapped := [12]byte(b[:12]) == [12]byte{10: 0xff, 11: 0xff}
@@ -50,12 +47,9 @@ func (g GID) family() int {
 	return 6
 }
 
-// RoCEGIDIndex is the GID index NCCL uses on a RoCE port, with the port's
-// table (gids, by index; missing slots are empty) and NCCL's settings:
-// NCCL_IB_GID_INDEX when set, else ncclIbGetGidIndex's search for a GID
-// of NCCL_IB_ADDR_FAMILY (IPv4 unless "AF_INET6") inside
-// NCCL_IB_ADDR_RANGE whose type is NCCL_IB_ROCE_VERSION_NUM (2). fixed
-// says the index was set, not searched for.
+// RoCEGIDIndex is the GID NCCL uses on a RoCE port with this table (by
+// index, populated entries only): NCCL_IB_GID_INDEX (fixed), else
+// ncclIbGetGidIndex's search.
 func RoCEGIDIndex(gids []GID, s Settings) (index int, fixed bool) {
 	if i := Param(s, IBGIDIndex, -1); i >= 0 {
 		return int(min(i, 1<<31)), true
@@ -95,9 +89,8 @@ func RoCEGIDIndex(gids []GID, s Settings) (index int, fixed bool) {
 	return best, false
 }
 
-// addrRange is NCCL_IB_ADDR_RANGE as matchGidAddrPrefix applies it: an
-// IPv4 range compares the GID's last four bytes, an IPv6 one its prefix;
-// unset (or unreadable, or of the other family) it takes every GID.
+// addrRange is NCCL_IB_ADDR_RANGE as matchGidAddrPrefix applies it; unset
+// or unusable, it takes every GID.
 func addrRange(s Settings, family int) func(GID) bool {
 	r, _ := s.Get(IBAddrRange)
 	p, err := netip.ParsePrefix(r)

@@ -2,10 +2,8 @@ package nccl
 
 import "strings"
 
-// List is an interface or HCA list as NCCL reads NCCL_SOCKET_IFNAME and
-// NCCL_IB_HCA: a leading "^" excludes what it names, then a leading "="
-// makes names exact rather than prefixes; entries are separated by ","
-// and may carry ":PORT".
+// List is NCCL_SOCKET_IFNAME's or NCCL_IB_HCA's list: "^" excludes, "="
+// makes names exact, entries are prefixes with an optional ":PORT".
 type List struct {
 	Exclude bool    `json:"exclude,omitempty"`
 	Exact   bool    `json:"exact,omitempty"`
@@ -18,8 +16,7 @@ type Entry struct {
 	Port   int    `json:"port"`
 }
 
-// The longest list NCCL reads of interfaces (MAX_IFS) and of HCAs
-// (MAX_IB_DEVS), and of one name (netIf.prefix holds 63 bytes).
+// MAX_IFS, MAX_IB_DEVS and netIf.prefix's size.
 const (
 	MaxInterfaces = 16
 	MaxHCAs       = 32
@@ -61,9 +58,7 @@ func tokenized(s string, max int) []Entry {
 	return out
 }
 
-// scanned is parseStringList before 2.30.7, a character scan: ":" ends a
-// name and what follows is its port, read by atoi up to the next ",";
-// "name:" has port 0.
+// scanned is parseStringList before 2.30.7: "name:" has port 0.
 func scanned(s string, max int) []Entry {
 	var out []Entry
 	var prefix strings.Builder
@@ -92,8 +87,7 @@ func scanned(s string, max int) []Entry {
 	return out
 }
 
-// atoi is C's atoi: leading white space, a sign, then digits up to the
-// first other byte; 0 when there are none.
+// atoi is C's.
 func atoi(s string) int {
 	s = strings.TrimLeft(s, " \t\n\v\f\r")
 	neg := false
@@ -110,9 +104,8 @@ func atoi(s string) int {
 	return n
 }
 
-// Match reports whether NCCL would take the device or interface name (and
-// port; -1 for an interface) by this list: matchIfList, whose empty list
-// matches everything, then negated by a leading "^".
+// Match is matchIfList (an empty list matches all) negated by "^"; port is
+// -1 for an interface.
 func (l List) Match(name string, port int) bool {
 	return l.matchAny(name, port) != l.Exclude
 }

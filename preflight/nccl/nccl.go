@@ -1,10 +1,7 @@
-// Package nccl states what NCCL itself does at init, release by release, so
-// that a rank can be told which network NCCL will use without loading it:
-// the grammar of its configuration files and of its interface and HCA
-// lists, the socket interface its bootstrap picks, the GID a RoCE port
-// uses, its GPUDirect RDMA probes and distance levels, and the net plugin
-// names it tries. Nothing here does I/O; docs/transport.md cites the NCCL
-// source of each rule.
+// Package nccl states what NCCL does at init, release by release: its
+// configuration grammar, interface and HCA lists, socket interface choice,
+// RoCE GID, GPUDirect RDMA probes and levels, and net plugin names. No I/O;
+// docs/transport.md cites NCCL's source for each rule.
 package nccl
 
 import (
@@ -13,12 +10,10 @@ import (
 	"strings"
 )
 
-// Version is an NCCL release. The zero Version is unknown, and is read as
-// the newest release the rules know.
+// Version is an NCCL release; the zero Version is unknown, read as newest.
 type Version struct{ Major, Minor, Patch int }
 
-// ParseVersion reads "2.22.3", as the image scan records it, and also
-// "2.22.3-1", as packages and NCCL's tags spell it.
+// ParseVersion reads "2.22.3" and "2.22.3-1".
 func ParseVersion(s string) (Version, error) {
 	s, _, _ = strings.Cut(strings.TrimSpace(s), "-")
 	parts := strings.Split(s, ".")
@@ -39,8 +34,7 @@ func ParseVersion(s string) (Version, error) {
 // Known reports whether v names a release.
 func (v Version) Known() bool { return v != Version{} }
 
-// AtLeast reports whether v is the release major.minor.patch or later; an
-// unknown v is.
+// AtLeast reports whether v is major.minor.patch or later; unknown is.
 func (v Version) AtLeast(major, minor, patch int) bool {
 	if !v.Known() {
 		return true

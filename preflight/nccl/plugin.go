@@ -5,12 +5,8 @@ import (
 	"strings"
 )
 
-// NetPlugins lists the net plugins NCCL v tries to load, in order, each as
-// the library names it passes to dlopen in turn. Unset, NCCL_NET_PLUGIN
-// means "libnccl-net.so". A name is tried as given, then as
-// "libnccl-net-NAME.so" (from 2.27.3 only for a name without "/" that is
-// not already "lib*.so"). From 2.27.3 the value is a comma list, and from
-// 2.28.3 "none" loads no plugin.
+// NetPlugins lists the plugins NCCL v tries, each as the names it
+// dlopens in turn.
 func NetPlugins(s Settings, v Version) [][]string {
 	value, set := s.Get(NetPlugin)
 	if !set || value == "" && !v.AtLeast(2, 27, 3) {
@@ -36,9 +32,8 @@ func NetPlugins(s Settings, v Version) [][]string {
 	return out
 }
 
-// PeermemFiles are the files whose presence tells NCCL v's IB transport
-// that a peer-memory module (nv_peer_mem, nvidia_peermem) is loaded: its
-// GPUDirect RDMA without DMA-BUF.
+// PeermemFiles are the files whose presence tells NCCL v that
+// nv_peer_mem or nvidia_peermem is loaded.
 func PeermemFiles(v Version) []string {
 	const peers = "/sys/kernel/mm/memory_peers/"
 	switch {
@@ -63,6 +58,5 @@ func AllPeermemFiles() []string {
 	return out
 }
 
-// HasDMABuf reports whether release v registers GPU memory with the NIC
-// through DMA-BUF (NCCL_DMABUF_ENABLE, default 1).
+// HasDMABuf reports whether release v can register through DMA-BUF.
 func (v Version) HasDMABuf() bool { return v.atLeast(dmaBufReleased) }

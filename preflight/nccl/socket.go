@@ -5,9 +5,8 @@ import (
 	"strings"
 )
 
-// Address is one entry of getifaddrs(3) that carries an IP address, in the
-// order glibc lists them (the kernel's address dump: every IPv4 address by
-// interface index, then every IPv6 one).
+// Address is an IP entry of getifaddrs(3), in glibc's order: the kernel's
+// dump, IPv4 by interface index, then IPv6.
 type Address struct {
 	Interface string       `json:"interface"`
 	Index     int          `json:"index"`
@@ -16,20 +15,15 @@ type Address struct {
 	Running bool `json:"running"`
 }
 
-// Interface is a socket interface NCCL chose, with the address it uses.
+// Interface is an interface NCCL chose, with the address it uses.
 type Interface struct {
 	Name string     `json:"name"`
 	Addr netip.Addr `json:"addr"`
 }
 
-// FindInterfaces is ncclFindInterfaces: the interfaces (at most max) NCCL
-// v's bootstrap (max 1), its IB transport's out-of-band channel (max 1) and
-// its socket transport (MaxInterfaces) use. A NCCL_SOCKET_IFNAME of two
-// bytes or more is obeyed, and matching nothing is an error NCCL reports;
-// otherwise NCCL tries names starting with "ib", then the subnet of
-// NCCL_COMM_ID, then any but docker* and lo* (and virbr* from 2.28.3),
-// then docker*, then lo*, then (from 2.28.3) virbr*. ok is false when
-// NCCL_COMM_ID names a host by name, which this model cannot resolve.
+// FindInterfaces is ncclFindInterfaces: the interfaces (at most max) NCCL v
+// uses, by NCCL_SOCKET_IFNAME or its default order. ok is false when
+// NCCL_COMM_ID names a host, which the model cannot resolve.
 func FindInterfaces(addrs []Address, s Settings, v Version, max int) (found []Interface, ok bool) {
 	family := socketFamily(s)
 	if env, _ := s.Get(SocketIfname); len(env) > 1 {
@@ -71,8 +65,7 @@ func socketFamily(s Settings) int {
 }
 
 // find is findInterfaces: the first address of each interface the list
-// takes, in getifaddrs order, skipping IPv6 loopback and (from 2.28.3)
-// interfaces that are not running.
+// takes, skipping IPv6 loopback and, from 2.28.3, interfaces not running.
 func find(addrs []Address, l List, family int, v Version, max int) []Interface {
 	var out []Interface
 	for _, a := range addrs {
@@ -115,10 +108,8 @@ func commIDAddr(id string) (addr netip.Addr, known bool) {
 	return addr, err == nil
 }
 
-// matchSubnet is ncclFindInterfaceMatchSubnet: the first address, in
-// getifaddrs order, whose subnet holds remote. A link-local IPv6 address
-// carries its interface as scope, which an address read from
-// NCCL_COMM_ID never does, so it never matches.
+// matchSubnet is ncclFindInterfaceMatchSubnet; a link-local IPv6 address's
+// scope never equals NCCL_COMM_ID's.
 func matchSubnet(addrs []Address, remote netip.Addr) []Interface {
 	for _, a := range addrs {
 		ip := a.Prefix.Addr()

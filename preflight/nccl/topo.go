@@ -5,8 +5,7 @@ import (
 	"strconv"
 )
 
-// PathType is how far apart two devices are, in NCCL's topoPathTypeStr
-// order (as of 2.27.5; every release orders the names it has the same way).
+// PathType is how far apart two devices are, in topoPathTypeStr's order.
 type PathType int
 
 // The path types, nearest first.
@@ -32,8 +31,8 @@ func (p PathType) String() string {
 	return pathNames[p]
 }
 
-// levelNames are the names NCCL v reads in a level setting (its
-// topoPathTypeStr up to SYS): C2C from 2.26.2, P2C from 2.27.3.
+// levelNames are the names NCCL v reads in a level: C2C from 2.26.2, P2C
+// from 2.27.3.
 func levelNames(v Version) []PathType {
 	out := []PathType{PathLOC, PathNVL, PathNVB, PathPIX, PathPXB, PathPXN, PathPHB, PathSYS}
 	if v.AtLeast(2, 26, 2) {
@@ -45,9 +44,8 @@ func levelNames(v Version) []PathType {
 	return out
 }
 
-// GDRLevel is NCCL_NET_GDR_LEVEL as ncclGetLevel reads it: a path name, or
-// a number in the old numbering (0 LOC, 1 PIX, 2 PXB, 3 PHB, 4 and up
-// SYS). Anything else, or unset, is NCCL's default, PXB (set is false).
+// GDRLevel is NCCL_NET_GDR_LEVEL as ncclGetLevel reads it, a name or an
+// old number; otherwise PXB, and set is false.
 func GDRLevel(s Settings, v Version) (level PathType, set bool) {
 	str, ok := s.Get(NetGDRLevel)
 	if !ok {
@@ -66,23 +64,19 @@ func GDRLevel(s Settings, v Version) (level PathType, set bool) {
 	return PathPXB, false
 }
 
-// PCIDevice is where a device sits in the PCI tree: Path holds the
-// components of its sysfs path below /sys/devices, from the root complex
-// ("pci0000:00") to the device itself; NUMANode is the numa_node of the
-// node NCCL attaches to a CPU (the last of Switches, or the device); and
-// SwitchIDs are the PCI ids (vendor, device, subsystem vendor and device,
-// 16 bits each) of the nodes of Switches, bottom up, 0 when unread.
+// PCIDevice is where a device sits: Path is its sysfs path below
+// /sys/devices, root complex first; NUMANode that of the node NCCL
+// attaches to a CPU; SwitchIDs the PCI ids (vendor, device, subsystem
+// vendor and device) of Switches' nodes.
 type PCIDevice struct {
 	Path      []string `json:"path"`
 	NUMANode  int      `json:"numaNode"`
 	SwitchIDs []uint64 `json:"switchIds,omitempty"`
 }
 
-// Switches returns the positions in path of the PCI switches NCCL's
-// topology puts between the device (the last component) and its CPU,
-// bottom up: ncclTopoGetXmlFromSys goes up two components at a time
-// (skipping the downstream port a device hangs from) and stops at the
-// first component that is not a PCI address.
+// Switches returns the positions in path of the switches NCCL puts between
+// the device and its CPU, bottom up: ncclTopoGetXmlFromSys goes up two
+// components at a time and stops at one that is no PCI address.
 func Switches(path []string) []int {
 	var out []int
 	for k := len(path) - 1; k >= 2 && isBDF(path[k-1]) && isBDF(path[k-2]); k -= 2 {
@@ -107,8 +101,7 @@ func isBDF(s string) bool {
 	return true
 }
 
-// bcmGen is NCCL's getBcmGen: Broadcom's PEX Gen4 and Gen5 switches show
-// two levels of switch that NCCL merges into one.
+// bcmGen is NCCL's getBcmGen, the Broadcom switches it merges.
 func bcmGen(id uint64, level uint64) int {
 	switch id & 0xfffffffffffff000 {
 	case 0x1000c0101000a000:
@@ -119,16 +112,14 @@ func bcmGen(id uint64, level uint64) int {
 	return 0
 }
 
-// node is one step of a device's way up to its CPU.
 type node struct {
 	key    string // the switch's PCI address, or the CPU's "numa N"
 	isCPU  bool
 	device bool
 }
 
-// chain is the device's way up: the device, its switches (a Broadcom
-// sub-switch merged into the switch above it, as
-// ncclTopoFlattenBcmSwitches does), then its CPU.
+// chain is the device, its switches (ncclTopoFlattenBcmSwitches applied),
+// then its CPU.
 func (d PCIDevice) chain() []node {
 	if len(d.Path) == 0 {
 		return nil
@@ -146,10 +137,8 @@ func (d PCIDevice) chain() []node {
 	return append(out, node{key: "numa " + strconv.Itoa(d.NUMANode), isCPU: true})
 }
 
-// Distance is the path type NCCL computes between two devices: PIX
-// through one switch, PXB through several, PHB through their CPU, SYS
-// across CPUs (NCCL's ncclTopoSetPaths over the tree chain builds). It is
-// PathSYS when either device's place is unknown.
+// Distance is the path type ncclTopoSetPaths gives two devices; SYS when
+// either's place is unknown.
 func Distance(a, b PCIDevice) PathType {
 	ca, cb := a.chain(), b.chain()
 	if len(ca) == 0 || len(cb) == 0 {

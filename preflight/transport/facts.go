@@ -1,10 +1,7 @@
-// Package transport predicts, for one rank, the network NCCL will use
-// (InfiniBand or RoCE through its IB transport, a net plugin such as
-// aws-ofi-nccl, or TCP sockets), whether GPUDirect RDMA will be on, and why
-// it would fall back or fail, from what the rank sees in its own
-// namespaces. Facts come from preflight/rdma; everything here is pure:
-// Predict and Evaluate read Facts and a Job and return a Prediction and
-// findings, each with its remedy per launcher (remedies.go).
+// Package transport predicts one rank's NCCL network (IB or RoCE, a net
+// plugin, or TCP sockets) and GPUDirect RDMA, and why it would fall back
+// or fail, from the facts preflight/rdma gathers in the rank's namespaces.
+// It is pure; each cause carries its remedy per launcher (remedies.go).
 package transport
 
 import "github.com/gpu-preflight/gpu-preflight/preflight/nccl"
@@ -12,8 +9,7 @@ import "github.com/gpu-preflight/gpu-preflight/preflight/nccl"
 // Facts is what one rank sees of the network NCCL may use.
 type Facts struct {
 	HCAs []HCA `json:"hcas"`
-	// Addresses are the namespace's addresses in getifaddrs order, Links
-	// its interfaces by index.
+	// Addresses are in getifaddrs order.
 	Addresses []nccl.Address `json:"addresses"`
 	Links     []Link         `json:"links"`
 	Process   Process        `json:"process"`
@@ -26,43 +22,37 @@ type Facts struct {
 // HCA is an RDMA device in /sys/class/infiniband.
 type HCA struct {
 	Name string `json:"name"`
-	// Driver is the kernel driver of its PCI device ("mlx5_core", "efa"),
-	// Vendor and Device that device's PCI ids ("0x15b3").
-	Driver  string `json:"driver"`
-	Vendor  string `json:"vendor"`
-	Device  string `json:"device"`
-	Address string `json:"address,omitempty"`
-	// PCI is its place in the PCI tree; IOMMU its IOMMU group's type.
-	PCI   nccl.PCIDevice `json:"pci"`
-	IOMMU string         `json:"iommu,omitempty"`
-	// Verbs is its uverbs device ("uverbs0"), "" when the kernel has none
-	// (ib_uverbs not loaded), and Node what opening its character device
-	// gave.
+	// Driver, Vendor and Device are its PCI device's ("mlx5_core", "0x15b3").
+	Driver  string         `json:"driver"`
+	Vendor  string         `json:"vendor"`
+	Device  string         `json:"device"`
+	Address string         `json:"address,omitempty"`
+	PCI     nccl.PCIDevice `json:"pci"`
+	IOMMU   string         `json:"iommu,omitempty"`
+	// Verbs is its uverbs device, "" without ib_uverbs.
 	Verbs string `json:"verbs"`
 	Node  Node   `json:"node"`
 	Ports []Port `json:"ports"`
 }
 
-// Node is the result of opening /dev/infiniband/uverbsN read-write, as
-// libibverbs does: NodeOK, or the errno's name ("ENOENT": not in this
-// container; "EPERM": the device cgroup denies it; "ENXIO": no driver
-// behind it), NodeNotDevice, or NodeOther with the device it names.
+// Node is what opening /dev/infiniband/uverbsN read-write gave: NodeOK,
+// NodeNotDevice, NodeOther, or the errno's name (ENOENT: not passed in;
+// EPERM: device cgroup; ENXIO: no driver).
 type Node struct {
 	Path string `json:"path"`
 	Open string `json:"open"`
 }
 
-// Results of opening a character device besides an errno's name.
+// Node results besides errnos.
 const (
 	NodeOK        = "ok"
 	NodeNotDevice = "not a character device"
 	NodeOther     = "another device"
 )
 
-// Port is one port of an HCA, as ports/N shows it.
+// Port is ports/N of an HCA.
 type Port struct {
-	Num int `json:"num"`
-	// State and PhysState are the names sysfs gives ("ACTIVE", "LinkUp").
+	Num       int        `json:"num"`
 	State     string     `json:"state"`
 	PhysState string     `json:"physState"`
 	LinkLayer string     `json:"linkLayer"`
@@ -82,37 +72,30 @@ type Link struct {
 	Index   int    `json:"index"`
 	Up      bool   `json:"up"`
 	Running bool   `json:"running"`
-	// Kind is the rtnetlink kind of a virtual interface ("veth",
-	// "bridge"); "" for a device's own interface.
+	// Kind is a virtual interface's ("veth"), "" for a device's own.
 	Kind string `json:"kind,omitempty"`
 }
 
-// Process is what limits this process, which the training command
-// inherits.
+// Process is this process's limits, which the command inherits.
 type Process struct {
 	UID int `json:"uid"`
-	// MemlockSoft and MemlockHard are RLIMIT_MEMLOCK in bytes, -1 for
-	// unlimited.
-	MemlockSoft int64 `json:"memlockSoft"`
-	MemlockHard int64 `json:"memlockHard"`
-	// CapEff, CapBnd and CapAmb are the capability sets of
-	// /proc/self/status.
-	CapEff uint64 `json:"capEff"`
-	CapBnd uint64 `json:"capBnd"`
-	CapAmb uint64 `json:"capAmb"`
-	// CPUs are the CPUs it may run on (Cpus_allowed_list).
+	// MemlockSoft and MemlockHard are in bytes, -1 for unlimited.
+	MemlockSoft int64  `json:"memlockSoft"`
+	MemlockHard int64  `json:"memlockHard"`
+	CapEff      uint64 `json:"capEff"`
+	CapBnd      uint64 `json:"capBnd"`
+	CapAmb      uint64 `json:"capAmb"`
+	// CPUs is Cpus_allowed_list.
 	CPUs string `json:"cpus"`
 }
 
 // Kernel is what the host's kernel says about GPUDirect RDMA.
 type Kernel struct {
 	Release string `json:"release"`
-	// Peermem lists which of nccl.PeermemFiles' paths (of any release)
-	// exist.
-	Peermem []string `json:"peermem,omitempty"`
-	// DriverVersion and OpenModule describe the NVIDIA kernel module.
-	DriverVersion string `json:"driverVersion,omitempty"`
-	OpenModule    bool   `json:"openModule,omitempty"`
+	// Peermem are the nccl.AllPeermemFiles that exist.
+	Peermem       []string `json:"peermem,omitempty"`
+	DriverVersion string   `json:"driverVersion,omitempty"`
+	OpenModule    bool     `json:"openModule,omitempty"`
 }
 
 // GPU is a visible GPU's place in the PCI tree.
@@ -123,32 +106,26 @@ type GPU struct {
 	LocalCPUs string         `json:"localCpus,omitempty"`
 }
 
-// Image is the image's RDMA user space as the loader model finds it from
-// the image's NCCL.
+// Image is the image's RDMA user space as the loader model finds it.
 type Image struct {
-	// NCCL is the libnccl.so.2 the framework loads, "" when none.
-	NCCL string `json:"nccl"`
-	// Verbs is libibverbs as NCCL dlopens it ("libibverbs.so", then
-	// "libibverbs.so.1").
+	// NCCL is the framework's libnccl.so.2, "" when none.
+	NCCL  string  `json:"nccl"`
 	Verbs Library `json:"verbs"`
-	// RDMACore is the rdma-core release libibverbs' file name gives (44
-	// for libibverbs.so.1.14.44.0), 0 when it gives none; VerbsABI its
-	// minor ABI (14), which has ibv_reg_dmabuf_mr from 12.
+	// RDMACore and VerbsABI come from libibverbs.so.1.<ABI>.<release>;
+	// 0 when unknown.
 	RDMACore int `json:"rdmaCore,omitempty"`
 	VerbsABI int `json:"verbsAbi,omitempty"`
-	// Configured are the provider names /etc/libibverbs.d (and
-	// RDMAV_DRIVERS or IBV_DRIVERS) name.
+	// Configured are the providers /etc/libibverbs.d names.
 	Configured []string   `json:"configured,omitempty"`
 	Providers  []Provider `json:"providers,omitempty"`
 	Plugins    []Plugin   `json:"plugins,omitempty"`
 }
 
-// Library is a library the loader model looked for, with what it found.
+// Library is what the loader model found for a library.
 type Library struct {
 	Name string `json:"name"`
 	Path string `json:"path,omitempty"`
-	// Missing are the libraries of its dependency closure the loader would
-	// not find ("libfabric.so.1 (needed by ...)").
+	// Missing are the libraries of its closure not found.
 	Missing []string `json:"missing,omitempty"`
 }
 
@@ -161,8 +138,7 @@ type Provider struct {
 	Library Library `json:"library"`
 }
 
-// Plugin is a net plugin NCCL tries: each name it would dlopen, and the
-// first that loads.
+// Plugin is a net plugin NCCL tries, by each name it dlopens.
 type Plugin struct {
 	Names   []string `json:"names"`
 	Library Library  `json:"library"`

@@ -1,10 +1,8 @@
-// Package rdmatest lays out a host's sysfs, /dev and /proc as the kernel
-// shows them to a container, for the tests of preflight/rdma: PCI devices
-// under /sys/devices with the class links the driver core makes to them
-// (/sys/class/infiniband/mlx5_0 -> ../../devices/.../infiniband/mlx5_0),
-// the attribute files of Documentation/ABI/stable/sysfs-class-infiniband
-// in the formats drivers/infiniband/core/sysfs.c prints, and real
-// character devices when the caller may create them.
+// Package rdmatest lays out a host's sysfs, /dev and /proc as a container
+// sees them: devices under /sys/devices with the driver core's relative
+// class links, the attributes of the kernel's
+// Documentation/ABI/stable/sysfs-class-infiniband in the formats
+// drivers/infiniband/core/sysfs.c prints, and real character devices.
 package rdmatest
 
 import (
@@ -16,16 +14,14 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Device is a PCI device: Path is its sysfs path below /sys/devices, from
-// the root complex down to itself.
+// Device is a PCI device; Path is below /sys/devices.
 type Device struct {
 	Path           string
 	Vendor, Device string
 	Driver         string
 	NUMA           int
 	CPUs           string
-	// IOMMU is its IOMMU group's type ("identity", "DMA-FQ"), "" for no
-	// group.
+	// IOMMU is its group's type, "" for none.
 	IOMMU string
 }
 
@@ -34,8 +30,7 @@ type HCA struct {
 	Name string
 	Device
 	Ports []Port
-	// Verbs is its uverbs index: /sys/class/infiniband_verbs/uverbsN and
-	// /dev/infiniband/uverbsN, character device 231:192+N; -1 for none.
+	// Verbs is N of uverbsN (231:192+N), -1 for none.
 	Verbs int
 }
 
@@ -55,16 +50,11 @@ type GID struct {
 type Node struct {
 	GPUs []Device
 	HCAs []HCA
-	// Bridges are PCI ids (vendor, device, subsystem vendor, subsystem
-	// device) of bridges, by address; the others get a generic bridge's.
-	Bridges map[string][4]string
-	// Peermem are files under /sys that exist ("/sys/module/nvidia_peermem/version").
-	Peermem []string
-	// Status and Limits are /proc/self/status and /proc/self/limits.
+	// Bridges are PCI ids of bridges by address; others get Intel's.
+	Bridges        map[string][4]string
+	Peermem        []string
 	Status, Limits string
-	// Nodes makes /dev/infiniband/uverbsN real character devices (mknod,
-	// which needs CAP_MKNOD); Missing leaves out the uverbs indexes it
-	// names, as a container the devices were not passed to.
+	// Nodes mknods /dev/infiniband/uverbsN (CAP_MKNOD) but those Missing.
 	Nodes   bool
 	Missing []int
 }
