@@ -42,7 +42,7 @@ esac
 # fetch NAME SUITE PACKAGE... unpacks the packages and every package they
 # depend on, from SUITE ("" for the host's), under $dir/root and sets root.
 fetch() {
-	local name=$1 suite=$2 dir stamp start wanted missing w
+	local name=$1 suite=$2 dir stamp start debs deb
 	shift 2
 	dir=$cache/rdma-debian/$name
 	root=$dir/root
@@ -65,34 +65,31 @@ fetch() {
 		mv "$dir/apt/sid.sources" "$dir/apt/sources/debian.sources"
 	fi
 	: >"$dir/apt/status"
-	apt_opts+=(-o "Dir::State::status=$dir/apt/status" -o APT::Install-Recommends=false)
-	echo "rdma-debian: apt-get update (${suite:-host} lists under $dir/apt)" >&2
-	bash "$here/scripts/log-download.sh" "rdma-debian: $name apt lists"
+	mkdir -p "$dir/debs/partial"
+	apt_opts+=(-o "Dir::State::status=$dir/apt/status" -o APT::Install-Recommends=false
+		-o "Dir::Cache::archives=$dir/debs")
+	echo "rdma-debian: apt-get update and download (${suite:-host} lists under $dir/apt)" >&2
+	bash "$here/scripts/log-download.sh" "rdma-debian: $name"
 	apt-get "${apt_opts[@]}" -qq update >&2
-	mapfile -t wanted < <(apt-get "${apt_opts[@]}" -s install "$@" |
-		sed -n 's/^Inst \([^ ]*\) (\([^ ]*\) .*/\1=\2/p')
-	if ((${#wanted[@]} == 0)); then
-		echo "rdma-debian: apt resolved no packages for $*" >&2
+	# An install into the empty status, download only: every package the
+	# set depends on lands in $dir/debs, those already there are kept.
+	apt-get "${apt_opts[@]}" -qq --download-only -y install "$@" 2>&1 | grep -v unsandboxed >&2 || true
+	debs=("$dir"/debs/*.deb)
+	if [[ ! -e ${debs[0]} ]]; then
+		echo "rdma-debian: apt downloaded nothing for $* (see its output above)" >&2
 		exit 1
-	fi
-	mkdir -p "$dir/debs"
-	missing=()
-	for w in "${wanted[@]}"; do
-		compgen -G "$dir/debs/${w%%=*}_*.deb" >/dev/null || missing+=("$w")
-	done
-	if ((${#missing[@]} > 0)); then
-		bash "$here/scripts/log-download.sh" "rdma-debian: $name ${#missing[@]} packages"
-		(cd "$dir/debs" && apt-get "${apt_opts[@]}" -qq download "${missing[@]}") 2>&1 | grep -v unsandboxed >&2 || true
 	fi
 	rm -rf "$root"
 	mkdir -p "$root"
-	for w in "${wanted[@]}"; do
-		dpkg -x "$(compgen -G "$dir/debs/${w%%=*}_*.deb" | head -n1)" "$root"
+	: >"$dir/packages.txt"
+	for deb in "${debs[@]}"; do
+		dpkg -x "$deb" "$root"
+		# shellcheck disable=SC2016 # dpkg-deb's own fields, not the shell's
+		dpkg-deb --show --showformat='${Package}=${Version}\n' "$deb" >>"$dir/packages.txt"
 	done
 	# libc-bin's trigger: the root's own /etc/ld.so.cache.
 	ldconfig -r "$root"
-	printf '%s\n' "${wanted[@]}" >"$dir/packages.txt"
-	echo "rdma-debian: $name: ${#wanted[@]} packages unpacked in $((SECONDS - start)) s" >&2
+	echo "rdma-debian: $name: ${#debs[@]} packages unpacked in $((SECONDS - start)) s" >&2
 	echo "$stamp" >"$dir/.ready"
 }
 
