@@ -18,9 +18,14 @@ func NetPlugins(s Settings, v Version) [][]string {
 	if v.atLeast(runningOnly) && strings.EqualFold(value, "none") {
 		return nil
 	}
+	// NCCL keeps 14 plugins (NCCL_NET_MAX_PLUGINS less its two own) and
+	// skips a name past 254 bytes (MAX_STR_LEN).
 	var out [][]string
 	for name := range strings.SplitSeq(value, ",") {
-		if name == "" {
+		if len(out) == 14 {
+			break
+		}
+		if name == "" || len(name) > 254 {
 			continue
 		}
 		names := []string{name}

@@ -131,6 +131,13 @@ func (g *gatherer) imageSide(hcas []transport.HCA, n transport.NCCL) transport.I
 	return im
 }
 
+// Bounds on a hostile /etc/libibverbs.d: rdma-core 56 ships 17 files of a
+// line each.
+const (
+	maxProviders    = 256
+	maxProviderFile = 4 << 10
+)
+
 // configuredProviders are the provider names libibverbs loads: those of
 // RDMAV_DRIVERS (or else IBV_DRIVERS), then of every regular file in
 // /etc/libibverbs.d (libibverbs/dynamic_driver.c, load_drivers).
@@ -144,13 +151,13 @@ func (g *gatherer) configuredProviders() []string {
 	}
 	files, err := g.image.ReadDirNames("/etc/libibverbs.d")
 	g.warn(err)
-	for _, f := range files {
-		b, err := g.image.ReadFileMax("/etc/libibverbs.d/"+f, maxFile)
+	for _, f := range files[:min(len(files), maxProviders)] {
+		b, err := g.image.ReadFileMax("/etc/libibverbs.d/"+f, maxProviderFile)
 		if err == nil {
 			out = append(out, ParseDriverConfig(string(b))...)
 		}
 	}
-	return out
+	return out[:min(len(out), maxProviders)]
 }
 
 // providers resolves each provider the HCAs need as load_driver does: in
@@ -230,8 +237,14 @@ func (g *gatherer) loaderEnv() ldso.Env {
 	if v, ok := g.o.Env("LD_LIBRARY_PATH"); ok {
 		env.LibraryPath = strings.FieldsFunc(v, func(r rune) bool { return r == ':' || r == ';' })
 	}
-	if b, err := g.image.ReadFileMax("/etc/ld.so.cache", ldso.MaxCacheSize); err == nil {
-		env.Cache, err = ldso.ParseCache(b)
+	// Read in place: the entries kept bound the memory, not the file.
+	if f, err := g.image.Open("/etc/ld.so.cache"); err == nil {
+		if fi, err := f.Stat(); err == nil {
+			env.Cache, err = ldso.ReadCache(f, min(fi.Size(), ldso.MaxCacheSize))
+			g.warn(err)
+		}
+		f.Close()
+	} else {
 		g.warn(err)
 	}
 	env.SystemDirs, env.LibDir = []string{"/lib64", "/usr/lib64"}, "lib64"
