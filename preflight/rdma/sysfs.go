@@ -43,6 +43,9 @@ func (g *gatherer) resolve(p string) string {
 // directories, so a lexical join is the answer. A target that would leave
 // the host root is resolved inside it instead.
 func (g *gatherer) follow(dir, rel, inside string) string {
+	if dir == "" {
+		return ""
+	}
 	target, err := os.Readlink(dir + "/" + rel)
 	if err != nil {
 		if errors.Is(err, unix.EINVAL) {
@@ -65,6 +68,9 @@ func (g *gatherer) follow(dir, rel, inside string) string {
 // when missing. No sysfs attribute is a link, so a link in its place is
 // refused rather than followed out of the host root.
 func (g *gatherer) attr(dir, rel string) string {
+	if dir == "" {
+		return ""
+	}
 	p := dir + "/" + rel
 	fd, err := unix.Open(p, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	if err != nil {
@@ -95,6 +101,9 @@ func (g *gatherer) attr(dir, rel string) string {
 // linkBase is the last component of the target of the link rel below a
 // resolved directory ("mlx5_core" for device/driver).
 func linkBase(dir, rel string) string {
+	if dir == "" {
+		return ""
+	}
 	target, err := os.Readlink(dir + "/" + rel)
 	if err != nil || target == "" {
 		return ""
@@ -149,6 +158,9 @@ func (g *gatherer) hcas() []transport.HCA {
 }
 
 func (g *gatherer) ports(hca string) []transport.Port {
+	if hca == "" {
+		return nil
+	}
 	names, err := os.ReadDir(hca + "/ports")
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		g.warn(err)

@@ -2,6 +2,7 @@ package rdma
 
 import (
 	"fmt"
+	"os"
 	"slices"
 	"testing"
 
@@ -117,5 +118,22 @@ func TestPeermemProbesAreSeen(t *testing.T) {
 	f, _ := Gather(Options{Host: root, Image: root})
 	if !slices.Equal(f.Kernel.Peermem, n.Peermem) {
 		t.Errorf("peermem %q, want %q", f.Kernel.Peermem, n.Peermem)
+	}
+}
+
+// A class entry whose link leads nowhere is an HCA without ports or
+// placement, and nothing outside the host root is read for it.
+func TestDanglingClassLinkReadsNothingElse(t *testing.T) {
+	dir := t.TempDir()
+	root := fsroot.Root(dir)
+	if err := os.MkdirAll(root.Path("/sys/class/infiniband"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("../../devices/pci0000:00/0000:00:01.0/infiniband/mlx5_0", root.Path("/sys/class/infiniband/mlx5_0")); err != nil {
+		t.Fatal(err)
+	}
+	f, warns := Gather(Options{Host: root, Image: root})
+	if len(f.HCAs) != 1 || f.HCAs[0].Name != "mlx5_0" || f.HCAs[0].Ports != nil || f.HCAs[0].Driver != "" || f.HCAs[0].PCI.Path != nil {
+		t.Errorf("HCAs %+v, warnings %q", f.HCAs, warns)
 	}
 }
