@@ -27,7 +27,9 @@ func FuzzParseProcFiles(f *testing.F) {
 func FuzzParseSysfs(f *testing.F) {
 	// Attribute values as drivers/infiniband/core/sysfs.c prints them.
 	for _, s := range []string{"4: ACTIVE", "5: LinkUp", "1: DOWN", "fe80:0000:0000:0000:ba59:9fff:fe2e:1a4c",
-		"0000:0000:0000:0000:0000:ffff:0a0a:0105", "0000:0000:0000:0000:0000:0000:0000:0000", "driver mlx5\n", "# comment\n\tdriver\t efa \n"} {
+		"0000:0000:0000:0000:0000:ffff:0a0a:0105", "0000:0000:0000:0000:0000:0000:0000:0000", "driver mlx5\n", "# comment\n\tdriver\t efa \n",
+		// An IFLA_LINKINFO attribute holding IFLA_INFO_KIND "veth".
+		"\x09\x00\x01\x00veth\x00\x00\x00\x00"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -37,6 +39,9 @@ func FuzzParseSysfs(f *testing.F) {
 		}
 		if g, ok := ParseGID(s); ok && !g.Is6() {
 			t.Fatalf("%q: GID %v", s, g)
+		}
+		if k := linkKind([]byte(s)); len(k) > len(s) {
+			t.Fatalf("%q: kind %q", s, k)
 		}
 		for _, d := range ParseDriverConfig(s) {
 			if d == "" || strings.ContainsAny(d, " \t\n") {

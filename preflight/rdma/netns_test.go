@@ -274,6 +274,11 @@ func TestNamespaceInterfacesGiveNCCLsOwnChoice(t *testing.T) {
 			}
 			runChild(t, netnsAttr(), nil, "layout "+f[1], &got)
 			addrs, read[f[1]] = got.Addresses, got.Addresses
+			for _, l := range got.Links {
+				if l.Name != "lo" && l.Kind != "veth" {
+					t.Errorf("layout %s: %s read as kind %q, want veth", f[1], l.Name, l.Kind)
+				}
+			}
 		}
 		s := nccl.Settings{}
 		if f[2] != "-" {
