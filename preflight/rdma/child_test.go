@@ -21,8 +21,19 @@ func TestMain(m *testing.M) {
 	if action := os.Getenv(childEnv); action != "" {
 		os.Exit(child(action))
 	}
-	os.Exit(m.Run())
+	dir, err := os.MkdirTemp("", "rdma-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	builds = dir
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
 }
+
+// builds holds what the tests build once for all of them.
+var builds string
 
 // child runs one action: "open PATH DEV" opens a uverbs node, "process"
 // reads this process's limits, "layout NAME" lays out a network

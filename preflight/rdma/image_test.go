@@ -17,6 +17,7 @@ import (
 
 var (
 	debianOnce sync.Once
+	ncclOnce   sync.Once
 	debianRoot string
 	debianErr  error
 )
@@ -52,7 +53,10 @@ func debianImage(t testing.TB) fsroot.Root {
 			t.Fatalf("copying %s: %v\n%s", debianRoot, err, out)
 		}
 	}
-	ldsotest.Build(t, dir, ldsotest.Lib{Path: libdir[1:] + "/libnccl.so.2", Soname: "libnccl.so.2"})
+	ncclOnce.Do(func() { ldsotest.Build(t, builds, ldsotest.Lib{Path: "libnccl.so.2", Soname: "libnccl.so.2"}) })
+	if out, err := exec.Command("cp", filepath.Join(builds, "libnccl.so.2"), filepath.Join(dir, libdir)).CombinedOutput(); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
 	return fsroot.Root(dir)
 }
 

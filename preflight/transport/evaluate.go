@@ -87,10 +87,13 @@ func passMessage(check string, pred Prediction, job Job) string {
 	case CheckTransport:
 		return pred.Summary + " (" + job.Evidence + ")"
 	case CheckGPUDirect:
-		if pred.GDR == "" {
-			return "no RDMA transport, no GPUDirect RDMA to check"
+		switch pred.Network {
+		case NetIB:
+			return "GPUDirect RDMA through " + pred.GDR + " for every GPU"
+		case "", NetSocket:
+			return "no RDMA network, no GPUDirect RDMA (" + pred.Summary + ")"
 		}
-		return "GPUDirect RDMA through " + pred.GDR + " for every GPU"
+		return "the net plugin decides GPUDirect RDMA itself (" + pred.Summary + ")"
 	case CheckMemlock:
 		if pred.Network == "" || pred.Network == NetSocket {
 			return "NCCL registers no memory with an HCA (" + pred.Summary + ")"
