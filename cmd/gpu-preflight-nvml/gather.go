@@ -17,7 +17,9 @@ import (
 // mocks; library is only recorded.
 func gather(lib gonvml.Interface, library string) nvml.Document {
 	doc := nvml.Document{Library: library, GPUs: []facts.GPU{}}
-	switch ret := lib.Init(); ret {
+	ret := lib.Init()
+	doc.DriverLibrary = driverLibrary(ret)
+	switch ret {
 	case gonvml.SUCCESS:
 		doc.Outcome = facts.ProbeOK
 	case gonvml.ERROR_LIBRARY_NOT_FOUND:
@@ -111,6 +113,7 @@ func device(lib gonvml.Interface, i int) (g facts.GPU) {
 		pending := v == gonvml.FEATURE_ENABLED
 		g.RetiredPagesPending = &pending
 	}
+	g.Health = health(lib, d)
 	return g
 }
 

@@ -40,6 +40,8 @@ type Document struct {
 	// GPUs are the devices NVML enumerates, in index order. Per-device NVML
 	// errors are in each GPU's Errors, keyed by JSON field name.
 	GPUs []facts.GPU `json:"gpus"`
+	// DriverLibrary is the libnvidia-ml file that loaded, whatever nvmlInit said.
+	DriverLibrary *facts.DriverLibrary `json:"driverLibrary,omitempty"`
 	// Errors maps a system-level field ("driverVersion", "cudaVersion",
 	// "nvmlVersion", "gpus") to the NVML error that left it empty.
 	Errors map[string]string `json:"errors,omitempty"`

@@ -1,0 +1,111 @@
+//go:build cgo
+
+package main
+
+import (
+	"bufio"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	gonvml "github.com/NVIDIA/go-nvml/pkg/nvml"
+
+	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
+)
+
+// Bounds on the procfs files read: a process maps a few hundred files, a
+// container sees a few thousand mounts.
+const (
+	maxMapsBytes      = 4 << 20
+	maxMountinfoBytes = 4 << 20
+)
+
+// driverLibrary says which libnvidia-ml file nvmlInit answered init from,
+// the driver version its name carries and whether it is bind-mounted, as
+// the NVIDIA Container Toolkit injects the host's libraries; nil when
+// none is mapped (the library never loaded).
+func driverLibrary(init gonvml.Return) *facts.DriverLibrary {
+	maps, err := os.Open("/proc/self/maps")
+	if err != nil {
+		return nil
+	}
+	defer maps.Close()
+	path := mappedLibrary(io.LimitReader(maps, maxMapsBytes))
+	if path == "" {
+		return nil
+	}
+	l := &facts.DriverLibrary{Path: path, Version: libraryVersion(path), RMVersionMismatch: init == gonvml.ERROR_LIB_RM_VERSION_MISMATCH}
+	if mi, err := os.Open("/proc/self/mountinfo"); err == nil {
+		defer mi.Close()
+		mounted := isMountPoint(io.LimitReader(mi, maxMountinfoBytes), path)
+		l.Mounted = &mounted
+	}
+	return l
+}
+
+// mappedLibrary finds libnvidia-ml among the files of a proc(5) maps
+// listing: the sixth field on, as the kernel resolved the name.
+func mappedLibrary(maps io.Reader) string {
+	s := bufio.NewScanner(maps)
+	for s.Scan() {
+		f := strings.SplitN(s.Text(), " ", 6)
+		if len(f) < 6 {
+			continue
+		}
+		path := strings.TrimSuffix(strings.TrimLeft(f[5], " "), " (deleted)")
+		if strings.HasPrefix(filepath.Base(path), "libnvidia-ml.so") {
+			return path
+		}
+	}
+	return ""
+}
+
+// driverVersion is a version as the driver's files carry it: 535.183.01,
+// 550.54.15, 570.26.
+var driverVersion = regexp.MustCompile(`^[0-9]{3,}\.[0-9]+(\.[0-9]+)?$`)
+
+// libraryVersion is the driver version in a libnvidia-ml file's name
+// (libnvidia-ml.so.535.183.01), "" for a soname link such as .so.1.
+func libraryVersion(path string) string {
+	v, ok := strings.CutPrefix(filepath.Base(path), "libnvidia-ml.so.")
+	if !ok || !driverVersion.MatchString(v) {
+		return ""
+	}
+	return v
+}
+
+// isMountPoint reports whether path is the mount point of a line of a
+// proc(5) mountinfo listing (the fifth field, octal escapes undone).
+func isMountPoint(mountinfo io.Reader, path string) bool {
+	s := bufio.NewScanner(mountinfo)
+	s.Buffer(make([]byte, 0, 4096), 64<<10)
+	for s.Scan() {
+		f := strings.Fields(s.Text())
+		if len(f) > 4 && unescapeMount(f[4]) == path {
+			return true
+		}
+	}
+	return false
+}
+
+// unescapeMount undoes the \ooo escapes the kernel writes for space, tab,
+// newline and backslash in mountinfo paths.
+func unescapeMount(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s) && isOctal(s[i+1]) && isOctal(s[i+2]) && isOctal(s[i+3]) {
+			b.WriteByte((s[i+1]-'0')<<6 | (s[i+2]-'0')<<3 | (s[i+3] - '0'))
+			i += 3
+			continue
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+func isOctal(c byte) bool { return c >= '0' && c <= '7' }
