@@ -163,12 +163,12 @@ func (r healthReader) computeMode() {
 
 // nvlink walks the links from 0 until NVML says there is no such link.
 func (r healthReader) nvlink() {
-	l := &facts.NVLink{Active: []int{}, Inactive: []int{}}
+	l := &facts.NVLink{}
 	for i := 0; i < gonvml.NVLINK_MAX_LINKS; i++ {
 		state, ret := r.d.GetNvLinkState(i)
 		switch {
 		case ret == gonvml.SUCCESS && state == gonvml.FEATURE_ENABLED:
-			l.Active = append(l.Active, i)
+			l.Active++
 		case ret == gonvml.SUCCESS:
 			l.Inactive = append(l.Inactive, i)
 		case ret == gonvml.ERROR_INVALID_ARGUMENT:
@@ -180,7 +180,7 @@ func (r healthReader) nvlink() {
 			return
 		}
 	}
-	if len(l.Active)+len(l.Inactive) == 0 {
+	if l.Active+len(l.Inactive) == 0 {
 		r.answered("nvlink", gonvml.ERROR_NOT_SUPPORTED)
 		return
 	}

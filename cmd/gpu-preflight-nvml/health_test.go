@@ -90,7 +90,7 @@ func TestHealthReadsEveryCallOfAHealthyGPU(t *testing.T) {
 	if h.Processes == nil || h.Processes.Count != 0 || h.ComputeMode != facts.ComputeModeDefault {
 		t.Errorf("processes %+v, compute mode %q", h.Processes, h.ComputeMode)
 	}
-	if h.NVLink == nil || len(h.NVLink.Active) != 18 || len(h.NVLink.Inactive) != 0 {
+	if h.NVLink == nil || h.NVLink.Active != 18 || len(h.NVLink.Inactive) != 0 {
 		t.Errorf("nvlink %+v", h.NVLink)
 	}
 	if want := (facts.PCIe{CurrentGeneration: 1, CurrentWidth: 16, MaxGeneration: 4, MaxWidth: 16, GPUMaxGeneration: 4}); h.PCIe == nil || *h.PCIe != want {
@@ -186,7 +186,7 @@ func TestHealthCountsActiveAndInactiveNVLinksUpToTheLast(t *testing.T) {
 		return gonvml.FEATURE_ENABLED, gonvml.SUCCESS
 	}
 	h := health(s, d)
-	if h.NVLink == nil || len(h.NVLink.Active) != 16 || !slices.Equal(h.NVLink.Inactive, []int{3, 11}) {
+	if h.NVLink == nil || h.NVLink.Active != 16 || !slices.Equal(h.NVLink.Inactive, []int{3, 11}) {
 		t.Errorf("nvlink %+v", h.NVLink)
 	}
 	if calls != 19 {

@@ -1,6 +1,10 @@
 package check
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
+)
 
 // DriverLibrary is the `driver-library` check: the NVML library the job's
 // processes load is the version of the kernel module that runs
@@ -21,8 +25,14 @@ func driverLibrary(in Input) Finding {
 	}
 	module := in.Facts.Host.Driver.Version
 	differ := lib.Version != "" && module != "" && lib.Version != module
-	if !lib.RMVersionMismatch && !differ {
-		return Finding{Status: Pass, Message: fmt.Sprintf("NVML library %s (%s) and kernel module %s agree", lib.Path, orUnknown(lib.Version), orUnknown(module))}
+	switch {
+	case lib.RMVersionMismatch || differ:
+	case lib.Version != "" && module != "":
+		return Finding{Status: Pass, Message: fmt.Sprintf("NVML library %s and kernel module %s are both %s", lib.Path, module, module)}
+	case in.Facts.Host.NVML.Outcome == facts.ProbeOK:
+		return Finding{Status: Pass, Message: fmt.Sprintf("NVML library %s initialised against the kernel module", lib.Path)}
+	default:
+		return Finding{Status: Skip, Message: fmt.Sprintf("nothing to compare: NVML library %s (version %s), kernel module %s", lib.Path, orUnknown(lib.Version), orUnknown(module))}
 	}
 	what := fmt.Sprintf("the kernel module is %s, the NVML library %s is %s", orUnknown(module), lib.Path, orUnknown(lib.Version))
 	if lib.RMVersionMismatch {

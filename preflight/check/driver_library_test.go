@@ -27,7 +27,8 @@ func TestDriverLibrary(t *testing.T) {
 		{"NVML's own word counts without a version in the name", "535.161.08",
 			&facts.DriverLibrary{Path: "/opt/lib/libnvidia-ml.so.1", RMVersionMismatch: true, Mounted: &yes}, Error, true,
 			[]string{"Driver/library version mismatch"}},
-		{"a library whose name has no version, NVML content, passes", "535.161.08", &facts.DriverLibrary{Path: "/opt/lib/libnvidia-ml.so.1"}, Pass, false, nil},
+		{"a library whose name has no version, that NVML did not refuse, leaves nothing to compare", "535.161.08", &facts.DriverLibrary{Path: "/opt/lib/libnvidia-ml.so.1"}, Skip, false, nil},
+		{"no kernel module version leaves nothing to compare", "", &facts.DriverLibrary{Path: "/lib/libnvidia-ml.so.535.247.01", Version: "535.247.01"}, Skip, false, nil},
 		{"no library loaded skips", "535.161.08", nil, Skip, false, nil},
 	}
 	for _, tt := range tests {

@@ -58,16 +58,16 @@ func nvlinkDegraded(v *verdict, g facts.GPU, peers []facts.GPU) {
 	if l == nil {
 		return
 	}
-	best, compared := len(l.Active), 0
+	best, compared := l.Active, 0
 	for _, p := range peers {
 		if p.Index != g.Index && p.Health.NVLink != nil {
-			best = max(best, len(p.Health.NVLink.Active))
+			best = max(best, p.Health.NVLink.Active)
 			compared++
 		}
 	}
-	if len(l.Active) < best {
+	if l.Active < best {
 		v.add(Warn, true, fmt.Sprintf("%s has %d NVLink(s) active (inactive: %s) where its %d peer(s) of model %s have up to %d",
-			gpuRef(g), len(l.Active), ints(l.Inactive), compared, orUnknown(g.Name), best),
+			gpuRef(g), l.Active, ints(l.Inactive), compared, orUnknown(g.Name), best),
 			fmt.Sprintf("drain the node and have GPU %d's NVLinks looked at (nvidia-smi nvlink -s -i %d); a GPU reset or reboot retrains them", g.Index, g.Index))
 	}
 }

@@ -39,10 +39,7 @@ func (m model) gpu(i int) facts.GPU {
 		ClockEventMask: &idle,
 	}
 	if m.links > 0 {
-		h.NVLink = &facts.NVLink{Inactive: []int{}}
-		for l := range m.links {
-			h.NVLink.Active = append(h.NVLink.Active, l)
-		}
+		h.NVLink = &facts.NVLink{Active: m.links}
 	} else {
 		h.Unsupported = append(h.Unsupported, "nvlink")
 	}

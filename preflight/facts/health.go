@@ -99,11 +99,11 @@ const (
 	ComputeModeExclusiveProcess = "exclusive-process"
 )
 
-// NVLink lists the GPU's links by number: those NVML says are active and
-// those that exist but are not.
+// NVLink counts the GPU's active links and lists by number those that
+// exist but are not active.
 type NVLink struct {
-	Active   []int `json:"active"`
-	Inactive []int `json:"inactive"`
+	Active   int   `json:"active"`
+	Inactive []int `json:"inactive,omitempty"`
 }
 
 // PCIe is the GPU's link; 0 is a value NVML did not give. MaxGeneration
