@@ -11,10 +11,8 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 )
 
-// health asks NVML what decides whether GPU d can start a job now: rows
-// waiting to be remapped, the NVLink fabric, memory and processes already
-// there, links and clocks. Each call is made at most once per link, so the
-// cost is bounded by the GPU's link count (docs/node-health.md).
+// health asks NVML what decides whether GPU d can start a job now, each
+// call at most once per link (docs/node-health.md).
 func health(lib gonvml.Interface, d gonvml.Device) *facts.GPUHealth {
 	r := healthReader{lib: lib, d: d, h: &facts.GPUHealth{}}
 	r.remappedRows()
@@ -35,8 +33,7 @@ type healthReader struct {
 }
 
 // answered reports whether ret is SUCCESS, else files field under
-// Unsupported (NOT_SUPPORTED, or an entry point this library lacks) or
-// Errors.
+// Unsupported or Errors.
 func (r healthReader) answered(field string, ret gonvml.Return) bool {
 	switch ret {
 	case gonvml.SUCCESS:
@@ -52,15 +49,12 @@ func (r healthReader) answered(field string, ret gonvml.Return) bool {
 	return false
 }
 
-// has reports whether the library exports symbol. go-nvml links NVML's
-// entry points unresolved, so calling one an older driver lacks would end
-// the probe.
+// has reports whether the library exports symbol: go-nvml links entry
+// points unresolved, and calling a missing one ends the probe.
 func (r healthReader) has(symbol string) bool {
 	return r.lib.Extensions().LookupSymbol(symbol) == nil
 }
 
-// call runs get when the library has symbol, else answers
-// FUNCTION_NOT_FOUND.
 func call[T any](r healthReader, symbol string, get func() (T, gonvml.Return)) (T, gonvml.Return) {
 	if !r.has(symbol) {
 		var zero T
@@ -80,8 +74,7 @@ func (r healthReader) remappedRows() {
 	}
 }
 
-// fabric reads the versioned call, which carries the health mask, and
-// falls back to the unversioned one on drivers that lack it or refuse v2.
+// fabric falls back to the unversioned call, without the health mask.
 func (r healthReader) fabric() {
 	v2, ret := call(r, "nvmlDeviceGetGpuFabricInfoV", func() (gonvml.GpuFabricInfo_v2, gonvml.Return) {
 		return r.d.GetGpuFabricInfoV().V2()
@@ -119,8 +112,7 @@ func (r healthReader) setFabric(state uint8, status, clique uint32, cluster [16]
 	r.h.Fabric = f
 }
 
-// fabricDegraded names what a fabric health mask says is wrong, each
-// field read as NVML_GPU_FABRIC_HEALTH_GET reads it.
+// fabricDegraded reads the mask as NVML_GPU_FABRIC_HEALTH_GET does.
 func fabricDegraded(mask uint32) []string {
 	var out []string
 	for _, f := range fabricHealthFields {
@@ -161,7 +153,6 @@ func (r healthReader) computeMode() {
 	}
 }
 
-// nvlink walks the links from 0 until NVML says there is no such link.
 func (r healthReader) nvlink() {
 	l := &facts.NVLink{}
 	for i := 0; i < gonvml.NVLINK_MAX_LINKS; i++ {
@@ -174,7 +165,6 @@ func (r healthReader) nvlink() {
 		case ret == gonvml.ERROR_INVALID_ARGUMENT:
 			i = gonvml.NVLINK_MAX_LINKS
 		case ret == gonvml.ERROR_NOT_SUPPORTED && i > 0:
-			// A link this GPU does not have among those it has.
 		default:
 			r.answered("nvlink", ret)
 			return
@@ -209,8 +199,7 @@ func (r healthReader) pcie() {
 	}
 }
 
-// clocks reads the event reasons under their R535 name, or under the
-// older throttle-reasons name the same bits had before.
+// clocks falls back to the pre-R535 name of the same bits.
 func (r healthReader) clocks() {
 	get := r.d.GetCurrentClocksEventReasons
 	symbol := "nvmlDeviceGetCurrentClocksEventReasons"

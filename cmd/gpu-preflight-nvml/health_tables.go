@@ -8,7 +8,6 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 )
 
-// fabricStates names NVML_GPU_FABRIC_STATE_*.
 var fabricStates = map[uint8]string{
 	gonvml.GPU_FABRIC_STATE_NOT_SUPPORTED: facts.FabricNotSupported,
 	gonvml.GPU_FABRIC_STATE_NOT_STARTED:   facts.FabricNotStarted,
@@ -16,8 +15,7 @@ var fabricStates = map[uint8]string{
 	gonvml.GPU_FABRIC_STATE_COMPLETED:     facts.FabricCompleted,
 }
 
-// fabricHealthFields are the fields of nvmlGpuFabricInfo_v2_t.healthMask
-// that say something is wrong, with their shifts and widths from nvml.h.
+// fabricHealthFields are the healthMask fields that report a fault.
 var fabricHealthFields = []struct {
 	name         string
 	shift, width uint32
@@ -31,15 +29,12 @@ var fabricHealthFields = []struct {
 		is(gonvml.GPU_FABRIC_HEALTH_MASK_ROUTE_UNHEALTHY_TRUE)},
 	{facts.FabricHealthAccessTimeoutRecovery, gonvml.GPU_FABRIC_HEALTH_MASK_SHIFT_ACCESS_TIMEOUT_RECOVERY, gonvml.GPU_FABRIC_HEALTH_MASK_WIDTH_ACCESS_TIMEOUT_RECOVERY,
 		is(gonvml.GPU_FABRIC_HEALTH_MASK_ACCESS_TIMEOUT_RECOVERY_TRUE)},
-	// Values above _NONE name what is incorrect (SysGUID, chassis serial
-	// number, no partition, too few NVLinks, firmware, location, state).
 	{facts.FabricHealthIncorrectConfiguration, gonvml.GPU_FABRIC_HEALTH_MASK_SHIFT_INCORRECT_CONFIGURATION, gonvml.GPU_FABRIC_HEALTH_MASK_WIDTH_INCORRECT_CONFIGURATION,
 		func(v uint32) bool { return v > gonvml.GPU_FABRIC_HEALTH_MASK_INCORRECT_CONFIGURATION_NONE }},
 }
 
 func is(want uint32) func(uint32) bool { return func(v uint32) bool { return v == want } }
 
-// computeModes names nvmlComputeMode_t.
 var computeModes = map[gonvml.ComputeMode]string{
 	gonvml.COMPUTEMODE_DEFAULT:           facts.ComputeModeDefault,
 	gonvml.COMPUTEMODE_EXCLUSIVE_THREAD:  facts.ComputeModeExclusiveThread,
@@ -47,8 +42,7 @@ var computeModes = map[gonvml.ComputeMode]string{
 	gonvml.COMPUTEMODE_EXCLUSIVE_PROCESS: facts.ComputeModeExclusiveProcess,
 }
 
-// clockEvents are the clock event reasons that mean the node holds a
-// GPU's clocks down (nvml.h: the HW ones halve the clocks or more).
+// clockEvents are the reasons that are the node's fault.
 var clockEvents = []struct {
 	bit  uint64
 	name string

@@ -15,17 +15,14 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 )
 
-// Bounds on the procfs files read: a process maps a few hundred files, a
-// container sees a few thousand mounts.
+// Bounds on the procfs files read.
 const (
 	maxMapsBytes      = 4 << 20
 	maxMountinfoBytes = 4 << 20
 )
 
-// driverLibrary says which libnvidia-ml file nvmlInit answered init from,
-// the driver version its name carries and whether it is bind-mounted, as
-// the NVIDIA Container Toolkit injects the host's libraries; nil when
-// none is mapped (the library never loaded).
+// driverLibrary says which libnvidia-ml file is mapped, its version and
+// whether it is a mount point; nil when none is (it never loaded).
 func driverLibrary(init gonvml.Return) *facts.DriverLibrary {
 	maps, err := os.Open("/proc/self/maps")
 	if err != nil {
@@ -45,8 +42,7 @@ func driverLibrary(init gonvml.Return) *facts.DriverLibrary {
 	return l
 }
 
-// mappedLibrary finds libnvidia-ml among the files of a proc(5) maps
-// listing: the sixth field on, as the kernel resolved the name.
+// mappedLibrary reads a proc(5) maps listing: paths from the sixth field.
 func mappedLibrary(maps io.Reader) string {
 	s := bufio.NewScanner(maps)
 	for s.Scan() {
@@ -62,12 +58,10 @@ func mappedLibrary(maps io.Reader) string {
 	return ""
 }
 
-// driverVersion is a version as the driver's files carry it: 535.183.01,
-// 550.54.15, 570.26.
+// driverVersion is as the driver's file names carry it: 535.183.01, 570.26.
 var driverVersion = regexp.MustCompile(`^[0-9]{3,}\.[0-9]+(\.[0-9]+)?$`)
 
-// libraryVersion is the driver version in a libnvidia-ml file's name
-// (libnvidia-ml.so.535.183.01), "" for a soname link such as .so.1.
+// libraryVersion is "" for a soname such as libnvidia-ml.so.1.
 func libraryVersion(path string) string {
 	v, ok := strings.CutPrefix(filepath.Base(path), "libnvidia-ml.so.")
 	if !ok || !driverVersion.MatchString(v) {
@@ -76,8 +70,8 @@ func libraryVersion(path string) string {
 	return v
 }
 
-// isMountPoint reports whether path is the mount point of a line of a
-// proc(5) mountinfo listing (the fifth field, octal escapes undone).
+// isMountPoint reads a proc(5) mountinfo listing: mount points are the
+// fifth field.
 func isMountPoint(mountinfo io.Reader, path string) bool {
 	s := bufio.NewScanner(mountinfo)
 	s.Buffer(make([]byte, 0, 4096), 64<<10)
@@ -90,8 +84,7 @@ func isMountPoint(mountinfo io.Reader, path string) bool {
 	return false
 }
 
-// unescapeMount undoes the \ooo escapes the kernel writes for space, tab,
-// newline and backslash in mountinfo paths.
+// unescapeMount undoes the kernel's \ooo escapes.
 func unescapeMount(s string) string {
 	if !strings.Contains(s, `\`) {
 		return s

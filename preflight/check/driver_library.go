@@ -6,16 +6,10 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 )
 
-// DriverLibrary is the `driver-library` check: the NVML library the job's
-// processes load is the version of the kernel module that runs
-// (/proc/driver/nvidia/version), or NVML fails with "Driver/library
-// version mismatch" and CUDA with error 803. The library's file name
-// carries its version; NVML's own NVML_ERROR_LIB_RM_VERSION_MISMATCH says
-// it too. When the NVIDIA Container Toolkit injected the library (a bind
-// mount), the host's driver was upgraded without reloading its module: a
-// node fault, fixed by a reboot. A library of the image's own files is
-// the image's: the mismatch code (docs/node-health.md, "Driver and
-// library").
+// DriverLibrary is the `driver-library` check: the NVML library is the
+// kernel module's version. Injected by the toolkit (a bind mount), a
+// mismatch is the node's, fixed by a reboot; shipped in the image, the
+// image's (docs/node-health.md, "Driver and library").
 var DriverLibrary = Check{ID: "driver-library", rule: driverLibrary}
 
 func driverLibrary(in Input) Finding {

@@ -10,14 +10,10 @@ import (
 )
 
 // GPUDegraded is the `gpu-degraded` check: no visible GPU runs slower than
-// it should, since one slow rank slows the whole job. Each GPU is compared
-// like with like: its active NVLinks with the most any GPU of the same
-// model on the node has; its PCIe width with the widest its link can
-// reach, and its link's generation with what the GPU supports, never with
-// the current generation (idle GPUs lower it); its clock event reasons
-// with none of the hardware slowdowns. Each problem warns, as a node
-// fault; NOT_SUPPORTED (PCIe cards without NVLink) gives none
-// (docs/node-health.md, "Degraded links and clocks").
+// its like (same-model peers' NVLinks, its link's widest, the GPU's PCIe
+// generation, never the current one) or with a hardware clock slowdown;
+// each warns as a node fault (docs/node-health.md, "Degraded links and
+// clocks").
 var GPUDegraded = Check{ID: "gpu-degraded", rule: gpuDegraded}
 
 func gpuDegraded(in Input) Finding {
@@ -51,8 +47,7 @@ func gpuDegraded(in Input) Finding {
 	return v.finding(fmt.Sprintf("%d visible GPU(s): NVLinks as their peers', PCIe links at their maximum, no clock slowdown", len(gpus)))
 }
 
-// nvlinkDegraded warns when g has fewer active NVLinks than a GPU of its
-// model on this node.
+// nvlinkDegraded warns when a same-model peer has more active NVLinks.
 func nvlinkDegraded(v *verdict, g facts.GPU, peers []facts.GPU) {
 	l := g.Health.NVLink
 	if l == nil {
@@ -72,10 +67,9 @@ func nvlinkDegraded(v *verdict, g facts.GPU, peers []facts.GPU) {
 	}
 }
 
-// pcieDegraded warns when g's link is narrower than it can be, or reaches
-// a lower generation than the GPU supports while a same-model peer's
-// reaches higher. A cap every peer shares is the server's: it is returned
-// for one note, not warned about.
+// pcieDegraded warns when g's link is narrower than it can be, or below
+// the GPU's generation where a peer's reaches higher; a cap every peer
+// shares is the server's, returned for a note.
 func pcieDegraded(v *verdict, g facts.GPU, peers []facts.GPU) string {
 	p := g.Health.PCIe
 	if p == nil {

@@ -7,19 +7,13 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 )
 
-// GPUInUse is the `gpu-in-use` check: no visible GPU is already busy when
-// the job starts. A compute process on it (NVML lists those of every PID
-// namespace, so also those this container cannot see) and a compute mode
-// that forbids contexts are node faults: the first allocation runs out of
-// memory, or CUDA says "all CUDA-capable devices are busy or
-// unavailable". Memory held with no process warns. GPUs in MIG mode are
-// shared by design and left alone; so are processes when the job's other
-// ranks share this node's GPUs (docs/node-health.md, "GPUs in use").
+// GPUInUse is the `gpu-in-use` check: no visible GPU runs a compute
+// process of any PID namespace or forbids contexts (node faults), or holds
+// memory with no process (a warning). MIG GPUs are shared by design
+// (docs/node-health.md, "GPUs in use").
 var GPUInUse = Check{ID: "gpu-in-use", rule: gpuInUse}
 
-// heldBytes is how much allocated memory, with no process listed, counts
-// as held: an idle GPU's allocations (v2, which counts the driver's
-// reservation apart) are a few MiB at most.
+// heldBytes counts as held: an idle GPU has a few MiB allocated.
 const heldBytes = 1 << 30
 
 func gpuInUse(in Input) Finding {

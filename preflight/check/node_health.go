@@ -8,13 +8,8 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 )
 
-// What the node-health checks share (row-remap, nvlink-fabric, gpu-in-use,
-// gpu-degraded): the GPUs whose health NVML reported, how a GPU is named,
-// and a verdict gathered problem by problem.
-
 // healthGPUs returns the visible GPUs with health facts, or the finding
-// that skips the check: no visible GPU, no NVML, or a probe that reported
-// no health.
+// that skips a GPU health check.
 func healthGPUs(in Input) ([]facts.GPU, *Finding) {
 	if len(in.Visible) == 0 {
 		return nil, &Finding{Status: Skip, Message: "no visible GPU"}
@@ -34,11 +29,9 @@ func healthGPUs(in Input) ([]facts.GPU, *Finding) {
 	return gpus, nil
 }
 
-// gpuRef names a GPU in a message.
 func gpuRef(g facts.GPU) string { return fmt.Sprintf("GPU %d (%s)", g.Index, orUnknown(g.UUID)) }
 
-// verdict gathers a check's problems: the finding takes the worst status
-// and each remedy once.
+// verdict gathers problems: the worst status, each remedy once.
 type verdict struct {
 	status    Status
 	nodeFault bool
@@ -57,8 +50,7 @@ func (v *verdict) add(s Status, nodeFault bool, problem, remedy string) {
 	}
 }
 
-// unread adds, as info, the health facts NVML failed to give: never read
-// as healthy, never as sick.
+// unread adds, as info, the facts NVML failed to give.
 func (v *verdict) unread(gpus []facts.GPU, keys ...string) {
 	for _, g := range gpus {
 		for _, k := range keys {
@@ -70,7 +62,6 @@ func (v *verdict) unread(gpus []facts.GPU, keys ...string) {
 	}
 }
 
-// finding is the verdict, or a pass saying pass.
 func (v verdict) finding(pass string) Finding {
 	if len(v.problems) == 0 {
 		return Finding{Status: Pass, Message: pass}
@@ -78,7 +69,7 @@ func (v verdict) finding(pass string) Finding {
 	return Finding{Status: v.status, NodeFault: v.nodeFault, Message: strings.Join(v.problems, "; "), Remedy: strings.Join(v.remedies, "; ")}
 }
 
-// count says how many of gpus answered key, for a passing message.
+// answeredCount says how many of gpus answered key.
 func answeredCount(gpus []facts.GPU, key string, has func(facts.GPUHealth) bool) string {
 	n, unsupported := 0, 0
 	for _, g := range gpus {

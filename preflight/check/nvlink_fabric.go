@@ -7,14 +7,10 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 )
 
-// NVLinkFabric is the `nvlink-fabric` check: every visible GPU that is
-// part of an NVLink fabric (NVSwitch systems: HGX, DGX, GB200) has
-// completed its registration with the fabric manager, successfully
-// (nvmlDeviceGetGpuFabricInfoV). Otherwise CUDA fails at start with
-// error 802, "system not yet initialized": a node fault. A health mask
-// that reports degraded bandwidth or routes warns. GPUs outside a fabric
-// answer NOT_SUPPORTED and get no finding (docs/node-health.md, "NVLink
-// fabric").
+// NVLinkFabric is the `nvlink-fabric` check: every visible GPU of an
+// NVLink fabric completed its registration, successfully, or CUDA fails
+// with error 802 (a node fault); a degraded health mask warns
+// (docs/node-health.md, "NVLink fabric").
 var NVLinkFabric = Check{ID: "nvlink-fabric", rule: nvlinkFabric}
 
 func nvlinkFabric(in Input) Finding {

@@ -5,14 +5,10 @@ import (
 	"strings"
 )
 
-// RanksPerNode is the `ranks-per-node` check: the job's launcher starts no
-// more processes on this node than GPUs are visible (torchrun, Paddle,
-// deepspeed and accelerate options, Kubeflow's PET_NPROC_PER_NODE,
-// Slurm's SLURM_NTASKS_PER_NODE, a torchrun worker's LOCAL_WORLD_SIZE;
-// preflight/launcher). Otherwise the ranks past the last GPU stop with
-// "CUDA error: invalid device ordinal": the job's configuration, the
-// mismatch code. A count that rests on an assumption warns
-// (docs/node-health.md, "More ranks than GPUs").
+// RanksPerNode is the `ranks-per-node` check: no launcher starts more
+// processes on this node than GPUs are visible, a mismatch; a count
+// resting on an assumption warns (docs/node-health.md, "More ranks than
+// GPUs").
 var RanksPerNode = Check{ID: "ranks-per-node", rule: ranksPerNode}
 
 func ranksPerNode(in Input) Finding {

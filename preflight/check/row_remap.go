@@ -7,10 +7,8 @@ import (
 )
 
 // RowRemap is the `row-remap` check: no visible GPU has a row remapping
-// pending or failed (nvmlDeviceGetRemappedRows; Ampere and newer remap
-// rows where older GPUs retired pages). DCGM's diagnostic fails a GPU for
-// either and NVIDIA's RMA policy counts a failed remapping; both are
-// node faults (docs/node-health.md, "Row remapping").
+// pending (reset it) or failed (drain), both node faults
+// (docs/node-health.md, "Row remapping").
 var RowRemap = Check{ID: "row-remap", rule: rowRemap}
 
 func rowRemap(in Input) Finding {

@@ -1,23 +1,19 @@
 package facts
 
 // GPUHealth is what NVML says of a GPU's fitness to start a job now
-// (docs/node-health.md gives each call and value with its source). A nil
-// field was not read: its key is in Unsupported when NVML does not support
-// the call on this GPU or driver, in Errors (with NVML's string) when the
-// call failed. Neither is ever read as healthy or as sick.
+// (docs/node-health.md). A nil field was not read: its key is in
+// Unsupported (NOT_SUPPORTED) or in Errors, with NVML's string;
+// ClockEvents are the Clock* reasons set in ClockEventMask.
 type GPUHealth struct {
-	RemappedRows *RemappedRows `json:"remappedRows,omitempty"`
-	Fabric       *Fabric       `json:"fabric,omitempty"`
-	Memory       *MemoryUse    `json:"memory,omitempty"`
-	Processes    *Processes    `json:"processes,omitempty"`
-	// ComputeMode is one of the ComputeMode* constants.
-	ComputeMode string  `json:"computeMode,omitempty"`
-	NVLink      *NVLink `json:"nvlink,omitempty"`
-	PCIe        *PCIe   `json:"pcie,omitempty"`
-	// ClockEvents are the active clock event reasons gpu-preflight judges
-	// (ClockHW* and ClockSWThermal), from ClockEventMask.
-	ClockEvents    []string `json:"clockEvents,omitempty"`
-	ClockEventMask *uint64  `json:"clockEventMask,omitempty"`
+	RemappedRows   *RemappedRows `json:"remappedRows,omitempty"`
+	Fabric         *Fabric       `json:"fabric,omitempty"`
+	Memory         *MemoryUse    `json:"memory,omitempty"`
+	Processes      *Processes    `json:"processes,omitempty"`
+	ComputeMode    string        `json:"computeMode,omitempty"`
+	NVLink         *NVLink       `json:"nvlink,omitempty"`
+	PCIe           *PCIe         `json:"pcie,omitempty"`
+	ClockEvents    []string      `json:"clockEvents,omitempty"`
+	ClockEventMask *uint64       `json:"clockEventMask,omitempty"`
 
 	Unsupported []string          `json:"unsupported,omitempty"`
 	Errors      map[string]string `json:"errors,omitempty"`
@@ -31,25 +27,20 @@ type RemappedRows struct {
 	Failed        bool `json:"failed"`
 }
 
-// Fabric is the GPU's registration in the NVLink fabric
-// (nvmlDeviceGetGpuFabricInfoV, or the unversioned call without the mask).
+// Fabric is the GPU's registration in the NVLink fabric. Status is the
+// nvmlReturn_t it ended with; HealthMask is nil from the unversioned call,
+// and Degraded names the FabricHealth* faults it reports.
 type Fabric struct {
-	// State is one of the Fabric* constants.
-	State string `json:"state"`
-	// Status is the nvmlReturn_t the registration ended with, meaningful
-	// once State is FabricCompleted; StatusText is NVML's string for it.
-	Status     int    `json:"status"`
-	StatusText string `json:"statusText,omitempty"`
-	CliqueID   uint32 `json:"cliqueId"`
-	// ClusterUUID is empty when NVML gave zeros (no multi-node fabric).
-	ClusterUUID string `json:"clusterUuid,omitempty"`
-	// HealthMask is NVML's mask, nil when the call has none; Degraded
-	// names what it says is wrong (the FabricHealth* constants).
-	HealthMask *uint32  `json:"healthMask,omitempty"`
-	Degraded   []string `json:"degraded,omitempty"`
+	State       string   `json:"state"`
+	Status      int      `json:"status"`
+	StatusText  string   `json:"statusText,omitempty"`
+	CliqueID    uint32   `json:"cliqueId"`
+	ClusterUUID string   `json:"clusterUuid,omitempty"`
+	HealthMask  *uint32  `json:"healthMask,omitempty"`
+	Degraded    []string `json:"degraded,omitempty"`
 }
 
-// Fabric registration states, NVML_GPU_FABRIC_STATE_*.
+// Fabric states, NVML_GPU_FABRIC_STATE_*.
 const (
 	FabricNotSupported = "not-supported"
 	FabricNotStarted   = "not-started"
@@ -57,7 +48,7 @@ const (
 	FabricCompleted    = "completed"
 )
 
-// What a fabric health mask may say is wrong, NVML_GPU_FABRIC_HEALTH_MASK_*.
+// Fabric health faults, NVML_GPU_FABRIC_HEALTH_MASK_*.
 const (
 	FabricHealthDegradedBandwidth      = "bandwidth degraded"
 	FabricHealthRouteRecovery          = "route recovery in progress"
@@ -66,26 +57,23 @@ const (
 	FabricHealthIncorrectConfiguration = "incorrect configuration"
 )
 
-// MemoryUse is nvmlDeviceGetMemoryInfo_v2, which counts the memory the
-// driver and firmware reserve apart from what processes allocated.
+// MemoryUse is nvmlDeviceGetMemoryInfo_v2: Used excludes Reserved.
 type MemoryUse struct {
 	TotalBytes    uint64 `json:"totalBytes"`
 	ReservedBytes uint64 `json:"reservedBytes"`
 	UsedBytes     uint64 `json:"usedBytes"`
 }
 
-// Processes are the compute processes NVML lists on the GPU, in any PID
-// namespace: their PIDs are the host's.
+// Processes are the GPU's compute processes, of any PID namespace; First
+// keeps at most MaxProcesses.
 type Processes struct {
-	Count int `json:"count"`
-	// First holds at most MaxProcesses of them.
+	Count int       `json:"count"`
 	First []Process `json:"first,omitempty"`
 }
 
-// MaxProcesses bounds Processes.First.
 const MaxProcesses = 8
 
-// Process is one compute process; UsedBytes is 0 when NVML cannot say.
+// Process is one; UsedBytes is 0 when NVML cannot say.
 type Process struct {
 	PID       uint32 `json:"pid"`
 	UsedBytes uint64 `json:"usedBytes,omitempty"`
@@ -99,16 +87,14 @@ const (
 	ComputeModeExclusiveProcess = "exclusive-process"
 )
 
-// NVLink counts the GPU's active links and lists by number those that
-// exist but are not active.
+// NVLink counts the active links and numbers the inactive ones.
 type NVLink struct {
 	Active   int   `json:"active"`
 	Inactive []int `json:"inactive,omitempty"`
 }
 
-// PCIe is the GPU's link; 0 is a value NVML did not give. MaxGeneration
-// and MaxWidth are the most the link can reach with this GPU and this
-// slot, GPUMaxGeneration the most the GPU itself supports.
+// PCIe is the GPU's link, 0 where NVML did not answer. The Max* values are
+// what the link can reach in this slot, GPUMaxGeneration the GPU's own.
 type PCIe struct {
 	CurrentGeneration int `json:"currentGeneration,omitempty"`
 	CurrentWidth      int `json:"currentWidth,omitempty"`
@@ -117,8 +103,7 @@ type PCIe struct {
 	GPUMaxGeneration  int `json:"gpuMaxGeneration,omitempty"`
 }
 
-// Clock event reasons that hold a GPU's clocks down for a fault of the
-// node (nvmlClocksEventReason* and nvmlClocksThrottleReason*).
+// Clock event reasons that are the node's fault.
 const (
 	ClockHWSlowdown   = "hw-slowdown"
 	ClockSWThermal    = "sw-thermal-slowdown"
@@ -126,35 +111,24 @@ const (
 	ClockHWPowerBrake = "hw-power-brake-slowdown"
 )
 
-// DriverLibrary is the NVML library file the probe loaded, to tell a
-// kernel module from user-space driver libraries it does not match.
+// DriverLibrary is the libnvidia-ml file the probe mapped, the version its
+// name carries, whether it is a mount point (nil: unknown) and whether
+// nvmlInit answered NVML_ERROR_LIB_RM_VERSION_MISMATCH.
 type DriverLibrary struct {
-	// Path is the file mapped into the probe, symlinks resolved; Version
-	// the driver version its name carries ("535.183.01"), "" when none.
-	Path    string `json:"path"`
-	Version string `json:"version,omitempty"`
-	// Mounted says whether the file is a mount point, as the NVIDIA
-	// Container Toolkit bind-mounts each host library; nil when unknown.
-	Mounted *bool `json:"mounted,omitempty"`
-	// RMVersionMismatch is set when nvmlInit answered
-	// NVML_ERROR_LIB_RM_VERSION_MISMATCH.
-	RMVersionMismatch bool `json:"rmVersionMismatch,omitempty"`
+	Path              string `json:"path"`
+	Version           string `json:"version,omitempty"`
+	Mounted           *bool  `json:"mounted,omitempty"`
+	RMVersionMismatch bool   `json:"rmVersionMismatch,omitempty"`
 }
 
-// Ranks is one launcher's statement of how many processes it starts on
-// this node, read from the command line or the environment.
+// Ranks is a launcher's count of processes on this node, the option that
+// states it, the devices it names and what it assumes.
 type Ranks struct {
-	// Launcher is a Launcher* constant; Source the option or variable as
-	// given ("--nproc-per-node=8", "PET_NPROC_PER_NODE=8").
 	Launcher string `json:"launcher"`
 	Source   string `json:"source"`
 	PerNode  int    `json:"perNode"`
-	// Devices are the device ordinals the launcher names, when it names
-	// them (Paddle's --devices 0,1,2,3).
-	Devices []int `json:"devices,omitempty"`
-	// Assumed says what the count rests on that the command does not
-	// state; "" when it states it all.
-	Assumed string `json:"assumed,omitempty"`
+	Devices  []int  `json:"devices,omitempty"`
+	Assumed  string `json:"assumed,omitempty"`
 }
 
 // Launchers whose rank counts are read.
@@ -164,13 +138,12 @@ const (
 	LauncherDeepSpeed  = "deepspeed"
 	LauncherAccelerate = "accelerate"
 	LauncherSlurm      = "slurm"
-	// LauncherTorchWorker: LOCAL_WORLD_SIZE, which torchrun sets for each
-	// process it starts.
+	// LauncherTorchWorker is LOCAL_WORLD_SIZE, set in each torchrun worker.
 	LauncherTorchWorker = "torch-worker"
 )
 
-// PerRank reports whether r comes from a variable each rank's own
-// process carries, so that the ranks beside it share this node's GPUs.
+// PerRank reports whether every rank's own process carries r, so that
+// ranks side by side share this node's GPUs.
 func (r Ranks) PerRank() bool {
 	return r.Launcher == LauncherSlurm || r.Launcher == LauncherTorchWorker
 }

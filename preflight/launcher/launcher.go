@@ -1,10 +1,7 @@
 // Package launcher reads, from a job's command line and environment, how
-// many processes its launcher starts on this node: torchrun's
-// --nproc-per-node (and PET_NPROC_PER_NODE), PaddlePaddle's --devices and
-// --nproc_per_node, deepspeed's --num_gpus, accelerate's --num_processes,
-// Slurm's SLURM_NTASKS_PER_NODE and torchrun's LOCAL_WORLD_SIZE. Each
-// option is read as its launcher's own parser reads it
-// (docs/node-health.md, "More ranks than GPUs"). It does no I/O.
+// many processes its launcher (torchrun, PaddlePaddle, deepspeed,
+// accelerate, Slurm) starts on this node, each option as its launcher's
+// own parser reads it (docs/node-health.md, "More ranks than GPUs").
 package launcher
 
 import (
@@ -16,16 +13,14 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 )
 
-// maxPerNode bounds a count worth reading: no node runs more processes
-// per GPU job; a larger number is not a count.
-const maxPerNode = 1 << 16
+// Bounds: a larger count is no count; a device list keeps maxDevices.
+const (
+	maxPerNode = 1 << 16
+	maxDevices = 64
+)
 
-// maxDevices bounds the device ordinals kept from one list.
-const maxDevices = 64
-
-// Ranks returns every statement of the per-node process count that argv
-// (the training command) and the environment make, in the order the
-// launcher would apply them; lookup reads a variable.
+// Ranks returns every per-node process count that argv, the training
+// command, and the variables lookup reads state.
 func Ranks(argv []string, lookup func(string) (string, bool)) []facts.Ranks {
 	var out []facts.Ranks
 	name, args := command(argv)
@@ -42,8 +37,7 @@ func Ranks(argv []string, lookup func(string) (string, bool)) []facts.Ranks {
 		out = append(out, accelerate(args)...)
 	}
 	if name != facts.LauncherTorchrun {
-		// torchrun's parser takes it as --nproc-per-node's default; Kubeflow
-		// sets it for whatever the pod runs.
+		// Kubeflow sets it for whatever the pod runs.
 		if v, ok := lookup("PET_NPROC_PER_NODE"); ok {
 			out = appendCount(out, facts.Ranks{Launcher: facts.LauncherTorchrun, Source: "PET_NPROC_PER_NODE=" + v}, v)
 		}
@@ -60,8 +54,8 @@ func Ranks(argv []string, lookup func(string) (string, bool)) []facts.Ranks {
 	return out
 }
 
-// command names the launcher argv runs and the arguments it parses: the
-// launcher's own executable, or python -m with its module.
+// command names the launcher argv runs, as its executable or python -m,
+// and the arguments it parses.
 func command(argv []string) (string, []string) {
 	if len(argv) == 0 {
 		return "", nil
@@ -93,8 +87,7 @@ var modules = map[string]string{
 	"accelerate.commands.launch":      facts.LauncherAccelerate,
 }
 
-// pythonModule finds -m MODULE among the interpreter's options and
-// returns it with the arguments after it; "" when python runs a script.
+// pythonModule finds python's -m MODULE and the arguments after it.
 func pythonModule(args []string) (string, []string) {
 	for i := 0; i < len(args); i++ {
 		switch a := args[i]; {
@@ -111,16 +104,14 @@ func pythonModule(args []string) (string, []string) {
 	return "", nil
 }
 
-// option finds the value of the last of names among the launcher's
-// options, as argparse reads them: "--name value" or "--name=value", up
-// to the first positional argument (the training script), with flags
-// taking no value. It returns the value and the option as given.
+// option finds the last of names among the options before the training
+// script, as argparse reads "--name value" and "--name=value", flags
+// taking no value; it returns the value and the option as given.
 func option(args []string, flags map[string]bool, names ...string) (value, source string, found bool) {
 	return optionIn(args, args, flags, names...)
 }
 
-// optionIn is option over match, a copy of args with the names spelled
-// as names are; the source quotes args.
+// optionIn is option matching names in match, args respelled.
 func optionIn(args, match []string, flags map[string]bool, names ...string) (value, source string, found bool) {
 	for i := 0; i < len(match); i++ {
 		a := match[i]
@@ -143,8 +134,8 @@ func optionIn(args, match []string, flags map[string]bool, names ...string) (val
 	return value, source, found
 }
 
-// appendCount adds r with its count read from v; a value that is no
-// count ("gpu", "auto": the launcher counts the GPUs itself) adds nothing.
+// appendCount adds r counting v; "gpu" or "auto" (the launcher counts the
+// GPUs itself) adds nothing.
 func appendCount(out []facts.Ranks, r facts.Ranks, v string) []facts.Ranks {
 	n, err := strconv.Atoi(strings.TrimSpace(v))
 	if err != nil || n < 1 || n > maxPerNode {
@@ -154,13 +145,12 @@ func appendCount(out []facts.Ranks, r facts.Ranks, v string) []facts.Ranks {
 	return append(out, r)
 }
 
-// torchrun's flags: the options its parser declares without a value
-// (torch/distributed/run.py, get_args_parser; torch.distributed.launch
-// adds --use-env).
+// torchrunFlags take no value (torch/distributed/run.py, get_args_parser;
+// launch.py adds --use-env).
 var torchrunFlags = flagSet("--standalone", "-m", "--module", "--no-python", "--no_python", "--run-path", "--run_path",
 	"--use-env", "--use_env", "-h", "--help")
 
-// torchrun reads --nproc-per-node, whose default is PET_NPROC_PER_NODE
+// torchrun's --nproc-per-node defaults to PET_NPROC_PER_NODE
 // (torch/distributed/argparse_util.py, env).
 func torchrun(args []string, lookup func(string) (string, bool)) []facts.Ranks {
 	r := facts.Ranks{Launcher: facts.LauncherTorchrun}
@@ -175,10 +165,8 @@ func torchrun(args []string, lookup func(string) (string, bool)) []facts.Ranks {
 	return appendCount(nil, r, v)
 }
 
-// paddle reads --devices (or its aliases) and --nproc_per_node; the
-// launcher lets PADDLE_DEVICES and PADDLE_NPROC_PER_NODE override them
-// (paddle/distributed/launch/context/args_envs.py). Its options all
-// take a value.
+// paddle's options all take a value; PADDLE_DEVICES and
+// PADDLE_NPROC_PER_NODE override them (launch/context/args_envs.py).
 func paddle(args []string, lookup func(string) (string, bool)) []facts.Ranks {
 	var out []facts.Ranks
 	devices, src, ok := option(args, nil, "--devices", "--gpus", "--npus", "--xpus")
@@ -217,20 +205,18 @@ func deviceList(s string) (facts.Ranks, bool) {
 	return r, r.PerNode > 0 && r.PerNode <= maxPerNode
 }
 
-// deepspeedFlags: deepspeed/launcher/runner.py's store_true options.
+// deepspeedFlags take no value (deepspeed/launcher/runner.py).
 var deepspeedFlags = flagSet("--module", "--no_python", "--no_local_rank", "--no_ssh", "--no_ssh_check", "--force_multi",
 	"--save_pid", "--elastic_training", "--bind_cores_to_rank", "-h", "--help")
 
-// accelerateFlags: accelerate's launch_command_parser store_true and
-// store_false options (src/accelerate/commands/launch.py).
+// accelerateFlags take no value (src/accelerate/commands/launch.py).
 var accelerateFlags = flagSet("-h", "--help", "--quiet", "-q", "--cpu", "--multi_gpu", "--tpu", "--ipex",
 	"--enable_cpu_affinity", "--dynamo_use_fullgraph", "--dynamo_use_dynamic", "--use_deepspeed", "--use_fsdp",
 	"--use_megatron_lm", "--use_xpu", "--same_network", "-m", "--module", "--no_python", "--tpu_cluster",
 	"--no_tpu_cluster", "--tpu_use_sudo", "--downcast_bf16", "--fp8_use_autocast_during_eval", "--debug")
 
-// accelerate's --num_processes counts every machine's processes; the
-// per-node count divides it by --num_machines. Its options take hyphens
-// or underscores alike.
+// accelerate's --num_processes counts all machines' processes; options
+// take hyphens or underscores alike.
 func accelerate(args []string) []facts.Ranks {
 	norm := make([]string, len(args))
 	for i, a := range args {

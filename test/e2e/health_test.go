@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"debug/elf"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -235,4 +236,41 @@ func withoutVar(env []string, name string) []string {
 		}
 	}
 	return out
+}
+
+// The probe calls some health entry points without asking the library
+// first: those of every driver gpu-preflight supports. Debian's R535
+// libnvidia-ml1 exports each; of the guarded ones it lacks the versioned
+// fabric call (docs/node-health.md, "The calls").
+func TestHealthEntryPointsOfDebiansLibrary(t *testing.T) {
+	file, err := filepath.EvalSymlinks(realLibrary(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := elf.Open(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	syms, err := f.DynamicSymbols()
+	if err != nil {
+		t.Fatal(err)
+	}
+	exported := map[string]bool{}
+	for _, s := range syms {
+		if s.Section != elf.SHN_UNDEF {
+			exported[s.Name] = true
+		}
+	}
+	for _, name := range []string{"nvmlDeviceGetComputeRunningProcesses", "nvmlDeviceGetComputeMode", "nvmlDeviceGetNvLinkState",
+		"nvmlDeviceGetCurrPcieLinkGeneration", "nvmlDeviceGetCurrPcieLinkWidth", "nvmlDeviceGetMaxPcieLinkGeneration",
+		"nvmlDeviceGetMaxPcieLinkWidth", "nvmlDeviceGetCurrentClocksThrottleReasons"} {
+		if !exported[name] {
+			t.Errorf("%s does not export %s, which the probe calls unguarded", file, name)
+		}
+	}
+	if exported["nvmlDeviceGetGpuFabricInfoV"] || !exported["nvmlDeviceGetGpuFabricInfo"] {
+		t.Errorf("%s: the versioned fabric call exported %v, the unversioned %v; docs/node-health.md says otherwise",
+			file, exported["nvmlDeviceGetGpuFabricInfoV"], exported["nvmlDeviceGetGpuFabricInfo"])
+	}
 }
