@@ -43,6 +43,9 @@ func fakeNode(b *testing.B, s fakenvml.Scenario) (gonvml.Interface, []gonvml.Dev
 // (docs/PERFORMANCE.md, "Node-health calls"): what they add to a probe.
 func BenchmarkHealthOf8FakeH100s(b *testing.B) {
 	lib, devices := fakeNode(b, fakenvml.HealthyH100x8())
+	if h := health(lib, devices[7]); h.NVLink == nil || h.NVLink.Active != 18 || len(h.Unsupported)+len(h.Errors) != 0 {
+		b.Fatalf("GPU 7's health from the fake: %+v", h)
+	}
 	for b.Loop() {
 		for _, d := range devices {
 			health(lib, d)
@@ -54,6 +57,9 @@ func BenchmarkHealthOf8FakeH100s(b *testing.B) {
 // scale.
 func BenchmarkGatherOf8FakeH100s(b *testing.B) {
 	lib, _ := fakeNode(b, fakenvml.HealthyH100x8())
+	if doc := gather(lib, "x"); len(doc.GPUs) != 8 || doc.GPUs[7].Health == nil || doc.GPUs[7].Health.NVLink == nil {
+		b.Fatalf("gather on the fake: %+v", doc)
+	}
 	for b.Loop() {
 		gather(lib, "libnvidia-ml.so.1")
 	}
