@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 
 	gonvml "github.com/NVIDIA/go-nvml/pkg/nvml"
@@ -58,14 +57,18 @@ func mappedLibrary(maps io.Reader) string {
 	return ""
 }
 
-// driverVersion is as the driver's file names carry it: 535.183.01, 570.26.
-var driverVersion = regexp.MustCompile(`^[0-9]{3,}\.[0-9]+(\.[0-9]+)?$`)
-
-// libraryVersion is "" for a soname such as libnvidia-ml.so.1.
+// libraryVersion is the driver version a file name carries
+// (libnvidia-ml.so.535.183.01, .so.570.26): "" for a soname such as .so.1.
 func libraryVersion(path string) string {
 	v, ok := strings.CutPrefix(filepath.Base(path), "libnvidia-ml.so.")
-	if !ok || !driverVersion.MatchString(v) {
+	parts := strings.Split(v, ".")
+	if !ok || len(parts) < 2 || len(parts) > 3 || len(parts[0]) < 3 {
 		return ""
+	}
+	for _, p := range parts {
+		if p == "" || strings.Trim(p, "0123456789") != "" {
+			return ""
+		}
 	}
 	return v
 }
