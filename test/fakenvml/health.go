@@ -1,6 +1,7 @@
 package fakenvml
 
 import (
+	"debug/elf"
 	"fmt"
 	"maps"
 	"strconv"
@@ -61,21 +62,18 @@ func healthyA100(i int) map[string]string {
 	return g
 }
 
-func healthyH100(i int) map[string]string {
-	g := idle(h100(i))
+// hgx is GPU g of an NVSwitch board (DGX H100, DGX B200): 18 NVLinks,
+// registered in the fabric, a Gen5 x16 link.
+func hgx(g map[string]string, gpuMaxGen int) map[string]string {
+	g = idle(g)
 	g["nvlink"] = links(18)
 	g["fabric"] = fmt.Sprintf("%d 0 0 0", fabricCompleted)
-	pcie(g, 1, 5, 5, 16)
+	pcie(g, 1, 5, gpuMaxGen, 16)
 	return g
 }
 
-func healthyB200(i int) map[string]string {
-	g := idle(b200(i))
-	g["nvlink"] = links(18)
-	g["fabric"] = fmt.Sprintf("%d 0 0 0", fabricCompleted)
-	pcie(g, 1, 5, 0, 16)
-	return g
-}
+func healthyH100(i int) map[string]string { return hgx(h100(i), 5) }
+func healthyB200(i int) map[string]string { return hgx(b200(i), 0) }
 
 // gb200 is GPU i of a GB200 NVL72 compute tray (four GPUs, each attached
 // to a Grace CPU by NVLink-C2C: no PCIe link is scripted), registered in
@@ -187,4 +185,25 @@ func ClocksSlowdown() Scenario {
 // module at another version.
 func LibraryMismatch() Scenario {
 	return Scenario{Name: "library-mismatch", Init: strconv.Itoa(errLibRMMismatch)}
+}
+
+// Exported lists the functions a shared library exports, as the dynamic
+// linker sees them: the fake's, or a real libnvidia-ml's.
+func Exported(lib string) (map[string]bool, error) {
+	f, err := elf.Open(lib)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	syms, err := f.DynamicSymbols()
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]bool{}
+	for _, s := range syms {
+		if s.Section != elf.SHN_UNDEF && elf.ST_TYPE(s.Info) == elf.STT_FUNC {
+			out[s.Name] = true
+		}
+	}
+	return out, nil
 }
