@@ -155,6 +155,7 @@ func (r healthReader) computeMode() {
 
 func (r healthReader) nvlink() {
 	l := &facts.NVLink{}
+links:
 	for i := 0; i < gonvml.NVLINK_MAX_LINKS; i++ {
 		state, ret := r.d.GetNvLinkState(i)
 		switch {
@@ -163,7 +164,7 @@ func (r healthReader) nvlink() {
 		case ret == gonvml.SUCCESS:
 			l.Inactive = append(l.Inactive, i)
 		case ret == gonvml.ERROR_INVALID_ARGUMENT:
-			i = gonvml.NVLINK_MAX_LINKS
+			break links
 		case ret == gonvml.ERROR_NOT_SUPPORTED && i > 0:
 		default:
 			r.answered("nvlink", ret)
