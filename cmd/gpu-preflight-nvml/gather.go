@@ -16,7 +16,9 @@ import (
 // mocks), and maps what it answers into a document.
 func gather(lib gonvml.Interface, library string) nvml.Document {
 	doc := nvml.Document{Library: library, GPUs: []facts.GPU{}}
-	switch ret := lib.Init(); ret {
+	ret := lib.Init()
+	doc.DriverLibrary = driverLibrary(ret)
+	switch ret {
 	case gonvml.SUCCESS:
 		doc.Outcome = facts.ProbeOK
 	case gonvml.ERROR_LIBRARY_NOT_FOUND:
@@ -107,6 +109,7 @@ func device(lib gonvml.Interface, i int) (g facts.GPU) {
 		pending := v == gonvml.FEATURE_ENABLED
 		g.RetiredPagesPending = &pending
 	}
+	g.Health = health(lib, d)
 	return g
 }
 

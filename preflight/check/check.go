@@ -99,7 +99,14 @@ func TimedOut(timeout time.Duration, pending string) Finding {
 
 // All is every check, in the order findings are reported.
 var All = []Check{Driver, NVML, GPUCount, CUDARequirement, CUDADriver, FrameworkCUDA, GPUArch, GPUHealth, Shm,
-	CUDAStack, CPUBuild, DriverLifecycle, ImagePinned, CUDA}
+	CUDAStack, CPUBuild, DriverLifecycle, ImagePinned, CUDA,
+	RowRemap,
+	NVLinkFabric,
+	GPUInUse,
+	GPUDegraded,
+	DriverLibrary,
+	RanksPerNode,
+}
 
 // IDs returns every id a finding may carry: those of All, then TimeoutID.
 // PREFLIGHT_IGNORE accepts exactly these.

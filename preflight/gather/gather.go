@@ -16,6 +16,7 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/preflight/fsroot"
 	"github.com/gpu-preflight/gpu-preflight/preflight/host"
 	"github.com/gpu-preflight/gpu-preflight/preflight/image"
+	"github.com/gpu-preflight/gpu-preflight/preflight/launcher"
 	"github.com/gpu-preflight/gpu-preflight/preflight/nvml"
 	"github.com/gpu-preflight/gpu-preflight/preflight/require"
 )
@@ -73,6 +74,8 @@ func Gather(ctx context.Context, o Options) (Result, []string) {
 	warnings = append(warnings, w...)
 	c, w = container.Gather(o.Root, environ)
 	warnings = append(warnings, w...)
+
+	c.Ranks = launcher.Ranks(o.Command, o.Environ.Lookup)
 
 	reqs, disabled, err := require.Collect(c.Env)
 	c.Requirements, c.RequireDisabled = reqs, disabled

@@ -25,6 +25,8 @@ type Document struct {
 	CUDAVersionCall string `json:"cudaVersionCall,omitempty"`
 	// GPUs in index order; per-device NVML errors are in each GPU's Errors.
 	GPUs []facts.GPU `json:"gpus"`
+	// DriverLibrary is the libnvidia-ml file that loaded, whatever nvmlInit said.
+	DriverLibrary *facts.DriverLibrary `json:"driverLibrary,omitempty"`
 	// Errors maps a system-level field ("driverVersion") to the NVML error that left it empty.
 	Errors map[string]string `json:"errors,omitempty"`
 }

@@ -88,6 +88,7 @@ func Probe(ctx context.Context, opts Options) Result {
 		res.NVML.Outcome = doc.Outcome
 		res.NVML.Error = doc.Error
 		res.NVML.Version = doc.NVMLVersion
+		res.NVML.Library = doc.DriverLibrary
 	}
 	return res
 }
