@@ -253,9 +253,9 @@ func (s *scanner) libraryCopy(p, lib, dir string) facts.LibraryCopy {
 		real = path.Base(host)
 	}
 	if v, ok := SonameVersion(path.Base(real), lib+".so"); ok {
-		c.Version, c.VersionSource = v, "file name"
+		c.Version, c.VersionSource = v, facts.VersionFromFileName
 		if path.Base(real) != path.Base(p) {
-			c.VersionSource = "file name " + path.Base(real)
+			c.VersionSource = facts.VersionFromFileName + " " + path.Base(real)
 		}
 	}
 	if components(c.Version) > 1 {

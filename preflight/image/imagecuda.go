@@ -106,7 +106,7 @@ func (s *scanner) loadedRuntime(fw facts.Framework) (string, string, bool) {
 			return "", "", false
 		}
 		src := l.Loaded.Path
-		if l.Loaded.VersionSource != "" && l.Loaded.VersionSource != "file name" {
+		if l.Loaded.VersionSource != "" && l.Loaded.VersionSource != facts.VersionFromFileName {
 			src += " (" + l.Loaded.VersionSource + ")"
 		}
 		return l.Loaded.Version, src, true
@@ -169,7 +169,7 @@ func ImageCUDA(frameworks []facts.Framework, scanned []facts.CUDASource, toolkit
 	all = append(all, scanned...)
 	if v, ok := env["CUDA_VERSION"]; ok {
 		if ev := EnvVersion(v); components(ev) >= 2 {
-			all = append(all, facts.CUDASource{Kind: facts.CUDAFromEnv, Version: majorMinor(ev), Full: ev, Source: "env CUDA_VERSION"})
+			all = append(all, facts.CUDASource{Kind: facts.CUDAFromEnv, Version: majorMinor(ev), Full: ev, Source: facts.CUDAFromEnvSource})
 		}
 	}
 	if len(all) == 0 {

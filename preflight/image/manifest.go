@@ -196,15 +196,9 @@ func LoadManifest(root fsroot.Root, path string) (Manifest, error) {
 	return m, nil
 }
 
-// Sources of a Load result.
-const (
-	SourceManifest = "manifest"
-	SourceScan     = "scan"
-)
-
 // LoadWithin returns the image facts for a run: the manifest at
 // manifestPath (inside root) when it still describes the image, else a
-// fresh scan. source is SourceManifest or SourceScan; when it is SourceScan
+// fresh scan. source is facts.ScanFromManifest or facts.ScanFromImage; when it is a scan
 // the warnings start with why the manifest was not used. A manifest holds
 // when the environment variables the scan reads, the set of site-packages
 // directories, and the size and modification time of every library,
@@ -236,10 +230,10 @@ func load(root fsroot.Root, env map[string]string, manifestPath string, scanFile
 		}
 	}
 	if why == "" {
-		return m.Result, SourceManifest, nil
+		return m.Result, facts.ScanFromManifest, nil
 	}
 	res, warnings := scanKnown(root, env, scanFile, budget, known)
-	return res, SourceScan, append([]string{why}, warnings...)
+	return res, facts.ScanFromImage, append([]string{why}, warnings...)
 }
 
 // errStale is wrapped by every reason stale gives.

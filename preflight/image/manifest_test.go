@@ -129,7 +129,7 @@ func findings(res Result) []check.Finding {
 func TestLoadFromValidManifestDoesNotOpenLibraries(t *testing.T) {
 	tr, env, _ := bakedImage(t)
 	res, source, warnings := load(tr.Root(), env, DefaultManifestPath, noScan(t), RuntimeScanBudget)
-	if source != SourceManifest || len(warnings) != 0 {
+	if source != facts.ScanFromManifest || len(warnings) != 0 {
 		t.Fatalf("source %q warnings %q", source, warnings)
 	}
 	fresh, _ := Scan(tr.Root(), env)
@@ -172,7 +172,7 @@ func TestLoadAcceptsModTimesTruncatedToSecondsByImageExport(t *testing.T) {
 			truncate(in.Path)
 		}
 	}
-	if _, source, warnings := load(tr.Root(), env, DefaultManifestPath, noScan(t), RuntimeScanBudget); source != SourceManifest {
+	if _, source, warnings := load(tr.Root(), env, DefaultManifestPath, noScan(t), RuntimeScanBudget); source != facts.ScanFromManifest {
 		t.Errorf("source %q warnings %q", source, warnings)
 	}
 }
@@ -242,7 +242,7 @@ func TestLoadRescansWhenTheImageChanged(t *testing.T) {
 			scanned := 0
 			counting := func(p string) (fatbin.Result, error) { scanned++; return fatbin.ScanFile(p) }
 			res, source, warnings := load(tr.Root(), env, DefaultManifestPath, counting, RuntimeScanBudget)
-			if source != SourceScan || len(warnings) == 0 || !strings.Contains(warnings[0], tt.why) {
+			if source != facts.ScanFromImage || len(warnings) == 0 || !strings.Contains(warnings[0], tt.why) {
 				t.Fatalf("source %q warnings %q, want a rescan because of %q", source, warnings, tt.why)
 			}
 			// A rescan reads again only the libraries that changed, or
@@ -289,7 +289,7 @@ func BenchmarkScan(b *testing.B) {
 func BenchmarkLoadManifest(b *testing.B) {
 	tr, env, _ := bakedImage(b)
 	for b.Loop() {
-		if _, source, _ := Load(tr.Root(), env, DefaultManifestPath); source != SourceManifest {
+		if _, source, _ := Load(tr.Root(), env, DefaultManifestPath); source != facts.ScanFromManifest {
 			b.Fatal("manifest not used")
 		}
 	}
@@ -349,7 +349,7 @@ func TestManifestHoldsWhenTheRuntimeInjectsDriverFiles(t *testing.T) {
 	touch(t, tr, lib)
 	touch(t, tr, "/usr/lib")
 	res, source, warnings := load(tr.Root(), env, DefaultManifestPath, noScan(t), RuntimeScanBudget)
-	if source != SourceManifest || len(warnings) != 0 {
+	if source != facts.ScanFromManifest || len(warnings) != 0 {
 		t.Fatalf("source %q warnings %q: injected driver files made the manifest stale", source, warnings)
 	}
 	if len(res.Frameworks) == 0 {

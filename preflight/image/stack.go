@@ -141,7 +141,7 @@ func (s *scanner) component(lib stackLib, dirs []string) facts.Component {
 	}
 	for _, k := range lib.envs {
 		if v, set := s.env[k]; set {
-			c.offer(rankEnv, EnvVersion(v), "env:"+k)
+			c.offer(rankEnv, EnvVersion(v), facts.ComponentFromEnv+k)
 		}
 	}
 	return c.Component
