@@ -60,7 +60,7 @@ func (s *scanner) frameworks() {
 			if !ok {
 				continue
 			}
-			key := pyenv.RealPath(s.root, f.Location)
+			key := s.root.RealPath(f.Location)
 			if seen[key] {
 				continue
 			}

@@ -301,7 +301,7 @@ func sysPathDirs(root fsroot.Root, envs []pyenv.Environment) []string {
 	seen := map[string]bool{}
 	for _, e := range envs {
 		for _, en := range e.Path {
-			real := pyenv.RealPath(root, en.Dir)
+			real := root.RealPath(en.Dir)
 			if seen[real] {
 				continue
 			}

@@ -24,12 +24,13 @@ func Interpreter(root fsroot.Root, env map[string]string, argv []string) (p, how
 			if IsPythonName(path.Base(exe)) {
 				return exe, "the command, " + argv[0], true
 			}
-			if sb, isScript := ParseShebang(f.head(exe)); isScript {
+			head, _ := f.root.ReadHead(exe, maxShebang)
+			if sb, isScript := ParseShebang(head); isScript {
 				interp := sb.Interpreter
 				if sb.ViaEnv {
 					interp, found = f.lookPath(interp)
 				} else {
-					found = f.isFile(interp)
+					found = f.root.IsFile(interp)
 				}
 				if found && IsPythonName(path.Base(interp)) {
 					return interp, "the #! line of " + exe, true
@@ -51,26 +52,14 @@ func Interpreter(root fsroot.Root, env map[string]string, argv []string) (p, how
 func (f *finder) lookPath(name string) (string, bool) {
 	if strings.Contains(name, "/") {
 		p := path.Clean(name)
-		return p, strings.HasPrefix(p, "/") && f.isFile(p)
+		return p, strings.HasPrefix(p, "/") && f.root.IsFile(p)
 	}
 	for _, dir := range f.searchPath() {
-		if p := path.Join(dir, name); f.isFile(p) {
+		if p := path.Join(dir, name); f.root.IsFile(p) {
 			return p, true
 		}
 	}
 	return "", false
-}
-
-// head reads the first bytes of file p.
-func (f *finder) head(p string) []byte {
-	fh, err := f.root.Open(p)
-	if err != nil {
-		return nil
-	}
-	defer fh.Close()
-	b := make([]byte, maxShebang)
-	n, _ := fh.Read(b)
-	return b[:n]
 }
 
 // EnvironmentOf returns the environment, of envs, that interpreter p runs
@@ -81,9 +70,9 @@ func EnvironmentOf(root fsroot.Root, env map[string]string, envs []Environment, 
 	if !ok {
 		return Environment{}, false
 	}
-	want := RealPath(root, e.Prefix)
+	want := root.RealPath(e.Prefix)
 	for _, c := range envs {
-		if c.Kind != KindUser && RealPath(root, c.Prefix) == want {
+		if c.Kind != KindUser && root.RealPath(c.Prefix) == want {
 			return c, true
 		}
 	}

@@ -12,13 +12,10 @@
 package pyenv
 
 import (
+	"errors"
 	"fmt"
-	"io"
-	"os"
 	"path"
-	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/gpu-preflight/gpu-preflight/preflight/fsroot"
@@ -162,7 +159,7 @@ func Find(root fsroot.Root, env map[string]string) Result {
 			continue
 		}
 		for _, name := range []string{"python3", "python"} {
-			if p := path.Join(dir, name); f.isFile(p) {
+			if p := path.Join(dir, name); f.root.IsFile(p) {
 				f.addInterpreter(p, "PATH "+dir)
 				break
 			}
@@ -251,7 +248,7 @@ func (f *finder) pyenvShims(dir string) bool {
 		return false
 	}
 	pr := path.Dir(dir)
-	if !slices.Contains(f.pyenvRoots(), pr) && !f.isDir(path.Join(pr, "versions")) {
+	if !slices.Contains(f.pyenvRoots(), pr) && !f.root.IsDir(path.Join(pr, "versions")) {
 		return false
 	}
 	v, _, _ := strings.Cut(f.env["PYENV_VERSION"], ":")
@@ -289,10 +286,10 @@ func ForInterpreter(root fsroot.Root, env map[string]string, p string) (Environm
 // executable's real path, links followed, is <prefix>/bin/<name>.
 func (f *finder) forInterpreter(p, via string) (Environment, bool) {
 	bin := path.Dir(p)
-	if f.isFile(path.Join(bin, "pyvenv.cfg")) || f.isFile(path.Join(path.Dir(bin), "pyvenv.cfg")) {
+	if f.root.IsFile(path.Join(bin, "pyvenv.cfg")) || f.root.IsFile(path.Join(path.Dir(bin), "pyvenv.cfg")) {
 		return f.environment(path.Dir(bin), p, via)
 	}
-	real := f.realPath(p)
+	real := f.root.RealPath(p)
 	return f.environment(path.Dir(path.Dir(real)), p, via)
 }
 
@@ -301,12 +298,12 @@ func (f *finder) forInterpreter(p, via string) (Environment, bool) {
 // directory (an image without /usr/local, a stale VIRTUAL_ENV) is not
 // looked into further.
 func (f *finder) addPrefix(prefix, interpreter, via string) {
-	if !f.isDir(prefix) {
+	if !f.root.IsDir(prefix) {
 		return
 	}
 	if interpreter == "" {
 		for _, n := range []string{"bin/python3", "bin/python"} {
-			if p := path.Join(prefix, n); f.isFile(p) {
+			if p := path.Join(prefix, n); f.root.IsFile(p) {
 				interpreter = p
 				break
 			}
@@ -318,7 +315,7 @@ func (f *finder) addPrefix(prefix, interpreter, via string) {
 }
 
 func (f *finder) add(e Environment) {
-	key := f.realPath(e.Prefix)
+	key := f.root.RealPath(e.Prefix)
 	if e.Kind == KindNone {
 		key = ""
 	}
@@ -339,15 +336,15 @@ func (f *finder) environment(prefix, interpreter, via string) (Environment, bool
 	e := Environment{Prefix: prefix, Interpreter: interpreter, Via: via}
 	var cfg PyvenvCfg
 	switch {
-	case f.isFile(path.Join(prefix, "pyvenv.cfg")):
+	case f.root.IsFile(path.Join(prefix, "pyvenv.cfg")):
 		e.Kind = KindVenv
 		cfg = ParsePyvenvCfg(f.readFile(path.Join(prefix, "pyvenv.cfg")))
 		e.IncludeSystemSite = cfg.IncludeSystemSite
 		if strings.HasPrefix(cfg.Home, "/") {
 			// home is the base executable's directory, <base>/bin.
-			e.Base = path.Dir(f.realPath(path.Clean(cfg.Home)))
+			e.Base = path.Dir(f.root.RealPath(path.Clean(cfg.Home)))
 		}
-	case f.isDir(path.Join(prefix, "conda-meta")):
+	case f.root.IsDir(path.Join(prefix, "conda-meta")):
 		e.Kind = KindConda
 	case slices.ContainsFunc(f.pyenvRoots(), func(r string) bool { return path.Dir(prefix) == path.Join(r, "versions") }):
 		e.Kind = KindPyenv
@@ -375,7 +372,7 @@ func (f *finder) environment(prefix, interpreter, via string) (Environment, bool
 // (python3.11), pyvenv.cfg's version, or the one lib/python3.X that holds
 // site-packages (the highest when several do).
 func (f *finder) version(prefix, interpreter, cfgVersion string) string {
-	if n := path.Base(f.realPath(interpreter)); interpreter != "" && IsPythonName(n) && strings.HasPrefix(n, "python3.") {
+	if n := path.Base(f.root.RealPath(interpreter)); interpreter != "" && IsPythonName(n) && strings.HasPrefix(n, "python3.") {
 		return strings.TrimSuffix(strings.TrimPrefix(n, "python"), "d")
 	}
 	if v := majorMinor(cfgVersion); v != "" {
@@ -422,7 +419,7 @@ func (f *finder) debian(prefix string) bool {
 	if prefix != "/usr" {
 		return false
 	}
-	if f.isDir("/usr/lib/python3/dist-packages") {
+	if f.root.IsDir("/usr/lib/python3/dist-packages") {
 		return true
 	}
 	return len(f.pythonDirs("/usr/local/lib", "dist-packages")) > 0
@@ -442,7 +439,7 @@ func (f *finder) pythonDirs(dir, sub string) []string {
 	var out []string
 	for _, n := range names {
 		d := path.Join(dir, n)
-		if p := path.Join(d, sub); (strings.HasSuffix(sub, ".py") && f.isFile(p)) || f.isDir(p) {
+		if p := path.Join(d, sub); (strings.HasSuffix(sub, ".py") && f.root.IsFile(p)) || f.root.IsDir(p) {
 			out = append(out, d)
 		}
 	}
@@ -503,7 +500,7 @@ func (f *finder) userSiteEnabled() bool { return f.env["PYTHONNOUSERSITE"] == ""
 func (f *finder) buildPath(e *Environment) {
 	b := &pathBuilder{f: f, env: e, known: map[string]bool{}}
 	for _, d := range absList(f.env["PYTHONPATH"], MaxPathEntries) {
-		if f.isDir(d) {
+		if f.root.IsDir(d) {
 			b.append(Entry{Dir: d, From: FromPythonPath})
 		}
 	}
@@ -602,7 +599,7 @@ func (b *pathBuilder) finish() {
 // siteDir is site.py's addsitedir: the directory, if it exists, then its
 // .pth files in sorted order.
 func (b *pathBuilder) siteDir(dir, from string) {
-	if !b.f.isDir(dir) {
+	if !b.f.root.IsDir(dir) {
 		return
 	}
 	b.append(Entry{Dir: dir, From: from})
@@ -630,7 +627,7 @@ func (b *pathBuilder) pth(sitedir, name string) {
 		switch {
 		case l.Finder != "":
 			b.finder(sitedir, l.Finder)
-		case l.Dir != "" && !b.known[l.Dir] && b.f.exists(l.Dir):
+		case l.Dir != "" && !b.known[l.Dir] && b.f.root.Exists(l.Dir):
 			e := Entry{Dir: l.Dir, From: FromPth, File: file}
 			if egginsert {
 				// setuptools' easy_install ends easy-install.pth with a
@@ -657,7 +654,7 @@ func (b *pathBuilder) finder(sitedir, module string) {
 		return
 	}
 	for _, m := range maps {
-		if !b.f.exists(m.Dir) {
+		if !b.f.root.Exists(m.Dir) {
 			continue
 		}
 		// A package directory named as its package is importable from
@@ -696,38 +693,15 @@ func (f *finder) siteFiles(dir string) (pths, links []string) {
 // listNames returns the sorted names in dir that keep accepts, looking at
 // no more than MaxDirEntries entries.
 func (f *finder) listNames(dir string, keep func(string) bool) []string {
-	host, err := f.root.Resolve(dir)
-	if err != nil {
-		return nil
-	}
-	d, err := os.Open(host)
-	if err != nil {
-		return nil
-	}
-	defer d.Close()
-	f.input(dir)
-	var out []string
-	seen := 0
-	for seen < MaxDirEntries {
-		batch, err := d.Readdirnames(1024)
-		seen += len(batch)
-		for _, n := range batch {
-			if keep(n) {
-				out = append(out, n)
-			}
-		}
-		if err == io.EOF || len(batch) == 0 {
-			break
-		}
-		if err != nil {
-			break
-		}
-	}
-	if seen >= MaxDirEntries {
+	names, err := f.root.ReadDirNamesFunc(dir, MaxDirEntries, keep)
+	switch {
+	case errors.Is(err, fsroot.ErrTooManyEntries):
 		f.warnf("%s: more than %d entries; the rest were not looked at (MaxDirEntries)", dir, MaxDirEntries)
+	case err != nil:
+		return nil
 	}
-	sort.Strings(out)
-	return out
+	f.input(dir)
+	return names
 }
 
 // listDirs returns the directories in dir (links to directories
@@ -738,7 +712,7 @@ func (f *finder) listDirs(dir string) []string {
 	}
 	var out []string
 	for _, n := range f.listNames(dir, func(string) bool { return true }) {
-		if p := path.Join(dir, n); f.isDir(p) {
+		if p := path.Join(dir, n); f.root.IsDir(p) {
 			out = append(out, p)
 		}
 	}
@@ -754,14 +728,14 @@ func (f *finder) listDirs(dir string) []string {
 func (f *finder) glob(pat string) []string {
 	before, after, ok := strings.Cut(pat, "/*")
 	if !ok {
-		if f.isDir(pat) {
+		if f.root.IsDir(pat) {
 			return []string{pat}
 		}
 		return nil
 	}
 	var out []string
 	for _, d := range f.listDirs(before) {
-		if p := d + after; f.isDir(p) {
+		if p := d + after; f.root.IsDir(p) {
 			out = append(out, p)
 		}
 	}
@@ -780,47 +754,3 @@ func (f *finder) readFile(p string) []byte {
 	return b
 }
 
-func (f *finder) isFile(p string) bool {
-	fi, err := f.root.Stat(p)
-	return err == nil && fi.Mode().IsRegular()
-}
-
-func (f *finder) isDir(p string) bool {
-	fi, err := f.root.Stat(p)
-	return err == nil && fi.IsDir()
-}
-
-func (f *finder) exists(p string) bool {
-	_, err := f.root.Stat(p)
-	return err == nil
-}
-
-// realPath is p with its links resolved, as a path inside the root.
-func (f *finder) realPath(p string) string {
-	return RealPath(f.root, p)
-}
-
-// RealPath returns p, a path inside root, with every symbolic link
-// resolved inside the root; p itself when it cannot be resolved.
-func RealPath(root fsroot.Root, p string) string {
-	if p == "" {
-		return ""
-	}
-	if root.IsHost() {
-		// Resolve leaves paths on the host as they are.
-		if real, err := filepath.EvalSymlinks(p); err == nil {
-			return real
-		}
-		return p
-	}
-	host, err := root.Resolve(p)
-	if err != nil {
-		return p
-	}
-	base := root.Path("/")
-	rel, ok := strings.CutPrefix(host, base)
-	if !ok {
-		return p
-	}
-	return path.Clean("/" + rel)
-}
