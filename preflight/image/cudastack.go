@@ -221,7 +221,7 @@ func (s *scanner) builtFor(fw facts.Framework) map[string]builtVersion {
 		out["libcudnn"] = builtVersion{fw.CuDNNVersion, fw.Source}
 	}
 	sp := path.Dir(fw.Location)
-	dist := func(name string) (DistInfo, bool) { d, ok := s.distInfos(sp)[name]; return d, ok }
+	dist := func(name string) (distInfo, bool) { d, ok := s.distInfos(sp)[name]; return d, ok }
 	if v, ok := s.views[fw.Location]; ok {
 		dist = v.dist
 	}
@@ -231,7 +231,7 @@ func (s *scanner) builtFor(fw facts.Framework) map[string]builtVersion {
 			continue
 		}
 		md := path.Join(distPath(sp, d), "METADATA")
-		for _, r := range ParseRequiresDist(s.read(md)) {
+		for _, r := range parseRequiresDist(s.read(md)) {
 			for _, l := range cudaLibDirs {
 				if strings.HasPrefix(r.Name, "nvidia_"+l.dir+"_cu") {
 					out[l.lib] = builtVersion{r.Version, md + " (" + r.Name + r.Op + r.Version + ")"}
@@ -252,7 +252,7 @@ func (s *scanner) libraryCopy(p, lib, dir string) facts.LibraryCopy {
 	if host, err := s.root.Resolve(p); err == nil {
 		real = path.Base(host)
 	}
-	if v, ok := SonameVersion(path.Base(real), lib+".so"); ok {
+	if v, ok := sonameVersion(path.Base(real), lib+".so"); ok {
 		c.Version, c.VersionSource = v, facts.VersionFromFileName
 		if path.Base(real) != path.Base(p) {
 			c.VersionSource = facts.VersionFromFileName + " " + path.Base(real)
@@ -276,7 +276,7 @@ func (s *scanner) libraryCopy(p, lib, dir string) facts.LibraryCopy {
 	if dir == "cudnn" {
 		for _, h := range []string{"cudnn_version.h", "cudnn.h"} {
 			hp := path.Join(path.Dir(libDir), "include", h)
-			if v, ok := ParseCuDNNHeader(s.read(hp)); ok {
+			if v, ok := parseCuDNNHeader(s.read(hp)); ok {
 				c.Version, c.VersionSource = v, hp
 				return c
 			}
@@ -320,7 +320,7 @@ func (s *scanner) otherCopies(lib, dir, loaded string, env ldso.Env) []facts.Lib
 		}
 		listed[d] = true
 		for _, n := range s.list(d) {
-			v, ok := SonameVersion(n, lib+".so")
+			v, ok := sonameVersion(n, lib+".so")
 			if !ok || v == "" {
 				continue
 			}

@@ -87,7 +87,7 @@ func (s *scanner) view(e pyenv.Environment) *view { return &view{s: s, env: e} }
 // directory is not on sys.path (its metadata is the dist-info in
 // site-packages). Each directory's distributions are listed once
 // (scanner.distInfos), and nothing is copied per environment.
-func (v *view) dist(name string) (DistInfo, bool) {
+func (v *view) dist(name string) (distInfo, bool) {
 	for _, en := range v.env.Path {
 		if en.Only != nil {
 			continue
@@ -96,23 +96,23 @@ func (v *view) dist(name string) (DistInfo, bool) {
 			return d, true
 		}
 	}
-	return DistInfo{}, false
+	return distInfo{}, false
 }
 
 // firstDist returns the first of names installed.
-func (v *view) firstDist(names ...string) (DistInfo, bool) {
+func (v *view) firstDist(names ...string) (distInfo, bool) {
 	for _, n := range names {
 		if d, ok := v.dist(n); ok {
 			return d, true
 		}
 	}
-	return DistInfo{}, false
+	return distInfo{}, false
 }
 
 // distMatching returns the installed distribution with the smallest name
 // that match accepts, and what match said of it.
-func (v *view) distMatching(match func(name string) (string, bool)) (DistInfo, string, bool) {
-	var best DistInfo
+func (v *view) distMatching(match func(name string) (string, bool)) (distInfo, string, bool) {
+	var best distInfo
 	var bestVal string
 	found := false
 	for _, en := range v.env.Path {
@@ -128,7 +128,7 @@ func (v *view) distMatching(match func(name string) (string, bool)) (DistInfo, s
 			return best, bestVal, true
 		}
 	}
-	return DistInfo{}, "", false
+	return distInfo{}, "", false
 }
 
 // pkg returns the sys.path directory top-level package name is imported
@@ -169,18 +169,18 @@ func (v *view) from(dir string) string {
 
 // home is where a framework's package lives: the directory pkg found, or
 // else the one its distribution's metadata is in.
-func home(pkgDir string, found bool, d DistInfo, hasDist bool) (string, bool) {
+func home(pkgDir string, found bool, d distInfo, hasDist bool) (string, bool) {
 	switch {
 	case found:
 		return pkgDir, true
-	case hasDist && d.Dir() != "":
-		return path.Dir(d.Dir()), true
+	case hasDist && d.dir() != "":
+		return path.Dir(d.dir()), true
 	}
 	return "", false
 }
 
-func distPath(sp string, d DistInfo) string {
-	if dir := d.Dir(); dir != "" {
+func distPath(sp string, d distInfo) string {
+	if dir := d.dir(); dir != "" {
 		return dir
 	}
 	return path.Join(sp, d.Name+"-"+d.Version+".dist-info")
@@ -196,7 +196,7 @@ func (s *scanner) torch(v *view) (facts.Framework, bool) {
 	f := facts.Framework{Name: "torch", Location: path.Join(sp, "torch")}
 	vf := path.Join(sp, "torch/version.py")
 	if b := s.read(vf); b != nil {
-		if v, err := ParseTorchVersion(b); err == nil {
+		if v, err := parseTorchVersion(b); err == nil {
 			f.Version, f.CUDAVersion, f.Source = v.Version, v.CUDA, vf
 			// version.py records cuda = None and hip = None for a CPU wheel.
 			switch {
@@ -214,7 +214,7 @@ func (s *scanner) torch(v *view) (facts.Framework, bool) {
 	if f.Version == "" && hasDist {
 		// Only download.pytorch.org wheels carry +cuNNN; a plain PyPI
 		// version leaves the CUDA build unknown.
-		f.Version, f.CUDAVersion, f.Source = d.Version, LocalCUDA(d.Version), distPath(sp, d)
+		f.Version, f.CUDAVersion, f.Source = d.Version, localCUDA(d.Version), distPath(sp, d)
 		f.Build = localBuild(d.Version)
 	}
 	if f.Version == "" {
@@ -239,7 +239,7 @@ func (s *scanner) paddle(v *view) (facts.Framework, bool) {
 		if b == nil {
 			continue
 		}
-		v, err := ParsePaddleVersion(b)
+		v, err := parsePaddleVersion(b)
 		if err != nil {
 			s.warnf("image: %s: %v", vf, err)
 			continue
@@ -260,7 +260,7 @@ func (s *scanner) paddle(v *view) (facts.Framework, bool) {
 			f.Version = d.Version
 		}
 		if f.CUDAVersion == "" {
-			f.CUDAVersion = PaddlePostCUDA(d.Version)
+			f.CUDAVersion = paddlePostCUDA(d.Version)
 		}
 		switch {
 		case f.CUDAVersion != "":
@@ -295,7 +295,7 @@ func (s *scanner) tensorflow(v *view) (facts.Framework, bool) {
 	var archs []string
 	bf := path.Join(sp, "tensorflow/python/platform/build_info.py")
 	if b := s.read(bf); b != nil {
-		if bi, err := ParseTFBuildInfo(b); err == nil {
+		if bi, err := parseTFBuildInfo(b); err == nil {
 			switch {
 			case bi.CUDABuild || bi.CUDA != "":
 				f.CUDAVersion, f.CuDNNVersion = bi.CUDA, bi.CuDNN
@@ -328,7 +328,7 @@ func (s *scanner) tensorflow(v *view) (facts.Framework, bool) {
 
 func (s *scanner) jax(v *view) (facts.Framework, bool) {
 	lib, hasLib := v.dist("jaxlib")
-	var plugin DistInfo
+	var plugin distInfo
 	var pluginMajor, rocm string
 	for _, major := range []string{"13", "12", "11"} {
 		if p, ok := v.firstDist("jax_cuda"+major+"_plugin", "jax_cuda"+major+"_pjrt"); ok {
@@ -359,7 +359,7 @@ func (s *scanner) jax(v *view) (facts.Framework, bool) {
 	f := facts.Framework{Name: "jax", Location: path.Join(sp, "jaxlib")}
 	if hasLib {
 		f.Version, f.Source = lib.Version, distPath(sp, lib)
-		if t, ok := ParseJaxlibVersion(lib.Version); ok {
+		if t, ok := parseJaxlibVersion(lib.Version); ok {
 			f.CUDAVersion, f.CuDNNVersion = t.CUDA, t.CuDNN
 		}
 	}
@@ -431,7 +431,7 @@ func localBuild(version string) string {
 	switch {
 	case !ok:
 		return ""
-	case LocalCUDA(version) != "":
+	case localCUDA(version) != "":
 		return facts.BuildCUDA
 	case strings.HasPrefix(local, "cpu"):
 		return facts.BuildCPU
@@ -454,14 +454,14 @@ func mergeArchs(recorded []string, libs []facts.KernelLibrary) []string {
 	if len(out) == 0 {
 		return nil
 	}
-	SortArchs(out)
+	sortArchs(out)
 	return slices.Compact(out)
 }
 
-// SortArchs sorts targets by compute capability, a cubin before the PTX of
+// sortArchs sorts targets by compute capability, a cubin before the PTX of
 // the same capability, plain before 'a' and 'f' variants; names that are
 // not targets go last, alphabetically.
-func SortArchs(archs []string) {
+func sortArchs(archs []string) {
 	slices.SortFunc(archs, func(a, b string) int {
 		x, errA := gpuarch.Parse(a)
 		y, errB := gpuarch.Parse(b)

@@ -28,7 +28,7 @@ func (s *scanner) distributionCUDA() {
 	for _, dir := range distCUDADirs {
 		best, bestName := "", ""
 		for _, n := range s.list(dir) {
-			if v, ok := SonameVersion(n, "libcudart.so"); ok && components(v) >= 3 && newer(v, best) {
+			if v, ok := sonameVersion(n, "libcudart.so"); ok && components(v) >= 3 && newer(v, best) {
 				best, bestName = v, n
 			}
 		}
@@ -168,7 +168,7 @@ func ImageCUDA(frameworks []facts.Framework, scanned []facts.CUDASource, toolkit
 	}
 	all = append(all, scanned...)
 	if v, ok := env["CUDA_VERSION"]; ok {
-		if ev := EnvVersion(v); components(ev) >= 2 {
+		if ev := envVersion(v); components(ev) >= 2 {
 			all = append(all, facts.CUDASource{Kind: facts.CUDAFromEnv, Version: majorMinor(ev), Full: ev, Source: facts.CUDAFromEnvSource})
 		}
 	}

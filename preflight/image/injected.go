@@ -58,9 +58,9 @@ var injectedDirs = []struct{ dir, name string }{
 	{"/usr/lib/aarch64-linux-gnu", "vdpau"},
 }
 
-// Injected reports whether the entry name in directory dir (a path inside
+// injected reports whether the entry name in directory dir (a path inside
 // the root) may be something the container runtime put there from the host.
-func Injected(dir, name string) bool {
+func injected(dir, name string) bool {
 	for _, p := range injectedPrefixes {
 		if strings.HasPrefix(name, p) {
 			return true
@@ -76,12 +76,12 @@ func Injected(dir, name string) bool {
 }
 
 // listingDigest is the SHA-256 of the sorted names in entries that belong
-// to the image (not Injected), one per line: what a directory's stamp
+// to the image (not injected), one per line: what a directory's stamp
 // compares, since the scan reads only names from a listing.
 func listingDigest(dir string, entries []string) string {
 	names := make([]string, 0, len(entries))
 	for _, e := range entries {
-		if !Injected(dir, e) {
+		if !injected(dir, e) {
 			names = append(names, e)
 		}
 	}

@@ -18,17 +18,17 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/preflight/fsroot"
 )
 
-// DefaultManifestPath is where `gpu-preflight bake` writes the manifest
+// defaultManifestPath is where `gpu-preflight bake` writes the manifest
 // and where the shim looks for it, inside the image.
-const DefaultManifestPath = "/etc/gpu-preflight/image.json"
+const defaultManifestPath = "/etc/gpu-preflight/image.json"
 
-// ManifestSchemaVersion changes when a manifest written by an older shim can
+// manifestSchemaVersion changes when a manifest written by an older shim can
 // no longer be read as it was meant; Load then rescans. Version 2: kernel
 // images are what the runtime loads (no __nv_relfatbin, no device-link
 // stubs) and each library records its fatbins; directories are stamped by
-// the names they hold (Stamp.Names). Version 3: the Python environments
+// the names they hold (inputStamp.Names). Version 3: the Python environments
 // and each framework's environment, sys.path entry and CUDA runtime.
-const ManifestSchemaVersion = 3
+const manifestSchemaVersion = 3
 
 // Manifest is the image manifest: a scan's result recorded at image build
 // time, with what is needed to tell at run time whether it still holds.
@@ -42,7 +42,7 @@ type Manifest struct {
 	Archs []string `json:"archs"`
 	// Libraries are the scanned kernel libraries with their SHA-256, taken
 	// at bake time only (Load compares size and modification time).
-	Libraries []Library `json:"libraries"`
+	Libraries []bakedLibrary `json:"libraries"`
 	// Env holds the values the scan read of scanKeys; absent keys were unset.
 	Env map[string]string `json:"env"`
 	// Warnings are what the scan at bake time warned about.
@@ -59,7 +59,7 @@ type BuildInfo struct {
 }
 
 // Library is one scanned kernel library as baked.
-type Library struct {
+type bakedLibrary struct {
 	Path    string `json:"path"`
 	Size    int64  `json:"size"`
 	ModTime int64  `json:"modTime"` // Unix nanoseconds
@@ -80,7 +80,7 @@ func bake(root fsroot.Root, env map[string]string, bi BuildInfo, scanFile scanFi
 		built = time.Now()
 	}
 	m := Manifest{
-		SchemaVersion: ManifestSchemaVersion,
+		SchemaVersion: manifestSchemaVersion,
 		BuiltAt:       built.UTC().Format(time.RFC3339Nano),
 		Tool:          BuildInfo{Version: bi.Version, Commit: bi.Commit},
 		Result:        res,
@@ -94,11 +94,11 @@ func bake(root fsroot.Root, env map[string]string, bi BuildInfo, scanFile scanFi
 			if err != nil {
 				return Manifest{}, fmt.Errorf("bake: hashing %s: %w", k.Path, err)
 			}
-			m.Libraries = append(m.Libraries, Library{Path: k.Path, Size: k.Size, ModTime: k.ModTime, SHA256: sum})
+			m.Libraries = append(m.Libraries, bakedLibrary{Path: k.Path, Size: k.Size, ModTime: k.ModTime, SHA256: sum})
 		}
 	}
 	if len(m.Archs) > 0 {
-		SortArchs(m.Archs)
+		sortArchs(m.Archs)
 		m.Archs = slices.Compact(m.Archs)
 	}
 	return m, nil
@@ -167,21 +167,21 @@ func WriteManifest(path string, m Manifest) error {
 	return nil
 }
 
-// MaxManifestBytes bounds the manifest LoadManifest reads: bake writes a
+// maxManifestBytes bounds the manifest loadManifest reads: bake writes a
 // few KiB to a few hundred (one line per file it read); a larger file was
 // not written by bake, and reading it whole would cost its size in memory.
-const MaxManifestBytes = 4 << 20
+const maxManifestBytes = 4 << 20
 
-// manifestLimits bound the manifest's shape as MaxManifestBytes bounds its
+// manifestLimits bound the manifest's shape as maxManifestBytes bounds its
 // size: 4 MiB of one-letter map members would decode into 44 MiB. A bake
 // of a root holding Debian trixie's CUDA torch, NCCL and cuBLAS writes
 // about 1 300 values.
-var manifestLimits = jsonbound.Limits{Bytes: MaxManifestBytes, Depth: 32, Values: 200_000}
+var manifestLimits = jsonbound.Limits{Bytes: maxManifestBytes, Depth: 32, Values: 200_000}
 
-// LoadManifest reads the manifest at path inside root, refusing one larger
-// than MaxManifestBytes.
-func LoadManifest(root fsroot.Root, path string) (Manifest, error) {
-	b, err := root.ReadFileMax(path, MaxManifestBytes)
+// loadManifest reads the manifest at path inside root, refusing one larger
+// than maxManifestBytes.
+func loadManifest(root fsroot.Root, path string) (Manifest, error) {
+	b, err := root.ReadFileMax(path, maxManifestBytes)
 	if err != nil {
 		return Manifest{}, err
 	}
@@ -189,9 +189,9 @@ func LoadManifest(root fsroot.Root, path string) (Manifest, error) {
 	if err := jsonbound.Unmarshal(b, &m, manifestLimits); err != nil {
 		return Manifest{}, fmt.Errorf("image manifest %s: %w", path, err)
 	}
-	if m.SchemaVersion != ManifestSchemaVersion {
+	if m.SchemaVersion != manifestSchemaVersion {
 		return Manifest{}, fmt.Errorf("image manifest %s: schema version %d, this gpu-preflight reads %d",
-			path, m.SchemaVersion, ManifestSchemaVersion)
+			path, m.SchemaVersion, manifestSchemaVersion)
 	}
 	return m, nil
 }
@@ -213,7 +213,7 @@ func LoadWithin(root fsroot.Root, env map[string]string, manifestPath string, bu
 }
 
 func load(root fsroot.Root, env map[string]string, manifestPath string, scanFile scanFileFunc, budget time.Duration) (Result, string, []string) {
-	m, err := LoadManifest(root, manifestPath)
+	m, err := loadManifest(root, manifestPath)
 	var why string
 	var known map[libraryKey]facts.KernelLibrary
 	switch {
@@ -247,11 +247,11 @@ func (m Manifest) stale(root fsroot.Root, env map[string]string) error {
 			return fmt.Errorf("%w: %s is %q, was %q", errStale, k, now[k], m.Env[k])
 		}
 	}
-	if sp := SitePackages(root, env); !slices.Equal(sp, m.SitePackages) {
+	if sp := sitePackageDirs(root, env); !slices.Equal(sp, m.SitePackages) {
 		return fmt.Errorf("%w: Python package directories are %q, were %q", errStale, sp, m.SitePackages)
 	}
 	for _, l := range m.Libraries {
-		if err := checkStamp(root, Stamp{Path: l.Path, Size: l.Size, ModTime: l.ModTime}); err != nil {
+		if err := checkStamp(root, inputStamp{Path: l.Path, Size: l.Size, ModTime: l.ModTime}); err != nil {
 			return err
 		}
 	}
@@ -281,7 +281,7 @@ func unixSeconds(ns int64) int64 {
 }
 
 // checkStamp compares what is at st.Path now with the stamp.
-func checkStamp(root fsroot.Root, st Stamp) error {
+func checkStamp(root fsroot.Root, st inputStamp) error {
 	fi, err := root.Stat(st.Path)
 	switch {
 	case st.Missing && err == nil:

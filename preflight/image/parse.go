@@ -12,14 +12,15 @@ import (
 
 	"github.com/gpu-preflight/gpu-preflight/preflight/compat"
 	"github.com/gpu-preflight/gpu-preflight/preflight/gpuarch"
+	"github.com/gpu-preflight/gpu-preflight/preflight/pyenv"
 )
 
 // The parsers in this file are pure: bytes or names in, facts out. The
 // scanner (scan.go) does the reading. Formats and examples are from
 // docs/sources.md, "Framework build info on disk".
 
-// TorchVersion is what torch/version.py records.
-type TorchVersion struct {
+// torchVersion is what torch/version.py records.
+type torchVersion struct {
 	// Version is __version__, "2.1.0+cu118".
 	Version string
 	// CUDA is the CUDA the wheel was built with, "11.8"; empty for a CPU
@@ -29,7 +30,7 @@ type TorchVersion struct {
 	HIP string
 }
 
-// ParseTorchVersion reads torch/version.py, which
+// parseTorchVersion reads torch/version.py, which
 // tools/generate_torch_version.py writes as
 //
 //	__version__ = '2.1.0+cu118'
@@ -37,31 +38,31 @@ type TorchVersion struct {
 //	cuda: Optional[str] = '11.8'
 //	git_version = '<sha>'
 //	hip: Optional[str] = None
-func ParseTorchVersion(src []byte) (TorchVersion, error) {
-	f := pyAssignments(src)
-	var v TorchVersion
+func parseTorchVersion(src []byte) (torchVersion, error) {
+	f := pyenv.ModuleAssignments(src)
+	var v torchVersion
 	var err error
 	if v.Version, err = versionString(f, "__version__", "torch version.py"); err != nil {
-		return TorchVersion{}, err
+		return torchVersion{}, err
 	}
-	v.CUDA, _ = f["cuda"].str()
-	v.HIP, _ = f["hip"].str()
+	v.CUDA, _ = f["cuda"].Str()
+	v.HIP, _ = f["hip"].Str()
 	return v, nil
 }
 
 // versionString returns the string assigned to name in a version file's
 // assignments f: a file without it, or with an empty one, records no
 // version, and the error says so, naming the file as what.
-func versionString(f map[string]pyValue, name, what string) (string, error) {
-	if s, ok := f[name].str(); ok && s != "" {
+func versionString(f map[string]pyenv.Literal, name, what string) (string, error) {
+	if s, ok := f[name].Str(); ok && s != "" {
 		return s, nil
 	}
 	return "", fmt.Errorf("%s: no %s string", what, name)
 }
 
-// PaddleVersion is what paddle/version/__init__.py (paddle/version.py
+// paddleVersion is what paddle/version/__init__.py (paddle/version.py
 // before 2.5) records.
-type PaddleVersion struct {
+type paddleVersion struct {
 	// Version is full_version, "2.6.0".
 	Version string
 	// CUDA is cuda_version, "11.8"; empty for a CPU build, which writes
@@ -76,15 +77,15 @@ type PaddleVersion struct {
 	Archs []string
 }
 
-// ParsePaddleVersion reads the module Paddle's setup.py generates
+// parsePaddleVersion reads the module Paddle's setup.py generates
 // (write_version_py): full_version = '2.6.0', cuda_version = '11.8',
 // cudnn_version = '8.6.0', and from 3.x compiled_cuda_archs = [86].
-func ParsePaddleVersion(src []byte) (PaddleVersion, error) {
-	f := pyAssignments(src)
-	var v PaddleVersion
+func parsePaddleVersion(src []byte) (paddleVersion, error) {
+	f := pyenv.ModuleAssignments(src)
+	var v paddleVersion
 	var err error
 	if v.Version, err = versionString(f, "full_version", "paddle version file"); err != nil {
-		return PaddleVersion{}, err
+		return paddleVersion{}, err
 	}
 	v.CUDA = paddleFlag(f["cuda_version"])
 	_, v.CUDARecorded = f["cuda_version"]
@@ -96,13 +97,10 @@ func ParsePaddleVersion(src []byte) (PaddleVersion, error) {
 // archList reads a Python list of GPU targets (Paddle's [80, 86], TF's
 // ['sm_70', 'compute_80']) into canonical arch names, skipping what is not
 // one.
-func archList(a pyValue) []string {
-	if a.kind != pyList {
-		return nil
-	}
+func archList(a pyenv.Literal) []string {
 	var out []string
-	for _, it := range a.items {
-		s, ok := it.scalar()
+	for _, it := range a.Items() {
+		s, ok := it.Scalar()
 		if !ok {
 			continue
 		}
@@ -115,8 +113,8 @@ func archList(a pyValue) []string {
 
 // paddleFlag returns a version field Paddle writes as a string, where a
 // build without the component writes 'False' (or 'OFF').
-func paddleFlag(v pyValue) string {
-	s, _ := v.scalar()
+func paddleFlag(v pyenv.Literal) string {
+	s, _ := v.Scalar()
 	switch strings.ToLower(s) {
 	case "false", "off", "none", "0":
 		return ""
@@ -124,8 +122,8 @@ func paddleFlag(v pyValue) string {
 	return s
 }
 
-// TFBuildInfo is what tensorflow/python/platform/build_info.py records.
-type TFBuildInfo struct {
+// tfBuildInfo is what tensorflow/python/platform/build_info.py records.
+type tfBuildInfo struct {
 	// CUDA is cuda_version, "12.1"; empty for a CPU build.
 	CUDA string
 	// CuDNN is cudnn_version, the major only: "8".
@@ -136,7 +134,7 @@ type TFBuildInfo struct {
 	CUDABuild, ROCmBuild bool
 }
 
-// ParseTFBuildInfo reads the module tensorflow/tools/build_info/
+// parseTFBuildInfo reads the module tensorflow/tools/build_info/
 // gen_build_info.py writes:
 //
 //	build_info = collections.OrderedDict([('cpu_compiler', '/usr/bin/gcc'),
@@ -145,18 +143,18 @@ type TFBuildInfo struct {
 //	  ('is_cuda_build', True), ('is_rocm_build', False), ...])
 //
 // Module-level assignments of the same keys are read too.
-func ParseTFBuildInfo(src []byte) (TFBuildInfo, error) {
-	f := pyFields(src)
+func parseTFBuildInfo(src []byte) (tfBuildInfo, error) {
+	f := buildInfoFields(src)
 	_, hasBuild := f["is_cuda_build"]
 	_, hasCUDA := f["cuda_version"]
 	if !hasBuild && !hasCUDA {
-		return TFBuildInfo{}, errors.New("tensorflow build_info.py: neither is_cuda_build nor cuda_version is recorded")
+		return tfBuildInfo{}, errors.New("tensorflow build_info.py: neither is_cuda_build nor cuda_version is recorded")
 	}
-	var v TFBuildInfo
-	v.CUDABuild = f["is_cuda_build"].kind == pyBool && f["is_cuda_build"].text == "True"
-	v.ROCmBuild = f["is_rocm_build"].kind == pyBool && f["is_rocm_build"].text == "True"
-	v.CUDA, _ = f["cuda_version"].scalar()
-	v.CuDNN, _ = f["cudnn_version"].scalar()
+	var v tfBuildInfo
+	v.CUDABuild = f["is_cuda_build"].True()
+	v.ROCmBuild = f["is_rocm_build"].True()
+	v.CUDA, _ = f["cuda_version"].Scalar()
+	v.CuDNN, _ = f["cudnn_version"].Scalar()
 	v.Archs = archList(f["cuda_compute_capabilities"])
 	// A CPU build records cuda_version as '' or leaves it out; Windows
 	// builds write '64_112'. Only a dotted version is a CUDA version.
@@ -166,9 +164,25 @@ func ParseTFBuildInfo(src []byte) (TFBuildInfo, error) {
 	return v, nil
 }
 
-// DistInfo is one installed Python distribution, from its metadata
+// buildInfoFields merges a build-info module's two spellings: module-level
+// assignments, and the pairs of a mapping assigned to a name
+// (build_info = collections.OrderedDict([(key, value), ...])).
+func buildInfoFields(src []byte) map[string]pyenv.Literal {
+	out := map[string]pyenv.Literal{}
+	for name, v := range pyenv.ModuleAssignments(src) {
+		out[name] = v
+		for k, kv := range v.Pairs() {
+			if _, set := out[k]; !set {
+				out[k] = kv
+			}
+		}
+	}
+	return out
+}
+
+// distInfo is one installed Python distribution, from its metadata
 // directory name ("torch-2.1.0+cu118.dist-info").
-type DistInfo struct {
+type distInfo struct {
 	// Name is the project name normalized as in directory names: lower
 	// case, runs of "-", "_" and "." folded to "_": "nvidia_cudnn_cu12".
 	Name    string
@@ -179,31 +193,31 @@ type DistInfo struct {
 	site, entry string
 }
 
-// Dir is the metadata directory's path; "" from ParseDistInfoName.
-func (d DistInfo) Dir() string {
+// Dir is the metadata directory's path; "" from parseDistInfoName.
+func (d distInfo) dir() string {
 	if d.site == "" {
 		return ""
 	}
 	return path.Join(d.site, d.entry)
 }
 
-// ParseDistInfoName splits a "<name>-<version>.dist-info",
+// parseDistInfoName splits a "<name>-<version>.dist-info",
 // "<name>-<version>[-pyX.Y].egg-info" or
 // "<name>-<version>-pyX.Y[-<platform>].egg" directory name.
-func ParseDistInfoName(dir string) (DistInfo, bool) {
+func parseDistInfoName(dir string) (distInfo, bool) {
 	base, ok := strings.CutSuffix(dir, ".dist-info")
 	egg := false
 	if !ok {
 		if base, ok = strings.CutSuffix(dir, ".egg-info"); !ok {
 			if base, ok = strings.CutSuffix(dir, ".egg"); !ok {
-				return DistInfo{}, false
+				return distInfo{}, false
 			}
 		}
 		egg = true
 	}
 	name, ver, ok := strings.Cut(base, "-")
 	if !ok || name == "" || ver == "" {
-		return DistInfo{}, false
+		return distInfo{}, false
 	}
 	if egg {
 		if i := strings.Index(ver, "-py"); i > 0 {
@@ -211,20 +225,20 @@ func ParseDistInfoName(dir string) (DistInfo, bool) {
 		}
 	}
 	if ver == "" || !isDigit(ver[0]) {
-		return DistInfo{}, false
+		return distInfo{}, false
 	}
 	// A name of separators alone (".-0.dist-info") normalizes to nothing:
 	// not a distribution.
-	norm := NormalizeName(name)
+	norm := normalizeName(name)
 	if norm == "" {
-		return DistInfo{}, false
+		return distInfo{}, false
 	}
-	return DistInfo{Name: norm, Version: ver}, true
+	return distInfo{Name: norm, Version: ver}, true
 }
 
-// NormalizeName folds a Python project name the way wheel directory names
+// normalizeName folds a Python project name the way wheel directory names
 // spell it (PEP 503 with "_"): "nvidia-cudnn-cu12" -> "nvidia_cudnn_cu12".
-func NormalizeName(name string) string {
+func normalizeName(name string) string {
 	var b strings.Builder
 	sep := false
 	for _, r := range strings.ToLower(name) {
@@ -241,10 +255,10 @@ func NormalizeName(name string) string {
 	return b.String()
 }
 
-// LocalCUDA returns the CUDA version a wheel's local version tag names:
+// localCUDA returns the CUDA version a wheel's local version tag names:
 // "2.1.0+cu118" -> "11.8", "2.5.1+cu124" -> "12.4". The last digit is the
 // minor version. It returns "" when there is no +cuNNN tag.
-func LocalCUDA(version string) string {
+func localCUDA(version string) string {
 	_, local, ok := strings.Cut(version, "+")
 	if !ok {
 		return ""
@@ -257,12 +271,12 @@ func LocalCUDA(version string) string {
 	return ""
 }
 
-// PaddlePostCUDA returns the CUDA version of a PaddlePaddle 2.x wheel's
+// paddlePostCUDA returns the CUDA version of a PaddlePaddle 2.x wheel's
 // ".postNNN" release ("2.6.0.post118" -> "11.8", ".post120" -> "12.0").
 // Releases before 2.0 used the tag for CUDA and cuDNN together
 // (".post107" = CUDA 10.0 + cuDNN 7), so a result is accepted only when it
 // is a CUDA toolkit release the compatibility tables know.
-func PaddlePostCUDA(version string) string {
+func paddlePostCUDA(version string) string {
 	i := strings.LastIndex(version, ".post")
 	if i < 0 {
 		return ""
@@ -278,23 +292,23 @@ func PaddlePostCUDA(version string) string {
 	return cuda
 }
 
-// JaxlibTag is the build flavour in an older jaxlib's local version tag.
-type JaxlibTag struct {
+// jaxlibTag is the build flavour in an older jaxlib's local version tag.
+type jaxlibTag struct {
 	// CUDA is "12" for "+cuda12", "11.1" for the older "+cuda111".
 	CUDA string
 	// CuDNN is "8.9" for "cudnn89", "8.0.5" for "cudnn805".
 	CuDNN string
 }
 
-// ParseJaxlibVersion reads the flavour of a jaxlib version such as
+// parseJaxlibVersion reads the flavour of a jaxlib version such as
 // "0.4.28+cuda12.cudnn89" or "0.1.75+cuda111". ok is false without a
 // cuda tag.
-func ParseJaxlibVersion(version string) (JaxlibTag, bool) {
+func parseJaxlibVersion(version string) (jaxlibTag, bool) {
 	_, local, found := strings.Cut(version, "+")
 	if !found {
-		return JaxlibTag{}, false
+		return jaxlibTag{}, false
 	}
-	var t JaxlibTag
+	var t jaxlibTag
 	for _, part := range strings.Split(local, ".") {
 		switch {
 		case strings.HasPrefix(part, "cudnn"):
@@ -332,11 +346,11 @@ func cudaFromDigits(n string) string {
 	return major + "." + n[len(n)-1:]
 }
 
-// EnvVersion cleans a version from an image environment variable: the
+// envVersion cleans a version from an image environment variable: the
 // Debian package revision and build suffix go ("2.25.1-1" -> "2.25.1",
 // "9.8.0.87-1" -> "9.8.0.87", "2.19.3+cuda12.2" -> "2.19.3"). It returns ""
 // when what is left is not a dotted number.
-func EnvVersion(v string) string {
+func envVersion(v string) string {
 	v = strings.TrimSpace(v)
 	if i := strings.IndexAny(v, "-+~ "); i >= 0 {
 		v = v[:i]
@@ -347,10 +361,10 @@ func EnvVersion(v string) string {
 	return v
 }
 
-// ParseDefines returns the object-like macros a C header defines:
+// parseDefines returns the object-like macros a C header defines:
 // "#define CUDNN_MAJOR 8" -> CUDNN_MAJOR: "8". Comments after the value and
 // enclosing parentheses are removed; function-like macros are skipped.
-func ParseDefines(src []byte) map[string]string {
+func parseDefines(src []byte) map[string]string {
 	out := map[string]string{}
 	for line := range bytes.Lines(src) {
 		s := strings.TrimSpace(string(line))
@@ -417,7 +431,7 @@ func defineNumber(defs map[string]string, name string) (string, bool) {
 // headerVersion joins the numbers of the named macros with dots; every
 // macro must resolve.
 func headerVersion(src []byte, names ...string) (string, bool) {
-	defs := ParseDefines(src)
+	defs := parseDefines(src)
 	parts := make([]string, 0, len(names))
 	for _, n := range names {
 		v, ok := defineNumber(defs, n)
@@ -429,27 +443,27 @@ func headerVersion(src []byte, names ...string) (string, bool) {
 	return strings.Join(parts, "."), true
 }
 
-// ParseCuDNNHeader reads CUDNN_MAJOR, CUDNN_MINOR and CUDNN_PATCHLEVEL from
+// parseCuDNNHeader reads CUDNN_MAJOR, CUDNN_MINOR and CUDNN_PATCHLEVEL from
 // cudnn_version.h (cuDNN 8 and later) or cudnn.h (cuDNN 7 and earlier).
-func ParseCuDNNHeader(src []byte) (string, bool) {
+func parseCuDNNHeader(src []byte) (string, bool) {
 	return headerVersion(src, "CUDNN_MAJOR", "CUDNN_MINOR", "CUDNN_PATCHLEVEL")
 }
 
-// ParseNCCLHeader reads NCCL_MAJOR, NCCL_MINOR and NCCL_PATCH from nccl.h.
-func ParseNCCLHeader(src []byte) (string, bool) {
+// parseNCCLHeader reads NCCL_MAJOR, NCCL_MINOR and NCCL_PATCH from nccl.h.
+func parseNCCLHeader(src []byte) (string, bool) {
 	return headerVersion(src, "NCCL_MAJOR", "NCCL_MINOR", "NCCL_PATCH")
 }
 
-// ParseTensorRTHeader reads NV_TENSORRT_MAJOR, _MINOR and _PATCH from
+// parseTensorRTHeader reads NV_TENSORRT_MAJOR, _MINOR and _PATCH from
 // NvInferVersion.h.
-func ParseTensorRTHeader(src []byte) (string, bool) {
+func parseTensorRTHeader(src []byte) (string, bool) {
 	return headerVersion(src, "NV_TENSORRT_MAJOR", "NV_TENSORRT_MINOR", "NV_TENSORRT_PATCH")
 }
 
-// SonameVersion returns the version a library file name carries after
-// base: SonameVersion("libcudnn.so.8.9.7", "libcudnn.so") = "8.9.7". A
+// sonameVersion returns the version a library file name carries after
+// base: sonameVersion("libcudnn.so.8.9.7", "libcudnn.so") = "8.9.7". A
 // name with only the major ("libnccl.so.2") gives "2".
-func SonameVersion(file, base string) (string, bool) {
+func sonameVersion(file, base string) (string, bool) {
 	v, ok := strings.CutPrefix(file, base+".")
 	if !ok || !(dotted(v) || digitsOnly(v)) {
 		return "", false
@@ -485,10 +499,10 @@ func majorMinor(v string) string {
 	return parts[0] + "." + parts[1]
 }
 
-// Requirement is one Requires-Dist line of a wheel's METADATA reduced to
+// requirement is one Requires-Dist line of a wheel's METADATA reduced to
 // what the CUDA stack check needs: the distribution and the version it is
 // pinned to (==) or must be at least (>=, ~=).
-type Requirement struct {
+type requirement struct {
 	// Name is normalized, "nvidia_cudnn_cu12".
 	Name string
 	// Op is "==" or ">="; ~= counts as >=.
@@ -496,7 +510,7 @@ type Requirement struct {
 	Version string
 }
 
-// ParseRequiresDist reads the Requires-Dist headers of a METADATA file
+// parseRequiresDist reads the Requires-Dist headers of a METADATA file
 // (core metadata 2.1, PEP 508 requirements), before the first blank line:
 //
 //	Requires-Dist: nvidia-cudnn-cu12==9.1.0.70; platform_system == "Linux"
@@ -504,8 +518,8 @@ type Requirement struct {
 //	Requires-Dist: nvidia-nccl-cu12 (==2.18.1)
 //
 // A requirement without a lower bound (only <, !=, or none) is left out.
-func ParseRequiresDist(src []byte) []Requirement {
-	var out []Requirement
+func parseRequiresDist(src []byte) []requirement {
+	var out []requirement
 	metadataHeaders(src, func(k, v string) {
 		if k != "requires-dist" {
 			return
@@ -535,7 +549,7 @@ func metadataHeaders(src []byte, f func(key, value string)) {
 }
 
 // parseRequirement reads "name[extras] (specifiers) ; marker".
-func parseRequirement(s string) (Requirement, bool) {
+func parseRequirement(s string) (requirement, bool) {
 	s, _, _ = strings.Cut(s, ";")
 	s = strings.TrimSpace(s)
 	end := strings.IndexFunc(s, func(r rune) bool {
@@ -546,13 +560,13 @@ func parseRequirement(s string) (Requirement, bool) {
 		name, rest = s[:end], s[end:]
 	}
 	if name == "" {
-		return Requirement{}, false
+		return requirement{}, false
 	}
 	if i := strings.IndexByte(rest, ']'); strings.HasPrefix(strings.TrimSpace(rest), "[") && i >= 0 {
 		rest = rest[i+1:]
 	}
 	rest = strings.Trim(strings.TrimSpace(rest), "()")
-	r := Requirement{Name: NormalizeName(name)}
+	r := requirement{Name: normalizeName(name)}
 	for spec := range strings.SplitSeq(rest, ",") {
 		spec = strings.TrimSpace(spec)
 		for _, op := range []string{"===", "==", ">=", "~="} {
@@ -566,7 +580,7 @@ func parseRequirement(s string) (Requirement, bool) {
 			}
 			switch op {
 			case "===", "==":
-				return Requirement{Name: r.Name, Op: "==", Version: v}, true
+				return requirement{Name: r.Name, Op: "==", Version: v}, true
 			default:
 				r.Op, r.Version = ">=", v
 			}
@@ -575,3 +589,5 @@ func parseRequirement(s string) (Requirement, bool) {
 	}
 	return r, r.Version != ""
 }
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }

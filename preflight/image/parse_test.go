@@ -242,7 +242,7 @@ func TestParseTorchVersion(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			v, err := ParseTorchVersion([]byte(tt.src))
+			v, err := parseTorchVersion([]byte(tt.src))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -255,7 +255,7 @@ func TestParseTorchVersion(t *testing.T) {
 
 func TestParseTorchVersionRejectsFilesWithoutVersion(t *testing.T) {
 	for _, src := range []string{"", "cuda = '11.8'\n", "__version__ = None\n", "    __version__ = '1.0'\n", "def f():\n    __version__ = '1'\n"} {
-		if v, err := ParseTorchVersion([]byte(src)); err == nil {
+		if v, err := parseTorchVersion([]byte(src)); err == nil {
 			t.Errorf("%q: got %+v, want an error", src, v)
 		}
 	}
@@ -275,7 +275,7 @@ func TestParsePaddleVersion(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			v, err := ParsePaddleVersion([]byte(tt.src))
+			v, err := parsePaddleVersion([]byte(tt.src))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -302,7 +302,7 @@ func TestParseTFBuildInfo(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			v, err := ParseTFBuildInfo([]byte(tt.src))
+			v, err := parseTFBuildInfo([]byte(tt.src))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -311,7 +311,7 @@ func TestParseTFBuildInfo(t *testing.T) {
 			}
 		})
 	}
-	if _, err := ParseTFBuildInfo([]byte("import collections\n")); err == nil {
+	if _, err := parseTFBuildInfo([]byte("import collections\n")); err == nil {
 		t.Error("a file without build facts parsed")
 	}
 }
@@ -334,7 +334,7 @@ func TestParseDistInfoName(t *testing.T) {
 		{"torch-abc.dist-info", "", "", false},
 	}
 	for _, tt := range tests {
-		d, ok := ParseDistInfoName(tt.dir)
+		d, ok := parseDistInfoName(tt.dir)
 		if ok != tt.ok || d.Name != tt.name || d.Version != tt.version {
 			t.Errorf("%s: got %+v %v", tt.dir, d, ok)
 		}
@@ -348,8 +348,8 @@ func TestVersionTags(t *testing.T) {
 		{"2.9.0+cu130", "13.0"},
 	}
 	for _, tt := range cu {
-		if got := LocalCUDA(tt.in); got != tt.want {
-			t.Errorf("LocalCUDA(%q) = %q, want %q", tt.in, got, tt.want)
+		if got := localCUDA(tt.in); got != tt.want {
+			t.Errorf("localCUDA(%q) = %q, want %q", tt.in, got, tt.want)
 		}
 	}
 	post := []struct{ in, want string }{
@@ -358,8 +358,8 @@ func TestVersionTags(t *testing.T) {
 		{"3.0.0", ""}, {"2.6.0.postabc", ""},
 	}
 	for _, tt := range post {
-		if got := PaddlePostCUDA(tt.in); got != tt.want {
-			t.Errorf("PaddlePostCUDA(%q) = %q, want %q", tt.in, got, tt.want)
+		if got := paddlePostCUDA(tt.in); got != tt.want {
+			t.Errorf("paddlePostCUDA(%q) = %q, want %q", tt.in, got, tt.want)
 		}
 	}
 	jax := []struct {
@@ -374,9 +374,9 @@ func TestVersionTags(t *testing.T) {
 		{"0.4.30", "", "", false},
 	}
 	for _, tt := range jax {
-		got, ok := ParseJaxlibVersion(tt.in)
+		got, ok := parseJaxlibVersion(tt.in)
 		if ok != tt.ok || got.CUDA != tt.cuda || got.CuDNN != tt.cudnn {
-			t.Errorf("ParseJaxlibVersion(%q) = %+v %v", tt.in, got, ok)
+			t.Errorf("parseJaxlibVersion(%q) = %+v %v", tt.in, got, ok)
 		}
 	}
 	env := []struct{ in, want string }{
@@ -384,8 +384,8 @@ func TestVersionTags(t *testing.T) {
 		{"8.9.5.29", "8.9.5.29"}, {"2.19.3+cuda12.2", "2.19.3"}, {"latest", ""}, {"", ""},
 	}
 	for _, tt := range env {
-		if got := EnvVersion(tt.in); got != tt.want {
-			t.Errorf("EnvVersion(%q) = %q, want %q", tt.in, got, tt.want)
+		if got := envVersion(tt.in); got != tt.want {
+			t.Errorf("envVersion(%q) = %q, want %q", tt.in, got, tt.want)
 		}
 	}
 }
@@ -397,14 +397,14 @@ func TestParseHeaders(t *testing.T) {
 		src   string
 		want  string
 	}{
-		{"cudnn_version.h v9", ParseCuDNNHeader, cudnnVersionH9, "9.1.0"},
-		{"cudnn.h v7", ParseCuDNNHeader, cudnnH7, "7.6.5"},
-		{"cudnn.h v8 includes the version file", ParseCuDNNHeader, "#include \"cudnn_version.h\"\n", ""},
-		{"nccl.h", ParseNCCLHeader, ncclH, "2.19.3"},
-		{"NvInferVersion.h 8", ParseTensorRTHeader, nvInferVersionH8, "8.6.1"},
-		{"NvInferVersion.h 10 through other macros", ParseTensorRTHeader, nvInferVersionH10, "10.3.0"},
-		{"self-referencing macro", ParseNCCLHeader, "#define NCCL_MAJOR NCCL_MAJOR\n#define NCCL_MINOR 1\n#define NCCL_PATCH 1\n", ""},
-		{"spaced directive", ParseNCCLHeader, "#  define NCCL_MAJOR 2\n# define NCCL_MINOR (21)\n#define\tNCCL_PATCH 5 /* patch */\n", "2.21.5"},
+		{"cudnn_version.h v9", parseCuDNNHeader, cudnnVersionH9, "9.1.0"},
+		{"cudnn.h v7", parseCuDNNHeader, cudnnH7, "7.6.5"},
+		{"cudnn.h v8 includes the version file", parseCuDNNHeader, "#include \"cudnn_version.h\"\n", ""},
+		{"nccl.h", parseNCCLHeader, ncclH, "2.19.3"},
+		{"NvInferVersion.h 8", parseTensorRTHeader, nvInferVersionH8, "8.6.1"},
+		{"NvInferVersion.h 10 through other macros", parseTensorRTHeader, nvInferVersionH10, "10.3.0"},
+		{"self-referencing macro", parseNCCLHeader, "#define NCCL_MAJOR NCCL_MAJOR\n#define NCCL_MINOR 1\n#define NCCL_PATCH 1\n", ""},
+		{"spaced directive", parseNCCLHeader, "#  define NCCL_MAJOR 2\n# define NCCL_MINOR (21)\n#define\tNCCL_PATCH 5 /* patch */\n", "2.21.5"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -427,16 +427,16 @@ func TestSonameVersion(t *testing.T) {
 		{"libnvinfer.so.8.6.1.bak", "libnvinfer.so", ""},
 	}
 	for _, tt := range tests {
-		got, ok := SonameVersion(tt.file, tt.base)
+		got, ok := sonameVersion(tt.file, tt.base)
 		if got != tt.want || ok != (tt.want != "") {
-			t.Errorf("SonameVersion(%q) = %q %v, want %q", tt.file, got, ok, tt.want)
+			t.Errorf("sonameVersion(%q) = %q %v, want %q", tt.file, got, ok, tt.want)
 		}
 	}
 }
 
 func TestSortArchs(t *testing.T) {
 	got := []string{"compute_90", "sm_90a", "sm_100", "sm_80", "weird", "sm_90", "compute_80", "sm_86"}
-	SortArchs(got)
+	sortArchs(got)
 	want := []string{"sm_80", "compute_80", "sm_86", "sm_90", "sm_90a", "compute_90", "sm_100", "weird"}
 	if !slices.Equal(got, want) {
 		t.Errorf("got %q, want %q", got, want)
@@ -451,7 +451,7 @@ func FuzzParseTorchVersion(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, src []byte) {
-		v, err := ParseTorchVersion(src)
+		v, err := parseTorchVersion(src)
 		if err == nil && v.Version == "" {
 			t.Fatal("no error and no version")
 		}
@@ -463,7 +463,7 @@ func FuzzParsePaddleVersion(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, src []byte) {
-		v, err := ParsePaddleVersion(src)
+		v, err := parsePaddleVersion(src)
 		if err != nil {
 			return
 		}
@@ -483,7 +483,7 @@ func FuzzParseTFBuildInfo(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, src []byte) {
-		v, err := ParseTFBuildInfo(src)
+		v, err := parseTFBuildInfo(src)
 		if err != nil {
 			return
 		}
@@ -503,7 +503,7 @@ func FuzzParseHeaders(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, src []byte) {
-		for _, parse := range []func([]byte) (string, bool){ParseCuDNNHeader, ParseNCCLHeader, ParseTensorRTHeader} {
+		for _, parse := range []func([]byte) (string, bool){parseCuDNNHeader, parseNCCLHeader, parseTensorRTHeader} {
 			v, ok := parse(src)
 			if ok && (strings.Count(v, ".") != 2 || !dotted(v)) {
 				t.Fatalf("version %q is not X.Y.Z", v)
@@ -523,8 +523,8 @@ func FuzzParseDistInfo(f *testing.F) {
 	// The second value is unused since the METADATA Name/Version reader
 	// went (nothing read it); it stays so the committed corpus still loads.
 	f.Fuzz(func(t *testing.T, dir string, _ []byte) {
-		if d, ok := ParseDistInfoName(dir); ok && (d.Name == "" || d.Version == "" || !isDigit(d.Version[0])) {
-			t.Fatalf("ParseDistInfoName(%q) = %+v", dir, d)
+		if d, ok := parseDistInfoName(dir); ok && (d.Name == "" || d.Version == "" || !isDigit(d.Version[0])) {
+			t.Fatalf("parseDistInfoName(%q) = %+v", dir, d)
 		}
 	})
 }
@@ -537,20 +537,20 @@ func FuzzVersionTags(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		for _, v := range []string{LocalCUDA(s), PaddlePostCUDA(s)} {
+		for _, v := range []string{localCUDA(s), paddlePostCUDA(s)} {
 			if v != "" && !dotted(v) {
 				t.Fatalf("CUDA %q from %q is not a version", v, s)
 			}
 		}
-		if tag, ok := ParseJaxlibVersion(s); ok && tag.CUDA == "" {
-			t.Fatalf("ParseJaxlibVersion(%q) ok without CUDA", s)
+		if tag, ok := parseJaxlibVersion(s); ok && tag.CUDA == "" {
+			t.Fatalf("parseJaxlibVersion(%q) ok without CUDA", s)
 		}
-		if v := EnvVersion(s); v != "" && !dotted(v) && !digitsOnly(v) {
-			t.Fatalf("EnvVersion(%q) = %q", s, v)
+		if v := envVersion(s); v != "" && !dotted(v) && !digitsOnly(v) {
+			t.Fatalf("envVersion(%q) = %q", s, v)
 		}
 		for _, base := range []string{"libcudnn.so", "libnccl.so"} {
-			if v, ok := SonameVersion(s, base); ok && !dotted(v) && !digitsOnly(v) {
-				t.Fatalf("SonameVersion(%q) = %q", s, v)
+			if v, ok := sonameVersion(s, base); ok && !dotted(v) && !digitsOnly(v) {
+				t.Fatalf("sonameVersion(%q) = %q", s, v)
 			}
 		}
 	})
@@ -589,9 +589,9 @@ Requires-Dist: nvidia-cuda-nvcc-cu12 !=12.4.*; extra == 'with_cuda'
 func TestParseRequiresDist(t *testing.T) {
 	for name, tt := range map[string]struct {
 		src  string
-		want []Requirement
+		want []requirement
 	}{
-		"torch": {torchMetadata, []Requirement{
+		"torch": {torchMetadata, []requirement{
 			{"typing_extensions", ">=", "4.8.0"},
 			{"nvidia_cuda_runtime_cu12", "==", "12.1.105"},
 			{"nvidia_cudnn_cu12", "==", "9.1.0.70"},
@@ -599,14 +599,14 @@ func TestParseRequiresDist(t *testing.T) {
 			{"nvidia_nccl_cu12", "==", "2.20.5"},
 			{"triton", "==", "3.0.0"},
 		}},
-		"jax plugin": {jaxPluginMetadata, []Requirement{
+		"jax plugin": {jaxPluginMetadata, []requirement{
 			{"jax_cuda12_pjrt", "==", "0.4.30"},
 			{"nvidia_cublas_cu12", ">=", "12.1.3.1"},
 			{"nvidia_cudnn_cu12", ">=", "9.1"},
 			{"nvidia_nccl_cu12", ">=", "2.18.1"},
 		}},
 	} {
-		if got := ParseRequiresDist([]byte(tt.src)); !slices.Equal(got, tt.want) {
+		if got := parseRequiresDist([]byte(tt.src)); !slices.Equal(got, tt.want) {
 			t.Errorf("%s:\n got %v\nwant %v", name, got, tt.want)
 		}
 	}
@@ -616,7 +616,7 @@ func FuzzParseRequiresDist(f *testing.F) {
 	f.Add([]byte(torchMetadata))
 	f.Add([]byte(jaxPluginMetadata))
 	f.Fuzz(func(t *testing.T, src []byte) {
-		for _, r := range ParseRequiresDist(src) {
+		for _, r := range parseRequiresDist(src) {
 			if r.Name == "" || r.Version == "" || (r.Op != "==" && r.Op != ">=") {
 				t.Fatalf("incomplete requirement %+v", r)
 			}

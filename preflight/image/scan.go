@@ -37,7 +37,7 @@ type Result struct {
 	Frameworks []facts.Framework `json:"frameworks"`
 	// CUDALibraries are the CUDA libraries the frameworks load.
 	CUDALibraries []facts.CUDALibrary `json:"cudaLibraries,omitempty"`
-	// SitePackages are the Python package directories found, in search
+	// sitePackageDirs are the Python package directories found, in search
 	// order (paths inside the root).
 	SitePackages []string `json:"sitePackages"`
 	// Environments are the Python environments found, in search order,
@@ -51,11 +51,11 @@ type Result struct {
 	// Inputs are the directories the scan listed and the files it read
 	// versions from, with their size and modification time, so that a
 	// manifest can tell whether a rescan would see anything new.
-	Inputs []Stamp `json:"inputs"`
+	Inputs []inputStamp `json:"inputs"`
 }
 
-// Stamp identifies one version of a file or directory without reading it.
-type Stamp struct {
+// inputStamp identifies one version of a file or directory without reading it.
+type inputStamp struct {
 	Path string `json:"path"`
 	// Dir is true for a directory, whose size is not compared.
 	Dir bool `json:"dir,omitempty"`
@@ -92,12 +92,12 @@ const (
 	// manifest at build time, where Bake scans without a budget.
 	RuntimeScanBudget = 5 * time.Second
 
-	// MaxSearchPathEntries is how many entries of PYTHONPATH and of
+	// maxSearchPathEntries is how many entries of PYTHONPATH and of
 	// LD_LIBRARY_PATH the scan looks in. CUDA images set a handful (the
 	// nvidia/cuda images' LD_LIBRARY_PATH has two); each entry costs a
 	// directory listing or a stat per framework and library, so a variable
 	// of a hundred thousand entries would otherwise cost seconds.
-	MaxSearchPathEntries = 256
+	maxSearchPathEntries = 256
 
 	// maxSourceFile bounds a version file or header the scan reads: real
 	// ones (torch/version.py, build_info.py, cudnn_version.h, nccl.h,
@@ -137,8 +137,8 @@ func scanKnown(root fsroot.Root, env map[string]string, scanFile scanFileFunc, b
 	s.cudaLibraries()
 	s.frameworkRuntimes()
 	s.distributionCUDA()
-	slices.SortFunc(s.res.Inputs, func(a, b Stamp) int { return strings.Compare(a.Path, b.Path) })
-	s.res.Inputs = slices.CompactFunc(s.res.Inputs, func(a, b Stamp) bool { return a.Path == b.Path })
+	slices.SortFunc(s.res.Inputs, func(a, b inputStamp) int { return strings.Compare(a.Path, b.Path) })
+	s.res.Inputs = slices.CompactFunc(s.res.Inputs, func(a, b inputStamp) bool { return a.Path == b.Path })
 	return s.res, s.warnings
 }
 
@@ -156,7 +156,7 @@ type scanner struct {
 	entriesListed int
 	listingsFull  bool
 	// dists caches distInfos by site-packages directory.
-	dists map[string]map[string]DistInfo
+	dists map[string]map[string]distInfo
 	// views are the environment each framework was found in, by its
 	// Location: its dist-info and sys.path, for the CUDA libraries.
 	views map[string]*view
@@ -209,11 +209,11 @@ func (s *scanner) stamp(p string) {
 	fi, err := s.root.Stat(p)
 	if err != nil {
 		if fsroot.Missing(err) {
-			s.res.Inputs = append(s.res.Inputs, Stamp{Path: p, Missing: true})
+			s.res.Inputs = append(s.res.Inputs, inputStamp{Path: p, Missing: true})
 		}
 		return
 	}
-	st := Stamp{Path: p, Dir: fi.IsDir(), ModTime: fi.ModTime().UnixNano()}
+	st := inputStamp{Path: p, Dir: fi.IsDir(), ModTime: fi.ModTime().UnixNano()}
 	if !st.Dir {
 		st.Size = fi.Size()
 	}
@@ -258,7 +258,7 @@ func (s *scanner) list(dir string) []string {
 			// What stamp's stat would find, without asking again: most
 			// of the places searched do not exist in a given image.
 			s.seen[dir] = true
-			s.res.Inputs = append(s.res.Inputs, Stamp{Path: dir, Missing: true})
+			s.res.Inputs = append(s.res.Inputs, inputStamp{Path: dir, Missing: true})
 		} else if err == nil {
 			s.stampListing(dir, entries)
 		} else {
@@ -287,11 +287,11 @@ func (s *scanner) readMax(p string, max int64) []byte {
 	return b
 }
 
-// SitePackages returns the Python package directories under root: every
+// sitePackageDirs returns the Python package directories under root: every
 // directory on the sys.path of the image's Python environments
 // (preflight/pyenv, in its search order), each once, a directory reached
 // twice (through a link) listed once.
-func SitePackages(root fsroot.Root, env map[string]string) []string {
+func sitePackageDirs(root fsroot.Root, env map[string]string) []string {
 	return sysPathDirs(root, pyenv.Find(root, envSubset(env)).Environments)
 }
 
@@ -313,7 +313,7 @@ func sysPathDirs(root fsroot.Root, envs []pyenv.Environment) []string {
 }
 
 // searchPath returns the absolute entries of the colon list in variable
-// key, at most MaxSearchPathEntries of them, and a warning when there were
+// key, at most maxSearchPathEntries of them, and a warning when there were
 // more.
 func searchPath(env map[string]string, key string) ([]string, string) {
 	var out []string
@@ -323,13 +323,13 @@ func searchPath(env map[string]string, key string) ([]string, string) {
 			continue
 		}
 		n++
-		if len(out) < MaxSearchPathEntries {
+		if len(out) < maxSearchPathEntries {
 			out = append(out, path.Clean(dir))
 		}
 	}
-	if n > MaxSearchPathEntries {
+	if n > maxSearchPathEntries {
 		return out, fmt.Sprintf("image: %s has %d directories; the scan looked only in the first %d (MaxSearchPathEntries)",
-			key, n, MaxSearchPathEntries)
+			key, n, maxSearchPathEntries)
 	}
 	return out, ""
 }
@@ -368,26 +368,26 @@ func (s *scanner) sitePackages() {
 
 // distInfos returns the distributions installed in site-packages dir sp,
 // by normalized name.
-func (s *scanner) distInfos(sp string) map[string]DistInfo {
+func (s *scanner) distInfos(sp string) map[string]distInfo {
 	// Built once per directory: the framework and stack passes each ask,
 	// and a site-packages can hold tens of thousands of entries.
 	if out, ok := s.dists[sp]; ok {
 		return out
 	}
 	if s.dists == nil {
-		s.dists = map[string]map[string]DistInfo{}
+		s.dists = map[string]map[string]distInfo{}
 	}
-	out := map[string]DistInfo{}
+	out := map[string]distInfo{}
 	s.dists[sp] = out
 	// A setuptools .egg directory (setup.py install) is a sys.path entry
 	// whose metadata is its own name and EGG-INFO/ (importlib.metadata
 	// reads it so).
-	if d, ok := ParseDistInfoName(path.Base(sp)); ok && strings.HasSuffix(sp, ".egg") {
+	if d, ok := parseDistInfoName(path.Base(sp)); ok && strings.HasSuffix(sp, ".egg") {
 		d.site, d.entry = sp, "EGG-INFO"
 		out[d.Name] = d
 	}
 	for _, name := range s.list(sp) {
-		d, ok := ParseDistInfoName(name)
+		d, ok := parseDistInfoName(name)
 		if !ok || strings.HasSuffix(name, ".egg") {
 			continue
 		}
@@ -400,11 +400,11 @@ func (s *scanner) distInfos(sp string) map[string]DistInfo {
 }
 
 // firstDist returns the first of names installed, and which one it was.
-func firstDist(dists map[string]DistInfo, names ...string) (DistInfo, bool) {
+func firstDist(dists map[string]distInfo, names ...string) (distInfo, bool) {
 	for _, n := range names {
 		if d, ok := dists[n]; ok {
 			return d, true
 		}
 	}
-	return DistInfo{}, false
+	return distInfo{}, false
 }

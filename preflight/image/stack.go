@@ -83,7 +83,7 @@ var (
 	cudnnLib = stackLib{
 		soname:  "libcudnn.so",
 		headers: []string{"cudnn_version.h", "cudnn_version_v*.h", "cudnn.h"},
-		parse:   ParseCuDNNHeader,
+		parse:   parseCuDNNHeader,
 		dists:   []string{"nvidia_cudnn_cu13", "nvidia_cudnn_cu12", "nvidia_cudnn_cu11"},
 		pipDirs: []string{"nvidia/cudnn", "nvidia/cu13"},
 		envs:    envvars.VersionOf(envvars.CuDNN),
@@ -91,7 +91,7 @@ var (
 	ncclLib = stackLib{
 		soname:  "libnccl.so",
 		headers: []string{"nccl.h"},
-		parse:   ParseNCCLHeader,
+		parse:   parseNCCLHeader,
 		dists:   []string{"nvidia_nccl_cu13", "nvidia_nccl_cu12", "nvidia_nccl_cu11"},
 		pipDirs: []string{"nvidia/nccl", "nvidia/cu13"},
 		envs:    envvars.VersionOf(envvars.NCCL),
@@ -99,7 +99,7 @@ var (
 	tensorRTLib = stackLib{
 		soname:  "libnvinfer.so",
 		headers: []string{"NvInferVersion.h"},
-		parse:   ParseTensorRTHeader,
+		parse:   parseTensorRTHeader,
 		dists: []string{
 			"tensorrt_cu13_libs", "tensorrt_cu12_libs", "tensorrt_libs",
 			"tensorrt_cu13", "tensorrt_cu12", "tensorrt",
@@ -141,7 +141,7 @@ func (s *scanner) component(lib stackLib, dirs []string) facts.Component {
 	}
 	for _, k := range lib.envs {
 		if v, set := s.env[k]; set {
-			c.offer(rankEnv, EnvVersion(v), facts.ComponentFromEnv+k)
+			c.offer(rankEnv, envVersion(v), facts.ComponentFromEnv+k)
 		}
 	}
 	return c.Component
@@ -172,7 +172,7 @@ func (s *scanner) headerIn(c *component, lib stackLib, dir string, rank int) {
 func (s *scanner) libIn(c *component, lib stackLib, dir string, rank int) {
 	best, bestPath := "", ""
 	for _, n := range s.list(dir) {
-		v, ok := SonameVersion(n, lib.soname)
+		v, ok := sonameVersion(n, lib.soname)
 		if ok && components(v) > components(best) {
 			best, bestPath = v, path.Join(dir, n)
 		}

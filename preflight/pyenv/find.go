@@ -753,4 +753,3 @@ func (f *finder) readFile(p string) []byte {
 	}
 	return b
 }
-

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"path"
-	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -158,110 +157,29 @@ type Mapping struct {
 const MaxMappings = 256
 
 // ParseFinderMapping reads the MAPPING of a setuptools editable finder
-// module (__editable___<name>_<version>_finder.py). setuptools writes it
-// from its _FINDER_TEMPLATE as "MAPPING: dict[str, str] = {mapping!r}",
-// the repr of a dict of strings, one line:
+// module (__editable___<name>_<version>_finder.py), which setuptools'
+// _FINDER_TEMPLATE writes as the repr of a dict of strings:
 //
 //	MAPPING: dict[str, str] = {'torch': '/src/pytorch/torch'}
 //
 // Entries whose directory is not absolute are left out. ok is false when
-// there is no such line or its dict cannot be read.
+// there is no MAPPING or it is not a dict of strings.
 func ParseFinderMapping(src []byte) (out []Mapping, ok bool) {
-	for line := range bytes.Lines(src) {
-		rest, found := bytes.CutPrefix(line, []byte("MAPPING"))
-		if !found {
-			continue
-		}
-		_, lit, found := bytes.Cut(rest, []byte("="))
-		if !found {
-			continue
-		}
-		return parseStrDict(strings.TrimSpace(string(lit)))
-	}
-	return nil, false
-}
-
-// parseStrDict reads the repr of a dict of str to str: "{'a': 'b', ...}".
-func parseStrDict(s string) ([]Mapping, bool) {
-	s, ok := strings.CutPrefix(s, "{")
-	if !ok {
+	m, found := ModuleAssignments(src)["MAPPING"]
+	if !found || m.kind != litDict {
 		return nil, false
 	}
-	var out []Mapping
-	for {
-		s = strings.TrimLeft(s, " \t")
-		if strings.HasPrefix(s, "}") {
-			return out, true
+	for _, pair := range m.items {
+		name, isStr := pair.items[0].Str()
+		dir, isStrToo := pair.items[1].Str()
+		if !isStr || !isStrToo {
+			return nil, false
 		}
-		k, rest, ok := pyStr(s)
-		if !ok {
-			return out, false
-		}
-		rest = strings.TrimLeft(rest, " \t")
-		if rest, ok = strings.CutPrefix(rest, ":"); !ok {
-			return out, false
-		}
-		v, rest, ok := pyStr(strings.TrimLeft(rest, " \t"))
-		if !ok {
-			return out, false
-		}
-		if strings.HasPrefix(v, "/") && len(out) < MaxMappings {
-			out = append(out, Mapping{Name: k, Dir: path.Clean(v)})
-		}
-		s = strings.TrimLeft(rest, " \t")
-		s, _ = strings.CutPrefix(s, ",")
-	}
-}
-
-// pyStr reads one Python string literal as repr writes it (single or
-// double quotes; the escapes \\ \' \" \n \r \t \xNN \uNNNN \UNNNNNNNN),
-// returning its value and what follows.
-func pyStr(s string) (string, string, bool) {
-	if s == "" || (s[0] != '\'' && s[0] != '"') {
-		return "", s, false
-	}
-	q := s[0]
-	var b strings.Builder
-	for i := 1; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c == q:
-			return b.String(), s[i+1:], true
-		case c == '\n':
-			return "", s, false
-		case c != '\\':
-			b.WriteByte(c)
-			continue
-		}
-		i++
-		if i >= len(s) {
-			return "", s, false
-		}
-		switch e := s[i]; e {
-		case '\\', '\'', '"':
-			b.WriteByte(e)
-		case 'n':
-			b.WriteByte('\n')
-		case 'r':
-			b.WriteByte('\r')
-		case 't':
-			b.WriteByte('\t')
-		case 'x', 'u', 'U':
-			n := map[byte]int{'x': 2, 'u': 4, 'U': 8}[e]
-			if i+n >= len(s) {
-				return "", s, false
-			}
-			r, err := strconv.ParseUint(s[i+1:i+1+n], 16, 32)
-			if err != nil || r > utf8.MaxRune {
-				return "", s, false
-			}
-			b.WriteRune(rune(r))
-			i += n
-		default:
-			return "", s, false
+		if strings.HasPrefix(dir, "/") && len(out) < MaxMappings {
+			out = append(out, Mapping{Name: name, Dir: path.Clean(dir)})
 		}
 	}
-	return "", s, false
+	return out, true
 }
 
 // CondaPackage is one package conda installed in a prefix, from its
