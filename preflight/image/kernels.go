@@ -9,18 +9,6 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/preflight/ldso"
 )
 
-// A framework's kernels are in every library its process maps, not only in
-// its own folder: Debian's torch keeps libtorch_cuda.so.2.6 in
-// /usr/lib/x86_64-linux-gnu, and NCCL, cuBLAS(Lt), cuDNN, cuSPARSE, magma
-// and the rest carry kernels of their own. So the scan starts from the
-// framework's extension modules (frameworks.go's *Modules lists), follows
-// the loader model (preflight/ldso: DT_NEEDED, DT_RPATH, LD_LIBRARY_PATH,
-// DT_RUNPATH with $ORIGIN, ld.so.cache, the system directories) and the
-// libraries the framework or its libraries open with dlopen (dlopenLists),
-// and scans every object of that closure that has a .nv_fatbin section.
-// docs/fatbin.md "Which libraries are scanned" states the order and the
-// sources.
-
 // dlopenList is a set of libraries an object opens by name at run time,
 // which no DT_NEEDED entry names.
 type dlopenList struct {
@@ -197,15 +185,6 @@ func (s *scanner) expand(sp, pat string) []string {
 		}
 	}
 	return out
-}
-
-// ldEnv is the image's loader configuration, read once per scan.
-func (s *scanner) ldEnv() ldso.Env {
-	if s.loader == nil {
-		env := s.loaderEnv()
-		s.loader = &env
-	}
-	return *s.loader
 }
 
 // kernelLibrary scans one library; ok is false when p is not a regular

@@ -104,17 +104,6 @@ func bake(root fsroot.Root, env map[string]string, bi BuildInfo, scanFile scanFi
 	return m, nil
 }
 
-// envSubset returns the scanKeys set in env.
-func envSubset(env map[string]string) map[string]string {
-	out := map[string]string{}
-	for _, k := range scanKeys {
-		if v, ok := env[k]; ok {
-			out[k] = v
-		}
-	}
-	return out
-}
-
 func hashFile(root fsroot.Root, p string) (string, error) {
 	f, err := root.Open(p)
 	if err != nil {

@@ -1,17 +1,3 @@
-// Package image finds what a container image carries for GPU work, without
-// running Python: the CUDA library stack (cuDNN, NCCL, TensorRT), the deep
-// learning frameworks installed in its Python environments (PaddlePaddle,
-// PyTorch, TensorFlow, JAX) with the CUDA they were built for, and the GPU
-// architectures their kernel libraries were compiled for, read from the
-// libraries' fatbins.
-//
-// A scan reads version files, directory listings and the headers of a few
-// large shared objects. Bake records its result in an image manifest at
-// build time; Load reuses the manifest at run time while nothing it depends
-// on has changed, and rescans otherwise.
-//
-// Where each fact lives is documented in docs/sources.md, "Framework build
-// info on disk" and "CUDA stack versions on disk".
 package image
 
 import (
@@ -287,31 +273,6 @@ func (s *scanner) readMax(p string, max int64) []byte {
 	return b
 }
 
-// sitePackageDirs returns the Python package directories under root: every
-// directory on the sys.path of the image's Python environments
-// (preflight/pyenv, in its search order), each once, a directory reached
-// twice (through a link) listed once.
-func sitePackageDirs(root fsroot.Root, env map[string]string) []string {
-	return sysPathDirs(root, pyenv.Find(root, envSubset(env)).Environments)
-}
-
-// sysPathDirs are the distinct directories of envs' sys.paths, in order.
-func sysPathDirs(root fsroot.Root, envs []pyenv.Environment) []string {
-	var out []string
-	seen := map[string]bool{}
-	for _, e := range envs {
-		for _, en := range e.Path {
-			real := root.RealPath(en.Dir)
-			if seen[real] {
-				continue
-			}
-			seen[real] = true
-			out = append(out, en.Dir)
-		}
-	}
-	return out
-}
-
 // searchPath returns the absolute entries of the colon list in variable
 // key, at most maxSearchPathEntries of them, and a warning when there were
 // more.
@@ -334,77 +295,13 @@ func searchPath(env map[string]string, key string) ([]string, string) {
 	return out, ""
 }
 
-// environments finds the Python environments (pyenv.Find), stamping what
-// it read so that a manifest goes stale when a .pth file or pyvenv.cfg
-// changes.
-func (s *scanner) environments() {
-	for _, k := range []string{"PATH", "PYTHONPATH"} {
-		if _, w := searchPath(s.env, k); w != "" {
-			s.warnings = append(s.warnings, w)
-		}
-	}
-	found := pyenv.Find(s.root, s.env)
-	for _, p := range found.Inputs {
-		// A directory is stamped by the names it holds, as the scan's own
-		// listings are: a GPU node's runtime injects files into /usr/lib.
-		if fi, err := s.root.Stat(p); err == nil && fi.IsDir() {
-			s.list(p)
-		} else {
-			s.stamp(p)
-		}
-	}
-	s.warnings = append(s.warnings, found.Warnings...)
-	s.res.Environments = found.Environments
-	s.res.SitePackages = sysPathDirs(s.root, found.Environments)
-}
-
-// sitePackages lists each site-packages directory once, so that the
-// framework and stack passes share the listing.
-func (s *scanner) sitePackages() {
-	for _, sp := range s.res.SitePackages {
-		s.list(sp)
-	}
-}
-
-// distInfos returns the distributions installed in site-packages dir sp,
-// by normalized name.
-func (s *scanner) distInfos(sp string) map[string]distInfo {
-	// Built once per directory: the framework and stack passes each ask,
-	// and a site-packages can hold tens of thousands of entries.
-	if out, ok := s.dists[sp]; ok {
-		return out
-	}
-	if s.dists == nil {
-		s.dists = map[string]map[string]distInfo{}
-	}
-	out := map[string]distInfo{}
-	s.dists[sp] = out
-	// A setuptools .egg directory (setup.py install) is a sys.path entry
-	// whose metadata is its own name and EGG-INFO/ (importlib.metadata
-	// reads it so).
-	if d, ok := parseDistInfoName(path.Base(sp)); ok && strings.HasSuffix(sp, ".egg") {
-		d.site, d.entry = sp, "EGG-INFO"
-		out[d.Name] = d
-	}
-	for _, name := range s.list(sp) {
-		d, ok := parseDistInfoName(name)
-		if !ok || strings.HasSuffix(name, ".egg") {
-			continue
-		}
-		if _, dup := out[d.Name]; !dup {
-			d.site, d.entry = sp, name
-			out[d.Name] = d
+// envSubset returns the scanKeys set in env.
+func envSubset(env map[string]string) map[string]string {
+	out := map[string]string{}
+	for _, k := range scanKeys {
+		if v, ok := env[k]; ok {
+			out[k] = v
 		}
 	}
 	return out
-}
-
-// firstDist returns the first of names installed, and which one it was.
-func firstDist(dists map[string]distInfo, names ...string) (distInfo, bool) {
-	for _, n := range names {
-		if d, ok := dists[n]; ok {
-			return d, true
-		}
-	}
-	return distInfo{}, false
 }

@@ -2,16 +2,49 @@ package image
 
 import (
 	"path"
-	"strings"
 
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 	"github.com/gpu-preflight/gpu-preflight/preflight/pyenv"
 )
 
-// The image's CUDA is what the job loads: the CUDA runtime (libcudart) of
-// the framework it imports, then the toolkit under /usr/local/cuda, then
-// a distribution's libcudart package, then CUDA_VERSION
-// (facts.CUDASourceOrder; docs/cuda-stack.md, "The image's CUDA").
+// ImageCUDA returns the image's CUDA: the first source, in
+// facts.CUDASourceOrder, that states it, with every other source found in
+// Others. frameworks are the judged ones (facts.Container.Judged), scanned
+// the scan's image-wide sources (Result.CUDASources), toolkit what
+// preflight/container read (/usr/local/cuda, or CUDA_VERSION when no
+// toolkit file says it), env the container's environment.
+func ImageCUDA(frameworks []facts.Framework, scanned []facts.CUDASource, toolkit facts.CUDAToolkit, env map[string]string) facts.CUDAToolkit {
+	var all []facts.CUDASource
+	for _, fw := range frameworks {
+		if components(fw.CUDARuntime) >= 2 {
+			all = append(all, facts.CUDASource{Kind: facts.CUDAFromRuntime, Version: majorMinor(fw.CUDARuntime),
+				Full: fw.CUDARuntime, Source: frameworkName(fw) + " loads " + fw.CUDARuntimeSource})
+			break
+		}
+	}
+	if toolkit.Version != "" && toolkit.Kind != facts.CUDAFromEnv {
+		all = append(all, facts.CUDASource{Kind: facts.CUDAFromToolkit, Version: toolkit.Version, Full: toolkit.Full, Source: toolkit.Source})
+	}
+	all = append(all, scanned...)
+	if v, ok := env["CUDA_VERSION"]; ok {
+		if ev := envVersion(v); components(ev) >= 2 {
+			all = append(all, facts.CUDASource{Kind: facts.CUDAFromEnv, Version: majorMinor(ev), Full: ev, Source: facts.CUDAFromEnvSource})
+		}
+	}
+	if len(all) == 0 {
+		return facts.CUDAToolkit{}
+	}
+	w := all[0]
+	return facts.CUDAToolkit{Version: w.Version, Full: w.Full, Source: w.Source, Kind: w.Kind, Others: all[1:]}
+}
+
+// frameworkName is "torch 2.5.1+cu121".
+func frameworkName(fw facts.Framework) string {
+	if fw.Version == "" {
+		return fw.Name
+	}
+	return fw.Name + " " + fw.Version
+}
 
 // distCUDADirs are where Debian and Ubuntu (libcudart12: the real file
 // /usr/lib/x86_64-linux-gnu/libcudart.so.12.4.127) and RHEL-like
@@ -45,23 +78,6 @@ func (s *scanner) distributionCUDA() {
 		s.res.CUDASources = append(s.res.CUDASources, facts.CUDASource{
 			Kind: facts.CUDAFromDistribution, Version: majorMinor(best), Full: best, Source: src})
 	}
-}
-
-// newer reports whether dotted version a is above b ("" is below all).
-func newer(a, b string) bool {
-	if b == "" {
-		return true
-	}
-	pa, pb := strings.Split(a, "."), strings.Split(b, ".")
-	for i := 0; i < len(pa) && i < len(pb); i++ {
-		if len(pa[i]) != len(pb[i]) {
-			return len(pa[i]) > len(pb[i])
-		}
-		if pa[i] != pb[i] {
-			return pa[i] > pb[i]
-		}
-	}
-	return len(pa) > len(pb)
 }
 
 // frameworkRuntimes sets each CUDA framework's CUDARuntime: the libcudart
@@ -147,42 +163,3 @@ func (s *scanner) condaRuntime(prefix string) (string, string, bool) {
 // maxCondaMeta bounds a conda-meta record read: its files list makes the
 // records of big packages a few MiB.
 const maxCondaMeta = 16 << 20
-
-// ImageCUDA returns the image's CUDA: the first source, in
-// facts.CUDASourceOrder, that states it, with every other source found in
-// Others. frameworks are the judged ones (facts.Container.Judged), scanned
-// the scan's image-wide sources (Result.CUDASources), toolkit what
-// preflight/container read (/usr/local/cuda, or CUDA_VERSION when no
-// toolkit file says it), env the container's environment.
-func ImageCUDA(frameworks []facts.Framework, scanned []facts.CUDASource, toolkit facts.CUDAToolkit, env map[string]string) facts.CUDAToolkit {
-	var all []facts.CUDASource
-	for _, fw := range frameworks {
-		if components(fw.CUDARuntime) >= 2 {
-			all = append(all, facts.CUDASource{Kind: facts.CUDAFromRuntime, Version: majorMinor(fw.CUDARuntime),
-				Full: fw.CUDARuntime, Source: frameworkName(fw) + " loads " + fw.CUDARuntimeSource})
-			break
-		}
-	}
-	if toolkit.Version != "" && toolkit.Kind != facts.CUDAFromEnv {
-		all = append(all, facts.CUDASource{Kind: facts.CUDAFromToolkit, Version: toolkit.Version, Full: toolkit.Full, Source: toolkit.Source})
-	}
-	all = append(all, scanned...)
-	if v, ok := env["CUDA_VERSION"]; ok {
-		if ev := envVersion(v); components(ev) >= 2 {
-			all = append(all, facts.CUDASource{Kind: facts.CUDAFromEnv, Version: majorMinor(ev), Full: ev, Source: facts.CUDAFromEnvSource})
-		}
-	}
-	if len(all) == 0 {
-		return facts.CUDAToolkit{}
-	}
-	w := all[0]
-	return facts.CUDAToolkit{Version: w.Version, Full: w.Full, Source: w.Source, Kind: w.Kind, Others: all[1:]}
-}
-
-// frameworkName is "torch 2.5.1+cu121".
-func frameworkName(fw facts.Framework) string {
-	if fw.Version == "" {
-		return fw.Name
-	}
-	return fw.Name + " " + fw.Version
-}
