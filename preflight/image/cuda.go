@@ -7,67 +7,82 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 )
 
-// cudaLibDirs maps a CUDA library (its soname without the version) to the
-// pip wheel directory that ships it, site-packages/nvidia/<dir>/lib, and
-// so to the wheel nvidia-<dir>-cuNN. The cuDNN sub-libraries
-// (libcudnn_ops, libcudnn_cnn, ...) go with libcudnn. Source: the
-// nvidia-*-cu12 wheels' layouts (docs/sources.md, "CUDA stack versions on disk") and
-// torch/__init__.py's cuda_libs table.
-var cudaLibDirs = []struct{ lib, dir string }{
-	{"libcudart", "cuda_runtime"},
-	{"libcudnn", "cudnn"},
-	{"libnccl", "nccl"},
-	{"libcublas", "cublas"},
-	{"libcublasLt", "cublas"},
-	{"libcusparse", "cusparse"},
-	{"libcusparseLt", "cusparselt"},
-	{"libcufft", "cufft"},
-	{"libcurand", "curand"},
-	{"libcusolver", "cusolver"},
-	{"libnvrtc", "cuda_nvrtc"},
-	{"libnvJitLink", "nvjitlink"},
-	{"libcupti", "cuda_cupti"},
-	{"libnvToolsExt", "nvtx"},
+// cudaLib is a CUDA library as a process loads it and a pip wheel ships it.
+type cudaLib struct {
+	name  string // the soname up to ".so": "libcublasLt"
+	wheel string // its wheel's directory under site-packages/nvidia
+	// torchPreload: torch preloads it from its wheel when loading
+	// libtorch_global_deps.so fails for a missing CUDA library.
+	torchPreload bool
 }
 
-// torchPreload is what torch/__init__.py's _load_global_deps preloads when
-// loading libtorch_global_deps.so fails for a missing CUDA library: for
-// each wheel directory, the first match of the pattern under
-// <sys.path entry>/nvidia/<dir>/lib, in sys.path order (torch 2.1 to 2.6;
-// glob order, taken here as sorted).
-var torchPreload = []struct{ dir, pattern string }{
-	{"cublas", "libcublas.so.*[0-9]"},
-	{"cudnn", "libcudnn.so.*[0-9]"},
-	{"cuda_nvrtc", "libnvrtc.so.*[0-9]"},
-	{"cuda_runtime", "libcudart.so.*[0-9]"},
-	{"cuda_cupti", "libcupti.so.*[0-9]"},
-	{"cufft", "libcufft.so.*[0-9]"},
-	{"curand", "libcurand.so.*[0-9]"},
-	{"nvjitlink", "libnvJitLink.so.*[0-9]"},
-	{"cusparse", "libcusparse.so.*[0-9]"},
-	{"cusparselt", "libcusparseLt.so.*[0-9]"},
-	{"cusolver", "libcusolver.so.*[0-9]"},
-	{"nccl", "libnccl.so.*[0-9]"},
-	{"nvtx", "libnvToolsExt.so.*[0-9]"},
+// cudaLibs are the CUDA libraries the scan follows, in the order torch
+// 2.1-2.6 preloads them (torch/__init__.py's cuda_libs; the nvidia-*-cu12
+// wheels' layouts: docs/sources.md, "CUDA stack versions on disk"). The
+// cuDNN sub-libraries go with libcudnn (cudaLibrary).
+var cudaLibs = []cudaLib{
+	{"libcublas", "cublas", true},
+	{"libcublasLt", "cublas", false},
+	{"libcudnn", "cudnn", true},
+	{"libnvrtc", "cuda_nvrtc", true},
+	{"libcudart", "cuda_runtime", true},
+	{"libcupti", "cuda_cupti", true},
+	{"libcufft", "cufft", true},
+	{"libcurand", "curand", true},
+	{"libnvJitLink", "nvjitlink", true},
+	{"libcusparse", "cusparse", true},
+	{"libcusparseLt", "cusparselt", true},
+	{"libcusolver", "cusolver", true},
+	{"libnccl", "nccl", true},
+	{"libnvToolsExt", "nvtx", true},
 }
 
 // cudaLibrary returns the library of a soname ("libcudnn_ops.so.9" ->
-// "libcudnn_ops") and its wheel directory, ok false for a library that is
-// not one of CUDA's.
-func cudaLibrary(soname string) (lib, dir string, ok bool) {
+// "libcudnn_ops") and its wheel directory; ok is false for one not CUDA's.
+func cudaLibrary(soname string) (lib, wheel string, ok bool) {
 	lib, _, found := strings.Cut(soname, ".so")
 	if !found {
 		return "", "", false
 	}
-	for _, l := range cudaLibDirs {
-		if l.lib == lib {
-			return lib, l.dir, true
+	for _, l := range cudaLibs {
+		if l.name == lib {
+			return lib, l.wheel, true
 		}
 	}
 	if strings.HasPrefix(lib, "libcudnn_") {
 		return lib, "cudnn", true
 	}
 	return "", "", false
+}
+
+// The pip wheels of a CUDA library are named for the CUDA major they are
+// built for: nvidia-<wheel>-cu12 installs site-packages/nvidia/<wheel>/lib;
+// CUDA 13's share nvidia/cu13/lib.
+const cuda13WheelDir = "nvidia/cu13"
+
+// wheelMajors are the CUDA majors wheels are looked for, newest first.
+var wheelMajors = []string{"13", "12", "11"}
+
+// wheelDist is the normalized distribution name of wheel for a CUDA major:
+// "nvidia_cudnn_cu12".
+func wheelDist(wheel, major string) string { return "nvidia_" + wheel + "_cu" + major }
+
+// wheelProject is that distribution as pip spells it: "nvidia-cudnn-cu12".
+func wheelProject(wheel, major string) string {
+	return "nvidia-" + strings.ReplaceAll(wheel, "_", "-") + "-cu" + major
+}
+
+// isWheelOf reports whether distribution name is one of wheel's, for any
+// CUDA major.
+func isWheelOf(name, wheel string) bool { return strings.HasPrefix(name, "nvidia_"+wheel+"_cu") }
+
+// wheelDists are wheel's distributions for every major in wheelMajors.
+func wheelDists(wheel string) []string {
+	var out []string
+	for _, m := range wheelMajors {
+		out = append(out, wheelDist(wheel, m))
+	}
+	return out
 }
 
 // libDirs are where apt, the CUDA tarballs and NGC images put the CUDA
@@ -104,13 +119,12 @@ func (s *scanner) libraryCopy(p, lib, dir string) facts.LibraryCopy {
 	if components(c.Version) > 1 {
 		return c
 	}
-	// <site-packages>/nvidia/<dir>/lib/<file>: the wheel's release.
 	libDir := path.Dir(p)
 	if path.Base(libDir) == "lib" && path.Base(path.Dir(path.Dir(libDir))) == "nvidia" {
 		sp := path.Dir(path.Dir(path.Dir(libDir)))
-		wheelDir := path.Base(path.Dir(libDir))
+		wheel := path.Base(path.Dir(libDir))
 		for name, d := range s.distInfos(sp) {
-			if strings.HasPrefix(name, "nvidia_"+wheelDir+"_cu") {
+			if isWheelOf(name, wheel) {
 				c.Version, c.VersionSource = d.Version, distPath(sp, d)
 				return c
 			}

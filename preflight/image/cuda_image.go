@@ -99,7 +99,7 @@ func (s *scanner) frameworkRuntimes() {
 			continue
 		}
 		if major := cudaMajor(fw.CUDAVersion); major != "" {
-			if d, ok := v.dist("nvidia_cuda_runtime_cu" + major); ok {
+			if d, ok := v.dist(wheelDist("cuda_runtime", major)); ok {
 				fw.CUDARuntime, fw.CUDARuntimeSource = d.Version, distPath("", d)
 				continue
 			}

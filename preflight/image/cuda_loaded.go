@@ -4,7 +4,6 @@ import (
 	"path"
 	"slices"
 	"sort"
-	"strings"
 
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 	"github.com/gpu-preflight/gpu-preflight/preflight/ldso"
@@ -74,7 +73,7 @@ func (s *scanner) cudaLibraries() {
 			}
 			cl := facts.CUDALibrary{Framework: fw.Name, FrameworkLocation: fw.Location, Name: path.Base(o.Name), Library: lib}
 			if major := cudaMajor(fw.CUDAVersion); major != "" {
-				cl.Wheel = "nvidia-" + strings.ReplaceAll(dir, "_", "-") + "-cu" + major
+				cl.Wheel = wheelProject(dir, major)
 			}
 			if o.Path != "" {
 				cl.Loaded = s.libraryCopy(o.Path, lib, dir)
@@ -105,20 +104,24 @@ func (s *scanner) loaderRoots(fw facts.Framework) []string {
 	return s.roots[fw.Location]
 }
 
-// torchPreloads are the paths torch's _preload_cuda_deps would load, from
-// the sys.path of fw's environment.
+// torchPreloads are the paths torch's _preload_cuda_deps would load: for
+// each library, the first match of <lib>.so.*[0-9] (glob order, taken as
+// sorted) in its wheel's lib under the sys.path of fw's environment.
 func (s *scanner) torchPreloads(fw facts.Framework) []string {
 	dirs := s.res.SitePackages
 	if v, ok := s.views[fw.Location]; ok {
 		dirs = v.dirs()
 	}
 	var out []string
-	for _, p := range torchPreload {
+	for _, l := range cudaLibs {
+		if !l.torchPreload {
+			continue
+		}
 		for _, sp := range dirs {
-			dir := path.Join(sp, "nvidia", p.dir, "lib")
+			dir := path.Join(sp, "nvidia", l.wheel, "lib")
 			var match []string
 			for _, n := range s.list(dir) {
-				if ok, _ := path.Match(p.pattern, n); ok {
+				if ok, _ := path.Match(l.name+".so.*[0-9]", n); ok {
 					match = append(match, n)
 				}
 			}
@@ -158,9 +161,9 @@ func (s *scanner) builtFor(fw facts.Framework) map[string]builtVersion {
 		}
 		md := path.Join(distPath(sp, d), "METADATA")
 		for _, r := range parseRequiresDist(s.read(md)) {
-			for _, l := range cudaLibDirs {
-				if strings.HasPrefix(r.Name, "nvidia_"+l.dir+"_cu") {
-					out[l.lib] = builtVersion{r.Version, md + " (" + r.Name + r.Op + r.Version + ")"}
+			for _, l := range cudaLibs {
+				if isWheelOf(r.Name, l.wheel) {
+					out[l.name] = builtVersion{r.Version, md + " (" + r.Name + r.Op + r.Version + ")"}
 				}
 			}
 		}
@@ -186,7 +189,7 @@ func (s *scanner) otherCopies(lib, dir, loaded string, env ldso.Env) []facts.Lib
 	dirs = append(dirs, env.SystemDirs...)
 	dirs = append(dirs, libDirs...)
 	for _, sp := range s.res.SitePackages {
-		dirs = append(dirs, path.Join(sp, "nvidia", dir, "lib"), path.Join(sp, "nvidia", "cu13", "lib"))
+		dirs = append(dirs, path.Join(sp, "nvidia", dir, "lib"), path.Join(sp, cuda13WheelDir, "lib"))
 	}
 	dirs = append(dirs, s.condaLibDirs()...)
 	seen := map[string]bool{}

@@ -70,16 +70,16 @@ var (
 		soname:  "libcudnn.so",
 		headers: []string{"cudnn_version.h", "cudnn_version_v*.h", "cudnn.h"},
 		parse:   parseCuDNNHeader,
-		dists:   []string{"nvidia_cudnn_cu13", "nvidia_cudnn_cu12", "nvidia_cudnn_cu11"},
-		pipDirs: []string{"nvidia/cudnn", "nvidia/cu13"},
+		dists:   wheelDists("cudnn"),
+		pipDirs: []string{"nvidia/cudnn", cuda13WheelDir},
 		envs:    envvars.VersionOf(envvars.CuDNN),
 	}
 	ncclLib = stackLib{
 		soname:  "libnccl.so",
 		headers: []string{"nccl.h"},
 		parse:   parseNCCLHeader,
-		dists:   []string{"nvidia_nccl_cu13", "nvidia_nccl_cu12", "nvidia_nccl_cu11"},
-		pipDirs: []string{"nvidia/nccl", "nvidia/cu13"},
+		dists:   wheelDists("nccl"),
+		pipDirs: []string{"nvidia/nccl", cuda13WheelDir},
 		envs:    envvars.VersionOf(envvars.NCCL),
 	}
 	tensorRTLib = stackLib{

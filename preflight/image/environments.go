@@ -45,7 +45,7 @@ func (s *scanner) environments() {
 	for _, p := range found.Inputs {
 		// A directory is stamped by the names it holds, as the scan's own
 		// listings are: a GPU node's runtime injects files into /usr/lib.
-		if fi, err := s.root.Stat(p); err == nil && fi.IsDir() {
+		if s.root.IsDir(p) {
 			s.list(p)
 		} else {
 			s.stamp(p)

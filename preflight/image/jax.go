@@ -82,7 +82,7 @@ func (s *scanner) jax(v *view) (facts.Framework, bool) {
 		f.Build = facts.BuildCPU
 	}
 	if major := cudaMajor(f.CUDAVersion); major != "" && f.CuDNNVersion == "" {
-		if c, ok := v.dist("nvidia_cudnn_cu" + major); ok {
+		if c, ok := v.dist(wheelDist("cudnn", major)); ok {
 			f.CuDNNVersion = c.Version
 		}
 	}

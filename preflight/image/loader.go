@@ -17,7 +17,7 @@ func (s *scanner) loaderEnv() ldso.Env {
 	env.LibraryPath, _ = searchPath(s.env, "LD_LIBRARY_PATH")
 	env.Cache = s.ldCache("/etc/ld.so.cache")
 	for _, triplet := range []string{"x86_64-linux-gnu", "aarch64-linux-gnu"} {
-		if fi, err := s.root.Stat("/usr/lib/" + triplet); err == nil && fi.IsDir() {
+		if s.root.IsDir("/usr/lib/" + triplet) {
 			env.SystemDirs = ldso.DebianSystemDirs(triplet)
 			env.LibDir = "lib/" + triplet
 			return env
@@ -70,8 +70,7 @@ func (s *scanner) isFile(p string) bool {
 	if _, ok := slices.BinarySearch(s.list(path.Dir(p)), path.Base(p)); !ok {
 		return false
 	}
-	fi, err := s.root.Stat(p)
-	return err == nil && fi.Mode().IsRegular()
+	return s.root.IsFile(p)
 }
 
 // scanFS is the scanner as the loader model's file system.
