@@ -9,11 +9,9 @@ import (
 
 // cudaLib is a CUDA library as a process loads it and a pip wheel ships it.
 type cudaLib struct {
-	name  string // the soname up to ".so": "libcublasLt"
-	wheel string // its wheel's directory under site-packages/nvidia
-	// torchPreload: torch preloads it from its wheel when loading
-	// libtorch_global_deps.so fails for a missing CUDA library.
-	torchPreload bool
+	name         string // the soname up to ".so": "libcublasLt"
+	wheel        string // its wheel's directory under site-packages/nvidia
+	torchPreload bool   // from its wheel, when libtorch_global_deps.so fails
 }
 
 // cudaLibs are the CUDA libraries the scan follows, in the order torch
@@ -55,16 +53,14 @@ func cudaLibrary(soname string) (lib, wheel string, ok bool) {
 	return "", "", false
 }
 
-// The pip wheels of a CUDA library are named for the CUDA major they are
-// built for: nvidia-<wheel>-cu12 installs site-packages/nvidia/<wheel>/lib;
-// CUDA 13's share nvidia/cu13/lib.
+// cuda13WheelDir is where CUDA 13's wheels put their libraries; earlier
+// ones, nvidia-<wheel>-cuNN, in nvidia/<wheel>.
 const cuda13WheelDir = "nvidia/cu13"
 
 // wheelMajors are the CUDA majors wheels are looked for, newest first.
 var wheelMajors = []string{"13", "12", "11"}
 
-// wheelDist is the normalized distribution name of wheel for a CUDA major:
-// "nvidia_cudnn_cu12".
+// wheelDist is the normalized name of wheel for a CUDA major.
 func wheelDist(wheel, major string) string { return "nvidia_" + wheel + "_cu" + major }
 
 // wheelProject is that distribution as pip spells it: "nvidia-cudnn-cu12".
@@ -72,11 +68,9 @@ func wheelProject(wheel, major string) string {
 	return "nvidia-" + strings.ReplaceAll(wheel, "_", "-") + "-cu" + major
 }
 
-// isWheelOf reports whether distribution name is one of wheel's, for any
-// CUDA major.
+// isWheelOf reports whether distribution name is wheel's, for any major.
 func isWheelOf(name, wheel string) bool { return strings.HasPrefix(name, "nvidia_"+wheel+"_cu") }
 
-// wheelDists are wheel's distributions for every major in wheelMajors.
 func wheelDists(wheel string) []string {
 	var out []string
 	for _, m := range wheelMajors {
@@ -85,9 +79,8 @@ func wheelDists(wheel string) []string {
 	return out
 }
 
-// libDirs are where apt, the CUDA tarballs and NGC images put the CUDA
-// libraries (Debian multiarch, RHEL lib64, /usr/local/cuda, TensorRT
-// tarballs). LD_LIBRARY_PATH entries are searched after them.
+// libDirs are where apt, the CUDA and TensorRT tarballs and NGC images put
+// the CUDA libraries.
 var libDirs = []string{
 	"/usr/lib/x86_64-linux-gnu",
 	"/usr/lib/aarch64-linux-gnu",
@@ -101,9 +94,8 @@ var libDirs = []string{
 	"/opt/tensorrt/lib",
 }
 
-// libraryCopy describes the library file at p: its version from the real
-// file's name (libcudnn.so.9 -> libcudnn.so.9.1.0), else from the pip
-// wheel it belongs to, else from the cuDNN header beside it.
+// libraryCopy describes the library file at p, its version from the real
+// file's name, else from its wheel, else from the cuDNN header beside it.
 func (s *scanner) libraryCopy(p, lib, dir string) facts.LibraryCopy {
 	c := facts.LibraryCopy{Path: p}
 	real := p

@@ -7,12 +7,10 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/preflight/pyenv"
 )
 
-// ImageCUDA returns the image's CUDA: the first source, in
-// facts.CUDASourceOrder, that states it, with every other source found in
-// Others. frameworks are the judged ones (facts.Container.Judged), scanned
-// the scan's image-wide sources (Result.CUDASources), toolkit what
-// preflight/container read (/usr/local/cuda, or CUDA_VERSION when no
-// toolkit file says it), env the container's environment.
+// ImageCUDA returns the image's CUDA, what the job loads: the first source
+// in facts.CUDASourceOrder that states it, the others in Others
+// (docs/cuda-stack.md, "The image's CUDA"). frameworks are the judged ones,
+// scanned Result.CUDASources, toolkit what preflight/container read.
 func ImageCUDA(frameworks []facts.Framework, scanned []facts.CUDASource, toolkit facts.CUDAToolkit, env map[string]string) facts.CUDAToolkit {
 	var all []facts.CUDASource
 	for _, fw := range frameworks {
@@ -46,17 +44,14 @@ func frameworkName(fw facts.Framework) string {
 	return fw.Name + " " + fw.Version
 }
 
-// distCUDADirs are where Debian and Ubuntu (libcudart12: the real file
-// /usr/lib/x86_64-linux-gnu/libcudart.so.12.4.127) and RHEL-like
-// distributions put the CUDA runtime.
+// distCUDADirs are where Debian's libcudart12 and RHEL-like distributions
+// put the CUDA runtime.
 var distCUDADirs = []string{"/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib64"}
 
-// dpkgArch is Debian's architecture name of a multiarch triplet.
 var dpkgArch = map[string]string{"x86_64-linux-gnu": "amd64", "aarch64-linux-gnu": "arm64"}
 
 // distributionCUDA fills s.res.CUDASources with the distribution's
-// libcudart.so.X.Y.Z (the file name is the release; the dpkg package
-// that installed it is named when its file list is there).
+// libcudart.so.X.Y.Z, naming the dpkg package that installed it.
 func (s *scanner) distributionCUDA() {
 	for _, dir := range distCUDADirs {
 		best, bestName := "", ""
@@ -81,9 +76,8 @@ func (s *scanner) distributionCUDA() {
 }
 
 // frameworkRuntimes sets each CUDA framework's CUDARuntime: the libcudart
-// the loader model resolves for it, when its version is known past the
-// major; else its environment's nvidia-cuda-runtime wheel; else its conda
-// environment's cuda-cudart (or CUDA 11's cudatoolkit) package.
+// the loader model resolves, when its version says more than a major; else
+// its environment's runtime wheel; else its conda package.
 func (s *scanner) frameworkRuntimes() {
 	for i := range s.res.Frameworks {
 		fw := &s.res.Frameworks[i]
@@ -130,15 +124,11 @@ func (s *scanner) loadedRuntime(fw facts.Framework) (string, string, bool) {
 	return "", "", false
 }
 
-// condaRuntimePackages are the conda packages that ship libcudart, best
-// first: cuda-cudart (NVIDIA's and conda-forge's CUDA 12 packages), then
-// cudatoolkit (CUDA 11 and earlier), then cuda-version (the metapackage
-// pinning the CUDA release).
+// condaRuntimePackages ship or pin libcudart, best first: CUDA 12's, CUDA
+// 11's, and the metapackage pinning the release.
 var condaRuntimePackages = []string{"cuda-cudart", "cudatoolkit", "cuda-version"}
 
-// condaRuntime reads the CUDA runtime package's record in prefix's
-// conda-meta (its file name; the JSON record when the name cannot be
-// split).
+// condaRuntime reads the runtime package's record in prefix's conda-meta.
 func (s *scanner) condaRuntime(prefix string) (string, string, bool) {
 	dir := path.Join(prefix, "conda-meta")
 	names := s.list(dir)
@@ -160,6 +150,5 @@ func (s *scanner) condaRuntime(prefix string) (string, string, bool) {
 	return "", "", false
 }
 
-// maxCondaMeta bounds a conda-meta record read: its files list makes the
-// records of big packages a few MiB.
+// maxCondaMeta bounds a conda-meta record, a few MiB for big packages.
 const maxCondaMeta = 16 << 20

@@ -22,7 +22,6 @@ var frameworkDists = []struct {
 	{"jax", []string{"jax_cuda13_plugin", "jax_cuda12_plugin", "jaxlib"}},
 }
 
-// distsOf are frameworkDists' distributions of the framework named name.
 func distsOf(name string) []string {
 	for _, f := range frameworkDists {
 		if f.framework == name {
@@ -32,14 +31,12 @@ func distsOf(name string) []string {
 	return nil
 }
 
-// cudaLibraries fills s.res.CUDALibraries: for every framework with a CUDA
-// build, the CUDA libraries its kernel libraries load, following ld.so's
-// search order in this image.
+// cudaLibraries fills s.res.CUDALibraries: the CUDA libraries each CUDA
+// framework loads, as ld.so would find them in this image.
 func (s *scanner) cudaLibraries() {
 	env := s.loaderEnv()
 	fs := scanFS{s}
-	// The loader model goes on with what it could read of an object (one
-	// read in part says what was cut); each such object is warned of once.
+	// An object read in part is warned of once.
 	warned := map[string]bool{}
 	warn := func(objs []ldso.Object) {
 		for _, o := range objs {
@@ -96,10 +93,7 @@ func missingCUDALib(objs []ldso.Object) bool {
 	})
 }
 
-// loaderRoots are the framework's libraries in the order the framework
-// loads them: the roots of its kernel closure (kernels.go), torch's
-// libtorch_global_deps.so first (torch/__init__.py loads it with
-// RTLD_GLOBAL before importing torch._C).
+// loaderRoots are the roots kernels found for fw, in load order.
 func (s *scanner) loaderRoots(fw facts.Framework) []string {
 	return s.roots[fw.Location]
 }
@@ -138,9 +132,8 @@ func (s *scanner) torchPreloads(fw facts.Framework) []string {
 // builtVersion is a version a framework was built against.
 type builtVersion struct{ Version, Source string }
 
-// builtFor returns, per CUDA library, the version the framework was built
-// against: its METADATA's pins of the nvidia-* wheels (exact for torch,
-// minimums for the jax plugin), else its own records of CUDA and cuDNN.
+// builtFor returns, per CUDA library, the version fw was built against: its
+// METADATA's pins of the wheels, else its own records of CUDA and cuDNN.
 func (s *scanner) builtFor(fw facts.Framework) map[string]builtVersion {
 	out := map[string]builtVersion{}
 	if fw.CUDAVersion != "" {
@@ -172,12 +165,9 @@ func (s *scanner) builtFor(fw facts.Framework) map[string]builtVersion {
 	return out
 }
 
-// otherCopies lists the files of lib, other than the loaded one, in the
-// places a second CUDA stack lives: the loader's search path
-// (LD_LIBRARY_PATH, the cache's entries for lib, the system directories),
-// the usual library directories (/usr/local/cuda, TensorRT), every
-// site-packages' nvidia/<dir>/lib, and conda's lib directories. Copies
-// that are the same file (links) count once.
+// otherCopies lists the files of lib but the loaded one where a second
+// CUDA stack lives: the loader's search path, libDirs, the wheels' lib
+// directories and conda's. Links to one file count once.
 func (s *scanner) otherCopies(lib, dir, loaded string, env ldso.Env) []facts.LibraryCopy {
 	var dirs []string
 	dirs = append(dirs, env.LibraryPath...)
@@ -223,12 +213,9 @@ func (s *scanner) otherCopies(lib, dir, loaded string, env ldso.Env) []facts.Lib
 	return out
 }
 
-// maxOtherCopies bounds the copies listed per library.
 const maxOtherCopies = 32
 
-// condaLibDirs are the lib directories of the conda environments found
-// (preflight/pyenv: CONDA_PREFIX, PATH, the installers' default prefixes
-// and their named environments).
+// condaLibDirs are the lib directories of the conda environments found.
 func (s *scanner) condaLibDirs() []string {
 	var out []string
 	for _, e := range s.res.Environments {

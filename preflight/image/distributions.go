@@ -8,19 +8,15 @@ import (
 )
 
 // distInfo is one installed Python distribution, from its metadata
-// directory name ("torch-2.1.0+cu118.dist-info").
+// directory's name. site and entry, where the scanner listed it, share the
+// listing's strings: a huge site-packages costs no string per entry.
 type distInfo struct {
-	// Name is the project name normalized as in directory names: lower
-	// case, runs of "-", "_" and "." folded to "_": "nvidia_cudnn_cu12".
-	Name    string
-	Version string
-	// site and entry are the directory the metadata was listed in and its
-	// name there (set by the scanner; they share the listing's strings, so
-	// that a site-packages of 50 000 distributions costs no string each).
+	Name        string // normalized: "nvidia_cudnn_cu12"
+	Version     string
 	site, entry string
 }
 
-// Dir is the metadata directory's path; "" from parseDistInfoName.
+// dir is the metadata directory's path; "" from parseDistInfoName.
 func (d distInfo) dir() string {
 	if d.site == "" {
 		return ""
@@ -28,9 +24,8 @@ func (d distInfo) dir() string {
 	return path.Join(d.site, d.entry)
 }
 
-// parseDistInfoName splits a "<name>-<version>.dist-info",
-// "<name>-<version>[-pyX.Y].egg-info" or
-// "<name>-<version>-pyX.Y[-<platform>].egg" directory name.
+// parseDistInfoName splits "<name>-<version>.dist-info",
+// "<name>-<version>[-pyX.Y].egg-info" or "<name>-<version>-pyX.Y[-...].egg".
 func parseDistInfoName(dir string) (distInfo, bool) {
 	base, ok := strings.CutSuffix(dir, ".dist-info")
 	egg := false
@@ -54,8 +49,6 @@ func parseDistInfoName(dir string) (distInfo, bool) {
 	if ver == "" || !isDigit(ver[0]) {
 		return distInfo{}, false
 	}
-	// A name of separators alone (".-0.dist-info") normalizes to nothing:
-	// not a distribution.
 	norm := normalizeName(name)
 	if norm == "" {
 		return distInfo{}, false
@@ -63,8 +56,8 @@ func parseDistInfoName(dir string) (distInfo, bool) {
 	return distInfo{Name: norm, Version: ver}, true
 }
 
-// normalizeName folds a Python project name the way wheel directory names
-// spell it (PEP 503 with "_"): "nvidia-cudnn-cu12" -> "nvidia_cudnn_cu12".
+// normalizeName folds a project name as wheel directories spell it (PEP
+// 503 with "_").
 func normalizeName(name string) string {
 	var b strings.Builder
 	sep := false
@@ -82,11 +75,9 @@ func normalizeName(name string) string {
 	return b.String()
 }
 
-// distInfos returns the distributions installed in site-packages dir sp,
-// by normalized name.
+// distInfos returns the distributions installed in sys.path directory sp,
+// by name, built once per directory.
 func (s *scanner) distInfos(sp string) map[string]distInfo {
-	// Built once per directory: the framework and stack passes each ask,
-	// and a site-packages can hold tens of thousands of entries.
 	if out, ok := s.dists[sp]; ok {
 		return out
 	}
@@ -95,9 +86,7 @@ func (s *scanner) distInfos(sp string) map[string]distInfo {
 	}
 	out := map[string]distInfo{}
 	s.dists[sp] = out
-	// A setuptools .egg directory (setup.py install) is a sys.path entry
-	// whose metadata is its own name and EGG-INFO/ (importlib.metadata
-	// reads it so).
+	// A setuptools .egg on sys.path holds its metadata in EGG-INFO/.
 	if d, ok := parseDistInfoName(path.Base(sp)); ok && strings.HasSuffix(sp, ".egg") {
 		d.site, d.entry = sp, "EGG-INFO"
 		out[d.Name] = d
@@ -115,7 +104,7 @@ func (s *scanner) distInfos(sp string) map[string]distInfo {
 	return out
 }
 
-// firstDist returns the first of names installed, and which one it was.
+// firstDist returns the first of names installed.
 func firstDist(dists map[string]distInfo, names ...string) (distInfo, bool) {
 	for _, n := range names {
 		if d, ok := dists[n]; ok {
@@ -132,25 +121,12 @@ func distPath(sp string, d distInfo) string {
 	return path.Join(sp, d.Name+"-"+d.Version+".dist-info")
 }
 
-// requirement is one Requires-Dist line of a wheel's METADATA reduced to
-// what the CUDA stack check needs: the distribution and the version it is
-// pinned to (==) or must be at least (>=, ~=).
-type requirement struct {
-	// Name is normalized, "nvidia_cudnn_cu12".
-	Name string
-	// Op is "==" or ">="; ~= counts as >=.
-	Op      string
-	Version string
-}
+// requirement is a Requires-Dist line reduced to a distribution (normalized)
+// and the version it is pinned to ("==") or must reach (">=", also for ~=).
+type requirement struct{ Name, Op, Version string }
 
 // parseRequiresDist reads the Requires-Dist headers of a METADATA file
-// (core metadata 2.1, PEP 508 requirements), before the first blank line:
-//
-//	Requires-Dist: nvidia-cudnn-cu12==9.1.0.70; platform_system == "Linux"
-//	Requires-Dist: nvidia-cudnn-cu12<10.0,>=9.1; extra == "with-cuda"
-//	Requires-Dist: nvidia-nccl-cu12 (==2.18.1)
-//
-// A requirement without a lower bound (only <, !=, or none) is left out.
+// (core metadata, PEP 508), leaving out those without a lower bound.
 func parseRequiresDist(src []byte) []requirement {
 	var out []requirement
 	metadataHeaders(src, func(k, v string) {
@@ -164,9 +140,8 @@ func parseRequiresDist(src []byte) []requirement {
 	return out
 }
 
-// metadataHeaders calls f with each "Key: value" header of a METADATA or
-// PKG-INFO file, the key trimmed and lower-cased; the headers end at the
-// first blank line, where the description begins.
+// metadataHeaders calls f with each "Key: value" header, the key
+// lower-cased, up to the blank line before the description.
 func metadataHeaders(src []byte, f func(key, value string)) {
 	sc := bufio.NewScanner(bytes.NewReader(src))
 	sc.Buffer(make([]byte, 0, 4096), 1<<20)

@@ -7,10 +7,8 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/preflight/pyenv"
 )
 
-// sitePackageDirs returns the Python package directories under root: every
-// directory on the sys.path of the image's Python environments
-// (preflight/pyenv, in its search order), each once, a directory reached
-// twice (through a link) listed once.
+// sitePackageDirs returns the sys.path directories of the image's Python
+// environments, in search order, each once however it is reached.
 func sitePackageDirs(root fsroot.Root, env map[string]string) []string {
 	return sysPathDirs(root, pyenv.Find(root, envSubset(env)).Environments)
 }
@@ -32,9 +30,7 @@ func sysPathDirs(root fsroot.Root, envs []pyenv.Environment) []string {
 	return out
 }
 
-// environments finds the Python environments (pyenv.Find), stamping what
-// it read so that a manifest goes stale when a .pth file or pyvenv.cfg
-// changes.
+// environments finds the Python environments, stamping what pyenv read.
 func (s *scanner) environments() {
 	for _, k := range []string{"PATH", "PYTHONPATH"} {
 		if _, w := searchPath(s.env, k); w != "" {
@@ -43,8 +39,7 @@ func (s *scanner) environments() {
 	}
 	found := pyenv.Find(s.root, s.env)
 	for _, p := range found.Inputs {
-		// A directory is stamped by the names it holds, as the scan's own
-		// listings are: a GPU node's runtime injects files into /usr/lib.
+		// A directory is stamped by its names (injected files aside).
 		if s.root.IsDir(p) {
 			s.list(p)
 		} else {
@@ -56,8 +51,7 @@ func (s *scanner) environments() {
 	s.res.SitePackages = sysPathDirs(s.root, found.Environments)
 }
 
-// sitePackages lists each site-packages directory once, so that the
-// framework and stack passes share the listing.
+// sitePackages lists each sys.path directory once for every pass.
 func (s *scanner) sitePackages() {
 	for _, sp := range s.res.SitePackages {
 		s.list(sp)
@@ -73,10 +67,7 @@ type view struct {
 func (s *scanner) view(e pyenv.Environment) *view { return &view{s: s, env: e} }
 
 // dist returns distribution name as importlib.metadata finds it: from the
-// first sys.path entry holding its metadata. An editable finder's
-// directory is not on sys.path (its metadata is the dist-info in
-// site-packages). Each directory's distributions are listed once
-// (scanner.distInfos), and nothing is copied per environment.
+// first sys.path entry holding its metadata, an editable finder's aside.
 func (v *view) dist(name string) (distInfo, bool) {
 	for _, en := range v.env.Path {
 		if en.Only != nil {
@@ -122,7 +113,7 @@ func (v *view) distMatching(match func(name string) (string, bool)) (distInfo, s
 }
 
 // pkg returns the sys.path directory top-level package name is imported
-// from: the first entry that holds a directory of that name.
+// from.
 func (v *view) pkg(name string) (string, bool) {
 	for _, en := range v.env.Path {
 		if en.Only != nil && !slices.Contains(en.Only, name) {

@@ -13,10 +13,8 @@ import (
 )
 
 // frameworks fills s.res.Frameworks: in each environment, in search
-// order, each framework as its interpreter imports it (the package from
-// the first sys.path entry that holds it, the metadata from the first
-// that has its dist-info). A framework two environments reach (a venv
-// over the system site) is listed once, for the first.
+// order, each framework as its interpreter imports it; one two
+// environments reach is listed for the first.
 func (s *scanner) frameworks() {
 	seen := map[string]bool{}
 	for _, e := range s.res.Environments {
@@ -69,9 +67,8 @@ func localBuild(version string) string {
 	return ""
 }
 
-// versionString returns the string assigned to name in a version file's
-// assignments f: a file without it, or with an empty one, records no
-// version, and the error says so, naming the file as what.
+// versionString returns the non-empty string assigned to name, or an error
+// naming the file as what.
 func versionString(f map[string]pyenv.Literal, name, what string) (string, error) {
 	if s, ok := f[name].Str(); ok && s != "" {
 		return s, nil
@@ -79,9 +76,8 @@ func versionString(f map[string]pyenv.Literal, name, what string) (string, error
 	return "", fmt.Errorf("%s: no %s string", what, name)
 }
 
-// archList reads a Python list of GPU targets (Paddle's [80, 86], TF's
-// ['sm_70', 'compute_80']) into canonical arch names, skipping what is not
-// one.
+// archList reads a list of GPU targets, [80, 86] or ['sm_70'], as arch
+// names, skipping what is not one.
 func archList(a pyenv.Literal) []string {
 	var out []string
 	for _, it := range a.Items() {

@@ -25,9 +25,7 @@ func (s *scanner) jax(v *view) (facts.Framework, bool) {
 		}
 	}
 	if pluginMajor == "" {
-		// The ROCm builds: jax-rocm60-plugin / jax-rocm60-pjrt (jax's
-		// build_gpu_kernels_wheel.py and build_gpu_plugin_wheel.py name
-		// them jax_rocm{version}_plugin and _pjrt).
+		// jax_rocm{version}_plugin and _pjrt (jax's build_gpu_*_wheel.py).
 		if d, r, ok := v.distMatching(rocmPluginVersion); ok {
 			plugin, rocm = d, r
 		}
@@ -63,9 +61,8 @@ func (s *scanner) jax(v *view) (facts.Framework, bool) {
 		return f, true
 	}
 	if pluginMajor != "" && f.CUDAVersion == "" {
-		// The CUDA the plugin was built with is the framework's CUDA; the
-		// runtime wheel pip resolved beside it can be newer (it is only
-		// held to the plugin's floor), and is the framework's CUDARuntime.
+		// The plugin's build CUDA; the runtime wheel beside it may be newer
+		// and is the CUDARuntime.
 		if cuda, _, ok := releases.JAXPluginCUDA(plugin.Version); ok {
 			f.CUDAVersion = cuda
 		} else {
@@ -76,9 +73,7 @@ func (s *scanner) jax(v *view) (facts.Framework, bool) {
 	case f.CUDAVersion != "":
 		f.Build = facts.BuildCUDA
 	case hasLib:
-		// Since jax 0.4.26 jaxlib is CPU-only and CUDA comes from the
-		// jax-cuda*-plugin wheels; a jaxlib with neither a CUDA tag nor a
-		// plugin runs on the CPU.
+		// Since 0.4.26 jaxlib is CPU-only; CUDA comes from the plugins.
 		f.Build = facts.BuildCPU
 	}
 	if major := cudaMajor(f.CUDAVersion); major != "" && f.CuDNNVersion == "" {
@@ -112,16 +107,11 @@ func rocmPluginVersion(name string) (string, bool) {
 	return n[:1] + "." + n[1:], true
 }
 
-// jaxlibTag is the build flavour in an older jaxlib's local version tag.
-type jaxlibTag struct {
-	// CUDA is "12" for "+cuda12", "11.1" for the older "+cuda111".
-	CUDA string
-	// CuDNN is "8.9" for "cudnn89", "8.0.5" for "cudnn805".
-	CuDNN string
-}
+// jaxlibTag is the build in an older jaxlib's local version tag: CUDA "12"
+// for "+cuda12" or "11.1" for "+cuda111", CuDNN "8.9" for "cudnn89".
+type jaxlibTag struct{ CUDA, CuDNN string }
 
-// parseJaxlibVersion reads the flavour of a jaxlib version such as
-// "0.4.28+cuda12.cudnn89" or "0.1.75+cuda111". ok is false without a
+// parseJaxlibVersion reads "0.4.28+cuda12.cudnn89"; ok is false without a
 // cuda tag.
 func parseJaxlibVersion(version string) (jaxlibTag, bool) {
 	_, local, found := strings.Cut(version, "+")

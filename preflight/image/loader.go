@@ -9,9 +9,8 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/preflight/ldso"
 )
 
-// loaderEnv is ld.so's configuration in the image: LD_LIBRARY_PATH, the
-// image's /etc/ld.so.cache, and its glibc's system directories (Debian's
-// multiarch ones when the image has them, else /lib64 and /usr/lib64).
+// loaderEnv is ld.so's configuration in the image: LD_LIBRARY_PATH, its
+// ld.so.cache, and its glibc's system directories.
 func (s *scanner) loaderEnv() ldso.Env {
 	var env ldso.Env
 	env.LibraryPath, _ = searchPath(s.env, "LD_LIBRARY_PATH")
@@ -37,8 +36,7 @@ func (s *scanner) ldEnv() ldso.Env {
 	return *s.loader
 }
 
-// ldCache reads the image's ld.so cache at p in place (ldso.ReadCache):
-// its memory is bounded by the entries kept, not by the file's size.
+// ldCache reads the image's ld.so cache at p in place.
 func (s *scanner) ldCache(p string) []ldso.CacheEntry {
 	if s.outOfTime() {
 		return nil
@@ -64,8 +62,8 @@ func (s *scanner) ldCache(p string) []ldso.CacheEntry {
 	return cache
 }
 
-// isFile reports whether p is a regular file, from its directory's listing
-// (stamped, so a manifest sees a file appear) and a stat.
+// isFile reports whether p is a regular file, through its directory's
+// stamped listing, so that a manifest sees a file appear.
 func (s *scanner) isFile(p string) bool {
 	if _, ok := slices.BinarySearch(s.list(path.Dir(p)), path.Base(p)); !ok {
 		return false
@@ -79,8 +77,7 @@ type scanFS struct{ s *scanner }
 func (f scanFS) IsFile(p string) bool { return f.s.isFile(p) }
 
 // Dynamic reads each object once per scan: the kernel closure and the
-// CUDA stack walk the same objects, and libtorch_cuda.so's dynamic string
-// table alone is 11 MiB.
+// CUDA libraries walk the same objects.
 func (f scanFS) Dynamic(p string) (ldso.Dynamic, error) {
 	if d, ok := f.s.dynamics[p]; ok {
 		return d.dyn, d.err

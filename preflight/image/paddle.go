@@ -42,8 +42,8 @@ func (s *scanner) paddle(v *view) (facts.Framework, bool) {
 		break
 	}
 	if hasDist {
-		// The wheel's release ("2.6.0.post118") says more than full_version
-		// ("2.6.0"); before 2.2 its post tag is the only CUDA record.
+		// "2.6.0.post118" says more than full_version; before 2.2 its post
+		// tag is the only CUDA record.
 		if f.Version == "" || strings.HasPrefix(d.Version, f.Version) {
 			f.Version = d.Version
 		}
@@ -54,8 +54,7 @@ func (s *scanner) paddle(v *view) (facts.Framework, bool) {
 		case f.CUDAVersion != "":
 			f.Build = facts.BuildCUDA
 		case d.Name == "paddlepaddle" && f.Build == "":
-			// The CPU wheel is "paddlepaddle"; GPU builds are
-			// "paddlepaddle-gpu" (or carry a .postNNN CUDA tag).
+			// The CPU wheel; GPU builds are paddlepaddle-gpu or .postNNN.
 			f.Build = facts.BuildCPU
 		}
 		if f.Source == "" {
@@ -69,26 +68,18 @@ func (s *scanner) paddle(v *view) (facts.Framework, bool) {
 	return f, true
 }
 
-// paddleVersion is what paddle/version/__init__.py (paddle/version.py
-// before 2.5) records.
+// paddleVersion is what paddle/version/__init__.py (version.py before 2.5)
+// records: full_version, cuda_version (from 2.2; 'False' for a CPU build,
+// so CUDARecorded tells it from an old release), cudnn_version and, from
+// 3.x, compiled_cuda_archs as targets.
 type paddleVersion struct {
-	// Version is full_version, "2.6.0".
-	Version string
-	// CUDA is cuda_version, "11.8"; empty for a CPU build, which writes
-	// the string 'False'. Releases before 2.2 do not record it.
-	CUDA string
-	// CUDARecorded is true when the file records cuda_version at all, so
-	// that an empty CUDA means a CPU build rather than an old release.
-	CUDARecorded bool
-	// CuDNN is cudnn_version, "8.6.0".
-	CuDNN string
-	// Archs is compiled_cuda_archs (3.x) as targets, [86] -> ["sm_86"].
-	Archs []string
+	Version, CUDA, CuDNN string
+	CUDARecorded         bool
+	Archs                []string
 }
 
-// parsePaddleVersion reads the module Paddle's setup.py generates
-// (write_version_py): full_version = '2.6.0', cuda_version = '11.8',
-// cudnn_version = '8.6.0', and from 3.x compiled_cuda_archs = [86].
+// parsePaddleVersion reads the module Paddle's setup.py write_version_py
+// generates.
 func parsePaddleVersion(src []byte) (paddleVersion, error) {
 	f := pyenv.ModuleAssignments(src)
 	var v paddleVersion
@@ -103,8 +94,8 @@ func parsePaddleVersion(src []byte) (paddleVersion, error) {
 	return v, nil
 }
 
-// paddleFlag returns a version field Paddle writes as a string, where a
-// build without the component writes 'False' (or 'OFF').
+// paddleFlag reads a version field, which a build without the component
+// writes as 'False' or 'OFF'.
 func paddleFlag(v pyenv.Literal) string {
 	s, _ := v.Scalar()
 	switch strings.ToLower(s) {
@@ -114,11 +105,9 @@ func paddleFlag(v pyenv.Literal) string {
 	return s
 }
 
-// paddlePostCUDA returns the CUDA version of a PaddlePaddle 2.x wheel's
-// ".postNNN" release ("2.6.0.post118" -> "11.8", ".post120" -> "12.0").
-// Releases before 2.0 used the tag for CUDA and cuDNN together
-// (".post107" = CUDA 10.0 + cuDNN 7), so a result is accepted only when it
-// is a CUDA toolkit release the compatibility tables know.
+// paddlePostCUDA returns the CUDA of a 2.x wheel's ".postNNN" release
+// ("2.6.0.post118" -> "11.8"); before 2.0 the tag held cuDNN too
+// (".post107"), so only a release the compat tables know counts.
 func paddlePostCUDA(version string) string {
 	i := strings.LastIndex(version, ".post")
 	if i < 0 {

@@ -52,35 +52,25 @@ func (s *scanner) tensorflow(v *view) (facts.Framework, bool) {
 	case f.Build == "" && hasDist && d.Name == "tensorflow_cpu":
 		f.Build = facts.BuildCPU
 	case hasDist && d.Name == "tensorflow_rocm" && f.Build != facts.BuildCUDA:
-		// AMD's tensorflow-rocm wheel (ROCm/tensorflow-upstream's
-		// build_pip_package names the project tensorflow_rocm).
+		// AMD's wheel (ROCm/tensorflow-upstream's build_pip_package).
 		f.Build = facts.BuildROCm
 	}
 	s.kernels(&f, sp, tensorflowModules, archs)
 	return f, true
 }
 
-// tfBuildInfo is what tensorflow/python/platform/build_info.py records.
+// tfBuildInfo is what tensorflow/python/platform/build_info.py records:
+// cuda_version, cudnn_version (a major), cuda_compute_capabilities,
+// is_cuda_build and is_rocm_build.
 type tfBuildInfo struct {
-	// CUDA is cuda_version, "12.1"; empty for a CPU build.
-	CUDA string
-	// CuDNN is cudnn_version, the major only: "8".
-	CuDNN string
-	// Archs is cuda_compute_capabilities: "sm_80", "compute_90".
-	Archs []string
-	// CUDABuild is is_cuda_build; ROCmBuild is is_rocm_build.
+	CUDA, CuDNN          string
+	Archs                []string
 	CUDABuild, ROCmBuild bool
 }
 
-// parseTFBuildInfo reads the module tensorflow/tools/build_info/
-// gen_build_info.py writes:
-//
-//	build_info = collections.OrderedDict([('cpu_compiler', '/usr/bin/gcc'),
-//	  ('cuda_compute_capabilities', ['sm_35', 'sm_50', 'compute_80']),
-//	  ('cuda_version', '11.2'), ('cudnn_version', '8'),
-//	  ('is_cuda_build', True), ('is_rocm_build', False), ...])
-//
-// Module-level assignments of the same keys are read too.
+// parseTFBuildInfo reads the module gen_build_info.py writes,
+// build_info = collections.OrderedDict([('cuda_version', '11.2'), ...]),
+// or module-level assignments of the same keys.
 func parseTFBuildInfo(src []byte) (tfBuildInfo, error) {
 	f := buildInfoFields(src)
 	_, hasBuild := f["is_cuda_build"]
@@ -94,17 +84,15 @@ func parseTFBuildInfo(src []byte) (tfBuildInfo, error) {
 	v.CUDA, _ = f["cuda_version"].Scalar()
 	v.CuDNN, _ = f["cudnn_version"].Scalar()
 	v.Archs = archList(f["cuda_compute_capabilities"])
-	// A CPU build records cuda_version as '' or leaves it out; Windows
-	// builds write '64_112'. Only a dotted version is a CUDA version.
+	// Windows builds write '64_112': only a dotted version is one.
 	if !dotted(v.CUDA) {
 		v.CUDA = ""
 	}
 	return v, nil
 }
 
-// buildInfoFields merges a build-info module's two spellings: module-level
-// assignments, and the pairs of a mapping assigned to a name
-// (build_info = collections.OrderedDict([(key, value), ...])).
+// buildInfoFields merges the module's assignments and the pairs of the
+// mappings it assigns.
 func buildInfoFields(src []byte) map[string]pyenv.Literal {
 	out := map[string]pyenv.Literal{}
 	for name, v := range pyenv.ModuleAssignments(src) {

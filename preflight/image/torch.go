@@ -29,7 +29,6 @@ func (s *scanner) torch(v *view) (facts.Framework, bool) {
 	if b := s.read(vf); b != nil {
 		if v, err := parseTorchVersion(b); err == nil {
 			f.Version, f.CUDAVersion, f.Source = v.Version, v.CUDA, vf
-			// version.py records cuda = None and hip = None for a CPU wheel.
 			switch {
 			case v.CUDA != "":
 				f.Build = facts.BuildCUDA
@@ -43,8 +42,7 @@ func (s *scanner) torch(v *view) (facts.Framework, bool) {
 		}
 	}
 	if f.Version == "" && hasDist {
-		// Only download.pytorch.org wheels carry +cuNNN; a plain PyPI
-		// version leaves the CUDA build unknown.
+		// A PyPI version without +cuNNN leaves the build unknown.
 		f.Version, f.CUDAVersion, f.Source = d.Version, localCUDA(d.Version), distPath(sp, d)
 		f.Build = localBuild(d.Version)
 	}
@@ -55,25 +53,12 @@ func (s *scanner) torch(v *view) (facts.Framework, bool) {
 	return f, true
 }
 
-// torchVersion is what torch/version.py records.
-type torchVersion struct {
-	// Version is __version__, "2.1.0+cu118".
-	Version string
-	// CUDA is the CUDA the wheel was built with, "11.8"; empty for a CPU
-	// or ROCm build (cuda = None).
-	CUDA string
-	// HIP is the ROCm HIP version of a ROCm build.
-	HIP string
-}
+// torchVersion is what torch/version.py records: __version__, cuda (None
+// for a CPU or ROCm build) and hip.
+type torchVersion struct{ Version, CUDA, HIP string }
 
-// parseTorchVersion reads torch/version.py, which
-// tools/generate_torch_version.py writes as
-//
-//	__version__ = '2.1.0+cu118'
-//	debug = False
-//	cuda: Optional[str] = '11.8'
-//	git_version = '<sha>'
-//	hip: Optional[str] = None
+// parseTorchVersion reads torch/version.py as
+// tools/generate_torch_version.py writes it.
 func parseTorchVersion(src []byte) (torchVersion, error) {
 	f := pyenv.ModuleAssignments(src)
 	var v torchVersion

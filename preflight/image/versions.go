@@ -5,9 +5,8 @@ import (
 	"strings"
 )
 
-// localCUDA returns the CUDA version a wheel's local version tag names:
-// "2.1.0+cu118" -> "11.8", "2.5.1+cu124" -> "12.4". The last digit is the
-// minor version. It returns "" when there is no +cuNNN tag.
+// localCUDA returns the CUDA a wheel's local version tag names
+// ("2.1.0+cu118" -> "11.8"), "" without a +cuNNN tag.
 func localCUDA(version string) string {
 	_, local, ok := strings.Cut(version, "+")
 	if !ok {
@@ -21,8 +20,7 @@ func localCUDA(version string) string {
 	return ""
 }
 
-// cudaFromDigits reads the packed "118" of cu118 / post118 as "11.8": the
-// last digit is the minor version.
+// cudaFromDigits reads the packed "118" of cu118 as "11.8".
 func cudaFromDigits(n string) string {
 	if len(n) < 2 {
 		return ""
@@ -34,10 +32,8 @@ func cudaFromDigits(n string) string {
 	return major + "." + n[len(n)-1:]
 }
 
-// envVersion cleans a version from an image environment variable: the
-// Debian package revision and build suffix go ("2.25.1-1" -> "2.25.1",
-// "9.8.0.87-1" -> "9.8.0.87", "2.19.3+cuda12.2" -> "2.19.3"). It returns ""
-// when what is left is not a dotted number.
+// envVersion cleans a version a variable states of its Debian revision and
+// build suffix ("2.25.1-1", "2.19.3+cuda12.2"); "" when no number is left.
 func envVersion(v string) string {
 	v = strings.TrimSpace(v)
 	if i := strings.IndexAny(v, "-+~ "); i >= 0 {
@@ -50,8 +46,7 @@ func envVersion(v string) string {
 }
 
 // sonameVersion returns the version a library file name carries after
-// base: sonameVersion("libcudnn.so.8.9.7", "libcudnn.so") = "8.9.7". A
-// name with only the major ("libnccl.so.2") gives "2".
+// base: "8.9.7" of "libcudnn.so.8.9.7", "2" of "libnccl.so.2".
 func sonameVersion(file, base string) (string, bool) {
 	v, ok := strings.CutPrefix(file, base+".")
 	if !ok || !(dotted(v) || digitsOnly(v)) {
