@@ -7,16 +7,12 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/preflight/fsroot"
 )
 
-// maxShebang is how much of a script is read for its "#!" line (the
-// kernel reads at most BINPRM_BUF_SIZE, 256 bytes).
+// maxShebang is the kernel's BINPRM_BUF_SIZE.
 const maxShebang = 256
 
-// Interpreter returns the Python interpreter the command argv will run,
-// as a path inside root, and how that was decided: argv[0] itself when it
-// is a Python (by name, looked up on PATH as execvp does), or the Python a
-// script's "#!" line names (a console script such as torchrun, or
-// "#!/usr/bin/env python3"); otherwise the python3, then python, that
-// PATH finds. ok is false when there is none.
+// Interpreter returns the Python the command argv will run, and how that
+// was decided: argv[0] when it is a Python, or the one its "#!" line names
+// (a console script), else python3, then python, on PATH.
 func Interpreter(root fsroot.Root, env map[string]string, argv []string) (p, how string, ok bool) {
 	f := &finder{root: root, env: env, seen: map[string]bool{}, read: map[string]bool{}}
 	if len(argv) > 0 && argv[0] != "" {
@@ -46,9 +42,8 @@ func Interpreter(root fsroot.Root, env map[string]string, argv []string) (p, how
 	return "", "", false
 }
 
-// lookPath finds name as execvp does: a name with a "/" is used as it is
-// (absolute only: the working directory is not known), any other is
-// searched in PATH.
+// lookPath finds name as execvp does; a relative path with a "/" is not
+// found, the working directory being unknown.
 func (f *finder) lookPath(name string) (string, bool) {
 	if strings.Contains(name, "/") {
 		p := path.Clean(name)
@@ -62,9 +57,8 @@ func (f *finder) lookPath(name string) (string, bool) {
 	return "", false
 }
 
-// EnvironmentOf returns the environment, of envs, that interpreter p runs
-// in: the one with the same prefix, links resolved. ok is false when p is
-// none of theirs.
+// EnvironmentOf returns the environment of envs with interpreter p's
+// prefix, links resolved, else p's own.
 func EnvironmentOf(root fsroot.Root, env map[string]string, envs []Environment, p string) (Environment, bool) {
 	e, ok := ForInterpreter(root, env, p)
 	if !ok {
