@@ -1,13 +1,8 @@
 // Package fatbin lists the GPU code a shared library carries for the CUDA
 // runtime to load: the cubins and PTX in the fatbins of its .nv_fatbin
-// section, one fatbin per translation unit or device link. It reads
-// headers (and the head of small payloads) and seeks past the rest, so
-// scanning a 1 GiB library reads a few hundred KiB.
-//
-// The layout and its sources are in docs/fatbin.md (NVIDIA fatbinary.h and
-// fatbinary_section.h; jiegec/fatbinary; ZLUDA dark_api/src/fatbin.rs;
-// pytorch/test-infra cubinsizes.py; what nvcc 11.8 and 12.4 write, listed
-// with cuobjdump, in testdata/nvcc). All fields are little-endian.
+// section. It reads headers and the heads of payloads and seeks past the
+// rest. The layout and its sources are in docs/fatbin.md; all fields are
+// little-endian.
 package fatbin
 
 import (
@@ -23,18 +18,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// SectionName is the ELF section that holds the fatbins the CUDA runtime
-// registers and loads (fatbinary_section.h FATBIN_DATA_SECTION_NAME).
-//
-// __nv_relfatbin is deliberately not scanned. fatbinary_section.h calls it
-// "pre-linked relocatable fatbin data": input for nvlink when the library
-// is device-linked into something else, never loaded by the runtime. nvcc's
-// device-link step puts libcudadevrt's relocatable objects there (sm_35 to
-// sm_90 and compute_90 PTX with CUDA 11.8) into every library built without
-// a real target, so counting it made a PTX-only compute_80 library look
-// like it carried cubins for a V100 (measured: testdata/nvcc/ptx80.so).
-// cuobjdump agrees: --list-elf and --list-ptx show only .nv_fatbin when it
-// exists, and the relocatable images only with -all.
+// SectionName is the ELF section whose fatbins the CUDA runtime loads
+// (fatbinary_section.h). __nv_relfatbin is nvlink's input, never loaded:
+// it is not scanned (docs/fatbin.md).
 const SectionName = ".nv_fatbin"
 
 // Container header, NVIDIA fatbinary.h struct fatBinaryHeader (note 1.2).
@@ -64,38 +50,25 @@ const (
 const (
 	flagLZ4  = 0x2000 // LZ4 block; nvcc's default for PTX, -Xfatbin -compress-all for cubins
 	flagZSTD = 0x8000 // newer CUDA, "balanced"/"size" compress modes
-	// flagArchSpecific is set on every entry nvcc 12.4 builds for an 'a'
-	// target (sm_90a, compute_90a): 0x100011 / 0x102011 against 0x11 /
-	// 0x2011, measured on testdata/nvcc. archSuffix reads it.
+	// flagArchSpecific marks an entry nvcc builds for an 'a' target.
 	flagArchSpecific = 0x100000
 )
 
 // Limits that keep a corrupt or hostile file cheap to scan.
 const (
-	// maxResync bounds how far, per section, the scanner reads forward looking
-	// for the next container magic after a corrupt one.
-	maxResync = 64 << 20
-	// maxWarnings bounds Result.Warnings; the rest are counted in the last one.
-	maxWarnings = 32
-	// maxGroups bounds Result.Fatbins. Real libraries have a handful of
-	// distinct target sets (one per build flavour of their kernels); past
-	// the bound, further sets are not listed.
-	maxGroups = 64
+	maxResync   = 64 << 20 // read per section looking for the next magic
+	maxWarnings = 32       // the rest are counted in the last one
+	maxGroups   = 64       // target sets listed; real libraries have a handful
 )
 
-// maxEntries bounds Result.Entries (about 128 bytes each): only tests and
-// debugging read the entries, the checks read Images and Fatbins, which
-// keep counting past it. The largest library in the notes
-// (libcublasLt.so.13) has 5,712 entries; 8192 cost 1 MiB where 2^18 (a
-// hostile 262 000-entry library) cost 119 MiB. A variable so that a test
-// can lower it.
+// maxEntries bounds Result.Entries, which only tests and debugging read
+// (Images and Fatbins keep counting past it); a variable for the tests.
 var maxEntries = 1 << 13
 
 // Kind is an entry's raw kind field.
 type Kind uint16
 
-// Entry kinds, NVIDIA fatbinary.h; 0x10 is "ELF_ALT" per nvopen-tools, which
-// cuobjdump counts as ELF (nvopen-tools' fatbin format notes, uncorroborated).
+// Entry kinds, NVIDIA fatbinary.h; 0x10 is "ELF_ALT" per nvopen-tools.
 const (
 	KindPTX      Kind = 1
 	KindCubin    Kind = 2
@@ -140,8 +113,7 @@ func (c Compression) String() string {
 	return ""
 }
 
-// compressionOf reads the compression bits. No entry is known to set both;
-// if one does, ZSTD wins because it is the newer scheme.
+// compressionOf reads the compression bits; ZSTD, the newer, wins both.
 func compressionOf(flags uint64) Compression {
 	switch {
 	case flags&flagZSTD != 0:
@@ -152,71 +124,46 @@ func compressionOf(flags uint64) Compression {
 	return CompressionNone
 }
 
-// Entry is one fatbin entry's header.
+// Entry is one fatbin entry's header, at Offset in Section, in the
+// Container'th container (from 0), whose header is at ContainerOffset. Arch
+// is the target with its suffix, zero for kinds skipped; the code version is
+// the cubin ABI or the PTX ISA. NoCode marks an entry without a function (a
+// device-link stub) and Defect one that cannot load: neither is an image.
 type Entry struct {
-	// Section is the ELF section the entry is in; Offset is where its header
-	// starts in that section.
-	Section string
-	Offset  int64
-	Kind    Kind
-	// Arch is the target: the header's decimal arch, the suffix archSuffix
-	// found, and PTX set for PTX entries. Zero for kinds this package skips.
-	Arch gpuarch.Arch
-	// RawArch is the header's arch field as stored.
-	RawArch uint32
-	// CodeMajor and CodeMinor are the header's code version: the cubin ABI
-	// ([1,7]) for a cubin, the PTX ISA version ([8,4]) for PTX.
+	Section              string
+	Offset               int64
+	Kind                 Kind
+	Arch                 gpuarch.Arch
+	RawArch              uint32
 	CodeMajor, CodeMinor uint16
 	Flags                uint64
 	Compression          Compression
 	HeaderSize           uint32
 	PayloadSize          uint64
-	// DecompressedSize is the header's uncompressed size, meaningful when
-	// Compression is set.
-	DecompressedSize uint64
-	// Container is the index of the fatbin (container) the entry is in,
-	// counted from 0 in file order.
-	Container int
-	// ContainerOffset is where that container's header starts in Section.
-	ContainerOffset int64
-	// NoCode is set on an entry that holds no function: the cubin stub
-	// nvcc's device-link step adds for every real target of a library built
-	// without -rdc, or the cubin and PTX of a translation unit without
-	// kernels. cuobjdump lists them, but they are no kernel image, so they
-	// are left out of Result.Images and Result.Fatbins. Only payloads small
-	// enough to read whole (noCodeProbeMax) are looked into.
-	NoCode bool
-	// Defect says why the entry cannot be a loadable image (truncated, empty,
-	// impossible arch); such entries are left out of Result.Images.
-	Defect string
+	DecompressedSize     uint64
+	Container            int
+	ContainerOffset      int64
+	NoCode               bool
+	Defect               string
 }
 
-// Result is what a library's fatbins hold.
+// Result is what a library's fatbins hold: the entries in file order (at
+// most maxEntries), the distinct loadable images, and the fatbins grouped
+// by the images they carry. The runtime picks one image per fatbin, so a
+// GPU runs a library only where every fatbin has one for it.
 type Result struct {
-	// Sections are the fatbin sections found, in SectionNames order.
-	Sections []string
-	// Containers counts the container headers read, over all sections.
+	Sections   []string
 	Containers int
-	// Entries are the entry headers read, in file order (at most maxEntries;
-	// a warning says when more were left out).
-	Entries []Entry
-	// Images are the distinct loadable targets, sorted by kind, then arch,
-	// then PTX version, each with how many entries carry it.
-	Images []facts.KernelImage
-	// Fatbins groups the fatbins that carry at least one image by the set
-	// of images they carry. The runtime picks one image per fatbin, so a
-	// GPU runs a library's kernels only where each fatbin has an image for
-	// it: the union in Images is not enough to tell.
-	Fatbins []facts.FatbinGroup
-	// Warnings describe corrupt or truncated regions and what was skipped.
-	Warnings []string
+	Entries    []Entry
+	Images     []facts.KernelImage
+	Fatbins    []facts.FatbinGroup
+	Warnings   []string
 }
 
 // ScanFile scans the fatbins of the ELF file at path. A file without fatbin
 // sections is not an error: its Result is empty.
 func ScanFile(path string) (Result, error) {
-	// O_NONBLOCK so that a FIFO where a library was expected cannot block
-	// the open; it has no effect on regular files.
+	// O_NONBLOCK: a FIFO in a library's place cannot block the open.
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return Result{}, fmt.Errorf("fatbin: %w", err)
@@ -227,13 +174,9 @@ func ScanFile(path string) (Result, error) {
 	} else if !fi.Mode().IsRegular() {
 		return Result{}, fmt.Errorf("fatbin: %s is not a regular file (%s)", path, fi.Mode().Type())
 	}
-	// The scan reads a few hundred bytes every few hundred KiB: the
-	// kernel's readahead would read most of a cold 1 GiB library for
-	// them. A hint only; a failure changes nothing but speed.
+	// Readahead would read most of a cold library for a few headers.
 	_ = unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_RANDOM)
-	// elfbound rather than debug/elf: debug/elf keeps a value per section
-	// header (43 MiB for a library of 65 535 sections), elfbound walks them
-	// a block at a time.
+	// elfbound, not debug/elf, which holds every section header.
 	ef, err := elfbound.Open(f)
 	if err != nil {
 		return Result{}, fmt.Errorf("fatbin: %s is not a readable ELF file: %w", path, err)
@@ -254,8 +197,7 @@ func ScanFile(path string) (Result, error) {
 	return r, nil
 }
 
-// section is what the scanner reads of an ELF section: from elfbound, or
-// in the tests from debug/elf (Scan in export_test.go).
+// section is what the scanner reads of an ELF section.
 type section struct {
 	name  string
 	typ   elfbound.SectionType

@@ -1,15 +1,11 @@
 package fatbin
 
-// lz4Prefix decodes an LZ4 block (what the fatbin flag 0x2000 means; see
-// docs/fatbin.md) as far as src reaches, stopping once limit bytes are
-// out. src may be a prefix of the block: decoding stops at the first
-// sequence it does not hold. A malformed block yields what was decoded
-// before the fault. It never holds more than limit bytes. Twenty lines, so
-// no dependency for it.
+// lz4Prefix decodes an LZ4 block (fatbin flag 0x2000) as far as src, which
+// may be a prefix of it, reaches, never past limit bytes; a malformed block
+// yields what was decoded before the fault.
 func lz4Prefix(src []byte, limit int) []byte { return lz4Into(nil, src, limit) }
 
-// lz4Into is lz4Prefix decoding into dst's storage (reused when it holds
-// limit bytes), so that a scan reuses one buffer for every entry.
+// lz4Into is lz4Prefix into dst's storage, reused when it holds limit bytes.
 func lz4Into(dst, src []byte, limit int) []byte {
 	out := dst[:0]
 	if cap(out) < limit {

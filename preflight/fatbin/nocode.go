@@ -5,34 +5,24 @@ import (
 	"encoding/binary"
 )
 
-// A payload whose stored size is at most noCodeProbeMax bytes (and, when
-// LZ4-compressed, at most noCodeDecompressedMax bytes decompressed) is read
-// whole to tell whether it holds any function; an uncompressed cubin of any
-// size is told by its section headers alone (cubinSectionsHaveCode). The
-// entries that hold no code and that this must catch are small: nvcc's
-// device-link stubs are about 1 KiB (872 to 1,072 bytes measured with nvcc
-// 11.8 and 12.4), the PTX of a unit without kernels 56 bytes, Debian's
-// magma 2.9 debug-only cubins 2.7 KB, pycudwt's __constant__-only one
-// 27 KB. Larger compressed payloads are taken to hold code without being
-// decompressed: Debian trixie's 25 CUDA libraries hold 11.7 GiB of
-// decompressed payloads in 2.4 GiB of files, and decompressing them all
-// would cost seconds on every run; the entries that fit the bound cost
-// a few milliseconds per library (docs/fatbin.md "Entries without code").
+// A payload up to these sizes, stored and decompressed, is read whole to
+// tell whether it holds a function; the entries without code are small
+// (device-link stubs, kernel-less units), and decompressing every payload
+// would cost seconds (docs/fatbin.md). An uncompressed cubin is told by its
+// section headers.
 const (
 	noCodeProbeMax        = 64 << 10
 	noCodeDecompressedMax = 64 << 10
 )
 
-// Bounds on the section headers of an uncompressed cubin that the no-code
-// test reads: cubins have tens to a few hundred sections.
+// Bounds on the section headers read of an uncompressed cubin.
 const (
 	maxCubinSectionTable = 64 << 10
 	maxCubinShstrtab     = 64 << 10
 )
 
-// hasCode reports whether a whole payload holds a kernel: for a cubin a
-// .text.<function> section, for PTX an .entry directive (a .func alone is a
-// device function no launch can name, and the runtime registers none).
+// hasCode reports whether a whole payload holds a kernel: a cubin's
+// .text.<function> section, a PTX's .entry (a .func alone cannot launch).
 func hasCode(kind Kind, payload []byte) bool {
 	if kind.IsPTX() {
 		return bytes.Contains(payload, []byte(".entry"))
@@ -40,12 +30,9 @@ func hasCode(kind Kind, payload []byte) bool {
 	return cubinHasCode(payload)
 }
 
-// cubinHasCode reports whether a whole cubin holds a function: a section
-// named .text.<function>, as every kernel and device function gets. The
-// section headers are read by hand because debug/elf refuses cubins (nvcc
-// writes the CUDA version into e_version: "mismatched ELF version"). A
-// cubin that does not parse is taken to hold code, so that a reading
-// problem never hides a kernel image.
+// cubinHasCode reports whether a whole cubin has a .text.* section, read by
+// hand (debug/elf refuses cubins' e_version); one that does not parse is
+// taken to hold code, so a reading problem never hides a kernel.
 func cubinHasCode(c []byte) bool {
 	t, ok := cubinSectionTable(c, uint64(len(c)))
 	if !ok {
@@ -62,16 +49,14 @@ func cubinHasCode(c []byte) bool {
 	return t.anyText(table, c[stroff:stroff+strsize])
 }
 
-// cubinTable is where a cubin's section header table is.
 type cubinTable struct {
 	shoff, shentsize, shnum, shstrndx uint64
 }
 
 func (t cubinTable) tableLen() uint64 { return t.shnum * t.shentsize }
 
-// cubinSectionTable reads the section header table's place from a cubin's
-// ELF header (head), for a cubin of size bytes; ok is false when head is no
-// cubin header or the table does not fit.
+// cubinSectionTable reads where a cubin of size bytes has its section
+// header table; ok is false when head is no cubin or the table does not fit.
 func cubinSectionTable(head []byte, size uint64) (cubinTable, bool) {
 	le := binary.LittleEndian
 	if _, ok := cubinSuffix(0, head); !ok {
@@ -87,7 +72,6 @@ func cubinSectionTable(head []byte, size uint64) (cubinTable, bool) {
 	return t, true
 }
 
-// section returns the offset and size of section i, from the table's bytes.
 func (t cubinTable) section(table []byte, i uint64) (off, size uint64) {
 	h := table[i*t.shentsize:]
 	return binary.LittleEndian.Uint64(h[0x18:]), binary.LittleEndian.Uint64(h[0x20:])

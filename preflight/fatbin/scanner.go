@@ -12,8 +12,8 @@ import (
 type scanner struct {
 	res    Result
 	images map[imageKey]int
-	// inContainer is the images of the container being read; groups counts
-	// containers by groupKey of their images, keyed in groupOrder order.
+	// inContainer are the images of the container being read; groups
+	// counts containers by groupKey, first seen in groupOrder.
 	inContainer []imageKey
 	inSet       map[imageKey]bool // inContainer's members
 	groups      map[string]int
@@ -28,14 +28,12 @@ type scanner struct {
 	size      int64 // readable size: the header's, or less if the file ends early
 	resync    int64 // bytes read so far looking for a magic
 
-	// ahead holds the bytes at aheadOff read by prefetch, so that an entry
-	// header and the cubin ELF header after it cost one read, not two.
-	ahead    []byte
-	aheadOff int64
-	// hdr and peek are reused buffers for entry headers and payload heads.
+	// ahead holds prefetch's bytes at aheadOff: an entry header and the
+	// cubin header after it in one read.
+	ahead     []byte
+	aheadOff  int64
 	hdr, peek []byte
-	// lz4 is the buffer payloads are decompressed into.
-	lz4 []byte
+	lz4       []byte
 }
 
 // prefetchLen is one entry header and a cubin's ELF header.
@@ -51,8 +49,8 @@ func (s *scanner) warnf(format string, args ...any) {
 // errTruncated marks a read that ran into the end of the file.
 var errTruncated = errors.New("file ends early")
 
-// prefetch reads up to n bytes at off (fewer at the section's end) for
-// readAt to serve. A failed read is not an error here: readAt will meet it.
+// prefetch reads up to n bytes at off for readAt; a failure is readAt's
+// to meet.
 func (s *scanner) prefetch(off int64, n int) {
 	n = int(min(int64(n), s.size-off))
 	if n <= 0 {
@@ -67,8 +65,7 @@ func (s *scanner) prefetch(off int64, n int) {
 	}
 }
 
-// readAt reads len(buf) bytes at off in the current section, from what
-// prefetch read when it holds them.
+// readAt reads len(buf) bytes at off, from what prefetch read if it can.
 func (s *scanner) readAt(buf []byte, off int64) error {
 	if off >= s.aheadOff && off-s.aheadOff <= int64(len(s.ahead)) &&
 		int64(len(buf)) <= int64(len(s.ahead))-(off-s.aheadOff) {
@@ -78,7 +75,6 @@ func (s *scanner) readAt(buf []byte, off int64) error {
 	return s.readFull(buf, off)
 }
 
-// readFull reads len(buf) bytes at off in the current section from the file.
 func (s *scanner) readFull(buf []byte, off int64) error {
 	if _, err := s.rs.Seek(off, io.SeekStart); err != nil {
 		return err
@@ -102,7 +98,6 @@ func (s *scanner) section(sec *section) error {
 		return nil
 	}
 	if sec.flags&elfbound.SHF_COMPRESSED != 0 {
-		// Reading it would mean decompressing it whole; no toolchain writes one.
 		s.warnf("section %s is ELF-compressed: not scanned", sec.name)
 		return nil
 	}
@@ -166,9 +161,8 @@ func (s *scanner) section(sec *section) error {
 	return nil
 }
 
-// fitToFile shrinks s.size to what the file really holds when the section
-// header claims more, so that payload bounds are checked against real
-// bytes. It costs a few one-byte reads.
+// fitToFile shrinks s.size to what the file holds when the section header
+// claims more, so that bounds are checked against real bytes.
 func (s *scanner) fitToFile() error {
 	if s.size == 0 {
 		return nil
@@ -181,8 +175,7 @@ func (s *scanner) fitToFile() error {
 	if err != errTruncated {
 		return err
 	}
-	// Binary search for the first offset that cannot be read.
-	lo, hi := int64(0), s.size-1 // lo: readable length known; hi: unreadable offset
+	lo, hi := int64(0), s.size-1 // readable length, an unreadable offset
 	for lo < hi {
 		mid := lo + (hi-lo)/2
 		switch err := s.readAt(one, mid); err {
@@ -199,8 +192,7 @@ func (s *scanner) fitToFile() error {
 	return nil
 }
 
-// readFailed turns a failed read at off into a warning (truncation) or the
-// error to return.
+// readFailed turns a truncated read into a warning, else returns err.
 func (s *scanner) readFailed(err error, off int64) error {
 	if err == errTruncated {
 		s.warnf("section %s is truncated at offset %d", s.name, off)
@@ -209,8 +201,7 @@ func (s *scanner) readFailed(err error, off int64) error {
 	return err
 }
 
-// trailing reports bytes after the last container that are too few for a
-// container header, unless they are zero padding.
+// trailing warns of bytes after the last container, padding aside.
 func (s *scanner) trailing(off int64) {
 	buf := make([]byte, s.size-off)
 	if err := s.readAt(buf, off); err != nil {
@@ -224,9 +215,8 @@ func (s *scanner) trailing(off int64) {
 	}
 }
 
-// findMagic looks for the next container magic at an 8-aligned offset after
-// off, reading forward in chunks, at most maxResync bytes per section. It
-// returns -1 when there is none (or the budget is spent).
+// findMagic returns the next 8-aligned container magic after off, -1 when
+// there is none within maxResync bytes per section.
 func (s *scanner) findMagic(off int64) (int64, error) {
 	var magic [4]byte
 	binary.LittleEndian.PutUint32(magic[:], containerMagic)
@@ -259,9 +249,8 @@ func (s *scanner) findMagic(off int64) (int64, error) {
 	return -1, nil
 }
 
-// entries walks the entries of one container, body to end: each is
-// header_size bytes of header followed by payload_size bytes of payload, and
-// the next starts right after (note 1.3). Only headers are read.
+// entries walks one container's entries, header and payload back to back
+// (note 1.3).
 func (s *scanner) entries(body, end int64) error {
 	if s.hdr == nil {
 		s.hdr, s.peek = make([]byte, entryHeaderMin), make([]byte, noCodeProbeMax)
@@ -325,23 +314,17 @@ func (s *scanner) entries(body, end int64) error {
 	return nil
 }
 
-// payloadView is what was read of an entry's payload: its head (the
-// cubin's ELF header, or the start of a PTX text), decompressed when the
-// payload is LZ4-compressed, and for a small payload the whole of it.
-// told is set when whether it holds code is known without the whole
-// payload (an uncompressed cubin's section headers), code then says so.
+// payloadView is what was read of a payload: its (decompressed) head, or
+// all of a small one; told says whether code was known without it all.
 type payloadView struct {
 	head       []byte
 	whole      bool // head is the entire (decompressed) payload
 	told, code bool
 }
 
-// payloadHead reads the part of a payload the suffix and no-code rules look
-// at: at most payloadPeek bytes of its head, or all of a payload no larger
-// than noCodeProbeMax (noCodeDecompressedMax decompressed). LZ4 payloads
-// are decompressed as far as those bytes reach; ZSTD payloads are not
-// read. Of a larger uncompressed cubin it reads the section headers. It
-// returns an empty view when the file ends first.
+// payloadHead reads what the suffix and no-code rules look at: the head of
+// a payload, all of a small one, a large cubin's section headers; a ZSTD
+// payload is not read.
 func (s *scanner) payloadHead(e Entry, payload int64, buf []byte) (payloadView, error) {
 	if e.Compression == CompressionZSTD {
 		return payloadView{}, nil
@@ -356,9 +339,7 @@ func (s *scanner) payloadHead(e Entry, payload int64, buf []byte) (payloadView, 
 	}
 	if e.Compression == CompressionLZ4 && !whole {
 		if e.Kind.IsCubin() {
-			// Decompressing every cubin's head would cost a read and
-			// a decode per entry (cuBLASLt has 1,931); above the probe
-			// size the entry flags tell the suffix (archSuffix).
+			// Not worth a decode per entry: the flags tell the suffix.
 			return payloadView{}, nil
 		}
 		n = min(int64(payloadPeek), int64(e.PayloadSize))
@@ -400,11 +381,9 @@ func (s *scanner) payloadHead(e Entry, payload int64, buf []byte) (payloadView, 
 	return payloadView{head: head, whole: whole}, nil
 }
 
-// cubinSectionsHaveCode tells whether the uncompressed cubin of size bytes
-// at payload, whose ELF header is head, has a .text.* section, reading only
-// its section header table and section names (bounded by
-// maxCubinSectionTable and maxCubinShstrtab); told is false when they
-// cannot be read, and the cubin is then taken to hold code.
+// cubinSectionsHaveCode tells whether the uncompressed cubin at payload has
+// a .text.* section from its section headers alone; told is false when they
+// cannot be read.
 func (s *scanner) cubinSectionsHaveCode(payload int64, size uint64, head []byte) (code, told bool) {
 	t, ok := cubinSectionTable(head, size)
 	if !ok || t.tableLen() > maxCubinSectionTable {
