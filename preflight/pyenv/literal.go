@@ -338,11 +338,11 @@ type pyToken struct {
 // dropped. Text it cannot read is the operator "\x00", on which the
 // statement fails to parse.
 type lexer struct {
-	src              []byte
-	i, lineStart     int
-	depth            int
-	newline, started bool // the last token was a newline; one was emitted
-	done             bool
+	src          []byte
+	i, lineStart int
+	depth        int  // of brackets open
+	started      bool // a token other than a newline was emitted
+	newline      bool // the last token emitted was a newline
 }
 
 func (l *lexer) next() pyToken {
