@@ -125,9 +125,9 @@ func Gather(ctx context.Context, o Options) (Result, []string) {
 // version from the branch table when NVML did not.
 func completeDriver(h *facts.Host) {
 	if h.Driver.Source == "" {
-		h.Driver.Source = "none"
+		h.Driver.Source = facts.DriverFromNone
 		if h.Driver.Present() {
-			h.Driver.Source = "procfs"
+			h.Driver.Source = facts.DriverFromProcfs
 		}
 	}
 	if h.Driver.CUDAVersion == "" && h.Driver.Present() {
