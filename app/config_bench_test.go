@@ -1,31 +1,20 @@
-package main
+package app
 
 import (
+	"os"
 	"testing"
 
-	"github.com/kelseyhightower/envconfig"
+	"github.com/gpu-preflight/gpu-preflight/preflight/envvars"
 )
 
 // BenchmarkLoadConfig is what reading the configuration costs at every
-// start: envconfig's Process over Config, the usage-template walk that
-// names the settings (once per process, so it is reset here), and the
-// checks of every value. bench/envconfig.sh quotes it with envconfig's
-// package initialisation (GODEBUG=inittrace=1).
+// start: the settings list (made once per process, so made again here),
+// each setting decoded, and the checks of every value.
 func BenchmarkLoadConfig(b *testing.B) {
+	env := envvars.Parse(os.Environ())
 	for b.Loop() {
 		settingsOnce = newSettings()
-		if _, err := loadConfig(map[string]string{}); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
-
-// BenchmarkEnvconfigProcess is envconfig's own share: Process over Config
-// with the environment as it is.
-func BenchmarkEnvconfigProcess(b *testing.B) {
-	for b.Loop() {
-		var c Config
-		if err := envconfig.Process("", &c); err != nil {
+		if _, err := Load(env, map[string]string{}); err != nil {
 			b.Fatal(err)
 		}
 	}

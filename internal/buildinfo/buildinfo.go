@@ -1,7 +1,7 @@
-// Package buildinfo holds the version stamped in at link time by the Makefile.
+// Package buildinfo holds the version and commit the Makefile stamps in
+// with -ldflags "-X .../internal/buildinfo.Version=...".
 package buildinfo
 
-// Set with -ldflags "-X .../buildinfo.Version=... -X .../buildinfo.Commit=...".
 var (
 	Version = "dev"
 	Commit  = "unknown"

@@ -9,7 +9,7 @@
 // The calls come in two steps so that no signal is lost between a caller's
 // own handler and the child's start:
 //
-//	in := initproc.Catch(log)   // subreaper; signals are caught from here on
+//	in := initproc.Catch(log)   // subreaper; signals are caught from here on (log may be nil)
 //	// ... the caller lets go of its own handlers ...
 //	exit, err := in.Run(initproc.Command{Path: path, Argv: argv, Env: env})
 package initproc
@@ -24,10 +24,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/rs/zerolog"
 	"golang.org/x/sys/unix"
-
-	"github.com/gpu-preflight/gpu-preflight/report/logs"
 )
 
 // Command is the program Run starts.
@@ -53,9 +50,24 @@ type Exit struct {
 // that signal killed (the shell's rule, POSIX "Exit Status for Commands").
 const SignalBase = 128
 
+// Logger hears what an Init did, or could not do. Values come from outside
+// (the command's name, an error): the logger makes them safe to log.
+type Logger interface{ Log(Event) }
+
+// Event is one thing an Init did (a debug note) or could not do (a
+// warning). Fields that do not apply are empty.
+type Event struct {
+	Warning bool
+	Msg     string
+	Err     error
+	Signal  string
+	PID     int
+	Command string
+}
+
 // Init is a process doing an init's duties for one command.
 type Init struct {
-	log   zerolog.Logger
+	log   Logger
 	sigs  chan os.Signal
 	group bool
 }
@@ -72,17 +84,17 @@ type Init struct {
 // which inherits it as ignored (execve(2) keeps ignored dispositions), would
 // get the default action instead; so it stays ignored for both, as it does
 // when the command is exec'd in place of the init.
-func Catch(log zerolog.Logger) *Init {
+func Catch(log Logger) *Init {
+	in := &Init{log: log, sigs: make(chan os.Signal, 64)}
 	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
 		// Orphans then go to the namespace's init instead; the command
 		// itself is still our child and is still reaped.
-		log.Warn().Err(logs.Err(err)).Msg("cannot become a child subreaper; orphaned processes of the command will not be reaped by gpu-preflight")
+		in.note(Event{Warning: true, Err: err, Msg: "cannot become a child subreaper; orphaned processes of the command will not be reaped by gpu-preflight"})
 	}
 	ignored, err := ignoredSignals()
 	if err != nil {
-		log.Debug().Err(logs.Err(err)).Msg("cannot tell which signals are ignored; forwarding all")
+		in.note(Event{Err: err, Msg: "cannot tell which signals are ignored; forwarding all"})
 	}
-	in := &Init{log: log, sigs: make(chan os.Signal, 64)}
 	caught := append(forwardedSignals(ignored), unix.SIGCHLD)
 	if ignored&(1<<(unix.SIGPIPE-1)) == 0 {
 		// Caught, not forwarded (see notForwarded): uncaught, Go's runtime
@@ -124,7 +136,7 @@ func (in *Init) Run(cmd Command) (Exit, error) {
 		// last log lines to it must not stop us.
 		signal.Ignore(unix.SIGTTIN, unix.SIGTTOU)
 	}
-	in.log.Debug().Int("pid", pid).Str("command", logs.Value(cmd.Argv[0])).Msg("supervising the command")
+	in.note(Event{PID: pid, Command: cmd.Argv[0], Msg: "supervising the command"})
 
 	status := in.waitMain(pid)
 	if foreground {
@@ -250,10 +262,10 @@ func (in *Init) forward(pid int, s syscall.Signal) {
 	}
 	// ESRCH: the child has just exited; the reap that follows sees it.
 	if err := unix.Kill(target, s); err != nil && !errors.Is(err, unix.ESRCH) {
-		in.log.Warn().Err(logs.Err(err)).Str("signal", s.String()).Int("pid", target).Msg("cannot forward signal")
+		in.note(Event{Warning: true, Err: err, Signal: s.String(), PID: target, Msg: "cannot forward signal"})
 		return
 	}
-	in.log.Debug().Str("signal", s.String()).Int("pid", target).Msg("signal forwarded")
+	in.note(Event{Signal: s.String(), PID: target, Msg: "signal forwarded"})
 }
 
 // reap collects every exited child without blocking. done is true when
@@ -273,7 +285,13 @@ func (in *Init) reap(main int) (status unix.WaitStatus, done bool) {
 			status, done = ws, true
 			continue // reap whatever else has exited too
 		}
-		in.log.Debug().Int("pid", pid).Msg("reaped an orphaned process")
+		in.note(Event{PID: pid, Msg: "reaped an orphaned process"})
+	}
+}
+
+func (in *Init) note(e Event) {
+	if in.log != nil {
+		in.log.Log(e)
 	}
 }
 
