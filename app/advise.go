@@ -18,11 +18,9 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/preflight/releases"
 )
 
-// Advise prints what a driver runs and which framework builds fit it: for
-// n's driver, or, without one, for this node's driver and first visible
-// GPU; with forImage and no driver, for the image at the root instead: the
-// lowest driver per branch and the GPUs its kernels run on. An error is a
-// usage error.
+// Advise prints what n's driver (else this node's) runs and the framework
+// builds that fit; with forImage and no driver, what the image at the root
+// needs. An error is a usage error.
 func Advise(cfg Config, env envvars.Env, n advise.Node, forImage, asJSON bool, stdout, stderr io.Writer) (int, error) {
 	if forImage && n.Driver == "" {
 		return adviseImage(cfg, env, asJSON, stdout, stderr), nil
@@ -50,8 +48,6 @@ func Advise(cfg Config, env envvars.Env, n advise.Node, forImage, asJSON bool, s
 	return ExitOK, nil
 }
 
-// writeAdvice prints the advice for a person: the driver, the CUDA
-// versions by route, then each framework's builds best first.
 func writeAdvice(w io.Writer, a advise.Advice) {
 	n := a.Node
 	branch := fmt.Sprintf("R%s, not in the lifecycle table", strings.SplitN(n.Driver, ".", 2)[0])
@@ -76,7 +72,6 @@ func writeAdvice(w io.Writer, a advise.Advice) {
 	fmt.Fprintln(w, "\nRows marked [unverified row] could not be confirmed on the framework's own pages (preflight/releases/tables.go says where each row was read).")
 }
 
-// writeCUDARoutes prints the CUDA versions the driver runs, by route.
 func writeCUDARoutes(w io.Writer, a advise.Advice) {
 	fmt.Fprintln(w, "\nCUDA versions it runs")
 	byRoute := map[advise.Route][]string{}
@@ -109,8 +104,8 @@ func writeCUDARoutes(w io.Writer, a advise.Advice) {
 	}
 }
 
-// writeBuilds prints fw's builds by route, best first. The minor-version
-// limits were given once above; a native build's only notes are the GPU's.
+// writeBuilds prints fw's builds, best first; the minor-version limits were
+// said once above.
 func writeBuilds(w io.Writer, a advise.Advice, fw string) {
 	fmt.Fprintf(w, "\n%s builds\n", fw)
 	last := advise.Route(-1)
@@ -156,8 +151,7 @@ func orNone(v []string) string {
 	return strings.Join(v, ", ")
 }
 
-// adviseImage is advise --root: the image's facts (scanned, or from its
-// baked manifest) judged on every driver branch and GPU generation.
+// adviseImage judges the image on every driver branch and GPU generation.
 func adviseImage(cfg Config, env envvars.Env, asJSON bool, stdout, stderr io.Writer) int {
 	in := checkInput(cfg, env)
 	c := in.Facts.Container
@@ -189,7 +183,6 @@ func adviseImage(cfg Config, env envvars.Env, asJSON bool, stdout, stderr io.Wri
 	return ExitOK
 }
 
-// writeBranch prints a branch's lowest driver for the image.
 func writeBranch(w io.Writer, b advise.BranchFloor) {
 	name := fmt.Sprintf("R%d", b.Branch)
 	if b.LifecycleKnown {
@@ -217,7 +210,6 @@ func writeBranch(w io.Writer, b advise.BranchFloor) {
 	fmt.Fprintln(w)
 }
 
-// writeImageGPUs prints the GPUs the image's kernels run on, by how.
 func writeImageGPUs(w io.Writer, a advise.ImageAdvice) {
 	fmt.Fprintln(w, "\nGPUs (compute capabilities) its kernels run on, with the newest driver")
 	if !a.GPUsKnown {
@@ -242,7 +234,6 @@ func writeImageGPUs(w io.Writer, a advise.ImageAdvice) {
 	}
 }
 
-// writeJSON prints v indented: exit 0, or 1 when it cannot be written.
 func writeJSON(v any, stdout, stderr io.Writer) int {
 	enc := json.NewEncoder(stdout)
 	enc.SetIndent("", "  ")

@@ -28,9 +28,9 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/report/orchestrator"
 )
 
-// Config is gpu-preflight's configuration: each field's envconfig tag
-// names its variable in full, so a container's own POLICY or ROOT is never
-// read, and the flag of the same name (--policy) overrides it.
+// Config is gpu-preflight's configuration: each field's envconfig tag names
+// its variable in full (a container's own POLICY is never read); the flag
+// of the same name (--policy) overrides it.
 type Config struct {
 	Policy            policyName    `envconfig:"PREFLIGHT_POLICY" default:"fail" part:"decision"`
 	Ignore            string        `envconfig:"PREFLIGHT_IGNORE" desc:"comma list of check ids downgraded to info" part:"decision"`
@@ -58,21 +58,18 @@ type Config struct {
 	CUDACheck         cudaMode      `envconfig:"PREFLIGHT_CUDA_CHECK" default:"off" desc:"CUDA smoke test" part:"host"`
 	CUDATimeout       duration      `envconfig:"PREFLIGHT_CUDA_TIMEOUT" default:"15s" desc:"deadline for the CUDA smoke test" part:"host"`
 
-	given  map[string]string // the flags' values, by variable
-	ignore map[string]bool
-	// Whether the variable or its flag was given: the default alone means
-	// less (store.WriteTermination, gather.Options.ForceProbe).
+	given    map[string]string // the flags' values, by variable
+	ignore   map[string]bool
+	imageEnv *envvars.Env // ImageConfig's Env
+	warnings []string
+	// Set, not defaulted: a default means less (store.WriteTermination, gather.Options.ForceProbe).
 	nvmlLibrarySet, terminationLogSet, provenanceDirSet bool
-	imageEnv                                            *envvars.Env // ImageConfig's Env
-	warnings                                            []string
 }
 
-// Load reads the configuration: each setting from its flag's value in
-// given (keyed by variable), else from env, else its default, through its
-// field's decoder, so both are read one way. envconfig.Process is not used:
-// it reads the process's environment, and stops at an invalid variable
-// that a flag overrides. An error names the value's source and what is
-// accepted: a usage error.
+// Load reads each setting from its flag's value in given (by variable),
+// else from env, else its default, through its field's decoder. (Not
+// envconfig.Process: it reads the process's environment, and stops at an
+// invalid variable a flag overrides.) An error is a usage error.
 func Load(env envvars.Env, given map[string]string) (Config, error) {
 	c := Config{given: given}
 	if err := c.decode(env); err != nil {
@@ -117,8 +114,8 @@ func (c *Config) decode(env envvars.Env) error {
 	return nil
 }
 
-// validate checks what no field's decoder can: ranges, the check ids, the
-// requirement's grammar and the roots.
+// validate checks what no decoder can: ranges, check ids, the requirement,
+// the roots.
 func (c *Config) validate() error {
 	if err := c.readIgnore(); err != nil {
 		return err
@@ -171,9 +168,8 @@ func (c *Config) readIgnore() error {
 	return nil
 }
 
-// checkRoots checks both roots are directories. A root that is an OCI
-// runtime bundle (umoci unpack, runc) has the image's files in rootfs/ and
-// its environment in config.json.
+// checkRoots checks both roots are directories. An OCI runtime bundle
+// (umoci unpack, runc) has the image in rootfs/ and its Env in config.json.
 func (c *Config) checkRoots() error {
 	for _, r := range []struct{ key, dir string }{{"PREFLIGHT_ROOT", c.Root}, {"PREFLIGHT_HOST_ROOT", c.HostRoot}} {
 		if r.dir == "" {
@@ -195,9 +191,8 @@ func (c *Config) checkRoots() error {
 	return nil
 }
 
-// readImage reads ImageConfig's environment. A FIFO or a device named
-// there is a property of the file system the job runs on, not of the
-// setting: it is a warning, and the checks read this process's environment.
+// readImage reads ImageConfig's Env. A FIFO or a device there is the job's
+// file system, not the setting: a warning, and the process's own is read.
 func (c *Config) readImage() error {
 	if c.ImageConfig == "" {
 		return nil
@@ -215,7 +210,6 @@ func (c *Config) readImage() error {
 	return nil
 }
 
-// invalid is the usage error for value of variable key.
 func (c Config) invalid(key, value, want string) error {
 	return usagef("%s is not valid: %s", c.source(key, value), want)
 }
@@ -232,8 +226,7 @@ func (c Config) source(key, value string) string {
 // usagef is a configuration error: the caller prints it and exits 64.
 func usagef(format string, args ...any) error { return fmt.Errorf(format, args...) }
 
-// PrintWarnings writes the configuration's warnings, for a command without
-// a log.
+// PrintWarnings writes the warnings, for a command without a log.
 func (c Config) PrintWarnings(w io.Writer) {
 	for _, s := range c.warnings {
 		fmt.Fprintf(w, "gpu-preflight: warning: %s\n", s)
@@ -243,30 +236,24 @@ func (c Config) PrintWarnings(w io.Writer) {
 // provenanceOff is the PREFLIGHT_PROVENANCE_DIR that writes no file.
 const provenanceOff = "off"
 
-// storesRecord reports whether the run leaves a record that outlives it
-// (the log's provenance line is output, not a record).
+// storesRecord reports whether a record outlives the run.
 func (c Config) storesRecord() bool {
 	return c.ProvenanceDir != provenanceOff || c.Ledger != ""
 }
 
-// Supervises reports whether a gpu-preflight of process id pid runs the
-// command as its child.
+// Supervises reports whether gpu-preflight, as process pid, runs the command as its child.
 func (c Config) Supervises(pid int) bool { return c.Supervise.supervises(pid) }
 
-// catchesSignals reports whether the preflight catches the terminating
-// signals (signals.go): when something depends on it, as PID 1 (the kernel
-// never ends it by a default action), when it will supervise argv, and
-// when a stored record must not say a command ran that a signal stopped
-// first. Otherwise a signal ends the preflight in the kernel, as it would
-// end the command, and os/signal's threads are not paid for.
+// catchesSignals reports whether the run catches the terminating signals:
+// as PID 1 (which no default action ends), to supervise, and when a stored
+// record must not say a command ran that a signal stopped first.
 func (c Config) catchesSignals(argv []string, pid int) bool {
 	return pid == 1 || argv != nil && c.Supervises(pid) || c.storesRecord()
 }
 
-// provenanceDir is where this run's records go. A directory set, root's,
-// and a default this user can write keep the setting; any other user gets
-// $XDG_STATE_HOME/gpu-preflight or ~/.local/state/gpu-preflight when HOME
-// is a directory of theirs, else the default, whose write then warns.
+// provenanceDir is where records go: as set, for root, or a default this
+// user can write; else $XDG_STATE_HOME/gpu-preflight or under a HOME of
+// theirs, else the default, whose write then warns.
 func (c Config) provenanceDir(env envvars.Env) string {
 	if c.provenanceDirSet || os.Getuid() == 0 || unix.Access(c.ProvenanceDir, unix.W_OK|unix.X_OK) == nil {
 		return c.ProvenanceDir
@@ -285,8 +272,6 @@ func (c Config) provenanceDir(env envvars.Env) string {
 	return filepath.Join(home, ".local", "state", "gpu-preflight")
 }
 
-// gatherOptions says where and how to gather. env is this process's
-// environment; the image's is ImageConfig's, when that is set.
 func (c Config) gatherOptions(env envvars.Env) gather.Options {
 	return gather.Options{
 		Root:         fsroot.Root(c.Root),
@@ -302,25 +287,19 @@ func (c Config) gatherOptions(env envvars.Env) gather.Options {
 	}
 }
 
-// checkInput pairs what was gathered with the user's settings: what every
-// check reads.
 func (c Config) checkInput(g gather.Result) check.Input {
 	return check.Input{Facts: g.Facts, Visible: g.Visible, Now: time.Now(), Options: check.Options{
 		RequireGPU: bool(c.RequireGPU), MinGPUs: int(c.MinGPUs), ExtraRequire: c.Require}}
 }
 
-// exitCodes are the codes an abort exits with.
 func (c Config) exitCodes() policy.ExitCodes {
 	return policy.ExitCodes{Mismatch: int(c.ExitCode), NodeFault: int(c.NodeFaultExitCode)}
 }
 
-// maxUnknownWarnings bounds the warnings about unknown variables: an
-// environment can hold thousands.
-const maxUnknownWarnings = 5
+const maxUnknownWarnings = 5 // an environment can hold thousands
 
-// unknownVariables warns about each PREFLIGHT_ variable that is neither a
-// setting nor a fact gpu-preflight reads, naming the one it looks like: a
-// typo must not fall back to the default silently.
+// unknownVariables warns about each PREFLIGHT_ variable gpu-preflight does
+// not read, naming the one it looks like: a typo must not pass silently.
 func unknownVariables(env envvars.Env) []string {
 	var known, out []string
 	unknown := 0
@@ -352,8 +331,7 @@ func unknownVariables(env envvars.Env) []string {
 	return out
 }
 
-// knownVariables are the settings' variables and the PREFLIGHT_ variables
-// that are facts: the image's identity (envvars.Read) and the job id.
+// knownVariables are the settings' and the facts' (envvars.Read, the job id).
 func knownVariables() []string {
 	var known []string
 	for _, s := range Settings() {

@@ -12,17 +12,11 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/preflight/check"
 )
 
-// gather gathers the facts and runs the checks within PREFLIGHT_TIMEOUT.
-// Most of the gathering stops at the deadline, but a system call hung on a
-// file system (a stalled FUSE snapshotter, a hard NFS mount) does not
-// return, and the kernel offers a signal to the process's first thread
-// before any other. So where the gathering runs depends on the gate:
-//
-//   - signals caught: on a thread other than the first (gatherBeside), so
-//     that one stays free to take a signal;
-//   - not caught: a signal's default action ends every thread wherever it
-//     waits, so the gathering runs here (gatherHere), which spares the
-//     start a thread.
+// gather gathers and checks within PREFLIGHT_TIMEOUT. A system call hung
+// on a file system never returns, and the kernel offers a signal to the
+// first thread first: with signals caught the gathering runs off that
+// thread; without, a signal's default action ends every thread, and it
+// runs here, sparing the start a thread.
 func (r *run) gather() result {
 	if r.gate.catching {
 		return r.gatherBeside()
@@ -37,9 +31,9 @@ func (r *run) checked() result {
 	return result{in.Facts, in.Visible, check.Run(in), warnings}
 }
 
-// cutShort is what was gathered before the deadline, with the one finding
-// that names what had not finished, when the deadline cut the gathering
-// short; a cancellation (a signal ending the run) is no deadline.
+// cutShort is what was gathered before the deadline, and the finding that
+// names what had not finished, when the deadline (not a cancellation) cut
+// the gathering short.
 func (r *run) cutShort() (result, bool) {
 	pending, partial, late := r.opts.Progress.Late()
 	if !late || !errors.Is(r.ctx.Err(), context.DeadlineExceeded) {
@@ -49,9 +43,8 @@ func (r *run) cutShort() (result, bool) {
 		findings: []check.Finding{check.TimedOut(time.Duration(r.cfg.Timeout), pending)}}, true
 }
 
-// gatherBeside runs the gathering off the first thread and waits for it or
-// for the deadline. Cancelled otherwise, it waits for the gathering, which
-// the signal's exit ends.
+// gatherBeside gathers off the first thread and waits for it or the
+// deadline; on a cancellation, for the gathering, which the signal ends.
 func (r *run) gatherBeside() result {
 	done := make(chan result, 1)
 	go offFirstThread(r, done)
@@ -71,11 +64,10 @@ func (r *run) gatherBeside() result {
 	return res
 }
 
-// gatherHere runs the gathering on this goroutine. If it has not returned
-// by the deadline, the deadline's goroutine takes the run over (takeOver)
-// and this one stays where it hangs. The first of the two to claim the run
-// goes on, so there is one decision and one record; a gathering that ended
-// just as the deadline passed, not cut short, hands its result over.
+// gatherHere gathers on this goroutine. At the deadline another takes the
+// run over (takeOver) and this one stays where it hangs: the first to claim
+// the run goes on, so there is one record; a gathering that ended in time
+// as the deadline passed hands its result over.
 func (r *run) gatherHere() result {
 	var claimed atomic.Bool
 	handed := make(chan result, 1)
@@ -96,8 +88,7 @@ func (r *run) gatherHere() result {
 	return res
 }
 
-// takeOver finishes the run at the deadline, with what was gathered before
-// it, and ends the process with the run's exit code.
+// takeOver finishes the run at the deadline and ends the process.
 func (r *run) takeOver(handed <-chan result) {
 	res, cut := r.cutShort()
 	if !cut {
@@ -106,10 +97,8 @@ func (r *run) takeOver(handed <-chan result) {
 	r.exit(r.finish(res))
 }
 
-// offFirstThread gathers on a thread other than the process's first, locked
-// there for the gathering's system calls (the rest of a run waits on a
-// child, a pipe or a channel, which a signal interrupts). A goroutine that
-// starts on the first thread holds it, idle, while another gathers.
+// offFirstThread gathers on a locked thread other than the first; a
+// goroutine that starts on the first holds it, idle, meanwhile.
 func offFirstThread(r *run, done chan<- result) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()

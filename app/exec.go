@@ -12,9 +12,8 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/report/logs"
 )
 
-// execCommand replaces gpu-preflight with the command: same PID, argv,
-// environment, working directory and file descriptors. It returns only on
-// failure, 126 (a bad format, a noexec mount), with the record completed.
+// execCommand replaces gpu-preflight with the command, same PID and all; it
+// returns only on failure (a bad format, a noexec mount).
 func (r *run) execCommand() int {
 	r.out.Flush()
 	r.releaseForExec()
@@ -25,8 +24,6 @@ func (r *run) execCommand() int {
 	return code
 }
 
-// logNotStarted says the command cannot run, and remedy, when not empty,
-// what to do.
 func (r *run) logNotStarted(err error, code int, remedy string) {
 	e := r.log.Error().Err(logs.Err(err)).Str("command", logs.Value(r.argv[0])).Int("exitCode", code)
 	if remedy != "" {
@@ -36,8 +33,7 @@ func (r *run) logNotStarted(err error, code int, remedy string) {
 }
 
 // builtinRemedy explains a command not found that is gpu-preflight's own:
-// an image whose ENTRYPOINT ends with -- takes `docker run IMAGE check` for
-// a program named check.
+// behind ENTRYPOINT [..., "--"], `docker run IMAGE check` runs a program.
 func (r *run) builtinRemedy() string {
 	name := r.argv[0]
 	if r.startCode != ExitNotFound || !slices.Contains(r.builtins, name) {
@@ -48,8 +44,7 @@ func (r *run) builtinRemedy() string {
 		name, name, name)
 }
 
-// startFailure is the exit code of a command that cannot start, as a
-// shell's.
+// startFailure is a shell's exit code for a command that cannot start.
 func startFailure(err error) int {
 	if errors.Is(err, os.ErrNotExist) || errors.Is(err, syscall.ENOENT) {
 		return ExitNotFound
@@ -84,8 +79,6 @@ func LookPath(name string, env envvars.Env) (string, error) {
 	return "", fmt.Errorf("%s: command not found in PATH=%q: %w", name, path, os.ErrNotExist)
 }
 
-// checkExecutable returns nil, or an error that Is os.ErrNotExist or
-// os.ErrPermission.
 func checkExecutable(p string) error {
 	st, err := os.Stat(p)
 	if err != nil {

@@ -13,12 +13,9 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/report/termsafe"
 )
 
-// Explain evaluates requirements (none: the image's NVIDIA_REQUIRE_* and
-// PREFLIGHT_REQUIRE) on this host, per visible GPU, factor by factor as
-// libnvidia-container's dsl.c does. Its verdict is the cuda-requirement
-// check's: 0 when it passes or only warns; 1 when it fails, when the
-// image's requirements cannot be read, or without a driver; 64 when a
-// factor it reached is not a valid expression.
+// Explain evaluates requirements (by default the image's) on this host,
+// factor by factor as libnvidia-container's dsl.c does, and exits as the
+// cuda-requirement check judges: 0, or 1; 64 for an invalid factor.
 func Explain(cfg Config, env envvars.Env, requirements []string, stdout, stderr io.Writer) int {
 	cfg.PrintWarnings(stderr)
 	in := checkInput(cfg, env)
@@ -47,16 +44,14 @@ func Explain(cfg Config, env envvars.Env, requirements []string, stdout, stderr 
 		return ExitOK
 	}
 	if !driver.Present() {
-		// libnvidia-container takes a missing driver property as
-		// satisfied, but without a driver no container starts at all.
+		// "Satisfied" without a driver would pass a node no container starts on.
 		fmt.Fprintf(stdout, "no NVIDIA driver on this host: %s cannot be evaluated (the cuda-requirement check skips them)\n", termsafe.String(requirementNames(reqs)))
 		return 1
 	}
 	return explainEach(in, reqs, h, stdout)
 }
 
-// explainEach prints each requirement's evaluation, escaped for the
-// terminal before it is laid out, and the check's verdict.
+// explainEach prints each evaluation, escaped before it is laid out.
 func explainEach(in check.Input, reqs []facts.Requirement, h require.Host, stdout io.Writer) int {
 	invalid := false
 	for _, r := range require.EvaluateAll(reqs, h, check.RequireDevices(in)) {
@@ -76,7 +71,6 @@ func explainEach(in check.Input, reqs []facts.Requirement, h require.Host, stdou
 	return ExitOK
 }
 
-// requirementNames is "NVIDIA_REQUIRE_CUDA, argument 1".
 func requirementNames(reqs []facts.Requirement) string {
 	names := make([]string, len(reqs))
 	for i, r := range reqs {

@@ -10,12 +10,9 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/report/logs"
 )
 
-// logWriter is where a run's log lines go: w, but the process's own stdout
-// or stderr is written with write(2). Through os.File, a write to a pipe
-// whose reader has gone ends the process with SIGPIPE unless os/signal
-// catches it (and its threads cost); written directly it fails with EPIPE
-// and only the line is lost. The disposition, which the command inherits,
-// is left alone.
+// logWriter writes the process's own stdout or stderr with write(2): a
+// reader gone costs the line (EPIPE), where os.File would end the process
+// with SIGPIPE unless os/signal caught it, which the command would inherit.
 func logWriter(w io.Writer) io.Writer {
 	if f, ok := w.(*os.File); ok && (f == os.Stdout || f == os.Stderr) {
 		return fdWriter(f.Fd())
@@ -23,14 +20,12 @@ func logWriter(w io.Writer) io.Writer {
 	return w
 }
 
-// fdWriter writes to a file descriptor with write(2).
 type fdWriter uintptr
 
-// Fd is the descriptor, for the terminal and pipe checks (termsafe, stall).
+// Fd is for the terminal and pipe checks (termsafe, stall).
 func (fd fdWriter) Fd() uintptr { return uintptr(fd) }
 
-// Write writes all of p as os.File does: again after a short or interrupted
-// write, and after poll(2) on a descriptor someone left non-blocking.
+// Write writes all of p, as os.File does, on a descriptor left non-blocking too.
 func (fd fdWriter) Write(p []byte) (int, error) {
 	n := 0
 	for n < len(p) {
@@ -54,8 +49,7 @@ func (fd fdWriter) Write(p []byte) (int, error) {
 	return n, nil
 }
 
-// droppedNotice is the log line, in the log's format, that says how many
-// lines a stalled stderr cost.
+// droppedNotice is the log line that says what a stalled stderr cost.
 func droppedNotice(terminal bool, format logFormat) func(n, b int) []byte {
 	f := string(format)
 	if f == logs.FormatAuto {

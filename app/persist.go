@@ -14,9 +14,8 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/report/store"
 )
 
-// persist stores the record and, while the command has not started, keeps
-// it for a signal to complete (signalGate). A write that fails is a
-// warning, never a reason to abort.
+// persist stores the record, and keeps it for a signal to complete. A
+// failed write is a warning, never a reason to abort.
 func (r *run) persist() {
 	r.save(r.rec)
 	if r.rec.Outcome == nil {
@@ -25,8 +24,6 @@ func (r *run) persist() {
 	}
 }
 
-// save writes rec to the provenance directory and the ledger, and logs it
-// as one line.
 func (r *run) save(rec report.Record) {
 	if r.cfg.ProvenanceDir != provenanceOff {
 		if path, err := r.writeRecord(rec); err != nil {
@@ -54,7 +51,6 @@ func (r *run) appendLedger(rec report.Record) {
 	}
 }
 
-// writeRecord opens the provenance directory and writes rec there.
 func (r *run) writeRecord(rec report.Record) (string, error) {
 	dir, err := store.OpenDir(r.cfg.ProvenanceDir)
 	if err != nil {
@@ -64,9 +60,8 @@ func (r *run) writeRecord(rec report.Record) (string, error) {
 	return dir.Write(rec)
 }
 
-// writeTermination leaves the abort reason where Kubernetes reads it: a
-// path set, or the default when the kubelet created it. A run pointed at
-// another host's files is no pod's start and leaves this /dev alone.
+// writeTermination leaves the abort reason where Kubernetes reads it; a run
+// on another host's files is no pod's and leaves this /dev alone.
 func (r *run) writeTermination() {
 	if !r.cfg.terminationLogSet && !fsroot.Root(r.cfg.HostRoot).IsHost() {
 		return
@@ -76,8 +71,7 @@ func (r *run) writeTermination() {
 	if err == nil {
 		return
 	}
-	// Outside Kubernetes the path is missing (debug); one that is not a
-	// file of its own was put there by someone (a warning).
+	// Outside Kubernetes it is missing; a link or a FIFO was put there.
 	level := zerolog.DebugLevel
 	if errors.Is(err, safefile.ErrLinked) || errors.Is(err, safefile.ErrNotRegular) {
 		level = zerolog.WarnLevel
@@ -85,16 +79,13 @@ func (r *run) writeTermination() {
 	r.log.WithLevel(level).Err(logs.Err(err)).Str("path", logs.Value(r.cfg.TerminationLog)).Msg("termination message not written")
 }
 
-// complete completes the run's record with how the command ended and stores
-// it again; notStarted, when not nil, is why it never ran.
+// complete records how the command ended, or notStarted, why it never ran.
 func (r *run) complete(code, sig int, notStarted error) {
 	r.rec = r.finishRecord(r.rec, code, sig, notStarted)
 }
 
-// finishRecord completes rec and stores it where persist stored it: the
-// record file is replaced, the ledger gets a second line for the run, and
-// the log a line that joins the first by runId (logs.Finished). Failures
-// are warnings: the exit code stands.
+// finishRecord completes rec and stores it again: the file is replaced,
+// the ledger and the log get a line that joins the first by runId.
 func (r *run) finishRecord(rec report.Record, code, sig int, notStarted error) report.Record {
 	var err error
 	if notStarted != nil {
@@ -114,8 +105,6 @@ func (r *run) finishRecord(rec report.Record, code, sig int, notStarted error) r
 	return rec
 }
 
-// completeRecord replaces the run's record with rec in the directory the
-// first went to, or writes it when the first write failed.
 func (r *run) completeRecord(rec report.Record) {
 	var err error
 	if r.dir == nil {

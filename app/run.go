@@ -1,6 +1,5 @@
 // Package app is gpu-preflight's application: a run's stages (gather,
-// decide, record, start) and the work of each subcommand, configured by a
-// Config. cmd/gpu-preflight parses the command line and calls it.
+// decide, record, start) and each subcommand's work, given a Config.
 package app
 
 import (
@@ -34,10 +33,9 @@ const (
 	ExitNotFound = 127 // command not found
 )
 
-// Run is the ENTRYPOINT form: it checks, logs and records, then execs argv
-// or runs it as its child, and returns only when argv does not run or has
-// exited. builtins are gpu-preflight's own commands, which an error names
-// when argv[0] is one. An error is a usage error.
+// Run is the ENTRYPOINT form: check, log, record, then exec or supervise
+// argv. builtins are gpu-preflight's own commands, named when argv[0] is
+// one. An error is a usage error.
 func Run(cfg Config, env envvars.Env, argv, builtins []string, stderr io.Writer) (int, error) {
 	r, err := newRun(cfg, env, argv, stderr)
 	if err != nil {
@@ -47,9 +45,8 @@ func Run(cfg Config, env envvars.Env, argv, builtins []string, stderr io.Writer)
 	return r.execute(), nil
 }
 
-// Check is `gpu-preflight check`: the same run, ending in the human report
-// (or with asJSON the record) on stdout and the decision's exit code. Its
-// log says only what went wrong; stdout says the rest.
+// Check is `gpu-preflight check`: the same run, ending in the report (or
+// the record) on stdout; its log says only what went wrong.
 func Check(cfg Config, env envvars.Env, asJSON bool, stdout, stderr io.Writer) (int, error) {
 	r, err := newRun(cfg, env, nil, stderr)
 	if err != nil {
@@ -97,9 +94,7 @@ type result struct {
 
 func newRun(cfg Config, env envvars.Env, argv []string, stderr io.Writer) (*run, error) {
 	r := &run{cfg: cfg, env: env, argv: argv, started: time.Now(), gatherFacts: gather.Gather, exit: os.Exit}
-	// A stderr nobody reads must not hold up the command's start or the
-	// exit on a signal.
-	r.out = stall.New(logWriter(stderr))
+	r.out = stall.New(logWriter(stderr)) // a stderr nobody reads holds nothing up
 	var err error
 	if r.log, err = logs.New(r.out, string(cfg.LogFormat), string(cfg.LogLevel)); err != nil {
 		return nil, err
@@ -131,15 +126,13 @@ func (r *run) logProbeStderr(probe, s string) {
 	r.log.Debug().Str("stderr", logs.Value(s)).Msg(probe + " probe wrote on stderr")
 }
 
-// execute is the run, one stage after another. At PREFLIGHT_TIMEOUT a
-// gathering that hangs is left behind, and the rest runs elsewhere
-// (deadline.go).
+// execute is the run, one stage after another; a gathering that hangs past
+// PREFLIGHT_TIMEOUT is left behind (deadline.go).
 func (r *run) execute() int {
 	res := r.gather()
 	return r.finish(res)
 }
 
-// finish is what follows the gathering.
 func (r *run) finish(res result) int {
 	r.cancel() // nothing waits on ctx once the gathering is over
 	r.decide(res)
@@ -148,8 +141,7 @@ func (r *run) finish(res result) int {
 }
 
 // decide applies PREFLIGHT_IGNORE and the policy, makes the record, and
-// finds the command first, so a record never says a command ran that
-// cannot be found or run.
+// looks the command up, so no record says a command ran that cannot.
 func (r *run) decide(res result) {
 	r.gathered = res
 	r.findings = policy.Ignore(res.findings, r.cfg.ignore)
@@ -183,10 +175,9 @@ func (r *run) newRecord() report.Record {
 	})
 }
 
-// record logs the run top down (the summary, what did not pass, the record,
-// and on abort, last, where a reader of the log looks, the reason and the
-// fix) and stores the record. check's report says the summary, the findings
-// and, but for --json, the gathering's warnings itself.
+// record logs the summary, what did not pass and the record, stores it,
+// and on abort ends the log with the reason, where a reader looks. check's
+// report says the summary and the findings itself.
 func (r *run) record() {
 	if !r.isCheck() {
 		logs.Summary(r.log, report.Summary{Record: r.rec, Visible: len(r.gathered.visible), Elapsed: time.Since(r.started)})
@@ -215,8 +206,7 @@ func (r *run) record() {
 	}
 }
 
-// start ends the run: check's report, the exit code of an abort or of a
-// command that cannot start, or the command, exec'd or supervised.
+// start ends the run: check's report, an abort, or the command.
 func (r *run) start() int {
 	switch {
 	case r.isCheck():
@@ -235,8 +225,7 @@ func (r *run) start() int {
 	return r.execCommand()
 }
 
-// report prints check's report: the record as JSON, indented as its file
-// is, or for a person, with the gathering's notes.
+// report prints check's report: the record, or for a person with notes.
 func (r *run) report() int {
 	if r.asJSON {
 		b, err := store.Marshal(r.rec)

@@ -20,8 +20,8 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/report/logs"
 )
 
-// The parts of the configuration. Each setting belongs to one (its part
-// tag); a command's flags and -h are the settings of the parts it reads.
+// The parts of the configuration: a command's flags and -h are the settings
+// of the parts it reads.
 const (
 	PartImage    = "image"    // the image's files, environment and manifest
 	PartHost     = "host"     // the host's files, the probes and their deadlines
@@ -34,8 +34,7 @@ const (
 // AllParts is what the ENTRYPOINT form reads.
 var AllParts = []string{PartImage, PartHost, PartChecks, PartDecision, PartRecord, PartCommand}
 
-// Setting is one Config field as the environment and the command line see
-// it: the variable of its envconfig tag, and the flag of the same name.
+// Setting is one Config field: its variable, and the flag of the same name.
 type Setting struct {
 	Key     string // PREFLIGHT_POLICY
 	Flag    string // policy
@@ -47,8 +46,7 @@ type Setting struct {
 	typ     reflect.Type
 }
 
-// Meaning is what -h says of the setting: its description, and the words it
-// accepts when it is a choice.
+// Meaning is what -h says of the setting, with the words a choice accepts.
 func (s Setting) Meaning() string {
 	c, ok := reflect.Zero(s.typ).Interface().(choice)
 	switch {
@@ -60,7 +58,6 @@ func (s Setting) Meaning() string {
 	return s.desc + ": " + wordList(c.accepted())
 }
 
-// wordList is "a, b or c".
 func wordList(words []string) string {
 	if len(words) < 2 {
 		return strings.Join(words, "")
@@ -68,8 +65,7 @@ func wordList(words []string) string {
 	return strings.Join(words[:len(words)-1], ", ") + " or " + words[len(words)-1]
 }
 
-// Settings are Config's fields in order: the one list the variables, the
-// flags and -h are made from.
+// Settings are Config's fields: the variables, the flags and -h.
 func Settings() []Setting { return settingsOnce() }
 
 var settingsOnce = newSettings()
@@ -93,10 +89,8 @@ func readSettings() []Setting {
 	return out
 }
 
-// envPrefix starts every variable's name.
 const envPrefix = "PREFLIGHT_"
 
-// SettingsOf are the settings of the given parts, in Config's order.
 func SettingsOf(parts []string) []Setting {
 	var out []Setting
 	for _, s := range Settings() {
@@ -107,21 +101,19 @@ func SettingsOf(parts []string) []Setting {
 	return out
 }
 
-// settingOf is the setting of variable key.
 func settingOf(key string) Setting {
 	i := slices.IndexFunc(Settings(), func(s Setting) bool { return s.Key == key })
 	return Settings()[i]
 }
 
-// The types of Config's fields below each read a value as the variable and
-// the flag give it, the same way (envconfig.Decoder).
+// Config's field types decode a variable's and a flag's value one way.
 var (
 	_ envconfig.Decoder = (*boolValue)(nil)
 	_ envconfig.Decoder = (*number)(nil)
 	_ envconfig.Decoder = (*duration)(nil)
 )
 
-// boolValue takes strconv.ParseBool's words in any case ("TRUE", "f").
+// boolValue takes strconv.ParseBool's words in any case.
 type boolValue bool
 
 func (b *boolValue) Decode(s string) error {
@@ -135,8 +127,7 @@ func (b *boolValue) Decode(s string) error {
 
 func (b *boolValue) IsBoolFlag() bool { return true }
 
-// number is a whole number as Go writes one (10, 0x10), as envconfig reads
-// an int.
+// number is a whole number as envconfig reads an int (10, 0x10).
 type number int
 
 func (n *number) Decode(s string) error {
@@ -217,8 +208,7 @@ func choiceError(s string, accepted []string) error {
 	return errors.New(msg)
 }
 
-// superviseMode is whether the command runs as gpu-preflight's child
-// (supervise.go) or replaces it (exec).
+// superviseMode is whether the command runs as a child or replaces us.
 type superviseMode int
 
 const (
@@ -231,7 +221,6 @@ func (superviseMode) accepted() []string { return []string{"auto", "true", "fals
 
 func (m *superviseMode) IsBoolFlag() bool { return true }
 
-// Decode reads auto, or a boolean as boolValue does.
 func (m *superviseMode) Decode(s string) error {
 	if strings.EqualFold(s, "auto") {
 		*m = superviseAuto
@@ -248,10 +237,8 @@ func (m *superviseMode) Decode(s string) error {
 	return nil
 }
 
-// supervises is whether a gpu-preflight of process id pid runs the command
-// as its child. Under auto that is as PID 1, which the kernel sends no
-// signal it has no handler for: a command exec'd there would ignore
-// `docker stop`.
+// supervises under auto as PID 1, which the kernel sends no signal it has
+// no handler for: a command exec'd there would ignore `docker stop`.
 func (m superviseMode) supervises(pid int) bool {
 	return m == superviseOn || m == superviseAuto && pid == 1
 }

@@ -20,32 +20,25 @@ import (
 var terminatingSignals = []os.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT}
 
 // SignalWriteGrace bounds how long a terminating signal waits for a record
-// write under way, then for the record's completion with the signal: a
-// write stalled longer (a hung volume) is abandoned.
+// write, then for the record's completion: a hung volume is abandoned.
 const SignalWriteGrace = 2 * time.Second
 
-// signalGate is how a run that catches the terminating signals ends on
-// one: with 128+N, never in the middle of a record write, and with a record
-// already written completed to say the command never ran.
+// signalGate ends a run on a terminating signal with 128+N, never in the
+// middle of a record write, completing a record already written.
 type signalGate struct {
 	catching bool // false: the signals have the kernel's default action
-	// writing holds a token while a record or the termination message is
-	// written. The handler takes it and never gives it back, so a write
-	// either completes before the exit or never starts.
+	// writing holds a token during a write; the handler takes it for good.
 	writing chan struct{}
 	armed   chan struct{} // closed once the handler catches the signals
 	ch      chan os.Signal
 	stop    chan struct{}
 	stopped chan struct{}
-	// written is the record as stored, set under the token: the one a
-	// signal completes.
-	written *report.Record
+	written *report.Record // as stored, set under the token
 }
 
-// catchSignals starts the handler. Its goroutine registers the signals
-// itself, so that os/signal's set-up (two threads, a round trip per
-// signal) runs beside the gathering; until then a signal has its default
-// action, and a record write waits for the registration (hold).
+// catchSignals starts the handler, which registers the signals itself so
+// that os/signal's set-up runs beside the gathering; a record write waits
+// for it (hold).
 func (r *run) catchSignals() {
 	r.gate = signalGate{catching: true, writing: make(chan struct{}, 1), ch: make(chan os.Signal, len(terminatingSignals)),
 		armed: make(chan struct{}), stop: make(chan struct{}), stopped: make(chan struct{})}
@@ -56,9 +49,7 @@ func (r *run) handleSignals() {
 	g := &r.gate
 	defer close(g.stopped)
 	for _, sig := range terminatingSignals {
-		// One inherited as ignored (nohup's SIGHUP) stays ignored, as it
-		// will for the command.
-		if !signal.Ignored(sig) {
+		if !signal.Ignored(sig) { // nohup's SIGHUP stays ignored, for the command too
 			signal.Notify(g.ch, sig)
 		}
 	}
@@ -70,10 +61,8 @@ func (r *run) handleSignals() {
 	}
 }
 
-// defaultActionGate is the gate of a run that catches no signal: each
-// terminating signal gets the kernel's default action now, the one it has
-// once the command is exec'd, so until then a signal ends gpu-preflight as
-// it would end the command, and none is lost.
+// defaultActionGate gives each terminating signal the kernel's default
+// action now, as after the exec, so none is lost meanwhile.
 func defaultActionGate() signalGate {
 	for _, sig := range terminatingSignals {
 		if !signal.Ignored(sig) {
@@ -83,8 +72,8 @@ func defaultActionGate() signalGate {
 	return signalGate{}
 }
 
-// exitOnSignal ends the process for sig. The token is taken before the
-// probe is cancelled, so the cancelled gathering starts no record write.
+// exitOnSignal ends the process for sig, taking the token before it
+// cancels the gathering, which then starts no write.
 func (r *run) exitOnSignal(sig syscall.Signal) {
 	code := initproc.SignalBase + int(sig)
 	select {
@@ -102,8 +91,7 @@ func (r *run) exitOnSignal(sig syscall.Signal) {
 	os.Exit(code)
 }
 
-// completeOnSignal stores rec again, saying the command never ran, within
-// SignalWriteGrace.
+// completeOnSignal stores rec again, saying the command never ran.
 func (r *run) completeOnSignal(rec report.Record, sig syscall.Signal) {
 	code := initproc.SignalBase + int(sig)
 	why := fmt.Sprintf("gpu-preflight received %s before it started the command, and exited with %d: the command never ran", unix.SignalName(sig), code)
@@ -119,8 +107,7 @@ func (r *run) completeOnSignal(rec report.Record, sig syscall.Signal) {
 	}
 }
 
-// hold takes the write token, or blocks until the exit when a signal is
-// ending the process; letGo gives it back.
+// hold takes the write token (or blocks until a signal's exit).
 func (g *signalGate) hold() {
 	if g.catching {
 		<-g.armed
@@ -134,18 +121,13 @@ func (g *signalGate) letGo() {
 	}
 }
 
-// release hands the signals back: to their default action, then to the
-// command after exec, or to supervise, which catches them first. A signal
-// that came before, even one the handler had not taken yet, still ends the
-// process here. One in the microseconds between the release and execve(2)
-// kills gpu-preflight (128+N, as under any exec), and the record written
-// before still reads as if the command ran.
+// release hands the signals back; one that came before still ends the
+// process here. One between the release and execve(2) kills gpu-preflight,
+// and its record reads as if the command ran.
 func (r *run) release() { r.handBack(false) }
 
-// releaseForExec is release for an exec: the kernel's default action is
-// set before signal.Stop. Left to Go's runtime, a signal is re-raised by a
-// runtime thread that an execve(2) on another thread can destroy first,
-// and the command would start as if no signal had come.
+// releaseForExec sets the kernel's default action before signal.Stop: Go's
+// runtime re-raises a signal on a thread an execve(2) may destroy first.
 func (r *run) releaseForExec() { r.handBack(true) }
 
 func (r *run) handBack(kernelDefault bool) {
@@ -154,7 +136,7 @@ func (r *run) handBack(kernelDefault bool) {
 		return
 	}
 	close(g.stop)
-	<-g.stopped // the handler has returned without a signal
+	<-g.stopped
 	if kernelDefault {
 		for _, sig := range terminatingSignals {
 			if !signal.Ignored(sig) {
@@ -170,9 +152,8 @@ func (r *run) handBack(kernelDefault bool) {
 	}
 }
 
-// setKernelDefault sets sig's disposition to SIG_DFL with rt_sigaction(2),
-// which no Go API does. A zeroed kernel sigaction is SIG_DFL with no flags
-// and an empty mask, on every layout of the struct.
+// setKernelDefault sets SIG_DFL with rt_sigaction(2), which no Go API
+// does: a zeroed sigaction is SIG_DFL on every layout of the struct.
 func setKernelDefault(sig syscall.Signal) {
 	var act [4]uint64
 	unix.RawSyscall6(unix.SYS_RT_SIGACTION, uintptr(sig), uintptr(unsafe.Pointer(&act)), 0, 8, 0, 0)

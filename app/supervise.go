@@ -7,15 +7,10 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/report/logs"
 )
 
-// supervise runs the command as a child, with initproc doing an init's
-// duties (forwarding signals, reaping), and returns its exit code (128+N
-// when signal N killed it). The record is then completed with the outcome
-// and stored again (complete): the record file is replaced, so the
-// directory holds one record per run; the ledger gets a second line.
+// supervise runs the command as a child, initproc doing an init's duties,
+// completes the record with how it ended, and returns its exit code.
 func (r *run) supervise() int {
-	// Caught before the gate lets go and before the child exists, so that
-	// no signal in between is lost or takes its default action on us.
-	in := initproc.Catch(initLog{r.log})
+	in := initproc.Catch(initLog{r.log}) // before the gate lets go: no signal is lost
 	r.release()
 	exit, err := in.Run(initproc.Command{Path: r.path, Argv: r.argv, Env: r.env.List(), SignalGroup: bool(r.cfg.SignalGroup)})
 	if err != nil {

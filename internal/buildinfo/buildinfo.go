@@ -1,5 +1,4 @@
-// Package buildinfo holds the version and commit the Makefile stamps in
-// with -ldflags "-X .../internal/buildinfo.Version=...".
+// Package buildinfo holds what the Makefile stamps in with -ldflags -X.
 package buildinfo
 
 var (

@@ -1,23 +1,7 @@
-// Package stall keeps a reader that stops reading from holding gpu-preflight
-// up. Its Writer sits between the logger and stderr: a container's stderr
-// is a pipe, and when nobody drains it (a log shipper that hung, a
-// `docker run` whose client went away) a write blocks once the pipe's
-// 64 KiB are full, and with it the job's start, or the exit on SIGTERM.
-//
-// A write that cannot block goes straight through: to /dev/null, or at most
-// PIPE_BUF bytes to a pipe, socket or terminal that poll(2) says has room
-// (the common case: a reader that keeps up, and no goroutine or timer for
-// it). Any other write is handed to a goroutine of its own and waited for only
-// while an allowance lasts: one budget of waiting for the whole process
-// (Allowance by default). A reader that keeps up never touches it. Once it
-// is spent, a write that cannot start at once (the previous one is still
-// blocked) is dropped and counted, and a write that can start is not waited
-// for (Flush still gives it FlushGrace); when a later one gets through, it
-// is preceded by the Notice of how much was dropped. Memory stays bounded:
-// at most one write is in flight.
-//
-// What this costs: a line in flight when the process execs the command or
-// exits may reach the reader cut short, or not at all.
+// Package stall keeps a stderr nobody reads from holding up the job's start
+// or the exit on a signal. A write that cannot block goes straight through;
+// any other goes to a goroutine, waited for while one allowance for the
+// process lasts, then dropped, counted and announced by the Notice.
 package stall
 
 import (
@@ -28,16 +12,14 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Allowance is how long, in total, a Writer from New waits on a stalled
-// reader before it stops waiting.
+// Allowance is how long, in all, a Writer from New waits on a reader.
 const Allowance = time.Second
 
-// Writer writes to an underlying writer without waiting on it longer than
-// its allowance. Its methods may be called from several goroutines.
+// Writer waits on its writer no longer than its allowance. Its methods may
+// be called from several goroutines.
 type Writer struct {
 	w io.Writer
-	// Notice, when set, returns the line that says n writes of b bytes in
-	// all were dropped; it must not write to the Writer.
+	// Notice is the line that says n writes of b bytes were dropped.
 	Notice func(n, b int) []byte
 
 	mu        sync.Mutex
@@ -48,7 +30,6 @@ type Writer struct {
 	kind      fileKind // of w, found at the first write
 }
 
-// fileKind is what the underlying writer is, as far as blocking goes.
 type fileKind int
 
 const (
@@ -58,13 +39,11 @@ const (
 	kindPolled           // a pipe, socket or terminal: poll(2) tells whether it has room
 )
 
-// New returns a Writer for w with the default Allowance.
 func New(w io.Writer) *Writer {
 	return &Writer{w: w, allowance: Allowance}
 }
 
-// Fd is the underlying writer's file descriptor, so a terminal is still
-// seen as one through the Writer; ^uintptr(0) when it has none.
+// Fd is the underlying descriptor (a terminal is seen through), or ^0.
 func (s *Writer) Fd() uintptr {
 	if f, ok := s.w.(interface{ Fd() uintptr }); ok {
 		return f.Fd()
@@ -72,9 +51,7 @@ func (s *Writer) Fd() uintptr {
 	return ^uintptr(0)
 }
 
-// Write hands p to the underlying writer and waits for it within the
-// allowance. It never fails: a write that had to be dropped is counted for
-// the next Notice. p is copied; the caller may reuse it at once.
+// Write never fails: a write dropped is counted for the next Notice.
 func (s *Writer) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -103,12 +80,9 @@ func (s *Writer) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// writesNow reports whether a write of n bytes to the underlying file
-// cannot block, so it needs no goroutine: no write is in flight, and the
-// file is /dev/null, or a pipe, socket or terminal with room for n bytes.
-// poll(2)'s POLLOUT on a pipe means a free buffer slot, which a write of
-// PIPE_BUF bytes or fewer fills without waiting; only gpu-preflight writes
-// there before the command starts, and only under s.mu.
+// writesNow reports whether n bytes cannot block: nothing in flight, and
+// /dev/null, or room by poll(2) (POLLOUT on a pipe is a free slot, which
+// PIPE_BUF bytes fill; only we write there before the command starts).
 func (s *Writer) writesNow(n int) bool {
 	if s.inFlight != nil {
 		select {
@@ -136,11 +110,8 @@ func (s *Writer) writesNow(n int) bool {
 	return false
 }
 
-// pipeBuf is PIPE_BUF on Linux: a pipe write of at most this many bytes is
-// atomic, and fits in one free buffer slot (pipe(7)).
-const pipeBuf = 4096
+const pipeBuf = 4096 // PIPE_BUF: an atomic write, one free slot (pipe(7))
 
-// kindOf tells from fstat(2) what the file open as fd is.
 func kindOf(fd uintptr) fileKind {
 	var st unix.Stat_t
 	if fd == ^uintptr(0) || unix.Fstat(int(fd), &st) != nil {
@@ -158,13 +129,11 @@ func kindOf(fd uintptr) fileKind {
 	return kindOther
 }
 
-// FlushGrace is how long Flush waits for the write in flight once the
-// allowance is spent: a reader that came back takes microseconds, and the
-// last lines before an exec or an exit should not be cut for nothing.
+// FlushGrace is Flush's wait once the allowance is spent: a reader that
+// came back takes microseconds.
 const FlushGrace = 50 * time.Millisecond
 
-// Flush waits for the write in flight, within the allowance or, once that
-// is spent, FlushGrace; call it before the process execs or exits.
+// Flush waits for the write in flight; call it before an exec or an exit.
 func (s *Writer) Flush() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -179,16 +148,15 @@ func (s *Writer) Flush() {
 	}
 }
 
-// Dropped reports how many writes, of how many bytes, were dropped and not
-// yet announced by a Notice.
+// Dropped reports the writes and bytes dropped and not yet announced.
 func (s *Writer) Dropped() (n, b int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.dropped, s.droppedB
 }
 
-// waitLocked waits for the write in flight while the allowance lasts, takes
-// the time waited from it, and reports whether no write is in flight now.
+// waitLocked waits for the write in flight from the allowance, and reports
+// whether none is in flight now.
 func (s *Writer) waitLocked() bool {
 	if s.inFlight == nil {
 		return true

@@ -1,14 +1,13 @@
 // Package suggest finds the word a typo was meant to be.
 package suggest
 
-// Closest returns the candidate nearest to word when it is near enough to
-// be a typo of it: at most two edits, and fewer than half of word's length,
-// so that a short word does not match everything.
+// Closest returns the candidate nearest to word within two edits and under
+// half its length, so that a short word does not match everything.
 func Closest(word string, candidates []string) (string, bool) {
 	best, bestDist := "", -1
 	for _, c := range candidates {
 		if n := len(word) - len(c); n > 2 || n < -2 {
-			continue // more than two edits apart, however long word is
+			continue
 		}
 		d := editDistance(word, c)
 		if bestDist < 0 || d < bestDist {
@@ -21,9 +20,8 @@ func Closest(word string, candidates []string) (string, bool) {
 	return best, true
 }
 
-// editDistance is the optimal string alignment distance: insertions,
-// deletions, substitutions and transpositions of adjacent runes ("exlpain"
-// is one edit from "explain").
+// editDistance is the optimal string alignment distance, so that a swap of
+// two runes ("exlpain") is one edit.
 func editDistance(a, b string) int {
 	x, y := []rune(a), []rune(b)
 	d := make([][]int, len(x)+1) // d[i][j]: the distance of x[:i] and y[:j]
