@@ -202,4 +202,3 @@ func TestEnumeratedValuesInAnyCase(t *testing.T) {
 		}
 	}
 }
-

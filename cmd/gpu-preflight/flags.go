@@ -12,10 +12,9 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/internal/suggest"
 )
 
-// newFlagSet returns a flag set for the command name with the
-// configuration flags of the parts it reads (all of them for the
-// ENTRYPOINT form), writing their values into given by variable. Only the
-// flags args can name are registered (flagsNamed).
+// newFlagSet returns a flag set with the configuration flags of the parts
+// the command name reads, which write into given; only those args can name
+// are registered (flagsNamed).
 func newFlagSet(name string, given map[string]string, args []string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
@@ -25,7 +24,6 @@ func newFlagSet(name string, given map[string]string, args []string) *flag.FlagS
 	return fs
 }
 
-// readsOf is the parts of the configuration the command name reads.
 func readsOf(name string) []string {
 	if sub, ok := findSubcommand(name); ok {
 		return sub.reads
@@ -33,12 +31,9 @@ func readsOf(name string) []string {
 	return app.AllParts
 }
 
-// flagsNamed are the flags of settings that args can name, or nil (all)
-// when an argument that looks like a flag names none (-h, a command's own
-// flag, a typo), whose help or error lists every flag. Registering a flag
-// costs an allocation or two at every start, and a command line names few.
-// Every argument before "--" that starts with "-" counts: the flag package
-// parses fewer, and an extra one registered changes nothing.
+// flagsNamed are the settings' flags that args can name (each allocates
+// at every start), or nil (all) when one names none: -h, a command's own
+// flag or a typo, whose help or error lists every flag.
 func flagsNamed(args []string, settings []app.Setting) []string {
 	names := []string{}
 	for _, a := range args {
@@ -57,9 +52,8 @@ func flagsNamed(args []string, settings []app.Setting) []string {
 	return names
 }
 
-// addConfigFlags registers the flag of each setting (of those only names,
-// unless nil). A boolean one needs no value: --supervise, and still
-// --supervise=auto. -h prints configHelp, never the flag's own usage.
+// addConfigFlags registers the settings' flags (those in only, unless nil);
+// a boolean one needs no value. -h prints configHelp, not their usage.
 func addConfigFlags(fs *flag.FlagSet, settings []app.Setting, given map[string]string, only []string) {
 	for _, s := range settings {
 		if only != nil && !slices.Contains(only, s.Flag) {
@@ -91,8 +85,8 @@ type helpRequest struct {
 func (h helpRequest) Error() string        { return flag.ErrHelp.Error() }
 func (h helpRequest) Is(target error) bool { return target == flag.ErrHelp }
 
-// parseFlags parses args into fs. -h and --help become a helpRequest
-// printed to stdout; an unknown flag names the one it looks like.
+// parseFlags parses args into fs; an unknown flag names the one it looks
+// like.
 func parseFlags(fs *flag.FlagSet, args []string, stdout io.Writer) error {
 	err := fs.Parse(args)
 	switch {
@@ -116,9 +110,8 @@ func parseFlags(fs *flag.FlagSet, args []string, stdout io.Writer) error {
 	return usagef("%v", err)
 }
 
-// parseOperands parses args into fs, flags before or after the operands
-// (`diff a.json b.json --json`), and returns the operands; everything after
-// -- is an operand.
+// parseOperands parses flags before and after the operands (`diff a b
+// --json`) and returns the operands.
 func parseOperands(fs *flag.FlagSet, args []string, stdout io.Writer) ([]string, error) {
 	var operands []string
 	for {
@@ -139,8 +132,7 @@ func parseOperands(fs *flag.FlagSet, args []string, stdout io.Writer) ([]string,
 
 func usagef(format string, args ...any) error { return fmt.Errorf(format, args...) }
 
-// usageExit prints err and returns 64, or for -h prints the help and
-// returns 0.
+// usageExit prints err and returns 64, or the help for -h, and 0.
 func usageExit(stderr io.Writer, err error) int {
 	var h helpRequest
 	if errors.As(err, &h) {

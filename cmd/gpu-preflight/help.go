@@ -30,15 +30,13 @@ func cmdHelp(args []string, stdout, stderr io.Writer) int {
 	return sub.run([]string{"-h"}, nil, nil, stdout, stderr) // what its -h prints
 }
 
-// item writes one entry of a help list, what it does indented on the next
-// line, so that help fits 80 columns.
+// item writes a help entry on two lines, so that help fits 80 columns.
 func item(b *strings.Builder, name, what string) {
 	fmt.Fprintf(b, "  %s\n        %s\n", name, what)
 }
 
-// help is the text -h prints: for the whole program (fs nil, or the
-// top-level set), or for one subcommand, its own flags and the
-// configuration it reads.
+// help is what -h prints: the program's (fs nil, or the top-level set), or
+// a subcommand's, with its flags and the configuration it reads.
 func help(fs *flag.FlagSet) string {
 	if fs == nil || fs.Name() == "gpu-preflight" {
 		return programHelp()
@@ -81,7 +79,6 @@ func programHelp() string {
 	return b.String()
 }
 
-// configHelp lists the settings of parts: variable, flag, default, meaning.
 func configHelp(parts []string) string {
 	var b strings.Builder
 	b.WriteString("Configuration (environment; the flag of the same name wins; values in any case):\n")

@@ -1,7 +1,5 @@
-// The Go runtime's cgroup-aware GOMAXPROCS keeps the cgroup's CPU limit
-// files open for the life of the process, and in supervise mode they count
-// against the command's descriptor limit (`ulimit -n 8` leaves fork/exec no
-// room); gpu-preflight has no use for it.
+// Go's cgroup-aware GOMAXPROCS keeps the cgroup's files open, and in
+// supervise mode they count against the command's descriptor limit.
 //go:debug containermaxprocs=0
 
 // Command gpu-preflight checks a GPU container's host and image before the
@@ -10,8 +8,7 @@
 //	ENTRYPOINT ["/usr/local/bin/gpu-preflight", "--"]
 //	CMD ["python", "train.py"]
 //
-// See the README for commands, configuration and exit codes. The work is
-// package app's; this package reads the command line.
+// This package reads the command line; package app does the work.
 package main
 
 import (
@@ -40,8 +37,8 @@ type subcommand struct {
 	run      func(args []string, given map[string]string, environ []string, stdout, stderr io.Writer) int
 }
 
-// subcommands are listed in this order by help; the same table dispatches.
-// It is filled in init: the handlers print help, which reads the table.
+// subcommands dispatch, and help lists them in this order; init fills the
+// table, since the handlers print help, which reads it.
 var subcommands []subcommand
 
 func init() {
@@ -63,7 +60,6 @@ func init() {
 	}
 }
 
-// readsNoConfig adapts a command that reads no configuration to the table.
 func readsNoConfig(f func(args, environ []string, stdout, stderr io.Writer) int) func([]string, map[string]string, []string, io.Writer, io.Writer) int {
 	return func(args []string, _ map[string]string, environ []string, stdout, stderr io.Writer) int {
 		return f(args, environ, stdout, stderr)
@@ -91,8 +87,8 @@ func main() {
 	os.Exit(run(os.Args[1:], os.Environ(), os.Stdout, os.Stderr))
 }
 
-// run dispatches the command line. given collects the configuration flags'
-// values by variable; flags before a subcommand apply to it too.
+// run dispatches. given holds the configuration flags' values by variable;
+// those before a subcommand apply to it too.
 func run(args, environ []string, stdout, stderr io.Writer) int {
 	given := map[string]string{}
 	rest, sawDashes := args, false
@@ -100,8 +96,7 @@ func run(args, environ []string, stdout, stderr io.Writer) int {
 	case len(args) > 0 && args[0] == "--":
 		rest, sawDashes = args[1:], true
 	case len(args) > 0 && len(args[0]) > 1 && args[0][0] == '-':
-		// Only a command line that starts with a flag needs the flag set:
-		// the ENTRYPOINT form starts with --.
+		// Only a flag first needs the flag set; the ENTRYPOINT form starts with --.
 		fs := newFlagSet("gpu-preflight", given, args)
 		version := fs.Bool("version", false, "print the version and exit")
 		if err := parseFlags(fs, args, stdout); err != nil {
@@ -128,8 +123,7 @@ func run(args, environ []string, stdout, stderr io.Writer) int {
 			return sub.run(rest[1:], given, environ, stdout, stderr)
 		}
 	}
-	// The environment is parsed here once, for the typo check, the
-	// configuration, the facts, the record and the command's PATH.
+	// Parsed once, for the typo check, the configuration, the facts and PATH.
 	env := envvars.Parse(environ)
 	if !sawDashes {
 		if err := typoOfSubcommand(rest[0], env); err != nil {
@@ -147,9 +141,8 @@ func run(args, environ []string, stdout, stderr io.Writer) int {
 	return code
 }
 
-// typoOfSubcommand refuses a first argument that is no command on PATH but
-// looks like a misspelt subcommand ("chek"), before any preflight runs: a
-// typo must not cost a run, a record and a confusing exit 127.
+// typoOfSubcommand refuses a misspelt subcommand ("chek") that is no
+// program on PATH: a typo must not cost a run, a record and an exit 127.
 func typoOfSubcommand(arg string, env envvars.Env) error {
 	if _, err := app.LookPath(arg, env); err == nil || filepath.Base(arg) != arg {
 		return nil

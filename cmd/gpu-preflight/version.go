@@ -10,8 +10,8 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/preflight/nvml"
 )
 
-// cmdVersion says which build this is, and whether the NVML probe is
-// embedded: `go install` builds without it, and then NVML is never asked.
+// cmdVersion says whether the NVML probe is embedded: `go install` builds
+// without it.
 func cmdVersion(args, _ []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("version", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
