@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 
 	"github.com/kelseyhightower/envconfig"
 	"github.com/rs/zerolog"
@@ -84,12 +85,20 @@ func readSettings() []Setting {
 		}
 		out = append(out, Setting{Key: key, Default: f.Tag.Get("default"), Part: f.Tag.Get("part"), desc: f.Tag.Get("desc"),
 			Bool: reflect.PointerTo(f.Type).Implements(isBool), field: i, typ: f.Type,
-			Flag: strings.ToLower(strings.ReplaceAll(strings.TrimPrefix(key, envPrefix), "_", "-"))})
+			Flag: strings.Map(flagRune, strings.TrimPrefix(key, envPrefix))})
 	}
 	return out
 }
 
 const envPrefix = "PREFLIGHT_"
+
+// flagRune spells a variable's name as its flag's: MIN_GPUS is min-gpus.
+func flagRune(r rune) rune {
+	if r == '_' {
+		return '-'
+	}
+	return unicode.ToLower(r)
+}
 
 func SettingsOf(parts []string) []Setting {
 	var out []Setting
