@@ -23,6 +23,7 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 	"github.com/gpu-preflight/gpu-preflight/report"
 	"github.com/gpu-preflight/gpu-preflight/report/redact"
+	"github.com/gpu-preflight/gpu-preflight/report/termsafe"
 )
 
 // Change is one difference between two records. Old or New is "" when the
@@ -587,6 +588,9 @@ func join(path, k string) string {
 //	GPU GPU-2f3a...: (none) -> NVIDIA H100 80GB HBM3, compute 9.0
 //	minor:
 //	  hostname: node-a -> node-b
+//
+// Every value is escaped for the terminal (termsafe): records hold what
+// images, drivers and environments said.
 func Render(w io.Writer, changes []Change) error {
 	var b strings.Builder
 	if len(changes) == 0 {
@@ -604,7 +608,7 @@ func Render(w io.Writer, changes []Change) error {
 			}
 			indent = "  "
 		}
-		fmt.Fprintf(&b, "%s%s: %s -> %s\n", indent, c.Field, shown(c.Old), shown(c.New))
+		fmt.Fprintf(&b, "%s%s: %s -> %s\n", indent, termsafe.String(c.Field), shown(c.Old), shown(c.New))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -614,5 +618,5 @@ func shown(s string) string {
 	if s == "" {
 		return "(none)"
 	}
-	return s
+	return termsafe.String(s)
 }
