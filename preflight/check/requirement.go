@@ -14,8 +14,7 @@ import (
 // (and PREFLIGHT_REQUIRE) holds on every visible GPU, as in libnvidia-container.
 var CUDARequirement = Check{ID: "cuda-requirement", rule: cudaRequirement}
 
-// Requirements returns the requirements the check evaluates: the image's,
-// then PREFLIGHT_REQUIRE.
+// Requirements is what the check evaluates: the image's, then PREFLIGHT_REQUIRE.
 func Requirements(in Input) []facts.Requirement {
 	reqs := append([]facts.Requirement(nil), in.Facts.Container.Requirements...)
 	if in.Options.ExtraRequire != "" {

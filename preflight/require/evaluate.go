@@ -14,8 +14,7 @@ import (
 // unknown and makes every cuda or driver factor true.
 type Host struct{ CUDA, Driver string }
 
-// Device is one visible GPU: Arch "9.0", Brand as libnvidia-container
-// spells it ("Tesla"). "" is unknown and makes its factors true.
+// Device is one visible GPU: Arch "9.0", Brand "Tesla" ("" is unknown: true).
 type Device struct {
 	Index       int
 	Arch, Brand string
@@ -60,10 +59,9 @@ type Result struct {
 	Device      *Device // nil when evaluated with no device
 	Host        Host
 	Satisfied   bool
-	Err         error // an *ExprError (invalid expression) or a *LengthError
-	// Terms is Evaluate's trace, every term and factor; Decide keeps none.
-	Terms []TermResult
-	held  string
+	Err         error        // an *ExprError (invalid expression) or a *LengthError
+	Terms       []TermResult // Evaluate's trace; Decide keeps none
+	held        string
 }
 
 // Evaluate evaluates one requirement as libnvidia-container's dsl_evaluate
@@ -73,9 +71,7 @@ type Result struct {
 // the last factor's value: "cuda>=99 ," is unsatisfied, "," satisfied.
 func Evaluate(r facts.Requirement, h Host, d *Device) Result { return evaluate(r, h, d, true) }
 
-// Decide is Evaluate without the trace (no Terms to Explain): it stops where
-// libnvidia-container stops, and its memory does not grow with the
-// requirement.
+// Decide is Evaluate without the trace: its memory does not grow with the value.
 func Decide(r facts.Requirement, h Host, d *Device) Result { return evaluate(r, h, d, false) }
 
 func evaluate(r facts.Requirement, h Host, d *Device, trace bool) Result {
@@ -138,11 +134,9 @@ func evaluate(r facts.Requirement, h Host, d *Device, trace bool) Result {
 	return res
 }
 
-// EvaluateAll yields Evaluate of every requirement for each device in turn,
-// as configure_command evaluates them (once with no device when there is
-// none), numbered from 0. Unlike nvidia-container-cli, it goes on after a
-// failure to report every one. A result is made when it is asked for, so a
-// caller that prints each in turn holds one trace at a time.
+// EvaluateAll yields Evaluate of every requirement per device, as
+// configure_command does (with no device when there is none), going on after
+// a failure; each result is made when asked for, so one trace is held at a time.
 func EvaluateAll(reqs []facts.Requirement, h Host, devs []Device) iter.Seq2[int, Result] {
 	return func(yield func(int, Result) bool) {
 		n := 0
@@ -167,8 +161,7 @@ func EvaluateAll(reqs []facts.Requirement, h Host, devs []Device) iter.Seq2[int,
 	}
 }
 
-// DecideAll is Decide of every requirement for each device, in
-// EvaluateAll's order.
+// DecideAll is Decide of every requirement per device, in EvaluateAll's order.
 func DecideAll(reqs []facts.Requirement, h Host, devs []Device) []Result {
 	var out []Result
 	if len(devs) == 0 {
@@ -177,8 +170,7 @@ func DecideAll(reqs []facts.Requirement, h Host, devs []Device) []Result {
 		}
 		return out
 	}
-	// GPUs of one model give the same result: decide once per (arch,
-	// brand), since a requirement can hold thousands of factors.
+	// GPUs of one model give the same result: decide once per (arch, brand).
 	type kind struct {
 		arch, brand string
 		req         int

@@ -8,9 +8,7 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/internal/truncate"
 )
 
-// Explain lists at most this many alternatives, factors of one, and other
-// brands, and counts the rest: the official images' longest value has 61
-// alternatives of at most 3 factors, and any value fits in a few screens.
+// Explain lists this many alternatives, factors of one and other brands, and counts the rest.
 const (
 	maxListedTerms   = 64
 	maxListedFactors = 16
@@ -19,8 +17,7 @@ const (
 
 // Explain says, factor by factor, which OR term held or why none did: what
 // `gpu-preflight explain` prints. Alternatives that failed only on another
-// brand share one line; the official images' forward-compatibility terms
-// would otherwise fill a screen.
+// brand share one line, as the official images' forward-compatibility terms do.
 func (r Result) Explain() string {
 	var b strings.Builder
 	name := r.Requirement.Var
@@ -140,7 +137,6 @@ func (r Result) hostText() string {
 	return fmt.Sprintf("driver %s, CUDA %s", orUnknown(r.Host.Driver), orUnknown(r.Host.CUDA))
 }
 
-// termStatus words a term's fate; ok is false for a term never evaluated.
 func termStatus(t TermResult) (status string, ok bool) {
 	if !t.Evaluated {
 		return "", false

@@ -139,8 +139,7 @@ func (f factor) valueProblem() (problem string, lazy bool) {
 	case propCUDA, propDriver, propArch:
 		// Comparing the value with itself reaches every component.
 		if _, err := version.Compare(f.value, f.value); err != nil {
-			// Every comparison checks the characters and the first
-			// component; a later one only if the comparison gets there.
+			// A later component is checked only if a comparison gets there.
 			return err.Error(), version.Valid(f.value) && firstComponentFits(f.value)
 		}
 	case propBrand:
@@ -166,8 +165,7 @@ func firstComponentFits(v string) bool {
 	return err == nil && n != math.MaxUint64
 }
 
-// tokens yields the pieces of s between seps, skipping empty ones as
-// dsl_evaluate's strsep loops do.
+// tokens yields s split on sep, skipping empty tokens as dsl_evaluate's strsep loops do.
 func tokens(s string, sep byte) iter.Seq[string] {
 	return func(yield func(string) bool) {
 		for s != "" {

@@ -350,8 +350,7 @@ func (d *differ) frameworks(old, new []report.Framework) {
 	}
 }
 
-// archs is the framework's compiled targets as a sorted set, so that the
-// order a scan found them in does not count as a change.
+// archs is the framework's targets as a sorted set: the scan's order is no change.
 func archs(a []string) string {
 	s := slices.Clone(a)
 	slices.Sort(s)
@@ -581,16 +580,13 @@ func join(path, k string) string {
 	return path + "." + k
 }
 
-// Render writes changes as a readable list, those that matter first:
+// Render writes changes escaped for a terminal, those that matter first:
 //
 //	driver: 535.129.03 -> 550.54.15
 //	driver CUDA: 12.2 -> 12.4
 //	GPU GPU-2f3a...: (none) -> NVIDIA H100 80GB HBM3, compute 9.0
 //	minor:
 //	  hostname: node-a -> node-b
-//
-// Every value is escaped for the terminal (termsafe): records hold what
-// images, drivers and environments said.
 func Render(w io.Writer, changes []Change) error {
 	var b strings.Builder
 	if len(changes) == 0 {

@@ -1,9 +1,5 @@
-// Package termsafe makes text from outside gpu-preflight safe to show on a
-// terminal, and tells whether output goes to one. An image's files, the
-// pod's environment and the driver's answers may hold control characters,
-// ECMA-48 escape sequences, and bidirectional or invisible format characters:
-// a terminal acts on the first two, and a reader cannot see the last.
-// docs/terminal-output.md says what is escaped and why.
+// Package termsafe makes text from images, drivers and environments safe to show
+// on a terminal (docs/terminal-output.md), and tells whether output goes to one.
 package termsafe
 
 import (
@@ -14,21 +10,14 @@ import (
 	"unicode/utf8"
 )
 
-// String returns s as one line a terminal prints and does not act on: every
-// control character (Unicode Cc: C0, DEL, C1), format character (Cf: the
-// bidirectional controls, zero-width characters) and line or paragraph
-// separator (Zl, Zp) is written as an escape, \n, \r, \t, \x1b, \u202e or
-// \U000e0001, and each byte of invalid UTF-8 as \xff. Every other rune comes
-// back as it was, and String(String(s)) == String(s).
+// String returns s as one line, each rune of Unicode's Cc, Cf, Zl and Zp as an
+// escape (\n, \x1b, \u202e, \U000e0001) and each byte not UTF-8 as \xff.
 func String(s string) string { return escape(s, false) }
 
-// Lines is String for a message of several lines, such as the termination
-// message: its line feeds are kept.
+// Lines is String keeping line feeds: for a message such as the termination log's.
 func Lines(s string) string { return escape(s, true) }
 
-// NewWriter returns a writer that passes what is written through Lines to
-// w: for a renderer that prints many values with fmt. Each Write is escaped
-// on its own, as a whole value (one fmt.Fprintf is one Write).
+// NewWriter returns a writer passing each Write through Lines to w, for a renderer.
 func NewWriter(w io.Writer) io.Writer { return writer{w} }
 
 type writer struct{ w io.Writer }
@@ -40,8 +29,6 @@ func (t writer) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// shown reports whether a terminal shows r as text rather than acting on it
-// or showing nothing.
 func shown(r rune) bool {
 	if r < utf8.RuneSelf {
 		return r >= 0x20 && r != 0x7f
@@ -102,13 +89,8 @@ func appendHex(b []byte, prefix string, r rune, digits int) []byte {
 	return b
 }
 
-// JSON returns the JSON text b with every character String would escape
-// written as a JSON escape (\u202e, \u0085, a surrogate pair above U+FFFF),
-// but the whitespace between tokens; invalid UTF-8 becomes \ufffd, as
-// encoding/json writes it. Outside ASCII, a raw character can only stand
-// inside a string, where its escape means the same: the values decode as
-// they were. Encoders leave these raw (encoding/json all but U+2028 and
-// U+2029, zerolog all but C0), and a terminal showing the JSON acts on them.
+// JSON returns JSON text b with each rune String escapes, but whitespace, as a \u
+// escape: outside ASCII it stands in a string, where the escape decodes the same.
 func JSON(b []byte) []byte {
 	var out []byte
 	done := 0
@@ -131,7 +113,6 @@ func JSON(b []byte) []byte {
 		case r == utf8.RuneError:
 			out = append(out, `\ufffd`...)
 		case r > 0xffff:
-			// RFC 8259, section 7: a surrogate pair.
 			r1, r2 := utf16.EncodeRune(r)
 			out = appendHex(appendHex(out, `\u`, r1, 4), `\u`, r2, 4)
 		default:
@@ -146,9 +127,7 @@ func JSON(b []byte) []byte {
 	return append(out, b[done:]...)
 }
 
-// All applies String in place to every string reachable from ptr (struct
-// fields, slice elements, map keys and values, through pointers); nothing
-// the caller shares may be reachable.
+// All applies String in place to every exported string reachable from ptr.
 func All(ptr any) {
 	walk(reflect.ValueOf(ptr))
 }
