@@ -103,8 +103,8 @@ func requirements32x1000(last string) []string {
 // under maxPeakRSS and decide as the toolkit would.
 func TestRequirements32x1000StayUnder30MiB(t *testing.T) {
 	for _, tt := range []struct {
-		name                          string
-		last                          string
+		name                            string
+		last                            string
 		runCode, checkCode, explainCode int
 	}{
 		{"NoTermHolds", "brand=nvidia,driver>=999,driver<1000", 78, 78, 1},
