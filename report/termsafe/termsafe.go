@@ -134,14 +134,16 @@ func All(ptr any) {
 
 func walk(v reflect.Value) {
 	switch v.Kind() {
-	case reflect.Pointer, reflect.Interface:
+	case reflect.Pointer:
 		if !v.IsNil() {
-			elem := v.Elem()
-			if v.Kind() == reflect.Interface && elem.Kind() == reflect.String {
-				v.Set(reflect.ValueOf(String(elem.String())))
-				return
-			}
-			walk(elem)
+			walk(v.Elem())
+		}
+	case reflect.Interface:
+		if !v.IsNil() && v.CanSet() {
+			settable := reflect.New(v.Elem().Type()).Elem()
+			settable.Set(v.Elem())
+			walk(settable)
+			v.Set(settable)
 		}
 	case reflect.Struct:
 		for i := 0; i < v.NumField(); i++ {

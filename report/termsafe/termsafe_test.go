@@ -221,6 +221,13 @@ func TestAllEscapesEveryStringInPlace(t *testing.T) {
 	if v.n != "\x1b" {
 		t.Error("an unexported field was changed")
 	}
+
+	// A log line's fields as zerolog's console writer decodes them.
+	evt := map[string]any{"gpus": []any{map[string]any{"name": "H100\u202e"}}, "n": 8.0}
+	All(&evt)
+	if got := fmt.Sprint(evt); got != `map[gpus:[map[name:H100\u202e]] n:8]` {
+		t.Errorf("nested values: %s", got)
+	}
 }
 
 // raw names the first byte or rune in out that a terminal would act on or
