@@ -1,21 +1,14 @@
-// Command tracefleet writes the provenance of a generated fleet, for the
-// scale measurement of `gpu-preflight trace` (bench/trace.sh,
-// docs/PERFORMANCE.md):
+// Command tracefleet writes the provenance of a generated fleet, for
+// bench/trace.sh's scale measurement of `gpu-preflight trace`:
 //
 //	go run ./bench/tracefleet -records 1000000 -form cri > fleet.log
 //
-// Jobs of -ranks ranks start on consecutive nodes and are retried (the
-// same job id) over a month; every run is supervised, and its record and
-// log lines are made by report.New and report/logs (package tracetest),
-// so they have the shape and size of a real run's. Three nodes are
-// upgraded to a newer driver half way, one node's NVML hangs, and one
-// image in ten fails its runs, so every section of trace's answer has
-// work to do.
-//
-// -form ledger writes the ledger (a line at each run's start and end);
-// cri the containers' logs as containerd writes them, each run's
-// gpu-preflight lines on stderr and the job's output on stdout; loki the
-// same lines as logcli query --output=jsonl prints them.
+// Every run is supervised and made by report.New and report/logs (package
+// tracetest), so it has a real one's shape and size; jobs are retried, some
+// nodes upgraded, one node's NVML hangs and one image in ten fails, so every
+// section of trace's answer has work to do. -form: ledger (a line at each
+// run's start and end), cri (the containers' logs as containerd writes
+// them), loki (the same lines as logcli query --output=jsonl prints them).
 package main
 
 import (

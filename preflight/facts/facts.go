@@ -101,6 +101,8 @@ type GPU struct {
 	RetiredPagesPending *bool `json:"retiredPagesPending,omitempty"`
 	// MIGDevices counts MIG devices visible on this GPU; nil when unknown.
 	MIGDevices *int `json:"migDevices,omitempty"`
+	// Health is what decides whether the GPU can start a job now.
+	Health *GPUHealth `json:"health,omitempty"`
 	// Errors maps a field name to the NVML error that left it empty.
 	Errors map[string]string `json:"errors,omitempty"`
 }
@@ -130,6 +132,8 @@ type NVML struct {
 	// build` embeds it, `go install` cannot), which decides the remedy
 	// when no probe could be started.
 	Embedded bool `json:"embedded,omitempty"`
+	// Library is the library file the probe loaded.
+	Library *DriverLibrary `json:"library,omitempty"`
 }
 
 // Outcomes of the NVML probe.
@@ -175,6 +179,8 @@ type Container struct {
 	// "manifest" (read from the baked image manifest), or "" when not scanned.
 	ScanSource string   `json:"scanSource,omitempty"`
 	Identity   Identity `json:"identity"`
+	// Ranks are the launchers' counts of processes on this node.
+	Ranks []Ranks `json:"ranks,omitempty"`
 }
 
 // Requirement is one NVIDIA_REQUIRE_* variable (or PREFLIGHT_REQUIRE, or the
