@@ -1,14 +1,10 @@
-// Command tracefleet writes the provenance of a generated fleet, for
-// bench/trace.sh's scale measurement of `gpu-preflight trace`:
+// Command tracefleet writes a generated fleet's provenance for bench/trace.sh:
 //
 //	go run ./bench/tracefleet -records 1000000 -form cri > fleet.log
 //
-// Every run is supervised and made by report.New and report/logs (package
-// tracetest), so it has a real one's shape and size; jobs are retried, some
-// nodes upgraded, one node's NVML hangs and one image in ten fails, so every
-// section of trace's answer has work to do. -form: ledger (a line at each
-// run's start and end), cri (the containers' logs as containerd writes
-// them), loki (the same lines as logcli query --output=jsonl prints them).
+// Its runs are tracetest's (report.New's records, report/logs' lines):
+// jobs retried, nodes upgraded, an NVML hang and a failing image in ten, so
+// every section of trace's answer has work to do.
 package main
 
 import (

@@ -92,9 +92,8 @@ func OpenBounded(path string) ([]byte, error) {
 	return b, nil
 }
 
-// EachName calls f with every record name in dir: *.json, not hidden
-// (the writer's temporary files are). It reads the directory in batches,
-// so a large one is never held whole.
+// EachName calls f with every record name in dir (*.json, not hidden),
+// reading the directory in batches.
 func EachName(dir string, f func(name string)) error {
 	d, err := os.Open(dir)
 	if err != nil {
@@ -122,12 +121,9 @@ func EachName(dir string, f func(name string)) error {
 const newestCandidates = 64
 
 // NewestTwo returns the two records in dir with the latest startedAt, the
-// older first. A file that is no record is passed to skip and left out;
-// fewer than two records is an error.
-//
-// Names Write gave sort as their times do, so only the newest names are
-// kept while listing, and read newest first until the next name is older
-// than the second record found; names of another form are all read.
+// older first; a file that is no record goes to skip. Write's names sort
+// by time, so only the newest are kept while listing and read until one
+// is older than the second found; names of another form are all read.
 func NewestTwo(dir string, skip func(error)) (old, new Stored, err error) {
 	var timed, other []string // timed: the newest newestCandidates, newest first
 	more := false

@@ -10,9 +10,8 @@ import (
 // maxPrefix bounds the bytes looked at for a line's prefix.
 const maxPrefix = 256
 
-// prefix is what a writer put before a log line: its length, and for the
-// CRI format (the kubelet's files under /var/log/pods, written by
-// containerd and CRI-O) the stream and whether the line is a part.
+// prefix is what a writer put before a log line; stream and part are
+// the CRI format's.
 type prefix struct {
 	n       int
 	kind    string // the writer, named in the source's form
@@ -69,9 +68,7 @@ func prefixOf(p []byte) prefix {
 	return pre
 }
 
-// isTime reports whether b is a time as the writers above print it: RFC
-// 3339 (the kubelet, kubectl, containerd, CRI-O), or Fluentd's default
-// %Y-%m-%dT%H:%M:%S%z.
+// isTime reports whether b is RFC 3339 or Fluentd's %Y-%m-%dT%H:%M:%S%z.
 func isTime(b []byte) bool {
 	if len(b) < 20 || b[4] != '-' || b[7] != '-' || b[10] != 'T' || b[13] != ':' || b[16] != ':' {
 		return false
@@ -94,8 +91,7 @@ func isTime(b []byte) bool {
 	return false
 }
 
-// isTag reports whether b is a Fluent Bit tag (gpu-preflight.provenance,
-// kube.var.log.containers.x).
+// isTag reports whether b is a Fluent Bit tag (kube.var.log.containers.x).
 func isTag(b []byte) bool {
 	for _, c := range b {
 		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
@@ -105,10 +101,8 @@ func isTag(b []byte) bool {
 	return len(b) > 0
 }
 
-// criPart handles a CRI line's content: a part (tag P) is kept until the
-// line's last part (tag F) comes, and the line then read whole. It
-// reports whether it read the line; false leaves a whole line to read in
-// place.
+// criPart keeps a part (tag P) until the last (F) comes, then reads the
+// line whole; false leaves a whole line to read in place.
 func (rd *reader) criPart(d *jsonstream.Decoder, pre prefix) bool {
 	held, ok := rd.partials[pre.stream]
 	if !pre.partial && !ok {
@@ -127,9 +121,8 @@ func (rd *reader) criPart(d *jsonstream.Decoder, pre prefix) bool {
 	return true
 }
 
-// hold keeps part of a line whose rest comes later, under key (a stream,
-// a container and its stream); last says it is the line's last part, and
-// then the line is read whole.
+// hold keeps part of a line under key (a container and its stream); the
+// last part reads the line whole.
 func (rd *reader) hold(key string, part []byte, last bool) {
 	held, ok := rd.partials[key]
 	if last && !ok {
@@ -148,8 +141,8 @@ func (rd *reader) hold(key string, part []byte, last bool) {
 	}
 }
 
-// account counts n more bytes held by all readers, and reports whether
-// they stay within maxPartials.
+// account reports whether n more bytes held keep all readers within
+// maxPartials.
 func (rd *reader) account(n int) bool {
 	return rd.held.Add(int64(n)) <= maxPartials
 }
@@ -160,8 +153,7 @@ func (rd *reader) release(key string) {
 	delete(rd.partials, key)
 }
 
-// drop counts the line held under key as truncated, when it could be a
-// record.
+// drop counts the line held under key as truncated if it could be a record.
 func (rd *reader) drop(key, why string) {
 	held := rd.partials[key]
 	rd.release(key)

@@ -12,8 +12,7 @@ import (
 // Width is the terminal width the human output keeps within.
 const Width = 80
 
-// MaxShown is how many jobs, histories and nodes the human output shows
-// (the JSON lists everything): the Summary it renders needs no more.
+// MaxShown is how many jobs, histories and nodes the human output shows.
 const MaxShown = 20
 
 // Lines bound the human output per section.
@@ -243,8 +242,7 @@ func (p *printer) changes(cs []diff.Change) {
 	}
 }
 
-// nodeField is the path diff names the node by (a summary keeps it there:
-// Tracer.rebuild).
+// nodeField is where Tracer.rebuild puts the node, for diff.
 const nodeField = "orchestrator.kubernetes.nodeName"
 
 // change is "field: old -> new" on one line when it fits, else the values

@@ -77,38 +77,33 @@ type Holders struct {
 // History is one image's or job name's runs and the boundaries where they
 // started failing.
 type History struct {
-	// Kind is "image" (Key: its digest, else reference) or "job" (a job
-	// name kept across submissions).
-	Kind string `json:"kind"`
-	Key  string `json:"key"`
-	Runs int64  `json:"runs"`
-	Good int64  `json:"good"`
-	Bad  int64  `json:"bad"`
-	// Failing is true when the latest run failed.
-	Failing bool `json:"failing"`
+	// Kind is "image" (Key: its repository) or "job" (a job name).
+	Kind    string `json:"kind"`
+	Key     string `json:"key"`
+	Runs    int64  `json:"runs"`
+	Good    int64  `json:"good"`
+	Bad     int64  `json:"bad"`
+	Failing bool   `json:"failing"`
 	// Boundaries are the good-to-bad changes, oldest first.
 	Boundaries []Boundary `json:"boundaries"`
 	// Older counts the runs before the kept stretches (MaxBoundaries).
 	Older int64 `json:"older"`
-	// Misplaced counts runs that arrived out of time order inside a stretch
-	// of the other outcome, so were not placed (docs/trace.md).
+	// Misplaced counts runs out of time order inside a stretch of the
+	// other outcome (docs/trace.md).
 	Misplaced int64 `json:"misplaced"`
 }
 
-// Boundary is a last good run, the first failed run after it, and what
-// changed between them (package diff's ranked changes, between the runs'
-// summaries: docs/trace.md).
+// Boundary is a last good run, the first failed run after it, and diff's
+// changes between them.
 type Boundary struct {
 	LastGood Run `json:"lastGood"`
 	FirstBad Run `json:"firstBad"`
-	// GoodRuns and BadRuns are the runs of the stretch that ends with the
-	// last good run and of the stretch that starts with the first bad one.
+	// GoodRuns and BadRuns count the stretches either side.
 	GoodRuns int64         `json:"goodRuns"`
 	BadRuns  int64         `json:"badRuns"`
 	Changes  []diff.Change `json:"changes"`
 }
 
-// Run names one run.
 type Run struct {
 	RunID     string `json:"runId"`
 	StartedAt string `json:"startedAt"`
@@ -116,7 +111,6 @@ type Run struct {
 	Outcome   string `json:"outcome"`
 }
 
-// Node is one node's runs.
 type Node struct {
 	Name string `json:"name"`
 	Runs int64  `json:"runs"`
@@ -459,7 +453,7 @@ func (t *Tracer) run(ref runRef) Run {
 	return Run{RunID: Visible(ref.runID), StartedAt: formatTime(ref.at), Node: t.strs.str(ref.node), Outcome: outcomeText(ref)}
 }
 
-// outcomeText says how a run ended, in a few words.
+// outcomeText says how a run ended: "exit 1", "not started (exit 127)".
 func outcomeText(ref runRef) string {
 	switch {
 	case ref.abort != "":
@@ -474,19 +468,13 @@ func outcomeText(ref runRef) string {
 	return "exit " + itoa(int(ref.exit))
 }
 
-// Outcome says how a run ended, in a few words: "abort 78
-// (cuda-requirement)", "exit 1", "not started (exit 127)".
-func Outcome(r *provline.Run) string {
-	if r.Decision.Action == "abort" {
-		s := "abort " + itoa(r.Decision.ExitCode)
-		if len(r.Decision.Blocking) > 0 {
-			s += " (" + joinCut(r.Decision.Blocking, 3) + ")"
-		}
-		return s
+// abortText names an abort: "abort 78 (cuda-requirement)".
+func abortText(d provline.Decision) string {
+	s := "abort " + itoa(d.ExitCode)
+	if len(d.Blocking) > 0 {
+		s += " (" + joinCut(d.Blocking, 3) + ")"
 	}
-	var ref runRef
-	ref.setOutcome(r)
-	return outcomeText(ref)
+	return s
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }

@@ -33,12 +33,10 @@ type group struct {
 // larger directory is read in listing order.
 const maxSorted = 1 << 16
 
-// Sources opens the operands: "-" for standard input, files and
-// directories. A directory is walked, each directory in it that holds
-// files a group; a link to a file outside the walk (/var/log/containers'
-// links into /var/log/pods) makes the directory it leads to a group, so
-// that the log's rotations are read too, and once. Every operand must
-// exist.
+// Sources opens the operands: "-", files and directories, walked with
+// each directory of files a group. A link out of the walk
+// (/var/log/containers' into /var/log/pods) makes its target's directory
+// a group, so rotations are read too, once.
 func Sources(operands []string, stdin io.Reader) ([]Source, error) {
 	var out []Source
 	for _, name := range operands {
@@ -106,9 +104,8 @@ func within(path, root string) bool {
 	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
 }
 
-// eachFile calls f with the regular files of dir, not hidden (a writer's
-// temporary files are), in the order their writer wrote them (logOrder);
-// a directory of more than maxSorted names in listing order.
+// eachFile calls f with dir's regular files, not hidden (a writer's
+// temporary files are), in logOrder.
 func eachFile(dir string, f func(path string)) error {
 	d, err := os.Open(dir)
 	if err != nil {
@@ -142,11 +139,9 @@ func eachFile(dir string, f func(path string)) error {
 	return nil
 }
 
-// logOrder sorts a directory's files oldest first: by name, except that a
-// log and its rotations sort as their writer made them: the kubelet's
-// 0.log.20240101-120000(.gz) by time before 0.log, Docker's
-// ID-json.log.2 before .1 before ID-json.log (and the local driver's
-// container.log.N alike).
+// logOrder sorts a directory's files oldest first, rotations as their
+// writer made them: the kubelet's 0.log.20240101-120000(.gz) before 0.log,
+// Docker's ID-json.log.2 before .1 before ID-json.log.
 func logOrder(a, b string) int {
 	fa, ra := rotation(a)
 	fb, rb := rotation(b)

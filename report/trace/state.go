@@ -95,7 +95,7 @@ type runRef struct {
 
 func (r *runRef) setOutcome(run *provline.Run) {
 	if run.Decision.Action == "abort" {
-		r.abort = Outcome(run)
+		r.abort = abortText(run.Decision)
 	}
 	if o := run.Outcome; o != nil {
 		r.exit, r.signal, r.notStarted, r.ended = int32(o.ExitCode), int32(o.Signal), o.NotStarted != "", true

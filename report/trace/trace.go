@@ -1,19 +1,8 @@
-// Package trace answers fleet questions over many provenance records, read
-// in one pass from every place a log pipeline leaves them, in memory
-// bounded by the distinct jobs, images, nodes and runs, never by the
-// records:
-//
-//   - Jobs: for each job id with more than one rank, the facts its ranks
-//     disagree on, each value with the ranks and nodes that hold it.
-//   - Regressions: for each image repository and job name, in time order,
-//     each boundary between the last run that succeeded and the first that
-//     failed after it, with package diff's ranked changes between the two.
-//   - Nodes: per node, its runs, its aborts by finding, its last driver,
-//     and the nodes to drain first.
-//
-// Every record is first reduced to what trace compares (provline), so a
-// ledger and a log stream give the same answers. docs/trace.md has the
-// forms it reads and the rules.
+// Package trace answers fleet questions (ranks that differ, where runs
+// started failing and what changed, nodes to drain) over provenance
+// records read in one pass from wherever a log pipeline left them, in
+// memory bounded by the distinct jobs, images, nodes and runs.
+// docs/trace.md has the forms it reads and the rules.
 package trace
 
 import (
@@ -33,17 +22,13 @@ import (
 type Options struct {
 	// Job keeps only the records of this job id or job name.
 	Job string
-	// Image keeps only the records of this image: its digest, reference
-	// or repository.
+	// Image is a digest, a reference or a repository.
 	Image string
-	// Since and Until keep only records started in [Since, Until); zero
-	// is unbounded.
+	// Since and Until bound the start, [Since, Until); zero is unbounded.
 	Since, Until time.Time
-	// Now is when trace runs: a record dated more than FutureSlack after
-	// it is left out. Zero checks nothing.
+	// Now leaves out records dated over FutureSlack after it; zero keeps all.
 	Now time.Time
-	// Problem, when set, is called for each record not counted as a run,
-	// at most MaxProblems times per source.
+	// Problem is called for each record not counted as a run.
 	Problem func(Problem)
 }
 
@@ -52,10 +37,8 @@ const MaxProblems = 20
 
 // Counts are what a source (or all of them) held.
 type Counts struct {
-	// Records counts runs: a supervised run's record and its end count
-	// once, as does a run delivered twice.
-	Records int64 `json:"records"`
-	// Filtered counts runs the filters left out.
+	// Records counts runs: a record and its end, or two copies, once.
+	Records  int64 `json:"records"`
 	Filtered int64 `json:"filtered"`
 	// Skipped counts lines or values that held no record.
 	Skipped     int64 `json:"skipped"`
@@ -76,8 +59,7 @@ type Counts struct {
 	Future int64 `json:"future"`
 	// Outcomes counts ends of supervised runs joined to their run.
 	Outcomes int64 `json:"outcomes"`
-	// LateOutcomes counts ends that came after their run was counted
-	// without one; UnjoinedOutcomes ends whose run never came.
+	// LateOutcomes came after their run was counted without one.
 	LateOutcomes     int64 `json:"lateOutcomes"`
 	UnjoinedOutcomes int64 `json:"unjoinedOutcomes"`
 
@@ -102,17 +84,14 @@ func (c *Counts) plus(o Counts) {
 	c.found += o.found
 }
 
-// SourceCounts is one source's counts, its form, the problems reported in
-// it, and the error that ended it early.
+// SourceCounts is one source's counts, form, problems and error.
 type SourceCounts struct {
 	Name string `json:"name"`
-	// Form is what the source was read as, and where in it the first
-	// record was: "lines: record", "Docker json-file: log>.record".
+	// Form is what the source was read as: "Docker json-file: log>.record".
 	Form string `json:"form"`
 	Counts
 	Problems []Problem `json:"problems"`
-	// Error is the read error that ended the source early; "" when it was
-	// read to its end.
+	// Error ended the source early.
 	Error string `json:"error"`
 
 	read     Counts // the reader's, kept apart from the Tracer's
@@ -166,8 +145,7 @@ func (t *Tracer) source(name string) *SourceCounts {
 	return s
 }
 
-// problem reports p, at most MaxProblems per source. Readers report from
-// their own goroutines.
+// problem reports p; readers call it from their own goroutines.
 func (t *Tracer) problem(src *SourceCounts, p Problem) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -199,10 +177,8 @@ func (t *Tracer) selected(r *provline.Run, at time.Time) bool {
 	return o.Until.IsZero() || at.Before(o.Until)
 }
 
-// Succeeded is the rule for a good run: gpu-preflight started the command
-// and the command did not fail: no outcome (not supervised, or its end
-// not seen) or exit code 0. An abort, a command that never started, a
-// signal and a non-zero exit are failures.
+// Succeeded is the rule for a good run: the command started and did not
+// fail (no outcome seen, or exit code 0).
 func Succeeded(r *provline.Run) bool {
 	if r.Decision.Action != "exec" {
 		return false

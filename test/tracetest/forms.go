@@ -10,8 +10,7 @@ import (
 	"time"
 )
 
-// Entry is one line a container wrote: its text without the newline, the
-// stream, when, and where.
+// Entry is one line a container wrote, without its newline.
 type Entry struct {
 	Line      []byte
 	Stream    string // stdout or stderr
@@ -23,9 +22,8 @@ type Entry struct {
 	ID        string // the container's id, 64 hex digits
 }
 
-// Form writes entries as one log path holds them. Each is made from the
-// writer's own source or the store's documented response, named beside it
-// (docs/trace.md has the table).
+// Form writes entries as one log path holds them, following the source
+// cited beside it (docs/trace.md has the table).
 type Form struct {
 	Name  string
 	Write func([]Entry) []byte
@@ -57,8 +55,7 @@ var Forms = []Form{
 
 func rfc3339(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
 
-// parts splits a line as a runtime does that writes at most n bytes a
-// record: every part but the last is marked partial.
+// parts splits a line as a runtime writing at most n bytes a record does.
 func parts(line []byte, n int) [][]byte {
 	var out [][]byte
 	for len(line) > n {

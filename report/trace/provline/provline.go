@@ -1,10 +1,8 @@
 // Package provline reduces a provenance record to what `gpu-preflight
-// trace` compares: the record's own field names and shape, every value cut
-// to a cap and every list kept within a byte budget, so that the whole
-// fits one log line any pipeline keeps (MaxLineBytes). The log's
-// provenance line carries it; trace reduces every record it reads the
-// same way, so a ledger and a log stream give the same answers. Reducing
-// a reduced record changes nothing.
+// trace` compares, in the record's own shape, values capped and lists
+// within budgets, so it fits one log line any pipeline keeps. trace
+// reduces every record it reads the same way, so a ledger and a log give
+// the same answers.
 package provline
 
 import (
@@ -16,7 +14,6 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/report/trace/jsonstream"
 )
 
-// Run is a record reduced.
 type Run struct {
 	SchemaVersion string
 	RunID         string
@@ -28,14 +25,10 @@ type Run struct {
 	Decision      Decision
 	Command       Command
 	Orchestrator  Orchestrator
-	// Env holds the variables that tune CUDA, NCCL and the frameworks
-	// (diff.Tuning), sorted by name.
-	Env     []Var
-	Outcome *Outcome
+	Env           []Var // diff.Tuning's variables, sorted by name
+	Outcome       *Outcome
 }
 
-// Host is host: the driver, the GPUs as runs of equal ones, the CUDA
-// smoke test's verdict.
 type Host struct {
 	Hostname string
 	Driver   Driver
@@ -43,7 +36,6 @@ type Host struct {
 	CUDA     CUDA
 }
 
-// Driver is host.driver.
 type Driver struct {
 	Version, CUDAVersion string
 	OpenKernelModule     bool
@@ -56,13 +48,11 @@ type GPU struct {
 	Count                                                    int
 }
 
-// CUDA is host.cuda's verdict.
 type CUDA struct {
 	Mode, Outcome    string
 	DriverAPIVersion int
 }
 
-// Image is image.
 type Image struct {
 	CUDAVersion, CUDAVersionFull string
 	Requirements                 []Var
@@ -74,16 +64,13 @@ type Image struct {
 	Ref, Digest, Revision        string
 }
 
-// Framework is one of image.frameworks.
 type Framework struct {
 	Name, Version, CUDAVersion, CuDNNVersion, Build string
 	Archs                                           []string
 }
 
-// Check is one check's verdict.
 type Check struct{ ID, Status string }
 
-// Decision is decision.
 type Decision struct {
 	Policy, Action string
 	ExitCode       int
@@ -91,16 +78,13 @@ type Decision struct {
 	Blocking       []string
 }
 
-// Command is what the record keeps of the command: the program (argv's
-// first element), argv's digest, how argv was recorded and how many
-// elements it left out. A record of no command (`check`) has none of them.
+// Command has none of its fields in a record of no command (`check`).
 type Command struct {
 	Program                string
 	ArgvSHA256, ArgvRecord string
 	ArgvDropped            int
 }
 
-// Orchestrator is what places the run: its job, rank and node.
 type Orchestrator struct {
 	JobID, JobIDSource                           string
 	Namespace, PodName, NodeName, CompletionIdx  string
@@ -108,17 +92,14 @@ type Orchestrator struct {
 	TorchrunRank, PaddleTrainerID, KubeflowJobID string
 }
 
-// Var is a name and a value (an environment variable, a requirement).
 type Var struct{ Name, Value string }
 
-// Outcome is how the command ended.
 type Outcome struct {
 	ExitCode, Signal int
 	NotStarted       string
 }
 
-// Finished is the log line that ends a supervised run: its run id, the
-// line's time and how the command ended.
+// Finished is the log line that ends a supervised run.
 type Finished struct {
 	RunID, Time string
 	Outcome     Outcome
@@ -130,14 +111,12 @@ type Finished struct {
 // JSON_THRESHOLD): "MESSAGE=" and the line must stay under it.
 const MaxLineBytes = 4096 - len("MESSAGE=") - 1
 
-// MaxRecordBytes bounds a reduced record's JSON, AppendJSON's output;
-// the line's envelope takes the rest of MaxLineBytes.
+// MaxRecordBytes bounds AppendJSON's output; the line's envelope takes
+// the rest of MaxLineBytes.
 const MaxRecordBytes = 3760
 
-// Caps on values, in encoded bytes (quotes left out). A record that does
-// not fit MaxRecordBytes under them is reduced again under capTight and
-// half the budgets, which fit by construction; the fields that name the
-// run and its image keep their caps.
+// Caps on values, in encoded bytes. A record that does not fit is reduced
+// again under capTight and half the budgets, which fit by construction.
 const (
 	capShort   = 16
 	capTool    = 24
@@ -150,8 +129,7 @@ const (
 	capTight   = 24
 )
 
-// MaxTextBytes is the longest value kept, in encoded bytes: a string read
-// for a Builder need not be longer.
+// MaxTextBytes is the longest value kept, in encoded bytes.
 const MaxTextBytes = capRef
 
 // Budgets of lists, in encoded bytes with their brackets.
@@ -166,13 +144,12 @@ const (
 	budgetEnv          = 240
 )
 
-// maxHeld bounds the elements a list holds while a record is read; the
-// rest are folded into its marker at once.
+// maxHeld bounds a list's elements held while reading; the rest go into
+// its marker.
 const maxHeld = 64
 
-// Cap cuts s to encoded bytes: a value over it keeps its start, then
-// "…" and 8 hex digits of the SHA-256 of the whole (sum, when s is a
-// prefix of it), so two long values stay apart.
+// Cap cuts s to limit encoded bytes, ending in "…" and 8 hex digits of
+// the whole's SHA-256 (sum, when s is its prefix), so long values stay apart.
 func Cap(s []byte, more bool, sum [sha256.Size]byte, limit int) string {
 	if !more && encodedLen(s) <= limit {
 		return string(s)
@@ -193,14 +170,13 @@ func Cap(s []byte, more bool, sum [sha256.Size]byte, limit int) string {
 	return string(s[:i]) + "…" + hex.EncodeToString(sum[:4])
 }
 
-// marker stands for the elements a list had no room for: how many, and
-// 8 hex digits of a digest of them.
+// marker stands for the elements a list had no room for.
 func marker(n int, sum []byte) string {
 	return "(" + strconv.Itoa(n) + " more, " + hex.EncodeToString(sum[:4]) + ")"
 }
 
-// Project reduces the record encoded in b (a whole record, or one Project
-// made). ok is false when b is no JSON object with a schemaVersion.
+// Project reduces the record encoded in b; ok is false when b is no JSON
+// object with a schemaVersion.
 func Project(b []byte) (Run, bool) {
 	var bl Builder
 	d := jsonstream.NewBytesDecoder(b)
@@ -213,8 +189,7 @@ func Project(b []byte) (Run, bool) {
 	return bl.Run()
 }
 
-// Feed hands b the token k that d just read; b reads a string's text from
-// d when it wants it.
+// Feed hands b the token k that d just read.
 func (b *Builder) Feed(d *jsonstream.Decoder, k jsonstream.Kind) error {
 	switch k {
 	case jsonstream.ObjectStart, jsonstream.ArrayStart:
@@ -247,7 +222,6 @@ func (b *Builder) Feed(d *jsonstream.Decoder, k jsonstream.Kind) error {
 	return nil
 }
 
-// maxKey bounds the member names read: longer ones are no record field.
 const maxKey = 64
 
 func encodedLen(s []byte) int {
@@ -276,8 +250,7 @@ func runeEncodedLen(r rune, w int) int {
 	return w
 }
 
-// appendString appends s as a JSON string: control characters escaped,
-// invalid UTF-8 as U+FFFD, everything else as is.
+// appendString appends s as a JSON string, invalid UTF-8 as U+FFFD.
 func appendString(b []byte, s string) []byte {
 	b = append(b, '"')
 	i := 0
@@ -309,8 +282,7 @@ func appendString(b []byte, s string) []byte {
 	return append(b, '"')
 }
 
-// NotJob reports whether the record is of no job run: it names no command
-// at all (`gpu-preflight check`), so it says nothing about a job.
+// NotJob reports whether the record names no command (`check`).
 func (r *Run) NotJob() bool {
 	c := r.Command
 	return c.Program == "" && c.ArgvSHA256 == "" && c.ArgvDropped == 0
