@@ -181,15 +181,6 @@ func (d *Decoder) syntax(what string) error {
 	return &SyntaxError{Offset: d.Offset(), Line: d.line, What: what, cut: strings.HasPrefix(what, "unexpected end")}
 }
 
-// byteAt returns the byte at d.r, reading more as needed; ok is false at
-// the end of input.
-func (d *Decoder) peekByte() (byte, bool) {
-	if d.r == d.w && !d.fill() {
-		return 0, false
-	}
-	return d.buf[d.r], true
-}
-
 // skipSpace skips white space, counting lines. A byte order mark at the
 // start of a line is space too.
 func (d *Decoder) skipSpace() (byte, bool) {
