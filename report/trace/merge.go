@@ -3,6 +3,8 @@ package trace
 import (
 	"io"
 	"time"
+
+	"github.com/gpu-preflight/gpu-preflight/report/trace/provline"
 )
 
 // MaxMerged bounds the groups read at once; more are read one after the
@@ -58,7 +60,14 @@ func (t *Tracer) Read(sources []Source) []error {
 			in.ch = make(chan item, mergeQueue)
 			go func() {
 				defer close(in.ch)
-				read(in, func(it item) { in.ch <- it })
+				read(in, func(it item) {
+					if it.run != nil { // the reader fills its run again
+						r := new(provline.Run)
+						r.Set(it.run)
+						it.run = r
+					}
+					in.ch <- it
+				})
 			}()
 		}
 		heads := make([]item, len(inputs))

@@ -106,9 +106,21 @@ type pendingRun struct {
 type pendingRuns struct {
 	runs  map[uint64]*pendingRun
 	order []uint64 // arrival order; keys resolved meanwhile are skipped
+	free  []*pendingRun
 }
 
 func (p *pendingRuns) init() { p.runs = map[uint64]*pendingRun{} }
+
+// get returns a pendingRun settled before (no history holds it any more),
+// or a new one.
+func (p *pendingRuns) get() *pendingRun {
+	if n := len(p.free); n > 0 {
+		r := p.free[n-1]
+		p.free = p.free[:n-1]
+		return r
+	}
+	return new(pendingRun)
+}
 
 // maxOrphans bounds the ends held whose run has not come yet.
 const maxOrphans = 1 << 15
@@ -172,11 +184,12 @@ func (t *Tracer) add(it item, src *SourceCounts) {
 		return
 	}
 	t.runs.put(key, fp|statePending)
-	p := &pendingRun{key: key, ref: ref, ok: true, img: img, job: job}
+	p := t.pending.get()
+	*p = pendingRun{key: key, ref: ref, ok: true, img: img, job: job}
 	img.addPending(p)
 	job.addPending(p)
 	t.pending.runs[key] = p
-	t.pending.order = append(t.pending.order, key)
+	t.pending.order = live(append(t.pending.order, key), t.pending.runs)
 	for len(t.pending.runs) > maxPendingRuns {
 		t.evict()
 	}
@@ -215,7 +228,7 @@ func (t *Tracer) end(it item, src *SourceCounts) {
 	switch {
 	case !seen:
 		if _, held := t.orphans.ends[key]; !held {
-			t.orphans.order = append(t.orphans.order, key)
+			t.orphans.order = live(append(t.orphans.order, key), t.orphans.ends)
 		}
 		t.orphans.ends[key] = orphan{f.Outcome, src}
 		for len(t.orphans.ends) > maxOrphans {
@@ -232,6 +245,21 @@ func (t *Tracer) end(it item, src *SourceCounts) {
 	default:
 		c.Duplicates++
 	}
+}
+
+// live drops the keys no longer in m from order once they are most of it,
+// so that an order grows with what it orders, not with what it ordered.
+func live[V any](order []uint64, m map[uint64]V) []uint64 {
+	if len(order) < 2*len(m)+1024 {
+		return order
+	}
+	kept := order[:0]
+	for _, k := range order {
+		if _, ok := m[k]; ok {
+			kept = append(kept, k)
+		}
+	}
+	return kept
 }
 
 func (t *Tracer) dropOrphan() {
@@ -259,6 +287,7 @@ func (t *Tracer) resolve(key uint64, out *provline.Outcome) {
 	p.ref.exit, p.ref.signal, p.ref.notStarted, p.ref.ended = int32(out.ExitCode), int32(out.Signal), out.NotStarted != "", true
 	p.img.settle(p, ok)
 	p.job.settle(p, ok)
+	t.pending.free = append(t.pending.free, p)
 }
 
 // evict counts the oldest pending run as it stands: it started, and no
@@ -273,6 +302,7 @@ func (t *Tracer) evict() {
 			t.runs.put(key, v&^(1<<stateBits-1)|stateNoOutcome)
 			p.img.settle(p, p.ok)
 			p.job.settle(p, p.ok)
+			t.pending.free = append(t.pending.free, p)
 			return
 		}
 	}

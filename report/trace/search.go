@@ -96,7 +96,8 @@ type searcher struct {
 	units   []unit
 	pool    []*provline.Builder
 	decs    []*jsonstream.Decoder
-	records int // open levels that are records
+	runs    []*provline.Run // delivered, to be filled again
+	records int             // open levels that are records
 	// lastRecordy is whether the last top-level value held a record or
 	// the marks of one.
 	lastRecordy bool
@@ -197,7 +198,7 @@ func (s *searcher) token(d *jsonstream.Decoder, k jsonstream.Kind, pos Position)
 			l.b.Start(false)
 		}
 		if l.unit {
-			s.units = append(s.units, unit{start: pos})
+			s.openUnit(unit{start: pos})
 		}
 		s.levels = append(s.levels, l)
 	case jsonstream.ObjectEnd, jsonstream.ArrayEnd:
@@ -265,7 +266,7 @@ func (s *searcher) record(d *jsonstream.Decoder, pos Position) error {
 	s.each(func(b *provline.Builder) { b.Start(false) })
 	root := len(s.levels) == 0 || s.inArray()
 	if root {
-		s.units = append(s.units, unit{start: pos})
+		s.openUnit(unit{start: pos})
 	}
 	s.unit().recordy = true
 	s.marks++
@@ -303,7 +304,7 @@ func (s *searcher) each(f func(*provline.Builder)) {
 
 func (s *searcher) unit() *unit {
 	if len(s.units) == 0 {
-		s.units = append(s.units, unit{})
+		s.openUnit(unit{})
 	}
 	return &s.units[len(s.units)-1]
 }
@@ -427,7 +428,8 @@ func (s *searcher) finish(b *provline.Builder, pos Position) {
 	switch {
 	case b.Record():
 		r, _ := b.Run()
-		f.run = &r
+		f.run = s.newRun()
+		f.run.Set(&r)
 	case b.IsFinished():
 		fin, _ := b.Finished()
 		f.finished = &fin
@@ -437,10 +439,35 @@ func (s *searcher) finish(b *provline.Builder, pos Position) {
 	u := s.unit()
 	u.recordy = true
 	if len(u.pending) >= maxPending {
-		s.rd.deliver(f, s.streamOf(len(s.units)-1))
+		s.deliver(f, s.streamOf(len(s.units)-1))
 		return
 	}
 	u.pending = append(u.pending, f)
+}
+
+// openUnit opens u with the room of the unit last closed at its depth.
+func (s *searcher) openUnit(u unit) {
+	if n := len(s.units); n < cap(s.units) {
+		u.pending = s.units[:n+1][n].pending[:0]
+	}
+	s.units = append(s.units, u)
+}
+
+func (s *searcher) newRun() *provline.Run {
+	if n := len(s.runs); n > 0 {
+		r := s.runs[n-1]
+		s.runs = s.runs[:n-1]
+		return r
+	}
+	return new(provline.Run)
+}
+
+// deliver hands f on; the Tracer keeps nothing of its run.
+func (s *searcher) deliver(f found, stream string) {
+	s.rd.deliver(f, stream)
+	if f.run != nil {
+		s.runs = append(s.runs, f.run)
+	}
 }
 
 // closeUnit delivers the unit's records with the stream it named, else
@@ -452,7 +479,7 @@ func (s *searcher) closeUnit() {
 	}
 	stream := s.streamOf(i)
 	for _, f := range s.units[i].pending {
-		s.rd.deliver(f, stream)
+		s.deliver(f, stream)
 	}
 	if i > 0 && s.units[i].recordy {
 		s.units[i-1].recordy = true

@@ -266,9 +266,13 @@ func (b *Builder) finished() *Outcome {
 	return b.run.Outcome
 }
 
-// Reset makes b ready for a record.
+// Reset makes b ready for a record, keeping its lists' room: a Run that
+// Run returned is good until then.
 func (b *Builder) Reset() {
-	b.run = Run{}
+	r := &b.run
+	b.run = Run{Host: Host{GPUs: r.Host.GPUs[:0]}, Checks: r.Checks[:0], Env: r.Env[:0],
+		Image:    Image{Requirements: r.Image.Requirements[:0], Compat: r.Image.Compat[:0], Frameworks: r.Image.Frameworks[:0]},
+		Decision: Decision{Blocking: r.Decision.Blocking[:0]}}
 	b.stack = b.stack[:0]
 	b.key, b.depth = nil, 0
 	b.schema, b.event, b.time, b.argv = false, "", "", 0

@@ -26,6 +26,30 @@ func (r *Run) finish(ls *[nLists]list, tight bool) {
 	r.Env = fit(r.Env, &ls[lEnv], budget(lEnv), appendEnvVar, func(m string, _ int) Var { return Var{Name: m} })
 }
 
+// Set makes r a copy of src that shares no list with it, in r's own room.
+func (r *Run) Set(src *Run) {
+	gpus, req, compat, fws := r.Host.GPUs[:0], r.Image.Requirements[:0], r.Image.Compat[:0], r.Image.Frameworks[:0]
+	checks, blocking, env, out := r.Checks[:0], r.Decision.Blocking[:0], r.Env[:0], r.Outcome
+	*r = *src
+	r.Host.GPUs = append(gpus, src.Host.GPUs...)
+	r.Image.Requirements = append(req, src.Image.Requirements...)
+	r.Image.Compat = append(compat, src.Image.Compat...)
+	r.Image.Frameworks = append(fws, src.Image.Frameworks...)
+	for i, f := range r.Image.Frameworks {
+		r.Image.Frameworks[i].Archs = slices.Clone(f.Archs)
+	}
+	r.Checks = append(checks, src.Checks...)
+	r.Decision.Blocking = append(blocking, src.Decision.Blocking...)
+	r.Env = append(env, src.Env...)
+	if src.Outcome != nil {
+		if out == nil {
+			out = new(Outcome)
+		}
+		*out = *src.Outcome
+		r.Outcome = out
+	}
+}
+
 // clone copies r's lists, which finish rewrites.
 func (r Run) clone() Run {
 	r.Host.GPUs = slices.Clone(r.Host.GPUs)
