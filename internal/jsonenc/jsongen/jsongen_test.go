@@ -7,8 +7,8 @@ import (
 	"testing"
 )
 
-// generate runs Generate on a package of one file holding src.
-func generate(t *testing.T, src string) ([]byte, error) {
+// generateOne runs Generate on a package of one file holding src.
+func generateOne(t *testing.T, src string) ([]byte, error) {
 	t.Helper()
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "x.go"), []byte("package x\n\n"+src), 0o644); err != nil {
@@ -48,7 +48,7 @@ func TestRefusesWhatItWouldEncodeOtherwise(t *testing.T) {
 		{"type T struct{ A Missing `json:\"a\"` }", "x.go:3:18: undefined: Missing"},
 		{"type T struct{ A *[]struct{} `json:\"a\"` }", "anonymous struct"},
 	} {
-		_, err := generate(t, c.src)
+		_, err := generateOne(t, c.src)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("Generate(%q) = %v, want an error saying %q", c.src, err, c.want)
 		}
@@ -78,7 +78,25 @@ func TestLeavesOutTheFileItWrites(t *testing.T) {
 }
 
 func TestNoSuchType(t *testing.T) {
-	if _, err := generate(t, "type U struct{}"); err == nil || !strings.Contains(err.Error(), "has no type T") {
+	if _, err := generateOne(t, "type U struct{}"); err == nil || !strings.Contains(err.Error(), "has no type T") {
 		t.Errorf("Generate of a missing type: %v", err)
+	}
+}
+
+// TestRecordTagsAreCheckedLikeJSONTags: a record tag takes the json tag's
+// syntax and is refused where a json tag would be.
+func TestRecordTagsAreCheckedLikeJSONTags(t *testing.T) {
+	for _, c := range []struct{ src, want string }{
+		{"type T struct{ A int `json:\"a\" record:\",string\"` }", `option "string"`},
+		{"type T struct{ A int `json:\"a\" record:\"a<b\"` }", `JSON name "a<b"`},
+		{"type T struct{ A, B int `json:\"a\" record:\"b\"` }", `one JSON name "b"`},
+	} {
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, "x.go"), []byte("package x\n\n"+c.src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := GenerateRecord(dir, "t_json.go", "T"); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("GenerateRecord(%q) = %v, want an error saying %q", c.src, err, c.want)
+		}
 	}
 }

@@ -26,7 +26,9 @@ func TestGeneratedFileIsUpToDate(t *testing.T) {
 }
 
 // TestAppendJSONAgreesWithEncodingJSON: random values of every shape
-// encode to encoding/json's bytes, and fail where it fails.
+// encode to encoding/json's bytes, and fail where it fails; so does
+// jsonenctest.Marshal, the reference of the record form, on types that
+// have none.
 func TestAppendJSONAgreesWithEncodingJSON(t *testing.T) {
 	rnd := rand.New(rand.NewPCG(7, 11))
 	var failed, nulls int
@@ -35,6 +37,9 @@ func TestAppendJSONAgreesWithEncodingJSON(t *testing.T) {
 		jsonenctest.Fill(rnd, &r, 40)
 		r.unexported = "never written"
 		want, jerr := json.Marshal(&r)
+		if ref, rerr := jsonenctest.Marshal(&r); (rerr != nil) != (jerr != nil) || jerr == nil && !bytes.Equal(ref, want) {
+			t.Fatalf("jsonenctest.Marshal = %s, %v\nencoding/json: %s, %v", ref, rerr, want, jerr)
+		}
 		got, err := r.AppendJSON([]byte("prefix"))
 		switch {
 		case jerr != nil:
