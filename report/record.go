@@ -24,6 +24,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/gpu-preflight/gpu-preflight/internal/jsonenc"
 	"github.com/gpu-preflight/gpu-preflight/internal/truncate"
 	"github.com/gpu-preflight/gpu-preflight/preflight/check"
 	"github.com/gpu-preflight/gpu-preflight/preflight/compat"
@@ -35,9 +36,7 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/report/redact"
 )
 
-// The record's JSON encoder, AppendJSON, is generated from the types below
-// (their struct tags name the fields once): encoding/json would build its
-// encoders by reflection on the first use in every process.
+// The encoder is generated so that a start builds none by reflection.
 //go:generate go run ../internal/cmd/jsongen -type Record -o record_json.go
 
 // EncodedBytes is a capacity to encode a record into (AppendJSON) on the
@@ -85,6 +84,23 @@ type Record struct {
 	EnvDropped int      `json:"envDropped"`
 	Outcome    *Outcome `json:"outcome"`
 }
+
+// AppendJSON appends r as JSON; on a NaN or infinity it fails, naming the
+// field, and returns dst as it was. A nil r is null.
+func (r *Record) AppendJSON(dst []byte) ([]byte, error) {
+	if r == nil {
+		return append(dst, "null"...), nil
+	}
+	var e jsonenc.Encoder
+	b := r.AppendRecordJSON(&e, dst)
+	if err := e.Err(); err != nil {
+		return dst, err
+	}
+	return b, nil
+}
+
+// MarshalJSON is AppendJSON, so that encoding/json writes the record too.
+func (r Record) MarshalJSON() ([]byte, error) { return r.AppendJSON(nil) }
 
 // Tool is the gpu-preflight build.
 type Tool struct {
@@ -391,7 +407,7 @@ type Outcome struct {
 	FinishedAt      string  `json:"finishedAt"`
 	DurationSeconds float64 `json:"durationSeconds"`
 	// NotStarted says why the command never ran; empty when it started.
-	NotStarted string `json:"notStarted,omitempty"`
+	NotStarted string `json:"notStarted,omitempty" record:",omitempty"`
 }
 
 // Inputs is everything New needs. Nothing in New reads the clock, the

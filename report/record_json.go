@@ -12,18 +12,10 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/report/orchestrator"
 )
 
-// AppendJSON appends r as encoding/json's Marshal writes it (types with
-// AppendRecordJSON as that writes them), or fails, as Marshal, on NaN.
-func (r *Record) AppendJSON(dst []byte) ([]byte, error) {
-	if r == nil {
-		return append(dst, "null"...), nil
-	}
-	var e jsonenc.Encoder
-	b := appendRecord(&e, dst, r)
-	if err := e.Err(); err != nil {
-		return dst, err
-	}
-	return b, nil
+// AppendRecordJSON appends v with every field present, as the
+// provenance record holds it. A NaN or infinity is e's error.
+func (v *Record) AppendRecordJSON(e *jsonenc.Encoder, b []byte) []byte {
+	return appendRecord(e, b, v)
 }
 
 func appendRecord(e *jsonenc.Encoder, b []byte, v *Record) []byte {
@@ -39,42 +31,30 @@ func appendRecord(e *jsonenc.Encoder, b []byte, v *Record) []byte {
 	b = appendHost(e, b, &v.Host)
 	b = append(b, `,"image":`...)
 	b = appendImage(e, b, &v.Image)
-	b = append(b, `,"checks":`...)
-	if v.Checks == nil {
-		b = append(b, `null`...)
-	} else {
-		b = append(b, '[')
-		for i0 := range v.Checks {
-			if i0 > 0 {
-				b = append(b, ',')
-			}
-			b = appendCheck(e, b, &v.Checks[i0])
+	b = append(b, `,"checks":[`...)
+	for i0 := range v.Checks {
+		if i0 > 0 {
+			b = append(b, ',')
 		}
-		b = append(b, ']')
+		b = appendCheck(e, b, &v.Checks[i0])
 	}
-	b = append(b, `,"decision":`...)
+	b = append(b, `],"decision":`...)
 	b = appendDecisionDecision(e, b, &v.Decision)
 	b = append(b, `,"command":`...)
 	b = appendCommand(e, b, &v.Command)
 	b = append(b, `,"orchestrator":`...)
 	b = appendOrchestratorContext(e, b, &v.Orchestrator)
-	b = append(b, `,"env":`...)
-	if v.Env == nil {
-		b = append(b, `null`...)
-	} else {
-		b = append(b, '{')
-		for j0, k0 := range jsonenc.SortedKeys(v.Env) {
-			if j0 > 0 {
-				b = append(b, ',')
-			}
-			b = jsonenc.AppendString(b, k0)
-			b = append(b, ':')
-			v0 := v.Env[k0]
-			b = jsonenc.AppendString(b, v0)
+	b = append(b, `,"env":{`...)
+	for j0, k0 := range jsonenc.SortedKeys(v.Env) {
+		if j0 > 0 {
+			b = append(b, ',')
 		}
-		b = append(b, '}')
+		b = jsonenc.AppendString(b, k0)
+		b = append(b, ':')
+		v0 := v.Env[k0]
+		b = jsonenc.AppendString(b, v0)
 	}
-	b = append(b, `,"envDropped":`...)
+	b = append(b, `},"envDropped":`...)
 	b = strconv.AppendInt(b, int64(v.EnvDropped), 10)
 	b = append(b, `,"outcome":`...)
 	if v.Outcome == nil {
@@ -102,33 +82,21 @@ func appendHost(e *jsonenc.Encoder, b []byte, v *Host) []byte {
 	b = jsonenc.AppendString(b, v.Kernel)
 	b = append(b, `,"driver":`...)
 	b = appendDriver(e, b, &v.Driver)
-	b = append(b, `,"gpus":`...)
-	if v.GPUs == nil {
-		b = append(b, `null`...)
-	} else {
-		b = append(b, '[')
-		for i0 := range v.GPUs {
-			if i0 > 0 {
-				b = append(b, ',')
-			}
-			b = appendGPU(e, b, &v.GPUs[i0])
+	b = append(b, `,"gpus":[`...)
+	for i0 := range v.GPUs {
+		if i0 > 0 {
+			b = append(b, ',')
 		}
-		b = append(b, ']')
+		b = appendGPU(e, b, &v.GPUs[i0])
 	}
-	b = append(b, `,"deviceNodes":`...)
-	if v.DeviceNodes == nil {
-		b = append(b, `null`...)
-	} else {
-		b = append(b, '[')
-		for i0 := range v.DeviceNodes {
-			if i0 > 0 {
-				b = append(b, ',')
-			}
-			b = jsonenc.AppendString(b, v.DeviceNodes[i0])
+	b = append(b, `],"deviceNodes":[`...)
+	for i0 := range v.DeviceNodes {
+		if i0 > 0 {
+			b = append(b, ',')
 		}
-		b = append(b, ']')
+		b = jsonenc.AppendString(b, v.DeviceNodes[i0])
 	}
-	b = append(b, `,"nvml":`...)
+	b = append(b, `],"nvml":`...)
 	b = appendNVML(e, b, &v.NVML)
 	b = append(b, `,"shmBytes":`...)
 	b = strconv.AppendUint(b, v.ShmBytes, 10)
@@ -149,33 +117,21 @@ func appendImage(e *jsonenc.Encoder, b []byte, v *Image) []byte {
 	b = jsonenc.AppendString(b, v.CUDASource)
 	b = append(b, `,"cudaSourceKind":`...)
 	b = jsonenc.AppendString(b, v.CUDASourceKind)
-	b = append(b, `,"cudaSources":`...)
-	if v.CUDASources == nil {
-		b = append(b, `null`...)
-	} else {
-		b = append(b, '[')
-		for i0 := range v.CUDASources {
-			if i0 > 0 {
-				b = append(b, ',')
-			}
-			b = appendFactsCUDASource(e, b, &v.CUDASources[i0])
+	b = append(b, `,"cudaSources":[`...)
+	for i0 := range v.CUDASources {
+		if i0 > 0 {
+			b = append(b, ',')
 		}
-		b = append(b, ']')
+		b = appendFactsCUDASource(e, b, &v.CUDASources[i0])
 	}
-	b = append(b, `,"requirements":`...)
-	if v.Requirements == nil {
-		b = append(b, `null`...)
-	} else {
-		b = append(b, '[')
-		for i0 := range v.Requirements {
-			if i0 > 0 {
-				b = append(b, ',')
-			}
-			b = appendFactsRequirement(e, b, &v.Requirements[i0])
+	b = append(b, `],"requirements":[`...)
+	for i0 := range v.Requirements {
+		if i0 > 0 {
+			b = append(b, ',')
 		}
-		b = append(b, ']')
+		b = appendFactsRequirement(e, b, &v.Requirements[i0])
 	}
-	b = append(b, `,"requireDisabled":`...)
+	b = append(b, `],"requireDisabled":`...)
 	b = strconv.AppendBool(b, v.RequireDisabled)
 	b = append(b, `,"cudnnVersion":`...)
 	b = jsonenc.AppendString(b, v.CuDNNVersion)
@@ -183,46 +139,28 @@ func appendImage(e *jsonenc.Encoder, b []byte, v *Image) []byte {
 	b = jsonenc.AppendString(b, v.NCCLVersion)
 	b = append(b, `,"tensorrtVersion":`...)
 	b = jsonenc.AppendString(b, v.TensorRTVersion)
-	b = append(b, `,"compat":`...)
-	if v.Compat == nil {
-		b = append(b, `null`...)
-	} else {
-		b = append(b, '[')
-		for i0 := range v.Compat {
-			if i0 > 0 {
-				b = append(b, ',')
-			}
-			b = appendFactsCompatLib(e, b, &v.Compat[i0])
+	b = append(b, `,"compat":[`...)
+	for i0 := range v.Compat {
+		if i0 > 0 {
+			b = append(b, ',')
 		}
-		b = append(b, ']')
+		b = appendFactsCompatLib(e, b, &v.Compat[i0])
 	}
-	b = append(b, `,"frameworks":`...)
-	if v.Frameworks == nil {
-		b = append(b, `null`...)
-	} else {
-		b = append(b, '[')
-		for i0 := range v.Frameworks {
-			if i0 > 0 {
-				b = append(b, ',')
-			}
-			b = appendFramework(e, b, &v.Frameworks[i0])
+	b = append(b, `],"frameworks":[`...)
+	for i0 := range v.Frameworks {
+		if i0 > 0 {
+			b = append(b, ',')
 		}
-		b = append(b, ']')
+		b = appendFramework(e, b, &v.Frameworks[i0])
 	}
-	b = append(b, `,"cudaLibraries":`...)
-	if v.CUDALibraries == nil {
-		b = append(b, `null`...)
-	} else {
-		b = append(b, '[')
-		for i0 := range v.CUDALibraries {
-			if i0 > 0 {
-				b = append(b, ',')
-			}
-			b = appendCUDALibrary(e, b, &v.CUDALibraries[i0])
+	b = append(b, `],"cudaLibraries":[`...)
+	for i0 := range v.CUDALibraries {
+		if i0 > 0 {
+			b = append(b, ',')
 		}
-		b = append(b, ']')
+		b = appendCUDALibrary(e, b, &v.CUDALibraries[i0])
 	}
-	b = append(b, `,"ref":`...)
+	b = append(b, `],"ref":`...)
 	b = jsonenc.AppendString(b, v.Ref)
 	b = append(b, `,"digest":`...)
 	b = jsonenc.AppendString(b, v.Digest)
@@ -266,38 +204,26 @@ func appendDecisionDecision(e *jsonenc.Encoder, b []byte, v *decision.Decision) 
 	b = strconv.AppendInt(b, int64(v.ExitCode), 10)
 	b = append(b, `,"nodeFault":`...)
 	b = strconv.AppendBool(b, v.NodeFault)
-	b = append(b, `,"blocking":`...)
-	if v.Blocking == nil {
-		b = append(b, `null`...)
-	} else {
-		b = append(b, '[')
-		for i0 := range v.Blocking {
-			if i0 > 0 {
-				b = append(b, ',')
-			}
-			b = jsonenc.AppendString(b, v.Blocking[i0])
+	b = append(b, `,"blocking":[`...)
+	for i0 := range v.Blocking {
+		if i0 > 0 {
+			b = append(b, ',')
 		}
-		b = append(b, ']')
+		b = jsonenc.AppendString(b, v.Blocking[i0])
 	}
-	b = append(b, '}')
+	b = append(b, `]}`...)
 	return b
 }
 
 func appendCommand(e *jsonenc.Encoder, b []byte, v *Command) []byte {
-	b = append(b, `{"argv":`...)
-	if v.Argv == nil {
-		b = append(b, `null`...)
-	} else {
-		b = append(b, '[')
-		for i0 := range v.Argv {
-			if i0 > 0 {
-				b = append(b, ',')
-			}
-			b = jsonenc.AppendString(b, v.Argv[i0])
+	b = append(b, `{"argv":[`...)
+	for i0 := range v.Argv {
+		if i0 > 0 {
+			b = append(b, ',')
 		}
-		b = append(b, ']')
+		b = jsonenc.AppendString(b, v.Argv[i0])
 	}
-	b = append(b, `,"argvSha256":`...)
+	b = append(b, `],"argvSha256":`...)
 	b = jsonenc.AppendString(b, v.ArgvSHA256)
 	b = append(b, `,"argvRecord":`...)
 	b = jsonenc.AppendString(b, v.ArgvRecord)
@@ -318,20 +244,14 @@ func appendOrchestratorContext(e *jsonenc.Encoder, b []byte, v *orchestrator.Con
 	b = jsonenc.AppendString(b, v.JobID)
 	b = append(b, `,"jobIdSource":`...)
 	b = jsonenc.AppendString(b, v.JobIDSource)
-	b = append(b, `,"detected":`...)
-	if v.Detected == nil {
-		b = append(b, `null`...)
-	} else {
-		b = append(b, '[')
-		for i0 := range v.Detected {
-			if i0 > 0 {
-				b = append(b, ',')
-			}
-			b = jsonenc.AppendString(b, v.Detected[i0])
+	b = append(b, `,"detected":[`...)
+	for i0 := range v.Detected {
+		if i0 > 0 {
+			b = append(b, ',')
 		}
-		b = append(b, ']')
+		b = jsonenc.AppendString(b, v.Detected[i0])
 	}
-	b = append(b, `,"kubernetes":`...)
+	b = append(b, `],"kubernetes":`...)
 	b = appendOrchestratorKubernetes(e, b, &v.Kubernetes)
 	b = append(b, `,"kubeflow":`...)
 	b = appendOrchestratorKubeflow(e, b, &v.Kubeflow)
@@ -418,23 +338,17 @@ func appendGPU(e *jsonenc.Encoder, b []byte, v *GPU) []byte {
 	} else {
 		b = strconv.AppendInt(b, int64(*v.MIGDevices), 10)
 	}
-	b = append(b, `,"errors":`...)
-	if v.Errors == nil {
-		b = append(b, `null`...)
-	} else {
-		b = append(b, '{')
-		for j0, k0 := range jsonenc.SortedKeys(v.Errors) {
-			if j0 > 0 {
-				b = append(b, ',')
-			}
-			b = jsonenc.AppendString(b, k0)
-			b = append(b, ':')
-			v0 := v.Errors[k0]
-			b = jsonenc.AppendString(b, v0)
+	b = append(b, `,"errors":{`...)
+	for j0, k0 := range jsonenc.SortedKeys(v.Errors) {
+		if j0 > 0 {
+			b = append(b, ',')
 		}
-		b = append(b, '}')
+		b = jsonenc.AppendString(b, k0)
+		b = append(b, ':')
+		v0 := v.Errors[k0]
+		b = jsonenc.AppendString(b, v0)
 	}
-	b = append(b, '}')
+	b = append(b, `}}`...)
 	return b
 }
 
@@ -485,20 +399,14 @@ func appendCUDA(e *jsonenc.Encoder, b []byte, v *CUDA) []byte {
 	}
 	b = append(b, `,"deviceCount":`...)
 	b = strconv.AppendInt(b, int64(v.DeviceCount), 10)
-	b = append(b, `,"devices":`...)
-	if v.Devices == nil {
-		b = append(b, `null`...)
-	} else {
-		b = append(b, '[')
-		for i0 := range v.Devices {
-			if i0 > 0 {
-				b = append(b, ',')
-			}
-			b = appendCUDADevice(e, b, &v.Devices[i0])
+	b = append(b, `,"devices":[`...)
+	for i0 := range v.Devices {
+		if i0 > 0 {
+			b = append(b, ',')
 		}
-		b = append(b, ']')
+		b = appendCUDADevice(e, b, &v.Devices[i0])
 	}
-	b = append(b, `,"fatbin":`...)
+	b = append(b, `],"fatbin":`...)
 	if v.Fatbin == nil {
 		b = append(b, `null`...)
 	} else {
@@ -554,20 +462,14 @@ func appendFramework(e *jsonenc.Encoder, b []byte, v *Framework) []byte {
 	b = jsonenc.AppendString(b, v.CuDNNVersion)
 	b = append(b, `,"build":`...)
 	b = jsonenc.AppendString(b, v.Build)
-	b = append(b, `,"archs":`...)
-	if v.Archs == nil {
-		b = append(b, `null`...)
-	} else {
-		b = append(b, '[')
-		for i0 := range v.Archs {
-			if i0 > 0 {
-				b = append(b, ',')
-			}
-			b = jsonenc.AppendString(b, v.Archs[i0])
+	b = append(b, `,"archs":[`...)
+	for i0 := range v.Archs {
+		if i0 > 0 {
+			b = append(b, ',')
 		}
-		b = append(b, ']')
+		b = jsonenc.AppendString(b, v.Archs[i0])
 	}
-	b = append(b, `,"environment":`...)
+	b = append(b, `],"environment":`...)
 	b = jsonenc.AppendString(b, v.Environment)
 	b = append(b, `,"environmentKind":`...)
 	b = jsonenc.AppendString(b, v.EnvironmentKind)
@@ -600,20 +502,14 @@ func appendCUDALibrary(e *jsonenc.Encoder, b []byte, v *CUDALibrary) []byte {
 	b = jsonenc.AppendString(b, v.BuiltFor)
 	b = append(b, `,"builtForSource":`...)
 	b = jsonenc.AppendString(b, v.BuiltForSource)
-	b = append(b, `,"others":`...)
-	if v.Others == nil {
-		b = append(b, `null`...)
-	} else {
-		b = append(b, '[')
-		for i0 := range v.Others {
-			if i0 > 0 {
-				b = append(b, ',')
-			}
-			b = appendLibraryCopy(e, b, &v.Others[i0])
+	b = append(b, `,"others":[`...)
+	for i0 := range v.Others {
+		if i0 > 0 {
+			b = append(b, ',')
 		}
-		b = append(b, ']')
+		b = appendLibraryCopy(e, b, &v.Others[i0])
 	}
-	b = append(b, '}')
+	b = append(b, `]}`...)
 	return b
 }
 
@@ -751,20 +647,14 @@ func appendCUDADevice(e *jsonenc.Encoder, b []byte, v *CUDADevice) []byte {
 	b = strconv.AppendUint(b, v.FreeBytes, 10)
 	b = append(b, `,"result":`...)
 	b = jsonenc.AppendString(b, v.Result)
-	b = append(b, `,"steps":`...)
-	if v.Steps == nil {
-		b = append(b, `null`...)
-	} else {
-		b = append(b, '[')
-		for i0 := range v.Steps {
-			if i0 > 0 {
-				b = append(b, ',')
-			}
-			b = appendCUDAStep(e, b, &v.Steps[i0])
+	b = append(b, `,"steps":[`...)
+	for i0 := range v.Steps {
+		if i0 > 0 {
+			b = append(b, ',')
 		}
-		b = append(b, ']')
+		b = appendCUDAStep(e, b, &v.Steps[i0])
 	}
-	b = append(b, `,"durationMillis":`...)
+	b = append(b, `],"durationMillis":`...)
 	b = e.Float(b, v.DurationMillis, "report.CUDADevice.durationMillis")
 	b = append(b, '}')
 	return b
@@ -779,20 +669,14 @@ func appendCUDAFatbin(e *jsonenc.Encoder, b []byte, v *CUDAFatbin) []byte {
 	b = strconv.AppendInt(b, int64(v.Containers), 10)
 	b = append(b, `,"bytes":`...)
 	b = strconv.AppendInt(b, int64(v.Bytes), 10)
-	b = append(b, `,"targets":`...)
-	if v.Targets == nil {
-		b = append(b, `null`...)
-	} else {
-		b = append(b, '[')
-		for i0 := range v.Targets {
-			if i0 > 0 {
-				b = append(b, ',')
-			}
-			b = jsonenc.AppendString(b, v.Targets[i0])
+	b = append(b, `,"targets":[`...)
+	for i0 := range v.Targets {
+		if i0 > 0 {
+			b = append(b, ',')
 		}
-		b = append(b, ']')
+		b = jsonenc.AppendString(b, v.Targets[i0])
 	}
-	b = append(b, `,"error":`...)
+	b = append(b, `],"error":`...)
 	b = jsonenc.AppendString(b, v.Error)
 	b = append(b, '}')
 	return b

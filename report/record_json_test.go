@@ -19,7 +19,7 @@ import (
 const realRecord = "../testdata/real/debian-libcuda1-535.309.01-no-gpu/check.json"
 
 func TestRecordJSONIsUpToDate(t *testing.T) {
-	want, err := jsongen.Generate(".", "Record", "record_json.go")
+	want, err := jsongen.Generate(".", "record_json.go", "Record")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,21 +29,22 @@ func TestRecordJSONIsUpToDate(t *testing.T) {
 	}
 }
 
-// sameAsEncodingJSON fails unless AppendJSON appends exactly what
-// encoding/json's Marshal writes for r, or fails where Marshal fails
-// (and then appends nothing). It reports whether r encoded.
-func sameAsEncodingJSON(t testing.TB, r *report.Record) bool {
+// sameAsReference fails unless AppendJSON appends exactly what
+// jsonenctest.Marshal, the record form by reflection, writes for r, or
+// fails where it fails (and then appends nothing). It reports whether r
+// encoded.
+func sameAsReference(t testing.TB, r *report.Record) bool {
 	t.Helper()
-	want, jerr := json.Marshal(r)
+	want, werr := jsonenctest.Marshal(r)
 	got, err := r.AppendJSON([]byte("prefix"))
-	if jerr != nil {
+	if werr != nil {
 		if err == nil || string(got) != "prefix" {
-			t.Fatalf("encoding/json fails (%v); AppendJSON gives %s, %v", jerr, got, err)
+			t.Fatalf("the reference fails (%v); AppendJSON gives %s, %v", werr, got, err)
 		}
 		return false
 	}
 	if err != nil || !bytes.Equal(got, append([]byte("prefix"), want...)) {
-		t.Fatalf("AppendJSON = %s, %v\nencoding/json writes %s", got, err, want)
+		t.Fatalf("AppendJSON = %s, %v\nthe reference writes %s", got, err, want)
 	}
 	return true
 }
@@ -68,17 +69,17 @@ func realRecords(t testing.TB) []report.Record {
 
 func TestRecordAppendJSONAgreesOnRealRecords(t *testing.T) {
 	for _, r := range realRecords(t) {
-		sameAsEncodingJSON(t, &r)
+		sameAsReference(t, &r)
 	}
 	if got, err := (*report.Record)(nil).AppendJSON(nil); string(got) != "null" || err != nil {
-		t.Errorf("a nil *Record encodes as %s, %v; encoding/json writes null", got, err)
+		t.Errorf("a nil *Record encodes as %s, %v; want null", got, err)
 	}
 }
 
 // TestRecordAppendJSONAgreesOnRandomRecords: records with every field
 // random (strings with HTML characters, U+2028, control bytes and invalid
 // UTF-8; nil and empty slices and maps; nil pointers; extreme numbers;
-// NaN now and then) encode to encoding/json's bytes.
+// NaN now and then) encode to the reference's bytes.
 func TestRecordAppendJSONAgreesOnRandomRecords(t *testing.T) {
 	rnd := rand.New(rand.NewPCG(2026, 12))
 	const n = 3000
@@ -86,7 +87,7 @@ func TestRecordAppendJSONAgreesOnRandomRecords(t *testing.T) {
 	for range n {
 		var r report.Record
 		jsonenctest.Fill(rnd, &r, 200)
-		if sameAsEncodingJSON(t, &r) {
+		if sameAsReference(t, &r) {
 			encoded++
 		}
 	}
@@ -108,7 +109,8 @@ func TestRecordAppendJSONNaNSaysWhere(t *testing.T) {
 }
 
 // FuzzRecordAppendJSON puts fuzzed strings and numbers where a record
-// holds them (map keys, list elements, omitempty fields included).
+// holds them (map keys, list elements, omitempty fields included), and
+// holds AppendJSON to the reference.
 func FuzzRecordAppendJSON(f *testing.F) {
 	for _, r := range realRecords(f) {
 		f.Add(r.Host.Hostname, r.Image.Ref, r.Host.NVML.DurationMillis, int64(r.Command.UID), r.Host.ShmBytes, r.Image.Pinned)
@@ -133,7 +135,7 @@ func FuzzRecordAppendJSON(f *testing.F) {
 		if b {
 			r.Outcome = &report.Outcome{ExitCode: int(i), DurationSeconds: x, NotStarted: s2}
 		}
-		sameAsEncodingJSON(t, &r)
+		sameAsReference(t, &r)
 	})
 }
 

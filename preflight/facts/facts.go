@@ -205,7 +205,7 @@ type CUDAToolkit struct {
 type CUDASource struct {
 	Kind    string `json:"kind"`
 	Version string `json:"version"`
-	Full    string `json:"full,omitempty"`
+	Full    string `json:"full,omitempty" record:",omitempty"`
 	Source  string `json:"source"`
 }
 

@@ -2,7 +2,6 @@
 // struct types of the package in the current directory:
 //
 //	//go:generate go run ../internal/cmd/jsongen -type Record -o record_json.go
-//	//go:generate go run ../../internal/cmd/jsongen -record -type Host,Framework -o record_json.go
 package main
 
 import (
@@ -15,21 +14,14 @@ import (
 )
 
 func main() {
-	typeNames := flag.String("type", "", "the struct type (with -record, a comma-separated list)")
-	record := flag.Bool("record", false, "write AppendRecordJSON methods, every field present")
+	typeNames := flag.String("type", "", "the struct types, comma-separated")
 	output := flag.String("o", "", "the file to write, in the current directory")
 	flag.Parse()
 	if *typeNames == "" || *output == "" || flag.NArg() > 0 {
-		fmt.Fprintln(os.Stderr, "usage: jsongen [-record] -type TYPE[,TYPE...] -o FILE.go (in the package's directory)")
+		fmt.Fprintln(os.Stderr, "usage: jsongen -type TYPE[,TYPE...] -o FILE.go (in the package's directory)")
 		os.Exit(2)
 	}
-	var src []byte
-	var err error
-	if *record {
-		src, err = jsongen.GenerateRecord(".", *output, strings.Split(*typeNames, ",")...)
-	} else {
-		src, err = jsongen.Generate(".", *typeNames, *output)
-	}
+	src, err := jsongen.Generate(".", *output, strings.Split(*typeNames, ",")...)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)

@@ -17,7 +17,7 @@ import (
 // Marshal writes v as the generated encoders do, by reflection: as
 // encoding/json's Marshal, except that a struct type with an
 // AppendRecordJSON method, and all it holds, is in the record form
-// (jsongen.GenerateRecord). Strings and numbers are Marshal's own.
+// (what jsongen writes). Strings and numbers are Marshal's own.
 func Marshal(v any) ([]byte, error) {
 	var b bytes.Buffer
 	err := marshal(&b, reflect.ValueOf(v), false)

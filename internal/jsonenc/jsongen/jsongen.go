@@ -1,17 +1,16 @@
 // Package jsongen writes, as Go source, JSON encoders without reflection
-// (the strings and numbers are package jsonenc's), in two forms:
+// (the strings and numbers are package jsonenc's): an AppendRecordJSON
+// method on each of some struct types, writing every field whatever its
+// omitempty, a nil pointer as null, a nil slice as [] and a nil map as {},
+// the provenance record's form. A "record" tag, in json's syntax,
+// overrides the json tag: `record:"-"` leaves a field out,
+// `record:",omitempty"` keeps omitempty. Another package's type with an
+// AppendRecordJSON method is written by it, so each package's encoder
+// sits beside its types.
 //
-//   - Generate: AppendJSON on one struct type, writing what encoding/json's
-//     Marshal writes;
-//   - GenerateRecord: AppendRecordJSON on several, writing every field
-//     whatever its omitempty, nil slices as [] and nil maps as {} (the
-//     provenance record's form). A "record" tag, in json's syntax,
-//     overrides the json tag there: `record:"-"`, `record:",omitempty"`.
-//
-// Either form writes another package's type that has AppendRecordJSON by
-// that method. The types are read from source with go/types, without the
-// file being generated, so a stale one does not stop its regeneration.
-// What encoding/json would write otherwise (interfaces, embedded fields,
+// The types are read from source with go/types, without the file being
+// generated, so a stale one does not stop its regeneration. What
+// encoding/json would write otherwise (interfaces, embedded fields,
 // Marshal methods, ",string", ",omitzero", []byte, arrays, float32,
 // non-string map keys, anonymous structs) fails, naming the field.
 package jsongen
@@ -41,25 +40,15 @@ import (
 // jsonencPath is the import path of the run-time half.
 const jsonencPath = "github.com/gpu-preflight/gpu-preflight/internal/jsonenc"
 
-// Generate returns the source of AppendJSON for the struct type typeName
-// of the package in dir, to be saved there as output.
-func Generate(dir, typeName, output string) ([]byte, error) {
-	return generate(dir, output, false, typeName)
-}
-
-// GenerateRecord returns the source of AppendRecordJSON for the struct
-// types typeNames of the package in dir, to be saved there as output.
-func GenerateRecord(dir, output string, typeNames ...string) ([]byte, error) {
-	return generate(dir, output, true, typeNames...)
-}
-
-func generate(dir, output string, record bool, typeNames ...string) ([]byte, error) {
+// Generate returns the source of AppendRecordJSON for the struct types
+// typeNames of the package in dir, to be saved there as output.
+func Generate(dir, output string, typeNames ...string) ([]byte, error) {
 	pkg, typeErrs, err := load(dir, output)
 	if err != nil {
 		return nil, err
 	}
-	g := &gen{pkg: pkg, typeErrs: errors.Join(typeErrs...), record: record, imports: map[string]string{},
-		names: map[string]*types.Named{}, funcs: map[*types.Named]string{}}
+	g := &gen{pkg: pkg, typeErrs: errors.Join(typeErrs...), imports: map[string]string{},
+		names: map[string]*types.Named{}, funcs: map[*types.Named]string{}, roots: map[*types.Named]bool{}}
 	var roots []*types.Named
 	for _, name := range typeNames {
 		obj, ok := pkg.Scope().Lookup(name).(*types.TypeName)
@@ -74,6 +63,7 @@ func generate(dir, output string, record bool, typeNames ...string) ([]byte, err
 			return nil, err
 		}
 		roots = append(roots, root)
+		g.roots[root] = true
 	}
 	for i := 0; i < len(g.queue); i++ {
 		if err := g.structFunc(g.queue[i]); err != nil {
@@ -172,10 +162,10 @@ func exportFiles(dir string, paths []string) (map[string]string, error) {
 type gen struct {
 	pkg      *types.Package
 	typeErrs error                   // the package's type errors, without the generated file
-	record   bool                    // GenerateRecord's form
 	imports  map[string]string       // path -> package name
 	names    map[string]*types.Named // function name -> its type
 	funcs    map[*types.Named]string // type -> its function's name
+	roots    map[*types.Named]bool   // the types Generate was given
 	queue    []*types.Named          // in the order first reached
 	funcsSrc bytes.Buffer
 }
@@ -243,7 +233,6 @@ func (g *gen) fields(owner string, st *types.Struct) ([]field, error) {
 		tags := reflect.StructTag(st.Tag(i))
 		tag := tags.Get("json")
 		rec, hasRec := tags.Lookup("record")
-		hasRec = hasRec && g.record
 		if tag == "-" && !hasRec || hasRec && rec == "-" {
 			continue
 		}
@@ -251,9 +240,7 @@ func (g *gen) fields(owner string, st *types.Struct) ([]field, error) {
 		if err != nil {
 			return nil, err
 		}
-		if g.record {
-			f.omitEmpty = false
-		}
+		f.omitEmpty = false
 		if hasRec {
 			recField, err := parseTag(v, rec, where)
 			if err != nil {
@@ -298,7 +285,7 @@ func parseTag(v *types.Var, tag, where string) (field, error) {
 // structFunc writes the append function of struct type n.
 func (g *gen) structFunc(n *types.Named) error {
 	owner := n.Obj().Pkg().Name() + "." + n.Obj().Name()
-	if err := refuseMarshaler(owner, n); err != nil {
+	if err := g.refuseMarshaler(owner, n); err != nil {
 		return err
 	}
 	fields, err := g.fields(owner, n.Underlying().(*types.Struct))
@@ -389,7 +376,7 @@ func nonEmpty(owner string, f field, x string) (string, error) {
 // value writes the statements that append x of type t; depth numbers the
 // loop variables, where names x in errors.
 func (g *gen) value(w *writer, t types.Type, x string, addressable, notNil bool, depth int, where string) error {
-	if err := refuseMarshaler(where, t); err != nil {
+	if err := g.refuseMarshaler(where, t); err != nil {
 		return err
 	}
 	named, _ := t.(*types.Named)
@@ -412,9 +399,7 @@ func (g *gen) value(w *writer, t types.Type, x string, addressable, notNil bool,
 			return fmt.Errorf("jsongen: %s is a byte slice, which encoding/json writes as base64; jsongen does not", where)
 		}
 		i := fmt.Sprintf("i%d", depth)
-		notNil = notNil || g.record // a nil slice ranges as an empty one: []
-		w.nilOr(x, notNil)
-		w.lit("[")
+		w.lit("[") // a nil slice ranges as an empty one
 		w.open(fmt.Sprintf("for %s := range %s", i, x))
 		w.open(i + " > 0")
 		w.lit(",")
@@ -424,20 +409,17 @@ func (g *gen) value(w *writer, t types.Type, x string, addressable, notNil bool,
 		}
 		w.close()
 		w.lit("]")
-		w.endNilOr(notNil)
 		return nil
 	case *types.Map:
 		key, ok := u.Key().Underlying().(*types.Basic)
 		if !ok || key.Kind() != types.String {
 			return fmt.Errorf("jsongen: %s is a map with %s keys; jsongen takes only string keys", where, u.Key())
 		}
-		if err := refuseMarshaler(where+" key", u.Key()); err != nil {
+		if err := g.refuseMarshaler(where+" key", u.Key()); err != nil {
 			return err
 		}
 		j, k, mv := fmt.Sprintf("j%d", depth), fmt.Sprintf("k%d", depth), fmt.Sprintf("v%d", depth)
 		jsonenc := g.use(jsonencPath, "jsonenc")
-		notNil = notNil || g.record
-		w.nilOr(x, notNil)
 		w.lit("{")
 		w.open(fmt.Sprintf("for %s, %s := range %s.SortedKeys(%s)", j, k, jsonenc, x))
 		w.open(j + " > 0")
@@ -451,7 +433,6 @@ func (g *gen) value(w *writer, t types.Type, x string, addressable, notNil bool,
 		}
 		w.close()
 		w.lit("}")
-		w.endNilOr(notNil)
 		return nil
 	case *types.Struct:
 		if named == nil {
@@ -469,7 +450,6 @@ func (g *gen) value(w *writer, t types.Type, x string, addressable, notNil bool,
 // call appends the struct n that the pointer p points at.
 func (g *gen) call(w *writer, n *types.Named, p, where string) error {
 	if n.Obj().Pkg() != g.pkg && hasRecordMethod(n) {
-		g.use(n.Obj().Pkg().Path(), n.Obj().Pkg().Name())
 		w.stmt(fmt.Sprintf("b = %s.%s(e, b)", strings.TrimPrefix(p, "&"), recordMethod))
 		return nil
 	}
@@ -483,7 +463,7 @@ func (g *gen) call(w *writer, n *types.Named, p, where string) error {
 
 const recordMethod = "AppendRecordJSON"
 
-// hasRecordMethod reports whether *n has GenerateRecord's method.
+// hasRecordMethod reports whether *n has the method Generate writes.
 func hasRecordMethod(n *types.Named) bool {
 	sel := types.NewMethodSet(types.NewPointer(n)).Lookup(n.Obj().Pkg(), recordMethod)
 	if sel == nil {
@@ -524,9 +504,10 @@ func convert(x string, t, want types.Type) string {
 	return want.String() + "(" + x + ")"
 }
 
-// refuseMarshaler fails on a type whose methods encoding/json would call.
-func refuseMarshaler(where string, t types.Type) error {
-	if _, ok := t.(*types.Named); !ok {
+// refuseMarshaler fails on a type whose methods encoding/json would call,
+// but for a root, whose MarshalJSON may call its AppendRecordJSON.
+func (g *gen) refuseMarshaler(where string, t types.Type) error {
+	if n, ok := t.(*types.Named); !ok || g.roots[n] {
 		return nil
 	}
 	ms := types.NewMethodSet(types.NewPointer(t))
@@ -592,32 +573,13 @@ func (g *gen) file(roots []*types.Named) ([]byte, error) {
 	}
 	b.WriteString(")\n")
 	for _, r := range roots {
-		name := r.Obj().Name()
-		if g.record {
-			fmt.Fprintf(&b, `
+		fmt.Fprintf(&b, `
 // %[1]s appends v with every field present, as the
-// provenance record holds it.
+// provenance record holds it. A NaN or infinity is e's error.
 func (v *%[2]s) %[1]s(e *jsonenc.Encoder, b []byte) []byte {
 	return %[3]s(e, b, v)
 }
-`, recordMethod, name, g.funcs[r])
-			continue
-		}
-		fmt.Fprintf(&b, `
-// AppendJSON appends r as encoding/json's Marshal writes it (types with
-// AppendRecordJSON as that writes them), or fails, as Marshal, on NaN.
-func (r *%[1]s) AppendJSON(dst []byte) ([]byte, error) {
-	if r == nil {
-		return append(dst, "null"...), nil
-	}
-	var e jsonenc.Encoder
-	b := %[2]s(&e, dst, r)
-	if err := e.Err(); err != nil {
-		return dst, err
-	}
-	return b, nil
-}
-`, name, g.funcs[r])
+`, recordMethod, r.Obj().Name(), g.funcs[r])
 	}
 	b.Write(g.funcsSrc.Bytes())
 	return b.Bytes(), nil
