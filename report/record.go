@@ -32,7 +32,6 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/preflight/envvars"
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 	"github.com/gpu-preflight/gpu-preflight/preflight/imageref"
-	"github.com/gpu-preflight/gpu-preflight/report/orchestrator"
 	"github.com/gpu-preflight/gpu-preflight/report/redact"
 )
 
@@ -68,17 +67,17 @@ const TimeLayout = "2006-01-02T15:04:05.000000000Z07:00"
 // (omitempty); the record writes every field, so a consumer never has to
 // tell "unknown" from "absent".
 type Record struct {
-	SchemaVersion string               `json:"schemaVersion"`
-	RunID         string               `json:"runId"`
-	StartedAt     string               `json:"startedAt"`
-	Tool          Tool                 `json:"tool"`
-	Host          Host                 `json:"host"`
-	Image         Image                `json:"image"`
-	Checks        []Check              `json:"checks"`
-	Decision      decision.Decision    `json:"decision"`
-	Command       Command              `json:"command"`
-	Orchestrator  orchestrator.Context `json:"orchestrator"`
-	Env           map[string]string    `json:"env"`
+	SchemaVersion string             `json:"schemaVersion"`
+	RunID         string             `json:"runId"`
+	StartedAt     string             `json:"startedAt"`
+	Tool          Tool               `json:"tool"`
+	Host          Host               `json:"host"`
+	Image         Image              `json:"image"`
+	Checks        []Check            `json:"checks"`
+	Decision      decision.Decision  `json:"decision"`
+	Command       Command            `json:"command"`
+	Orchestrator  facts.Orchestrator `json:"orchestrator"`
+	Env           map[string]string  `json:"env"`
 	// EnvDropped counts the allow-listed variables left out of Env beyond
 	// its first MaxRecordEnv names: normally 0.
 	EnvDropped int      `json:"envDropped"`
@@ -462,7 +461,6 @@ func New(in Inputs) Record {
 	if id == "" {
 		id = NewRunID()
 	}
-	get := in.Environ.Lookup
 	h := in.Facts.Host
 	c := in.Facts.Container
 	r := Record{
@@ -511,7 +509,7 @@ func New(in Inputs) Record {
 		Checks:       make([]Check, 0, len(in.Findings)),
 		Decision:     in.Decision,
 		Command:      newCommand(in.Argv, in.ArgvRecord),
-		Orchestrator: redactContext(orchestrator.FromEnv(get)),
+		Orchestrator: newOrchestrator(in.Facts.Orchestrator),
 		Env:          redact.Env(in.Environ),
 	}
 	for _, g := range h.GPUs {
@@ -613,21 +611,20 @@ func capValue(s string) string {
 	return truncate.String(s, maxRecordValueBytes)
 }
 
-// redactContext passes every orchestrator value through redact.Value: they
-// come from the environment, and MASTER_ADDR or PADDLE_MASTER could be URLs.
-func redactContext(c orchestrator.Context) orchestrator.Context {
-	for _, p := range []*string{
-		&c.JobID, &c.Kubernetes.PodName, &c.Kubernetes.Namespace, &c.Kubernetes.PodUID,
-		&c.Kubernetes.NodeName, &c.Kubernetes.CompletionIndex, &c.Kubeflow.JobName,
-		&c.Slurm.JobID, &c.Slurm.StepID, &c.Slurm.ProcID, &c.Slurm.LocalID, &c.Slurm.NodeID,
-		&c.Slurm.NodeName, &c.Slurm.NumTasks, &c.Slurm.Cluster, &c.Slurm.ArrayJobID, &c.Slurm.ArrayTaskID,
-		&c.Torchrun.Rank, &c.Torchrun.LocalRank, &c.Torchrun.WorldSize, &c.Torchrun.LocalWorldSize,
-		&c.Torchrun.RunID, &c.Torchrun.MasterAddr, &c.Torchrun.MasterPort,
-		&c.Paddle.TrainerID, &c.Paddle.TrainersNum, &c.Paddle.JobID, &c.Paddle.NNodes, &c.Paddle.Master,
+// newOrchestrator redacts o's values: they come from the environment, and
+// MASTER_ADDR or PADDLE_MASTER could be URLs.
+func newOrchestrator(o facts.Orchestrator) facts.Orchestrator {
+	k, s, t, p := &o.Kubernetes, &o.Slurm, &o.Torchrun, &o.Paddle
+	for _, v := range []*string{
+		&o.JobID, &k.PodName, &k.Namespace, &k.PodUID, &k.NodeName, &k.CompletionIndex, &o.Kubeflow.JobName,
+		&s.JobID, &s.StepID, &s.ProcID, &s.LocalID, &s.NodeID, &s.NodeName, &s.NumTasks, &s.Cluster, &s.ArrayJobID, &s.ArrayTaskID,
+		&t.Rank, &t.LocalRank, &t.WorldSize, &t.LocalWorldSize, &t.RunID, &t.MasterAddr, &t.MasterPort,
+		&p.TrainerID, &p.TrainersNum, &p.JobID, &p.NNodes, &p.Master,
 	} {
-		*p = redact.Value(*p)
+		*v = redact.Value(*v)
 	}
-	return c
+	o.Detected = slices.Clone(o.Detected)
+	return o
 }
 
 // driverBranch looks the driver's branch up in the lifecycle table.

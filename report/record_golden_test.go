@@ -15,6 +15,7 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/preflight/envvars"
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 	"github.com/gpu-preflight/gpu-preflight/preflight/identity"
+	"github.com/gpu-preflight/gpu-preflight/preflight/orchestrator"
 	"github.com/gpu-preflight/gpu-preflight/report"
 	"github.com/gpu-preflight/gpu-preflight/test/reporttest"
 	"github.com/gpu-preflight/gpu-preflight/test/schematest"
@@ -101,10 +102,10 @@ func goldenRecords(t *testing.T) map[string]report.Record {
 		ToolVersion: "v1.2.3-4-gabcdef012345", ToolCommit: "abcdef0123456789",
 		Now: time.Date(2026, 6, 30, 23, 59, 59, 999999999, time.UTC),
 	}
-	out["every-field"] = report.New(full)
+	out["every-field"] = report.New(gathered(full))
 	full.ArgvRecord = report.ArgvDigestOnly
 	full.Now = time.Date(2026, 7, 1, 0, 0, 0, 0, time.FixedZone("PDT", -7*3600))
-	out["every-field-digest-argv"] = report.New(full)
+	out["every-field-digest-argv"] = report.New(gathered(full))
 
 	// No driver, a CUDA check that stopped at cuInit, and a driver branch
 	// past its end of life or missing from the table.
@@ -118,14 +119,20 @@ func goldenRecords(t *testing.T) map[string]report.Record {
 		}},
 		Decision: decision.Decision{Policy: "warn", Action: decision.Exec},
 	}
-	out["no-driver"] = report.New(none)
+	out["no-driver"] = report.New(gathered(none))
 	for name, v := range map[string]string{"driver-past-end-of-life": "470.256.02", "driver-branch-unknown": "600.10.01", "driver-new-feature-branch": "560.35.03"} {
 		in := none
 		in.Facts.Host.Driver = facts.Driver{Version: v, CUDAVersion: "11.4", CUDAVersionSource: facts.CUDAAssumed, Source: "procfs"}
 		in.Facts.Host.CUDA = facts.CUDACheck{Mode: facts.CUDAModeOff, Outcome: facts.CUDANotRun}
-		out[name] = report.New(in)
+		out[name] = report.New(gathered(in))
 	}
 	return out
+}
+
+// gathered completes in's facts as the gatherers do from the environment.
+func gathered(in report.Inputs) report.Inputs {
+	in.Facts.Orchestrator = orchestrator.FromEnv(in.Environ)
+	return in
 }
 
 // everyFact is a host with every fact the record shows filled, a

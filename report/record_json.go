@@ -9,7 +9,6 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/internal/jsonenc"
 	"github.com/gpu-preflight/gpu-preflight/preflight/decision"
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
-	"github.com/gpu-preflight/gpu-preflight/report/orchestrator"
 )
 
 // AppendRecordJSON appends v with every field present, as the
@@ -43,7 +42,7 @@ func appendRecord(e *jsonenc.Encoder, b []byte, v *Record) []byte {
 	b = append(b, `,"command":`...)
 	b = appendCommand(e, b, &v.Command)
 	b = append(b, `,"orchestrator":`...)
-	b = appendOrchestratorContext(e, b, &v.Orchestrator)
+	b = v.Orchestrator.AppendRecordJSON(e, b)
 	b = append(b, `,"env":{`...)
 	for j0, k0 := range jsonenc.SortedKeys(v.Env) {
 		if j0 > 0 {
@@ -235,32 +234,6 @@ func appendCommand(e *jsonenc.Encoder, b []byte, v *Command) []byte {
 	b = strconv.AppendInt(b, int64(v.UID), 10)
 	b = append(b, `,"gid":`...)
 	b = strconv.AppendInt(b, int64(v.GID), 10)
-	b = append(b, '}')
-	return b
-}
-
-func appendOrchestratorContext(e *jsonenc.Encoder, b []byte, v *orchestrator.Context) []byte {
-	b = append(b, `{"jobId":`...)
-	b = jsonenc.AppendString(b, v.JobID)
-	b = append(b, `,"jobIdSource":`...)
-	b = jsonenc.AppendString(b, v.JobIDSource)
-	b = append(b, `,"detected":[`...)
-	for i0 := range v.Detected {
-		if i0 > 0 {
-			b = append(b, ',')
-		}
-		b = jsonenc.AppendString(b, v.Detected[i0])
-	}
-	b = append(b, `],"kubernetes":`...)
-	b = appendOrchestratorKubernetes(e, b, &v.Kubernetes)
-	b = append(b, `,"kubeflow":`...)
-	b = appendOrchestratorKubeflow(e, b, &v.Kubeflow)
-	b = append(b, `,"slurm":`...)
-	b = appendOrchestratorSlurm(e, b, &v.Slurm)
-	b = append(b, `,"torchrun":`...)
-	b = appendOrchestratorTorchrun(e, b, &v.Torchrun)
-	b = append(b, `,"paddle":`...)
-	b = appendOrchestratorPaddle(e, b, &v.Paddle)
 	b = append(b, '}')
 	return b
 }
@@ -510,91 +483,6 @@ func appendCUDALibrary(e *jsonenc.Encoder, b []byte, v *CUDALibrary) []byte {
 		b = appendLibraryCopy(e, b, &v.Others[i0])
 	}
 	b = append(b, `]}`...)
-	return b
-}
-
-func appendOrchestratorKubernetes(e *jsonenc.Encoder, b []byte, v *orchestrator.Kubernetes) []byte {
-	b = append(b, `{"inCluster":`...)
-	b = strconv.AppendBool(b, v.InCluster)
-	b = append(b, `,"podName":`...)
-	b = jsonenc.AppendString(b, v.PodName)
-	b = append(b, `,"namespace":`...)
-	b = jsonenc.AppendString(b, v.Namespace)
-	b = append(b, `,"podUid":`...)
-	b = jsonenc.AppendString(b, v.PodUID)
-	b = append(b, `,"nodeName":`...)
-	b = jsonenc.AppendString(b, v.NodeName)
-	b = append(b, `,"completionIndex":`...)
-	b = jsonenc.AppendString(b, v.CompletionIndex)
-	b = append(b, '}')
-	return b
-}
-
-func appendOrchestratorKubeflow(e *jsonenc.Encoder, b []byte, v *orchestrator.Kubeflow) []byte {
-	b = append(b, `{"jobName":`...)
-	b = jsonenc.AppendString(b, v.JobName)
-	b = append(b, `,"kind":`...)
-	b = jsonenc.AppendString(b, v.Kind)
-	b = append(b, '}')
-	return b
-}
-
-func appendOrchestratorSlurm(e *jsonenc.Encoder, b []byte, v *orchestrator.Slurm) []byte {
-	b = append(b, `{"jobId":`...)
-	b = jsonenc.AppendString(b, v.JobID)
-	b = append(b, `,"stepId":`...)
-	b = jsonenc.AppendString(b, v.StepID)
-	b = append(b, `,"procId":`...)
-	b = jsonenc.AppendString(b, v.ProcID)
-	b = append(b, `,"localId":`...)
-	b = jsonenc.AppendString(b, v.LocalID)
-	b = append(b, `,"nodeId":`...)
-	b = jsonenc.AppendString(b, v.NodeID)
-	b = append(b, `,"nodeName":`...)
-	b = jsonenc.AppendString(b, v.NodeName)
-	b = append(b, `,"numTasks":`...)
-	b = jsonenc.AppendString(b, v.NumTasks)
-	b = append(b, `,"cluster":`...)
-	b = jsonenc.AppendString(b, v.Cluster)
-	b = append(b, `,"arrayJobId":`...)
-	b = jsonenc.AppendString(b, v.ArrayJobID)
-	b = append(b, `,"arrayTaskId":`...)
-	b = jsonenc.AppendString(b, v.ArrayTaskID)
-	b = append(b, '}')
-	return b
-}
-
-func appendOrchestratorTorchrun(e *jsonenc.Encoder, b []byte, v *orchestrator.Torchrun) []byte {
-	b = append(b, `{"rank":`...)
-	b = jsonenc.AppendString(b, v.Rank)
-	b = append(b, `,"localRank":`...)
-	b = jsonenc.AppendString(b, v.LocalRank)
-	b = append(b, `,"worldSize":`...)
-	b = jsonenc.AppendString(b, v.WorldSize)
-	b = append(b, `,"localWorldSize":`...)
-	b = jsonenc.AppendString(b, v.LocalWorldSize)
-	b = append(b, `,"runId":`...)
-	b = jsonenc.AppendString(b, v.RunID)
-	b = append(b, `,"masterAddr":`...)
-	b = jsonenc.AppendString(b, v.MasterAddr)
-	b = append(b, `,"masterPort":`...)
-	b = jsonenc.AppendString(b, v.MasterPort)
-	b = append(b, '}')
-	return b
-}
-
-func appendOrchestratorPaddle(e *jsonenc.Encoder, b []byte, v *orchestrator.Paddle) []byte {
-	b = append(b, `{"trainerId":`...)
-	b = jsonenc.AppendString(b, v.TrainerID)
-	b = append(b, `,"trainersNum":`...)
-	b = jsonenc.AppendString(b, v.TrainersNum)
-	b = append(b, `,"jobId":`...)
-	b = jsonenc.AppendString(b, v.JobID)
-	b = append(b, `,"nnodes":`...)
-	b = jsonenc.AppendString(b, v.NNodes)
-	b = append(b, `,"master":`...)
-	b = jsonenc.AppendString(b, v.Master)
-	b = append(b, '}')
 	return b
 }
 

@@ -7,6 +7,8 @@
 // way libnvidia-container does (a missing property satisfies its factor).
 package facts
 
+//go:generate go run ../../internal/cmd/jsongen -type Orchestrator -o record_json.go
+
 // MaxEnvString is the length, in bytes, from which an environment value
 // cannot be real: execve(2) refuses any "NAME=value" string of
 // MAX_ARG_STRLEN bytes or more (32 pages: 131072 bytes with 4 KiB pages,
@@ -19,8 +21,9 @@ const MaxEnvString = 128 << 10
 
 // Facts is everything gathered for one run.
 type Facts struct {
-	Host      Host      `json:"host"`
-	Container Container `json:"container"`
+	Host         Host         `json:"host"`
+	Container    Container    `json:"container"`
+	Orchestrator Orchestrator `json:"orchestrator"`
 }
 
 // Host is what the machine and its NVIDIA driver say.

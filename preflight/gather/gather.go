@@ -20,6 +20,7 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/preflight/host"
 	"github.com/gpu-preflight/gpu-preflight/preflight/image"
 	"github.com/gpu-preflight/gpu-preflight/preflight/nvml"
+	"github.com/gpu-preflight/gpu-preflight/preflight/orchestrator"
 	"github.com/gpu-preflight/gpu-preflight/preflight/require"
 )
 
@@ -83,6 +84,8 @@ func Gather(ctx context.Context, o Options) (Result, []string) {
 	}
 	p := o.Progress
 	defer p.finish(ctx)
+	f.Orchestrator = orchestrator.FromEnv(o.Environ)
+	p.begin(f.Orchestrator)
 	var h facts.Host
 	var c facts.Container
 	p.enter(ctx, step{"reading the host's driver and GPUs under " + o.HostRoot.Path("/"), true}, h, c)

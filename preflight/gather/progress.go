@@ -24,6 +24,7 @@ type Progress struct {
 	finished bool
 	host     facts.Host
 	cont     facts.Container
+	orch     facts.Orchestrator
 }
 
 // step is one stage of Gather, as a sentence's subject: "the NVML probe
@@ -32,6 +33,16 @@ type Progress struct {
 type step struct {
 	what  string
 	reads bool
+}
+
+// begin records the facts Gather has before its first step.
+func (p *Progress) begin(o facts.Orchestrator) {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.orch = o
 }
 
 // enter starts step s with the facts gathered so far, unless ctx's
@@ -78,5 +89,5 @@ func (p *Progress) Late() (pending string, partial Result, late bool) {
 	h, c := p.host, p.cont
 	completeDriver(&h)
 	visible, _ := container.VisibleGPUs(h.GPUs, c.Env)
-	return pending, Result{Facts: facts.Facts{Host: h, Container: c}, Visible: visible}, true
+	return pending, Result{Facts: facts.Facts{Host: h, Container: c, Orchestrator: p.orch}, Visible: visible}, true
 }

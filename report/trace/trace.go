@@ -26,9 +26,10 @@ import (
 	"time"
 
 	"github.com/gpu-preflight/gpu-preflight/preflight/decision"
+	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
+	"github.com/gpu-preflight/gpu-preflight/preflight/orchestrator"
 	"github.com/gpu-preflight/gpu-preflight/report"
 	"github.com/gpu-preflight/gpu-preflight/report/diff"
-	"github.com/gpu-preflight/gpu-preflight/report/orchestrator"
 )
 
 // Options select the records a Tracer counts.
@@ -311,7 +312,7 @@ func (t *Tracer) summarise(r *report.Record) int32 {
 		s.Checks[i] = report.Check{ID: c.ID, Status: c.Status, NodeFault: c.NodeFault}
 	}
 	s.Command = report.Command{}
-	s.Orchestrator = orchestrator.Context{}
+	s.Orchestrator = facts.Orchestrator{}
 	s.Env = map[string]string{}
 	for k, v := range r.Env {
 		if diff.Tuning(k) {

@@ -14,6 +14,7 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/preflight/envvars"
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 	"github.com/gpu-preflight/gpu-preflight/preflight/identity"
+	"github.com/gpu-preflight/gpu-preflight/preflight/orchestrator"
 	"github.com/gpu-preflight/gpu-preflight/report"
 )
 
@@ -64,7 +65,7 @@ func boolp(v bool) *bool   { return &v }
 func intp(v int) *int      { return &v }
 
 // Facts are what was gathered: driver 515 (CUDA 11.7), two A100s, an image
-// built for CUDA 12.2 with torch and paddle.
+// built for CUDA 12.2 with torch and paddle, a Kubeflow pod.
 func Facts() facts.Facts {
 	return facts.Facts{
 		Host: facts.Host{
@@ -100,6 +101,7 @@ func Facts() facts.Facts {
 			ScanSource: "scan",
 			Identity:   identity.FromEnv(envvars.Parse(Environ)),
 		},
+		Orchestrator: orchestrator.FromEnv(envvars.Parse(Environ)),
 	}
 }
 

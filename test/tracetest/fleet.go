@@ -12,6 +12,7 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/preflight/decision"
 	"github.com/gpu-preflight/gpu-preflight/preflight/envvars"
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
+	"github.com/gpu-preflight/gpu-preflight/preflight/orchestrator"
 	"github.com/gpu-preflight/gpu-preflight/report"
 )
 
@@ -119,6 +120,7 @@ func Record(r Run) report.Record {
 	} else if r.Job != "" {
 		env = append(env, "PREFLIGHT_JOB_ID="+r.Job, fmt.Sprintf("RANK=%d", r.Rank), "WORLD_SIZE=16")
 	}
+	f.Orchestrator = orchestrator.FromEnv(envvars.Parse(env))
 	rec := report.New(report.Inputs{
 		Facts: f, Findings: findings, Decision: d,
 		Argv: []string{"torchrun", "--nproc-per-node=8", "train.py"}, Cwd: "/workspace",
