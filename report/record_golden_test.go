@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gpu-preflight/gpu-preflight/preflight/check"
+	"github.com/gpu-preflight/gpu-preflight/preflight/compat"
 	"github.com/gpu-preflight/gpu-preflight/preflight/decision"
 	"github.com/gpu-preflight/gpu-preflight/preflight/envvars"
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
@@ -129,8 +130,10 @@ func goldenRecords(t *testing.T) map[string]report.Record {
 	return out
 }
 
-// gathered completes in's facts as the gatherers do from the environment.
+// gathered completes in's facts as the gatherers do from the driver, the
+// clock and the environment.
 func gathered(in report.Inputs) report.Inputs {
+	in.Facts.Host.Driver.Branch = compat.DriverBranchOn(in.Facts.Host.Driver.Version, in.Now)
 	in.Facts.Orchestrator = orchestrator.FromEnv(in.Environ)
 	return in
 }
@@ -164,14 +167,14 @@ func everyFact(env []string) facts.Facts {
 				Init: &facts.CUDAStep{Step: facts.CUDAStepInit, Millis: 850.25}, DeviceCount: 2,
 				Devices: []facts.CUDADevice{
 					{Ordinal: 0, Name: "NVIDIA H100 80GB HBM3", UUID: "GPU-9d1c0b6e-0000-1111-2222-333344445555", PCIBusID: "0000:18:00.0",
-						ComputeCapability: "9.0", ComputeMode: "default", TotalBytes: 85520809984, FreeBytes: 84000000000,
+						ComputeCapability: "9.0", ComputeMode: "default", TotalBytes: 85520809984, FreeBytes: 84000000000, Result: "ok",
 						Steps: []facts.CUDAStep{ok(facts.CUDAStepDevice, 0.01), ok(facts.CUDAStepContext, 120), ok(facts.CUDAStepMemory, 0.1),
 							ok(facts.CUDAStepFatbin, 3), ok(facts.CUDAStepModule, 40), ok(facts.CUDAStepAlloc, 0.2), ok(facts.CUDAStepLaunch, 0.3),
 							ok(facts.CUDAStepCopy, 0.1), ok(facts.CUDAStepCompare, 0), ok(facts.CUDAStepRelease, 1)},
 						DurationMillis: 164.71},
-					{Ordinal: 1, Steps: []facts.CUDAStep{ok(facts.CUDAStepDevice, 0), ok(facts.CUDAStepContext, 0),
+					{Ordinal: 1, Result: "launch: CUDA_ERROR_LAUNCH_FAILED", Steps: []facts.CUDAStep{ok(facts.CUDAStepDevice, 0), ok(facts.CUDAStepContext, 0),
 						{Step: facts.CUDAStepLaunch, Code: 719, Error: "CUDA_ERROR_LAUNCH_FAILED", Message: strings.Repeat("unspecified launch failure; ", 200)}}},
-					{Ordinal: 2, Steps: []facts.CUDAStep{{Step: facts.CUDAStepCompare, Error: facts.CUDAWrongValue, Message: "read 0, wrote 42"}}},
+					{Ordinal: 2, Result: "compare: WRONG_VALUE", Steps: []facts.CUDAStep{{Step: facts.CUDAStepCompare, Error: facts.CUDAWrongValue, Message: "read 0, wrote 42"}}},
 				},
 				Fatbin: &facts.CUDAFatbin{Library: "/opt/venv/lib/python3.11/site-packages/torch/lib/libtorch_cuda.so", Framework: "torch",
 					Containers: 2, Bytes: 123456, Targets: []string{"sm_90", "compute_90"}},

@@ -8,7 +8,6 @@ import (
 
 	"github.com/gpu-preflight/gpu-preflight/internal/jsonenc"
 	"github.com/gpu-preflight/gpu-preflight/preflight/decision"
-	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 )
 
 // AppendRecordJSON appends v with every field present, as the
@@ -27,7 +26,7 @@ func appendRecord(e *jsonenc.Encoder, b []byte, v *Record) []byte {
 	b = append(b, `,"tool":`...)
 	b = appendTool(e, b, &v.Tool)
 	b = append(b, `,"host":`...)
-	b = appendHost(e, b, &v.Host)
+	b = v.Host.AppendRecordJSON(e, b)
 	b = append(b, `,"image":`...)
 	b = appendImage(e, b, &v.Image)
 	b = append(b, `,"checks":[`...)
@@ -74,39 +73,6 @@ func appendTool(e *jsonenc.Encoder, b []byte, v *Tool) []byte {
 	return b
 }
 
-func appendHost(e *jsonenc.Encoder, b []byte, v *Host) []byte {
-	b = append(b, `{"hostname":`...)
-	b = jsonenc.AppendString(b, v.Hostname)
-	b = append(b, `,"kernel":`...)
-	b = jsonenc.AppendString(b, v.Kernel)
-	b = append(b, `,"driver":`...)
-	b = appendDriver(e, b, &v.Driver)
-	b = append(b, `,"gpus":[`...)
-	for i0 := range v.GPUs {
-		if i0 > 0 {
-			b = append(b, ',')
-		}
-		b = appendGPU(e, b, &v.GPUs[i0])
-	}
-	b = append(b, `],"deviceNodes":[`...)
-	for i0 := range v.DeviceNodes {
-		if i0 > 0 {
-			b = append(b, ',')
-		}
-		b = jsonenc.AppendString(b, v.DeviceNodes[i0])
-	}
-	b = append(b, `],"nvml":`...)
-	b = appendNVML(e, b, &v.NVML)
-	b = append(b, `,"shmBytes":`...)
-	b = strconv.AppendUint(b, v.ShmBytes, 10)
-	b = append(b, `,"cgroup":`...)
-	b = appendCgroup(e, b, &v.Cgroup)
-	b = append(b, `,"cuda":`...)
-	b = appendCUDA(e, b, &v.CUDA)
-	b = append(b, '}')
-	return b
-}
-
 func appendImage(e *jsonenc.Encoder, b []byte, v *Image) []byte {
 	b = append(b, `{"cudaVersion":`...)
 	b = jsonenc.AppendString(b, v.CUDAVersion)
@@ -121,14 +87,14 @@ func appendImage(e *jsonenc.Encoder, b []byte, v *Image) []byte {
 		if i0 > 0 {
 			b = append(b, ',')
 		}
-		b = appendFactsCUDASource(e, b, &v.CUDASources[i0])
+		b = v.CUDASources[i0].AppendRecordJSON(e, b)
 	}
 	b = append(b, `],"requirements":[`...)
 	for i0 := range v.Requirements {
 		if i0 > 0 {
 			b = append(b, ',')
 		}
-		b = appendFactsRequirement(e, b, &v.Requirements[i0])
+		b = v.Requirements[i0].AppendRecordJSON(e, b)
 	}
 	b = append(b, `],"requireDisabled":`...)
 	b = strconv.AppendBool(b, v.RequireDisabled)
@@ -143,21 +109,21 @@ func appendImage(e *jsonenc.Encoder, b []byte, v *Image) []byte {
 		if i0 > 0 {
 			b = append(b, ',')
 		}
-		b = appendFactsCompatLib(e, b, &v.Compat[i0])
+		b = v.Compat[i0].AppendRecordJSON(e, b)
 	}
 	b = append(b, `],"frameworks":[`...)
 	for i0 := range v.Frameworks {
 		if i0 > 0 {
 			b = append(b, ',')
 		}
-		b = appendFramework(e, b, &v.Frameworks[i0])
+		b = v.Frameworks[i0].AppendRecordJSON(e, b)
 	}
 	b = append(b, `],"cudaLibraries":[`...)
 	for i0 := range v.CUDALibraries {
 		if i0 > 0 {
 			b = append(b, ',')
 		}
-		b = appendCUDALibrary(e, b, &v.CUDALibraries[i0])
+		b = v.CUDALibraries[i0].AppendRecordJSON(e, b)
 	}
 	b = append(b, `],"ref":`...)
 	b = jsonenc.AppendString(b, v.Ref)
@@ -251,336 +217,6 @@ func appendOutcome(e *jsonenc.Encoder, b []byte, v *Outcome) []byte {
 		b = append(b, `,"notStarted":`...)
 		b = jsonenc.AppendString(b, v.NotStarted)
 	}
-	b = append(b, '}')
-	return b
-}
-
-func appendDriver(e *jsonenc.Encoder, b []byte, v *Driver) []byte {
-	b = append(b, `{"version":`...)
-	b = jsonenc.AppendString(b, v.Version)
-	b = append(b, `,"cudaVersion":`...)
-	b = jsonenc.AppendString(b, v.CUDAVersion)
-	b = append(b, `,"source":`...)
-	b = jsonenc.AppendString(b, v.Source)
-	b = append(b, `,"cudaVersionSource":`...)
-	b = jsonenc.AppendString(b, v.CUDAVersionSource)
-	b = append(b, `,"openKernelModule":`...)
-	b = strconv.AppendBool(b, v.OpenKernelModule)
-	b = append(b, `,"branch":`...)
-	b = appendDriverBranch(e, b, &v.Branch)
-	b = append(b, '}')
-	return b
-}
-
-func appendGPU(e *jsonenc.Encoder, b []byte, v *GPU) []byte {
-	b = append(b, `{"index":`...)
-	b = strconv.AppendInt(b, int64(v.Index), 10)
-	b = append(b, `,"name":`...)
-	b = jsonenc.AppendString(b, v.Name)
-	b = append(b, `,"uuid":`...)
-	b = jsonenc.AppendString(b, v.UUID)
-	b = append(b, `,"pciBusId":`...)
-	b = jsonenc.AppendString(b, v.PCIBusID)
-	b = append(b, `,"brand":`...)
-	b = jsonenc.AppendString(b, v.Brand)
-	b = append(b, `,"computeCapability":`...)
-	b = jsonenc.AppendString(b, v.ComputeCapability)
-	b = append(b, `,"architecture":`...)
-	b = jsonenc.AppendString(b, v.Architecture)
-	b = append(b, `,"memoryBytes":`...)
-	b = strconv.AppendUint(b, v.MemoryBytes, 10)
-	b = append(b, `,"migMode":`...)
-	b = jsonenc.AppendString(b, v.MIGMode)
-	b = append(b, `,"persistenceMode":`...)
-	b = jsonenc.AppendString(b, v.PersistenceMode)
-	b = append(b, `,"eccUncorrectedVolatile":`...)
-	if v.ECCUncorrectedVolatile == nil {
-		b = append(b, `null`...)
-	} else {
-		b = strconv.AppendUint(b, *v.ECCUncorrectedVolatile, 10)
-	}
-	b = append(b, `,"retiredPagesPending":`...)
-	if v.RetiredPagesPending == nil {
-		b = append(b, `null`...)
-	} else {
-		b = strconv.AppendBool(b, *v.RetiredPagesPending)
-	}
-	b = append(b, `,"migDevices":`...)
-	if v.MIGDevices == nil {
-		b = append(b, `null`...)
-	} else {
-		b = strconv.AppendInt(b, int64(*v.MIGDevices), 10)
-	}
-	b = append(b, `,"errors":{`...)
-	for j0, k0 := range jsonenc.SortedKeys(v.Errors) {
-		if j0 > 0 {
-			b = append(b, ',')
-		}
-		b = jsonenc.AppendString(b, k0)
-		b = append(b, ':')
-		v0 := v.Errors[k0]
-		b = jsonenc.AppendString(b, v0)
-	}
-	b = append(b, `}}`...)
-	return b
-}
-
-func appendNVML(e *jsonenc.Encoder, b []byte, v *NVML) []byte {
-	b = append(b, `{"outcome":`...)
-	b = jsonenc.AppendString(b, v.Outcome)
-	b = append(b, `,"error":`...)
-	b = jsonenc.AppendString(b, v.Error)
-	b = append(b, `,"via":`...)
-	b = jsonenc.AppendString(b, v.Via)
-	b = append(b, `,"version":`...)
-	b = jsonenc.AppendString(b, v.Version)
-	b = append(b, `,"durationMillis":`...)
-	b = e.Float(b, v.DurationMillis, "report.NVML.durationMillis")
-	b = append(b, '}')
-	return b
-}
-
-func appendCgroup(e *jsonenc.Encoder, b []byte, v *Cgroup) []byte {
-	b = append(b, `{"version":`...)
-	b = strconv.AppendInt(b, int64(v.Version), 10)
-	b = append(b, `,"memoryLimitBytes":`...)
-	b = strconv.AppendUint(b, v.MemoryLimitBytes, 10)
-	b = append(b, `,"cpuLimit":`...)
-	b = e.Float(b, v.CPULimit, "report.Cgroup.cpuLimit")
-	b = append(b, '}')
-	return b
-}
-
-func appendCUDA(e *jsonenc.Encoder, b []byte, v *CUDA) []byte {
-	b = append(b, `{"mode":`...)
-	b = jsonenc.AppendString(b, v.Mode)
-	b = append(b, `,"outcome":`...)
-	b = jsonenc.AppendString(b, v.Outcome)
-	b = append(b, `,"error":`...)
-	b = jsonenc.AppendString(b, v.Error)
-	b = append(b, `,"via":`...)
-	b = jsonenc.AppendString(b, v.Via)
-	b = append(b, `,"library":`...)
-	b = jsonenc.AppendString(b, v.Library)
-	b = append(b, `,"driverApiVersion":`...)
-	b = strconv.AppendInt(b, int64(v.DriverAPIVersion), 10)
-	b = append(b, `,"init":`...)
-	if v.Init == nil {
-		b = append(b, `null`...)
-	} else {
-		b = appendCUDAStep(e, b, v.Init)
-	}
-	b = append(b, `,"deviceCount":`...)
-	b = strconv.AppendInt(b, int64(v.DeviceCount), 10)
-	b = append(b, `,"devices":[`...)
-	for i0 := range v.Devices {
-		if i0 > 0 {
-			b = append(b, ',')
-		}
-		b = appendCUDADevice(e, b, &v.Devices[i0])
-	}
-	b = append(b, `],"fatbin":`...)
-	if v.Fatbin == nil {
-		b = append(b, `null`...)
-	} else {
-		b = appendCUDAFatbin(e, b, v.Fatbin)
-	}
-	b = append(b, `,"durationMillis":`...)
-	b = e.Float(b, v.DurationMillis, "report.CUDA.durationMillis")
-	b = append(b, '}')
-	return b
-}
-
-func appendFactsCUDASource(e *jsonenc.Encoder, b []byte, v *facts.CUDASource) []byte {
-	b = append(b, `{"kind":`...)
-	b = jsonenc.AppendString(b, v.Kind)
-	b = append(b, `,"version":`...)
-	b = jsonenc.AppendString(b, v.Version)
-	if v.Full != "" {
-		b = append(b, `,"full":`...)
-		b = jsonenc.AppendString(b, v.Full)
-	}
-	b = append(b, `,"source":`...)
-	b = jsonenc.AppendString(b, v.Source)
-	b = append(b, '}')
-	return b
-}
-
-func appendFactsRequirement(e *jsonenc.Encoder, b []byte, v *facts.Requirement) []byte {
-	b = append(b, `{"var":`...)
-	b = jsonenc.AppendString(b, v.Var)
-	b = append(b, `,"value":`...)
-	b = jsonenc.AppendString(b, v.Value)
-	b = append(b, '}')
-	return b
-}
-
-func appendFactsCompatLib(e *jsonenc.Encoder, b []byte, v *facts.CompatLib) []byte {
-	b = append(b, `{"path":`...)
-	b = jsonenc.AppendString(b, v.Path)
-	b = append(b, `,"driverVersion":`...)
-	b = jsonenc.AppendString(b, v.DriverVersion)
-	b = append(b, '}')
-	return b
-}
-
-func appendFramework(e *jsonenc.Encoder, b []byte, v *Framework) []byte {
-	b = append(b, `{"name":`...)
-	b = jsonenc.AppendString(b, v.Name)
-	b = append(b, `,"version":`...)
-	b = jsonenc.AppendString(b, v.Version)
-	b = append(b, `,"cudaVersion":`...)
-	b = jsonenc.AppendString(b, v.CUDAVersion)
-	b = append(b, `,"cudnnVersion":`...)
-	b = jsonenc.AppendString(b, v.CuDNNVersion)
-	b = append(b, `,"build":`...)
-	b = jsonenc.AppendString(b, v.Build)
-	b = append(b, `,"archs":[`...)
-	for i0 := range v.Archs {
-		if i0 > 0 {
-			b = append(b, ',')
-		}
-		b = jsonenc.AppendString(b, v.Archs[i0])
-	}
-	b = append(b, `],"environment":`...)
-	b = jsonenc.AppendString(b, v.Environment)
-	b = append(b, `,"environmentKind":`...)
-	b = jsonenc.AppendString(b, v.EnvironmentKind)
-	b = append(b, `,"pathEntry":`...)
-	b = jsonenc.AppendString(b, v.PathEntry)
-	b = append(b, `,"pathFrom":`...)
-	b = jsonenc.AppendString(b, v.PathFrom)
-	b = append(b, `,"notJudged":`...)
-	b = jsonenc.AppendString(b, v.NotJudged)
-	b = append(b, `,"cudaRuntime":`...)
-	b = jsonenc.AppendString(b, v.CUDARuntime)
-	b = append(b, `,"cudaRuntimeSource":`...)
-	b = jsonenc.AppendString(b, v.CUDARuntimeSource)
-	b = append(b, '}')
-	return b
-}
-
-func appendCUDALibrary(e *jsonenc.Encoder, b []byte, v *CUDALibrary) []byte {
-	b = append(b, `{"framework":`...)
-	b = jsonenc.AppendString(b, v.Framework)
-	b = append(b, `,"name":`...)
-	b = jsonenc.AppendString(b, v.Name)
-	b = append(b, `,"library":`...)
-	b = jsonenc.AppendString(b, v.Library)
-	b = append(b, `,"wheel":`...)
-	b = jsonenc.AppendString(b, v.Wheel)
-	b = append(b, `,"loaded":`...)
-	b = appendLibraryCopy(e, b, &v.Loaded)
-	b = append(b, `,"builtFor":`...)
-	b = jsonenc.AppendString(b, v.BuiltFor)
-	b = append(b, `,"builtForSource":`...)
-	b = jsonenc.AppendString(b, v.BuiltForSource)
-	b = append(b, `,"others":[`...)
-	for i0 := range v.Others {
-		if i0 > 0 {
-			b = append(b, ',')
-		}
-		b = appendLibraryCopy(e, b, &v.Others[i0])
-	}
-	b = append(b, `]}`...)
-	return b
-}
-
-func appendDriverBranch(e *jsonenc.Encoder, b []byte, v *DriverBranch) []byte {
-	b = append(b, `{"name":`...)
-	b = jsonenc.AppendString(b, v.Name)
-	b = append(b, `,"known":`...)
-	b = strconv.AppendBool(b, v.Known)
-	b = append(b, `,"designation":`...)
-	b = jsonenc.AppendString(b, v.Designation)
-	b = append(b, `,"endOfLife":`...)
-	b = jsonenc.AppendString(b, v.EndOfLife)
-	b = append(b, `,"supported":`...)
-	b = strconv.AppendBool(b, v.Supported)
-	b = append(b, '}')
-	return b
-}
-
-func appendCUDAStep(e *jsonenc.Encoder, b []byte, v *CUDAStep) []byte {
-	b = append(b, `{"step":`...)
-	b = jsonenc.AppendString(b, v.Step)
-	b = append(b, `,"code":`...)
-	b = strconv.AppendInt(b, int64(v.Code), 10)
-	b = append(b, `,"error":`...)
-	b = jsonenc.AppendString(b, v.Error)
-	b = append(b, `,"message":`...)
-	b = jsonenc.AppendString(b, v.Message)
-	b = append(b, `,"millis":`...)
-	b = e.Float(b, v.Millis, "report.CUDAStep.millis")
-	b = append(b, '}')
-	return b
-}
-
-func appendCUDADevice(e *jsonenc.Encoder, b []byte, v *CUDADevice) []byte {
-	b = append(b, `{"ordinal":`...)
-	b = strconv.AppendInt(b, int64(v.Ordinal), 10)
-	b = append(b, `,"name":`...)
-	b = jsonenc.AppendString(b, v.Name)
-	b = append(b, `,"uuid":`...)
-	b = jsonenc.AppendString(b, v.UUID)
-	b = append(b, `,"pciBusId":`...)
-	b = jsonenc.AppendString(b, v.PCIBusID)
-	b = append(b, `,"computeCapability":`...)
-	b = jsonenc.AppendString(b, v.ComputeCapability)
-	b = append(b, `,"computeMode":`...)
-	b = jsonenc.AppendString(b, v.ComputeMode)
-	b = append(b, `,"totalBytes":`...)
-	b = strconv.AppendUint(b, v.TotalBytes, 10)
-	b = append(b, `,"freeBytes":`...)
-	b = strconv.AppendUint(b, v.FreeBytes, 10)
-	b = append(b, `,"result":`...)
-	b = jsonenc.AppendString(b, v.Result)
-	b = append(b, `,"steps":[`...)
-	for i0 := range v.Steps {
-		if i0 > 0 {
-			b = append(b, ',')
-		}
-		b = appendCUDAStep(e, b, &v.Steps[i0])
-	}
-	b = append(b, `],"durationMillis":`...)
-	b = e.Float(b, v.DurationMillis, "report.CUDADevice.durationMillis")
-	b = append(b, '}')
-	return b
-}
-
-func appendCUDAFatbin(e *jsonenc.Encoder, b []byte, v *CUDAFatbin) []byte {
-	b = append(b, `{"library":`...)
-	b = jsonenc.AppendString(b, v.Library)
-	b = append(b, `,"framework":`...)
-	b = jsonenc.AppendString(b, v.Framework)
-	b = append(b, `,"containers":`...)
-	b = strconv.AppendInt(b, int64(v.Containers), 10)
-	b = append(b, `,"bytes":`...)
-	b = strconv.AppendInt(b, int64(v.Bytes), 10)
-	b = append(b, `,"targets":[`...)
-	for i0 := range v.Targets {
-		if i0 > 0 {
-			b = append(b, ',')
-		}
-		b = jsonenc.AppendString(b, v.Targets[i0])
-	}
-	b = append(b, `],"error":`...)
-	b = jsonenc.AppendString(b, v.Error)
-	b = append(b, '}')
-	return b
-}
-
-func appendLibraryCopy(e *jsonenc.Encoder, b []byte, v *LibraryCopy) []byte {
-	b = append(b, `{"path":`...)
-	b = jsonenc.AppendString(b, v.Path)
-	b = append(b, `,"version":`...)
-	b = jsonenc.AppendString(b, v.Version)
-	b = append(b, `,"versionSource":`...)
-	b = jsonenc.AppendString(b, v.VersionSource)
-	b = append(b, `,"via":`...)
-	b = jsonenc.AppendString(b, v.Via)
-	b = append(b, `,"viaObject":`...)
-	b = jsonenc.AppendString(b, v.ViaObject)
 	b = append(b, '}')
 	return b
 }

@@ -101,9 +101,9 @@ func TestRecordAppendJSONAgreesOnRandomRecords(t *testing.T) {
 // fails the encoding with the field's name, as Marshal fails.
 func TestRecordAppendJSONNaNSaysWhere(t *testing.T) {
 	r := report.New(reporttest.Inputs())
-	r.Host.Cgroup.CPULimit = math.Inf(1)
+	r.Host.Cgroup.CPUs = math.Inf(1)
 	_, err := r.AppendJSON(nil)
-	if err == nil || err.Error() != "report.Cgroup.cpuLimit is +Inf: NaN and infinity have no JSON number" {
+	if err == nil || err.Error() != "facts.Cgroup.cpuLimit is +Inf: NaN and infinity have no JSON number" {
 		t.Errorf("AppendJSON with an infinite CPU limit: %v", err)
 	}
 }
@@ -115,7 +115,7 @@ func FuzzRecordAppendJSON(f *testing.F) {
 	for _, r := range realRecords(f) {
 		f.Add(r.Host.Hostname, r.Image.Ref, r.Host.NVML.DurationMillis, int64(r.Command.UID), r.Host.ShmBytes, r.Image.Pinned)
 		for k, v := range r.Env {
-			f.Add(k, v, r.Host.Cgroup.CPULimit, int64(r.EnvDropped), r.Host.Cgroup.MemoryLimitBytes, r.Outcome != nil)
+			f.Add(k, v, r.Host.Cgroup.CPUs, int64(r.EnvDropped), r.Host.Cgroup.MemoryBytes, r.Outcome != nil)
 		}
 		for _, c := range r.Checks {
 			f.Add(c.Message, c.Remedy, r.Host.CUDA.DurationMillis, int64(r.Decision.ExitCode), uint64(len(c.ID)), c.NodeFault)
@@ -125,10 +125,11 @@ func FuzzRecordAppendJSON(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s1, s2 string, x float64, i int64, u uint64, b bool) {
 		r := report.New(reporttest.Inputs())
 		r.Host.Hostname, r.Image.Ref, r.Checks[0].Message = s1, s2, s1+s2
-		r.Env[s1], r.Host.GPUs[0].Errors[s2] = s2, s1
+		r.Host.GPUs[0].Errors = map[string]string{s2: s1}
+		r.Env[s1] = s2
 		r.Command.Argv = append(r.Command.Argv, s1, s2)
 		r.Image.CUDASources = append(r.Image.CUDASources, facts.CUDASource{Kind: s1, Full: s2})
-		r.Host.NVML.DurationMillis, r.Host.Cgroup.CPULimit = x, -x
+		r.Host.NVML.DurationMillis, r.Host.Cgroup.CPUs = x, -x
 		r.Command.UID, r.EnvDropped = int(i), int(-i)
 		r.Host.ShmBytes, r.Host.GPUs[1].ECCUncorrectedVolatile = u, &u
 		r.Image.Pinned = b

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 	"github.com/gpu-preflight/gpu-preflight/preflight/version"
 )
 
@@ -137,6 +138,24 @@ func DriverLifecycle(driver string) (Branch, bool) {
 	return Lifecycle(n)
 }
 
+// DriverBranchOn is the driver's branch fact on the day on; zero without a
+// driver version.
+func DriverBranchOn(driver string, on time.Time) facts.DriverBranch {
+	b, known := DriverLifecycle(driver)
+	if b.Number == 0 {
+		return facts.DriverBranch{}
+	}
+	out := facts.DriverBranch{Name: b.Name(), Known: known}
+	if known {
+		if b.Kind != KindUnknown {
+			out.Designation = b.Kind.String()
+		}
+		out.EndOfLife = b.EndOfLifeText()
+		out.Supported = b.Supported(on)
+	}
+	return out
+}
+
 // ForwardCompatTarget reports whether a driver of branch n is a supported
 // target for CUDA forward compatibility on the day on. NVIDIA: New Feature
 // Branches and branches past end of life are not supported targets; Long
@@ -191,43 +210,24 @@ func branchCUDAExact(n int) (string, bool) {
 	return "", false
 }
 
-// Sources of the lifecycle rows, each read on the day in its row's Read.
+// Sources of the lifecycle rows, each read on the day in its row's Read;
+// docs/driver-lifecycle.md quotes what each says.
 const (
 	// NVIDIA Data Center Drivers, "Supported Drivers and CUDA Toolkit
-	// Versions", Table 2 "CUDA and Drivers", in the R620 edition: R580 LTSB
-	// June 2028, R595 PB March 2027, R620 LTSB September 2029; "Only Long
-	// Term Support and Production branches are listed. New Feature Branches
-	// are short-lived and do not have an end-of-life date."
+	// Versions", in its R620, R615 and R580 (August 2025) editions.
 	srcDC620 = "https://docs.nvidia.com/datacenter/tesla/drivers/620/supported-drivers-and-cuda-toolkit-versions.html"
-	// The same page in the R615 edition: R535 LTSB June 2026, R580 LTSB June
-	// 2028, R595 PB March 2027, R610 NFB August 2026.
 	srcDC615 = "https://docs.nvidia.com/datacenter/tesla/drivers/615/supported-drivers-and-cuda-toolkit-versions.html"
-	// The same page in the R580 edition (last updated August 2025): R535
-	// LTSB June 2026, R570 PB February 2026, R580 LTSB August 2028 (moved to
-	// June 2028 in later editions), and "All other previous driver branches
-	// not listed in the table above (such as R575, R565, R560, R550, R525,
-	// R515, R510, R495, R465, R460, R455, R450, R440, R418, R410) are end of
-	// life."
 	srcDC580 = "https://docs.nvidia.com/datacenter/tesla/drivers/supported-drivers-and-cuda-toolkit-versions.html"
-	// NVIDIA CUDA and Drivers Support, RN-08625-001 v02, March 2021, Table 1:
-	// R418 LTSB March 2022, R440 NFB November 2020, R450 LTSB July 2023, R455
-	// Evaluation/Developer Branch, R460 PB January 2022.
+	// NVIDIA CUDA and Drivers Support, RN-08625-001 v02, March 2021.
 	srcDC2021 = "https://docs.nvidia.com/datacenter/tesla/pdf/NVIDIA_CUDA_Drivers_Support.pdf"
-	// NVIDIA's GPU Operator maintainers, quoting the lifecycle page of the
-	// time: "R470 branch is EOL as of July 2024".
-	srcR470 = "https://github.com/NVIDIA/gpu-operator/pull/927"
-	// NVIDIA's Ansible driver role, quoting the lifecycle page of April
-	// 2022: R510 is the production branch, supported to January 2023.
-	srcR510 = "https://github.com/NVIDIA/ansible-role-nvidia-driver/pull/58"
-	// NVIDIA's driver download pages: "Current new feature branch release:
-	// 590.48.01"; "Latest New Feature Branch Version: 545.29.06".
+	// Maintainers of NVIDIA's GPU Operator, Ansible role and holodeck, and
+	// NVIDIA's download pages, quoting the lifecycle of their time.
+	srcR470   = "https://github.com/NVIDIA/gpu-operator/pull/927"
+	srcR510   = "https://github.com/NVIDIA/ansible-role-nvidia-driver/pull/58"
 	srcNFB590 = "https://forums.developer.nvidia.com/t/current-graphics-driver-releases/28500/12"
 	srcNFB545 = "https://www.nvidia.com/object/Unix.html"
-	// NVIDIA's holodeck maintainers: "The 575 driver branch was a new
-	// feature branch".
 	srcNFB575 = "https://github.com/NVIDIA/holodeck/pull/790"
-	// AKS GPU images (secondary): feature branches 465, 495, 520, 560, 565,
-	// 575; production 460, 510, 515, 525, 550, 570; LTS 450, 470, 535.
+	// AKS GPU images (secondary), for designations.
 	srcAKS = "https://github.com/Azure/aks-gpu/pull/113"
 )
 

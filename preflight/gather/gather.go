@@ -113,7 +113,7 @@ func Gather(ctx context.Context, o Options) (Result, []string) {
 	} else {
 		h.NVML = facts.NVML{Outcome: facts.ProbeNotRun, Error: "no driver evidence (/proc/driver/nvidia, /dev/nvidia*)"}
 	}
-	completeDriver(&h)
+	completeDriver(&h, time.Now())
 
 	p.enter(ctx, step{"the image scan under " + o.Root.Path("/"), true}, h, c)
 	scan, source, w := image.LoadWithin(o.Root, c.Env, o.Manifest, scanBudget(ctx, time.Now()))
@@ -142,9 +142,9 @@ func Gather(ctx context.Context, o Options) (Result, []string) {
 }
 
 // completeDriver says where the driver facts came from when no probe did,
-// and fills the driver's CUDA version from the branch table when NVML did
-// not give it.
-func completeDriver(h *facts.Host) {
+// fills the driver's CUDA version from the branch table when NVML did not
+// give it, and its branch's lifecycle on the day now.
+func completeDriver(h *facts.Host, now time.Time) {
 	if h.Driver.Source == "" {
 		h.Driver.Source = "none"
 		if h.Driver.Present() {
@@ -159,6 +159,7 @@ func completeDriver(h *facts.Host) {
 			}
 		}
 	}
+	h.Driver.Branch = compat.DriverBranchOn(h.Driver.Version, now)
 }
 
 // smokeTest runs the CUDA smoke test, in kernel mode with the fatbin of

@@ -3,6 +3,7 @@ package gather
 import (
 	"context"
 	"sync"
+	"time"
 
 	"github.com/gpu-preflight/gpu-preflight/preflight/container"
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
@@ -87,7 +88,7 @@ func (p *Progress) Late() (pending string, partial Result, late bool) {
 		pending += ", reading " + last
 	}
 	h, c := p.host, p.cont
-	completeDriver(&h)
+	completeDriver(&h, time.Now())
 	visible, _ := container.VisibleGPUs(h.GPUs, c.Env)
 	return pending, Result{Facts: facts.Facts{Host: h, Container: c, Orchestrator: p.orch}, Visible: visible}, true
 }

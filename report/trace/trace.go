@@ -296,13 +296,13 @@ func (t *Tracer) summarise(r *report.Record) int32 {
 	s.Host.Hostname = ""
 	s.Host.DeviceNodes = nil
 	s.Host.NVML.DurationMillis = 0
-	s.Host.CUDA = report.CUDA{Mode: r.Host.CUDA.Mode, Outcome: r.Host.CUDA.Outcome, Via: r.Host.CUDA.Via,
+	s.Host.CUDA = facts.CUDACheck{Mode: r.Host.CUDA.Mode, Outcome: r.Host.CUDA.Outcome, Via: r.Host.CUDA.Via,
 		DriverAPIVersion: r.Host.CUDA.DriverAPIVersion, DeviceCount: r.Host.CUDA.DeviceCount}
-	s.Host.GPUs = make([]report.GPU, len(r.Host.GPUs))
+	s.Host.GPUs = make([]facts.GPU, len(r.Host.GPUs))
 	for i, g := range r.Host.GPUs {
 		// Without UUID and bus id diff compares GPUs by index: the node
 		// class (model, compute capability, MIG), not the very boards.
-		s.Host.GPUs[i] = report.GPU{Index: g.Index, Name: g.Name, Brand: g.Brand,
+		s.Host.GPUs[i] = facts.GPU{Index: g.Index, Name: g.Name, Brand: g.Brand,
 			ComputeCapability: g.ComputeCapability, Architecture: g.Architecture, MemoryBytes: g.MemoryBytes,
 			MIGMode: g.MIGMode, PersistenceMode: g.PersistenceMode}
 	}
@@ -384,12 +384,12 @@ var Facts = []Fact{
 	{"NCCL", true, func(r *report.Record) string { return r.Image.NCCLVersion }},
 	{"frameworks", true, frameworks},
 	{"GPU model", true, func(r *report.Record) string {
-		return distinct(r.Host.GPUs, func(g report.GPU) string { return g.Name })
+		return distinct(r.Host.GPUs, func(g facts.GPU) string { return g.Name })
 	}},
 	// A rank that sees fewer GPUs is a placement choice as often as a fault.
 	{"GPU count", false, func(r *report.Record) string { return itoa(len(r.Host.GPUs)) }},
 	{"MIG mode", true, func(r *report.Record) string {
-		return distinct(r.Host.GPUs, func(g report.GPU) string { return g.MIGMode })
+		return distinct(r.Host.GPUs, func(g facts.GPU) string { return g.MIGMode })
 	}},
 	// One rank stopped while the others ran: the job cannot be whole.
 	{"decision", true, func(r *report.Record) string {
