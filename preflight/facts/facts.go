@@ -77,6 +77,7 @@ type GPU struct {
 	ECCUncorrectedVolatile *uint64           `json:"eccUncorrectedVolatile,omitempty"`
 	RetiredPagesPending    *bool             `json:"retiredPagesPending,omitempty"`
 	MIGDevices             *int              `json:"migDevices,omitempty"`
+	Health                 *GPUHealth        `json:"health,omitempty" record:"-"` // whether it can start a job now
 	Errors                 map[string]string `json:"errors,omitempty"`
 }
 
@@ -89,12 +90,13 @@ type Cgroup struct {
 
 // NVML is how the NVML probe went.
 type NVML struct {
-	Outcome        string  `json:"outcome"` // a Probe* constant
-	Error          string  `json:"error,omitempty"`
-	Via            string  `json:"via,omitempty"` // "memfd", "file:<path>", or ""
-	Version        string  `json:"version,omitempty"`
-	DurationMillis float64 `json:"durationMillis,omitempty"`
-	Embedded       bool    `json:"embedded,omitempty" record:"-"` // of the build, not the run
+	Outcome        string         `json:"outcome"` // a Probe* constant
+	Error          string         `json:"error,omitempty"`
+	Via            string         `json:"via,omitempty"` // "memfd", "file:<path>", or ""
+	Version        string         `json:"version,omitempty"`
+	DurationMillis float64        `json:"durationMillis,omitempty"`
+	Embedded       bool           `json:"embedded,omitempty" record:"-"` // of the build, not the run
+	Library        *DriverLibrary `json:"library,omitempty" record:"-"`  // the file the probe loaded
 }
 
 // Outcomes of the NVML probe.
@@ -122,6 +124,7 @@ type Container struct {
 	CUDALibraries   []CUDALibrary     `json:"cudaLibraries,omitempty"`
 	ScanSource      string            `json:"scanSource,omitempty"` // "scan", "manifest" or ""
 	Identity        Identity          `json:"identity"`
+	Ranks           []Ranks           `json:"ranks,omitempty"` // the launchers' process counts on this node
 }
 
 // Requirement is a NVIDIA_REQUIRE_* variable, PREFLIGHT_REQUIRE or CUDA_VERSION's rule.

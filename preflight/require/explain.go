@@ -8,13 +8,10 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/internal/truncate"
 )
 
-// Explain says, factor by factor, which OR term (alternative) held or why
-// none did. It is what `gpu-preflight explain` prints: a header with the
-// verdict and what it was evaluated against, then every evaluated
-// alternative with each factor's text, the host's value and the outcome.
-// Alternatives that failed only because they name another brand are
-// summarised on one line; the forward-compatibility terms of the official
-// images would otherwise fill a screen.
+// Explain says, factor by factor, which OR term held or why none did: what
+// `gpu-preflight explain` prints. Alternatives that failed only on another
+// brand share one line; the official images' forward-compatibility terms
+// would otherwise fill a screen.
 func (r Result) Explain() string {
 	var b strings.Builder
 	name := r.Requirement.Var
@@ -64,8 +61,7 @@ func (r Result) Explain() string {
 		}
 		if brand, isBrand := failedOnBrand(t); isBrand {
 			brandFailures++
-			// A set, not a scan of the list: a requirement can name
-			// thousands of distinct brands.
+			// A set: a requirement can name thousands of brands.
 			if key := strings.ToLower(brand); !seenBrand[key] {
 				seenBrand[key] = true
 				otherBrands = append(otherBrands, brand)
@@ -139,8 +135,7 @@ func termStatus(t TermResult) (status string, ok bool) {
 	return "failed", true
 }
 
-// failedOnBrand reports whether the term's first false factor is
-// brand=OTHER, and which brand it names.
+// failedOnBrand reports whether the term's first false factor is brand=OTHER.
 func failedOnBrand(t TermResult) (string, bool) {
 	for _, f := range t.Factors {
 		if f.Outcome == False {

@@ -1,11 +1,7 @@
 // Package termsafe makes text from facts safe to print on a terminal, and
-// tells whether output goes to one (IsTerminal, UseColor). A
-// value gpu-preflight reports (a torch/version.py string, PREFLIGHT_IMAGE,
-// NVIDIA_REQUIRE_CUDA, CUDA_VISIBLE_DEVICES) is written by whoever built
-// the image or the pod; raw, its control characters and ANSI escape
-// sequences could clear the screen, retitle the terminal, or end a line and
-// forge the next one to look like an error. JSON output needs none of this:
-// encoding/json escapes control characters already.
+// tells whether output goes to one. A value gpu-preflight reports was written
+// by whoever built the image or the pod; raw, its control characters could
+// clear the screen or forge a line. JSON output needs none of this.
 package termsafe
 
 import (
@@ -15,12 +11,9 @@ import (
 	"unicode/utf8"
 )
 
-// String returns s with everything a terminal would act on written as an
-// escape a person can read: C0 controls and DEL as \x1b (\n, \r, \t as
-// such), C1 controls and the bidirectional overrides and isolates as
-// \u009b, and bytes that are not UTF-8 as \xff. Other text, including
-// backslashes, is unchanged, and s is returned as is when nothing needs
-// escaping.
+// String returns s with everything a terminal would act on written as a
+// readable escape: C0 controls and DEL as \x1b (\n, \r, \t as such), C1
+// controls and bidirectional overrides as \u009b, invalid UTF-8 as \xff.
 func String(s string) string {
 	i := 0
 	for i < len(s) {
@@ -59,8 +52,6 @@ func String(s string) string {
 	return b.String()
 }
 
-// unsafe reports whether the rune r, n bytes long in its string, must be
-// escaped.
 func unsafe(r rune, n int) bool {
 	switch {
 	case r == utf8.RuneError && n == 1:
@@ -73,10 +64,9 @@ func unsafe(r rune, n int) bool {
 	return false
 }
 
-// All applies String to every string reachable from ptr (a pointer to a
-// struct, slice or map, or to one of those), in place: struct fields,
-// slice elements, map keys and values, through pointers. The caller passes
-// its own copy; nothing it shares with others may be reachable.
+// All applies String in place to every string reachable from ptr (struct
+// fields, slice elements, map keys and values, through pointers); nothing
+// the caller shares may be reachable.
 func All(ptr any) {
 	walk(reflect.ValueOf(ptr))
 }

@@ -19,8 +19,7 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/report"
 )
 
-// Secrets are planted in the environment, argv and finding text of
-// Inputs; none may appear in any output.
+// Secrets are planted in Inputs' environment, argv and finding text; none may appear in any output.
 var Secrets = []string{
 	"wJalrXUtnFEMI", // AWS_SECRET_ACCESS_KEY
 	"hf_PLANTED2",   // HF_TOKEN
@@ -140,8 +139,7 @@ func Inputs() report.Inputs {
 	}
 }
 
-// ReadFile returns the file's contents, failing the test when it cannot be
-// read.
+// ReadFile returns the file's contents, failing the test when it cannot be read.
 func ReadFile(t testing.TB, path string) []byte {
 	t.Helper()
 	b, err := os.ReadFile(path)
