@@ -5,8 +5,7 @@ package facts
 
 //go:generate go run ../../internal/cmd/jsongen -type Host,Orchestrator,Framework,CUDALibrary,CUDASource,Requirement,CompatLib -o record_json.go
 
-// MaxEnvString is MAX_ARG_STRLEN (linux include/uapi/linux/binfmts.h):
-// execve(2) passes no longer environment string, so gatherers refuse one.
+// MaxEnvString is MAX_ARG_STRLEN (linux uapi/linux/binfmts.h): gatherers refuse longer, forged values.
 const MaxEnvString = 128 << 10
 
 // Facts is everything gathered for one run.
@@ -242,8 +241,7 @@ type KernelImage struct {
 	Count      int    `json:"count"`
 }
 
-// FatbinGroup is a library's fatbins that carry the same images: the runtime
-// picks one image per fatbin, so every fatbin needs one for the GPU.
+// FatbinGroup is a library's fatbins that carry the same images (the runtime picks one per fatbin).
 type FatbinGroup struct {
 	Images []KernelImage `json:"images"` // what each carries (Count left zero)
 	Count  int           `json:"count"`
