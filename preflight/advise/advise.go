@@ -178,7 +178,7 @@ func input(n Node, toolkit string, fws []facts.Framework, libs []facts.CompatLib
 	}
 	return check.Input{
 		Facts: facts.Facts{
-			Host: facts.Host{Driver: facts.Driver{Version: n.Driver, CUDAVersion: n.CUDA, Source: "advise"}, GPUs: gpus},
+			Host: facts.Host{Driver: facts.Driver{Version: n.Driver, CUDAVersion: n.CUDA, Source: facts.DriverFromAdvise}, GPUs: gpus},
 			Container: facts.Container{Env: map[string]string{}, CUDA: facts.CUDAToolkit{Version: toolkit},
 				Frameworks: fws, Compat: libs},
 		},

@@ -174,7 +174,7 @@ func gatherCUDA(root fsroot.Root, env map[string]string) (facts.CUDAToolkit, []s
 
 	if v, ok := env[envCUDAVersion]; ok {
 		if ver, ok := majorMinor(strings.TrimSpace(v)); ok {
-			return facts.CUDAToolkit{Version: ver, Full: strings.TrimSpace(v), Source: "env " + envCUDAVersion, Kind: facts.CUDAFromEnv}, warns
+			return facts.CUDAToolkit{Version: ver, Full: strings.TrimSpace(v), Source: facts.CUDAFromEnvSource, Kind: facts.CUDAFromEnv}, warns
 		}
 		if v != "" {
 			warns = append(warns, fmt.Sprintf("cuda toolkit: %s=%s is not X.Y[.Z]", envCUDAVersion, truncate.Quote(v, truncate.MessageBytes)))

@@ -32,7 +32,7 @@ type Host struct {
 type Driver struct {
 	Version           string       `json:"version"`
 	CUDAVersion       string       `json:"cudaVersion"`                 // the highest it supports, "12.2"
-	Source            string       `json:"source"`                      // "nvml-memfd", "nvml-file", "procfs", "none"
+	Source            string       `json:"source"`                      // a DriverFrom* constant
 	CUDAVersionSource string       `json:"cudaVersionSource,omitempty"` // a CUDAFrom* constant or CUDAAssumed
 	OpenKernelModule  bool         `json:"openKernelModule,omitempty"`
 	Branch            DriverBranch `json:"branch"`
@@ -121,7 +121,7 @@ type Container struct {
 	Stack           Stack             `json:"stack"`
 	Frameworks      []Framework       `json:"frameworks"`
 	CUDALibraries   []CUDALibrary     `json:"cudaLibraries,omitempty"`
-	ScanSource      string            `json:"scanSource,omitempty"` // "scan", "manifest" or ""
+	ScanSource      string            `json:"scanSource,omitempty"` // a ScanFrom* constant, or ""
 	Identity        Identity          `json:"identity"`
 	Ranks           []Ranks           `json:"ranks,omitempty"` // the launchers' process counts on this node
 }

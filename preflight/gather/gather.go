@@ -129,9 +129,9 @@ func Gather(ctx context.Context, o Options) (Result, []string) {
 // lifecycle on the day now.
 func completeDriver(h *facts.Host, now time.Time) {
 	if h.Driver.Source == "" {
-		h.Driver.Source = "none"
+		h.Driver.Source = facts.DriverFromNone
 		if h.Driver.Present() {
-			h.Driver.Source = "procfs"
+			h.Driver.Source = facts.DriverFromProcfs
 		}
 	}
 	if h.Driver.CUDAVersion == "" && h.Driver.Present() {

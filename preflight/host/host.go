@@ -21,13 +21,6 @@ import (
 // maxTextFile bounds one procfs, sysfs or cgroup file; the largest is a few hundred bytes.
 const maxTextFile = 64 << 10
 
-// Source value for facts.Driver.Source when the version came from procfs,
-// and when no driver was found at all.
-const (
-	SourceProcfs = "procfs"
-	SourceNone   = "none"
-)
-
 // Gather reads the host facts under root; Driver.CUDAVersion and NVML are
 // the caller's, from the NVML probe or the driver-branch table.
 func Gather(root fsroot.Root) (facts.Host, []string) {
@@ -61,7 +54,7 @@ func DriverEvidence(h facts.Host) bool {
 }
 
 func gatherDriver(root fsroot.Root) (facts.Driver, []string) {
-	d := facts.Driver{Source: SourceNone}
+	d := facts.Driver{Source: facts.DriverFromNone}
 	const p = "/proc/driver/nvidia/version"
 	data, err := root.ReadFileMax(p, maxTextFile)
 	if err != nil {
@@ -74,7 +67,7 @@ func gatherDriver(root fsroot.Root) (facts.Driver, []string) {
 	if err != nil {
 		return d, []string{fmt.Sprintf("driver version: %s: %v", p, err)}
 	}
-	d.Version, d.OpenKernelModule, d.Source = v, open, SourceProcfs
+	d.Version, d.OpenKernelModule, d.Source = v, open, facts.DriverFromProcfs
 	return d, nil
 }
 

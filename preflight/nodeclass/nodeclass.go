@@ -73,7 +73,7 @@ var Brands = []string{facts.BrandTesla, facts.BrandNvidia, facts.BrandQuadro, fa
 // Input is the checks' view of img on a node with driver d and one GPU of
 // capability cc ("" when unknown) and brand.
 func Input(img Image, d Version, cc, brand string) check.Input {
-	drv := facts.Driver{Version: d.String(), Source: "nodeclass"}
+	drv := facts.Driver{Version: d.String(), Source: facts.DriverFromNodeClass}
 	if c, ok := compat.DriverCUDA(drv.Version); ok {
 		drv.CUDAVersion = c
 	} else if bs := compat.Branches(); d[0] > int64(bs[len(bs)-1]) {

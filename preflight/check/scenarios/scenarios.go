@@ -12,7 +12,7 @@ type Node struct {
 
 // Host is a host with the driver reporting CUDA version cuda, and gpus.
 func Host(driver, cuda string, gpus ...facts.GPU) facts.Host {
-	return facts.Host{Driver: facts.Driver{Version: driver, CUDAVersion: cuda, Source: "procfs"}, GPUs: gpus}
+	return facts.Host{Driver: facts.Driver{Version: driver, CUDAVersion: cuda, Source: facts.DriverFromProcfs}, GPUs: gpus}
 }
 
 // GPUs are n GPUs of one model, brand and compute capability.

@@ -42,7 +42,7 @@ git_version = 'e4ee3be4063b7c430974252fdf7db42273388d86'
 hip: Optional[str] = None
 `
 
-func cudaLib(t *testing.T, res Result, name string) facts.CUDALibrary {
+func findCUDALibrary(t *testing.T, res Result, name string) facts.CUDALibrary {
 	t.Helper()
 	for _, l := range res.CUDALibraries {
 		if l.Name == name {
@@ -60,7 +60,7 @@ func TestCUDAStackPipWheelsOneStack(t *testing.T) {
 	if len(warnings) != 0 {
 		t.Errorf("warnings %q", warnings)
 	}
-	cudnn := cudaLib(t, res, "libcudnn.so.9")
+	cudnn := findCUDALibrary(t, res, "libcudnn.so.9")
 	want := facts.LibraryCopy{Path: pipSP + "/nvidia/cudnn/lib/libcudnn.so.9", Version: "9.1.0.70",
 		VersionSource: pipSP + "/nvidia_cudnn_cu12-9.1.0.70.dist-info", Via: ldso.ViaRunPath, ViaObject: pipSP + "/torch/lib/libtorch_cuda.so"}
 	if cudnn.Loaded != want || len(cudnn.Others) != 0 || cudnn.Framework != "torch" || cudnn.Library != "libcudnn" {
@@ -69,7 +69,7 @@ func TestCUDAStackPipWheelsOneStack(t *testing.T) {
 	if cudnn.BuiltFor != "9.1.0.70" || cudnn.BuiltForSource != pipSP+"/torch-2.4.0.dist-info/METADATA (nvidia_cudnn_cu12==9.1.0.70)" {
 		t.Errorf("cudnn built for %q from %q", cudnn.BuiltFor, cudnn.BuiltForSource)
 	}
-	if rt := cudaLib(t, res, "libcudart.so.12"); rt.Loaded.Version != "12.1.105" || rt.BuiltFor != "12.1.105" {
+	if rt := findCUDALibrary(t, res, "libcudart.so.12"); rt.Loaded.Version != "12.1.105" || rt.BuiltFor != "12.1.105" {
 		t.Errorf("cudart %+v", rt)
 	}
 }
@@ -81,7 +81,7 @@ func TestCUDAStackCondaOnLDLibraryPathWins(t *testing.T) {
 	pipTorch(t, tr, pipSP)
 	condaCuDNN(t, tr)
 	res, _ := Scan(tr.Root(), map[string]string{"LD_LIBRARY_PATH": "/usr/local/nvidia/lib64:/opt/conda/lib"})
-	cudnn := cudaLib(t, res, "libcudnn.so.9")
+	cudnn := findCUDALibrary(t, res, "libcudnn.so.9")
 	if cudnn.Loaded.Path != "/opt/conda/lib/libcudnn.so.9" || cudnn.Loaded.Version != "9.0.0" || cudnn.Loaded.Via != ldso.ViaLibraryPath {
 		t.Errorf("loaded %+v, want conda's 9.0.0 through LD_LIBRARY_PATH", cudnn.Loaded)
 	}
@@ -104,7 +104,7 @@ func TestCUDAStackTorchPreloadsFromSysPath(t *testing.T) {
 		Needs: []string{wheels[1:] + "/nvidia/cudnn/lib/libcudnn.so.9"}, RunPath: "$ORIGIN/../../nvidia/cudnn/lib",
 	})
 	res, _ := Scan(tr.Root(), map[string]string{"PYTHONPATH": wheels})
-	cudnn := cudaLib(t, res, "libcudnn.so.9")
+	cudnn := findCUDALibrary(t, res, "libcudnn.so.9")
 	if cudnn.Loaded.Path != wheels+"/nvidia/cudnn/lib/libcudnn.so.9" || cudnn.Loaded.Via != ldso.ViaPreload {
 		t.Errorf("loaded %+v, want torch's preload from %s", cudnn.Loaded, wheels)
 	}
@@ -118,7 +118,7 @@ func TestCUDAStackMissingLibrary(t *testing.T) {
 	ldsotest.Build(t, tr.root, ldsotest.Lib{Path: debianSP[1:] + "/torch/lib/libtorch_cuda.so", Soname: "libtorch_cuda.so", Needs: []string{"tmp/libnccl.so.2"}})
 	tr.remove("/tmp/libnccl.so.2")
 	res, _ := Scan(tr.Root(), nil)
-	if n := cudaLib(t, res, "libnccl.so.2"); n.Loaded.Path != "" {
+	if n := findCUDALibrary(t, res, "libnccl.so.2"); n.Loaded.Path != "" {
 		t.Errorf("loaded %+v", n.Loaded)
 	}
 }

@@ -1,28 +1,14 @@
 package image
 
 import (
+	"bytes"
 	"path"
+	"strconv"
 	"strings"
 
 	"github.com/gpu-preflight/gpu-preflight/preflight/envvars"
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 )
-
-// libDirs are where apt, the CUDA tarballs and NGC images put the CUDA
-// libraries (Debian multiarch, RHEL lib64, /usr/local/cuda, TensorRT
-// tarballs). LD_LIBRARY_PATH entries are searched after them.
-var libDirs = []string{
-	"/usr/lib/x86_64-linux-gnu",
-	"/usr/lib/aarch64-linux-gnu",
-	"/usr/lib64",
-	"/usr/lib",
-	"/usr/local/cuda/lib64",
-	"/usr/local/cuda/targets/x86_64-linux/lib",
-	"/usr/local/cuda/targets/sbsa-linux/lib",
-	"/usr/local/lib",
-	"/usr/local/tensorrt/lib",
-	"/opt/tensorrt/lib",
-}
 
 // includeDirs hold the version headers. /usr/include/cudnn_version.h is
 // an alternatives link to the multiarch cudnn_version_v9.h (docs/sources.md, "Driver and toolkit tables").
@@ -83,23 +69,23 @@ var (
 	cudnnLib = stackLib{
 		soname:  "libcudnn.so",
 		headers: []string{"cudnn_version.h", "cudnn_version_v*.h", "cudnn.h"},
-		parse:   ParseCuDNNHeader,
-		dists:   []string{"nvidia_cudnn_cu13", "nvidia_cudnn_cu12", "nvidia_cudnn_cu11"},
-		pipDirs: []string{"nvidia/cudnn", "nvidia/cu13"},
+		parse:   parseCuDNNHeader,
+		dists:   wheelDists("cudnn"),
+		pipDirs: []string{"nvidia/cudnn", cuda13WheelDir},
 		envs:    envvars.VersionOf(envvars.CuDNN),
 	}
 	ncclLib = stackLib{
 		soname:  "libnccl.so",
 		headers: []string{"nccl.h"},
-		parse:   ParseNCCLHeader,
-		dists:   []string{"nvidia_nccl_cu13", "nvidia_nccl_cu12", "nvidia_nccl_cu11"},
-		pipDirs: []string{"nvidia/nccl", "nvidia/cu13"},
+		parse:   parseNCCLHeader,
+		dists:   wheelDists("nccl"),
+		pipDirs: []string{"nvidia/nccl", cuda13WheelDir},
 		envs:    envvars.VersionOf(envvars.NCCL),
 	}
 	tensorRTLib = stackLib{
 		soname:  "libnvinfer.so",
 		headers: []string{"NvInferVersion.h"},
-		parse:   ParseTensorRTHeader,
+		parse:   parseTensorRTHeader,
 		dists: []string{
 			"tensorrt_cu13_libs", "tensorrt_cu12_libs", "tensorrt_libs",
 			"tensorrt_cu13", "tensorrt_cu12", "tensorrt",
@@ -141,7 +127,7 @@ func (s *scanner) component(lib stackLib, dirs []string) facts.Component {
 	}
 	for _, k := range lib.envs {
 		if v, set := s.env[k]; set {
-			c.offer(rankEnv, EnvVersion(v), "env:"+k)
+			c.offer(rankEnv, envVersion(v), facts.ComponentFromEnv+k)
 		}
 	}
 	return c.Component
@@ -172,7 +158,7 @@ func (s *scanner) headerIn(c *component, lib stackLib, dir string, rank int) {
 func (s *scanner) libIn(c *component, lib stackLib, dir string, rank int) {
 	best, bestPath := "", ""
 	for _, n := range s.list(dir) {
-		v, ok := SonameVersion(n, lib.soname)
+		v, ok := sonameVersion(n, lib.soname)
 		if ok && components(v) > components(best) {
 			best, bestPath = v, path.Join(dir, n)
 		}
@@ -186,10 +172,101 @@ func (s *scanner) libIn(c *component, lib stackLib, dir string, rank int) {
 	c.offer(rank, best, bestPath)
 }
 
-// components counts the dot-separated parts of a version; 0 for "".
-func components(v string) int {
-	if v == "" {
-		return 0
+// parseCuDNNHeader reads CUDNN_MAJOR, CUDNN_MINOR and CUDNN_PATCHLEVEL from
+// cudnn_version.h (cuDNN 8 and later) or cudnn.h (cuDNN 7 and earlier).
+func parseCuDNNHeader(src []byte) (string, bool) {
+	return headerVersion(src, "CUDNN_MAJOR", "CUDNN_MINOR", "CUDNN_PATCHLEVEL")
+}
+
+// parseNCCLHeader reads NCCL_MAJOR, NCCL_MINOR and NCCL_PATCH from nccl.h.
+func parseNCCLHeader(src []byte) (string, bool) {
+	return headerVersion(src, "NCCL_MAJOR", "NCCL_MINOR", "NCCL_PATCH")
+}
+
+// parseTensorRTHeader reads NV_TENSORRT_MAJOR, _MINOR and _PATCH from
+// NvInferVersion.h.
+func parseTensorRTHeader(src []byte) (string, bool) {
+	return headerVersion(src, "NV_TENSORRT_MAJOR", "NV_TENSORRT_MINOR", "NV_TENSORRT_PATCH")
+}
+
+// headerVersion joins the numbers of the named macros with dots; every
+// macro must resolve.
+func headerVersion(src []byte, names ...string) (string, bool) {
+	defs := parseDefines(src)
+	parts := make([]string, 0, len(names))
+	for _, n := range names {
+		v, ok := defineNumber(defs, n)
+		if !ok {
+			return "", false
+		}
+		parts = append(parts, v)
 	}
-	return strings.Count(v, ".") + 1
+	return strings.Join(parts, "."), true
+}
+
+// parseDefines returns the object-like macros a C header defines:
+// "#define CUDNN_MAJOR 8" -> CUDNN_MAJOR: "8". Comments after the value and
+// enclosing parentheses are removed; function-like macros are skipped.
+func parseDefines(src []byte) map[string]string {
+	out := map[string]string{}
+	for line := range bytes.Lines(src) {
+		s := strings.TrimSpace(string(line))
+		rest, ok := strings.CutPrefix(s, "#")
+		if !ok {
+			continue
+		}
+		rest, ok = strings.CutPrefix(strings.TrimLeft(rest, " \t"), "define")
+		if !ok || rest == "" || (rest[0] != ' ' && rest[0] != '\t') {
+			continue
+		}
+		rest = strings.TrimLeft(rest, " \t")
+		end := strings.IndexFunc(rest, func(r rune) bool { return !isIdentRune(r) })
+		name := rest
+		if end >= 0 {
+			name, rest = rest[:end], rest[end:]
+		} else {
+			rest = ""
+		}
+		if name == "" || strings.HasPrefix(rest, "(") {
+			continue
+		}
+		if i := strings.Index(rest, "//"); i >= 0 {
+			rest = rest[:i]
+		}
+		if i := strings.Index(rest, "/*"); i >= 0 {
+			rest = rest[:i]
+		}
+		val := strings.TrimSpace(rest)
+		for len(val) >= 2 && val[0] == '(' && val[len(val)-1] == ')' {
+			val = strings.TrimSpace(val[1 : len(val)-1])
+		}
+		out[name] = val
+	}
+	return out
+}
+
+func isIdentRune(r rune) bool {
+	return r == '_' || (r >= '0' && r <= '9') || (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z')
+}
+
+// defineNumber resolves macro name to a decimal number, following macros
+// that expand to another macro's name (TensorRT 10 defines
+// NV_TENSORRT_MAJOR as TRT_MAJOR_ENTERPRISE).
+func defineNumber(defs map[string]string, name string) (string, bool) {
+	for range 8 {
+		v, ok := defs[name]
+		if !ok {
+			return "", false
+		}
+		v = strings.TrimRight(v, "uUlL")
+		if digitsOnly(v) {
+			n, err := strconv.ParseUint(v, 10, 32)
+			if err != nil {
+				return "", false
+			}
+			return strconv.FormatUint(n, 10), true
+		}
+		name = v
+	}
+	return "", false
 }
