@@ -1,14 +1,13 @@
-package main
+// Package suggest finds the word a typo was meant to be.
+package suggest
 
-// closest returns the candidate nearest to word when it is near enough to
-// be a typo of it: at most two edits (an adjacent transposition counts as
-// one, so "exlpain" is one edit from "explain"), and fewer than half of
-// word's length, so short words do not match everything.
-func closest(word string, candidates []string) (string, bool) {
+// Closest returns the candidate nearest to word within two edits and under
+// half its length, so that a short word does not match everything.
+func Closest(word string, candidates []string) (string, bool) {
 	best, bestDist := "", -1
 	for _, c := range candidates {
 		if n := len(word) - len(c); n > 2 || n < -2 {
-			continue // more than two edits apart; and a hostile 128 KiB word costs nothing
+			continue
 		}
 		d := editDistance(word, c)
 		if bestDist < 0 || d < bestDist {
@@ -21,13 +20,11 @@ func closest(word string, candidates []string) (string, bool) {
 	return best, true
 }
 
-// editDistance is the optimal string alignment distance between a and b:
-// insertions, deletions, substitutions and transpositions of adjacent
-// runes, each costing one.
+// editDistance is the optimal string alignment distance, so that a swap of
+// two runes ("exlpain") is one edit.
 func editDistance(a, b string) int {
 	x, y := []rune(a), []rune(b)
-	// d[i][j] is the distance between x[:i] and y[:j].
-	d := make([][]int, len(x)+1)
+	d := make([][]int, len(x)+1) // d[i][j]: the distance of x[:i] and y[:j]
 	for i := range d {
 		d[i] = make([]int, len(y)+1)
 		d[i][0] = i

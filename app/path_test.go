@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"errors"
@@ -22,11 +22,11 @@ func TestLookPathUsesTheFirstPATHAsGetenvDoes(t *testing.T) {
 	}
 	env := envvars.Parse([]string{"PATH=" + first, "HOME=/root", "PATH=" + second})
 
-	got, err := lookPath("train", env)
+	got, err := LookPath("train", env)
 	if err != nil || got != filepath.Join(first, "train") {
-		t.Errorf(`lookPath("train") = %q, %v; want %q from the first PATH`, got, err, filepath.Join(first, "train"))
+		t.Errorf(`LookPath("train") = %q, %v; want %q from the first PATH`, got, err, filepath.Join(first, "train"))
 	}
-	if got, err := lookPath("only-in-second", env); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf(`lookPath("only-in-second") = %q, %v; want not found: the second PATH is not the command's`, got, err)
+	if got, err := LookPath("only-in-second", env); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf(`LookPath("only-in-second") = %q, %v; want not found: the second PATH is not the command's`, got, err)
 	}
 }
