@@ -23,6 +23,7 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 	"github.com/gpu-preflight/gpu-preflight/report"
 	"github.com/gpu-preflight/gpu-preflight/report/redact"
+	"github.com/gpu-preflight/gpu-preflight/report/termsafe"
 )
 
 // Change is one difference between two records. Old or New is "" when the
@@ -349,8 +350,7 @@ func (d *differ) frameworks(old, new []facts.Framework) {
 	}
 }
 
-// archs is the framework's compiled targets as a sorted set, so that the
-// order a scan found them in does not count as a change.
+// archs is the framework's targets as a sorted set: the scan's order is no change.
 func archs(a []string) string {
 	s := slices.Clone(a)
 	slices.Sort(s)
@@ -580,7 +580,7 @@ func join(path, k string) string {
 	return path + "." + k
 }
 
-// Render writes changes as a readable list, those that matter first:
+// Render writes changes escaped for a terminal, those that matter first:
 //
 //	driver: 535.129.03 -> 550.54.15
 //	driver CUDA: 12.2 -> 12.4
@@ -604,7 +604,7 @@ func Render(w io.Writer, changes []Change) error {
 			}
 			indent = "  "
 		}
-		fmt.Fprintf(&b, "%s%s: %s -> %s\n", indent, c.Field, shown(c.Old), shown(c.New))
+		fmt.Fprintf(&b, "%s%s: %s -> %s\n", indent, termsafe.String(c.Field), shown(c.Old), shown(c.New))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -614,5 +614,5 @@ func shown(s string) string {
 	if s == "" {
 		return "(none)"
 	}
-	return s
+	return termsafe.String(s)
 }
