@@ -8,9 +8,12 @@ import (
 	"time"
 
 	"github.com/gpu-preflight/gpu-preflight/preflight/check"
+	"github.com/gpu-preflight/gpu-preflight/preflight/compat"
 	"github.com/gpu-preflight/gpu-preflight/preflight/decision"
 	"github.com/gpu-preflight/gpu-preflight/preflight/envvars"
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
+	"github.com/gpu-preflight/gpu-preflight/preflight/imageref"
+	"github.com/gpu-preflight/gpu-preflight/preflight/orchestrator"
 	"github.com/gpu-preflight/gpu-preflight/report"
 )
 
@@ -91,7 +94,7 @@ func Start(r Run) report.Record {
 			Frameworks: []facts.Framework{{Name: "torch", Version: "2.4.0+cu124", CUDAVersion: "12.4", CuDNNVersion: "9.1.0",
 				Archs: []string{"sm_80", "sm_90"}}},
 			ScanSource: "manifest",
-			Identity:   facts.Identity{Ref: r.Ref, Digest: r.Digest, From: "env"},
+			Identity:   facts.Identity{Ref: r.Ref, Digest: r.Digest, From: "env", Pinned: imageref.ValidDigest(r.Digest)},
 		},
 	}
 	for i := range gpus {
@@ -140,10 +143,13 @@ func Start(r Run) report.Record {
 	if r.Check {
 		argv = nil
 	}
+	env = append(env, r.Envs...)
+	f.Host.Driver.Branch = compat.DriverBranchOn(f.Host.Driver.Version, r.At)
+	f.Orchestrator = orchestrator.FromEnv(envvars.Parse(env))
 	return report.New(report.Inputs{
 		Facts: f, Findings: findings, Decision: d,
 		Argv: argv, Cwd: "/workspace",
-		Environ: envvars.Parse(append(env, r.Envs...)), ToolVersion: "v0.4.0", ToolCommit: "0123abc",
+		Environ: envvars.Parse(env), ToolVersion: "v0.4.0", ToolCommit: "0123abc",
 		Now: r.At, RunID: r.RunID,
 	})
 }
