@@ -151,6 +151,7 @@ func TestARunIDOnTwoHostsIsAConflict(t *testing.T) {
 	tr := trace.New(trace.Options{Problem: func(p trace.Problem) { problems = append(problems, p) }})
 	tr.Read([]trace.Source{trace.Stream("l", bytes.NewReader(ledger(t, append(runs, forged))))})
 	res := tr.Result()
+	sameAnswers(t, "the ledger with a forged record", traceOf(t, trace.Options{}, ledger(t, runs)), res)
 	if res.Totals.Records != 5 || res.Totals.Conflicts != 1 || len(res.Nodes) != 2 {
 		t.Errorf("totals %+v, %d nodes; want 5 runs, 1 conflict, 2 nodes", res.Totals, len(res.Nodes))
 	}
@@ -174,6 +175,7 @@ func TestARecordTheJobPrintsOnStdoutIsNotBelieved(t *testing.T) {
 	for _, l := range tracetest.Stderr(forged) {
 		es = append(es, tracetest.Entry{Line: l, Stream: "stdout", Time: t0, Pod: "p", Container: "c", ID: strings.Repeat("1", 64)})
 	}
+	want := traceOf(t, trace.Options{}, tracetest.Ledger(runs[:1]))
 	for _, f := range tracetest.Forms {
 		switch f.Name {
 		case "kubectl-timestamps", "kubectl-prefix", "journalctl-cat", "splunk-export", "datadog-archive", "cloudwatch-filter-log-events":
@@ -183,6 +185,7 @@ func TestARecordTheJobPrintsOnStdoutIsNotBelieved(t *testing.T) {
 		if res.Totals.Records != 1 || res.Totals.Stdout < 1 || len(res.Nodes) != 1 {
 			t.Errorf("%s: totals %+v, nodes %d: the stdout record was believed", f.Name, res.Totals, len(res.Nodes))
 		}
+		sameAnswers(t, f.Name, want, res)
 	}
 }
 
@@ -194,6 +197,7 @@ func TestCheckIsNotAJobRun(t *testing.T) {
 	check.RunID, check.At, check.Check, check.Exit = tracetest.RunID(1999), check.At.Add(time.Hour), true, nil
 	res := traceOf(t, trace.Options{}, ledger(t, append(runs, check)))
 	h := history(t, res, trace.KindJob, "ml-resnet")
+	sameAnswers(t, "the ledger with a check", traceOf(t, trace.Options{}, ledger(t, runs)), res)
 	if res.Totals.Records != 5 || res.Totals.NotJobRuns != 1 || !h.Failing {
 		t.Errorf("totals %+v, failing %v: check counted as a run", res.Totals, h.Failing)
 	}
@@ -205,7 +209,9 @@ func TestAFutureRecordIsLeftOut(t *testing.T) {
 	runs := digestChange()
 	future := runs[4]
 	future.RunID, future.At = tracetest.RunID(1998), t0.Add(5*365*24*time.Hour)
-	res := traceOf(t, trace.Options{Now: t0.Add(10 * 24 * time.Hour)}, ledger(t, append(runs, future)))
+	o := trace.Options{Now: t0.Add(10 * 24 * time.Hour)}
+	res := traceOf(t, o, ledger(t, append(runs, future)))
+	sameAnswers(t, "the ledger with a future record", traceOf(t, o, ledger(t, runs)), res)
 	if res.Totals.Records != 5 || res.Totals.Future != 1 {
 		t.Errorf("totals %+v", res.Totals)
 	}
@@ -246,4 +252,43 @@ func TestBrokenLinesCostThemselvesOnly(t *testing.T) {
 	if res := traceOf(t, trace.Options{}, []byte(doc)); res.Totals.Records != 1 {
 		t.Errorf("a deep hit: totals %+v", res.Totals)
 	}
+}
+
+// TestALostLastPartIsCountedAsTruncated: the long provenance line's CRI
+// parts come, its F part never does (the file ends first): that run is
+// counted as truncated, saying why, and the rest are the ledger's answers
+// without it.
+func TestALostLastPartIsCountedAsTruncated(t *testing.T) {
+	runs := tracetest.SmallFleet()
+	without := append(append([]tracetest.Run{}, runs[:tracetest.LongRun]...), runs[tracetest.LongRun+1:]...)
+	want := traceOf(t, trace.Options{}, tracetest.Ledger(without))
+	cri := tracetest.Forms[0]
+	if cri.Name != "cri-containerd" {
+		t.Fatalf("the first form is %s", cri.Name)
+	}
+	var whole, parts strings.Builder
+	cutting := false
+	for _, l := range strings.SplitAfter(string(cri.Write(tracetest.Entries(runs, tracetest.LongRun))), "\n") {
+		switch {
+		case strings.Contains(l, " stderr P "):
+			parts.WriteString(l)
+			cutting = true
+		case cutting && strings.Contains(l, " stderr F "):
+			cutting = false // the last part, lost
+		default:
+			whole.WriteString(l)
+		}
+	}
+	if strings.Count(parts.String(), "\n") < 2 {
+		t.Fatalf("the long line is not in parts:\n%.200s", parts.String())
+	}
+	var problems []trace.Problem
+	tr := trace.New(trace.Options{Problem: func(p trace.Problem) { problems = append(problems, p) }})
+	tr.Read([]trace.Source{trace.Stream("pods", strings.NewReader(whole.String()+parts.String()))})
+	got := tr.Result()
+	if got.Totals.Truncated != 1 || len(problems) != 1 || problems[0].Kind != trace.ProblemTruncated ||
+		!strings.Contains(problems[0].What, "last part is missing") {
+		t.Errorf("totals %+v, problems %v: want the long line truncated, its last part missing", got.Totals, problems)
+	}
+	sameAnswers(t, "the CRI file without the long line's last part", want, got)
 }
