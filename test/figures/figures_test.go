@@ -31,6 +31,8 @@ func TestParseRejectsAMalformedTable(t *testing.T) {
 		"<!-- figures -->\n| `a` | b | many | ±5% | c |\n<!-- /figures -->",
 		"<!-- figures -->\n| `a` | b | 3 MiB | 5 | c |\n<!-- /figures -->",
 		"<!-- figures -->\n| `a` | b | 3 MiB | ±5% | c |\n| `a` | b | 3 MiB | ±5% | c |\n<!-- /figures -->",
+		"<!-- figures -->\n| `a` | b | 5.5 ms | ±50% | c |\n<!-- /figures -->",
+		"<!-- figures -->\n| `a` | b | 2 s | ±50% | c |\n<!-- /figures -->",
 	} {
 		if _, err := Parse(doc); err == nil {
 			t.Errorf("Parse(%q) accepted it", strings.ReplaceAll(doc, "\n", `\n`))
