@@ -45,3 +45,15 @@ func threadCPU(t testing.TB, f func()) time.Duration {
 	}
 	return time.Duration(after.Nano() - before.Nano())
 }
+
+// WithinDeadline fails t when a run cut at deadline took longer than the
+// deadline and the slack it needs to end: a second, or ten times
+// reference (the same kind of run without the hang, timed just before),
+// whichever is longer, so a loaded machine stretches the slack as it
+// stretches the run's end.
+func WithinDeadline(t testing.TB, what string, took, deadline, reference time.Duration) {
+	t.Helper()
+	if slack := max(time.Second, 10*reference); took > deadline+slack {
+		t.Errorf("%s took %v with a %v deadline, more than %v past it (a run without the hang took %v)", what, took, deadline, slack, reference)
+	}
+}
