@@ -54,7 +54,6 @@ func TestQuotedFiguresHold(t *testing.T) {
 		t.Fatalf("bench/startup printed no row for the GPU-less, the fake NVML x8 or x1, or the CUDA kernel case:\n%s", out)
 	}
 	quoted["startup-go"].Check(t, floor[colAddedGo])
-	quoted["startup-tini"].Check(t, floor[colAddedTini])
 	quoted["rss"].Check(t, floor[colRSS])
 	quoted["rss-probe"].Check(t, probe[colRSS])
 	quoted["cuda-cpu"].Check(t, cuda[colCPU]/one[colCPU])

@@ -9,7 +9,7 @@ import (
 // noise, and a measurement outside the noise does not hold.
 func TestREADMEFiguresParse(t *testing.T) {
 	quoted := Quoted(t)
-	for _, id := range []string{"binary", "rss", "rss-probe", "startup-go", "startup-tini", "cuda-cpu", "rss-cuda"} {
+	for _, id := range []string{"binary", "rss", "rss-probe", "startup-go", "cuda-cpu", "rss-cuda"} {
 		f, ok := quoted[id]
 		if !ok {
 			t.Errorf("README.md quotes no figure %q", id)
