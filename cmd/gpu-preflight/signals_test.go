@@ -64,20 +64,19 @@ func TestSignalTestsResetInheritedDispositions(t *testing.T) {
 // TestNoSignalIsLostDuringThePreflight sweeps SIGTERM over the whole
 // preflight: try i sends it i/tries of the way through 1.5 times the
 // preflight's median length, from before the Go runtime starts to after the
-// exec. The length is measured again as the sweep goes, so a machine whose
-// load changes keeps the sweep on the preflight, and the sweep must land on
-// both sides of the exec. The tries run in a random order until they are
-// done or the mode's share of time is spent (on a loaded machine, where
-// each run is longer), at least minTries of them: fewer points, spread
-// over the same preflight. Whenever it lands, the signal
-// must end the run:
-// gpu-preflight exits 143 (or dies of it before its handler exists), or the
-// command, which got it, is killed by it. A run that ends 0 lost the signal,
-// and the job would have started on a node being drained. When the command
-// never ran, a record written before the signal must say so
-// (outcome.notStarted), except for a run the signal killed by its default
-// action in the microseconds between the gate's release and execve(2),
-// which the log counts.
+// exec. The length is measured again as the sweep goes, so the sweep stays
+// on the preflight as the machine's load changes, and it must land on both
+// sides of the exec. The tries run in a random order until they are done or
+// the mode's share of time is spent (on a loaded machine, where each run is
+// longer), at least minTries of them: fewer points over the same preflight.
+// Whenever it lands, the signal must end the run: gpu-preflight exits 143
+// (or dies of it before its handler exists), or the command, which got it,
+// is killed by it. A run that ends 0 lost the signal, and the job would
+// have started on a node being drained. When the command never ran, a
+// record written before the signal must say so (outcome.notStarted),
+// except for a run the signal killed by its default action in the
+// microseconds between the gate's release and execve(2), which the log
+// counts.
 func TestNoSignalIsLostDuringThePreflight(t *testing.T) {
 	defaultSignals(t, unix.SIGTERM)
 	tries := 500

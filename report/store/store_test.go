@@ -479,7 +479,7 @@ var recordName = regexp.MustCompile(`^[0-9]{8}T[0-9]{6}\.[0-9]{9}Z-[0-9a-f]{32}\
 
 // docs/sources.md, "What gpu-preflight is held to": no partial provenance
 // file after kill -9 at any point. A child writes records in a loop and is
-// killed with SIGKILL once it has written one, at a random point of a
+// killed with SIGKILL once it has written two, at a random point of a
 // later write: every *.json left must be a complete, valid record, and
 // where O_TMPFILE works nothing else may be left.
 func TestKillDuringWriteLeavesNoPartialRecord(t *testing.T) {

@@ -230,7 +230,7 @@ func TestTestStepsNotesDownloads(t *testing.T) {
 	dir := t.TempDir()
 	cache, mod := filepath.Join(dir, "cache"), filepath.Join(dir, "mod")
 	makefile := "quiet:\n\ttrue\n" +
-		"work:\n\tsh -c \"awk 'BEGIN { for (i = 0; i < 3e7; i++) s += i }'\"\n" +
+		"work:\n\tsh -c \"awk 'BEGIN { for (i = 0; i < 1e7; i++) s += i }'\"\n" +
 		"wait:\n\tsleep 0.5\n" +
 		"fetch:\n\tbash " + filepath.Join(root, "scripts", "log-download.sh") + " 'debootstrap, a fresh root'\n" +
 		"module:\n\tmkdir -p $(CACHE)/nobody/gomodcache/cache/download $(GOMODCACHE)/cache/download\n" +
