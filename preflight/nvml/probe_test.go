@@ -114,32 +114,43 @@ func TestProbeFallsBackToFileWithoutEmbeddedCopy(t *testing.T) {
 	}
 }
 
-// The deadline leaves the hanging probe time to start its child, and the
-// run time to end after it, in proportion to how long a probe that
-// answers takes on the machine as it is now.
+// The hanging probe starts a child in its process group and sleeps: the
+// deadline kills both. The test needs the child to exist before the kill,
+// which a loaded machine can delay past a short deadline: a run whose probe
+// was killed before it wrote the child's pid is run again with twice the
+// deadline.
 func TestProbeTimeoutKillsTheWholeProcessGroup(t *testing.T) {
-	start := time.Now()
-	if r := Probe(context.Background(), helperOptions(t, "ok")); r.NVML.Outcome != facts.ProbeOK {
-		t.Fatalf("NVML = %+v, want ok", r.NVML)
+	answer := func() time.Duration {
+		start := time.Now()
+		if r := Probe(context.Background(), helperOptions(t, "ok")); r.NVML.Outcome != facts.ProbeOK {
+			t.Fatalf("NVML = %+v, want ok", r.NVML)
+		}
+		return time.Since(start)
 	}
-	answered := time.Since(start)
-	pidfile := filepath.Join(t.TempDir(), "pid")
-	opts := helperOptions(t, "hang")
-	opts.Env = append(opts.Env, "HELPER_PIDFILE="+pidfile)
-	opts.Timeout = max(500*time.Millisecond, 10*answered).Round(time.Millisecond)
-	start = time.Now()
-	r := Probe(context.Background(), opts)
-	elapsed := time.Since(start)
-	if r.NVML.Outcome != facts.ProbeTimeout || !strings.Contains(r.NVML.Error, "within "+opts.Timeout.String()) {
-		t.Fatalf("NVML = %+v, want timeout", r.NVML)
+	answered := answer()
+	for timeout := 500 * time.Millisecond; ; timeout *= 2 {
+		pidfile := filepath.Join(t.TempDir(), "pid")
+		opts := helperOptions(t, "hang")
+		opts.Env = append(opts.Env, "HELPER_PIDFILE="+pidfile)
+		opts.Timeout = timeout
+		start := time.Now()
+		r := Probe(context.Background(), opts)
+		elapsed := time.Since(start)
+		if r.NVML.Outcome != facts.ProbeTimeout || !strings.Contains(r.NVML.Error, "within "+timeout.String()) {
+			t.Fatalf("NVML = %+v, want timeout", r.NVML)
+		}
+		harness.WithinDeadline(t, "Probe", elapsed, timeout, answered, answer)
+		data, _ := os.ReadFile(pidfile)
+		pid, err := strconv.Atoi(string(data))
+		if err != nil {
+			if timeout >= time.Minute {
+				t.Fatalf("the hanging probe had not started its child at a %v deadline", timeout)
+			}
+			continue
+		}
+		waitGone(t, pid)
+		return
 	}
-	harness.WithinDeadline(t, "Probe", elapsed, opts.Timeout, answered)
-	data, err := os.ReadFile(pidfile)
-	if err != nil {
-		t.Fatalf("the hanging probe never started its child: %v", err)
-	}
-	pid, _ := strconv.Atoi(string(data))
-	waitGone(t, pid)
 }
 
 // waitGone fails unless pid is gone or a zombie (dead, awaiting its new

@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gpu-preflight/gpu-preflight/test/harness"
 	"github.com/gpu-preflight/gpu-preflight/test/schematest"
 )
 
@@ -94,7 +93,7 @@ func TestBoundedFIFOWhereAFileIsExpected(t *testing.T) {
 		t.Errorf("exit %d, stdout %q: want the command run\nstderr: %s", r.code, r.stdout, r.stderr)
 	}
 	// A refused FIFO costs nothing: no deadline, no wait.
-	harness.WithinDeadline(t, "the run with FIFOs", r.elapsed, 0, ref)
+	withinDeadline(t, "the run with FIFOs", r.elapsed, 0, ref)
 	for _, p := range fifos {
 		if want := filepath.Join(root, p) + `: not a regular file (a FIFO)`; !strings.Contains(r.stderr, want) {
 			t.Errorf("no warning says %q:\n%s", want, r.stderr)
@@ -124,7 +123,7 @@ func TestBoundedSlowSitePackagesScan(t *testing.T) {
 	if r.code != 0 || r.stdout != "ran\n" {
 		t.Errorf("exit %d, stdout %q: want the command run\nstderr: %s", r.code, r.stdout, r.stderr)
 	}
-	harness.WithinDeadline(t, "the run over 10 000 dist-info folders", r.elapsed, 0, ref)
+	withinDeadline(t, "the run over 10 000 dist-info folders", r.elapsed, 0, ref)
 	if strings.Contains(r.stderr, "the scan stopped") {
 		t.Errorf("the scan ran out of its budget:\n%s", r.stderr)
 	}

@@ -190,11 +190,18 @@ func runCmdThen(t *testing.T, cmd *exec.Cmd, limit time.Duration, started func(*
 // reference times one `gpu-preflight check --json` with the fake NVML
 // playing eight H100s: how long a run without a hang takes on the machine
 // as it is now, the yardstick of the slack a run cut at a deadline gets to
-// end (harness.WithinDeadline).
+// end (withinDeadline).
 func reference(t *testing.T) time.Duration {
 	t.Helper()
 	env := shimEnv(t, fakeLibrary(t), ptr(fakenvml.H100x8("550.54.15", 12040)))
 	return run(t, time.Minute, env, shimBin(t), "check", "--json").elapsed
+}
+
+// withinDeadline is harness.WithinDeadline with reference runs: ref, timed
+// before the run, and one more if it needs it.
+func withinDeadline(t *testing.T, what string, took, deadline, ref time.Duration) {
+	t.Helper()
+	harness.WithinDeadline(t, what, took, deadline, ref, func() time.Duration { return reference(t) })
 }
 
 // record is the part of the provenance record these tests read.

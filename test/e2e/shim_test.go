@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/gpu-preflight/gpu-preflight/test/fakenvml"
-	"github.com/gpu-preflight/gpu-preflight/test/harness"
 	"github.com/gpu-preflight/gpu-preflight/test/schematest"
 )
 
@@ -149,7 +148,7 @@ func TestShimRunsV100On470WithCUDA118Image(t *testing.T) {
 }
 
 // A hung nvmlInit with PREFLIGHT_NVML_TIMEOUT=2s: the run ends soon after
-// it (harness.WithinDeadline), the nvml check is an error, the default
+// it (withinDeadline), the nvml check is an error, the default
 // fail policy aborts with the node-fault code, and no probe process is
 // left behind.
 func TestShimHangingNVMLIsBoundedAndLeavesNothing(t *testing.T) {
@@ -157,7 +156,7 @@ func TestShimHangingNVMLIsBoundedAndLeavesNothing(t *testing.T) {
 	env := shimEnv(t, fakeLibrary(t), ptr(fakenvml.Hang()), "PREFLIGHT_NVML_TIMEOUT=2s", tag)
 	ref := reference(t)
 	r := run(t, time.Minute, env, shimBin(t), "--", "true")
-	harness.WithinDeadline(t, "the run", r.elapsed, 2*time.Second, ref)
+	withinDeadline(t, "the run", r.elapsed, 2*time.Second, ref)
 	if r.code != nodeFaultCode {
 		t.Errorf("exit %d, want %d (a node fault) under the fail policy", r.code, nodeFaultCode)
 	}
@@ -181,7 +180,7 @@ func TestShimHangingNVMLIsBoundedAndLeavesNothing(t *testing.T) {
 	if w.code != 0 || w.stdout != "ran\n" {
 		t.Errorf("warn policy: exit %d, stdout %q after %v", w.code, w.stdout, w.elapsed)
 	}
-	harness.WithinDeadline(t, "the run under the warn policy", w.elapsed, 2*time.Second, ref)
+	withinDeadline(t, "the run under the warn policy", w.elapsed, 2*time.Second, ref)
 }
 
 // NVML errors on single fields leave those fields empty and the run going;
