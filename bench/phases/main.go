@@ -1,11 +1,8 @@
-// Command phases reads `perf script -F comm,ip,sym` output of many
-// gpu-preflight starts and says where their CPU time went: every sample of
-// the shim's process is given to the first phase, in the order listed,
-// that one of its stack frames belongs to.
+// Command phases reads `perf script -F comm,ip,sym` of many gpu-preflight
+// starts and gives each sample to the first phase one of its frames belongs
+// to (bench/profile.sh runs the whole measurement):
 //
 //	perf script -F comm,ip,sym | go run ./bench/phases -comm gpu-preflight -task-clock-ms 3.6
-//
-// bench/profile.sh runs the whole measurement.
 package main
 
 import (
@@ -23,9 +20,8 @@ type phase struct {
 	frames []string // substrings of a frame's symbol
 }
 
-// phases are tried in order; the first with a frame on a sample's stack
-// takes it. Exec comes first: the kernel's work loading the shim and, at
-// the end, tearing its address space down for the command.
+// phases are tried in order. Exec comes first: the kernel loading the shim
+// and tearing it down for the command.
 var phases = []phase{
 	{"kernel: execve (loading the shim, then replacing it with the command)", []string{"__x64_sys_execve", "exit_mmap"}},
 	{"Go runtime start-up before main (schedinit, heap, first thread)", []string{"runtime.schedinit", "runtime.rt0_go", "_rt0_amd64"}},
@@ -69,8 +65,7 @@ func main() {
 	fmt.Printf("| all (%d samples) | 100%% | %.2f |\n", total, *taskClock)
 }
 
-// attribute counts the samples of comm per phase; the last count is the
-// samples no phase claims.
+// attribute counts the samples of comm per phase, the last count unclaimed.
 func attribute(r io.Reader, comm string) ([]int, int, error) {
 	if len(comm) > 15 {
 		comm = comm[:15]
@@ -109,8 +104,7 @@ func attribute(r io.Reader, comm string) ([]int, int, error) {
 	return counts, total, sc.Err()
 }
 
-// classify returns the index of the first phase one of the stack's frames
-// belongs to, or len(phases).
+// classify returns the first phase a frame of stack belongs to, or len(phases).
 func classify(stack []string) int {
 	for i, p := range phases {
 		for _, frame := range stack {

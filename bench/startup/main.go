@@ -1,29 +1,14 @@
-// Command startup measures what an entrypoint adds to a command's start:
-// a bare exec of /bin/true, tini, dumb-init, an NGC-style bash entrypoint,
-// a Go program that only execs, and gpu-preflight with provenance on and
-// off, without NVML and with the fake libnvidia-ml.so.1 playing 1 and 8
-// GPUs, the CUDA smoke test in init and kernel mode with the fake
-// libcuda.so.1 playing 1 and 8 GPUs, and, when Debian's python3-torch is
-// installed, `python3 -c 'import torch'`. It prints one Markdown table.
+// Command startup measures what an entrypoint adds to a command's start
+// (bare exec, tini, dumb-init, an NGC-style bash entrypoint, a Go exec-only
+// program, and gpu-preflight's configurations) and prints one Markdown
+// table; docs/PERFORMANCE.md says how to read it.
 //
 //	go run ./bench/startup [-runs 300] [-bin bin] [-against DIR]
 //
-// -against DIR runs every gpu-preflight case a second time with the build
-// in DIR (another checkout's bin, say), in the same interleaved rounds: an
-// A/B of two builds on equal terms, each row with its ratios.
-//
-// Every repetition runs every case once, in a fresh random order, so load
-// on a shared machine falls evenly on all of them; the table holds medians.
-// A case that exits non-zero stops the benchmark: a wrapper that fails
-// fast would look cheap. Peak RSS comes from a separate pass under GNU
-// time (ru_maxrss, which Linux keeps across exec and which takes in reaped
-// children such as the NVML probe).
-//
-// A second pass runs `gpu-preflight -- /bin/true` a few times per
-// configuration and reads the preflight's own elapsed time from its
-// summary log line, less the NVML probe's time from the record its
-// provenance line carries: the 50 ms bar (docs/sources.md, "What
-// gpu-preflight is held to").
+// -against DIR runs every gpu-preflight case again with the build in DIR,
+// in the same interleaved rounds. Each round runs every case once in a
+// fresh random order, so load falls on all alike. A case that exits
+// non-zero stops the benchmark: a wrapper that fails fast would look cheap.
 package main
 
 import (
@@ -49,19 +34,15 @@ import (
 
 // benchCase is one way of starting /bin/true.
 type benchCase struct {
-	name string
-	argv []string
-	env  []string
-	// shim marks gpu-preflight's rows, which the preflight pass reruns
-	// with its log read.
-	shim bool
-	// flags are the shim's configuration, without the command.
-	flags []string
+	name  string
+	argv  []string
+	env   []string
+	shim  bool     // gpu-preflight's rows, which the preflight pass reruns
+	flags []string // the shim's configuration, without the command
 
 	wall []time.Duration
-	// cpu is user+system time from wait4's rusage, which counts the
-	// children the case reaped (the probes): steadier than wall time on a
-	// loaded machine.
+	// cpu is user+system from wait4, counting the probes it reaped:
+	// steadier than wall time on a loaded machine.
 	cpu []time.Duration
 	rss int64 // KiB, the largest of the RSS pass
 }
@@ -138,8 +119,7 @@ func run(runs, warmup int, bin, smiDir, realNVML, against string, keep *regexp.R
 	return printPreflightTimes(os.Stdout, cases, 30)
 }
 
-// withBuild adds, after cases, each gpu-preflight case again with the
-// gpu-preflight in dir, named after it.
+// withBuild adds each gpu-preflight case again with the build in dir.
 func withBuild(cases []benchCase, dir string) ([]benchCase, error) {
 	other, err := filepath.Abs(filepath.Join(dir, "gpu-preflight"))
 	if err != nil {
@@ -159,8 +139,7 @@ func withBuild(cases []benchCase, dir string) ([]benchCase, error) {
 	return cases, nil
 }
 
-// setUp builds the cases: the noop Go program, the fake NVML library and
-// its scenarios, and the roots the shim looks at.
+// setUp builds the cases, the noop program, the fakes and the shim's roots.
 func setUp(work, bin, smiDir, realNVML string, keep *regexp.Regexp) ([]benchCase, error) {
 	shim, err := filepath.Abs(filepath.Join(bin, "gpu-preflight"))
 	if err != nil {
@@ -175,8 +154,7 @@ func setUp(work, bin, smiDir, realNVML string, keep *regexp.Regexp) ([]benchCase
 	if out, err := build.CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("building bench/noop: %v\n%s", err, out)
 	}
-	// The fake NVML and CUDA libraries are compiled (gcc) only when a case
-	// that runs them is kept.
+	// The fakes are compiled (gcc) only when a case that runs them is kept.
 	withFakes := slices.ContainsFunc(fakeCaseNames(), keep.MatchString)
 	var fakeLib, scenario1, scenario8 string
 	if withFakes {
@@ -237,9 +215,8 @@ func setUp(work, bin, smiDir, realNVML string, keep *regexp.Regexp) ([]benchCase
 			return nil, err
 		}
 		smiPath := "PATH=" + smiDir + ":/usr/local/bin:/usr/bin:/bin"
-		// Debian's nvidia-smi insists on an NVML of its own version, so it
-		// runs against Debian's real libnvidia-ml, which on a machine without
-		// the kernel driver answers "Driver Not Loaded": the GPU-less host.
+		// Debian's nvidia-smi needs an NVML of its own version: the real
+		// one, which answers "Driver Not Loaded" without the kernel driver.
 		cases = append(cases,
 			benchCase{name: "NGC-style bash entrypoint, no driver", argv: []string{"/bin/bash", script, "/bin/true"},
 				env: []string{smiPath, "HOME=/root", "LANG=C.UTF-8", "LD_LIBRARY_PATH=" + realNVML}})
@@ -270,10 +247,8 @@ func setUp(work, bin, smiDir, realNVML string, keep *regexp.Regexp) ([]benchCase
 	return cases, nil
 }
 
-// cudaCases are the CUDA smoke test's rows (PREFLIGHT_CUDA_CHECK init and
-// kernel) with the fake libcuda.so.1 on the library path playing 1 and 8
-// H100s, beside the fake NVML of the same count; the rows above them with
-// the check off (its default) are their baseline.
+// cudaCases are the CUDA smoke test's rows with the fake libcuda.so.1 playing
+// 1 and 8 H100s; the fake NVML rows with the check off are their baseline.
 func cudaCases(work string, shimCase func(string, []string, ...[]string) benchCase, fake []string, provOff, nvml1, nvml8 string) ([]benchCase, error) {
 	dir := filepath.Join(work, "fakecuda")
 	if err := os.Mkdir(dir, 0o755); err != nil {
@@ -327,8 +302,7 @@ func torchPython() string {
 	return py
 }
 
-// lookPath finds a wrapper on PATH, or names it so that its start fails
-// with a message saying it is missing.
+// lookPath finds a wrapper on PATH, or names it so its start fails saying so.
 func lookPath(name string) string {
 	if p, err := exec.LookPath(name); err == nil {
 		return p
@@ -336,10 +310,9 @@ func lookPath(name string) string {
 	return "/nonexistent/" + name + " (not installed: make deps)"
 }
 
-// startOnce runs c with its output discarded and returns its wall time
-// and the CPU time it and its reaped children used.
-// fork+exec+wait4 directly: os/exec's goroutines and pipes would add to
-// every case alike, and to the noise.
+// startOnce runs c, output discarded, and returns its wall time and the CPU
+// time of it and its reaped children, by fork+exec+wait4: os/exec's
+// goroutines and pipes would add noise.
 func startOnce(c *benchCase, devnull *os.File) (time.Duration, time.Duration, error) {
 	fd := devnull.Fd()
 	attr := &syscall.ProcAttr{Env: c.env, Files: []uintptr{fd, fd, fd}}
@@ -367,11 +340,9 @@ func startOnce(c *benchCase, devnull *os.File) (time.Duration, time.Duration, er
 	return wall, cpu, nil
 }
 
-// peakRSS runs c n times under GNU time and returns the largest maximum
-// resident set size it reports, in KiB. Not from this program's own
-// wait4: Linux carries a parent's high-water mark into a vforked child
-// across exec, so every case would show this Go program's RSS. GNU time is
-// a small C program; the bare exec row shows the floor it leaves.
+// peakRSS runs c n times under GNU time and returns the largest maximum RSS
+// in KiB: this program's wait4 cannot, since Linux carries a parent's
+// high-water mark into a vforked child across exec.
 func peakRSS(c *benchCase, work string, n int) (int64, error) {
 	out := filepath.Join(work, "rss")
 	var peak int64
@@ -405,8 +376,7 @@ func median(xs []time.Duration) time.Duration {
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
-// printTable writes the Markdown table: medians, the ratio to a bare exec,
-// the added latency and its ratio to tini's, and peak RSS.
+// printTable writes the Markdown table of medians and ratios.
 func printTable(w *os.File, cases []benchCase, runs int) {
 	find := func(name string) time.Duration {
 		for _, c := range cases {
@@ -458,8 +428,8 @@ func kernel() string {
 	return "Linux " + strings.TrimSpace(string(b))
 }
 
-// printPreflightTimes runs each shim configuration n more times and prints the median of the preflight's elapsed time with the
-// NVML probe's time taken out.
+// printPreflightTimes prints, per shim configuration over n more runs, the
+// median preflight time with the NVML probe's taken out.
 func printPreflightTimes(w *os.File, cases []benchCase, n int) error {
 	fmt.Fprintln(w, "| configuration | preflight ms (median) | NVML probe ms (median) | preflight less probe ms |")
 	fmt.Fprintln(w, "|---|---:|---:|---:|")
@@ -486,9 +456,7 @@ func printPreflightTimes(w *os.File, cases []benchCase, n int) error {
 }
 
 // preflightTime runs `gpu-preflight -- /bin/true` with c's configuration
-// and returns the summary line's elapsedMs and the NVML duration of the
-// record its provenance line carries (check, which prints a report, logs
-// neither).
+// and returns the summary's elapsedMs and the record's NVML duration.
 func preflightTime(c benchCase) (total, probe time.Duration, err error) {
 	args := slices.Concat([]string{"--log-level=info", "--log-format=json", "--log-provenance=true"}, c.flags, []string{"--", "/bin/true"})
 	cmd := exec.Command(c.argv[0], args...)

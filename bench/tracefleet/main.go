@@ -1,15 +1,11 @@
 // Command tracefleet writes the provenance records of a generated fleet as
-// JSON lines (a ledger), for the scale measurement of `gpu-preflight trace`
-// (bench/trace.sh, docs/PERFORMANCE.md):
+// JSON lines, for bench/trace.sh's scale measurement of `gpu-preflight trace`:
 //
 //	go run ./bench/tracefleet -records 1000000 > fleet.jsonl
 //
-// Jobs of -ranks ranks each start on consecutive nodes and are retried
-// (the same job id, PREFLIGHT_JOB_ID) -attempts times; every record is made
-// by report.New (package tracetest) and so has the shape and size of a
-// real one. Three nodes are upgraded to a newer driver half way,
-// one node's NVML hangs, and one image digest in ten fails its runs, so
-// every section of trace's answer has work to do.
+// Every record is made by report.New, so it has a real one's shape and
+// size; jobs are retried, some nodes upgraded, one node's NVML hangs and one
+// image in ten fails, so every section of trace's answer has work to do.
 package main
 
 import (

@@ -9,34 +9,21 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// The probe observes the driver; it never changes the machine. NVIDIA's
-// user-space libraries, run as root, create the device node they are about
-// to open when it is missing and /proc/driver/nvidia/params does not say
-// otherwise (ModifyDeviceFiles), and fork/exec nvidia-modprobe, setuid
-// root, to load the kernel module and make nodes when it is installed
-// (nvidia-modprobe(1)). Debian's libnvidia-ml 535 on a driverless host reads
-// the missing params file and calls
-// mknodat("/dev/nvidiactl", S_IFCHR|0666, makedev(195, 255)) inside
-// nvmlInit (strace; docs/sources.md, "NVML"). That node outlives the probe,
-// and the next run counts it as driver evidence. Without CAP_MKNOD the same
-// library gives the same answer ("Driver Not Loaded") and leaves /dev as it
-// was; without CAP_SYS_MODULE in the bounding set, nvidia-modprobe cannot
-// load a module on the probe's behalf.
-//
-// Capabilities belong to a thread, and with cgo Go cannot change them on
-// every thread (syscall.AllThreadsSyscall refuses), so init locks the main
-// goroutine to the main thread, main drops them there before it loads any
-// library, and every NVML and CUDA call runs on that thread; threads and
-// processes the libraries start inherit its sets.
+// The probe observes the driver; it never changes the machine. Run as root,
+// NVIDIA's libraries create a missing device node inside nvmlInit and
+// exec nvidia-modprobe, setuid root, to load the module (docs/sources.md,
+// "NVML"): a node that outlives the probe and counts as driver evidence next
+// run. Without CAP_MKNOD and CAP_SYS_MODULE they answer the same and change
+// nothing. Capabilities belong to a thread and cgo cannot change every
+// thread's, so main stays on the main thread, drops them there before it
+// loads a library, and makes every NVML and CUDA call there.
 func init() { runtime.LockOSThread() }
 
-// withheld are the capabilities the probe gives up.
 var withheld = []int{unix.CAP_MKNOD, unix.CAP_SYS_MODULE}
 
-// dropCapabilities removes withheld from this thread's bounding set (what
-// an exec'd setuid program can gain) and its effective, permitted and
-// inheritable sets. A process that lacks them, or cannot drop them from
-// the bounding set (no CAP_SETPCAP: not root), is left as it is.
+// dropCapabilities removes withheld from this thread's bounding set (what a
+// setuid exec can gain) and its other sets; a process without them, or
+// without CAP_SETPCAP, is left as it is.
 func dropCapabilities() error {
 	for _, c := range withheld {
 		if in, err := unix.PrctlRetInt(unix.PR_CAPBSET_READ, uintptr(c), 0, 0, 0); err != nil || in != 1 {

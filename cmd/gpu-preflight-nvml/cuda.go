@@ -21,14 +21,10 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/preflight/fatbin"
 )
 
-// smoke runs the CUDA smoke test in mode (facts.CUDAModeInit or
-// facts.CUDAModeKernel) and returns what it saw. fatbinLib, in kernel
-// mode, is a framework library whose fatbin is loaded on every device.
-// Every CUDA failure is a step in the document, never a crash.
-//
-// It runs on main's goroutine: a CUDA context is current to one OS thread,
-// so every call must come from the same one, and init locks main to the
-// main thread, the one that gave up CAP_MKNOD (capabilities.go).
+// smoke runs the CUDA smoke test in mode and returns what it saw; in kernel
+// mode fatbinLib's fatbin is loaded on every device. Every CUDA failure is a
+// step in the document, never a crash. It runs on the main thread, which a
+// CUDA context is current to and which gave up CAP_MKNOD (capabilities.go).
 func smoke(mode, fatbinLib string) facts.CUDACheck {
 	doc := facts.CUDACheck{Mode: mode, Outcome: facts.CUDAOK}
 	soname := C.CString(cuda.Soname)
@@ -49,8 +45,8 @@ func smoke(mode, fatbinLib string) facts.CUDACheck {
 		doc.Library = C.GoString(&pathBuf[0])
 	}
 
-	// cuDriverGetVersion answers before cuInit, also when cuInit fails:
-	// the version of the library that was loaded, compat or not.
+	// cuDriverGetVersion answers before cuInit, and when it fails: the
+	// version of the library loaded, compat or not.
 	var version C.int
 	if C.pf_driver_version(&version) == 0 {
 		doc.DriverAPIVersion = int(version)
@@ -86,15 +82,13 @@ func smoke(mode, fatbinLib string) facts.CUDACheck {
 	return doc
 }
 
-// fatbinImage is one fatbin container in C memory, with its targets.
 type fatbinImage struct {
 	data    unsafe.Pointer
 	targets string
 }
 
-// loadFatbin reads the containers of lib that kernel mode loads: one per
-// distinct set of targets (fatbin.PickContainers), within
-// cuda.MaxFatbinBytes in all.
+// loadFatbin reads lib's containers kernel mode loads, one per distinct
+// target set (fatbin.PickContainers), within cuda.MaxFatbinBytes.
 func loadFatbin(lib string) (*facts.CUDAFatbin, []fatbinImage) {
 	fb := &facts.CUDAFatbin{Library: lib}
 	r, err := fatbin.ScanFile(lib)
@@ -129,9 +123,7 @@ func loadFatbin(lib string) (*facts.CUDAFatbin, []fatbinImage) {
 	return fb, images
 }
 
-// cudaDevice runs the steps on device ordinal i: its facts, the primary
-// context and its memory; in kernel mode the framework's fatbins (each of
-// images) and the PTX kernel; then the release of all it took.
+// cudaDevice runs the steps on device ordinal i, then releases all it took.
 func cudaDevice(i int, kernel bool, images []fatbinImage) (d facts.CUDADevice) {
 	start := time.Now()
 	d = facts.CUDADevice{Ordinal: i, Steps: []facts.CUDAStep{}}
@@ -171,10 +163,8 @@ func cudaDevice(i int, kernel bool, images []fatbinImage) (d facts.CUDADevice) {
 	if !kernel {
 		return d
 	}
-	// The fatbin first: a kernel that faults leaves the context unusable
-	// for everything after it.
-	// One step for all containers: the first that fails ends it, and its
-	// targets are named.
+	// The fatbin first: a faulting kernel leaves the context unusable. One
+	// step for all containers; the first that fails names its targets.
 	if len(images) > 0 {
 		var failed string
 		st := timed(facts.CUDAStepFatbin, func() C.CUresult {
@@ -198,8 +188,7 @@ func cudaDevice(i int, kernel bool, images []fatbinImage) (d facts.CUDADevice) {
 }
 
 // writeKernel JIT-compiles the embedded PTX, runs its kernel once and
-// checks the value it wrote. Each step runs only if the one before it
-// succeeded.
+// checks what it wrote, each step only after the one before succeeded.
 func writeKernel(d *facts.CUDADevice, add func(facts.CUDAStep) bool, mods *[]C.CUmodule, buf *C.CUdeviceptr) {
 	var mod C.CUmodule
 	var fn C.CUfunction
@@ -246,8 +235,7 @@ func writeKernel(d *facts.CUDADevice, add func(facts.CUDAStep) bool, mods *[]C.C
 	add(cmp)
 }
 
-// describe gets device i and fills its name, UUID, bus id, compute
-// capability, compute mode and total memory.
+// describe gets device i and fills its facts.
 func describe(i int, dev *C.CUdevice, d *facts.CUDADevice) C.CUresult {
 	if r := C.pf_device_get(C.int(i), dev); r != 0 {
 		return r
@@ -287,9 +275,8 @@ func describe(i int, dev *C.CUdevice, d *facts.CUDADevice) C.CUresult {
 	return 0
 }
 
-// release gives back what a device's steps took, in reverse order, and
-// returns the first failure. The probe exits right after, which would
-// release it all too; doing it explicitly proves the context lets go.
+// release gives back what a device's steps took, in reverse order: the exit
+// would too, but this proves the context lets go.
 func release(dev C.CUdevice, mods []C.CUmodule, buf C.CUdeviceptr) C.CUresult {
 	var first C.CUresult
 	keep := func(r C.CUresult) {
@@ -308,8 +295,7 @@ func release(dev C.CUdevice, mods []C.CUmodule, buf C.CUdeviceptr) C.CUresult {
 	return first
 }
 
-// timed runs call as step and records its CUresult, CUDA's name and
-// string for it, and how long it took.
+// timed runs call as step and records its CUresult, names and duration.
 func timed(step string, call func() C.CUresult) facts.CUDAStep {
 	start := time.Now()
 	r := call()

@@ -12,17 +12,17 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/preflight/nvml"
 )
 
-// gather initialises NVML through lib and maps what it answers into a
-// document. lib is go-nvml's Interface, so tests drive it with go-nvml's
-// mocks; library is only recorded.
+// gather initialises NVML through lib, go-nvml's Interface (tests use its
+// mocks), and maps what it answers into a document.
 func gather(lib gonvml.Interface, library string) nvml.Document {
 	doc := nvml.Document{Library: library, GPUs: []facts.GPU{}}
-	switch ret := lib.Init(); ret {
+	ret := lib.Init()
+	doc.DriverLibrary = driverLibrary(ret)
+	switch ret {
 	case gonvml.SUCCESS:
 		doc.Outcome = facts.ProbeOK
 	case gonvml.ERROR_LIBRARY_NOT_FOUND:
-		// go-nvml returns this when dlopen fails; the library never loaded,
-		// so its string is go-nvml's, not NVML's.
+		// go-nvml's answer when dlopen fails: the string is go-nvml's.
 		doc.Outcome = facts.ProbeLibraryNotFound
 		doc.Error = fmt.Sprintf("%s could not be loaded (%s)", library, lib.ErrorString(ret))
 		return doc
@@ -44,9 +44,8 @@ func gather(lib gonvml.Interface, library string) nvml.Document {
 	if v, ret := lib.SystemGetDriverVersion(); errs.ok("driverVersion", ret) {
 		doc.DriverVersion = v
 	}
-	// _v2 asks libcuda (cuDriverGetVersion) and fails with LIBRARY_NOT_FOUND
-	// where libcuda is absent; v1 then answers from the driver itself (the
-	// comments of both in go-nvml's nvml.h; docs/sources.md, "NVML").
+	// _v2 asks libcuda and fails where it is absent; v1 answers from the
+	// driver (go-nvml's nvml.h; docs/sources.md, "NVML").
 	if v, ret := lib.SystemGetCudaDriverVersion_v2(); ret == gonvml.SUCCESS {
 		doc.CUDAVersionRaw, doc.CUDAVersionCall = v, "v2"
 	} else if v1, ret1 := lib.SystemGetCudaDriverVersion(); ret1 == gonvml.SUCCESS {
@@ -66,7 +65,6 @@ func gather(lib gonvml.Interface, library string) nvml.Document {
 	return doc
 }
 
-// device asks NVML about the GPU at index i.
 func device(lib gonvml.Interface, i int) (g facts.GPU) {
 	g = facts.GPU{Index: i}
 	errs := fieldErrors{lib: lib}
@@ -111,14 +109,13 @@ func device(lib gonvml.Interface, i int) (g facts.GPU) {
 		pending := v == gonvml.FEATURE_ENABLED
 		g.RetiredPagesPending = &pending
 	}
+	g.Health = health(lib, d)
 	return g
 }
 
-// migMode fills the MIG fields. NOT_SUPPORTED and FUNCTION_NOT_FOUND mean
-// "no MIG" and are not errors: libnvidia-container treats them as MIG
-// disabled (docs/sources.md, "NVML"), and "" is this project's "MIG disabled or not
-// known". When MIG is on, it counts the MIG devices NVML can see, so the
-// gpu-health check can tell "MIG enabled but nothing to run on".
+// migMode fills the MIG fields. NOT_SUPPORTED and FUNCTION_NOT_FOUND are
+// "no MIG", as libnvidia-container reads them (docs/sources.md, "NVML").
+// With MIG on, it counts the MIG devices NVML can see, for gpu-health.
 func migMode(d gonvml.Device, g *facts.GPU, errs *fieldErrors) {
 	current, _, ret := d.GetMigMode()
 	switch ret {
@@ -139,9 +136,8 @@ func migMode(d gonvml.Device, g *facts.GPU, errs *fieldErrors) {
 	}
 	count := 0
 	for i := 0; i < max; i++ {
-		// NOT_FOUND marks an empty slot, NO_PERMISSION one this container
-		// may not use: neither is a visible MIG device. Any other failure
-		// leaves the count unknown.
+		// An empty slot (NOT_FOUND) or one this container may not use
+		// (NO_PERMISSION) is no visible device; other failures leave it unknown.
 		switch _, ret := d.GetMigDeviceHandleByIndex(i); ret {
 		case gonvml.SUCCESS:
 			count++
@@ -154,7 +150,6 @@ func migMode(d gonvml.Device, g *facts.GPU, errs *fieldErrors) {
 	g.MIGDevices = &count
 }
 
-// enabled renders a boolean mode the way facts.GPU stores it.
 func enabled(on bool) string {
 	if on {
 		return "enabled"
@@ -162,7 +157,6 @@ func enabled(on bool) string {
 	return "disabled"
 }
 
-// cString converts a NUL-terminated C char array to a string.
 func cString(b []int8) string {
 	s := make([]byte, 0, len(b))
 	for _, c := range b {

@@ -35,9 +35,11 @@ func dgx(t *testing.T) *server.Server {
 	t.Helper()
 	s := dgxa100.New()
 	s.ErrorStringFunc = errorString
+	s.LookupSymbolFunc = withoutFabricV
 	s.SystemGetCudaDriverVersion_v2Func = func() (int, gonvml.Return) { return s.CudaDriverVersion, gonvml.SUCCESS }
 	for _, d := range s.Devices {
 		d := d.(*server.Device)
+		answerHealth(&d.Device, gonvml.SUCCESS, 12)
 		d.GetPersistenceModeFunc = func() (gonvml.EnableState, gonvml.Return) { return gonvml.FEATURE_ENABLED, gonvml.SUCCESS }
 		d.GetTotalEccErrorsFunc = func(gonvml.MemoryErrorType, gonvml.EccCounterType) (uint64, gonvml.Return) {
 			return 0, gonvml.SUCCESS
@@ -164,6 +166,8 @@ func TestGatherRecordsEveryFieldErrorWithoutCrashing(t *testing.T) {
 			return d, gonvml.SUCCESS
 		},
 	}
+	answerHealth(d, lost, 0)
+	lib.ExtensionsFunc = func() gonvml.ExtendedInterface { return &mock.ExtendedInterface{LookupSymbolFunc: withoutFabricV} }
 	doc := gather(lib, "x")
 	if doc.Outcome != facts.ProbeOK {
 		t.Fatalf("outcome %q", doc.Outcome)

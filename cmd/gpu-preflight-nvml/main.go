@@ -1,24 +1,12 @@
 //go:build cgo
 
 // Command gpu-preflight-nvml asks NVML about the driver and the GPUs and
-// prints one JSON document (preflight/nvml.Document) on stdout. It does
-// nothing else: gpu-preflight runs it as a child process with a deadline,
-// because go-nvml needs the dynamic linker (the static shim cannot load it)
-// and a hung NVML call can only be stopped by killing the process.
-//
-// The library is PREFLIGHT_NVML_LIBRARY, default libnvidia-ml.so.1. Every
-// NVML failure is a fact in the document, never a crash: the exit status is 0
-// whenever the document was written.
-//
-// With the arguments `cuda init` or `cuda kernel [LIBRARY]` it runs the
-// CUDA smoke test instead (PREFLIGHT_CUDA_CHECK): libcuda.so.1 loaded
-// through the dynamic linker as the job will load it, cuInit, and per
-// device a primary context, its memory and, in kernel mode, a PTX kernel
-// and a fatbin container of LIBRARY; it prints one JSON document
-// (facts.CUDACheck). The same binary, so the shim embeds one probe.
-//
-// It needs cgo (go-nvml calls NVML through the dynamic linker), so it is
-// excluded when CGO_ENABLED=0 and `go build ./...` still works then.
+// prints one JSON document (preflight/nvml.Document). gpu-preflight runs it
+// as a child with a deadline: go-nvml needs the dynamic linker, and a hung
+// NVML call can only be stopped by killing the process. Every failure is a
+// fact in the document; the exit status is 0 whenever it was written.
+// `cuda init` or `cuda kernel [LIBRARY]` runs the CUDA smoke test instead.
+// It needs cgo, so CGO_ENABLED=0 leaves it out.
 package main
 
 import (
@@ -37,8 +25,7 @@ const defaultLibrary = "libnvidia-ml.so.1"
 
 func main() {
 	if err := dropCapabilities(); err != nil {
-		// Not fatal: the probe still answers, though a library may then
-		// create a missing device node.
+		// Not fatal, though a library may then create a missing device node.
 		fmt.Fprintf(os.Stderr, "gpu-preflight-nvml: dropping CAP_MKNOD and CAP_SYS_MODULE: %v\n", err)
 	}
 	if len(os.Args) > 1 && os.Args[1] == cuda.ProbeArg {

@@ -9,10 +9,8 @@ import (
 )
 
 // brandNames is libnvidia-container's switch from NVML's brands to the
-// strings of the `brand` property (src/driver.c, since toolkit v1.9.0;
-// docs/sources.md, "Requirement facts of the host"), the facts.Brand*
-// constants. The keys are go-nvml's constants, so a name go-nvml does not
-// define, or two names for one value, does not compile.
+// `brand` property's strings (src/driver.c, since toolkit v1.9.0), keyed by
+// go-nvml's constants so the compiler checks them.
 var brandNames = map[gonvml.BrandType]string{
 	gonvml.BRAND_UNKNOWN:             facts.BrandUnknown,
 	gonvml.BRAND_QUADRO:              facts.BrandQuadro,
@@ -31,12 +29,10 @@ var brandNames = map[gonvml.BrandType]string{
 	gonvml.BRAND_NVIDIA:              facts.BrandNvidia, // A100, H100, H200, B200...
 	gonvml.BRAND_GEFORCE_RTX:         facts.BrandGeForceRTX,
 	gonvml.BRAND_TITAN_RTX:           facts.BrandTitanRTX,
-	// BRAND_NVIDIA_DLA, BRAND_NVIDIA_VGAMEDEV, BRAND_NVIDIA_NPU and anything
-	// newer are not in the toolkit's switch: its default, BrandUnknown.
+	// Newer brands are not in the toolkit's switch: its default, BrandUnknown.
 }
 
-// architectureNames names NVML's device architectures as the comments of
-// nvml.h (NVML_DEVICE_ARCH_*) do, keyed by go-nvml's constants.
+// architectureNames names NVML's architectures as nvml.h's NVML_DEVICE_ARCH_* comments do.
 var architectureNames = map[gonvml.DeviceArchitecture]string{
 	gonvml.DEVICE_ARCH_KEPLER:    "Kepler",
 	gonvml.DEVICE_ARCH_MAXWELL:   "Maxwell",
@@ -53,9 +49,7 @@ var architectureNames = map[gonvml.DeviceArchitecture]string{
 	gonvml.DEVICE_ARCH_NPU3:      "NPU3",
 }
 
-// name looks v up in one of these tables. A value the table does not name
-// (a brand the toolkit's switch leaves to its default, an architecture NVML
-// added later, DEVICE_ARCH_UNKNOWN) is "Unknown", as both sources say.
+// name looks v up in a table; a value it does not name is "Unknown", as both sources say.
 func name[K comparable](table map[K]string, v K) string {
 	if s, ok := table[v]; ok {
 		return s

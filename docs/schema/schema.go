@@ -1,13 +1,10 @@
-// Package schema holds the JSON Schemas of gpu-preflight's outputs, embedded
-// so tests can validate against the files in the repository without knowing
-// where the checkout is. The .json files are the documentation; this package
-// only carries them.
+// Package schema embeds the JSON Schemas of gpu-preflight's outputs, so
+// tests validate against the repository's files wherever the checkout is.
 package schema
 
 import _ "embed"
 
-// ProvenanceV1 is provenance.v1.schema.json: the provenance record, schema
-// version "1" (report.SchemaVersion).
+// ProvenanceV1 is provenance.v1.schema.json, the record's schema version "1".
 //
 //go:embed provenance.v1.schema.json
 var ProvenanceV1 []byte
@@ -15,8 +12,7 @@ var ProvenanceV1 []byte
 // ProvenanceV1ID is the schema's $id.
 const ProvenanceV1ID = "https://github.com/gpu-preflight/gpu-preflight/docs/schema/provenance.v1.schema.json"
 
-// TraceV1 is trace.v1.schema.json: the output of `gpu-preflight trace
-// --json` (trace.SchemaVersion "1").
+// TraceV1 is trace.v1.schema.json, `gpu-preflight trace --json`'s version "1".
 //
 //go:embed trace.v1.schema.json
 var TraceV1 []byte

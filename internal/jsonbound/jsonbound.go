@@ -1,11 +1,8 @@
-// Package jsonbound decodes JSON documents that gpu-preflight did not
-// write, or that anyone who can write the image could have replaced, with
-// memory bounded by the document's shape as well as its size.
-// encoding/json bounds neither: a 4 MiB object of 700 000 one-letter
-// members decodes into a map of 44 MiB, and an array of a million empty
-// strings into 16 MiB of string headers before the slice is grown. Unmarshal
-// counts the document's values and its nesting first, in one pass that
-// allocates nothing, and only then decodes it.
+// Package jsonbound decodes JSON that anyone who can write the image could
+// have written, with memory bounded by the document's shape as well as its
+// size, which encoding/json does not bound (a million empty strings decode
+// into 16 MiB of headers). Unmarshal counts values and nesting first, in a
+// pass that allocates nothing.
 package jsonbound
 
 import (
@@ -16,20 +13,15 @@ import (
 
 // Limits bound one document.
 type Limits struct {
-	// Bytes is the longest document read.
-	Bytes int
-	// Depth is the deepest nesting of objects and arrays.
-	Depth int
-	// Values bounds the document's values: every object, array, string,
-	// number and literal, member names included.
-	Values int
+	Bytes  int // the longest document read
+	Depth  int // the deepest nesting of objects and arrays
+	Values int // every object, array, string, number and literal, member names included
 }
 
 // ErrTooLarge is wrapped by the errors of a document past its Limits.
 var ErrTooLarge = errors.New("JSON document past its bounds")
 
-// Check tells whether data is within l, without decoding it. It does not
-// validate the JSON: encoding/json does that after.
+// Check tells whether data is within l without decoding or validating it.
 func Check(data []byte, l Limits) error {
 	if len(data) > l.Bytes {
 		return fmt.Errorf("%w: %d bytes (at most %d)", ErrTooLarge, len(data), l.Bytes)

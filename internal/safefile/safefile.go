@@ -1,20 +1,10 @@
-// Package safefile opens the files gpu-preflight reads or writes by name
-// (the ledger, the termination message, an image's configuration) so that
-// whoever else can write their directory, the job it supervises included,
-// cannot turn them against it:
-//
-//   - O_NOFOLLOW: a symlink planted at the name is refused (ELOOP), never
-//     written through;
-//   - O_NONBLOCK: a FIFO planted there cannot block open(2) (for writing it
-//     fails with ENXIO when nobody reads; for reading it opens at once), and
-//     is then refused, as anything but a regular file is;
-//   - a file written must have exactly one link: a hard link to some other
-//     file (st_nlink > 1) would make a write to it land in that file too;
-//   - a file read is read with a size bound, so a file swapped for a huge
-//     one costs no more than the bound.
-//
-// O_NONBLOCK changes nothing for a regular file (open(2): "has no effect
-// for regular files and block devices").
+// Package safefile opens the files gpu-preflight reads or writes by a name
+// someone else may control (the ledger, the termination message, an image's
+// configuration), so the job it supervises cannot turn them against it:
+// O_NOFOLLOW refuses a planted symlink; O_NONBLOCK keeps a planted FIFO from
+// blocking open(2) (it changes nothing for a regular file), and anything
+// but a regular file is refused; a file written must have one link, or a
+// write would land in another file too; a file read is read up to a bound.
 package safefile
 
 import (
@@ -29,15 +19,12 @@ import (
 // ErrNotRegular is the error for a name that is not a regular file.
 var ErrNotRegular = errors.New("not a regular file")
 
-// ErrLinked is the error for a file to be written that has more than one
-// hard link.
+// ErrLinked is the error for a file to be written that has more than one hard link.
 var ErrLinked = errors.New("has more than one hard link (another name for the same file exists; gpu-preflight does not write through it)")
 
-// OpenWrite opens path for writing with flag (O_WRONLY or O_RDWR, and
-// O_CREATE, O_APPEND as needed; never O_TRUNC, which would cut a file
-// before it is checked: truncate the returned file instead), never
-// following a symlink or blocking on a FIFO, and returns it only when it
-// is a regular file with one link.
+// OpenWrite opens path for writing with flag (never O_TRUNC, which would cut
+// a file before it is checked: truncate the returned file instead) and
+// returns it only when it is a regular file with one link.
 func OpenWrite(path string, flag int, perm os.FileMode) (*os.File, error) {
 	if flag&os.O_TRUNC != 0 {
 		return nil, errors.New("safefile.OpenWrite: O_TRUNC would cut the file before it is checked")
@@ -54,8 +41,7 @@ func OpenWrite(path string, flag int, perm os.FileMode) (*os.File, error) {
 	return f, nil
 }
 
-// CheckOwn reports whether f is a regular file with one link: ErrNotRegular
-// or ErrLinked otherwise.
+// CheckOwn reports ErrNotRegular or ErrLinked unless f is a regular file with one link.
 func CheckOwn(f *os.File) error {
 	var st unix.Stat_t
 	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
@@ -70,8 +56,7 @@ func CheckOwn(f *os.File) error {
 	return nil
 }
 
-// ReadOpen reads f, which must be a regular file, at most max bytes of it,
-// and closes it.
+// ReadOpen reads at most max bytes of f, which must be a regular file, and closes it.
 func ReadOpen(f *os.File, max int64) ([]byte, error) {
 	defer f.Close()
 	var st unix.Stat_t
@@ -84,8 +69,7 @@ func ReadOpen(f *os.File, max int64) ([]byte, error) {
 	if st.Size > max {
 		return nil, fmt.Errorf("%s is %d bytes, over the %d-byte limit", f.Name(), st.Size, max)
 	}
-	// The size can change while it is read (a file still being written):
-	// the limit holds on what is read, not on what fstat said.
+	// The limit holds on what is read: the file may grow while it is read.
 	data, err := io.ReadAll(io.LimitReader(f, max+1))
 	if err != nil {
 		return nil, err
@@ -96,8 +80,7 @@ func ReadOpen(f *os.File, max int64) ([]byte, error) {
 	return data, nil
 }
 
-// Kind names the type of a file that is not a regular one, from its
-// st_mode, for a message.
+// Kind names the type of a file that is not a regular one, for a message.
 func Kind(mode uint32) string {
 	switch mode & unix.S_IFMT {
 	case unix.S_IFIFO:

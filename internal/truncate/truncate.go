@@ -1,9 +1,6 @@
-// Package truncate bounds text of unbounded length where it enters a
-// message, a log line or the record. One environment string can hold
-// 128 KiB and a file under /proc or /sys whatever it holds, so a value is
-// never copied whole into what a person or a pipeline reads: it keeps its
-// start, cut at a rune boundary, and a note of how long the whole was,
-// "…[truncated N bytes]".
+// Package truncate bounds text of unbounded length (an environment string,
+// a file under /proc) where it enters a message, a log line or the record:
+// its start, cut at a rune boundary, and "…[truncated N bytes]".
 package truncate
 
 import (
@@ -12,16 +9,12 @@ import (
 	"unicode/utf8"
 )
 
-// MessageBytes is how much of a value a one-line error message or warning
-// quotes: enough to recognise a version, a PCI bus id or a setting, short
-// enough that the line still reads as one line.
+// MessageBytes is how much of a value a one-line message quotes: enough to
+// recognise a version or a bus id, short enough to stay one line.
 const MessageBytes = 120
 
-// String returns s when it is at most limit bytes (so it cuts exactly when
-// len(s) > limit). Otherwise it returns the start of s followed by the note,
-// the two together at most limit bytes (the note alone when limit is
-// shorter than the note). A caller that budgets bytes (a log line, a record
-// field, a termination message) gets no more than it asked for.
+// String returns s when it is at most limit bytes, else its start and the
+// note, together at most limit bytes (the note alone when limit is shorter).
 func String(s string, limit int) string {
 	if len(s) <= limit {
 		return s
@@ -30,11 +23,9 @@ func String(s string, limit int) string {
 	return start(s, limit-len(n)) + n
 }
 
-// Quote quotes s as strconv.Quote does, for a message that names a bad
-// value. When s is longer than limit bytes, it quotes only the start of s,
-// at most limit bytes of it, and puts the note after the closing quote,
-// where it cannot be mistaken for part of the value:
-// "0000:3b:00.0xxxx"…[truncated 4096 bytes].
+// Quote quotes s as strconv.Quote does, for a message naming a bad value;
+// past limit bytes it quotes the start and puts the note after the closing
+// quote, where it cannot pass for the value.
 func Quote(s string, limit int) string {
 	if len(s) <= limit {
 		return strconv.Quote(s)
@@ -42,14 +33,12 @@ func Quote(s string, limit int) string {
 	return strconv.Quote(start(s, limit)) + Note(len(s))
 }
 
-// Note is the mark a cut value ends with, saying how long the whole value
-// was: for a writer that keeps a value's start as it streams in (a child's
-// output) and knows the whole size only at the end.
+// Note is the mark a cut value ends with, for a writer that learns the
+// whole size only at the end (a child's output).
 func Note(size int) string {
 	return fmt.Sprintf("…[truncated %d bytes]", size)
 }
 
-// start returns at most n bytes of the start of s, never half a rune.
 func start(s string, n int) string {
 	if n <= 0 {
 		return ""

@@ -1,8 +1,7 @@
 // Package advise answers "what does this driver run, and what should I
-// install?" and its converse for an image. It decides nothing itself: every
-// verdict is the checks' (preflight/check) applied to the node described
-// and to one build from the release tables (preflight/releases), so advise
-// and check cannot disagree.
+// install?" and its converse for an image. Every verdict is the checks'
+// applied to the node and to one build of preflight/releases, so advise and
+// check cannot disagree.
 package advise
 
 import (
@@ -21,16 +20,10 @@ import (
 
 // Node is the host advice is for.
 type Node struct {
-	// Driver is the driver version, "525.60.13".
-	Driver string `json:"driver"`
-	// CUDA is the highest CUDA version the driver supports; empty to take
-	// it from the driver-branch table.
-	CUDA string `json:"cuda"`
-	// GPU is a compute capability, "8.0"; empty when not known.
-	GPU string `json:"gpu,omitempty"`
-	// Brand is the NVML brand ("Tesla", "Nvidia", "GeForceRTX"); empty
-	// when not known.
-	Brand string `json:"brand,omitempty"`
+	Driver string `json:"driver"`          // "525.60.13"
+	CUDA   string `json:"cuda"`            // "" takes it from the driver-branch table
+	GPU    string `json:"gpu,omitempty"`   // a compute capability, "8.0"; "" when not known
+	Brand  string `json:"brand,omitempty"` // the NVML brand; "" when not known
 }
 
 // Route is how a CUDA version or a build runs on the node, best first.
@@ -55,12 +48,11 @@ func (r Route) MarshalText() ([]byte, error) { return []byte(r.String()), nil }
 type CUDARoute struct {
 	CUDA  string `json:"cuda"`
 	Route Route  `json:"route"`
-	// Why is the cuda-driver check's message for this version.
-	Why string `json:"why"`
+	Why   string `json:"why"`
 }
 
-// ForwardCompat says whether CUDA forward compatibility can carry newer
-// CUDA versions on this node today, and why.
+// ForwardCompat says whether CUDA forward compatibility can carry newer CUDA
+// versions on this node today, and why.
 type ForwardCompat struct {
 	Possible bool   `json:"possible"`
 	Why      string `json:"why"`
@@ -70,13 +62,11 @@ type ForwardCompat struct {
 type Verdict struct {
 	Build releases.Build `json:"build"`
 	Route Route          `json:"route"`
-	// Findings are the checks behind the verdict: framework-cuda (and
-	// cuda-driver for images), gpu-arch when the GPU is known.
+	// Findings behind the verdict: framework-cuda (cuda-driver for images), gpu-arch when the GPU is known.
 	Findings []check.Finding `json:"findings"`
 }
 
-// Why is the verdict's reason: the messages of the findings that are not
-// a pass.
+// Why is the messages of the findings that are not a pass.
 func (v Verdict) Why() string {
 	var out []string
 	for _, f := range v.Findings {
@@ -90,15 +80,13 @@ func (v Verdict) Why() string {
 // Advice is what ForDriver found.
 type Advice struct {
 	Node Node `json:"node"`
-	// Branch is the driver's lifecycle row; BranchKnown false when the
-	// lifecycle table lacks it.
+	// Branch is the driver's lifecycle row, when BranchKnown.
 	Branch      compat.Branch `json:"branch"`
 	BranchKnown bool          `json:"branchKnown"`
-	// CUDA is each known toolkit version, newest first, with its route.
+	// CUDA is each known toolkit version, newest first.
 	CUDA    []CUDARoute   `json:"cudaVersions"`
 	Forward ForwardCompat `json:"forwardCompatibility"`
-	// Builds are every build of the release tables, per framework in
-	// releases.Frameworks order, best first.
+	// Builds are every build of the release tables, per framework, best first.
 	Builds []Verdict `json:"builds"`
 }
 
@@ -132,16 +120,14 @@ func ForDriver(n Node, on time.Time) (Advice, error) {
 		for _, b := range releases.For(fw) {
 			vs = append(vs, judge(n, b, a.Forward.Possible))
 		}
-		// Best first: the route, then the table's own order.
 		sort.SliceStable(vs, func(i, j int) bool { return vs[i].Route < vs[j].Route })
 		a.Builds = append(a.Builds, vs...)
 	}
 	return a, nil
 }
 
-// forwardCompat decides whether a cuda-compat package can carry newer CUDA
-// versions here: a data-center GPU (compat.ForwardCompat) on a branch that
-// is a forward-compatibility target today (compat.ForwardCompatTarget).
+// forwardCompat: a data-center GPU on a branch that is a forward
+// compatibility target today can take a cuda-compat package.
 func forwardCompat(n Node, br compat.Branch, known bool, on time.Time) ForwardCompat {
 	var why []string
 	ok := true
@@ -184,8 +170,7 @@ func forwardCompat(n Node, br compat.Branch, known bool, on time.Time) ForwardCo
 	return ForwardCompat{Why: msg}
 }
 
-// input is the checks' view of node n running an image or environment with
-// the given CUDA toolkit, frameworks and compat libraries.
+// input is the checks' view of node n running the given CUDA, frameworks and compat libraries.
 func input(n Node, toolkit string, fws []facts.Framework, libs []facts.CompatLib) check.Input {
 	var gpus []facts.GPU
 	if n.GPU != "" || n.Brand != "" {
@@ -193,7 +178,7 @@ func input(n Node, toolkit string, fws []facts.Framework, libs []facts.CompatLib
 	}
 	return check.Input{
 		Facts: facts.Facts{
-			Host: facts.Host{Driver: facts.Driver{Version: n.Driver, CUDAVersion: n.CUDA, Source: "advise"}, GPUs: gpus},
+			Host: facts.Host{Driver: facts.Driver{Version: n.Driver, CUDAVersion: n.CUDA, Source: facts.DriverFromAdvise}, GPUs: gpus},
 			Container: facts.Container{Env: map[string]string{}, CUDA: facts.CUDAToolkit{Version: toolkit},
 				Frameworks: fws, Compat: libs},
 		},
@@ -201,8 +186,7 @@ func input(n Node, toolkit string, fws []facts.Framework, libs []facts.CompatLib
 	}
 }
 
-// compatLib is the libcuda a cuda-compat package for CUDA cuda brings: the
-// driver of that CUDA release (compat.MinDriver).
+// compatLib is the libcuda a cuda-compat package for cuda brings (compat.MinDriver).
 func compatLib(cuda string) ([]facts.CompatLib, bool) {
 	d, ok := compat.MinDriver(cuda)
 	if !ok {
@@ -211,8 +195,7 @@ func compatLib(cuda string) ([]facts.CompatLib, bool) {
 	return []facts.CompatLib{{Path: "/usr/local/cuda/compat/libcuda.so." + d, DriverVersion: d}}, true
 }
 
-// routeOf reads a route off findings: error fails, warning is
-// minor-version compatibility, otherwise native.
+// routeOf: error fails, warning is minor-version compatibility, else native.
 func routeOf(fs []check.Finding) Route {
 	worst := check.Pass
 	for _, f := range fs {
@@ -229,7 +212,6 @@ func routeOf(fs []check.Finding) Route {
 	return Native
 }
 
-// cudaRoute is the cuda-driver check on an image of CUDA cuda.
 func cudaRoute(n Node, cuda string, forward bool) CUDARoute {
 	f := check.CUDADriver.Run(input(n, cuda, nil, nil))
 	r := CUDARoute{CUDA: cuda, Route: routeOf([]check.Finding{f}), Why: f.Message}
@@ -243,7 +225,6 @@ func cudaRoute(n Node, cuda string, forward bool) CUDARoute {
 	return r
 }
 
-// judge applies the checks to build b on node n.
 func judge(n Node, b releases.Build, forward bool) Verdict {
 	run := func(libs []facts.CompatLib) []check.Finding {
 		fw := facts.Framework{Name: b.Framework, Version: b.Version, CUDAVersion: b.CUDA, Archs: slices.Clone(b.Archs)}

@@ -13,50 +13,42 @@ import (
 // BranchFloor is the lowest driver of one branch an image runs on.
 type BranchFloor struct {
 	Branch int `json:"branch"`
-	// Lifecycle is the branch's lifecycle row; LifecycleKnown false when
-	// the lifecycle table lacks it.
+	// Lifecycle is the branch's lifecycle row, when LifecycleKnown.
 	Lifecycle      compat.Branch `json:"lifecycle"`
 	LifecycleKnown bool          `json:"lifecycleKnown"`
-	// MinDriver is the lowest driver of the branch that runs the image,
-	// "" when none does. AnyDriver is true when every driver of the branch
-	// does.
+	// MinDriver is the branch's lowest driver that runs the image, "" when
+	// none does; AnyDriver: every one does.
 	MinDriver string `json:"minDriver,omitempty"`
 	AnyDriver bool   `json:"anyDriver,omitempty"`
-	// Status is the worst of the checks on that driver (pass, warn;
-	// error when no driver of the branch runs the image) and Why their
-	// messages that are not a pass.
+	// Status is the worst check on that driver (error when none runs the
+	// image) and Why their messages that are not a pass.
 	Status check.Status `json:"status"`
 	Why    string       `json:"why,omitempty"`
-	// Brands lists the brands on which that driver still fails, where
-	// some do (forward-compatibility terms and brand factors).
+	// FailsOnBrands are the brands on which that driver still fails.
 	FailsOnBrands []string `json:"failsOnBrands,omitempty"`
 }
 
 // GPUFit is how the image's kernels meet one compute capability.
 type GPUFit struct {
 	ComputeCapability string `json:"computeCapability"`
-	// Status is gpu-arch's: pass (a cubin runs), warn (only PTX JIT or
-	// beyond the toolkit's range), error (no kernel image).
+	// Status is gpu-arch's: pass (a cubin), warn (PTX JIT only, or beyond
+	// the toolkit), error (no kernel image).
 	Status check.Status `json:"status"`
 	Why    string       `json:"why"`
 }
 
 // ImageAdvice answers advise --root: which drivers and GPUs an image runs on.
 type ImageAdvice struct {
-	// CUDA are the CUDA versions the image's toolkit and frameworks are
-	// built for, each once, in that order.
+	// CUDA are the CUDA versions of the image's toolkit and frameworks, once each.
 	CUDA     []string      `json:"cuda"`
 	Branches []BranchFloor `json:"branches"`
 	GPUs     []GPUFit      `json:"gpus"`
-	// GPUsKnown is false when the image has no CUDA toolkit and no
-	// framework kernels that gpu-arch could judge.
+	// GPUsKnown is false when nothing could be judged by gpu-arch.
 	GPUsKnown bool `json:"gpusKnown"`
 }
 
-// ForImage judges img on every driver branch and GPU generation: the
-// lowest driver per branch (the checks on each driver class of the
-// branch, nodeclass.Points), and, on the newest branch, which compute
-// capabilities the kernels run on as cubins and which need PTX JIT.
+// ForImage judges img on every driver branch (the lowest driver per branch,
+// over nodeclass.Points) and, on the newest, every compute capability.
 func ForImage(img nodeclass.Image) ImageAdvice {
 	var a ImageAdvice
 	for _, c := range append([]string{img.Container.CUDA.Version}, frameworkCUDA(img)...) {

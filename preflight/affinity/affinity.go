@@ -1,17 +1,8 @@
 // Package affinity turns an image's requirements into a Kubernetes
-// nodeAffinity over the labels NVIDIA's GPU Feature Discovery (GFD)
-// publishes, so the scheduler keeps a job off nodes that gpu-preflight
-// would stop.
-//
-// It restates no rule. A node, as GFD labels describe it, is a driver
-// version and a GPU compute capability; the driver's CUDA version follows
-// from its branch (compat). The driver versions fall into classes between
-// the points where some rule can change its answer (branches, the
-// minor-version-compatibility floors, the versions the image's
-// requirements name); affinity runs the checks (cuda-requirement,
-// cuda-driver, framework-cuda, gpu-arch) once per class and compute
-// capability, and admits what no check fails. The result is then written
-// as nodeSelectorTerms.
+// nodeAffinity over NVIDIA GPU Feature Discovery's labels, so the scheduler
+// keeps a job off nodes gpu-preflight would stop. It restates no rule: it
+// runs the checks once per driver class and compute capability
+// (nodeclass) and admits what no check fails.
 package affinity
 
 import (
@@ -32,11 +23,10 @@ type Labels struct {
 	DriverMajor, DriverMinor, DriverRevision string
 }
 
-// GFD's labels (NVIDIA/k8s-device-plugin docs/gpu-feature-discovery/README.md
-// and internal/lm/nvml.go): the "-version" names since v0.15.0 (April
-// 2024, commit eba41da40), the older names still published beside them and
-// marked deprecated. Values are the driver version's own components as
-// strings ("03" stays "03"; a two-part version has an empty revision).
+// GFD's labels (NVIDIA/k8s-device-plugin docs/gpu-feature-discovery/README.md,
+// internal/lm/nvml.go): the "-version" names since v0.15.0, the older ones
+// still published beside them. Values are the version's own components
+// ("03" stays "03"; a two-part version has an empty revision).
 var (
 	CurrentLabels    = Labels{"nvidia.com/cuda.driver-version.major", "nvidia.com/cuda.driver-version.minor", "nvidia.com/cuda.driver-version.revision"}
 	DeprecatedLabels = Labels{"nvidia.com/cuda.driver.major", "nvidia.com/cuda.driver.minor", "nvidia.com/cuda.driver.rev"}
@@ -57,46 +47,38 @@ type Expr struct {
 
 // Term is one nodeSelectorTerm: its expressions are ANDed.
 type Term struct {
-	Exprs []Expr
-	// Comment says which nodes the term admits, for the YAML.
-	Comment string
+	Exprs   []Expr
+	Comment string // which nodes the term admits, for the YAML
 }
 
 // Affinity is the generated node affinity: its terms are ORed.
 type Affinity struct {
-	Terms []Term
-	// Unconstrained is true when every node passes: no affinity is needed.
-	Unconstrained bool
-	// LeftOut explains the factors no label carries, each a sentence.
-	LeftOut []string
+	Terms         []Term
+	Unconstrained bool     // every node passes: no affinity is needed
+	LeftOut       []string // the factors no label carries, each a sentence
 }
 
-// Input is what the affinity is computed from: the image's facts (its
-// requirements, CUDA toolkit, compat libraries, frameworks and their
-// kernels), the user's extra requirement, and the labels to match.
+// Input is what the affinity is computed from: the image's facts, the
+// user's extra requirement, and the labels to match.
 type Input struct {
 	Container facts.Container
 	Options   check.Options
-	// Policy and Ignore are PREFLIGHT_POLICY and PREFLIGHT_IGNORE: the
-	// affinity refuses the nodes where they would stop the job.
+	// Policy and Ignore: the affinity refuses the nodes where they would stop the job.
 	Policy policy.Policy
 	Ignore map[string]bool
 	Labels Labels
 }
 
-// version3 is a driver version as GFD's three labels hold it.
 type version3 = nodeclass.Version
 
-// span is a run of admitted driver classes: [lo, hi), hi zero for "and
-// newer".
+// span is a run of admitted driver classes: [lo, hi), or open.
 type span struct {
 	lo, hi version3
 	open   bool // no upper bound
 }
 
-// For computes the affinity of in. A class is admitted when the checks
-// pass it whatever the brand (nodeclass.Admits): no label carries the
-// brand, so the affinity may not refuse a node a brand would let run.
+// For computes the affinity of in. A class is admitted when the checks pass
+// it whatever the brand (nodeclass.Admits): no label carries the brand.
 func For(in Input) (Affinity, error) {
 	if in.Labels == (Labels{}) {
 		in.Labels = CurrentLabels
@@ -105,10 +87,8 @@ func For(in Input) (Affinity, error) {
 	ps := nodeclass.Points(img)
 	judge := nodeclass.NewClassifier(img)
 	ccs := compat.ComputeCapabilities()
-	// admitted[cc] lists the spans of driver classes no check fails on.
 	admitted := map[string][]span{}
-	// brandFails[i] is the brands some admitted compute capability fails
-	// on in driver class i.
+	// brandFails[i]: the brands some admitted capability fails on in class i.
 	brandFails := make([][]string, len(ps))
 	for _, cc := range ccs {
 		var spans []span
@@ -160,7 +140,6 @@ func For(in Input) (Affinity, error) {
 		a.LeftOut = append(a.LeftOut, "brand is left out: no GFD label carries the NVML brand (gpu.product names the model), so these terms also admit nodes whose brand the image's requirement or forward compatibility refuses, and gpu-preflight stops the job there: "+strings.Join(notes, "; "))
 	}
 
-	// Group the compute capabilities that share their driver spans.
 	type group struct {
 		spans []span
 		ccs   []string
@@ -201,8 +180,7 @@ func For(in Input) (Affinity, error) {
 	return a, nil
 }
 
-// spanText is "driver 470.x", "driver >= 525.60.13, < 526" or
-// "driver >= 570".
+// spanText is "driver 470.x", "driver >= 525.60.13, < 526" or "driver >= 570".
 func spanText(s span) string {
 	if s.open {
 		return "driver >= " + short(s.lo)
@@ -213,7 +191,6 @@ func spanText(s span) string {
 	return "driver >= " + short(s.lo) + ", < " + short(s.hi)
 }
 
-// short drops trailing zero components: 470.0.0 -> 470.
 func short(v version3) string {
 	switch {
 	case v[1] == 0 && v[2] == 0:
@@ -224,10 +201,8 @@ func short(v version3) string {
 	return v.String()
 }
 
-// computeExprs writes a set of compute capabilities as expression sets
-// (each its own term), with the capabilities each covers: a major whose
-// every known minor is in the set is matched on the major alone; all
-// capabilities need no expression.
+// computeExprs writes compute capabilities as expression sets, one per term,
+// with what each covers: a major with every known minor is matched alone.
 func computeExprs(ccs []string, all bool) ([][]Expr, []string) {
 	if all {
 		return [][]Expr{nil}, []string{""}
@@ -282,9 +257,8 @@ func computeExprs(ccs []string, all bool) ([][]Expr, []string) {
 	return out, texts
 }
 
-// box is a block of driver versions: the components before len(fixed)
-// equal fixed, the next one lies in [lo, hi] (hi < 0: no upper bound), the
-// rest are free. A box with len(fixed) == 3 is one version.
+// box is a block of driver versions: the components before len(fixed) equal
+// fixed, the next lies in [lo, hi] (hi < 0: unbounded), the rest are free.
 type box struct {
 	fixed  []int64
 	lo, hi int64
@@ -294,8 +268,7 @@ type box struct {
 // boxes splits [lo, hi) (hi ignored when open) into boxes.
 func boxes(k int, prefix []int64, lo, hi version3, loFree, hiFree bool) []box {
 	if k == 3 {
-		// Every component is fixed: the version is in [lo, hi) only when
-		// no upper bound is left (it equals hi otherwise).
+		// Every component fixed: in [lo, hi) only without an upper bound.
 		if hiFree {
 			return []box{{fixed: slices.Clone(prefix)}}
 		}
@@ -345,8 +318,7 @@ func boxes(k int, prefix []int64, lo, hi version3, loFree, hiFree bool) []box {
 	return append(out, upper...)
 }
 
-// driverExprs writes a span of driver versions as expression sets, one
-// per term.
+// driverExprs writes a span of driver versions as expression sets, one per term.
 func driverExprs(l Labels, s span) [][]Expr {
 	keys := [3]string{l.DriverMajor, l.DriverMinor, l.DriverRevision}
 	var out [][]Expr
@@ -395,9 +367,8 @@ func constrains(exprs []Expr, key string) bool {
 	return slices.ContainsFunc(exprs, func(e Expr) bool { return e.Key == key })
 }
 
-// equal matches a label equal to v: In for the major (GFD writes it
-// without leading zeros), Gt and Lt for the others, whose values may carry
-// leading zeros ("03").
+// equal matches a label equal to v: In for the major (no leading zeros),
+// Gt and Lt for the others, which may carry them ("03").
 func equal(key string, v int64, major bool) []Expr {
 	if major {
 		return []Expr{{Key: key, Operator: "In", Values: []string{strconv.FormatInt(v, 10)}}}

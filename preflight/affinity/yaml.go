@@ -6,10 +6,8 @@ import (
 	"strings"
 )
 
-// YAML writes the affinity as the `nodeAffinity:` block of a pod spec's
-// `affinity:`, with a comment per term and the notes first. It writes the
-// few YAML forms it needs itself (the shim carries no YAML library); the
-// examples' tests decode the output strictly into k8s.io/api types.
+// YAML writes the affinity as a pod spec's `nodeAffinity:` block, by hand
+// (the shim carries no YAML library); the examples' tests decode it strictly.
 func (a Affinity) YAML(header string) string {
 	var b strings.Builder
 	for _, line := range strings.Split(strings.TrimSpace(header), "\n") {

@@ -42,11 +42,8 @@ type Finding struct {
 	Status  Status `json:"status"`
 	Message string `json:"message"`
 	Remedy  string `json:"remedy"`
-	// NodeFault marks a finding about the node's health (a hung NVML, a
-	// driver present but not loaded, an unhealthy GPU) rather than about
-	// whether this image fits this driver: another node may well run the
-	// job. When such a finding blocks, the run exits with the node-fault
-	// code (PREFLIGHT_NODE_FAULT_EXIT_CODE) so schedulers retry elsewhere.
+	// NodeFault marks a finding about the node's health, not the image's fit:
+	// blocking, it exits with PREFLIGHT_NODE_FAULT_EXIT_CODE so the job is retried elsewhere.
 	NodeFault bool `json:"nodeFault,omitempty"`
 }
 
@@ -54,10 +51,8 @@ type Finding struct {
 type Options struct {
 	// RequireGPU turns "no GPU" into an error instead of a warning.
 	RequireGPU bool
-	// MinGPUs is the number of visible GPUs the job needs.
-	MinGPUs int
-	// ExtraRequire is PREFLIGHT_REQUIRE: a requirement in the
-	// NVIDIA_REQUIRE_* language, ANDed with the image's.
+	MinGPUs    int
+	// ExtraRequire is PREFLIGHT_REQUIRE, ANDed with the image's NVIDIA_REQUIRE_*.
 	ExtraRequire string
 }
 
@@ -68,14 +63,11 @@ type Input struct {
 	// NVIDIA_VISIBLE_DEVICES and CUDA_VISIBLE_DEVICES.
 	Visible []facts.GPU
 	Options Options
-	// Now is when the run started: the day the driver lifecycle is judged
-	// on. Checks never read the clock themselves.
+	// Now is when the run started; checks never read the clock.
 	Now time.Time
 }
 
-// Check is one rule: a stable id and the pure function that applies it.
-// The id is stated here only; Run stamps it on the finding, so a rule never
-// repeats it.
+// Check is one rule: a stable id, stated only here, and the pure function that applies it.
 type Check struct {
 	ID   string
 	rule func(Input) Finding
@@ -89,17 +81,12 @@ func (c Check) Run(in Input) Finding {
 }
 
 // TimeoutID is the id of the finding that stands in for every check when
-// the preflight as a whole misses its deadline (PREFLIGHT_TIMEOUT): it is no
-// rule over facts, but users see it, may ignore it and find it in the table.
+// the preflight misses PREFLIGHT_TIMEOUT.
 const TimeoutID = "preflight"
 
-// TimedOut is the finding reported instead of all checks when gathering the
-// facts did not finish within timeout; pending says what had not finished
-// ("the NVML probe (libnvidia-ml.so.1)", "the image scan under /, reading
-// /usr/lib/x86_64-linux-gnu/libcudnn.so.9"), "" when unknown. A preflight
-// that cannot finish in time is the node's fault (a wedged driver, a hung
-// or lazily pulled mount, a node too loaded to read its own files), never
-// the image's: the job may run on another node.
+// TimedOut is the finding reported instead of all checks when gathering did
+// not finish within timeout; pending says what had not ("" when unknown).
+// A preflight that cannot finish is the node's fault, never the image's.
 func TimedOut(timeout time.Duration, pending string) Finding {
 	msg := fmt.Sprintf("preflight did not finish within PREFLIGHT_TIMEOUT=%s", timeout)
 	if pending != "" {
@@ -112,7 +99,14 @@ func TimedOut(timeout time.Duration, pending string) Finding {
 
 // All is every check, in the order findings are reported.
 var All = []Check{Driver, NVML, GPUCount, CUDARequirement, CUDADriver, FrameworkCUDA, GPUArch, GPUHealth, Shm,
-	CUDAStack, CPUBuild, DriverLifecycle, ImagePinned, CUDA}
+	CUDAStack, CPUBuild, DriverLifecycle, ImagePinned, CUDA,
+	RowRemap,
+	NVLinkFabric,
+	GPUInUse,
+	GPUDegraded,
+	DriverLibrary,
+	RanksPerNode,
+}
 
 // IDs returns every id a finding may carry: those of All, then TimeoutID.
 // PREFLIGHT_IGNORE accepts exactly these.

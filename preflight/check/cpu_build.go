@@ -9,12 +9,9 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/preflight/version"
 )
 
-// CPUBuild is the `cpu-build` check: a framework built for the CPU only
-// (paddlepaddle instead of paddlepaddle-gpu, a +cpu torch, a CPU TensorFlow
-// or a jaxlib without a CUDA plugin) in a container that sees GPUs. Such a
-// framework starts, ignores the GPUs, and trains on the CPU: a warning, an
-// error under PREFLIGHT_REQUIRE_GPU. Without visible GPUs a CPU build is
-// what was meant, and the check passes.
+// CPUBuild is the `cpu-build` check: a CPU-only framework build in a
+// container that sees GPUs ignores them and trains on the CPU. Without
+// visible GPUs a CPU build is what was meant.
 var CPUBuild = Check{ID: "cpu-build", rule: cpuBuild}
 
 func cpuBuild(in Input) Finding {
@@ -44,9 +41,8 @@ func cpuBuild(in Input) Finding {
 		}
 		return f
 	case len(cpu) == 0:
-		// A ROCm build runs on AMD GPUs: on these NVIDIA GPUs it falls
-		// back to the CPU. A CUDA package is not its fix: the image was
-		// built for the other vendor.
+		// A ROCm build falls back to the CPU here; the image was built for
+		// the other vendor, so a CUDA package is not its fix.
 		f.Status = Warn
 		if in.Options.RequireGPU {
 			f.Status = Error
@@ -70,7 +66,6 @@ func cpuBuild(in Input) Finding {
 	return f
 }
 
-// frameworkNames is "jax, tensorflow".
 func frameworkNames(fws []facts.Framework) string {
 	var s []string
 	for _, fw := range fws {
@@ -87,11 +82,9 @@ func labels(fws []facts.Framework) string {
 	return strings.Join(s, ", ")
 }
 
-// gpuPackage names the GPU build of fw to install for a driver that
-// supports CUDA driverCUDA ("12.4"; "" when unknown): from the frameworks'
-// release table (preflight/releases) the best wheel this driver runs
-// natively, of fw's own release when there is one; without a row, the
-// package name and the driver's CUDA line.
+// gpuPackage names the GPU build of fw for a driver supporting driverCUDA
+// ("" when unknown): the best wheel of preflight/releases it runs natively,
+// else the package name and the driver's CUDA line.
 func gpuPackage(fw facts.Framework, driverCUDA string) string {
 	if version.Valid(driverCUDA) {
 		if b, ok := nativeWheel(fw, driverCUDA); ok {
@@ -112,9 +105,7 @@ func gpuPackage(fw facts.Framework, driverCUDA string) string {
 		}
 		return pkg + "==" + ver
 	}
-	// The frameworks' install pages name the packages: paddlepaddle-gpu,
-	// torch from download.pytorch.org/whl/cuXYZ, tensorflow[and-cuda]
-	// (TF 2.14+), jax[cudaNN].
+	// The frameworks' install pages name these packages.
 	switch fw.Name {
 	case "paddlepaddle":
 		return fmt.Sprintf("replace paddlepaddle with paddlepaddle-gpu%s: pip install %s from the index of a CUDA build at or below that version",

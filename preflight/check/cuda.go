@@ -10,16 +10,9 @@ import (
 )
 
 // CUDA is the `cuda` check: the opt-in smoke test (PREFLIGHT_CUDA_CHECK)
-// initialised CUDA through the library the job will load and, in kernel
-// mode, ran a kernel and loaded the framework's GPU code on every device.
-//
-// Every CUDA failure is named as CUDA names it, with the device and the
-// step, and judged by cuda.Meanings: a node fault (fabric manager down, the
-// GPU held by another process, out of memory, a GPU that faults on a
-// one-thread kernel, a hung cuInit) sets NodeFault, so an abort asks the
-// scheduler to retry elsewhere; a mismatch (a forward-compatibility library
-// that does not fit the driver or the GPU, no kernel image for this GPU)
-// does not. "No device" on a host where no GPU is expected is info.
+// initialised CUDA through the library the job will load, and in kernel
+// mode ran a kernel on every device. cuda.Meanings says which failures are
+// node faults and which are mismatches.
 var CUDA = Check{ID: "cuda", rule: cudaCheck}
 
 func cudaCheck(in Input) Finding {
@@ -57,7 +50,6 @@ func cudaCheck(in Input) Finding {
 	return f
 }
 
-// cudaResult judges a smoke test that ran.
 func cudaResult(c facts.CUDACheck, expectGPU bool, f *Finding) {
 	where := fmt.Sprintf("%s from %s, driver API %s", cuda.Soname, orUnknown(c.Library), orUnknown(cuda.Version(c.DriverAPIVersion)))
 	if c.Init != nil && c.Init.Failed() {
@@ -135,7 +127,6 @@ func cudaResult(c facts.CUDACheck, expectGPU bool, f *Finding) {
 	}
 }
 
-// cudaPass writes the finding of a smoke test that succeeded everywhere.
 func cudaPass(c facts.CUDACheck, where string, f *Finding) {
 	f.Status = Pass
 	if len(c.Devices) == 0 {
@@ -168,13 +159,11 @@ func cudaPass(c facts.CUDACheck, where string, f *Finding) {
 	}
 }
 
-// cudaErrorNoDevice is CUDA_ERROR_NO_DEVICE, what cuInit returns on a host
-// without GPUs (Debian's libcuda1 535 does on this project's CI machine).
+// cudaErrorNoDevice is CUDA_ERROR_NO_DEVICE, cuInit's answer on a host without GPUs.
 const cudaErrorNoDevice = 100
 
 const wrongValueRemedy = "the GPU ran a one-thread kernel and returned another value than it stored: drain the node and run DCGM diagnostics (dcgmi diag -r 3) before it takes jobs again"
 
-// cudaDeviceName names a device for a message: ordinal, name, UUID.
 func cudaDeviceName(d facts.CUDADevice) string {
 	s := fmt.Sprintf("GPU %d", d.Ordinal)
 	var parts []string

@@ -9,24 +9,15 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/preflight/version"
 )
 
-// CUDADriver is the `cuda-driver` check: the host driver can run the
-// image's CUDA runtime, natively, through CUDA forward compatibility
-// (/usr/local/cuda/compat), or through minor-version compatibility.
-//
-// Rules (docs.nvidia.com/deploy/cuda-compatibility; docs/compat-tables.md):
-//   - native: the driver's CUDA version >= the image's CUDA major.minor;
-//   - forward compatibility: a compat libcuda newer than the host driver
-//     (host driver major < compat major), whose CUDA covers the image, on
-//     data-center GPUs only; never when the host driver is newer than the
-//     compat library;
-//   - minor-version compatibility: same CUDA major and driver >= the major's
-//     floor (11.x 450.80.02, 12.x 525.60.13, 13.x 580.65.06): runs with a
-//     limited feature set, so a warning;
-//   - otherwise the runtime fails with "CUDA driver version is insufficient".
+// CUDADriver is the `cuda-driver` check: the host driver runs the image's
+// CUDA runtime natively, through forward compatibility (a newer compat
+// libcuda, data-center GPUs only) or, with a warning for its limited
+// features, through minor-version compatibility (compat.MVCFloor)
+// (docs.nvidia.com/deploy/cuda-compatibility; docs/compat-tables.md).
 var CUDADriver = Check{ID: "cuda-driver", rule: cudaDriver}
 
-// cudaDriver applies cudaDriverRules; every error they give turns on the
-// driver's CUDA version, so an assumed one only warns (onAGuess).
+// cudaDriver's errors all turn on the driver's CUDA version, so an assumed
+// one only warns (onAGuess).
 func cudaDriver(in Input) Finding {
 	f := cudaDriverRules(in)
 	f.Status, f.Message, f.Remedy = onAGuess(in, f.Status, f.Message, f.Remedy)
@@ -80,12 +71,9 @@ func cudaDriverRules(in Input) Finding {
 	if lib, ok := usableCompat(in.Facts.Container.Compat, drv.Version, need); ok {
 		if b, known := compat.DriverLifecycle(drv.Version); known {
 			// NVIDIA: "New Feature Branches and end-of-life branches are not
-			// supported targets for CUDA Forward Compatibility" (the
-			// data-center driver lifecycle, compat.ForwardCompatTarget).
-			// cuda-compat's own list of host branches leaves NFBs out, so
-			// the compat library is not used there: an error. An
-			// end-of-life branch is unsupported but still listed by the
-			// compat packages of its time: a warning.
+			// supported targets for CUDA Forward Compatibility"
+			// (compat.ForwardCompatTarget). cuda-compat's host list leaves
+			// NFBs out (an error); end-of-life branches are still listed (a warning).
 			switch {
 			case b.Kind == compat.NewFeature:
 				f.Status = Error
@@ -134,9 +122,8 @@ func cudaDriverRules(in Input) Finding {
 	return f
 }
 
-// cudaSourceNote is " (the CUDA runtime torch 2.5.1+cu121 loads, 12.1.105)"
-// when the image's CUDA is not the toolkit's, so that a verdict on a
-// framework's own runtime says whose it is; "" for the toolkit.
+// cudaSourceNote says whose runtime the image's CUDA is when it is not the
+// toolkit's: " (the CUDA runtime torch 2.5.1+cu121 loads, 12.1.105)".
 func cudaSourceNote(img facts.CUDAToolkit) string {
 	switch img.Kind {
 	case facts.CUDAFromRuntime:
@@ -149,10 +136,9 @@ func cudaSourceNote(img facts.CUDAToolkit) string {
 	return ""
 }
 
-// usableCompat returns the compat libcuda that would be used for an image
-// needing CUDA need on a host with driver host: the compat driver is newer
-// than the host's (major strictly greater: NVIDIA's enable-cuda-compat hook
-// rule without an ELF note) and supports CUDA need.
+// usableCompat returns the compat libcuda used for CUDA need on driver host:
+// one whose major is above the host's (NVIDIA's enable-cuda-compat hook
+// rule without an ELF note) and that supports need.
 func usableCompat(libs []facts.CompatLib, host, need string) (facts.CompatLib, bool) {
 	for _, lib := range libs {
 		if version.Major(lib.DriverVersion) <= version.Major(host) {
@@ -165,14 +151,10 @@ func usableCompat(libs []facts.CompatLib, host, need string) (facts.CompatLib, b
 	return facts.CompatLib{}, false
 }
 
-// staleCompat warns when compat libraries older than the host driver are
-// forced onto the library path: NVIDIA's hooks skip them, but an
-// LD_LIBRARY_PATH entry loads them anyway and CUDA fails with error 803.
-// A compat library of the host driver's own version, or a newer one, is
-// no risk: the first is the host's user-space driver itself (every NGC
-// image puts /usr/local/cuda/compat on LD_LIBRARY_PATH, and its compat
-// package can match the node's driver), the second is forward
-// compatibility.
+// staleCompat warns of compat libraries older than the host driver on
+// LD_LIBRARY_PATH: NVIDIA's hooks skip them, but the path loads them and
+// CUDA fails with 803. One of the host's own version (NGC images put
+// /usr/local/cuda/compat on the path) or newer is no risk.
 func staleCompat(in Input) string {
 	ld := in.Facts.Container.Env["LD_LIBRARY_PATH"]
 	if !strings.Contains(ld, "/usr/local/cuda/compat") {

@@ -10,24 +10,10 @@ import (
 )
 
 // CUDAStack is the `cuda-stack` check: for each CUDA library a framework
-// loads (libcudart, libcudnn*, libnccl, libcublas*, libcusparse*, ...), the
-// copy glibc's loader takes first in this image (the framework's DT_RPATH,
-// LD_LIBRARY_PATH, its DT_RUNPATH, ld.so.cache, the system directories;
-// torch's preloading of the pip wheels; docs/cuda-stack.md) is the one the
-// framework was built for.
-//
-// Rules:
-//   - the first copy is older than the version the framework was built
-//     against (its METADATA's pin of the nvidia-* wheel, or its own record of
-//     CUDA and cuDNN): error, since the import fails or the library refuses
-//     (CUDNN_STATUS_VERSION_MISMATCH, undefined symbols);
-//   - another copy of the library with a different version is present in
-//     the places searched: warning, a mixed stack that one change of
-//     LD_LIBRARY_PATH or the cache turns into the error;
-//   - no copy is found: warning, the import fails with "cannot open shared
-//     object file" unless something outside the image provides it;
-//   - versions compare on the components both sides give ("9.1" against
-//     "9.1.0.70"); a copy whose version is unknown is not judged.
+// loads, the copy glibc's loader takes first (docs/cuda-stack.md) is not
+// older than the one the framework was built against (an error: the import
+// fails or the library refuses). A second version present is a warning, a
+// mixed stack one LD_LIBRARY_PATH change turns into the error; so is no copy.
 var CUDAStack = Check{ID: "cuda-stack", rule: cudaStack}
 
 func cudaStack(in Input) Finding {
@@ -64,7 +50,7 @@ func cudaStack(in Input) Finding {
 }
 
 // judgedLibraries are the CUDA libraries of the judged frameworks (all of
-// them in facts that do not say which framework copy loads them).
+// them in facts that do not say which framework loads them).
 func judgedLibraries(c facts.Container) []facts.CUDALibrary {
 	judged := map[string]bool{}
 	for _, fw := range c.Judged() {
@@ -79,11 +65,9 @@ func judgedLibraries(c facts.Container) []facts.CUDALibrary {
 	return out
 }
 
-// cudaSourcesVerdict compares the image's CUDA with the other places that
-// state one (facts.CUDAToolkit.Others): a different major is a warning,
-// since the toolkit's libraries, headers and nvcc then serve another CUDA
-// than the one the job runs; disagree is false when every source names
-// the same major.
+// cudaSourcesVerdict warns when another source of the image's CUDA
+// (facts.CUDAToolkit.Others) names a different major: the toolkit then
+// serves another CUDA than the job runs.
 func cudaSourcesVerdict(img facts.CUDAToolkit) (frameworkVerdict, bool) {
 	if img.Version == "" {
 		return frameworkVerdict{}, false
@@ -103,10 +87,8 @@ func cudaSourcesVerdict(img facts.CUDAToolkit) (frameworkVerdict, bool) {
 	}, true
 }
 
-// minorSourcesNote names the sources of the image's CUDA that state
-// another minor of the same major ("; the image's CUDA is 12.1 ...,
-// toolkit says 12.4"): minor-version compatibility makes that harmless for
-// the job, but which CUDA won is worth saying.
+// minorSourcesNote names the sources that state another minor of the same
+// major: harmless under minor-version compatibility, but worth saying.
 func minorSourcesNote(img facts.CUDAToolkit) string {
 	var others []string
 	for _, o := range img.Others {
@@ -120,8 +102,7 @@ func minorSourcesNote(img facts.CUDAToolkit) string {
 	return fmt.Sprintf("; the image's CUDA is %s, from %s (%s); %s", img.Version, img.Kind, img.Source, strings.Join(others, "; "))
 }
 
-// stackVerdict judges one library; ok is false when there is nothing to
-// say.
+// stackVerdict judges one library; ok is false when there is nothing to say.
 func stackVerdict(l facts.CUDALibrary) (frameworkVerdict, bool) {
 	who := l.Framework
 	if l.Loaded.Path == "" {
@@ -154,7 +135,6 @@ func stackVerdict(l facts.CUDALibrary) (frameworkVerdict, bool) {
 	return frameworkVerdict{}, false
 }
 
-// fixOrder is the remedy for an old copy loading first, by how it was found.
 func fixOrder(l facts.CUDALibrary, need string) string {
 	dir := path.Dir(l.Loaded.Path)
 	switch l.Loaded.Via {
@@ -166,7 +146,6 @@ func fixOrder(l facts.CUDALibrary, need string) string {
 	return fmt.Sprintf("replace %s with %s or newer (%s)", l.Loaded.Path, need, installHint(l, need))
 }
 
-// installHint says how to install the library the framework was built for.
 func installHint(l facts.CUDALibrary, need string) string {
 	if l.Wheel == "" {
 		return "install the " + l.Library + " the framework was built for"
@@ -191,9 +170,8 @@ func newestOther(l facts.CUDALibrary, need string) *facts.LibraryCopy {
 	return best
 }
 
-// olderThan compares two versions on the components both give: "9.0.0" is
-// older than "9.1.0.70", "9.1" is not older than "9.1.0.70", "12" is not
-// older than "12.4" (unknown), "8" is older than "9.1".
+// olderThan compares on the components both give: "9.1" is not older than
+// "9.1.0.70", nor "12" than "12.4"; "8" is older than "9.1".
 func olderThan(have, need string) bool {
 	if !version.Valid(have) || !version.Valid(need) {
 		return false
@@ -216,7 +194,6 @@ func viaText(c facts.LibraryCopy) string {
 	return c.Via
 }
 
-// versionText is a copy's version, or says it is unknown.
 func versionText(v string) string {
 	if v == "" {
 		return "(version unknown)"

@@ -6,8 +6,7 @@ import (
 )
 
 // Driver is the `driver` check: an NVIDIA kernel driver is present. No
-// driver is a warning (CPU-only runs are legitimate) unless the user said
-// the job needs a GPU.
+// driver only warns unless a GPU is required: CPU-only runs are legitimate.
 var Driver = Check{ID: "driver", rule: driver}
 
 func driver(in Input) Finding {
@@ -45,7 +44,6 @@ func driver(in Input) Finding {
 	return f
 }
 
-// orUnknown returns s, or "unknown" when s is empty.
 func orUnknown(s string) string {
 	if s == "" {
 		return "unknown"

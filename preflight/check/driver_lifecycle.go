@@ -10,18 +10,8 @@ import (
 
 // DriverLifecycle is the `driver-lifecycle` check: the host driver's branch
 // is inside NVIDIA's support window (compat.Lifecycle, docs/driver-lifecycle.md).
-//
-// Rules:
-//   - a Long Term Support or Production Branch before the end of its
-//     end-of-life month: pass;
-//   - a branch past end of life: info, with the date and the supported
-//     branches that run this image's CUDA natively;
-//   - a New Feature Branch: info, since NVIDIA supports it only briefly and
-//     not as a CUDA forward-compatibility target;
-//   - a branch the table does not hold: info that its lifecycle is unknown.
-//
-// None of these stops a job: an old driver runs what it supports, and the
-// cuda-driver check decides that.
+// Past end of life, a New Feature Branch or unknown is only info: an old
+// driver runs what it supports, and cuda-driver decides that.
 var DriverLifecycle = Check{ID: "driver-lifecycle", rule: driverLifecycle}
 
 func driverLifecycle(in Input) Finding {

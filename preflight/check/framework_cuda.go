@@ -10,21 +10,9 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/preflight/version"
 )
 
-// FrameworkCUDA checks that every installed framework's CUDA build can run
-// on the host driver, and that it agrees with the image's CUDA toolkit.
-//
-// Rules (README, "Checks"; docs/sources.md, "Driver and toolkit tables"):
-//   - framework CUDA <= driver CUDA: runs;
-//   - higher major: never runs (minor-version compatibility stays within
-//     one major): error;
-//   - same major, higher minor: minor-version compatibility, a warning
-//     when the driver is at least the major's MVC floor (compat.MVCFloor),
-//     else an error;
-//   - either error becomes a warning when forward compatibility applies:
-//     the image ships a compat libcuda from a newer driver that supports
-//     the framework's CUDA, the host driver is older than it, and every
-//     visible GPU is a data-center GPU;
-//   - a framework CUDA major different from the image toolkit's: warning.
+// FrameworkCUDA checks that every judged framework's CUDA build runs on the
+// host driver, by the cuda-driver rules (docs/sources.md, "Driver and
+// toolkit tables"), and that its major agrees with the image's toolkit.
 var FrameworkCUDA = Check{ID: "framework-cuda", rule: frameworkCUDA}
 
 // frameworkVerdict is one rule's outcome inside a check.
@@ -68,8 +56,8 @@ func frameworkCUDA(in Input) Finding {
 	return combineVerdicts(verdicts)
 }
 
-// combineVerdicts folds verdicts into one finding: the worst status, the messages
-// of every verdict at that status, and their remedies.
+// combineVerdicts folds verdicts into one finding: the worst status, with
+// the messages and remedies of every verdict at it.
 func combineVerdicts(vs []frameworkVerdict) Finding {
 	worst := Pass
 	for _, v := range vs {
@@ -94,9 +82,7 @@ func combineVerdicts(vs []frameworkVerdict) Finding {
 	return f
 }
 
-// verdictRank orders statuses for combining: a rule that could not be
-// decided (skip) outranks a pass, so that "could not tell" is never
-// reported as "fine".
+// verdictRank ranks skip above pass: "could not tell" is never "fine".
 func verdictRank(s Status) int {
 	switch s {
 	case Pass:
@@ -120,7 +106,6 @@ func noFramework(c facts.Container) string {
 	return "no framework the command imports: " + strings.Join(out, "; ")
 }
 
-// frameworkLabel is "torch 2.1.0+cu121".
 func frameworkLabel(fw facts.Framework) string {
 	if fw.Version == "" {
 		return fw.Name
@@ -128,9 +113,8 @@ func frameworkLabel(fw facts.Framework) string {
 	return fw.Name + " " + fw.Version
 }
 
-// driverCUDAVerdict applies the driver rules to one framework; every
-// verdict it gives turns on the driver's CUDA version, so an assumed one
-// never makes it an error (onAGuess).
+// driverCUDAVerdict's verdicts turn on the driver's CUDA version, so an
+// assumed one never makes it an error (onAGuess).
 func driverCUDAVerdict(in Input, fw facts.Framework) frameworkVerdict {
 	v := driverCUDARules(in, fw)
 	v.status, v.message, v.remedy = onAGuess(in, v.status, v.message, v.remedy)
@@ -178,8 +162,6 @@ func driverCUDARules(in Input, fw facts.Framework) frameworkVerdict {
 	return forwardCompatVerdict(in, fc, v)
 }
 
-// driverLabel is "driver 515.65.01", or "the driver" when its version is
-// unknown.
 func driverLabel(d facts.Driver) string {
 	if d.Version == "" {
 		return "the driver"
@@ -196,7 +178,6 @@ func minDriverClause(cuda string) string {
 	return ""
 }
 
-// driverNeedSuffix is " to >= 530.30.02", or "" when unknown.
 func driverNeedSuffix(cuda string) string {
 	if min, ok := compat.MinDriver(cuda); ok {
 		return " to >= " + min
@@ -205,11 +186,8 @@ func driverNeedSuffix(cuda string) string {
 }
 
 // forwardCompatVerdict downgrades an error to a warning when CUDA forward
-// compatibility lets the host run cuda: a compat libcuda in the image from
-// a driver newer than the host's that supports cuda, on data-center GPUs
-// only (docs.nvidia.com/deploy/cuda-compatibility/forward-compatibility.html).
-// It uses the cuda-driver check's rules (usableCompat, brandSupport), so
-// both checks agree on when forward compatibility applies.
+// compatibility lets the host run cuda, by the cuda-driver check's rules
+// (usableCompat, brandSupport), so both checks agree.
 func forwardCompatVerdict(in Input, cuda string, v frameworkVerdict) frameworkVerdict {
 	host := in.Facts.Host.Driver.Version
 	if host == "" || brandSupport(in.Visible) != compat.Supported {
@@ -227,8 +205,7 @@ func forwardCompatVerdict(in Input, cuda string, v frameworkVerdict) frameworkVe
 }
 
 // toolkitMajorVerdict warns when the framework's CUDA major differs from the
-// image toolkit's: the framework then depends on its own CUDA libraries
-// (pip nvidia-* wheels) and the toolkit's are at best unused.
+// toolkit's: the framework then loads its own CUDA (pip nvidia-* wheels).
 func toolkitMajorVerdict(in Input, fw facts.Framework) (frameworkVerdict, bool) {
 	tc := version.Prefix(in.Facts.Container.CUDA.Version, 2)
 	if tc == "" {

@@ -12,39 +12,14 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/preflight/version"
 )
 
-// GPUArch checks that every visible GPU can run the frameworks' kernels,
-// and that its compute capability is one the image's CUDA toolkit builds
-// for. It predicts "no kernel image is available for execution on the
-// device" (error 209) and "the provided PTX was compiled with an
-// unsupported toolchain" (error 222) before the job starts.
-//
-// Rules (docs/fatbin.md "Loading rules"; NVIDIA's CUDA compatibility and
-// Ada, Hopper and Blackwell compatibility guides):
-//   - a cubin sm_XY runs on compute capability X.Z iff Z >= Y (same major);
-//     sm_XYa only on exactly X.Y; sm_XYf like a plain cubin;
-//   - PTX compute_XY runs on any capability >= X.Y through the driver's JIT,
-//     if the driver's CUDA supports the PTX ISA version (compat.PTXISACUDA;
-//     an ISA newer than the table needs a CUDA newer than the table's; when
-//     a version file gives only the target, the ISA is taken to be the
-//     framework CUDA's); compute_XYa only on exactly X.Y, compute_XYf on
-//     X.Z with Z >= Y;
-//   - the runtime picks one image per fatbin (one per translation unit), so
-//     each fatbin of a library is judged: a GPU passes when every fatbin has
-//     a cubin for it, warns when some run only through PTX JIT (slow first
-//     launch), errs when no fatbin has anything it can run, and warns, with
-//     the count, when only some have nothing: libraries that pick kernels by
-//     architecture are built that way on purpose (NVIDIA's cuBLASLt 11.8 has
-//     fatbins with only sm_90, only sm_75, only sm_70 and runs on all three),
-//     so a narrow fatbin proves no failure, but one launched here fails;
-//   - a capability the image's CUDA toolkit has no target for
-//     (compat.ToolkitTargets: CUDA 13 has no Volta, CUDA 12.9 no compute
-//     capability 11.0) is an error when every target is newer (nothing can
-//     JIT down to it), and a warning otherwise (its libraries reach it
-//     through PTX JIT at best).
-//
-// Each kernel library is judged alone: a framework fails on a GPU when any
-// of its libraries has nothing for it. Without scanned kernels the targets
-// the framework's version file records are used.
+// GPUArch checks that every visible GPU can run the frameworks' kernels
+// and is a target of the image's CUDA toolkit, predicting CUDA errors 209
+// ("no kernel image is available") and 222 (PTX from an unsupported
+// toolchain) before the job starts. The loading rules are docs/fatbin.md's
+// (from NVIDIA's compatibility guides): the runtime picks one image per
+// fatbin, so every fatbin of every library in the framework's load closure
+// is judged. A toolkit with no target for the GPU is an error when every
+// target is newer (nothing can JIT down to it), else a warning.
 var GPUArch = Check{ID: "gpu-arch", rule: gpuArch}
 
 func gpuArch(in Input) Finding {
@@ -73,7 +48,6 @@ func gpuArch(in Input) Finding {
 	return combineVerdicts(verdicts)
 }
 
-// ccGroup is the visible GPUs of one model and compute capability.
 type ccGroup struct {
 	cc      gpuarch.Arch // Major, Minor of the capability
 	ccText  string       // "9.0"
@@ -94,8 +68,8 @@ func (g ccGroup) label() string {
 	return fmt.Sprintf("GPU %s (%s, compute capability %s)", strings.Join(idx, ","), name, g.ccText)
 }
 
-// ccGroups groups the visible GPUs with a known capability by model and
-// capability, in the order they are visible.
+// ccGroups groups the visible GPUs of known capability by model and
+// capability, in visible order.
 func ccGroups(gpus []facts.GPU) []ccGroup {
 	var out []ccGroup
 	for _, gpu := range gpus {
@@ -118,8 +92,6 @@ func ccGroups(gpus []facts.GPU) []ccGroup {
 	return out
 }
 
-// toolkitArchVerdict judges the GPU's capability against the targets the
-// image's CUDA toolkit builds for.
 func toolkitArchVerdict(in Input, g ccGroup) (frameworkVerdict, bool) {
 	cuda := version.Prefix(in.Facts.Container.CUDA.Version, 2)
 	targets, ok := compat.ToolkitTargets(cuda)
@@ -150,29 +122,26 @@ func toolkitArchVerdict(in Input, g ccGroup) (frameworkVerdict, bool) {
 		remedy: fmt.Sprintf("use an image built on a CUDA toolkit that supports compute capability %s", g.ccText)}, true
 }
 
-// kernelTarget is one compiled target and, for PTX, its ISA version ("" =
-// unknown).
+// kernelTarget is one compiled target and, for PTX, its ISA ("" = unknown).
 type kernelTarget struct {
 	arch gpuarch.Arch
 	text string
 	isa  string
 }
 
-// fatbinSet is the targets of some fatbins of a library (count of them).
+// fatbinSet is the targets shared by count fatbins of a library.
 type fatbinSet struct {
 	targets []kernelTarget
 	count   int
 }
 
-// kernelSet is one library's fatbins, or a version file's targets as one
-// fatbin.
+// kernelSet is one library's fatbins, or a version file's targets as one fatbin.
 type kernelSet struct {
 	where   string
 	fatbins []fatbinSet
 	all     []kernelTarget // every target of the library, for messages
-	// label names a library found in the load closure ("libnccl.so.2
-	// 2.22.3"), "" for one recorded without its soname; role says what
-	// its kernels are for, lazy that it is loaded on first use.
+	// label names a library of the load closure ("libnccl.so.2 2.22.3"),
+	// "" when recorded without its soname; lazy: loaded on first use.
 	label string
 	role  libraryRole
 	lazy  bool
@@ -188,10 +157,8 @@ func toTargets(images []facts.KernelImage) []kernelTarget {
 	return ts
 }
 
-// kernelSets returns the framework's scanned libraries that carry device
-// code, each with its fatbins (a library recorded without them counts as
-// one fatbin of all its images), or, when none does, the targets its
-// version file recorded.
+// kernelSets returns the framework's libraries that carry device code, or,
+// when none does, the targets its version file recorded.
 func kernelSets(fw facts.Framework) []kernelSet {
 	var sets []kernelSet
 	for _, lib := range fw.Kernels {
@@ -206,7 +173,6 @@ func kernelSets(fw facts.Framework) []kernelSet {
 				set.label += " " + lib.Version
 			}
 			if !set.role.known {
-				// The framework's own library: named with the framework.
 				set.label = frameworkLabel(fw) + " (" + set.label + ")"
 			}
 		}
@@ -239,9 +205,8 @@ func kernelSets(fw facts.Framework) []kernelSet {
 	return []kernelSet{{where: where, all: ts, fatbins: []fatbinSet{{targets: ts, count: 1}}}}
 }
 
-// cubinRuns reports whether a cubin compiled for target runs on a GPU of
-// compute capability cc: same major and a minor no higher than the GPU's;
-// an 'a' cubin only on exactly its capability.
+// cubinRuns: same major and a minor no higher than the GPU's; an 'a'
+// cubin only on exactly its capability.
 func cubinRuns(target, cc gpuarch.Arch) bool {
 	if target.Major != cc.Major || target.Minor > cc.Minor {
 		return false
@@ -249,9 +214,8 @@ func cubinRuns(target, cc gpuarch.Arch) bool {
 	return target.Suffix != 'a' || target.Minor == cc.Minor
 }
 
-// ptxTargets reports whether PTX for target can be JIT-compiled for a GPU
-// of compute capability cc (the ISA aside): any capability at least the
-// target's; 'a' only exactly; 'f' within the same major.
+// ptxTargets, the ISA aside: any capability at least the target's; 'a'
+// only exactly; 'f' within the same major.
 func ptxTargets(target, cc gpuarch.Arch) bool {
 	switch target.Suffix {
 	case 'a':
@@ -262,9 +226,8 @@ func ptxTargets(target, cc gpuarch.Arch) bool {
 	return cc.Major > target.Major || (cc.Major == target.Major && cc.Minor >= target.Minor)
 }
 
-// ptxJIT says whether the driver can JIT a PTX target: ok when it can,
-// unknown when that cannot be told, and otherwise why not.
-// need is the CUDA version the driver must support for it.
+// ptxJIT says whether the driver can JIT a PTX target (unknown when that
+// cannot be told, else why not), and the CUDA the driver must support.
 func ptxJIT(t kernelTarget, fw facts.Framework, driverCUDA string) (ok, unknown bool, why, need string) {
 	isaText := "PTX ISA " + t.isa
 	if t.isa != "" {
@@ -274,8 +237,7 @@ func ptxJIT(t kernelTarget, fw facts.Framework, driverCUDA string) (ok, unknown 
 			if !beyond || driverCUDA == "" || version.Less(newest, driverCUDA) {
 				return false, true, fmt.Sprintf("%s PTX ISA %s is not in the PTX table", t.text, t.isa), ""
 			}
-			// Newer than every ISA known, so newer than any CUDA up to
-			// the table's last: this driver cannot JIT it.
+			// Newer than every known ISA: no CUDA of the table emits it.
 			return false, false, fmt.Sprintf("its %s PTX (PTX ISA %s) is newer than any CUDA up to %s emits, and the driver supports CUDA %s",
 				t.text, t.isa, newest, driverCUDA), newest
 		}
@@ -302,8 +264,6 @@ func ptxJIT(t kernelTarget, fw facts.Framework, driverCUDA string) (ok, unknown 
 	return false, false, why, need
 }
 
-// frameworkArchVerdict judges one framework on one GPU group: the worst of
-// its kernel sets.
 func frameworkArchVerdict(in Input, g ccGroup, fw facts.Framework) (frameworkVerdict, bool) {
 	sets := kernelSets(fw)
 	if len(sets) == 0 {
@@ -318,8 +278,8 @@ func frameworkArchVerdict(in Input, g ccGroup, fw facts.Framework) (frameworkVer
 			worst = v.status
 		}
 	}
-	// Every library at the worst status is named, so that one message
-	// says all that fails on this GPU.
+	// Every library at the worst status is named: one message says all
+	// that fails on this GPU.
 	const maxNamed = 4
 	var msgs, remedies []string
 	more := 0
@@ -343,7 +303,6 @@ func frameworkArchVerdict(in Input, g ccGroup, fw facts.Framework) (frameworkVer
 	return out, true
 }
 
-// fatbinOutcome is what one fatbin offers a GPU.
 type fatbinOutcome struct {
 	cubins     []string // cubins that run
 	jit        []string // PTX whose target fits
@@ -382,7 +341,6 @@ func judgeFatbin(in Input, g ccGroup, fw facts.Framework, targets []kernelTarget
 	return o
 }
 
-// kernelSetVerdict judges one library on one GPU group, fatbin by fatbin.
 func kernelSetVerdict(in Input, g ccGroup, fw facts.Framework, set kernelSet) frameworkVerdict {
 	if set.label != "" {
 		return libraryVerdict(in, g, fw, set)
@@ -411,12 +369,9 @@ func kernelSetVerdict(in Input, g ccGroup, fw facts.Framework, set kernelSet) fr
 		return frameworkVerdict{status: status, message: msg, remedy: remedy}
 	}
 	if missing > 0 {
-		// Some fatbins have nothing for this GPU, others do. That is how a
-		// library that picks kernels by architecture is built (NVIDIA's
-		// cuBLASLt 11.8: 166 of its 796 fatbins carry only sm_90, 20 only
-		// sm_75, 12 only sm_70, and it runs on all of them), so it is no
-		// proof of failure; but a library that does launch such a kernel
-		// here fails with error 209. A warning with the count.
+		// Libraries that pick kernels by architecture are built this way
+		// (cuBLASLt's counts in docs/fatbin.md): no proof of failure, but a
+		// kernel launched here fails with 209. A warning with the count.
 		msg := fmt.Sprintf("%s: %d of %d fatbins in %s of %s have no kernel image for it (%s missing; those carry only %s): their kernels fail with \"no kernel image is available for execution on the device\" if the library launches them on this GPU, which a library that picks kernels by architecture (as cuBLAS and the frameworks do for some kernels) does not",
 			g.label(), missing, total, set.where, name, native, strings.Join(missingTargets, " / "))
 		remedy := fmt.Sprintf("if the job fails with \"no kernel image\", install a %s build whose every kernel is compiled for %s", fw.Name, native)
@@ -441,7 +396,6 @@ func kernelSetVerdict(in Input, g ccGroup, fw facts.Framework, set kernelSet) fr
 		remedy: fmt.Sprintf("install a %s build compiled for %s, or make sure the driver supports the PTX's CUDA version", fw.Name, native)}
 }
 
-// appendNew appends the strings of add that list does not hold yet.
 func appendNew(list []string, add ...string) []string {
 	for _, s := range add {
 		if !slices.Contains(list, s) {
@@ -451,7 +405,6 @@ func appendNew(list []string, add ...string) []string {
 	return list
 }
 
-// targetList is "sm_70, sm_80, compute_80".
 func targetList(ts []kernelTarget) string {
 	seen := map[string]bool{}
 	var out []string
@@ -464,18 +417,11 @@ func targetList(ts []kernelTarget) string {
 	return strings.Join(out, ", ")
 }
 
-// libraryVerdict judges one library of the framework's load closure on one
-// GPU group, fatbin by fatbin, naming the library and what fails without
-// it (docs/fatbin.md "When a library without an image is an error"):
-//   - no fatbin has anything for the GPU: an error for a library every
-//     step uses (the framework's own, cuBLAS, cuDNN; NCCL when more than one
-//     GPU is visible), a warning for one loaded on first use (by dlopen) or
-//     used only by some operations (cuFFT, cuSPARSE, cuSOLVER, NPP, magma);
-//   - some fatbins have nothing: a library that picks kernels by
-//     architecture (libraryRole.archDispatch) never launches those here,
-//     so they are left out; for any other library it is a warning;
-//   - the rest run only through PTX JIT: a warning with its cost for a
-//     library every step uses, no finding for one used on demand.
+// libraryVerdict judges one library of the load closure on one GPU group
+// (docs/fatbin.md "When a library without an image is an error"): nothing
+// for the GPU is an error for a library every step uses and a warning for
+// one used lazily or on demand; fatbins of an archDispatch library without
+// this GPU are left out; PTX JIT only warns for a library every step uses.
 func libraryVerdict(in Input, g ccGroup, fw facts.Framework, set kernelSet) frameworkVerdict {
 	native := gpuarch.Arch{Major: g.cc.Major, Minor: g.cc.Minor}.String()
 	t := tallyFatbins(in, g, fw, set)
@@ -546,7 +492,6 @@ func libraryVerdict(in Input, g ccGroup, fw facts.Framework, set kernelSet) fram
 		remedy: fmt.Sprintf("install a release of %s compiled for %s to avoid the JIT at start-up, or keep CUDA_CACHE_PATH on a persistent volume", set.label, native)}
 }
 
-// fatbinTally is what a library's fatbins offer a GPU group, summed.
 type fatbinTally struct {
 	total, missing, needJIT   int // fatbins: all, with nothing, only through PTX JIT
 	cubins, jitOK, unknownJIT []string

@@ -12,36 +12,23 @@ import (
 type libraryUse int
 
 const (
-	// useCore: every training step launches its kernels (the framework's
-	// own, cuBLAS, cuDNN): nothing for the GPU is an error.
-	useCore libraryUse = iota
-	// useCollectives: NCCL; every multi-GPU job launches its kernels, so
-	// nothing for the GPU is an error when more than one GPU is visible.
-	useCollectives
-	// useOnDemand: only the operations that need it launch its kernels
-	// (FFTs, sparse algebra, solvers, image primitives): nothing for the
-	// GPU is a warning naming what fails, and PTX JIT is no finding.
-	useOnDemand
+	useCore        libraryUse = iota // every step launches its kernels: nothing for the GPU is an error
+	useCollectives                   // NCCL: an error when more than one GPU is visible
+	useOnDemand                      // some operations only: a warning, and PTX JIT is no finding
 )
 
-// libraryRole is one row of libraryRoles.
 type libraryRole struct {
 	lib   string // soname up to ".so": "libnccl"; a trailing * matches a prefix
 	fails string // what fails without kernels, as a sentence's subject and verb
 	use   libraryUse
-	// archDispatch: the library picks kernels by the GPU's architecture and
-	// ships fatbins that carry other GPUs' targets only, on purpose (the
-	// fatbin counts of NVIDIA's libraries in docs/fatbin.md): a fatbin
-	// without an image for this GPU is one it never launches here.
+	// archDispatch: the library picks kernels by architecture and ships
+	// fatbins for other GPUs only, on purpose (docs/fatbin.md's counts).
 	archDispatch bool
-	// known is set on the rows of libraryRoles, false for the default.
-	known bool
+	known        bool // a row of libraryRoles, not the default
 }
 
-// libraryRoles are the CUDA libraries the frameworks load, as NVIDIA
-// documents each (the CUDA Toolkit documentation of each library; NCCL's
-// user guide) and as Debian trixie's and bookworm's builds of them carry
-// their kernels (test/debiancuda/testdata/listings).
+// libraryRoles: the CUDA Toolkit documentation of each library, NCCL's user
+// guide, and Debian's builds (test/debiancuda/testdata/listings).
 var libraryRoles = []libraryRole{
 	{"libnccl", "collectives (all-reduce, broadcast, all-gather) fail", useCollectives, false, false},
 	{"libcublas", "matrix multiplications (cuBLAS) fail", useCore, true, false},
@@ -58,9 +45,8 @@ var libraryRoles = []libraryRole{
 	{"libnvinfer*", "TensorRT engines fail", useCore, true, false},
 }
 
-// roleOf returns the row for a kernel library; a library not in the table
-// (the framework's own, an extension's) is core: its kernels are what the
-// job runs.
+// roleOf returns the row for a kernel library; one not in the table (the
+// framework's own, an extension's) is core.
 func roleOf(k facts.KernelLibrary) libraryRole {
 	lib, _, _ := strings.Cut(k.Soname, ".so")
 	for _, r := range libraryRoles {

@@ -2,8 +2,7 @@ package check
 
 import "fmt"
 
-// GPUCount is the `gpu-count` check: enough GPUs are visible to this
-// container (after NVIDIA_VISIBLE_DEVICES and CUDA_VISIBLE_DEVICES).
+// GPUCount is the `gpu-count` check: enough GPUs are visible to this container.
 var GPUCount = Check{ID: "gpu-count", rule: gpuCount}
 
 func gpuCount(in Input) Finding {

@@ -7,15 +7,10 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 )
 
-// GPUHealth is the `gpu-health` check (README, "Checks"): on every visible
-// GPU, no uncorrected ECC errors and no retired pages awaiting a reboot,
-// persistence mode on, and, when MIG mode is on, at least one MIG device
-// to run on. Each problem is a warning: the job may still run, but it is
-// the node to look at when it fails or runs slowly, and a node fault
-// (Finding.NodeFault): under PREFLIGHT_POLICY=strict it ends the run with
-// the node-fault exit code, so the job is retried on another node. The
-// facts come from NVML only; without them the check is skipped rather than
-// passed.
+// GPUHealth is the `gpu-health` check: no uncorrected ECC errors or pending
+// retired pages, persistence mode on, a MIG device when MIG is on. Each is
+// a warning and a node fault, so under strict policy the job is retried on
+// another node. Without NVML facts it is skipped rather than passed.
 var GPUHealth = Check{ID: "gpu-health", rule: gpuHealth}
 
 func gpuHealth(in Input) Finding {

@@ -7,13 +7,9 @@ import (
 )
 
 // ImagePinned is the `image-pinned` check: the image reference the run was
-// deployed from (PREFLIGHT_IMAGE, in facts.Container.Identity, which the
-// record's image identity is too) names one image. A reference with the
-// tag "latest" or no tag, and no digest (in the reference or in
-// PREFLIGHT_IMAGE_DIGEST), follows whatever was pushed last:
-// the record cannot say which image ran, so the run can be neither
-// reproduced nor rolled back from it. That is an info finding; another tag
-// without a digest passes, as tags are conventionally not moved.
+// deployed from (facts.Container.Identity) names one image. "latest" or no
+// tag, without a digest, follows the last push: the record cannot say which
+// image ran (info). Another tag passes: tags are conventionally not moved.
 var ImagePinned = Check{ID: "image-pinned", rule: imagePinned}
 
 func imagePinned(in Input) Finding {

@@ -6,20 +6,12 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 )
 
-// NVML is the `nvml` check: the NVML probe answered within its deadline
-// (README, "Checks": error on timeout, info when there is no library).
-//
-// "Driver not loaded" depends on the other evidence. Without any (no
-// /proc/driver/nvidia/version, no /dev/nvidia*) it is a CPU-only host that
-// happens to carry libnvidia-ml, as Debian's libnvidia-ml1 does: info. With
-// driver evidence it is a broken setup (the module unloaded or wedged, the
-// device nodes stale, a driver upgrade without a reboot) that leaves the
-// run without brand, compute capability or health facts: warn. It is not an
-// error here because the `driver` and `cuda-requirement` checks still judge
-// the driver from procfs, and own the verdict on whether a GPU is required.
-//
-// A hung NVML and a driver present but not loaded are node faults
-// (Finding.NodeFault): the same image may run on another node.
+// NVML is the `nvml` check: the NVML probe answered within its deadline.
+// "Driver not loaded" without other driver evidence is a CPU-only host
+// that carries libnvidia-ml (Debian's libnvidia-ml1): info. With evidence
+// it is a broken setup: warn, not error, since `driver` and
+// `cuda-requirement` still judge the driver from procfs. A hung NVML and a
+// driver present but not loaded are node faults.
 var NVML = Check{ID: "nvml", rule: nvmlCheck}
 
 func nvmlCheck(in Input) Finding {
@@ -80,12 +72,10 @@ func nvmlCheck(in Input) Finding {
 	return f
 }
 
-// hasDriverEvidence reports whether anything but NVML shows a driver.
 func hasDriverEvidence(h facts.Host) bool {
 	return h.Driver.Version != "" || len(h.DeviceNodes) > 0
 }
 
-// driverEvidence names what shows a driver, for messages.
 func driverEvidence(h facts.Host) string {
 	switch {
 	case h.Driver.Version != "" && len(h.DeviceNodes) > 0:

@@ -4,18 +4,17 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/gpu-preflight/gpu-preflight/internal/truncate"
 	"github.com/gpu-preflight/gpu-preflight/preflight/compat"
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 	"github.com/gpu-preflight/gpu-preflight/preflight/require"
 )
 
 // CUDARequirement is the `cuda-requirement` check: every NVIDIA_REQUIRE_*
-// variable (and PREFLIGHT_REQUIRE) holds on every visible GPU, evaluated
-// exactly as libnvidia-container evaluates them.
+// (and PREFLIGHT_REQUIRE) holds on every visible GPU, as in libnvidia-container.
 var CUDARequirement = Check{ID: "cuda-requirement", rule: cudaRequirement}
 
-// Requirements returns the requirements the check evaluates: the image's,
-// then PREFLIGHT_REQUIRE.
+// Requirements is what the check evaluates: the image's, then PREFLIGHT_REQUIRE.
 func Requirements(in Input) []facts.Requirement {
 	reqs := append([]facts.Requirement(nil), in.Facts.Container.Requirements...)
 	if in.Options.ExtraRequire != "" {
@@ -24,8 +23,7 @@ func Requirements(in Input) []facts.Requirement {
 	return reqs
 }
 
-// RequireHost and RequireDevices give the requirement language its view of
-// the host, as libnvidia-container's rules see it.
+// RequireHost is the host as libnvidia-container's rules see it.
 func RequireHost(in Input) require.Host {
 	return require.Host{CUDA: in.Facts.Host.Driver.CUDAVersion, Driver: in.Facts.Host.Driver.Version}
 }
@@ -45,8 +43,7 @@ func cudaRequirement(in Input) Finding {
 	if c.RequireError != "" {
 		f.Status = Error
 		f.Message = c.RequireError
-		// Collect's errors (a malformed CUDA_VERSION, a value too long to
-		// exist, too many requirements) each end with their own fix.
+		// Collect's errors each end with their own fix.
 		f.Remedy = "change the variable the message names in the image (Dockerfile ENV) or the container's environment, as the message says"
 		return f
 	}
@@ -69,7 +66,7 @@ func cudaRequirement(in Input) Finding {
 		f.Message = "no NVIDIA driver to evaluate " + varList(reqs) + " against"
 		return f
 	}
-	results := require.EvaluateAll(reqs, RequireHost(in), RequireDevices(in))
+	results := require.DecideAll(reqs, RequireHost(in), RequireDevices(in))
 	var failed []require.Result
 	for _, r := range results {
 		if r.Err != nil {
@@ -90,20 +87,17 @@ func cudaRequirement(in Input) Finding {
 	f.Status = Error
 	f.Message, f.Remedy = unsatisfiedMessage(failed[0], len(failedDevices(failed)), len(in.Visible), in)
 	if cudaAssumed(in) && holdsWithoutCUDA(reqs, in) {
-		// The requirement fails only on the guessed CUDA version: with it
-		// unknown (a missing property satisfies its factor, as in
-		// libnvidia-container) it holds.
+		// It fails only on the guessed CUDA version: unknown, it would hold
+		// (a missing property satisfies its factor, as in libnvidia-container).
 		f.Status, f.Message, f.Remedy = onAGuess(in, f.Status, f.Message, f.Remedy)
 	}
 	return f
 }
 
-// holdsWithoutCUDA reports whether every requirement holds when the host's
-// CUDA version is not known.
 func holdsWithoutCUDA(reqs []facts.Requirement, in Input) bool {
 	h := RequireHost(in)
 	h.CUDA = ""
-	for _, r := range require.EvaluateAll(reqs, h, RequireDevices(in)) {
+	for _, r := range require.DecideAll(reqs, h, RequireDevices(in)) {
 		if r.Err != nil || !r.Satisfied {
 			return false
 		}
@@ -134,7 +128,7 @@ func satisfiedMessage(results []require.Result, in Input) string {
 		if t == "" {
 			t = "(empty)"
 		}
-		parts = append(parts, fmt.Sprintf("%s holds through %q", v, t))
+		parts = append(parts, v+" holds through "+truncate.Quote(t, truncate.MessageBytes))
 	}
 	scope := "with no GPU visible"
 	if n := len(in.Visible); n > 0 {
@@ -154,9 +148,8 @@ func failedDevices(failed []require.Result) map[int]bool {
 	return devs
 }
 
-// unsatisfiedMessage explains a failed requirement with the numbers a person
-// needs: the driver and its CUDA version, what the image needs, the smallest
-// driver that would do, and the driver branches the image also accepts.
+// unsatisfiedMessage explains a failed requirement with the driver, its
+// CUDA, what the image needs, the smallest driver and the branches accepted.
 func unsatisfiedMessage(r require.Result, nFailed, nVisible int, in Input) (msg, remedy string) {
 	d := in.Facts.Host.Driver
 	where := ""
@@ -170,8 +163,7 @@ func unsatisfiedMessage(r require.Result, nFailed, nVisible int, in Input) (msg,
 	floor := require.CUDAFloor(v)
 	minDriver, haveMin := compat.MinDriver(floor)
 	br := require.Branches(v)
-	// The driver's CUDA is the point only when the requirement asks about
-	// the CUDA version or the driver; "arch>=7.0" is about the GPU.
+	// The driver's CUDA is the point only for a CUDA or driver factor.
 	aboutDriver := floor != "" || len(br) > 0 || strings.Contains(v, "driver")
 	own := r.Requirement.Var == "PREFLIGHT_REQUIRE"
 	if aboutDriver {
@@ -190,7 +182,7 @@ func unsatisfiedMessage(r require.Result, nFailed, nVisible int, in Input) (msg,
 			msg += " (driver >= " + minDriver + ")"
 		}
 	default:
-		msg += "; no term of " + fmt.Sprintf("%q", v) + " held"
+		msg += "; no term of " + truncate.Quote(v, truncate.MessageBytes) + " held"
 	}
 	if len(br) > 0 {
 		msg += ", or a driver of branch " + branchList(br)
@@ -208,8 +200,7 @@ func unsatisfiedMessage(r require.Result, nFailed, nVisible int, in Input) (msg,
 		fixes = append(fixes, "run on a node that satisfies "+r.Requirement.Var+" (gpu-preflight explain shows which factor failed)")
 	}
 	if own {
-		// NVIDIA_DISABLE_REQUIRE does not lift PREFLIGHT_REQUIRE: it is the
-		// job's own demand, not the image's.
+		// NVIDIA_DISABLE_REQUIRE does not lift the job's own PREFLIGHT_REQUIRE.
 		remedy = strings.Join(fixes, ", or ") + "; or change PREFLIGHT_REQUIRE; to override, set PREFLIGHT_IGNORE=cuda-requirement"
 		return msg, remedy
 	}

@@ -2,8 +2,8 @@ package check
 
 import "fmt"
 
-// dockerDefaultShm is Docker's default /dev/shm size, too small for
-// PyTorch/Paddle DataLoader workers that pass batches through shared memory.
+// dockerDefaultShm is Docker's default /dev/shm, too small for DataLoader
+// workers that pass batches through shared memory.
 const dockerDefaultShm = 64 << 20
 
 // Shm is the `shm` check: /dev/shm is larger than the 64 MiB default.

@@ -7,15 +7,13 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/preflight/version"
 )
 
-// MinDriver returns the minimum driver for CUDA toolkit cuda ("11.8",
-// "11.8.0" or "11.8.20220929": only major.minor is used).
+// MinDriver returns the minimum driver for CUDA toolkit cuda's major.minor.
 func MinDriver(cuda string) (string, bool) {
 	row, ok := rowOf(toolkitDriver, func(r toolkitDriverRow) string { return r.CUDA }, cuda)
 	return row.Driver, ok
 }
 
-// rowOf returns the row whose key, a major.minor version, is v's major.minor:
-// "11.8", "11.8.0" and "11.8.20220929" all select the row of 11.8.
+// rowOf returns the row whose major.minor key is v's major.minor.
 func rowOf[R any](rows []R, key func(R) string, v string) (R, bool) {
 	mm := version.Prefix(v, 2)
 	for _, row := range rows {
@@ -27,19 +25,15 @@ func rowOf[R any](rows []R, key func(R) string, v string) (R, bool) {
 	return none, false
 }
 
-// DriverCUDA returns the highest CUDA version a driver supports, from its
-// branch. For a branch the table does not hold it returns the CUDA of the
-// branch below, a guess: LookupDriverCUDA tells the two apart.
+// DriverCUDA is LookupDriverCUDA without saying whether the version is assumed.
 func DriverCUDA(driver string) (string, bool) {
 	cuda, _, ok := LookupDriverCUDA(driver)
 	return cuda, ok
 }
 
-// LookupDriverCUDA returns the highest CUDA version a driver supports, from
-// its branch, and whether that is assumed: the driver's branch is not in the
-// table (600 between 595 and 610), so it is taken to support what the
-// branch below does. A finding built on an assumed version must say so and
-// must not abort a job on its own.
+// LookupDriverCUDA returns the highest CUDA version a driver supports and
+// whether it is assumed: a branch missing from the table (600) is taken to
+// support what the branch below does.
 func LookupDriverCUDA(driver string) (cuda string, assumed, ok bool) {
 	major := version.Major(driver)
 	if major < branchCUDA[0].Branch {
@@ -52,15 +46,14 @@ func LookupDriverCUDA(driver string) (cuda string, assumed, ok bool) {
 		cuda, assumed = row.CUDA, row.Branch != major
 	}
 	// A branch well beyond the table is newer than anything known: its CUDA
-	// version is at least the last row's, but exactly what is not known.
+	// is at least the last row's, but what exactly is not known.
 	if major > branchCUDA[len(branchCUDA)-1].Branch+9 {
 		return "", false, false
 	}
 	return cuda, assumed, true
 }
 
-// MVCFloor returns the lowest driver with which CUDA minor-version
-// compatibility works for toolkits of the given major version.
+// MVCFloor returns the lowest driver for minor-version compatibility within cudaMajor.
 func MVCFloor(cudaMajor int) (string, bool) {
 	for _, row := range mvcFloor {
 		if row.Major == cudaMajor {
@@ -77,16 +70,14 @@ func PTXISACUDA(isa string) (string, bool) {
 }
 
 // PTXISABeyond reports whether isa is newer than every ISA in the table, and
-// returns the CUDA of the newest row: such PTX needs a driver supporting a
-// CUDA newer than that, so a driver of that CUDA or older cannot JIT it.
+// returns the newest row's CUDA, which a driver must exceed to JIT it.
 func PTXISABeyond(isa string) (newestCUDA string, beyond bool) {
 	last := ptxISA[len(ptxISA)-1]
 	c, err := version.Compare(version.Prefix(isa, 2), last.ISA)
 	return last.CUDA, err == nil && c > 0
 }
 
-// ToolkitTargets returns the real architectures CUDA toolkit cuda compiles
-// for, as compute capabilities ("7.5", "12.1"), oldest first.
+// ToolkitTargets returns the compute capabilities CUDA toolkit cuda compiles for, oldest first.
 func ToolkitTargets(cuda string) ([]string, bool) {
 	mm := version.Prefix(cuda, 2)
 	if mm == "" {
@@ -114,8 +105,7 @@ const (
 	Supported
 )
 
-// ForwardCompat reports whether CUDA forward compatibility supports GPUs of
-// brand (NVML brand string, any case). An empty or unlisted brand is Maybe.
+// ForwardCompat says whether forward compatibility supports brand (any case); unlisted is Maybe.
 func ForwardCompat(brand string) Support {
 	for _, b := range forwardCompatBrands {
 		if strings.EqualFold(b.brand, brand) {

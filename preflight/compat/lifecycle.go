@@ -4,16 +4,14 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 	"github.com/gpu-preflight/gpu-preflight/preflight/version"
 )
 
-// Kind is a data-center driver branch's designation in NVIDIA's driver
-// lifecycle.
+// Kind is a data-center driver branch's designation in NVIDIA's lifecycle.
 type Kind int
 
-// Branch designations. NVIDIA: a Production Branch gets bug and security
-// fixes for about a year, a Long Term Support Branch for three, a New
-// Feature Branch is short-lived and has no published end of life.
+// Branch designations (docs/driver-lifecycle.md).
 const (
 	KindUnknown     Kind = iota
 	LongTermSupport      // Long Term Support Branch (LTSB)
@@ -64,21 +62,17 @@ func (m Month) String() string {
 	return fmt.Sprintf("%s %d", m.Month, m.Year)
 }
 
-// ends is the first instant after the month, in UTC.
 func (m Month) ends() time.Time {
 	return time.Date(m.Year, m.Month+1, 1, 0, 0, 0, 0, time.UTC)
 }
 
 // Branch is one data-center driver branch's place in NVIDIA's lifecycle.
 type Branch struct {
-	Number int  // 535 for R535: the first component of the driver version
-	Kind   Kind // its designation
-	// EndOfLife is the month NVIDIA gives as the branch's end of life. Zero
-	// where NVIDIA published none (New Feature Branches).
-	EndOfLife Month
-	// ListedOnly says that NVIDIA published no month, only listed the branch
-	// as end of life on a page last updated in EndOfLife: the branch ended
-	// by then.
+	Number    int   // 535 for R535: the first component of the driver version
+	Kind      Kind  // its designation
+	EndOfLife Month // zero where NVIDIA published none (New Feature Branches)
+	// ListedOnly: NVIDIA only listed the branch as ended on a page last
+	// updated in EndOfLife.
 	ListedOnly bool
 	Source     string // where the row was read: URLs, space-separated
 	Read       string // the day it was read there, YYYY-MM-DD
@@ -87,9 +81,8 @@ type Branch struct {
 // Name returns "R535".
 func (b Branch) Name() string { return fmt.Sprintf("R%d", b.Number) }
 
-// EndOfLifeText returns the end of life as a sentence fragment: "June 2026",
-// "by August 2025" for a branch only listed as ended, or "" when none was
-// published.
+// EndOfLifeText returns "June 2026", "by August 2025" for a branch only
+// listed as ended, or "" when none was published.
 func (b Branch) EndOfLifeText() string {
 	if b.ListedOnly {
 		return "by " + b.EndOfLife.String()
@@ -98,9 +91,7 @@ func (b Branch) EndOfLifeText() string {
 }
 
 // PastEndOfLife reports whether the branch is past its end of life on the
-// day on. NVIDIA gives a month; the branch counts as supported through the
-// last day of that month and past end of life from the first day of the
-// next (UTC). A branch without a published date is never past it.
+// day on: supported through the last day of the month NVIDIA gives (UTC).
 func (b Branch) PastEndOfLife(on time.Time) bool {
 	if b.EndOfLife.IsZero() {
 		return false
@@ -108,16 +99,14 @@ func (b Branch) PastEndOfLife(on time.Time) bool {
 	return !on.UTC().Before(b.EndOfLife.ends())
 }
 
-// Supported reports whether the branch is a supported production branch on
-// the day on: a Long Term Support or Production Branch not past its end of
-// life. New Feature Branches are never supported in this sense.
+// Supported reports whether the branch is a Long Term Support or Production
+// Branch not past its end of life on the day on.
 func (b Branch) Supported(on time.Time) bool {
 	return (b.Kind == LongTermSupport || b.Kind == Production) && !b.PastEndOfLife(on)
 }
 
-// Lifecycle returns the lifecycle row of driver branch n (535 for R535).
-// ok is false for a branch the table does not hold: its lifecycle is
-// unknown, not assumed.
+// Lifecycle returns the row of driver branch n (535 for R535); a branch
+// the table does not hold is unknown, not assumed.
 func Lifecycle(n int) (Branch, bool) {
 	for _, b := range lifecycle {
 		if b.Number == n {
@@ -137,11 +126,27 @@ func DriverLifecycle(driver string) (Branch, bool) {
 	return Lifecycle(n)
 }
 
-// ForwardCompatTarget reports whether a driver of branch n is a supported
-// target for CUDA forward compatibility on the day on. NVIDIA: New Feature
-// Branches and branches past end of life are not supported targets; Long
-// Term Support and Production Branches in their support window are. known is
-// false when the branch is not in the table.
+// DriverBranchOn is the driver's branch fact on the day on; zero without a
+// driver version.
+func DriverBranchOn(driver string, on time.Time) facts.DriverBranch {
+	b, known := DriverLifecycle(driver)
+	if b.Number == 0 {
+		return facts.DriverBranch{}
+	}
+	out := facts.DriverBranch{Name: b.Name(), Known: known}
+	if known {
+		if b.Kind != KindUnknown {
+			out.Designation = b.Kind.String()
+		}
+		out.EndOfLife = b.EndOfLifeText()
+		out.Supported = b.Supported(on)
+	}
+	return out
+}
+
+// ForwardCompatTarget reports whether branch n is a supported CUDA forward
+// compatibility target on the day on: not a New Feature Branch nor past end
+// of life. known is false when the branch is not in the table.
 func ForwardCompatTarget(n int, on time.Time) (target, known bool) {
 	b, ok := Lifecycle(n)
 	switch {
@@ -155,8 +160,7 @@ func ForwardCompatTarget(n int, on time.Time) (target, known bool) {
 	return true, true
 }
 
-// SupportedBranches returns the branches supported on the day on, oldest
-// first.
+// SupportedBranches returns the branches supported on the day on, oldest first.
 func SupportedBranches(on time.Time) []Branch {
 	var out []Branch
 	for _, b := range lifecycle {
@@ -167,9 +171,8 @@ func SupportedBranches(on time.Time) []Branch {
 	return out
 }
 
-// SupportedBranchesFor returns the branches supported on the day on whose
-// drivers run CUDA cuda ("12.8") natively, oldest first: the branches to
-// move a node to for that image.
+// SupportedBranchesFor returns the branches supported on the day on that
+// run CUDA cuda natively, oldest first: where to move a node for that image.
 func SupportedBranchesFor(cuda string, on time.Time) []Branch {
 	var out []Branch
 	for _, b := range SupportedBranches(on) {
@@ -180,8 +183,6 @@ func SupportedBranchesFor(cuda string, on time.Time) []Branch {
 	return out
 }
 
-// branchCUDAExact returns the CUDA version of branch n when branchCUDA has a
-// row for exactly that branch.
 func branchCUDAExact(n int) (string, bool) {
 	for _, row := range branchCUDA {
 		if row.Branch == n {
@@ -191,56 +192,33 @@ func branchCUDAExact(n int) (string, bool) {
 	return "", false
 }
 
-// Sources of the lifecycle rows, each read on the day in its row's Read.
+// Sources of the lifecycle rows; what each says is in docs/driver-lifecycle.md.
 const (
-	// NVIDIA Data Center Drivers, "Supported Drivers and CUDA Toolkit
-	// Versions", Table 2 "CUDA and Drivers", in the R620 edition: R580 LTSB
-	// June 2028, R595 PB March 2027, R620 LTSB September 2029; "Only Long
-	// Term Support and Production branches are listed. New Feature Branches
-	// are short-lived and do not have an end-of-life date."
+	// Supported Drivers and CUDA Toolkit Versions, R620, R615 and R580 editions.
 	srcDC620 = "https://docs.nvidia.com/datacenter/tesla/drivers/620/supported-drivers-and-cuda-toolkit-versions.html"
-	// The same page in the R615 edition: R535 LTSB June 2026, R580 LTSB June
-	// 2028, R595 PB March 2027, R610 NFB August 2026.
 	srcDC615 = "https://docs.nvidia.com/datacenter/tesla/drivers/615/supported-drivers-and-cuda-toolkit-versions.html"
-	// The same page in the R580 edition (last updated August 2025): R535
-	// LTSB June 2026, R570 PB February 2026, R580 LTSB August 2028 (moved to
-	// June 2028 in later editions), and "All other previous driver branches
-	// not listed in the table above (such as R575, R565, R560, R550, R525,
-	// R515, R510, R495, R465, R460, R455, R450, R440, R418, R410) are end of
-	// life."
 	srcDC580 = "https://docs.nvidia.com/datacenter/tesla/drivers/supported-drivers-and-cuda-toolkit-versions.html"
-	// NVIDIA CUDA and Drivers Support, RN-08625-001 v02, March 2021, Table 1:
-	// R418 LTSB March 2022, R440 NFB November 2020, R450 LTSB July 2023, R455
-	// Evaluation/Developer Branch, R460 PB January 2022.
+	// NVIDIA CUDA and Drivers Support, RN-08625-001 v02, March 2021, Table 1.
 	srcDC2021 = "https://docs.nvidia.com/datacenter/tesla/pdf/NVIDIA_CUDA_Drivers_Support.pdf"
-	// NVIDIA's GPU Operator maintainers, quoting the lifecycle page of the
-	// time: "R470 branch is EOL as of July 2024".
+	// NVIDIA's maintainers quoting the lifecycle page of their time.
 	srcR470 = "https://github.com/NVIDIA/gpu-operator/pull/927"
-	// NVIDIA's Ansible driver role, quoting the lifecycle page of April
-	// 2022: R510 is the production branch, supported to January 2023.
 	srcR510 = "https://github.com/NVIDIA/ansible-role-nvidia-driver/pull/58"
-	// NVIDIA's driver download pages: "Current new feature branch release:
-	// 590.48.01"; "Latest New Feature Branch Version: 545.29.06".
+	// NVIDIA's driver release lists and maintainers naming New Feature Branches.
 	srcNFB590 = "https://forums.developer.nvidia.com/t/current-graphics-driver-releases/28500/12"
 	srcNFB545 = "https://www.nvidia.com/object/Unix.html"
-	// NVIDIA's holodeck maintainers: "The 575 driver branch was a new
-	// feature branch".
 	srcNFB575 = "https://github.com/NVIDIA/holodeck/pull/790"
-	// AKS GPU images (secondary): feature branches 465, 495, 520, 560, 565,
-	// 575; production 460, 510, 515, 525, 550, 570; LTS 450, 470, 535.
-	srcAKS = "https://github.com/Azure/aks-gpu/pull/113"
+	srcAKS    = "https://github.com/Azure/aks-gpu/pull/113" // secondary: AKS GPU images' designations
 )
 
-// lifecycle is NVIDIA's data-center driver branch lifecycle, oldest first:
-// one row per branch, correctable here and nowhere else. A branch that is
-// not here is unknown. Branches 600-609 and 625 do not exist.
+// lifecycle is NVIDIA's data-center driver branch lifecycle, oldest first,
+// correctable here and nowhere else. A branch not here is unknown;
+// branches 600-609 and 625 do not exist.
 var lifecycle = []Branch{
 	{Number: 410, Kind: KindUnknown, EndOfLife: Month{2025, time.August}, ListedOnly: true, Source: srcDC580, Read: "2026-12-01"},
 	{Number: 418, Kind: LongTermSupport, EndOfLife: Month{2022, time.March}, Source: srcDC2021, Read: "2026-12-01"},
 	{Number: 440, Kind: NewFeature, EndOfLife: Month{2020, time.November}, Source: srcDC2021, Read: "2026-12-01"},
 	{Number: 450, Kind: LongTermSupport, EndOfLife: Month{2023, time.July}, Source: srcDC2021, Read: "2026-12-01"},
-	// NVIDIA called R455 an "Evaluation/Developer Branch": short-lived and
-	// never a production target, which is what an NFB is.
+	// R455, an "Evaluation/Developer Branch", is short-lived and never a production target: an NFB.
 	{Number: 455, Kind: NewFeature, EndOfLife: Month{2025, time.August}, ListedOnly: true, Source: srcDC2021, Read: "2026-12-01"},
 	{Number: 460, Kind: Production, EndOfLife: Month{2022, time.January}, Source: srcDC2021, Read: "2026-12-01"},
 	{Number: 465, Kind: NewFeature, EndOfLife: Month{2025, time.August}, ListedOnly: true, Source: srcAKS, Read: "2026-12-01"},
@@ -261,9 +239,7 @@ var lifecycle = []Branch{
 	{Number: 590, Kind: NewFeature, Source: srcNFB590, Read: "2026-12-01"},
 	{Number: 595, Kind: Production, EndOfLife: Month{2027, time.March}, Source: srcDC620, Read: "2026-12-01"},
 	{Number: 610, Kind: NewFeature, EndOfLife: Month{2026, time.August}, Source: srcDC615, Read: "2026-12-01"},
-	// Derived: R615 is on neither edition's table, and the R620 edition lists
-	// every Long Term Support and Production Branch, so R615 is a New
-	// Feature Branch.
+	// Derived: on neither edition's list of LTSB and PB branches.
 	{Number: 615, Kind: NewFeature, Source: srcDC620, Read: "2026-12-01"},
 	{Number: 620, Kind: LongTermSupport, EndOfLife: Month{2029, time.September}, Source: srcDC620, Read: "2026-12-01"},
 }

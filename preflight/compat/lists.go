@@ -1,7 +1,7 @@
 package compat
 
 // Toolkits returns the CUDA toolkit versions the driver table knows, oldest
-// first ("10.0" ... ): the versions advise lists.
+// first: the versions advise lists.
 func Toolkits() []string {
 	out := make([]string, len(toolkitDriver))
 	for i, row := range toolkitDriver {
@@ -10,8 +10,7 @@ func Toolkits() []string {
 	return out
 }
 
-// Branches returns the driver branches the branch table knows, oldest
-// first (410 ... ).
+// Branches returns the driver branches the branch table knows, oldest first.
 func Branches() []int {
 	out := make([]int, len(branchCUDA))
 	for i, row := range branchCUDA {
@@ -20,19 +19,16 @@ func Branches() []int {
 	return out
 }
 
-// computeCapabilities are the compute capabilities of NVIDIA GPUs, oldest
-// first: the GPUs a node can have.
-//
-// Source: NVIDIA "CUDA GPU Compute Capability" (developer.nvidia.com/cuda-gpus)
-// and the CUDA Programming Guide's compute capability table; 8.8, 10.3,
-// 10.7, 11.0 and 12.1 from the CUDA 12.9-13.4 release notes' target lists.
+// computeCapabilities are NVIDIA GPUs' compute capabilities, oldest first.
+// Source: NVIDIA "CUDA GPU Compute Capability" (developer.nvidia.com/cuda-gpus),
+// the CUDA Programming Guide; 8.8, 10.3, 10.7, 11.0 and 12.1 from the CUDA
+// 12.9-13.4 release notes' target lists.
 var computeCapabilities = []string{
 	"3.0", "3.2", "3.5", "3.7", "5.0", "5.2", "5.3", "6.0", "6.1", "6.2", "7.0", "7.2", "7.5",
 	"8.0", "8.6", "8.7", "8.8", "8.9", "9.0", "10.0", "10.3", "10.7", "11.0", "12.0", "12.1",
 }
 
-// ComputeCapabilities returns the compute capabilities of NVIDIA GPUs,
-// oldest first.
+// ComputeCapabilities returns the compute capabilities of NVIDIA GPUs, oldest first.
 func ComputeCapabilities() []string {
 	return append([]string(nil), computeCapabilities...)
 }

@@ -1,24 +1,18 @@
-// Package compat holds NVIDIA's compatibility tables as data: which driver a
-// CUDA toolkit needs, which CUDA a driver branch supports, the
-// minor-version-compatibility floors, which PTX ISA each CUDA release
-// introduced, and which compute capabilities each toolkit compiles for.
-//
-// Every row carries its source. Rows marked "derived" were not read from a
-// release-notes table; correct them here and nowhere else.
+// Package compat holds NVIDIA's compatibility tables as data: the driver a
+// CUDA toolkit needs, the CUDA a driver branch supports, the minor-version
+// compatibility floors, the PTX ISA of each CUDA release and the targets of
+// each toolkit. Every row carries its source (docs/compat-tables.md); rows
+// marked "derived" were not read from a table.
 package compat
 
 import (
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 )
 
-// toolkitDriver is the minimum Linux x86_64 driver for the GA release of a
-// CUDA toolkit minor version.
-//
-// Source: CUDA Toolkit Release Notes, Table 3 "CUDA Toolkit and Corresponding
-// Driver Versions" (13.2 Update 2 notes); docs/compat-tables.md. Update
-// releases need newer drivers (12.2 U2: 535.104.05), but within a major
-// version minor-version compatibility covers them, so the GA floor is the
-// one a toolkit X.Y is held to.
+// toolkitDriver is the minimum Linux x86_64 driver for a CUDA toolkit's GA
+// release. Source: CUDA Toolkit Release Notes, Table 3 "CUDA Toolkit and
+// Corresponding Driver Versions" (13.2 Update 2 notes). Update releases need
+// newer drivers, which minor-version compatibility covers.
 var toolkitDriver = []toolkitDriverRow{
 	{"10.0", "410.48"},
 	{"10.1", "418.39"},
@@ -46,25 +40,18 @@ var toolkitDriver = []toolkitDriverRow{
 	{"13.1", "590.44.01"},
 	{"13.2", "595.45.04"},
 	{"13.3", "610.43.02"}, // derived: cuda_compat version in redistrib_13.3.0.json, the 13.3 runfile's driver
-	// From 13.4 on the Linux driver is no longer bundled with the toolkit and
-	// no GA row was found in a release-notes table. 615.71.09 is what
-	// cuda-compat-13-4 ships with 13.4 Update 1, not the 13.4 GA floor, so
-	// the floor is the branch: any R615 driver (docs/compat-tables.md).
+	// From 13.4 the driver is no longer bundled and no GA row was published:
+	// the floor is the branch (docs/compat-tables.md).
 	{"13.4", "615"},
 	{"13.5", "620"}, // likewise: the R620 branch, the 13.5 driver branch (redistrib_620.70.06.json cuda_variant "13.5")
 }
 
 type toolkitDriverRow struct{ CUDA, Driver string }
 
-// branchCUDA maps a driver branch (the first component of its version) to
-// the highest CUDA version it supports: what nvidia-smi prints as "CUDA
-// Version" and nvmlSystemGetCudaDriverVersion returns.
-//
-// Source: Table 3's branch pairing, with nvidia-smi samples for 520, 565,
-// 580, 590, 595, 610 and 615 (docs/compat-tables.md). A driver between two
-// rows (e.g. 430, 600) is assumed to support the row below it: the table
-// does not know such a branch, so the result is a guess, and LookupDriverCUDA
-// says so.
+// branchCUDA maps a driver branch to the highest CUDA it supports, as
+// nvidia-smi and nvmlSystemGetCudaDriverVersion report it. Source: Table 3's
+// branch pairing and nvidia-smi samples (docs/compat-tables.md). A branch
+// between rows is assumed to support the row below (LookupDriverCUDA).
 var branchCUDA = []struct {
 	Branch int
 	CUDA   string
@@ -99,12 +86,10 @@ var branchCUDA = []struct {
 	{620, "13.5"},
 }
 
-// mvcFloor is the lowest driver with which minor-version compatibility works
-// across a CUDA major version, and the first branch past its range.
-//
-// Source: docs.nvidia.com/deploy/cuda-compatibility/minor-version-compatibility.html
-// (Table 1 and its footnote: 11.x needs 450.80.02). 10.x has no minor-version
-// compatibility.
+// mvcFloor is the lowest driver for minor-version compatibility within a
+// CUDA major, and the first branch past its range. Source:
+// docs.nvidia.com/deploy/cuda-compatibility/minor-version-compatibility.html
+// (Table 1 and its footnote). 10.x has none.
 var mvcFloor = []struct {
 	Major  int
 	Driver string
@@ -114,14 +99,10 @@ var mvcFloor = []struct {
 	{13, "580.65.06"},
 }
 
-// ptxISA maps a PTX ISA version to the first CUDA release that emits (and so
-// whose driver JIT accepts) it.
-//
-// Source: NVIDIA PTX ISA, "Release Notes" / PTX release history, as NVIDIA's
-// cuda-python cuda/bindings/utils/_ptx_utils.py transcribes it through 9.1;
-// 9.2 to 9.5 from the PTX ISA 9.2-9.5 documents of CUDA 13.2-13.5
-// (docs/compat-tables.md). An ISA newer than the last row needs a CUDA newer
-// than the last row's.
+// ptxISA maps a PTX ISA version to the first CUDA release that emits it (and
+// whose driver JIT accepts it). Source: NVIDIA PTX ISA release history, as
+// cuda-python's cuda/bindings/utils/_ptx_utils.py transcribes it through
+// 9.1; 9.2-9.5 from the PTX ISA documents of CUDA 13.2-13.5.
 var ptxISA = []ptxISARow{
 	{"6.3", "10.0"}, {"6.4", "10.1"}, {"6.5", "10.2"},
 	{"7.0", "11.0"}, {"7.1", "11.1"}, {"7.2", "11.2"}, {"7.3", "11.3"}, {"7.4", "11.4"},
@@ -135,15 +116,10 @@ var ptxISA = []ptxISARow{
 
 type ptxISARow struct{ ISA, CUDA string }
 
-// toolkitTargets is the set of real architectures (sm_XY, plain) a CUDA
-// toolkit compiles for (offline compilation and library support), from its
-// first minor version until the next row. It is a set, not a range: CUDA
-// 12.8 compiles for sm_100, sm_101 and sm_120 but for nothing of compute
-// capability 11.x, and 13.0 renamed Thor's sm_101 to sm_110.
-//
-// Source: nvcc's "GPU feature list" of each release (nvcc --list-gpu-arch),
-// the CUDA 12.8, 12.9, 13.0 and 13.4 release notes, Kitware CMake
-// Modules/CUDA/architectures.cmake (docs/compat-tables.md).
+// toolkitTargets is the set (not a range: 12.8 has no 11.x) of real
+// architectures a CUDA toolkit compiles for, from its first minor until
+// the next row. Source: nvcc --list-gpu-arch of each release, the CUDA
+// 12.8-13.4 release notes, Kitware CMake Modules/CUDA/architectures.cmake.
 var toolkitTargets = []struct {
 	From string // first CUDA version with this set
 	SMs  []int
@@ -161,14 +137,11 @@ var toolkitTargets = []struct {
 	{"13.4", []int{75, 80, 86, 87, 88, 89, 90, 100, 103, 107, 110, 120, 121}}, // sm_107 (Rubin)
 }
 
-// forwardCompatBrands are the NVML brands (libnvidia-container's strings) of
-// the GPUs CUDA forward compatibility supports: data-center GPUs. Modern
-// data-center parts (A100, H100, H200, B200) report "Nvidia", older ones
-// "Tesla". Select NGC-ready RTX SKUs are also supported but cannot be told
-// apart by brand, so professional brands count as "maybe".
-//
-// Source: docs.nvidia.com/deploy/cuda-compatibility/forward-compatibility.html;
-// libnvidia-container's brand strings (docs/compat-tables.md).
+// forwardCompatBrands are the NVML brands of the GPUs CUDA forward
+// compatibility supports: data-center GPUs ("Nvidia" from A100 on, "Tesla"
+// before). Select RTX SKUs are too, but the brand cannot tell them, so
+// professional brands are "maybe". Source:
+// docs.nvidia.com/deploy/cuda-compatibility/forward-compatibility.html.
 var forwardCompatBrands = []struct {
 	brand   string
 	support Support

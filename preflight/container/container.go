@@ -1,14 +1,8 @@
 // Package container gathers what the image says about itself from its
-// environment and files: the environment variables gpu-preflight reads
-// (the table envvars.Read) and the image identity they carry (identity),
-// the CUDA toolkit under /usr/local/cuda, and the forward-compatibility
-// libcuda libraries beside it. It also decides which of the host's GPUs
-// the training process will see (VisibleGPUs).
-//
-// Requirements, the library stack and frameworks are filled by other
-// packages (require, image). Every gatherer fails
-// soft: a missing file is a fact, and any other failure becomes a warning
-// for the caller to log.
+// environment and files: the variables of envvars.Read and the identity they
+// carry, the CUDA toolkit under /usr/local/cuda and the forward-compatibility
+// libcuda beside it; and which host GPUs the process will see (VisibleGPUs).
+// Gatherers fail soft: a missing file is a fact, other failures warnings.
 package container
 
 import (
@@ -18,8 +12,7 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/preflight/identity"
 )
 
-// Gather reads the container facts under root from env, the container's
-// environment.
+// Gather reads the container facts under root and from env, its environment.
 func Gather(root fsroot.Root, env envvars.Env) (facts.Container, []string) {
 	var c facts.Container
 	var warns []string
@@ -33,6 +26,5 @@ func Gather(root fsroot.Root, env envvars.Env) (facts.Container, []string) {
 	return c, warns
 }
 
-// Env returns the variables of env that gpu-preflight reads, the table
-// envvars.Read, with their values as set ("" for a variable set empty).
+// Env returns the variables of env that gpu-preflight reads (envvars.Read), as set.
 func Env(env envvars.Env) map[string]string { return env.Filter(envvars.IsRead) }

@@ -24,9 +24,8 @@ const (
 	envCUDAVersion  = "CUDA_VERSION"            // set by the nvidia/cuda images
 )
 
-// cudartGlobs hold libcudart.so.X.Y.Z; the two-component name is the
-// SONAME (libcudart.so.11.0 for every 11.x), so only three components
-// count.
+// cudartGlobs hold libcudart.so.X.Y.Z; the SONAME has two components
+// (libcudart.so.11.0 for every 11.x), so only three count.
 var cudartGlobs = []string{
 	cudaDir + "/lib64/libcudart.so.*",
 	cudaDir + "/targets/*/lib/libcudart.so.*",
@@ -35,20 +34,15 @@ var cudartGlobs = []string{
 // maxVersionFile bounds a version.json read; real ones are a few KiB.
 const maxVersionFile = 1 << 20
 
-// ParseVersionJSON reads /usr/local/cuda/version.json:
-//
-//	{"cuda":{"name":"CUDA SDK","version":"11.8.20220929"}, "cuda_cudart":{...}, ...}
-//
-// ver is major.minor ("11.8"); full is cuda.version as written, which is
-// X.Y.Z or X.Y.YYYYMMDD.
+// ParseVersionJSON reads /usr/local/cuda/version.json, {"cuda":{"version":
+// "11.8.20220929"}, ...}: ver is "11.8", full cuda.version as written.
 func ParseVersionJSON(data []byte) (ver, full string, err error) {
 	var doc struct {
 		CUDA *struct {
 			Version string `json:"version"`
 		} `json:"cuda"`
 	}
-	// NVIDIA's version.json lists some forty components of two or three
-	// values each.
+	// NVIDIA's lists some forty components of a few values each.
 	if err := jsonbound.Unmarshal(data, &doc, jsonbound.Limits{Bytes: maxVersionFile, Depth: 16, Values: 10_000}); err != nil {
 		return "", "", fmt.Errorf("version.json: %w", err)
 	}
@@ -63,10 +57,8 @@ func ParseVersionJSON(data []byte) (ver, full string, err error) {
 	return ver, full, nil
 }
 
-// ParseVersionTxt reads /usr/local/cuda/version.txt, "CUDA Version 11.0.207",
-// sometimes followed by "CUDA Patch Version 10.0.130.1" (which does not
-// change the toolkit's version). ver is major.minor, full the version as
-// written.
+// ParseVersionTxt reads /usr/local/cuda/version.txt, "CUDA Version 11.0.207"
+// (a "CUDA Patch Version" line after it does not change it).
 func ParseVersionTxt(data []byte) (ver, full string, err error) {
 	for line := range strings.SplitSeq(string(data), "\n") {
 		rest, ok := strings.CutPrefix(strings.TrimSpace(line), "CUDA Version ")
@@ -86,9 +78,8 @@ func ParseVersionTxt(data []byte) (ver, full string, err error) {
 	return "", "", errors.New(`version.txt: no "CUDA Version" line`)
 }
 
-// majorMinor returns "X.Y" from a version of two or more numeric
-// components ("12.2.2.009" -> "12.2"), without leading zeros. Every
-// component must fit version.Compare, so that Full compares too.
+// majorMinor returns "X.Y" of a version of two or more numeric components
+// ("12.2.2.009" -> "12.2"); every component must fit version.Compare.
 func majorMinor(s string) (string, bool) {
 	if !version.Valid(s) {
 		return "", false
@@ -108,9 +99,8 @@ func majorMinor(s string) (string, bool) {
 	return fmt.Sprintf("%d.%d", major, minor), true
 }
 
-// cudaLinkVersion returns X.Y from the name of the directory a versioned
-// toolkit installs to, "cuda-X.Y". (A hand check rather than a regexp:
-// compiling one at start-up costs more than the whole CUDA lookup.)
+// cudaLinkVersion returns X.Y of a versioned toolkit's directory, "cuda-X.Y",
+// by hand: a regexp compiled at start-up costs more than the CUDA lookup.
 func cudaLinkVersion(name string) (string, bool) {
 	v, ok := strings.CutPrefix(name, "cuda-")
 	major, minor, two := strings.Cut(v, ".")
@@ -129,8 +119,7 @@ func allDigits(s string) bool {
 	return s != ""
 }
 
-// gatherCUDA finds the image's CUDA toolkit version, from the most to the
-// least authoritative source.
+// gatherCUDA finds the toolkit's version, from the most authoritative source down.
 func gatherCUDA(root fsroot.Root, env map[string]string) (facts.CUDAToolkit, []string) {
 	var warns []string
 	for _, f := range []struct {
@@ -154,8 +143,8 @@ func gatherCUDA(root fsroot.Root, env map[string]string) (facts.CUDAToolkit, []s
 		}
 	}
 
-	// /usr/local/cuda -> /etc/alternatives/cuda -> /usr/local/cuda-12.2
-	// The link counts only where its target is there.
+	// /usr/local/cuda -> /etc/alternatives/cuda -> /usr/local/cuda-12.2,
+	// counted only where its target is there.
 	if target, w := followLinks(root, cudaDir); target != "" && exists(root, cudaDir) {
 		if v, ok := cudaLinkVersion(path.Base(target)); ok {
 			if ver, ok := majorMinor(v); ok {
@@ -185,7 +174,7 @@ func gatherCUDA(root fsroot.Root, env map[string]string) (facts.CUDAToolkit, []s
 
 	if v, ok := env[envCUDAVersion]; ok {
 		if ver, ok := majorMinor(strings.TrimSpace(v)); ok {
-			return facts.CUDAToolkit{Version: ver, Full: strings.TrimSpace(v), Source: "env " + envCUDAVersion, Kind: facts.CUDAFromEnv}, warns
+			return facts.CUDAToolkit{Version: ver, Full: strings.TrimSpace(v), Source: facts.CUDAFromEnvSource, Kind: facts.CUDAFromEnv}, warns
 		}
 		if v != "" {
 			warns = append(warns, fmt.Sprintf("cuda toolkit: %s=%s is not X.Y[.Z]", envCUDAVersion, truncate.Quote(v, truncate.MessageBytes)))
@@ -194,8 +183,7 @@ func gatherCUDA(root fsroot.Root, env map[string]string) (facts.CUDAToolkit, []s
 	return facts.CUDAToolkit{}, warns
 }
 
-// followLinks follows the symbolic-link chain starting at p inside the root
-// and returns the last path, or "" when p is not a link.
+// followLinks returns the end of the link chain from p, or "" when p is no link.
 func followLinks(root fsroot.Root, p string) (string, []string) {
 	const maxHops = 8
 	last := ""
@@ -217,16 +205,12 @@ func followLinks(root fsroot.Root, p string) (string, []string) {
 	return last, nil
 }
 
-// compatDirs hold forward-compatibility libraries: cuda-compat-X-Y installs
-// to /usr/local/cuda-X.Y/compat (docs/sources.md, "Forward compatibility
-// and NVIDIA_REQUIRE_CUDA"); NGC images load them from
-// /usr/local/cuda/compat/lib (their LD_LIBRARY_PATH, docs/sources.md, "CUDA
-// stack versions on disk").
+// compatDirs: cuda-compat-X-Y installs to /usr/local/cuda-X.Y/compat, and NGC
+// images load from /usr/local/cuda/compat/lib (docs/sources.md).
 var compatDirs = []string{cudaDir + "/compat", cudaDir + "/compat/lib"}
 
-// gatherCompat lists the libcuda.so.<driver version> files in the compat
-// directories. The libcuda.so.1 link is skipped, unless it is all there is:
-// then its target names the version.
+// gatherCompat lists the compat directories' libcuda.so.<driver version>;
+// the libcuda.so.1 link only when it is all there is (its target names it).
 func gatherCompat(root fsroot.Root) ([]facts.CompatLib, []string) {
 	var libs []facts.CompatLib
 	var warns []string
@@ -274,8 +258,7 @@ func gatherCompat(root fsroot.Root) ([]facts.CompatLib, []string) {
 	return libs, warns
 }
 
-// compatVersion returns the driver version in "libcuda.so.535.129.03", or
-// "" for the SONAME link "libcuda.so.1" and anything else.
+// compatVersion returns the driver version in "libcuda.so.535.129.03", else "".
 func compatVersion(name string) string {
 	v, ok := strings.CutPrefix(name, "libcuda.so.")
 	if !ok || !version.Valid(v) || !strings.Contains(v, ".") || strings.HasSuffix(v, ".") || strings.Contains(v, "..") {

@@ -10,38 +10,20 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 )
 
-// VisibleGPUs returns the GPUs the training process will see: gpus (the
-// host's, in bus order) narrowed first by NVIDIA_VISIBLE_DEVICES, then by
-// CUDA_VISIBLE_DEVICES, and a note (empty when there is nothing to say)
-// explaining any guess it had to make. It is pure: env is
-// facts.Container.Env, where a present key with an empty value was set to
-// the empty string.
+// VisibleGPUs returns the GPUs the training process will see: gpus (bus
+// order) narrowed by NVIDIA_VISIBLE_DEVICES, then CUDA_VISIBLE_DEVICES, and
+// a note on any guess it made. env is facts.Container.Env.
 //
-// NVIDIA_VISIBLE_DEVICES (NVIDIA Container Toolkit) inside the container:
-//   - "none", "void": no GPU;
-//   - unset, "", "all": every GPU seen;
-//   - UUIDs ("GPU-..."): the GPUs with those UUIDs, compared case-insensitively;
-//   - indices ("0,2"): host indices. The runtime injects only the listed
-//     GPUs, so a container that sees as many GPUs as listed sees exactly
-//     those (renumbered from 0); otherwise the list is applied to Index;
-//   - MIG devices ("MIG-...", "0:1"): the runtime injects their parent GPUs,
-//     which procfs cannot tell apart, so every GPU seen is kept.
+// NVIDIA_VISIBLE_DEVICES (NVIDIA Container Toolkit): "none"/"void" none;
+// unset, "" or "all" every GPU; UUIDs (case-insensitive); host indices, which
+// the runtime injects alone, so a container that sees as many GPUs as listed
+// sees exactly those; MIG devices keep every GPU (procfs cannot tell parents).
 //
-// CUDA_VISIBLE_DEVICES then selects and reorders, as the CUDA driver does
-// (the rules PyTorch mirrors in torch/cuda/__init__.py,
-// _parse_visible_devices and _transform_uuid_to_ordinals; NVIDIA's MPS
-// documentation for UUID prefixes):
-//   - "" hides every GPU;
-//   - the first entry decides the list's kind: "GPU-" UUIDs, "MIG-" devices,
-//     or ordinals into the GPUs left by NVIDIA_VISIBLE_DEVICES;
-//   - an ordinal is read like strtoul ("1gpu" is 1); a UUID entry is a
-//     prefix that must match exactly one GPU;
-//   - the first invalid entry (negative, out of range, no or ambiguous
-//     match, an entry of another kind) ends the list: CUDA ignores it and
-//     everything after it;
-//   - a GPU listed twice hides every GPU.
-//
-// A value of MaxEnvValueBytes or more is not applied (a note says so).
+// CUDA_VISIBLE_DEVICES as the CUDA driver reads it (CUDA Programming Guide;
+// PyTorch's torch/cuda/__init__.py _parse_visible_devices mirrors it): ""
+// hides all; the first entry sets the kind (UUID prefixes, MIG-, ordinals
+// read like strtoul); the first invalid entry ends the list; a GPU listed
+// twice hides all. A value of MaxEnvValueBytes or more is not applied.
 func VisibleGPUs(gpus []facts.GPU, env map[string]string) (visible []facts.GPU, note string) {
 	var notes []string
 	visible = slices.Clone(gpus)
@@ -62,13 +44,9 @@ func VisibleGPUs(gpus []facts.GPU, env map[string]string) (visible []facts.GPU, 
 	return visible, strings.Join(notes, "; ")
 }
 
-// MaxEnvValueBytes is the length from which a device list is not applied:
-// facts.MaxEnvString (execve's MAX_ARG_STRLEN), so that parsing a list of a
-// hundred thousand entries costs nothing.
+// MaxEnvValueBytes is execve's MAX_ARG_STRLEN: a longer list cannot be real.
 const MaxEnvValueBytes = facts.MaxEnvString
 
-// tooLong returns a note when the value of name is MaxEnvValueBytes or
-// longer, else "".
 func tooLong(name, v string, seen int) string {
 	if len(v) < MaxEnvValueBytes {
 		return ""
@@ -259,9 +237,8 @@ func cudaVisible(gpus []facts.GPU, v, order string) ([]facts.GPU, string) {
 	return out, strings.Join(notes, "; ")
 }
 
-// uuidPrefix returns the index of the one GPU whose UUID starts with
-// prefix, or -1 and why not. The comparison is exact, as CUDA's is; the
-// driver prints UUIDs in lower case.
+// uuidPrefix returns the index of the one GPU whose UUID starts with prefix
+// (exactly, as CUDA compares; the driver prints lower case), or -1 and why.
 func uuidPrefix(gpus []facts.GPU, prefix string) (int, string) {
 	found := -1
 	for i, g := range gpus {
@@ -279,10 +256,8 @@ func uuidPrefix(gpus []facts.GPU, prefix string) (int, string) {
 	return found, ""
 }
 
-// strtoul reads a leading decimal number the way C's strtoul does for
-// CUDA_VISIBLE_DEVICES: an optional sign, then digits, ignoring what
-// follows ("1gpu2" is 1). No digits, or a negative number, is -1; a number
-// too large for an int saturates (it is out of range either way).
+// strtoul reads a leading decimal as C's strtoul does ("1gpu2" is 1); no
+// digits or a negative number is -1, and too large saturates.
 func strtoul(s string) int {
 	i := 0
 	neg := false

@@ -2,11 +2,9 @@ package cuda
 
 import "strconv"
 
-// Fault says whose problem a failure is, which decides the exit code of an
-// abort: a node fault (another node of the same kind would run the job:
-// the node-fault exit code, so the scheduler retries elsewhere) or a
-// mismatch (the image and this kind of node do not fit, or the image is
-// set up wrongly: the abort code, retrying does not help).
+// Fault says whose problem a failure is, which picks an abort's exit code:
+// a node fault (another node of the kind would run the job: the node-fault
+// code, retried elsewhere) or a mismatch (image and node do not fit).
 type Fault int
 
 // Faults.
@@ -17,17 +15,14 @@ const (
 
 // Meaning is what a CUresult means for the job about to start.
 type Meaning struct {
-	// Name is CUDA's name for the code (cuGetErrorName).
-	Name  string
-	Fault Fault
-	// Remedy is what a platform engineer does about it.
+	Name   string // CUDA's, cuGetErrorName's
+	Fault  Fault
 	Remedy string
 }
 
-// Meanings are the CUresults the smoke test can meet, by code. Names are
-// CUDA's own: the CUresult enum of the CUDA Driver API reference, checked
-// against cuGetErrorName of the 535 driver (testdata/libcuda-error-names.txt,
-// captured from Debian's libcuda1 535.309.01). Remedies: docs/cuda.md.
+// Meanings are the CUresults the smoke test can meet, by code, named as the
+// CUDA Driver API's CUresult enum and cuGetErrorName of driver 535 name them
+// (testdata/libcuda-error-names.txt). Remedies: docs/cuda.md.
 var Meanings = map[int]Meaning{
 	2: {"CUDA_ERROR_OUT_OF_MEMORY", NodeFault,
 		"another process holds this GPU's memory: nvidia-smi on the host lists it; wait for it or drain the node (a process left over from an earlier job is the usual cause)"},
@@ -82,8 +77,7 @@ const (
 	mpsFaulty = "the CUDA MPS daemon of the node refused the connection: check nvidia-cuda-mps-control on the host (its log, its client limit) or run without MPS"
 )
 
-// Name returns CUDA's name for code: name as the library gave it when it
-// gave one, else the table's, else "CUresult <code>".
+// Name returns the library's name for code, else the table's, else "CUresult <code>".
 func Name(code int, name string) string {
 	if name != "" {
 		return name
@@ -94,8 +88,7 @@ func Name(code int, name string) string {
 	return "CUresult " + strconv.Itoa(code)
 }
 
-// Lookup returns the meaning of code; an unknown code is a mismatch with a
-// remedy that says where to look.
+// Lookup returns the meaning of code; an unknown one is a mismatch.
 func Lookup(code int) Meaning {
 	if m, ok := Meanings[code]; ok {
 		return m

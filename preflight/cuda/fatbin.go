@@ -2,13 +2,9 @@ package cuda
 
 import "github.com/gpu-preflight/gpu-preflight/preflight/facts"
 
-// FatbinLibrary picks the framework library whose fatbin kernel mode loads:
-// of the first framework (in scan order) with a scanned kernel library that
-// carries loadable images, the library with the most distinct targets, the
-// larger on a tie (libtorch_cuda.so rather than libc10_cuda.so). NVIDIA's
-// CUDA libraries of its load closure (cuSOLVER, NCCL, ...) and those it
-// loads only on first use are taken only when it has no other. It returns
-// the framework's name and the library's path inside the root.
+// FatbinLibrary picks the library whose fatbin kernel mode loads: the first
+// framework's own kernel library with the most targets (the larger on a tie),
+// NVIDIA's and lazily loaded ones only when there is no other.
 func FatbinLibrary(frameworks []facts.Framework) (framework, library string, ok bool) {
 	for _, f := range frameworks {
 		if lib, ok := bestKernelLibrary(f.Kernels, false); ok {
@@ -21,8 +17,7 @@ func FatbinLibrary(frameworks []facts.Framework) (framework, library string, ok 
 	return "", "", false
 }
 
-// bestKernelLibrary is FatbinLibrary's pick among libs, the CUDA and lazy
-// ones included only when others is set.
+// bestKernelLibrary is FatbinLibrary's pick; others admits the CUDA and lazy ones.
 func bestKernelLibrary(libs []facts.KernelLibrary, others bool) (string, bool) {
 	var best *facts.KernelLibrary
 	for i := range libs {

@@ -1,9 +1,7 @@
-// Package cuda is what the shim's checks and the probe share about the
-// opt-in CUDA smoke test (PREFLIGHT_CUDA_CHECK): the kernel the probe runs,
-// the table of CUresult codes with what each means for the job, the bounds
-// on what the probe does, and the formats of what it reports. It is pure:
-// the runner that starts the probe is preflight/cudaprobe, and the probe
-// side (dlopen of libcuda.so.1, the calls) is cmd/gpu-preflight-nvml.
+// Package cuda is what the checks and the probe share about the opt-in CUDA
+// smoke test: the kernel, the CUresult table, the bounds and the report
+// formats. It is pure: preflight/cudaprobe runs the probe, and
+// cmd/gpu-preflight-nvml is its other side.
 package cuda
 
 import (
@@ -14,22 +12,18 @@ import (
 // ProbeArg is the probe's first argument for its cuda mode.
 const ProbeArg = "cuda"
 
-// Soname is the driver library the probe loads, as the CUDA runtime and
-// every framework do: by soname, through the library path, so that an image
-// which puts /usr/local/cuda/compat first gets its forward-compatibility
-// copy, as the job will.
+// Soname is the driver library the probe loads, by soname as the runtime
+// does, so an image that puts /usr/local/cuda/compat first gets its forward
+// compatibility copy, as the job will.
 const Soname = "libcuda.so.1"
 
 // KernelName is the kernel's entry in KernelPTX.
 const KernelName = "gpu_preflight_write"
 
 // KernelPTX is the module kernel mode JIT-compiles on every device: one
-// thread stores its second parameter at the address in its first.
-//
-// PTX ISA 4.0 with target sm_50 (CUDA 6.0), so that any driver that
-// supports a Maxwell or newer GPU can compile it: a failure is then the
-// driver's or the GPU's, never this module's. Checked with ptxas of CUDA
-// 11.8 for sm_50, sm_70, sm_80 and sm_90 (docs/cuda.md).
+// thread stores its second parameter at the address in its first. PTX ISA
+// 4.0 for sm_50 (CUDA 6.0), so any driver of a Maxwell or newer GPU compiles
+// it and a failure is never the module's (ptxas checks: docs/cuda.md).
 const KernelPTX = `.version 4.0
 .target sm_50
 .address_size 64
@@ -50,25 +44,17 @@ const KernelPTX = `.version 4.0
 }
 `
 
-// KernelValue is what the kernel writes on device ordinal i: distinct per
-// device, so a value copied from the wrong device does not pass.
+// KernelValue is what the kernel writes on device ordinal i, distinct per device.
 func KernelValue(ordinal int) uint32 { return 0x9f1e0000 | uint32(ordinal&0xffff) }
 
 // Bounds on what the probe does and reports.
 const (
-	// MaxDevices bounds the devices tested; a node has at most a few dozen.
-	MaxDevices = 64
-	// MaxFatbins bounds the fatbin containers kernel mode loads, one per
-	// distinct set of targets: libraries carry a handful.
-	MaxFatbins = 8
-	// MaxFatbinBytes bounds their bytes in all (the probe holds them in
-	// memory once). Framework containers are a few MiB.
-	MaxFatbinBytes = 256 << 20
+	MaxDevices     = 64        // a node has at most a few dozen
+	MaxFatbins     = 8         // kernel mode's containers, one per distinct target set: libraries carry a handful
+	MaxFatbinBytes = 256 << 20 // all of them, held once; framework containers are a few MiB
 )
 
-// FormatUUID writes a 16-byte CUuuid the way NVML and nvidia-smi print a
-// GPU's UUID, "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx", so devices match
-// the GPUs of the NVML probe.
+// FormatUUID writes a CUuuid as NVML prints a GPU's UUID, so devices match the NVML probe's.
 func FormatUUID(b []byte) string {
 	if len(b) != 16 {
 		return ""
@@ -77,9 +63,8 @@ func FormatUUID(b []byte) string {
 	return fmt.Sprintf("GPU-%s-%s-%s-%s-%s", h[0:8], h[8:12], h[12:16], h[16:20], h[20:32])
 }
 
-// ComputeModeName names a CU_DEVICE_ATTRIBUTE_COMPUTE_MODE value
-// (CUcomputemode: 0 default, 2 prohibited, 3 exclusive process; 1, exclusive
-// thread, was removed in CUDA 8).
+// ComputeModeName names a CU_DEVICE_ATTRIBUTE_COMPUTE_MODE value (1,
+// exclusive thread, was removed in CUDA 8).
 func ComputeModeName(mode int) string {
 	switch mode {
 	case 0:

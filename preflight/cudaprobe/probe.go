@@ -1,8 +1,6 @@
-// Package cudaprobe runs the opt-in CUDA smoke test (PREFLIGHT_CUDA_CHECK):
-// it starts the probe's cuda mode with a deadline, as the NVML probe is
-// started (preflight/nvml), and decodes and validates the document it
-// prints. What the probe and the checks share about the test (the kernel,
-// the CUresult table) is the pure package preflight/cuda.
+// Package cudaprobe runs the opt-in CUDA smoke test: the probe's cuda mode,
+// started with a deadline as the NVML probe is, and its document decoded
+// and validated. What the probe and the checks share is preflight/cuda.
 package cudaprobe
 
 import (
@@ -17,34 +15,25 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/preflight/nvml"
 )
 
-// DefaultTimeout is PREFLIGHT_CUDA_TIMEOUT's default: cuInit on eight
-// GPUs without persistence mode takes seconds; JIT and a launch add tens
-// of milliseconds per device.
+// DefaultTimeout is PREFLIGHT_CUDA_TIMEOUT's default: cuInit on eight GPUs
+// without persistence mode takes seconds.
 const DefaultTimeout = 15 * time.Second
 
 // Options say how to run the smoke test.
 type Options struct {
-	// Mode is facts.CUDAModeInit or facts.CUDAModeKernel.
-	Mode string
-	// FatbinLibrary, in kernel mode, is the framework library (its path on
-	// this machine) whose fatbin is loaded; "" loads none.
-	FatbinLibrary string
-	// Probe says how to start the probe program: its Timeout (0 means
-	// DefaultTimeout), Env (nil: this process's, which is what the job
-	// will have), and where to find it.
-	Probe nvml.Options
+	Mode          string       // facts.CUDAModeInit or facts.CUDAModeKernel
+	FatbinLibrary string       // kernel mode: the library (its path here) whose fatbin is loaded; "" for none
+	Probe         nvml.Options // how to start the probe; Env nil is this process's, which the job will have
 }
 
 // Result is what one smoke test produced.
 type Result struct {
 	CUDA facts.CUDACheck
-	// Stderr is the start of what the probe wrote on stderr, for the log.
+	// Stderr is the start of the probe's stderr, for the log.
 	Stderr string
 }
 
-// Run runs the probe's cuda mode: `gpu-preflight-nvml cuda MODE
-// [LIBRARY]`, bounded like the NVML probe (its own process group, killed
-// with it at the deadline or when ctx ends).
+// Run runs `gpu-preflight-nvml cuda MODE [LIBRARY]`, bounded like the NVML probe.
 func Run(ctx context.Context, opts Options) Result {
 	if opts.Probe.Timeout <= 0 {
 		opts.Probe.Timeout = DefaultTimeout
@@ -91,8 +80,8 @@ const (
 	maxStringBytes = 16 << 10
 )
 
-// Decode parses and validates the probe's cuda document. It never panics;
-// anything that is not a document this package understands is an error.
+// Decode parses and validates the probe's cuda document; anything else is
+// an error, never a panic.
 func Decode(data []byte) (*facts.CUDACheck, error) {
 	var d facts.CUDACheck
 	if err := json.Unmarshal(data, &d); err != nil {
@@ -130,5 +119,18 @@ func Decode(data []byte) (*facts.CUDACheck, error) {
 	if long {
 		return nil, fmt.Errorf("CUDA check document holds a string longer than %d bytes", maxStringBytes)
 	}
+	for i := range d.Devices {
+		d.Devices[i].Result = result(d.Devices[i])
+	}
 	return &d, nil
+}
+
+// result is "ok", or the device's first failed step and CUDA's name for
+// its error.
+func result(d facts.CUDADevice) string {
+	s := d.Failed()
+	if s == nil {
+		return "ok"
+	}
+	return strings.TrimSpace(s.Step + ": " + s.Error)
 }

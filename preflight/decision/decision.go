@@ -1,10 +1,7 @@
-// Package decision holds what gpu-preflight does after its checks: the one
-// Decision that package policy makes from the findings, and that the log,
-// the provenance record and the termination message carry as it is.
-//
-// It sits below both policy (which decides) and report (which writes the
-// decision down), so that report never needs the policy's rules to tell
-// what blocked: the decision says so.
+// Package decision holds the one Decision policy makes from the findings,
+// which the log, the record and the termination message carry as it is. It
+// sits below policy and report, so report never needs the policy's rules to
+// tell what blocked.
 package decision
 
 import "slices"
@@ -15,25 +12,19 @@ const (
 	Abort = "abort" // exit with ExitCode before it starts
 )
 
-// Decision is what gpu-preflight does after its checks. Its JSON form is the
-// record's "decision" object (docs/schema/provenance.v1.schema.json).
+// Decision is what gpu-preflight does after its checks; its JSON form is the
+// record's "decision" (docs/schema/provenance.v1.schema.json).
 type Decision struct {
-	// Policy is the policy it was decided under: "warn", "fail" or "strict".
-	Policy string `json:"policy"`
-	// Action is Exec or Abort.
-	Action string `json:"action"`
-	// ExitCode is the code gpu-preflight exits with on Abort
-	// (PREFLIGHT_EXIT_CODE, or PREFLIGHT_NODE_FAULT_EXIT_CODE for a node
-	// fault); 0 on Exec.
-	ExitCode int `json:"exitCode"`
-	// NodeFault is true when the abort is for a node fault: a blocking
-	// finding has check.Finding.NodeFault set.
-	NodeFault bool `json:"nodeFault"`
-	// Blocking are the ids of the findings that caused the abort, in the
-	// order the checks ran; empty (never nil in a record) on Exec.
+	Policy string `json:"policy"` // "warn", "fail" or "strict"
+	Action string `json:"action"` // Exec or Abort
+	// ExitCode is PREFLIGHT_EXIT_CODE, or PREFLIGHT_NODE_FAULT_EXIT_CODE for
+	// a node fault, on Abort; 0 on Exec.
+	ExitCode  int  `json:"exitCode"`
+	NodeFault bool `json:"nodeFault"` // a blocking finding is a node fault
+	// Blocking are the ids of the findings that caused the abort, in check
+	// order; empty, never nil in a record, on Exec.
 	Blocking []string `json:"blocking"`
 }
 
-// Blocks reports whether the finding with check id id is one the decision
-// aborted on.
+// Blocks reports whether the decision aborted on the finding of check id.
 func (d Decision) Blocks(id string) bool { return slices.Contains(d.Blocking, id) }

@@ -7,13 +7,8 @@ import (
 	"io"
 )
 
-// File is an ELF file read in place: its header is held, and its section
-// headers and strings are read from the file when asked for, a block at a
-// time, so that what a File costs does not grow with the number of
-// sections or the size of a string table. debug/elf.NewFile, by contrast,
-// keeps a Go value and a name string per section (43 MiB for a library of
-// 65 535 sections) and DynString copies the whole string table before it
-// copies each string out of it.
+// File is an ELF file read in place: only its header is held, so its cost
+// does not grow with the sections or the string tables.
 type File struct {
 	Class   Class
 	Data    Data
@@ -28,8 +23,7 @@ type File struct {
 	shstrndx  uint64
 }
 
-// Section is one section header, with its name left as an offset into the
-// section-name table (Name reads it).
+// Section is one section header, its name an offset into the section-name table.
 type Section struct {
 	Index   int
 	NameOff uint32
@@ -52,9 +46,8 @@ const (
 	shdrSize64 = 64
 )
 
-// Open reads the ELF header of r. The section header table is not read
-// here; a count or a name-table index it claims beyond the limits of this
-// package is an error wrapping ErrTooLarge, like Check's.
+// Open reads the ELF header of r, not the section header table; a count or
+// name-table index beyond this package's limits wraps ErrTooLarge.
 func Open(r io.ReaderAt) (*File, error) {
 	var h [elfHeaderMaxSize]byte
 	n, err := r.ReadAt(h[:], 0)
@@ -128,12 +121,10 @@ func Open(r io.ReaderAt) (*File, error) {
 // NumSections is how many section headers the file has.
 func (f *File) NumSections() int { return int(f.shnum) }
 
-// sectionBlock is how many bytes of section headers one read fetches: 64
-// ELF64 headers (e_shentsize, at most 64 KiB, can make it one).
+// sectionBlock is one read of section headers: 64 ELF64 headers.
 const sectionBlock = 4 << 10
 
-// Sections calls fn on each section header in order until fn returns
-// false, reading the table a block at a time.
+// Sections calls fn on each section header in order until fn returns false.
 func (f *File) Sections(fn func(Section) bool) error {
 	if f.shnum == 0 {
 		// No table (e_shoff 0): e_shentsize was never checked, and may be 0.
@@ -187,8 +178,7 @@ func (f *File) parseSection(i int, b []byte) Section {
 	return s
 }
 
-// SectionNames returns a reader of the section-name table (.shstrtab);
-// its strings are read as asked for.
+// SectionNames returns a reader of the section-name table (.shstrtab).
 func (f *File) SectionNames() (*StringTable, error) {
 	if f.shstrndx == 0 {
 		return &StringTable{}, nil
@@ -232,8 +222,7 @@ func (f *File) SectionByType(t SectionType) (Section, bool, error) {
 	return found, ok, err
 }
 
-// SectionReader reads section s's bytes in the file (none for
-// SHT_NOBITS).
+// SectionReader reads section s's bytes (none for SHT_NOBITS).
 func (f *File) SectionReader(s Section) *io.SectionReader {
 	if s.Type == SHT_NOBITS || s.Offset > 1<<62 {
 		return io.NewSectionReader(f.r, 0, 0)

@@ -7,11 +7,9 @@ import (
 	"io"
 )
 
-// StringTable reads NUL-terminated strings out of an ELF string table by
-// offset, through a window of a few KiB, so that looking up a string costs
-// its own length, not the table's: Debian's libtorch_cuda.so has an 11 MiB
-// .dynstr, of which the loader needs a few hundred bytes. The zero value is
-// an empty table.
+// StringTable reads NUL-terminated strings out of a string table by offset
+// through a window of a few KiB, so a lookup costs the string's length, not
+// the table's. The zero value is an empty table.
 type StringTable struct {
 	r         io.ReaderAt
 	off, size uint64 // the table in the file
@@ -19,24 +17,19 @@ type StringTable struct {
 	winOff    uint64
 }
 
-// ErrBadString is wrapped by the errors of a string that is not in the
-// table, runs past its end or is longer than the caller's bound.
+// ErrBadString is wrapped by the errors of a string outside the table,
+// unterminated, or longer than the caller's bound.
 var ErrBadString = errors.New("bad string")
 
-// window is how much of the table one read fetches ahead: strings that a
-// linker wrote next to each other (DT_NEEDED names, section names) then
-// cost one read together.
+// window is read ahead: strings a linker wrote side by side cost one read.
 const window = 4 << 10
 
-// Bytes returns the string at off, without its NUL, failing (wrapping
-// ErrBadString) when off is outside the table, when no NUL follows within
-// the table, or when the string is longer than max bytes. The slice is
-// valid until the next call.
+// Bytes returns the string at off without its NUL, or an error wrapping
+// ErrBadString; the slice is valid until the next call.
 func (t *StringTable) Bytes(off uint64, max int) ([]byte, error) {
 	if off >= t.size {
 		return nil, fmt.Errorf("%w: offset %d outside the %d-byte string table", ErrBadString, off, t.size)
 	}
-	// want is the most that can hold the string and its NUL.
 	want := min(t.size-off, uint64(max)+1)
 	if s, ok, err := t.cut(off, want, max); ok || err != nil {
 		return s, err
@@ -59,8 +52,7 @@ func (t *StringTable) Bytes(off uint64, max int) ([]byte, error) {
 	return s, err
 }
 
-// cut finds the string at off in the window: ok when the window decides
-// (the string, or an error when it is too long or unterminated).
+// cut finds the string at off in the window; ok when the window decides.
 func (t *StringTable) cut(off, want uint64, max int) ([]byte, bool, error) {
 	if off < t.winOff || off >= t.winOff+uint64(len(t.win)) {
 		return nil, false, nil
@@ -84,9 +76,7 @@ func (t *StringTable) String(off uint64, max int) (string, error) {
 	return string(b), err
 }
 
-// Equal reports whether the string at off is s. A string that is not in
-// the table, or is longer than s, is not s; only a failed read is an
-// error.
+// Equal reports whether the string at off is s; only a failed read is an error.
 func (t *StringTable) Equal(off uint64, s string) (bool, error) {
 	b, err := t.Bytes(off, len(s))
 	if errors.Is(err, ErrBadString) {
@@ -102,9 +92,8 @@ func max64(a, b uint64) uint64 {
 	return b
 }
 
-// NewStringTable reads the size bytes at off in r as a string table: an
-// ELF one, or any other file of NUL-terminated strings found by offset
-// (ld.so.cache).
+// NewStringTable reads the size bytes at off in r as a table of
+// NUL-terminated strings found by offset (ELF, or ld.so.cache).
 func NewStringTable(r io.ReaderAt, off, size uint64) *StringTable {
 	return &StringTable{r: r, off: off, size: size}
 }

@@ -1,10 +1,8 @@
 package elfbound
 
-// The ELF header and section-header values the readers in this module
-// compare with, as the System V gABI and glibc's elf.h define them. They
-// mirror debug/elf's types rather than import them: debug/elf links
-// compress/zlib, internal/zstd and debug/dwarf, whose package
-// initialisation every start of the shim would pay for constants.
+// The ELF values the readers compare with, from the System V gABI and
+// glibc's elf.h. Stated rather than imported: debug/elf's package
+// initialisation (zlib, zstd, dwarf) would cost every start.
 // TestValuesAreDebugElfs holds each to debug/elf's.
 
 // Class is e_ident[EI_CLASS].
@@ -49,8 +47,7 @@ const (
 // SectionFlag is sh_flags.
 type SectionFlag uint64
 
-// SHF_COMPRESSED marks a section whose data is compressed (ELF
-// compression, gABI 2012).
+// SHF_COMPRESSED marks a section whose data is compressed (gABI 2012).
 const SHF_COMPRESSED SectionFlag = 0x800
 
 // SHN_XINDEX in e_shstrndx says the real index is in section 0's sh_link.

@@ -1,12 +1,8 @@
-// Package envvars is the environment as gpu-preflight reads it: the
-// process's (or the image's) environment parsed once into Env, and Read,
-// the table of the variables gpu-preflight reads from a container's
-// environment, with what reads each and where its meaning is documented.
-//
-// The table drives three things that must agree: what the container facts
-// keep (preflight/container.Env), what the image scan reads and so what
-// makes a baked manifest stale (preflight/image), and, with its own
-// families, what a provenance record keeps (report/redact.Allowed).
+// Package envvars is the environment as gpu-preflight reads it: parsed once
+// into Env, and Read, the table of the variables read from a container's
+// environment. The table decides what the container facts keep, what the
+// image scan reads (and so what makes a baked manifest stale) and, with
+// its own families, what a provenance record keeps (report/redact.Allowed).
 package envvars
 
 import (
@@ -14,18 +10,16 @@ import (
 	"strings"
 )
 
-// Env is one environment, parsed once: the list as the process got it
-// (os.Environ form, "NAME=value") and its variables by name.
+// Env is one environment, parsed once: the os.Environ list and its variables by name.
 type Env struct {
 	list []string
 	vars map[string]string
 }
 
-// Parse reads an environment in os.Environ form. An entry without '=' or
-// with an empty name is no variable (getenv(3) cannot return it). When a
-// name appears twice the first wins, as it does for glibc's getenv and Go's
-// os.Getenv. A variable set to the empty string is kept with the value ""
-// (an empty CUDA_VISIBLE_DEVICES hides every GPU; an unset one hides none).
+// Parse reads an environment in os.Environ form. An entry without '=' or a
+// name is no variable (getenv(3) cannot return it); of a name given twice
+// the first wins, as for glibc's getenv. A variable set empty is kept: an
+// empty CUDA_VISIBLE_DEVICES hides every GPU, an unset one none.
 func Parse(list []string) Env {
 	vars := make(map[string]string, len(list))
 	for _, kv := range list {
@@ -40,8 +34,7 @@ func Parse(list []string) Env {
 	return Env{list: list, vars: vars}
 }
 
-// List is the environment as given to Parse, for a child process that must
-// get it unchanged; nil for the zero Env.
+// List is the environment as given to Parse, for a child that must get it unchanged.
 func (e Env) List() []string { return e.list }
 
 // Lookup returns the value of variable name and whether it is set.
@@ -75,15 +68,13 @@ func (e Env) Filter(keep func(name string) bool) map[string]string {
 	return out
 }
 
-// Names is a set of variable names: exact names, and families given by a
-// prefix ("NVIDIA_REQUIRE_").
+// Names is a set of variable names: exact names, and families by prefix ("NVIDIA_REQUIRE_").
 type Names struct {
 	Exact    map[string]bool
 	Prefixes []string
 }
 
-// Has reports whether name is one of the exact names or starts with one of
-// the prefixes.
+// Has reports whether name is one of the names or starts with one of the prefixes.
 func (n Names) Has(name string) bool {
 	if n.Exact[name] {
 		return true

@@ -8,21 +8,16 @@ import (
 // Variable is one environment variable gpu-preflight reads from the
 // container's environment, or a family of them.
 type Variable struct {
-	// Name is the variable's name; a family ends in '*' and holds every
-	// name that starts with what comes before it ("NVIDIA_REQUIRE_*").
-	Name string
-	// Scan is true when the image scan reads the variable: a baked image
-	// manifest records its value, and a change makes the manifest stale.
+	Name string // a family ends in '*': "NVIDIA_REQUIRE_*"
+	// Scan: the image scan reads it, so a baked manifest records its value
+	// and goes stale when it changes.
 	Scan bool
-	// Version names the CUDA stack library whose version the variable
-	// states, for the scan to take when no file says it (a header, a
-	// library's full name and a wheel's dist-info say it better: the
-	// variable describes what the image's author meant to install).
+	// Version is the library whose version it states, for the scan to take
+	// when no file says it: a file says what is installed, the variable what
+	// the author meant to install.
 	Version Library
-	// Use says what reads the variable and what for.
-	Use string
-	// Source is where the variable's meaning is documented.
-	Source string
+	Use     string // what reads it and what for
+	Source  string // where its meaning is documented
 }
 
 // Library is a CUDA stack library the image scan versions.
@@ -34,8 +29,7 @@ const (
 	NCCL  Library = "NCCL"
 )
 
-// Sources, by the document that defines each group of variables
-// (docs/sources.md, "The container's environment", gives each in full).
+// Sources, by the document that defines each group (docs/sources.md, "The container's environment").
 const (
 	srcToolkit   = "NVIDIA Container Toolkit, \"Specialized Configurations with Docker\"; NCT `cuda_image.go`"
 	srcCUDAEnv   = "CUDA Programming Guide, \"CUDA Environment Variables\""
@@ -46,20 +40,11 @@ const (
 )
 
 // Read are the variables gpu-preflight reads from the container's
-// environment, in the order the scan tries version variables. Nothing else
-// of that environment is kept in the container facts (facts.Container.Env):
-// the CUDA smoke test gets the whole environment as it is, the provenance
-// record keeps these and its own allow-list (report/redact), and the
-// configuration is read by envconfig under PREFLIGHT_ names.
-//
-// Variables images set that no rule reads stay out: NVARCH,
-// NV_CUDA_CUDART_VERSION and the other NV_*_VERSION package pins (a package
-// version, not what is on disk), CUDA_DRIVER_VERSION (NGC's bundled compat
-// driver, not the host's), CUBLAS_VERSION, PYTORCH_VERSION and
-// PYTORCH_BUILD_VERSION (the framework's version files say it),
-// TORCH_CUDA_ARCH_LIST (what extensions are built for; the fatbins say what
-// the framework holds), and TensorRT's TENSORRT_VERSION and TRT_VERSION
-// (no NVIDIA image documents them; TensorRT's header and library say it).
+// environment, in the order the scan tries version variables; the container
+// facts keep nothing else. Variables no rule reads stay out: the
+// NV_*_VERSION package pins and CUDA_DRIVER_VERSION (not what is on disk or
+// the host's), PYTORCH_VERSION, TORCH_CUDA_ARCH_LIST and TensorRT's version
+// variables (the files say it better).
 var Read = []Variable{
 	{Name: "NVIDIA_VISIBLE_DEVICES", Use: "the GPUs the container toolkit gives the container: the visible GPUs, `gpu-count`", Source: srcToolkit},
 	{Name: "CUDA_VISIBLE_DEVICES", Use: "the GPUs CUDA shows the process, and their order: the visible GPUs, `gpu-count`", Source: srcCUDAEnv},
@@ -86,7 +71,6 @@ var Read = []Variable{
 	{Name: "PREFLIGHT_IMAGE_SOURCE", Use: "the image's source repository (`org.opencontainers.image.source`): the record's `image.source`", Source: srcLabel},
 }
 
-// read is Read as a set of names, made on first use.
 var read = sync.OnceValue(func() Names {
 	n := Names{Exact: map[string]bool{}}
 	for _, v := range Read {
@@ -99,8 +83,7 @@ var read = sync.OnceValue(func() Names {
 	return n
 })
 
-// IsRead reports whether gpu-preflight reads the variable name from the
-// container's environment.
+// IsRead reports whether gpu-preflight reads name from the container's environment.
 func IsRead(name string) bool { return read().Has(name) }
 
 // Scanned are the variables the image scan reads, in table order.

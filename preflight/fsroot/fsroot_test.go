@@ -448,3 +448,70 @@ func TestMissingPathsFailAsTheKernelWould(t *testing.T) {
 		}
 	}
 }
+
+// ReadDirNamesFunc holds only the names kept, sorted, and says when the
+// directory held more entries than it looked at.
+func TestReadDirNamesFuncKeepsWhatItIsAskedForWithinItsBound(t *testing.T) {
+	files := map[string]string{}
+	for i := range 10 {
+		files["f"+strconv.Itoa(i)] = ""
+	}
+	files["x.pth"], files["a.pth"] = "", ""
+	r := Root(tree(t, files))
+	pth := func(n string) bool { return strings.HasSuffix(n, ".pth") }
+	names, err := r.ReadDirNamesFunc("/", 100, pth)
+	if err != nil || !slices.Equal(names, []string{"a.pth", "x.pth"}) {
+		t.Errorf("ReadDirNamesFunc = %q, %v; want the two .pth files", names, err)
+	}
+	names, err = r.ReadDirNamesFunc("/", 5, pth)
+	if !errors.Is(err, ErrTooManyEntries) || !slices.Equal(names, []string{"a.pth", "x.pth"}) {
+		t.Errorf("past its bound: %q, %v; want what it kept and ErrTooManyEntries", names, err)
+	}
+	if _, err := r.ReadDirNamesFunc("/missing", 5, nil); !Missing(err) {
+		t.Errorf("a missing directory: %v", err)
+	}
+}
+
+// ReadHead reads no more than it is asked for, and a short file whole.
+func TestReadHeadReadsAtMostN(t *testing.T) {
+	r := Root(tree(t, map[string]string{"script": "#!/usr/bin/python3\nprint()\n", "empty": ""}))
+	if b, err := r.ReadHead("/script", 5); err != nil || string(b) != "#!/us" {
+		t.Errorf("ReadHead(5) = %q, %v", b, err)
+	}
+	if b, err := r.ReadHead("/script", 256); err != nil || string(b) != "#!/usr/bin/python3\nprint()\n" {
+		t.Errorf("ReadHead(256) = %q, %v", b, err)
+	}
+	if b, err := r.ReadHead("/empty", 256); err != nil || len(b) != 0 {
+		t.Errorf("ReadHead of an empty file = %q, %v", b, err)
+	}
+	if _, err := r.ReadHead("/missing", 256); !Missing(err) {
+		t.Errorf("ReadHead of a missing file: %v", err)
+	}
+}
+
+// The kind predicates follow links inside the root, and RealPath names
+// where the links lead as a path inside it.
+func TestKindsAndRealPathFollowLinksInsideTheRoot(t *testing.T) {
+	r := Root(tree(t, map[string]string{
+		"opt/venv/bin/python3":  "->/usr/bin/python3.11",
+		"usr/bin/python3.11":    "elf",
+		"usr/lib/python3/os.py": "",
+		"lib":                   "->usr/lib",
+	}))
+	for _, tc := range []struct {
+		p                 string
+		file, dir, exists bool
+		real              string
+	}{
+		{"/opt/venv/bin/python3", true, false, true, "/usr/bin/python3.11"},
+		{"/lib/python3", false, true, true, "/usr/lib/python3"},
+		{"/missing", false, false, false, "/missing"},
+	} {
+		if r.IsFile(tc.p) != tc.file || r.IsDir(tc.p) != tc.dir || r.Exists(tc.p) != tc.exists {
+			t.Errorf("%s: IsFile %v IsDir %v Exists %v", tc.p, r.IsFile(tc.p), r.IsDir(tc.p), r.Exists(tc.p))
+		}
+		if got := r.RealPath(tc.p); got != tc.real {
+			t.Errorf("RealPath(%s) = %s, want %s", tc.p, got, tc.real)
+		}
+	}
+}

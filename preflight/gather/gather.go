@@ -1,9 +1,6 @@
-// Package gather collects every fact for one run: the host (procfs, sysfs,
-// /dev, the NVML probe) and the container (environment, CUDA files, the
-// image manifest or a scan), and from them the GPUs the training process
-// will see. It is the only package that composes the gatherers; each of
-// them fails soft, so Gather always returns facts, with warnings for what
-// could not be read.
+// Package gather collects every fact for one run and the GPUs the training
+// process will see. It alone composes the gatherers; each fails soft, so
+// Gather always returns facts, with warnings for what could not be read.
 package gather
 
 import (
@@ -19,61 +16,46 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/preflight/fsroot"
 	"github.com/gpu-preflight/gpu-preflight/preflight/host"
 	"github.com/gpu-preflight/gpu-preflight/preflight/image"
+	"github.com/gpu-preflight/gpu-preflight/preflight/launcher"
 	"github.com/gpu-preflight/gpu-preflight/preflight/nvml"
+	"github.com/gpu-preflight/gpu-preflight/preflight/orchestrator"
 	"github.com/gpu-preflight/gpu-preflight/preflight/require"
 )
 
 // Options say where and how to gather.
 type Options struct {
-	// Root is where the image's files are; HostRoot where the host's are
-	// (procfs, sysfs, /dev, /dev/shm, cgroup), Root too when HostRoot is
-	// empty (a prepared tree of a whole machine). Both are "/" inside a
-	// running container; `check --root DIR` checks an unpacked image
-	// against this machine.
+	// Root is where the image's files are; HostRoot the host's (procfs,
+	// sysfs, /dev, cgroup), Root when empty. Both are "/" in a container.
 	Root, HostRoot fsroot.Root
-	// ImageEnviron, when set, is the environment the image declares (its
-	// config's Env, preflight/imageconfig), in place of Environ for
-	// everything the image declares.
+	// ImageEnviron, when set, is the image config's Env, in place of Environ
+	// for everything the image declares.
 	ImageEnviron *envvars.Env
-	// Environ is the process environment, parsed once: the container
-	// facts read it (unless ImageEnviron gives the image's), and the CUDA
-	// smoke test gets its list as it is.
-	Environ envvars.Env
-	// NVMLLibrary is the library the probe loads; ForceProbe runs the probe
-	// even without driver evidence (the user named a library).
+	// Environ is the process environment; the CUDA smoke test gets it as it is.
+	Environ     envvars.Env
 	NVMLLibrary string
-	ForceProbe  bool
+	ForceProbe  bool // run the probe without driver evidence (a library was named)
 	NVMLTimeout time.Duration
-	// CUDAMode is PREFLIGHT_CUDA_CHECK: facts.CUDAModeOff (or "") starts
-	// nothing; init and kernel run the CUDA smoke test, bounded by
-	// CUDATimeout.
-	CUDAMode    string
+	CUDAMode    string // PREFLIGHT_CUDA_CHECK: off or "" starts nothing
 	CUDATimeout time.Duration
-	// Manifest is the baked image manifest's path inside Root.
-	Manifest string
-	// Command is the training command (argv), whose Python interpreter
-	// decides which frameworks are judged (image.Judge); nil when not
-	// known.
+	Manifest    string // the baked manifest's path inside Root
+	// Command is the training argv, whose Python decides which frameworks
+	// are judged (image.Judge); nil when not known.
 	Command []string
-	// ProbeStderr receives what the probe wrote on stderr, and which run
-	// of it that was: "nvml" or "cuda".
+	// ProbeStderr receives a probe's stderr and which probe ("nvml", "cuda").
 	ProbeStderr func(probe, stderr string)
-	// Progress, when set, follows Gather step by step, for a caller that
-	// stops waiting at ctx's deadline.
+	// Progress follows Gather for a caller that stops waiting at the deadline.
 	Progress *Progress
 }
 
 // Result is what the checks read of one run, besides the user's options.
 type Result struct {
 	Facts facts.Facts
-	// Visible are the host's GPUs the training process will see
-	// (container.VisibleGPUs over the container's environment).
+	// Visible are the host's GPUs the training process will see.
 	Visible []facts.GPU
 }
 
 // Gather returns the facts of this run and the GPUs it will see, and
-// warnings for what failed; the warnings include the note on how the
-// visible GPUs were chosen.
+// warnings, including how the visible GPUs were chosen.
 func Gather(ctx context.Context, o Options) (Result, []string) {
 	var f facts.Facts
 	var warnings []string
@@ -83,6 +65,8 @@ func Gather(ctx context.Context, o Options) (Result, []string) {
 	}
 	p := o.Progress
 	defer p.finish(ctx)
+	f.Orchestrator = orchestrator.FromEnv(o.Environ)
+	p.begin(f.Orchestrator)
 	var h facts.Host
 	var c facts.Container
 	p.enter(ctx, step{"reading the host's driver and GPUs under " + o.HostRoot.Path("/"), true}, h, c)
@@ -93,6 +77,8 @@ func Gather(ctx context.Context, o Options) (Result, []string) {
 	warnings = append(warnings, w...)
 	c, w = container.Gather(o.Root, environ)
 	warnings = append(warnings, w...)
+
+	c.Ranks = launcher.Ranks(o.Command, o.Environ.Lookup)
 
 	reqs, disabled, err := require.Collect(c.Env)
 	c.Requirements, c.RequireDisabled = reqs, disabled
@@ -110,7 +96,7 @@ func Gather(ctx context.Context, o Options) (Result, []string) {
 	} else {
 		h.NVML = facts.NVML{Outcome: facts.ProbeNotRun, Error: "no driver evidence (/proc/driver/nvidia, /dev/nvidia*)"}
 	}
-	completeDriver(&h)
+	completeDriver(&h, time.Now())
 
 	p.enter(ctx, step{"the image scan under " + o.Root.Path("/"), true}, h, c)
 	scan, source, w := image.LoadWithin(o.Root, c.Env, o.Manifest, scanBudget(ctx, time.Now()))
@@ -138,14 +124,14 @@ func Gather(ctx context.Context, o Options) (Result, []string) {
 	return Result{Facts: f, Visible: visible}, warnings
 }
 
-// completeDriver says where the driver facts came from when no probe did,
-// and fills the driver's CUDA version from the branch table when NVML did
-// not give it.
-func completeDriver(h *facts.Host) {
+// completeDriver fills the driver's Source when no probe did, its CUDA
+// version from the branch table when NVML did not, and its branch's
+// lifecycle on the day now.
+func completeDriver(h *facts.Host, now time.Time) {
 	if h.Driver.Source == "" {
-		h.Driver.Source = "none"
+		h.Driver.Source = facts.DriverFromNone
 		if h.Driver.Present() {
-			h.Driver.Source = "procfs"
+			h.Driver.Source = facts.DriverFromProcfs
 		}
 	}
 	if h.Driver.CUDAVersion == "" && h.Driver.Present() {
@@ -156,11 +142,10 @@ func completeDriver(h *facts.Host) {
 			}
 		}
 	}
+	h.Driver.Branch = compat.DriverBranchOn(h.Driver.Version, now)
 }
 
-// smokeTest runs the CUDA smoke test, in kernel mode with the fatbin of
-// the framework library cuda.FatbinLibrary picks, within what is left of
-// ctx's deadline.
+// smokeTest runs the CUDA smoke test within what is left of ctx's deadline.
 func smokeTest(ctx context.Context, o Options, frameworks []facts.Framework) facts.CUDACheck {
 	opts := cudaprobe.Options{Mode: o.CUDAMode, Probe: nvml.Options{Timeout: cudaBudget(ctx, o.CUDATimeout, time.Now())}}
 	if l := o.Environ.List(); l != nil {
@@ -184,8 +169,7 @@ func smokeTest(ctx context.Context, o Options, frameworks []facts.Framework) fac
 	}
 	c := res.CUDA
 	if fb != nil {
-		// The record names the library inside the root, as the image
-		// facts do; the probe saw it at its path on this machine.
+		// The record names the library inside the root, as the image facts do.
 		if c.Fatbin != nil {
 			c.Fatbin.Library, c.Fatbin.Framework = fb.Library, fb.Framework
 		} else if fb.Error != "" {
@@ -195,10 +179,8 @@ func smokeTest(ctx context.Context, o Options, frameworks []facts.Framework) fac
 	return c
 }
 
-// cudaBudget is the CUDA smoke test's deadline: PREFLIGHT_CUDA_TIMEOUT
-// (cudaprobe.DefaultTimeout when 0), or less when ctx's deadline is nearer, so
-// that the test is killed with its own error ("timeout", a node fault)
-// rather than the whole preflight running out. Never below a millisecond.
+// cudaBudget is PREFLIGHT_CUDA_TIMEOUT, or less when ctx's deadline is nearer,
+// so the test ends with its own node-fault timeout; at least a millisecond.
 func cudaBudget(ctx context.Context, configured time.Duration, now time.Time) time.Duration {
 	if configured <= 0 {
 		configured = cudaprobe.DefaultTimeout
@@ -209,14 +191,11 @@ func cudaBudget(ctx context.Context, configured time.Duration, now time.Time) ti
 	return max(configured, time.Millisecond)
 }
 
-// scanMargin is what the image scan leaves of the preflight's deadline for
-// the checks, the record and the log, which take milliseconds.
+// scanMargin is what the scan leaves of the deadline for the checks, record and log.
 const scanMargin = 500 * time.Millisecond
 
-// scanBudget is how long the image scan may take: image.RuntimeScanBudget,
-// or less when ctx's deadline (PREFLIGHT_TIMEOUT, after the NVML probe took
-// its share) is nearer, so that a slow scan is cut with a warning rather
-// than turning into the whole preflight's timeout.
+// scanBudget is image.RuntimeScanBudget, or less when ctx's deadline is
+// nearer, so a slow scan is cut with a warning, not the preflight's timeout.
 func scanBudget(ctx context.Context, now time.Time) time.Duration {
 	deadline, ok := ctx.Deadline()
 	if !ok {
@@ -225,19 +204,16 @@ func scanBudget(ctx context.Context, now time.Time) time.Duration {
 	return min(image.RuntimeScanBudget, deadline.Sub(now)-scanMargin)
 }
 
-// Bake scans the image under o.Root for its manifest, at image build time,
-// with the image's environment as Gather reads it. The warnings are about
-// that environment; the manifest carries the scan's own.
+// Bake scans the image under o.Root for its manifest, with the image's
+// environment as Gather reads it; the warnings are about that environment.
 func Bake(o Options, bi image.BuildInfo) (image.Manifest, []string, error) {
 	environ, warnings := imageEnviron(o)
 	m, err := image.Bake(o.Root, container.Env(environ), bi)
 	return m, warnings, err
 }
 
-// imageEnviron is the environment the image declares: its config's Env
-// when one is given, else this process's (inside the running container the
-// two are the same). Checking an unpacked image without its config reads
-// this process's environment, which is not the image's: a warning says so.
+// imageEnviron is the image config's Env when given, else this process's
+// (the same inside the container; for an unpacked image, a warning says so).
 func imageEnviron(o Options) (envvars.Env, []string) {
 	switch {
 	case o.ImageEnviron != nil:

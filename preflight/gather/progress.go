@@ -3,39 +3,46 @@ package gather
 import (
 	"context"
 	"sync"
+	"time"
 
 	"github.com/gpu-preflight/gpu-preflight/preflight/container"
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 	"github.com/gpu-preflight/gpu-preflight/preflight/fsroot"
 )
 
-// Progress is how far one Gather got: the step it was in when its
-// context's deadline passed, and the facts of the steps it finished
-// before, so that a caller that stops waiting at the deadline
-// (PREFLIGHT_TIMEOUT) records what was seen and names what was not. Safe
-// for concurrent use; the zero value is ready, and a nil *Progress records
-// nothing.
+// Progress is how far one Gather got: the step under way at the deadline
+// and the facts of the steps before, so a caller that stops waiting records
+// what was seen and names what was not. Safe for concurrent use; a nil
+// *Progress records nothing.
 type Progress struct {
 	mu sync.Mutex
-	// step is the step under way; frozen once the deadline passed, so a
-	// later step that Gather starts on its way out is not blamed.
+	// step is frozen at the deadline: a step begun on the way out is not blamed.
 	step     step
 	frozen   bool
 	finished bool
 	host     facts.Host
 	cont     facts.Container
+	orch     facts.Orchestrator
 }
 
-// step is one stage of Gather, as a sentence's subject: "the NVML probe
-// (libnvidia-ml.so.1)". reads says it reads files, so the path it last
-// read says where it stood.
+// step is one stage of Gather as a sentence's subject; reads: it reads
+// files, so the last path read says where it stood.
 type step struct {
 	what  string
 	reads bool
 }
 
-// enter starts step s with the facts gathered so far, unless ctx's
-// deadline has passed (the step under way then stays the one blamed).
+// begin records the facts Gather has before its first step.
+func (p *Progress) begin(o facts.Orchestrator) {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.orch = o
+}
+
+// enter starts step s with the facts so far, unless the deadline passed.
 func (p *Progress) enter(ctx context.Context, s step, h facts.Host, c facts.Container) {
 	if p == nil {
 		return
@@ -61,10 +68,9 @@ func (p *Progress) finish(ctx context.Context) {
 	}
 }
 
-// Late reports whether Gather did not finish before its deadline, and if
-// so, what had not finished ("the NVML probe (libnvidia-ml.so.1)", "the
-// image scan under /mnt/image, reading /mnt/image/usr/lib/libcudnn.so.8")
-// and the facts of the steps before it, with the GPUs they make visible.
+// Late reports whether Gather missed its deadline, what had not finished
+// ("the image scan under /mnt/image, reading ...libcudnn.so.8") and the
+// facts of the steps before it.
 func (p *Progress) Late() (pending string, partial Result, late bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -76,7 +82,7 @@ func (p *Progress) Late() (pending string, partial Result, late bool) {
 		pending += ", reading " + last
 	}
 	h, c := p.host, p.cont
-	completeDriver(&h)
+	completeDriver(&h, time.Now())
 	visible, _ := container.VisibleGPUs(h.GPUs, c.Env)
-	return pending, Result{Facts: facts.Facts{Host: h, Container: c}, Visible: visible}, true
+	return pending, Result{Facts: facts.Facts{Host: h, Container: c, Orchestrator: p.orch}, Visible: visible}, true
 }

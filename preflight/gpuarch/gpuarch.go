@@ -1,8 +1,7 @@
 // Package gpuarch reads and names GPU compilation targets as nvcc and the
-// frameworks write them: a real architecture, whose cubin runs on GPUs of
-// that compute capability ("sm_90"), or a virtual one, whose PTX the driver
-// compiles ("compute_90"). It is pure: the fatbin scanner, the image scan and
-// the checks share it.
+// frameworks write them: a real architecture ("sm_90", a cubin) or a virtual
+// one ("compute_90", PTX the driver compiles). The fatbin scanner, the image
+// scan and the checks share it.
 package gpuarch
 
 import (
@@ -12,18 +11,14 @@ import (
 	"strings"
 )
 
-// Arch is one GPU compilation target: a real architecture (a cubin, "sm_90")
-// or a virtual one (PTX, "compute_90").
+// Arch is one GPU compilation target.
 type Arch struct {
-	// Major and Minor are the compute capability, 9 and 0 for sm_90.
-	Major, Minor int
-	// Suffix is 0, 'a' (architecture-specific: runs only on exactly this
-	// compute capability) or 'f' (family-specific: runs on this major with an
-	// equal or higher minor). Source: docs/fatbin.md "Loading rules".
+	Major, Minor int // the compute capability, 9 and 0 for sm_90
+	// Suffix is 0, 'a' (architecture-specific: exactly this capability) or
+	// 'f' (family-specific: this major, an equal or higher minor);
+	// docs/fatbin.md "Loading rules".
 	Suffix byte
-	// PTX is true for a virtual architecture (compute_XY), which the driver
-	// JIT-compiles; false for a real one (sm_XY).
-	PTX bool
+	PTX    bool // a virtual architecture (compute_XY), which the driver JIT-compiles
 }
 
 // String returns the nvcc spelling: "sm_90a", "compute_80", "sm_100".
@@ -39,23 +34,15 @@ func (a Arch) String() string {
 	return s
 }
 
-// SM returns the architecture number as nvcc and the fatbin header write it:
-// 90 for sm_90, 120 for sm_120.
+// SM returns the architecture number as nvcc and the fatbin header write it: 90, 120.
 func (a Arch) SM() int { return a.Major*10 + a.Minor }
 
 var errSyntax = errors.New("want sm_XY, compute_XY, XY or X.Y with an optional a/f suffix, or X.Y+PTX")
 
-// Parse reads one target as frameworks and nvcc write it:
-//
-//	"sm_90", "sm_90a", "sm_100f"        real architecture (cubin)
-//	"compute_80", "compute_100f"        virtual architecture (PTX)
-//	"90", "90a", "9.0", "9.0a"          real architecture, as in Paddle's
-//	                                    compiled_cuda_archs and TORCH_CUDA_ARCH_LIST
-//	"8.6+PTX", "86+PTX"                 the PTX part of a TORCH_CUDA_ARCH_LIST
-//	                                    entry: compute_86
-//
-// TORCH_CUDA_ARCH_LIST's "8.6+PTX" builds both sm_86 and compute_86; Parse
-// returns only compute_86. Case and surrounding space are ignored.
+// Parse reads one target as frameworks and nvcc write it, case and space
+// ignored: "sm_90a", "compute_100f"; "90", "9.0a" (Paddle's
+// compiled_cuda_archs, TORCH_CUDA_ARCH_LIST) as real; and "8.6+PTX", of
+// which TORCH_CUDA_ARCH_LIST builds sm_86 and compute_86, as compute_86 only.
 func Parse(s string) (Arch, error) {
 	in := s
 	s = strings.ToLower(strings.TrimSpace(s))
@@ -92,7 +79,6 @@ func Parse(s string) (Arch, error) {
 	return a, nil
 }
 
-// digits reports whether s is between min and max ASCII decimal digits.
 func digits(s string, min, max int) bool {
 	if len(s) < min || len(s) > max {
 		return false

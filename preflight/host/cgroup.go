@@ -12,20 +12,17 @@ import (
 )
 
 // Cgroup file formats: the kernel's Documentation/admin-guide/cgroup-v2.rst
-// (memory.max, cpu.max) and cgroup-v1/memory.rst, scheduler/sched-bwc.rst
-// (memory.limit_in_bytes, cpu.cfs_quota_us, cpu.cfs_period_us).
+// and cgroup-v1/memory.rst, scheduler/sched-bwc.rst.
 
-// defaultCFSPeriod is the kernel's default CFS period, 100ms in
-// microseconds (sched-bwc.rst), used when cpu.max holds only a quota.
+// defaultCFSPeriod is the kernel's default CFS period in microseconds
+// (sched-bwc.rst), for a cpu.max that holds only a quota.
 const defaultCFSPeriod = 100000
 
 // v1Unlimited: cgroup v1 prints "no limit" as the largest page-aligned
-// counter, 9223372036854771712 on 4 KiB pages; any value at or above 2^62
-// is treated as unlimited, whatever the page size.
+// counter, which depends on the page size; 2^62 and above is unlimited.
 const v1Unlimited = 1 << 62
 
-// ParseMemoryMax parses cgroup v2 memory.max: "max" or a byte count.
-// It returns 0 for "max" (unlimited).
+// ParseMemoryMax parses cgroup v2 memory.max; "max" (unlimited) is 0.
 func ParseMemoryMax(s string) (uint64, error) {
 	s = strings.TrimSpace(s)
 	if s == "max" {
@@ -38,9 +35,8 @@ func ParseMemoryMax(s string) (uint64, error) {
 	return n, nil
 }
 
-// ParseCPUMax parses cgroup v2 cpu.max, "$MAX $PERIOD" in microseconds
-// ("max 100000" is unlimited, "200000 100000" is 2 CPUs). It returns the
-// quota in CPUs, 0 when unlimited.
+// ParseCPUMax parses cgroup v2 cpu.max, "$MAX $PERIOD" ("200000 100000" is
+// 2), into CPUs; 0 when unlimited.
 func ParseCPUMax(s string) (float64, error) {
 	f := strings.Fields(s)
 	if len(f) < 1 || len(f) > 2 {
@@ -63,8 +59,7 @@ func ParseCPUMax(s string) (float64, error) {
 	return float64(quota) / float64(period), nil
 }
 
-// ParseMemoryLimitInBytes parses cgroup v1 memory.limit_in_bytes. It
-// returns 0 (unlimited) for values at or above 2^62 and for -1.
+// ParseMemoryLimitInBytes parses cgroup v1 memory.limit_in_bytes; 0 when unlimited.
 func ParseMemoryLimitInBytes(s string) (uint64, error) {
 	s = strings.TrimSpace(s)
 	if s == "-1" {
@@ -80,9 +75,8 @@ func ParseMemoryLimitInBytes(s string) (uint64, error) {
 	return n, nil
 }
 
-// ParseCFSQuota parses cgroup v1 cpu.cfs_quota_us and cpu.cfs_period_us.
-// A negative quota (-1) is unlimited; the result is the quota in CPUs, 0
-// when unlimited.
+// ParseCFSQuota parses cgroup v1 cpu.cfs_quota_us and cpu.cfs_period_us
+// into CPUs; 0 when unlimited (a negative quota).
 func ParseCFSQuota(quota, period string) (float64, error) {
 	q, err := strconv.ParseInt(strings.TrimSpace(quota), 10, 64)
 	if err != nil {
@@ -120,12 +114,10 @@ func parseProcCgroup(data []byte) (unified string, v1 map[string]string) {
 	return unified, v1
 }
 
-// ancestors lists the cgroup directories to read, from the process's own
-// cgroup up to the top of the mount: a limit set on a parent (a Kubernetes
-// pod, a Slurm job) binds as much as the container's own. Inside a cgroup
-// namespace, or where only the container's own cgroup is mounted (v1
-// Docker), the path from /proc/self/cgroup does not exist under the mount
-// and only the top remains, which is then the container's cgroup.
+// ancestors lists the cgroup directories from the process's own up to the
+// mount's top: a parent's limit (a pod, a Slurm job) binds too. Where the
+// own path is not under the mount (a cgroup namespace, v1 Docker), only the
+// top remains, and it is the container's.
 func ancestors(mount, own string) []string {
 	dirs := []string{}
 	for p := path.Clean("/" + own); ; p = path.Dir(p) {
@@ -136,8 +128,7 @@ func ancestors(mount, own string) []string {
 	}
 }
 
-// gatherCgroup reads the memory and CPU limits, taking the tightest along
-// the process's cgroup and its ancestors.
+// gatherCgroup reads the tightest memory and CPU limits along ancestors.
 func gatherCgroup(root fsroot.Root) (facts.Cgroup, []string) {
 	var cg facts.Cgroup
 	var warns []string

@@ -10,15 +10,12 @@ import (
 )
 
 // ParseDriverVersion reads the driver version out of
-// /proc/driver/nvidia/version, whose first line the kernel module prints as
+// /proc/driver/nvidia/version, the first dotted number after "Kernel Module":
 //
 //	NVRM version: NVIDIA UNIX x86_64 Kernel Module  535.129.03  Thu Oct 19 18:56:32 UTC 2023
-//	NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  550.54.15  Release Build  (dvs-builder@U16-I3-B03-4-3)  Tue Mar  5 22:15:33 UTC 2024
-//	NVRM version: NVIDIA UNIX aarch64 Kernel Module  535.104.05  ...
+//	NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  550.54.15  Release Build  ...
 //
-// followed by "GCC version:  gcc version ...". The version is the first
-// dotted number after "Kernel Module" (the architecture word and the build
-// tag never contain a dot); open is true for the open GPU kernel module.
+// open is true for the open GPU kernel module.
 func ParseDriverVersion(data []byte) (ver string, open bool, err error) {
 	for line := range strings.SplitSeq(string(data), "\n") {
 		rest, ok := strings.CutPrefix(strings.TrimSpace(line), "NVRM version:")
@@ -39,9 +36,8 @@ func ParseDriverVersion(data []byte) (ver string, open bool, err error) {
 	return "", false, errors.New(`no "NVRM version:" line: not an NVIDIA driver version file`)
 }
 
-// isDriverVersion accepts "535.129.03", "570.26", "304.137": digits and
-// dots, starting and ending with a digit, at least one dot, and every
-// component small enough for version.Compare.
+// isDriverVersion accepts "535.129.03", "570.26": digits and dots, at least
+// one dot, every component small enough for version.Compare.
 func isDriverVersion(s string) bool {
 	if !version.Valid(s) || s == "" || !strings.Contains(s, ".") || s[len(s)-1] == '.' || strings.Contains(s, "..") {
 		return false

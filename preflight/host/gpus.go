@@ -12,21 +12,10 @@ import (
 )
 
 // ParseGPUInformation reads one /proc/driver/nvidia/gpus/<bus id>/information
-// file. The driver prints "Key: \t value" lines (open-gpu-kernel-modules
-// kernel-open/nvidia/nv-procfs.c, nv_procfs_read_gpu_info):
-//
-//	Model: 		 Tesla V100-SXM2-16GB
-//	GPU UUID: 	 GPU-2d5e0c33-1b3d-6d0a-5d5f-9b5b8b7b1c2e
-//	Video BIOS: 	 88.00.4f.00.09
-//	Bus Location: 	 0000:3b:00.0
-//	Device Minor: 	 0
-//
-// The GPU UUID line is left out when the driver has not read the UUID yet,
-// and values it could not read print as question marks ("??.??.??.??.??");
-// both leave the field empty. Brand and compute capability are not in the
-// file. The GPU is filled as far as the data allows even when err is not
-// nil; err is set when a known field is malformed, or when the data holds
-// none of the known fields.
+// file, "Key: \t value" lines (open-gpu-kernel-modules kernel-open/nvidia/nv-procfs.c,
+// nv_procfs_read_gpu_info). A UUID not read yet is left out and unreadable
+// values print as "??.??": both leave the field empty. The GPU is filled as
+// far as the data allows; err is set for a malformed field or no known one.
 func ParseGPUInformation(data []byte) (facts.GPU, error) {
 	var g facts.GPU
 	known := 0
@@ -65,9 +54,8 @@ func ParseGPUInformation(data []byte) (facts.GPU, error) {
 	return g, errors.Join(errs...)
 }
 
-// Excluded reports whether an information file says "GPU Excluded: Yes":
-// the GPU was excluded with the NVreg_ExcludedGpus module parameter, and
-// neither NVML nor CUDA will use it.
+// Excluded reports whether an information file says "GPU Excluded: Yes"
+// (NVreg_ExcludedGpus): neither NVML nor CUDA will use it.
 func Excluded(data []byte) bool {
 	for line := range strings.SplitSeq(string(data), "\n") {
 		key, value, ok := strings.Cut(line, ":")
@@ -78,16 +66,13 @@ func Excluded(data []byte) bool {
 	return false
 }
 
-// placeholder reports whether the driver printed question marks for a
-// value it could not read.
 func placeholder(v string) bool {
 	return strings.Contains(v, "?") && strings.Trim(v, "?.-: ") == ""
 }
 
 // NormalizeBusID turns a PCI address as procfs and sysfs print it
-// ("0000:3b:00.0", domain 4 hex digits, lower case) into NVML's form
-// ("00000000:3B:00.0": nvmlPciInfo_t.busId, 8-digit domain, upper case), so
-// that facts from either source compare equal. A missing domain means 0.
+// ("0000:3b:00.0") into NVML's nvmlPciInfo_t.busId form ("00000000:3B:00.0"),
+// so facts from either compare equal. A missing domain means 0.
 func NormalizeBusID(s string) (string, error) {
 	bad := func(why string) (string, error) {
 		return "", fmt.Errorf("PCI bus id %s: %s (want domain:bus:device.function, e.g. 0000:3b:00.0)", truncate.Quote(s, truncate.MessageBytes), why)

@@ -1,12 +1,7 @@
-// Package host gathers what the machine and its NVIDIA driver say, from
-// procfs, sysfs and /dev only: the driver version, the GPUs the driver
-// lists, the /dev/nvidia* nodes, the hostname and kernel, the size of
-// /dev/shm and the cgroup limits. It never loads NVML; the caller runs the
-// NVML probe (on DriverEvidence) and the driver-branch table, and merges
-// their answers over these.
-//
-// Every gatherer fails soft: a missing file is a fact (the zero value),
-// and any other failure becomes a warning for the caller to log.
+// Package host gathers what the machine and its NVIDIA driver say from
+// procfs, sysfs and /dev only; the caller runs the NVML probe and merges its
+// answers over these. Every gatherer fails soft: a missing file is a fact
+// (the zero value), any other failure a warning.
 package host
 
 import (
@@ -23,20 +18,11 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/preflight/fsroot"
 )
 
-// maxTextFile bounds what is read from one procfs, sysfs or cgroup file;
-// the largest read here (a GPU information file) is a few hundred bytes.
+// maxTextFile bounds one procfs, sysfs or cgroup file; the largest is a few hundred bytes.
 const maxTextFile = 64 << 10
 
-// Source value for facts.Driver.Source when the version came from procfs,
-// and when no driver was found at all.
-const (
-	SourceProcfs = "procfs"
-	SourceNone   = "none"
-)
-
-// Gather reads the host facts under root. Driver.CUDAVersion and NVML are
-// left for the caller: the first comes from NVML or the driver-branch
-// table, the second from the NVML probe.
+// Gather reads the host facts under root; Driver.CUDAVersion and NVML are
+// the caller's, from the NVML probe or the driver-branch table.
 func Gather(root fsroot.Root) (facts.Host, []string) {
 	var h facts.Host
 	var warns []string
@@ -60,16 +46,15 @@ func Gather(root fsroot.Root) (facts.Host, []string) {
 	return h, warns
 }
 
-// DriverEvidence reports whether the host shows any sign of an NVIDIA
-// driver: a procfs driver version, a /dev/nvidia* node, or a GPU listed in
-// procfs. The NVML probe is started only on evidence, since starting it
-// costs a few milliseconds for nothing on a machine without a GPU.
+// DriverEvidence reports whether the host shows an NVIDIA driver: a procfs
+// version, a /dev/nvidia* node or a GPU in procfs. The NVML probe is started
+// only on evidence: it costs milliseconds for nothing on a machine without a GPU.
 func DriverEvidence(h facts.Host) bool {
 	return h.Driver.Version != "" || len(h.DeviceNodes) > 0 || len(h.GPUs) > 0
 }
 
 func gatherDriver(root fsroot.Root) (facts.Driver, []string) {
-	d := facts.Driver{Source: SourceNone}
+	d := facts.Driver{Source: facts.DriverFromNone}
 	const p = "/proc/driver/nvidia/version"
 	data, err := root.ReadFileMax(p, maxTextFile)
 	if err != nil {
@@ -82,15 +67,13 @@ func gatherDriver(root fsroot.Root) (facts.Driver, []string) {
 	if err != nil {
 		return d, []string{fmt.Sprintf("driver version: %s: %v", p, err)}
 	}
-	d.Version, d.OpenKernelModule, d.Source = v, open, SourceProcfs
+	d.Version, d.OpenKernelModule, d.Source = v, open, facts.DriverFromProcfs
 	return d, nil
 }
 
-// gatherGPUs lists /proc/driver/nvidia/gpus/*/information. The directory
-// name is the GPU's PCI address; a GPU whose file cannot be read or parsed
-// is still listed by that address. A GPU the driver excludes is left out,
-// with a warning, since no CUDA program can use it. Index is the position in PCI bus order,
-// the order nvidia-smi and NVML enumerate in.
+// gatherGPUs lists /proc/driver/nvidia/gpus/*/information, named by PCI
+// address; an unreadable GPU is still listed, an excluded one left out with
+// a warning. Index is the PCI bus order, which nvidia-smi and NVML use.
 func gatherGPUs(root fsroot.Root) ([]facts.GPU, []string) {
 	files, err := root.Glob("/proc/driver/nvidia/gpus/*/information")
 	if err != nil {
@@ -131,10 +114,8 @@ func gatherGPUs(root fsroot.Root) ([]facts.GPU, []string) {
 	return gpus, warns
 }
 
-// gatherDeviceNodes lists /dev/nvidia* (nvidiactl, nvidia0, nvidia-uvm,
-// nvidia-modeset...) and the entries of /dev/nvidia* directories
-// (nvidia-caps/nvidia-cap1...). It records names only: a test tree may hold
-// regular files where a machine has character devices.
+// gatherDeviceNodes lists /dev/nvidia* and the entries of /dev/nvidia*
+// directories by name only: a test tree holds regular files there.
 func gatherDeviceNodes(root fsroot.Root) ([]string, []string) {
 	entries, err := root.ReadDir("/dev")
 	if err != nil {
@@ -178,7 +159,6 @@ func gatherHostname(root fsroot.Root) (string, []string) {
 	return name, warns
 }
 
-// readLine reads a one-line procfs file, trimmed; "" when missing.
 func readLine(root fsroot.Root, p string) (string, []string) {
 	data, err := root.ReadFileMax(p, maxTextFile)
 	if err != nil {
@@ -190,9 +170,8 @@ func readLine(root fsroot.Root, p string) (string, []string) {
 	return strings.TrimSpace(string(data)), nil
 }
 
-// gatherShm measures the file system at /dev/shm under the root. Docker
-// gives a container 64 MiB unless told otherwise (--shm-size, --ipc=host);
-// PyTorch's DataLoader workers pass tensors through it.
+// gatherShm measures /dev/shm under the root: Docker gives 64 MiB unless told
+// otherwise, and DataLoader workers pass tensors through it.
 func gatherShm(root fsroot.Root) (uint64, []string) {
 	host, err := root.Resolve("/dev/shm")
 	if err != nil {

@@ -75,7 +75,7 @@ func TestGatherReadsAMachineWithTwoGPUs(t *testing.T) {
 	if len(warns) != 0 {
 		t.Errorf("warnings: %q", warns)
 	}
-	wantDriver := facts.Driver{Version: "550.54.15", Source: SourceProcfs, OpenKernelModule: true}
+	wantDriver := facts.Driver{Version: "550.54.15", Source: facts.DriverFromProcfs, OpenKernelModule: true}
 	if h.Driver != wantDriver {
 		t.Errorf("Driver = %+v, want %+v", h.Driver, wantDriver)
 	}
@@ -123,7 +123,7 @@ func TestGatherOnAMachineWithoutDriverIsEmptyAndQuiet(t *testing.T) {
 	if len(warns) != 0 {
 		t.Errorf("warnings: %q", warns)
 	}
-	want := facts.Host{Driver: facts.Driver{Source: SourceNone}}
+	want := facts.Host{Driver: facts.Driver{Source: facts.DriverFromNone}}
 	if h.Driver != want.Driver || h.GPUs != nil || h.DeviceNodes != nil || h.Hostname != "" ||
 		h.Kernel != "" || h.ShmBytes != 0 || h.Cgroup != (facts.Cgroup{}) {
 		t.Errorf("Gather on an empty root = %+v, want zero facts", h)
@@ -150,7 +150,7 @@ func TestGatherWarnsOnUnreadableOrMalformedFiles(t *testing.T) {
 			t.Errorf("warnings %q do not mention %q", warns, want)
 		}
 	}
-	if h.Driver.Version != "" || h.Driver.Source != SourceNone {
+	if h.Driver.Version != "" || h.Driver.Source != facts.DriverFromNone {
 		t.Errorf("Driver = %+v, want none", h.Driver)
 	}
 	// Both GPUs are still listed, the second by its directory's bus id; the
@@ -235,7 +235,7 @@ func TestDriverEvidenceNeedsAVersionANodeOrAGPU(t *testing.T) {
 		h    facts.Host
 		want bool
 	}{
-		{"nothing", facts.Host{Driver: facts.Driver{Source: SourceNone}}, false},
+		{"nothing", facts.Host{Driver: facts.Driver{Source: facts.DriverFromNone}}, false},
 		{"procfs version", facts.Host{Driver: facts.Driver{Version: "535.129.03"}}, true},
 		{"device node only", facts.Host{DeviceNodes: []string{"/dev/nvidiactl"}}, true},
 		{"GPU listed only", facts.Host{GPUs: []facts.GPU{{PCIBusID: "00000000:3B:00.0"}}}, true},

@@ -1,33 +1,9 @@
 // Package identity says which image a run used, from the container's
-// environment.
-//
-// A container cannot learn its own image digest: the manifest digest is a
-// hash of the image, so it cannot be baked into it, and the Kubernetes
-// downward API does not expose the image or imageID (kubernetes/kubernetes
-// issues 80346 and 19475; docs/sources.md, "Provenance conventions"). So the
-// identity is what two parties put in the container's environment:
-//
-//   - Build time (ENV in the Dockerfile, mirrored from the OCI LABELs
-//     org.opencontainers.image.{revision,created,source}):
-//     PREFLIGHT_IMAGE_REVISION, PREFLIGHT_IMAGE_CREATED, PREFLIGHT_IMAGE_SOURCE.
-//
-//   - Run time (injected by whoever deploys the image): PREFLIGHT_IMAGE, the
-//     reference exactly as deployed, best pinned as "name:tag@sha256:<hex>",
-//     and PREFLIGHT_IMAGE_DIGEST, the manifest digest "sha256:<hex>". Deploy
-//     by digest and set the same string in both places, e.g. in a pod spec:
-//
-//     image: registry.example/train:2.3@sha256:4f1c...
-//     env:
-//
-//   - {name: PREFLIGHT_IMAGE, value: "registry.example/train:2.3@sha256:4f1c..."}
-//
-//     When PREFLIGHT_IMAGE carries "@<digest>" and PREFLIGHT_IMAGE_DIGEST is
-//     unset, the digest is taken from the reference (imageref.DigestOf).
-//
-// The container's environment is the process's inside the container, and
-// the image's (its config or OCI bundle) under --root: the `image-pinned`
-// check and the record's image identity both read the one facts.Identity
-// FromEnv makes, so they cannot disagree.
+// environment. A container cannot learn its own digest (docs/sources.md,
+// "Provenance conventions"), so the identity is what the build (ENV mirroring
+// the OCI labels) and the deployer (PREFLIGHT_IMAGE, PREFLIGHT_IMAGE_DIGEST)
+// put there; docs/schema/README.md shows how. `image-pinned` and the record
+// both read the one facts.Identity FromEnv makes.
 package identity
 
 import (
@@ -47,9 +23,8 @@ const (
 	EnvSource   = "PREFLIGHT_IMAGE_SOURCE"   // LABEL org.opencontainers.image.source (repository URL)
 )
 
-// FromEnv reads the identity variables, trimmed of surrounding space. The
-// values are raw: the record redacts them as it copies them (a source URL
-// with a token in its user-info is recorded without it).
+// FromEnv reads the identity variables, trimmed; the record redacts them as
+// it copies them (a token in a source URL's user-info).
 func FromEnv(env envvars.Env) facts.Identity {
 	v := func(name string) string { s, _ := env.Lookup(name); return strings.TrimSpace(s) }
 	im := facts.Identity{
@@ -65,6 +40,7 @@ func FromEnv(env envvars.Env) facts.Identity {
 	if im != (facts.Identity{}) {
 		im.From = FromEnvironment
 	}
+	im.Pinned = imageref.ValidDigest(im.Digest)
 	return im
 }
 

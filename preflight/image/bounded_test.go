@@ -110,12 +110,12 @@ func TestScanStopsAtItsBudgetAndSaysSo(t *testing.T) {
 	}
 }
 
-// PYTHONPATH and LD_LIBRARY_PATH are searched up to MaxSearchPathEntries
+// PYTHONPATH and LD_LIBRARY_PATH are searched up to maxSearchPathEntries
 // entries each; a warning names the variable and the count.
 func TestScanSearchPathsAreCapped(t *testing.T) {
 	tr := newTree(t)
 	var dirs []string
-	for i := range MaxSearchPathEntries + 50 {
+	for i := range maxSearchPathEntries + 50 {
 		dirs = append(dirs, fmt.Sprintf("/p%d", i))
 	}
 	// torch in the last PYTHONPATH entry is past the cap.

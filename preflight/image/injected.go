@@ -8,21 +8,10 @@ import (
 	"strings"
 )
 
-// What the NVIDIA Container Toolkit puts into a container when it starts
-// on a GPU node: the host driver's libraries, bind-mounted into the
-// image's library directory (with their driver-version file names and the
-// .so.1 links ldconfig or the CDI hooks create), its utilities, and the
-// GSP firmware. They are the host's, not the image's: a baked manifest
-// must not go stale because they appeared, which changes the mtime and the
-// listing of /usr/lib/x86_64-linux-gnu on every GPU run.
-//
-// Source: NVIDIA libnvidia-container src/nvc_info.c (utility_bins,
-// compute_bins, utility_libs, compute_libs, video_libs, graphics_libs,
-// graphics_libs_glvnd, graphics_libs_compat, ngx_libs, dxcore_libs, and
-// lookup_firmwares' /lib/firmware/nvidia/<version>); the CDI spec nvidia-ctk
-// generates from the same lists. Each entry is a file-name prefix, as
-// libnvidia-container matches them ("libcuda.so" covers libcuda.so.1 and
-// libcuda.so.550.54.15).
+// injectedPrefixes are the file-name prefixes of what the NVIDIA Container
+// Toolkit mounts from the host into a container on a GPU node: the host's
+// files, which must not make a baked manifest stale. Source: NVIDIA
+// libnvidia-container src/nvc_info.c, by its list names below.
 var injectedPrefixes = []string{
 	// utility_bins, compute_bins
 	"nvidia-smi", "nvidia-debugdump", "nvidia-persistenced", "nv-fabricmanager",
@@ -47,10 +36,8 @@ var injectedPrefixes = []string{
 	"libnvidia-ngx.so", "libdxcore.so",
 }
 
-// injectedDirs are directories the toolkit creates to hold what it mounts,
-// by the name they get in their parent: /lib/firmware (/usr/lib/firmware
-// under a merged /usr) for the GSP firmware, vdpau/ in the multiarch
-// library directory for libvdpau_nvidia.
+// injectedDirs are the directories the toolkit creates for what it mounts
+// (the GSP firmware, libvdpau_nvidia), by parent and name.
 var injectedDirs = []struct{ dir, name string }{
 	{"/lib", "firmware"},
 	{"/usr/lib", "firmware"},
@@ -58,9 +45,9 @@ var injectedDirs = []struct{ dir, name string }{
 	{"/usr/lib/aarch64-linux-gnu", "vdpau"},
 }
 
-// Injected reports whether the entry name in directory dir (a path inside
-// the root) may be something the container runtime put there from the host.
-func Injected(dir, name string) bool {
+// injected reports whether entry name in directory dir may have been put
+// there from the host by the container runtime.
+func injected(dir, name string) bool {
 	for _, p := range injectedPrefixes {
 		if strings.HasPrefix(name, p) {
 			return true
@@ -75,13 +62,12 @@ func Injected(dir, name string) bool {
 	return false
 }
 
-// listingDigest is the SHA-256 of the sorted names in entries that belong
-// to the image (not Injected), one per line: what a directory's stamp
-// compares, since the scan reads only names from a listing.
+// listingDigest is the SHA-256 of the sorted names in entries that are the
+// image's, one per line: what a directory's stamp compares.
 func listingDigest(dir string, entries []string) string {
 	names := make([]string, 0, len(entries))
 	for _, e := range entries {
-		if !Injected(dir, e) {
+		if !injected(dir, e) {
 			names = append(names, e)
 		}
 	}

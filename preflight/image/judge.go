@@ -10,22 +10,16 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/preflight/pyenv"
 )
 
-// Judge returns the scan's frameworks with Framework.NotJudged set for
-// those the checks leave out, for the command argv (nil at bake, or when
-// the command is not known), and a note on which interpreter decided.
-//
-// The interpreter is the one the command runs (pyenv.Interpreter: argv[0]
-// when it is a Python, else python3 on PATH). On its sys.path the first
-// copy of each framework is judged and later copies are shadowed. A
-// framework it does not import at all is judged too, unless a copy it
-// imports shadows it or its venv leaves that site out
-// (include-system-site-packages = false). Without an interpreter the first
-// copy of each framework in the environments' search order is judged.
+// Judge returns the scan's frameworks with NotJudged set for those the
+// checks leave out, and a note on which interpreter decided. On the sys.path
+// of the interpreter argv runs (pyenv.Interpreter) the first copy of each
+// framework is judged; a framework it does not import is judged too unless
+// a copy it imports shadows it or its venv excludes that site. Without an
+// interpreter, the first copy in search order is judged.
 func Judge(root fsroot.Root, env map[string]string, res Result, argv []string) ([]facts.Framework, string) {
 	fws := slices.Clone(res.Frameworks)
 	if len(fws) == 0 || len(res.Environments) == 0 {
-		// A manifest baked before environments were recorded: every
-		// framework is judged, as it always was.
+		// A manifest without environments: every framework is judged.
 		return fws, ""
 	}
 	env = envSubset(env)
@@ -81,9 +75,8 @@ func Judge(root fsroot.Root, env map[string]string, res Result, argv []string) (
 	return fws, note
 }
 
-// excludes reports whether venv e leaves fw's site out of its sys.path:
-// with include-system-site-packages = false a venv reads neither its base
-// interpreter's site-packages nor the user site.
+// excludes reports whether venv e, without system site packages, leaves
+// fw's site (its base's or the user's) off its sys.path.
 func excludes(e pyenv.Environment, fw facts.Framework, envs []pyenv.Environment) bool {
 	if e.Kind != pyenv.KindVenv || e.IncludeSystemSite {
 		return false

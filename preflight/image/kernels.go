@@ -9,33 +9,16 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/preflight/ldso"
 )
 
-// A framework's kernels are in every library its process maps, not only in
-// its own folder: Debian's torch keeps libtorch_cuda.so.2.6 in
-// /usr/lib/x86_64-linux-gnu, and NCCL, cuBLAS(Lt), cuDNN, cuSPARSE, magma
-// and the rest carry kernels of their own. So the scan starts from the
-// framework's extension modules (frameworks.go's *Modules lists), follows
-// the loader model (preflight/ldso: DT_NEEDED, DT_RPATH, LD_LIBRARY_PATH,
-// DT_RUNPATH with $ORIGIN, ld.so.cache, the system directories) and the
-// libraries the framework or its libraries open with dlopen (dlopenLists),
-// and scans every object of that closure that has a .nv_fatbin section.
-// docs/fatbin.md "Which libraries are scanned" states the order and the
-// sources.
-
-// dlopenList is a set of libraries an object opens by name at run time,
-// which no DT_NEEDED entry names.
+// dlopenList is what a library (by, a name up to ".so" or a soname
+// prefix) opens by name at run time, which no DT_NEEDED entry names.
 type dlopenList struct {
-	// By is the caller, a library name without ".so" or a soname prefix
-	// ("libcudnn.so.9"); names are what it opens, in its order.
 	by     string
 	names  []string
 	source string
 }
 
-// cudnn9Subs and cudnn8Subs are the sub-libraries libcudnn.so opens: since
-// cuDNN 8 libcudnn.so is a shim that loads the library that implements a
-// call on first use (NVIDIA cuDNN documentation, "API Overview" and the
-// 8.x "Library Dependencies"; the 9.x sub-library list is the one the
-// nvidia-cudnn-cu12 9.x wheels ship).
+// cudnn9Subs and cudnn8Subs are what libcudnn.so, a shim since cuDNN 8,
+// loads on first use (cuDNN's "API Overview"; the 9.x wheels' files).
 var (
 	cudnn9Subs = []string{
 		"libcudnn_graph.so.9", "libcudnn_engines_precompiled.so.9", "libcudnn_engines_runtime_compiled.so.9",
@@ -47,10 +30,8 @@ var (
 	}
 )
 
-// cuda12Libs and cuda11Libs are the sonames of the CUDA libraries that
-// TensorFlow's and XLA's DSO loader (tsl/platform/default/dso_loader.cc)
-// and Paddle's dynload (paddle/phi/backends/dynload/dynamic_loader.cc)
-// open by name for a CUDA 12 or 11 build, instead of linking them.
+// cuda12Libs and cuda11Libs are what TensorFlow's and XLA's DSO loader
+// (tsl/platform/default/dso_loader.cc) and Paddle's dynload open by name.
 var (
 	cuda12Libs = []string{
 		"libcudart.so.12", "libcublas.so.12", "libcublasLt.so.12", "libcufft.so.11", "libcurand.so.10",
@@ -74,12 +55,8 @@ func dlopenLists(fw facts.Framework) []dlopenList {
 	}
 	switch fw.Name {
 	case "torch":
-		// BUILD_LAZY_CUDA_LINALG: libtorch_cuda opens its linear
-		// algebra library on the first such call
-		// (aten/src/ATen/native/cuda/LinearAlgebraStubs.cpp; the name
-		// libtorch_cuda_linalg.so is in Debian's libtorch_cuda.so.2.6
-		// too). Modelled as opened by its path in torch/lib, where the
-		// wheels and Debian (a link) both put it.
+		// BUILD_LAZY_CUDA_LINALG (LinearAlgebraStubs.cpp): opened by its
+		// path in torch/lib on the first linear algebra call.
 		lists = append(lists, dlopenList{"libtorch_cuda", []string{path.Join(fw.Location, "lib/libtorch_cuda_linalg.so")}, "torch's lazy linalg library"})
 	case "tensorflow":
 		lists = append(lists, dlopenList{"libtensorflow_framework", libs, "TensorFlow's DSO loader"})
@@ -91,11 +68,11 @@ func dlopenLists(fw facts.Framework) []dlopenList {
 	return lists
 }
 
-// kernels finds the framework's kernel libraries: the load closure of its
-// extension modules and module-list libraries under sp (patterns relative
-// to sp) for a GPU build, the listed libraries alone for a CPU one. It
-// sets f.Kernels and f.Archs, the latter merging the archs the version
-// files record with those found in the libraries.
+// kernels sets f.Kernels and f.Archs: the libraries with device code in
+// the load closure of the framework's modules (patterns under sp) and what
+// dlopenLists opens, or the modules alone for a CPU build. Every object the
+// process maps can hold kernels (docs/fatbin.md, "Which libraries are
+// scanned").
 func (s *scanner) kernels(f *facts.Framework, sp string, patterns []string, recorded []string) {
 	var roots []string
 	seen := map[string]bool{} // host paths recorded
@@ -105,8 +82,7 @@ func (s *scanner) kernels(f *facts.Framework, sp string, patterns []string, reco
 		}
 		f.Kernels = append(f.Kernels, k)
 	}
-	// The framework's own libraries are recorded whatever they hold, so
-	// that a manifest notices one appearing or changing.
+	// Its own modules are recorded whatever they hold, for the manifest.
 	for _, pat := range patterns {
 		for _, p := range s.expand(sp, pat) {
 			if slices.Contains(roots, p) {
@@ -132,8 +108,7 @@ func (s *scanner) kernels(f *facts.Framework, sp string, patterns []string, reco
 		}
 	}
 	objs := ldso.LoadDlopen(scanFS{s}, s.ldEnv(), nil, roots, dl)
-	// The CUDA stack check loads the same roots, and the libraries
-	// opened by path, without the dlopen model: what loads eventually.
+	// cudaLibraries loads these roots without the dlopen model.
 	if s.roots == nil {
 		s.roots = map[string][]string{}
 	}
@@ -178,8 +153,7 @@ func (s *scanner) kernels(f *facts.Framework, sp string, patterns []string, reco
 	f.Archs = mergeArchs(recorded, f.Kernels)
 }
 
-// expand returns the paths pat (relative to sp) names, listing a glob's
-// directory once through the scan's cache.
+// expand returns the paths pat names under sp.
 func (s *scanner) expand(sp, pat string) []string {
 	if !strings.ContainsAny(pat, "*?[") {
 		return []string{path.Join(sp, pat)}
@@ -199,19 +173,8 @@ func (s *scanner) expand(sp, pat string) []string {
 	return out
 }
 
-// ldEnv is the image's loader configuration, read once per scan.
-func (s *scanner) ldEnv() ldso.Env {
-	if s.loader == nil {
-		env := s.loaderEnv()
-		s.loader = &env
-	}
-	return *s.loader
-}
-
-// kernelLibrary scans one library; ok is false when p is not a regular
-// file. A library scanned before in this scan, or recorded by the manifest
-// this scan replaces with the same size and modification time, is not
-// read again.
+// kernelLibrary scans one library, unless known holds it; ok is false when
+// p is not a regular file.
 func (s *scanner) kernelLibrary(p string) (facts.KernelLibrary, bool) {
 	if s.outOfTime() {
 		return facts.KernelLibrary{}, false
@@ -251,17 +214,14 @@ func (s *scanner) kernelLibrary(p string) (facts.KernelLibrary, bool) {
 	return k, true
 }
 
-// libraryKey identifies a library file for the scan cache: its path, size
-// and modification time to the second (what survives an image layer; see
-// unixSeconds).
+// libraryKey identifies a library file: path, size and time to the second.
 type libraryKey struct {
 	path    string
 	size    int64
 	modTime int64
 }
 
-// knownLibraries is the library cache a manifest gives a rescan: every
-// kernel library it recorded, by identity.
+// knownLibraries are a manifest's kernel libraries, for a rescan to reuse.
 func knownLibraries(m Manifest) map[libraryKey]facts.KernelLibrary {
 	out := map[libraryKey]facts.KernelLibrary{}
 	for _, f := range m.Frameworks {

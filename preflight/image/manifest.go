@@ -18,57 +18,47 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/preflight/fsroot"
 )
 
-// DefaultManifestPath is where `gpu-preflight bake` writes the manifest
-// and where the shim looks for it, inside the image.
-const DefaultManifestPath = "/etc/gpu-preflight/image.json"
+// defaultManifestPath is where bake writes the manifest inside the image.
+const defaultManifestPath = "/etc/gpu-preflight/image.json"
 
-// ManifestSchemaVersion changes when a manifest written by an older shim can
-// no longer be read as it was meant; Load then rescans. Version 2: kernel
-// images are what the runtime loads (no __nv_relfatbin, no device-link
-// stubs) and each library records its fatbins; directories are stamped by
-// the names they hold (Stamp.Names). Version 3: the Python environments
-// and each framework's environment, sys.path entry and CUDA runtime.
-const ManifestSchemaVersion = 3
+// manifestSchemaVersion changes when an older shim's manifest can no longer
+// be read as it was meant; LoadWithin then rescans.
+const manifestSchemaVersion = 3
 
-// Manifest is the image manifest: a scan's result recorded at image build
-// time, with what is needed to tell at run time whether it still holds.
+// Manifest is a scan's result recorded at image build time, with what tells
+// at run time whether it still holds.
 type Manifest struct {
-	SchemaVersion int `json:"schemaVersion"`
-	// BuiltAt is when the manifest was baked, RFC 3339 UTC.
-	BuiltAt string    `json:"builtAt"`
-	Tool    BuildInfo `json:"tool"`
+	SchemaVersion int       `json:"schemaVersion"`
+	BuiltAt       string    `json:"builtAt"`
+	Tool          BuildInfo `json:"tool"`
 	Result
-	// Archs are all frameworks' targets together, in architecture order.
 	Archs []string `json:"archs"`
-	// Libraries are the scanned kernel libraries with their SHA-256, taken
-	// at bake time only (Load compares size and modification time).
-	Libraries []Library `json:"libraries"`
-	// Env holds the values the scan read of scanKeys; absent keys were unset.
-	Env map[string]string `json:"env"`
-	// Warnings are what the scan at bake time warned about.
-	Warnings []string `json:"warnings,omitempty"`
+	// Libraries' SHA-256 is taken at bake; a load compares size and time.
+	Libraries []bakedLibrary `json:"libraries"`
+	// Env holds the scanKeys set; an absent key was unset.
+	Env      map[string]string `json:"env"`
+	Warnings []string          `json:"warnings,omitempty"`
 }
 
 // BuildInfo names the tool that baked a manifest and when.
 type BuildInfo struct {
 	Version string `json:"version"`
 	Commit  string `json:"commit"`
-	// Time is when the bake ran; zero means now. Not written as such:
-	// Manifest.BuiltAt holds it.
+	// Time is when the bake ran (zero: now), written as Manifest.BuiltAt.
 	Time time.Time `json:"-"`
 }
 
-// Library is one scanned kernel library as baked.
-type Library struct {
+// bakedLibrary is one scanned kernel library as baked.
+type bakedLibrary struct {
 	Path    string `json:"path"`
 	Size    int64  `json:"size"`
 	ModTime int64  `json:"modTime"` // Unix nanoseconds
 	SHA256  string `json:"sha256"`
 }
 
-// Bake scans the image under root and returns its manifest, hashing each
-// kernel library. It fails only when a library found by the scan cannot be
-// read for hashing: a manifest must describe exactly the files it names.
+// Bake scans the image under root and returns its manifest. It fails only
+// when a kernel library cannot be hashed: a manifest describes exactly the
+// files it names.
 func Bake(root fsroot.Root, env map[string]string, bi BuildInfo) (Manifest, error) {
 	return bake(root, env, bi, fatbin.ScanFile)
 }
@@ -80,7 +70,7 @@ func bake(root fsroot.Root, env map[string]string, bi BuildInfo, scanFile scanFi
 		built = time.Now()
 	}
 	m := Manifest{
-		SchemaVersion: ManifestSchemaVersion,
+		SchemaVersion: manifestSchemaVersion,
 		BuiltAt:       built.UTC().Format(time.RFC3339Nano),
 		Tool:          BuildInfo{Version: bi.Version, Commit: bi.Commit},
 		Result:        res,
@@ -94,25 +84,14 @@ func bake(root fsroot.Root, env map[string]string, bi BuildInfo, scanFile scanFi
 			if err != nil {
 				return Manifest{}, fmt.Errorf("bake: hashing %s: %w", k.Path, err)
 			}
-			m.Libraries = append(m.Libraries, Library{Path: k.Path, Size: k.Size, ModTime: k.ModTime, SHA256: sum})
+			m.Libraries = append(m.Libraries, bakedLibrary{Path: k.Path, Size: k.Size, ModTime: k.ModTime, SHA256: sum})
 		}
 	}
 	if len(m.Archs) > 0 {
-		SortArchs(m.Archs)
+		sortArchs(m.Archs)
 		m.Archs = slices.Compact(m.Archs)
 	}
 	return m, nil
-}
-
-// envSubset returns the scanKeys set in env.
-func envSubset(env map[string]string) map[string]string {
-	out := map[string]string{}
-	for _, k := range scanKeys {
-		if v, ok := env[k]; ok {
-			out[k] = v
-		}
-	}
-	return out
 }
 
 func hashFile(root fsroot.Root, p string) (string, error) {
@@ -128,9 +107,8 @@ func hashFile(root fsroot.Root, p string) (string, error) {
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
-// WriteManifest writes m to path on this machine (not under a root: bake
-// may write outside the tree it scans), creating the directory. The file
-// is replaced atomically, so a reader never sees half a manifest.
+// WriteManifest writes m to path on this machine, not under a root,
+// replacing the file atomically.
 func WriteManifest(path string, m Manifest) error {
 	b, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
@@ -167,21 +145,17 @@ func WriteManifest(path string, m Manifest) error {
 	return nil
 }
 
-// MaxManifestBytes bounds the manifest LoadManifest reads: bake writes a
-// few KiB to a few hundred (one line per file it read); a larger file was
-// not written by bake, and reading it whole would cost its size in memory.
-const MaxManifestBytes = 4 << 20
+// maxManifestBytes bounds the manifest read: bake writes a few hundred KiB
+// at most.
+const maxManifestBytes = 4 << 20
 
-// manifestLimits bound the manifest's shape as MaxManifestBytes bounds its
-// size: 4 MiB of one-letter map members would decode into 44 MiB. A bake
-// of a root holding Debian trixie's CUDA torch, NCCL and cuBLAS writes
-// about 1 300 values.
-var manifestLimits = jsonbound.Limits{Bytes: MaxManifestBytes, Depth: 32, Values: 200_000}
+// manifestLimits bound its shape too: 4 MiB of one-letter members would
+// decode into ten times that.
+var manifestLimits = jsonbound.Limits{Bytes: maxManifestBytes, Depth: 32, Values: 200_000}
 
-// LoadManifest reads the manifest at path inside root, refusing one larger
-// than MaxManifestBytes.
-func LoadManifest(root fsroot.Root, path string) (Manifest, error) {
-	b, err := root.ReadFileMax(path, MaxManifestBytes)
+// loadManifest reads the manifest at path inside root.
+func loadManifest(root fsroot.Root, path string) (Manifest, error) {
+	b, err := root.ReadFileMax(path, maxManifestBytes)
 	if err != nil {
 		return Manifest{}, err
 	}
@@ -189,37 +163,24 @@ func LoadManifest(root fsroot.Root, path string) (Manifest, error) {
 	if err := jsonbound.Unmarshal(b, &m, manifestLimits); err != nil {
 		return Manifest{}, fmt.Errorf("image manifest %s: %w", path, err)
 	}
-	if m.SchemaVersion != ManifestSchemaVersion {
+	if m.SchemaVersion != manifestSchemaVersion {
 		return Manifest{}, fmt.Errorf("image manifest %s: schema version %d, this gpu-preflight reads %d",
-			path, m.SchemaVersion, ManifestSchemaVersion)
+			path, m.SchemaVersion, manifestSchemaVersion)
 	}
 	return m, nil
 }
 
-// Sources of a Load result.
-const (
-	SourceManifest = "manifest"
-	SourceScan     = "scan"
-)
-
 // LoadWithin returns the image facts for a run: the manifest at
-// manifestPath (inside root) when it still describes the image, else a
-// fresh scan. source is SourceManifest or SourceScan; when it is SourceScan
-// the warnings start with why the manifest was not used. A manifest holds
-// when the environment variables the scan reads, the set of site-packages
-// directories, and the size and modification time of every library,
-// version file and directory the bake scan looked at are unchanged; no
-// library is opened.
-//
-// The scan, when there is one, stops after budget (RuntimeScanBudget by
-// default, less when PREFLIGHT_TIMEOUT is short) and a warning says so. A
-// budget of zero or less stops the scan at once.
+// manifestPath inside root while its variables, site-packages and stamps
+// are unchanged (no library is opened), else a scan that stops after
+// budget (at once for zero or less), its warnings starting with why. source
+// is facts.ScanFromManifest or facts.ScanFromImage.
 func LoadWithin(root fsroot.Root, env map[string]string, manifestPath string, budget time.Duration) (res Result, source string, warnings []string) {
 	return load(root, env, manifestPath, fatbin.ScanFile, max(budget, time.Nanosecond))
 }
 
 func load(root fsroot.Root, env map[string]string, manifestPath string, scanFile scanFileFunc, budget time.Duration) (Result, string, []string) {
-	m, err := LoadManifest(root, manifestPath)
+	m, err := loadManifest(root, manifestPath)
 	var why string
 	var known map[libraryKey]facts.KernelLibrary
 	switch {
@@ -230,16 +191,15 @@ func load(root fsroot.Root, env map[string]string, manifestPath string, scanFile
 	default:
 		if stale := m.stale(root, env); stale != nil {
 			why = fmt.Sprintf("image manifest %s is out of date (%v): scanned the image instead", manifestPath, stale)
-			// The kernel libraries it recorded are reused where their
-			// size and modification time still match.
+			// Its kernel libraries are reused where still the same files.
 			known = knownLibraries(m)
 		}
 	}
 	if why == "" {
-		return m.Result, SourceManifest, nil
+		return m.Result, facts.ScanFromManifest, nil
 	}
 	res, warnings := scanKnown(root, env, scanFile, budget, known)
-	return res, SourceScan, append([]string{why}, warnings...)
+	return res, facts.ScanFromImage, append([]string{why}, warnings...)
 }
 
 // errStale is wrapped by every reason stale gives.
@@ -253,11 +213,11 @@ func (m Manifest) stale(root fsroot.Root, env map[string]string) error {
 			return fmt.Errorf("%w: %s is %q, was %q", errStale, k, now[k], m.Env[k])
 		}
 	}
-	if sp := SitePackages(root, env); !slices.Equal(sp, m.SitePackages) {
+	if sp := sitePackageDirs(root, env); !slices.Equal(sp, m.SitePackages) {
 		return fmt.Errorf("%w: Python package directories are %q, were %q", errStale, sp, m.SitePackages)
 	}
 	for _, l := range m.Libraries {
-		if err := checkStamp(root, Stamp{Path: l.Path, Size: l.Size, ModTime: l.ModTime}); err != nil {
+		if err := checkStamp(root, inputStamp{Path: l.Path, Size: l.Size, ModTime: l.ModTime}); err != nil {
 			return err
 		}
 	}
@@ -269,15 +229,8 @@ func (m Manifest) stale(root fsroot.Root, env map[string]string) error {
 	return nil
 }
 
-// unixSeconds floors Unix nanoseconds to seconds.
-//
-// Modification times are compared to the second because image layers do
-// not keep more: the build container's files have nanosecond times when
-// bake runs, but the layer tar writers truncate them to whole seconds
-// (moby pkg/archive FileInfoHeader and containerd's archive changeWriter
-// both set hdr.ModTime = hdr.ModTime.Truncate(time.Second)), so the pulled
-// image would never match a nanosecond stamp. Truncation keeps the second,
-// so the floor of the baked time equals the extracted time.
+// unixSeconds floors Unix nanoseconds to seconds: image layers keep whole
+// seconds (moby's and containerd's tar writers truncate hdr.ModTime).
 func unixSeconds(ns int64) int64 {
 	s := ns / 1e9
 	if ns < 0 && ns%1e9 != 0 {
@@ -287,7 +240,7 @@ func unixSeconds(ns int64) int64 {
 }
 
 // checkStamp compares what is at st.Path now with the stamp.
-func checkStamp(root fsroot.Root, st Stamp) error {
+func checkStamp(root fsroot.Root, st inputStamp) error {
 	fi, err := root.Stat(st.Path)
 	switch {
 	case st.Missing && err == nil:

@@ -35,7 +35,7 @@ func bakedImage(t testing.TB) (*tree, map[string]string, Manifest) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteManifest(tr.host(DefaultManifestPath), m); err != nil {
+	if err := WriteManifest(tr.host(defaultManifestPath), m); err != nil {
 		t.Fatal(err)
 	}
 	return tr, env, m
@@ -51,7 +51,7 @@ func noScan(t testing.TB) scanFileFunc {
 
 func TestBakeRecordsLibrariesWithHashes(t *testing.T) {
 	tr, _, m := bakedImage(t)
-	if m.SchemaVersion != ManifestSchemaVersion || m.BuiltAt != "2026-11-29T12:00:00.000000123Z" ||
+	if m.SchemaVersion != manifestSchemaVersion || m.BuiltAt != "2026-11-29T12:00:00.000000123Z" ||
 		m.Tool.Version != "v1.2.3" || m.Tool.Commit != "abc123" {
 		t.Errorf("header %+v %q %+v", m.SchemaVersion, m.BuiltAt, m.Tool)
 	}
@@ -82,7 +82,7 @@ func TestBakeRecordsLibrariesWithHashes(t *testing.T) {
 
 func TestManifestFileRoundTrips(t *testing.T) {
 	tr, _, m := bakedImage(t)
-	got, err := LoadManifest(tr.Root(), DefaultManifestPath)
+	got, err := loadManifest(tr.Root(), defaultManifestPath)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +90,7 @@ func TestManifestFileRoundTrips(t *testing.T) {
 		t.Errorf("round trip differs:\n got %+v\nwant %+v", got, m)
 	}
 	// The JSON carries what the issue asks for, under stable names.
-	b, _ := os.ReadFile(tr.host(DefaultManifestPath))
+	b, _ := os.ReadFile(tr.host(defaultManifestPath))
 	var raw map[string]any
 	if err := json.Unmarshal(b, &raw); err != nil {
 		t.Fatal(err)
@@ -100,7 +100,7 @@ func TestManifestFileRoundTrips(t *testing.T) {
 			t.Errorf("manifest has no %q", k)
 		}
 	}
-	entries, _ := os.ReadDir(filepath.Dir(tr.host(DefaultManifestPath)))
+	entries, _ := os.ReadDir(filepath.Dir(tr.host(defaultManifestPath)))
 	if len(entries) != 1 {
 		t.Errorf("WriteManifest left temporary files: %v", entries)
 	}
@@ -128,8 +128,8 @@ func findings(res Result) []check.Finding {
 
 func TestLoadFromValidManifestDoesNotOpenLibraries(t *testing.T) {
 	tr, env, _ := bakedImage(t)
-	res, source, warnings := load(tr.Root(), env, DefaultManifestPath, noScan(t), RuntimeScanBudget)
-	if source != SourceManifest || len(warnings) != 0 {
+	res, source, warnings := load(tr.Root(), env, defaultManifestPath, noScan(t), RuntimeScanBudget)
+	if source != facts.ScanFromManifest || len(warnings) != 0 {
 		t.Fatalf("source %q warnings %q", source, warnings)
 	}
 	fresh, _ := Scan(tr.Root(), env)
@@ -172,7 +172,7 @@ func TestLoadAcceptsModTimesTruncatedToSecondsByImageExport(t *testing.T) {
 			truncate(in.Path)
 		}
 	}
-	if _, source, warnings := load(tr.Root(), env, DefaultManifestPath, noScan(t), RuntimeScanBudget); source != SourceManifest {
+	if _, source, warnings := load(tr.Root(), env, defaultManifestPath, noScan(t), RuntimeScanBudget); source != facts.ScanFromManifest {
 		t.Errorf("source %q warnings %q", source, warnings)
 	}
 }
@@ -226,13 +226,13 @@ func TestLoadRescansWhenTheImageChanged(t *testing.T) {
 			tr.file("/usr/local/cuda/include/nccl.h", ncclH)
 		}, "appeared"},
 		{"manifest missing", func(t *testing.T, tr *tree, _ map[string]string) {
-			os.Remove(tr.host(DefaultManifestPath))
+			os.Remove(tr.host(defaultManifestPath))
 		}, "no image manifest"},
 		{"manifest corrupt", func(t *testing.T, tr *tree, _ map[string]string) {
-			tr.file(DefaultManifestPath, "{")
+			tr.file(defaultManifestPath, "{")
 		}, "unusable"},
 		{"manifest from another schema", func(t *testing.T, tr *tree, _ map[string]string) {
-			tr.file(DefaultManifestPath, `{"schemaVersion": 99}`)
+			tr.file(defaultManifestPath, `{"schemaVersion": 99}`)
 		}, "schema version 99"},
 	}
 	for _, tt := range tests {
@@ -241,8 +241,8 @@ func TestLoadRescansWhenTheImageChanged(t *testing.T) {
 			tt.change(t, tr, env)
 			scanned := 0
 			counting := func(p string) (fatbin.Result, error) { scanned++; return fatbin.ScanFile(p) }
-			res, source, warnings := load(tr.Root(), env, DefaultManifestPath, counting, RuntimeScanBudget)
-			if source != SourceScan || len(warnings) == 0 || !strings.Contains(warnings[0], tt.why) {
+			res, source, warnings := load(tr.Root(), env, defaultManifestPath, counting, RuntimeScanBudget)
+			if source != facts.ScanFromImage || len(warnings) == 0 || !strings.Contains(warnings[0], tt.why) {
 				t.Fatalf("source %q warnings %q, want a rescan because of %q", source, warnings, tt.why)
 			}
 			// A rescan reads again only the libraries that changed, or
@@ -289,7 +289,7 @@ func BenchmarkScan(b *testing.B) {
 func BenchmarkLoadManifest(b *testing.B) {
 	tr, env, _ := bakedImage(b)
 	for b.Loop() {
-		if _, source, _ := Load(tr.Root(), env, DefaultManifestPath); source != SourceManifest {
+		if _, source, _ := Load(tr.Root(), env, defaultManifestPath); source != facts.ScanFromManifest {
 			b.Fatal("manifest not used")
 		}
 	}
@@ -348,8 +348,8 @@ func TestManifestHoldsWhenTheRuntimeInjectsDriverFiles(t *testing.T) {
 	tr.dir("/usr/lib/firmware/nvidia/550.54.15")
 	touch(t, tr, lib)
 	touch(t, tr, "/usr/lib")
-	res, source, warnings := load(tr.Root(), env, DefaultManifestPath, noScan(t), RuntimeScanBudget)
-	if source != SourceManifest || len(warnings) != 0 {
+	res, source, warnings := load(tr.Root(), env, defaultManifestPath, noScan(t), RuntimeScanBudget)
+	if source != facts.ScanFromManifest || len(warnings) != 0 {
 		t.Fatalf("source %q warnings %q: injected driver files made the manifest stale", source, warnings)
 	}
 	if len(res.Frameworks) == 0 {
@@ -372,8 +372,8 @@ func TestInjected(t *testing.T) {
 		{"/usr/local/lib", "firmware", false},
 		{"/usr/bin", "nvidia-smi", true},
 	} {
-		if got := Injected(tt.dir, tt.name); got != tt.want {
-			t.Errorf("Injected(%q, %q) = %v, want %v", tt.dir, tt.name, got, tt.want)
+		if got := injected(tt.dir, tt.name); got != tt.want {
+			t.Errorf("injected(%q, %q) = %v, want %v", tt.dir, tt.name, got, tt.want)
 		}
 	}
 }

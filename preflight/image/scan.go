@@ -1,17 +1,3 @@
-// Package image finds what a container image carries for GPU work, without
-// running Python: the CUDA library stack (cuDNN, NCCL, TensorRT), the deep
-// learning frameworks installed in its Python environments (PaddlePaddle,
-// PyTorch, TensorFlow, JAX) with the CUDA they were built for, and the GPU
-// architectures their kernel libraries were compiled for, read from the
-// libraries' fatbins.
-//
-// A scan reads version files, directory listings and the headers of a few
-// large shared objects. Bake records its result in an image manifest at
-// build time; Load reuses the manifest at run time while nothing it depends
-// on has changed, and rescans otherwise.
-//
-// Where each fact lives is documented in docs/sources.md, "Framework build
-// info on disk" and "CUDA stack versions on disk".
 package image
 
 import (
@@ -33,89 +19,57 @@ import (
 
 // Result is what a scan found.
 type Result struct {
-	Stack      facts.Stack       `json:"stack"`
-	Frameworks []facts.Framework `json:"frameworks"`
-	// CUDALibraries are the CUDA libraries the frameworks load.
+	Stack         facts.Stack         `json:"stack"`
+	Frameworks    []facts.Framework   `json:"frameworks"`
 	CUDALibraries []facts.CUDALibrary `json:"cudaLibraries,omitempty"`
-	// SitePackages are the Python package directories found, in search
-	// order (paths inside the root).
-	SitePackages []string `json:"sitePackages"`
-	// Environments are the Python environments found, in search order,
-	// each with its sys.path (preflight/pyenv).
+	// SitePackages are the sys.path directories found, in search order.
+	SitePackages []string            `json:"sitePackages"`
 	Environments []pyenv.Environment `json:"environments,omitempty"`
-	// CUDASources are the image-wide sources of its CUDA the scan reads:
-	// the distribution's libcudart (the framework's own runtime is on
-	// each facts.Framework, the toolkit and CUDA_VERSION are read by
-	// preflight/container).
+	// CUDASources are the image-wide sources of its CUDA the scan reads (the
+	// toolkit and CUDA_VERSION are preflight/container's).
 	CUDASources []facts.CUDASource `json:"cudaSources,omitempty"`
-	// Inputs are the directories the scan listed and the files it read
-	// versions from, with their size and modification time, so that a
-	// manifest can tell whether a rescan would see anything new.
-	Inputs []Stamp `json:"inputs"`
+	// Inputs are what the scan listed and read, so that a manifest can tell
+	// whether a rescan would see anything new.
+	Inputs []inputStamp `json:"inputs"`
 }
 
-// Stamp identifies one version of a file or directory without reading it.
-type Stamp struct {
-	Path string `json:"path"`
-	// Dir is true for a directory, whose size is not compared.
-	Dir bool `json:"dir,omitempty"`
-	// Missing is true for a place the scan looked at and found nothing:
-	// a file appearing there later changes what a scan would find.
-	Missing bool  `json:"missing,omitempty"`
-	Size    int64 `json:"size"`
-	ModTime int64 `json:"modTime"` // Unix nanoseconds
-	// Names is a directory's listingDigest: the names it holds that the
-	// container runtime does not inject. A directory whose modification
-	// time changed still holds when its names did not (a GPU node's
-	// bind-mounted driver libraries change the time, not the image).
-	Names string `json:"names,omitempty"`
+// inputStamp identifies one version of a file or directory without reading
+// it. Missing marks a place looked at and found empty; Names is a
+// directory's listingDigest, which holds when only its time changed (a GPU
+// node's runtime injects driver files).
+type inputStamp struct {
+	Path    string `json:"path"`
+	Dir     bool   `json:"dir,omitempty"`
+	Missing bool   `json:"missing,omitempty"`
+	Size    int64  `json:"size"`
+	ModTime int64  `json:"modTime"` // Unix nanoseconds
+	Names   string `json:"names,omitempty"`
 }
 
-// scanKeys are the environment variables a scan reads (the Scan rows of
-// envvars.Read). A manifest records their values; a change makes Load
-// rescan.
+// scanKeys are the variables a scan reads (envvars' Scan rows); a manifest
+// records their values.
 var scanKeys = envvars.Scanned()
 
 // scanFileFunc reads a library's fatbins; fatbin.ScanFile outside tests.
 type scanFileFunc func(path string) (fatbin.Result, error)
 
-// Limits that keep a scan of a pathological image bounded. A normal image
-// scans in milliseconds (10 000 dist-info folders in one site-packages take
-// about 20 ms warm: test/e2e TestBoundedSlowSitePackagesScan), far inside
-// all of them; past one, the scan stops that part and a
-// warning says what was left out.
+// Bounds on a pathological image; past one the scan stops that part and
+// warns.
 const (
-	// RuntimeScanBudget is how long Load lets a run-time scan take before it
-	// stops listing and reading and says so: the preflight's whole deadline
-	// (PREFLIGHT_TIMEOUT, default 30 s) also covers the NVML probe (10 s by
-	// default), and an image that needs longer than this should bake its
-	// manifest at build time, where Bake scans without a budget.
+	// RuntimeScanBudget is how long a run-time scan may take: the
+	// preflight's deadline also covers the NVML probe, and a slower image
+	// should bake its manifest, which scans without a budget.
 	RuntimeScanBudget = 5 * time.Second
-
-	// MaxSearchPathEntries is how many entries of PYTHONPATH and of
-	// LD_LIBRARY_PATH the scan looks in. CUDA images set a handful (the
-	// nvidia/cuda images' LD_LIBRARY_PATH has two); each entry costs a
-	// directory listing or a stat per framework and library, so a variable
-	// of a hundred thousand entries would otherwise cost seconds.
-	MaxSearchPathEntries = 256
-
-	// maxSourceFile bounds a version file or header the scan reads: real
-	// ones (torch/version.py, build_info.py, cudnn_version.h, nccl.h,
-	// NvInferVersion.h) are a few kilobytes, so 4 MiB is wide room while a
-	// planted multi-gigabyte file is refused rather than read.
-	maxSourceFile = 4 << 20
-
-	// maxEntriesListed bounds the directory entries a scan holds, over
-	// every directory it lists (fsroot.MaxDirEntries bounds one): a few
-	// MiB of names.
-	maxEntriesListed = 1 << 16
+	// maxSearchPathEntries bounds PYTHONPATH and LD_LIBRARY_PATH: each entry
+	// costs a listing per framework and library.
+	maxSearchPathEntries = 256
+	maxSourceFile        = 4 << 20 // a version file or header; real ones are a few KiB
+	maxEntriesListed     = 1 << 16 // directory entries held over the whole scan
 )
 
-// scan scans the image under root. env is the container's environment
-// (only scanKeys are read). It never fails: what cannot be read is missing,
-// and the returned warnings say what went wrong beyond "not there". A
-// budget above zero stops listing and reading once that much time has
-// passed (Bake scans without one; LoadWithin, at run time, with one).
+// scan scans the image under root, reading only env's scanKeys. It never
+// fails: what cannot be read is missing, and the warnings say why. A
+// budget above zero stops it once that much time has passed.
 func scan(root fsroot.Root, env map[string]string, scanFile scanFileFunc, budget time.Duration) (Result, []string) {
 	return scanKnown(root, env, scanFile, budget, nil)
 }
@@ -123,9 +77,7 @@ func scan(root fsroot.Root, env map[string]string, scanFile scanFileFunc, budget
 // scanKnown is scan reusing the kernel scans in known for the libraries
 // whose identity is unchanged.
 func scanKnown(root fsroot.Root, env map[string]string, scanFile scanFileFunc, budget time.Duration, known map[libraryKey]facts.KernelLibrary) (Result, []string) {
-	// The scan sees only what a manifest records, so that nothing it reads
-	// can change without making the manifest stale.
-	env = envSubset(env)
+	env = envSubset(env) // what a manifest records, so it goes stale on any change
 	s := &scanner{root: root, env: env, scanFile: scanFile, seen: map[string]bool{}, views: map[string]*view{}, budget: budget, known: known}
 	if budget > 0 {
 		s.deadline = time.Now().Add(budget)
@@ -137,8 +89,8 @@ func scanKnown(root fsroot.Root, env map[string]string, scanFile scanFileFunc, b
 	s.cudaLibraries()
 	s.frameworkRuntimes()
 	s.distributionCUDA()
-	slices.SortFunc(s.res.Inputs, func(a, b Stamp) int { return strings.Compare(a.Path, b.Path) })
-	s.res.Inputs = slices.CompactFunc(s.res.Inputs, func(a, b Stamp) bool { return a.Path == b.Path })
+	slices.SortFunc(s.res.Inputs, func(a, b inputStamp) int { return strings.Compare(a.Path, b.Path) })
+	s.res.Inputs = slices.CompactFunc(s.res.Inputs, func(a, b inputStamp) bool { return a.Path == b.Path })
 	return s.res, s.warnings
 }
 
@@ -148,38 +100,26 @@ type scanner struct {
 	scanFile scanFileFunc
 	res      Result
 	warnings []string
-	// listings caches directory listings by path: each site-packages
-	// directory is read once for all frameworks.
-	listings map[string][]string
-	// entriesListed counts the entries in listings, up to
-	// maxEntriesListed; listingsFull is set once a listing was refused.
+	seen     map[string]bool // paths stamped
+	// listings, dists and dynamics cache what every framework asks again.
+	listings      map[string][]string
 	entriesListed int
 	listingsFull  bool
-	// dists caches distInfos by site-packages directory.
-	dists map[string]map[string]DistInfo
-	// views are the environment each framework was found in, by its
-	// Location: its dist-info and sys.path, for the CUDA libraries.
-	views map[string]*view
-	seen  map[string]bool
-	// budget and deadline bound the scan (zero: unbounded); stopped is set
-	// once the deadline passed and the warning was given.
-	budget   time.Duration
-	deadline time.Time
-	stopped  bool
-	listed   int // directories listed, for the warning
-	// known caches kernel scans by file identity: this scan's, and those
-	// of the manifest it replaces (knownLibraries).
-	known map[libraryKey]facts.KernelLibrary
-	// loader is the image's loader configuration once read (ldEnv);
-	// roots are each framework's closure roots by its Location.
+	dists         map[string]map[string]distInfo // by site-packages directory
+	dynamics      map[string]dynamicRead
+	views         map[string]*view // each framework's environment, by its Location
+	budget        time.Duration
+	deadline      time.Time
+	stopped       bool
+	listed        int
+	// known are kernel scans by file identity, this scan's and those of the
+	// manifest it replaces.
+	known  map[libraryKey]facts.KernelLibrary
 	loader *ldso.Env
-	roots  map[string][]string
-	// dynamics caches the dynamic sections read by path (scanFS).
-	dynamics map[string]dynamicRead
+	roots  map[string][]string // each framework's closure roots, by its Location
 }
 
-// outOfTime reports whether the scan's budget is spent, warning once when
-// it first is.
+// outOfTime reports whether the scan's budget is spent, warning once.
 func (s *scanner) outOfTime() bool {
 	if s.stopped {
 		return true
@@ -199,8 +139,7 @@ func (s *scanner) warnf(format string, args ...any) {
 	s.warnings = append(s.warnings, fmt.Sprintf(format, args...))
 }
 
-// stamp records p (a file the scan read, or a directory it listed) among
-// the inputs.
+// stamp records p among the inputs.
 func (s *scanner) stamp(p string) {
 	if s.seen[p] {
 		return
@@ -209,11 +148,11 @@ func (s *scanner) stamp(p string) {
 	fi, err := s.root.Stat(p)
 	if err != nil {
 		if fsroot.Missing(err) {
-			s.res.Inputs = append(s.res.Inputs, Stamp{Path: p, Missing: true})
+			s.res.Inputs = append(s.res.Inputs, inputStamp{Path: p, Missing: true})
 		}
 		return
 	}
-	st := Stamp{Path: p, Dir: fi.IsDir(), ModTime: fi.ModTime().UnixNano()}
+	st := inputStamp{Path: p, Dir: fi.IsDir(), ModTime: fi.ModTime().UnixNano()}
 	if !st.Dir {
 		st.Size = fi.Size()
 	}
@@ -228,7 +167,7 @@ func (s *scanner) stampListing(dir string, entries []string) {
 	}
 }
 
-// list returns the names in directory dir (nil when it is missing) and
+// list returns the names in directory dir, nil when it is missing, and
 // stamps it.
 func (s *scanner) list(dir string) []string {
 	if s.listings == nil {
@@ -255,10 +194,9 @@ func (s *scanner) list(dir string) []string {
 		s.listings[dir] = entries
 		s.entriesListed += len(entries)
 		if errors.Is(err, fs.ErrNotExist) && !s.seen[dir] {
-			// What stamp's stat would find, without asking again: most
-			// of the places searched do not exist in a given image.
+			// Most places searched do not exist: no second stat.
 			s.seen[dir] = true
-			s.res.Inputs = append(s.res.Inputs, Stamp{Path: dir, Missing: true})
+			s.res.Inputs = append(s.res.Inputs, inputStamp{Path: dir, Missing: true})
 		} else if err == nil {
 			s.stampListing(dir, entries)
 		} else {
@@ -287,34 +225,8 @@ func (s *scanner) readMax(p string, max int64) []byte {
 	return b
 }
 
-// SitePackages returns the Python package directories under root: every
-// directory on the sys.path of the image's Python environments
-// (preflight/pyenv, in its search order), each once, a directory reached
-// twice (through a link) listed once.
-func SitePackages(root fsroot.Root, env map[string]string) []string {
-	return sysPathDirs(root, pyenv.Find(root, envSubset(env)).Environments)
-}
-
-// sysPathDirs are the distinct directories of envs' sys.paths, in order.
-func sysPathDirs(root fsroot.Root, envs []pyenv.Environment) []string {
-	var out []string
-	seen := map[string]bool{}
-	for _, e := range envs {
-		for _, en := range e.Path {
-			real := pyenv.RealPath(root, en.Dir)
-			if seen[real] {
-				continue
-			}
-			seen[real] = true
-			out = append(out, en.Dir)
-		}
-	}
-	return out
-}
-
 // searchPath returns the absolute entries of the colon list in variable
-// key, at most MaxSearchPathEntries of them, and a warning when there were
-// more.
+// key, at most maxSearchPathEntries, and a warning when there were more.
 func searchPath(env map[string]string, key string) ([]string, string) {
 	var out []string
 	n := 0
@@ -323,88 +235,24 @@ func searchPath(env map[string]string, key string) ([]string, string) {
 			continue
 		}
 		n++
-		if len(out) < MaxSearchPathEntries {
+		if len(out) < maxSearchPathEntries {
 			out = append(out, path.Clean(dir))
 		}
 	}
-	if n > MaxSearchPathEntries {
+	if n > maxSearchPathEntries {
 		return out, fmt.Sprintf("image: %s has %d directories; the scan looked only in the first %d (MaxSearchPathEntries)",
-			key, n, MaxSearchPathEntries)
+			key, n, maxSearchPathEntries)
 	}
 	return out, ""
 }
 
-// environments finds the Python environments (pyenv.Find), stamping what
-// it read so that a manifest goes stale when a .pth file or pyvenv.cfg
-// changes.
-func (s *scanner) environments() {
-	for _, k := range []string{"PATH", "PYTHONPATH"} {
-		if _, w := searchPath(s.env, k); w != "" {
-			s.warnings = append(s.warnings, w)
-		}
-	}
-	found := pyenv.Find(s.root, s.env)
-	for _, p := range found.Inputs {
-		// A directory is stamped by the names it holds, as the scan's own
-		// listings are: a GPU node's runtime injects files into /usr/lib.
-		if fi, err := s.root.Stat(p); err == nil && fi.IsDir() {
-			s.list(p)
-		} else {
-			s.stamp(p)
-		}
-	}
-	s.warnings = append(s.warnings, found.Warnings...)
-	s.res.Environments = found.Environments
-	s.res.SitePackages = sysPathDirs(s.root, found.Environments)
-}
-
-// sitePackages lists each site-packages directory once, so that the
-// framework and stack passes share the listing.
-func (s *scanner) sitePackages() {
-	for _, sp := range s.res.SitePackages {
-		s.list(sp)
-	}
-}
-
-// distInfos returns the distributions installed in site-packages dir sp,
-// by normalized name.
-func (s *scanner) distInfos(sp string) map[string]DistInfo {
-	// Built once per directory: the framework and stack passes each ask,
-	// and a site-packages can hold tens of thousands of entries.
-	if out, ok := s.dists[sp]; ok {
-		return out
-	}
-	if s.dists == nil {
-		s.dists = map[string]map[string]DistInfo{}
-	}
-	out := map[string]DistInfo{}
-	s.dists[sp] = out
-	// A setuptools .egg directory (setup.py install) is a sys.path entry
-	// whose metadata is its own name and EGG-INFO/ (importlib.metadata
-	// reads it so).
-	if d, ok := ParseDistInfoName(path.Base(sp)); ok && strings.HasSuffix(sp, ".egg") {
-		d.site, d.entry = sp, "EGG-INFO"
-		out[d.Name] = d
-	}
-	for _, name := range s.list(sp) {
-		d, ok := ParseDistInfoName(name)
-		if !ok || strings.HasSuffix(name, ".egg") {
-			continue
-		}
-		if _, dup := out[d.Name]; !dup {
-			d.site, d.entry = sp, name
-			out[d.Name] = d
+// envSubset returns the scanKeys set in env.
+func envSubset(env map[string]string) map[string]string {
+	out := map[string]string{}
+	for _, k := range scanKeys {
+		if v, ok := env[k]; ok {
+			out[k] = v
 		}
 	}
 	return out
-}
-
-// firstDist returns the first of names installed, and which one it was.
-func firstDist(dists map[string]DistInfo, names ...string) (DistInfo, bool) {
-	for _, n := range names {
-		if d, ok := dists[n]; ok {
-			return d, true
-		}
-	}
-	return DistInfo{}, false
 }

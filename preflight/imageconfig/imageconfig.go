@@ -1,18 +1,8 @@
-// Package imageconfig reads an image's environment from its configuration,
-// in the forms the tools that store, unpack and inspect images write:
-//
-//   - an OCI image layout directory (skopeo copy oci:DIR, podman save
-//     --format oci-dir): index.json names the manifest, the manifest the
-//     config blob, whose config.Env is the environment;
-//   - an OCI image config blob on its own (the same JSON, "config": {"Env"});
-//   - an OCI runtime bundle's config.json (umoci unpack, runc spec):
-//     "process": {"env"};
-//   - docker image inspect / podman image inspect output: a JSON array whose
-//     first object has "Config": {"Env"}.
-//
-// An unpacked image's NVIDIA_REQUIRE_* and CUDA_VERSION are set by its
-// Dockerfile's ENV, which lives in the config, not in any file of the root
-// filesystem: a check of an unpacked root needs one of these to know them.
+// Package imageconfig reads an image's environment from its configuration:
+// an OCI image layout directory (skopeo copy oci:DIR), a config blob, a
+// runtime bundle's config.json (umoci unpack) or `docker image inspect`
+// output. An unpacked root needs one: its Dockerfile's ENV, NVIDIA_REQUIRE_*
+// and CUDA_VERSION included, lives in the config, not in any file.
 package imageconfig
 
 import (
@@ -30,12 +20,11 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/internal/safefile"
 )
 
-// maxJSON bounds every file read: image configs and manifests are a few KiB
-// (an inspect of an image with a long history some tens).
+// maxJSON bounds every file read: configs and manifests are a few KiB.
 const maxJSON = 8 << 20
 
-// limits bound every document's shape as maxJSON its size: an Env of a
-// million empty strings would decode into 16 MiB of string headers.
+// limits bound every document's shape: an Env of a million empty strings
+// would decode into 16 MiB of string headers.
 var limits = jsonbound.Limits{Bytes: maxJSON, Depth: 64, Values: 200_000}
 
 // Forms of configuration Env understands, as it names them.
@@ -47,15 +36,11 @@ const (
 )
 
 // Env returns the environment, as KEY=VALUE strings, of the image whose
-// configuration is at path (a file, or an OCI image layout directory), and
-// the form it was read in.
-//
-// No read can block or grow without bound, whoever prepared the files: path
-// is opened O_NONBLOCK (a FIFO opens at once, and is refused as anything
-// but a regular file or a directory is), every file is read up to maxJSON,
-// and inside a layout no name is followed out of the layout directory.
-// path itself may be a symlink: an operator's path often is (a Kubernetes
-// ConfigMap's file links into its ..data directory).
+// configuration is at path (a file or an OCI layout directory), and its form.
+// No read can block or grow without bound: path is opened O_NONBLOCK and
+// must be a regular file or directory, every file is read up to maxJSON,
+// and no name in a layout is followed out of it. path itself may be a
+// symlink (a ConfigMap's file links into its ..data directory).
 func Env(path string) (env []string, form string, err error) {
 	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	if err != nil {
@@ -140,9 +125,8 @@ func Parse(data []byte) (env []string, form string, err error) {
 	return nil, "", errNoEnv
 }
 
-// layoutEnv follows an OCI image layout, open as dir, from index.json to
-// the config blob. The layout must hold exactly one image manifest, so that
-// the check cannot silently read another platform's or tag's config.
+// layoutEnv follows an OCI layout from index.json to the config blob; it
+// must hold exactly one manifest, so no other platform's config is read.
 func layoutEnv(dir int) ([]string, error) {
 	var index struct {
 		Manifests []descriptor `json:"manifests"`
@@ -177,9 +161,8 @@ type descriptor struct {
 	Digest string `json:"digest"`
 }
 
-// blobPath is blobs/<algorithm>/<hex> of a digest, relative to the layout;
-// a digest that could leave the blobs directory names a file that does not
-// exist.
+// blobPath is blobs/<algorithm>/<hex> of a digest; one that could leave the
+// blobs directory names a file that does not exist.
 func blobPath(digest string) string {
 	alg, hex, ok := strings.Cut(digest, ":")
 	if !ok || alg == "" || hex == "" || strings.ContainsAny(digest, "/\\") || alg == ".." || hex == ".." {
@@ -199,14 +182,10 @@ func readJSON(dir int, name string, v any) error {
 	return nil
 }
 
-// readBeneath reads the regular file name inside the layout open as dir,
-// at most maxJSON bytes, resolving it without leaving the layout: a
-// symlink that points out of it (to /etc/shadow, say, or to a FIFO) or
-// through /proc's magic links is refused. openat2(2) with RESOLVE_BENEATH
-// still follows a symlink that stays inside; where openat2 is missing
-// (Linux before 5.6, or a seccomp profile that refuses it with ENOSYS or
-// EPERM), every component is opened with O_NOFOLLOW instead, so no symlink
-// is followed at all.
+// readBeneath reads the regular file name inside the layout, at most
+// maxJSON bytes, refusing a symlink out of it or through /proc's magic
+// links: openat2(2) with RESOLVE_BENEATH, or where that is missing (before
+// Linux 5.6, a seccomp profile) O_NOFOLLOW on every component.
 func readBeneath(dir int, name string) ([]byte, error) {
 	fd, err := unix.Openat2(dir, name, &unix.OpenHow{
 		Flags:   unix.O_RDONLY | unix.O_NONBLOCK | unix.O_CLOEXEC,
@@ -224,8 +203,7 @@ func readBeneath(dir int, name string) ([]byte, error) {
 	return safefile.ReadOpen(os.NewFile(uintptr(fd), name), maxJSON)
 }
 
-// openNoFollow opens name below dir one component at a time, following no
-// symlink.
+// openNoFollow opens name below dir a component at a time, following no symlink.
 func openNoFollow(dir int, name string) (int, error) {
 	parts := strings.Split(name, "/")
 	cur := dir

@@ -1,18 +1,9 @@
-// Package imageref reads a container image reference the way the container
-// engines do, to tell whether it names one immutable image (a digest) or a
-// tag that can move.
-//
-// The grammar is the distribution project's (github.com/distribution/
-// reference v0.6.0, the parser Docker, containerd, podman and CRI-O share,
-// with github.com/opencontainers/go-digest for the digest; docs/sources.md,
-// "Image references"): a tag follows the last ':' after the last '/', so
-// "registry:5000/train" has no tag, and a reference without one means
-// ":latest". It is read here by hand rather than by that library, whose
-// package initialisation compiles its regular expressions on every start
-// (about 0.6 ms, with go-digest's, a third of gpu-preflight's whole start
-// on an empty root) even when no reference is set. The library is the
-// oracle in the tests: TestParseAgreesWithDistributionReference and
-// FuzzParseAgreesWithDistributionReference hold every answer to its own.
+// Package imageref reads a container image reference as the engines do, to
+// tell a digest (one immutable image) from a tag that can move. The grammar
+// is distribution/reference v0.6.0's with go-digest's digests (docs/sources.md,
+// "Image references"), read by hand because that library compiles its
+// regular expressions at every start; it is the tests' oracle
+// (TestParseAgreesWithDistributionReference, FuzzParseAgreesWithDistributionReference).
 package imageref
 
 import (
@@ -23,9 +14,8 @@ import (
 )
 
 // Environment variables that carry the image reference as deployed and its
-// manifest digest. Nothing in a container can learn them by itself (the
-// Kubernetes downward API does not expose the image), so the deployer
-// injects them.
+// digest: nothing in a container can learn them (the downward API does not
+// expose the image), so the deployer injects them.
 const (
 	EnvImage  = "PREFLIGHT_IMAGE"
 	EnvDigest = "PREFLIGHT_IMAGE_DIGEST"
@@ -36,13 +26,9 @@ const DefaultTag = "latest"
 
 // Ref is a parsed reference.
 type Ref struct {
-	// Name is the repository as written, "registry.example/team/train".
-	Name string
-	// Tag is the tag as written; "" when the reference has none (the
-	// engine pulls DefaultTag).
-	Tag string
-	// Digest is the "@algorithm:hex" part without the '@'; "" when none.
-	Digest string
+	Name   string // the repository as written, "registry.example/team/train"
+	Tag    string // as written; "" when none (the engine pulls DefaultTag)
+	Digest string // "algorithm:hex", without the '@'; "" when none
 }
 
 // The grammar's limits (distribution/reference's RepositoryNameTotalLengthMax
@@ -76,8 +62,7 @@ func Parse(ref string) (Ref, error) {
 func parse(ref string) (Ref, error) {
 	var r Ref
 	rest := ref
-	// Neither the name nor the tag holds an '@': the digest is what follows
-	// the first one.
+	// Neither the name nor the tag holds an '@'.
 	if i := strings.IndexByte(rest, '@'); i >= 0 {
 		rest, r.Digest = rest[:i], rest[i+1:]
 		if !digestShape(r.Digest) {
@@ -105,9 +90,8 @@ func parse(ref string) (Ref, error) {
 	return r, nil
 }
 
-// splitName checks name := [domain '/'] remote-name and returns the
-// remote name: the domain is the first component when that is a domain and
-// the rest a remote name (the grammar prefers the domain).
+// splitName checks [domain '/'] remote-name and returns the remote name;
+// the grammar prefers a first component that is a domain.
 func splitName(name string) (path string, ok bool) {
 	if i := strings.IndexByte(name, '/'); i >= 0 && validDomain(name[:i]) && validRemoteName(name[i+1:]) {
 		return name[i+1:], true
@@ -193,9 +177,8 @@ func validTag(s string) bool {
 		allOf(s, func(c byte) bool { return word(c) || c == '.' || c == '-' })
 }
 
-// digestShape is the reference grammar's digest: an algorithm
-// ([A-Za-z][A-Za-z0-9]* joined by [-_+.]), ':', 32 or more hex digits.
-// go-digest then accepts only the algorithms it knows (ValidDigest).
+// digestShape is the grammar's digest: an algorithm ([A-Za-z][A-Za-z0-9]*
+// joined by [-_+.]), ':', 32 or more hex digits.
 func digestShape(s string) bool {
 	alg, hex, ok := strings.Cut(s, ":")
 	if !ok || len(hex) < 32 || !allOf(hex, hexDigit) {
@@ -225,8 +208,7 @@ func digestShape(s string) bool {
 	return false
 }
 
-// digestHexLen is the length of the hex-encoded sum of each algorithm
-// go-digest registers, 0 for any other.
+// digestHexLen is the hex length of each algorithm go-digest registers, else 0.
 func digestHexLen(alg string) int {
 	switch alg {
 	case "sha256":
@@ -242,25 +224,21 @@ func digestHexLen(alg string) int {
 // Pinned reports whether the reference names one image: it carries a digest.
 func (r Ref) Pinned() bool { return r.Digest != "" }
 
-// Floating reports whether the reference follows whatever was pushed last:
-// no digest and the tag "latest", written or implied.
+// Floating reports whether the reference follows the last push: no digest, tag "latest".
 func (r Ref) Floating() bool {
 	return r.Digest == "" && (r.Tag == "" || r.Tag == DefaultTag)
 }
 
-// ValidDigest reports whether d is a digest as a reference carries it and
-// go-digest accepts it: "sha256:" and 64 lower-case hex digits, or sha384
-// (96) or sha512 (128).
+// ValidDigest reports whether d is a digest go-digest accepts: sha256,
+// sha384 or sha512 and its lower-case hex.
 func ValidDigest(d string) bool {
 	alg, hex, ok := strings.Cut(d, ":")
 	n := digestHexLen(alg)
 	return ok && n > 0 && len(hex) == n && allOf(hex, func(c byte) bool { return digit(c) || 'a' <= c && c <= 'f' })
 }
 
-// DigestOf returns the digest a reference carries, "name[:tag]@sha256:<hex>"
-// giving "sha256:<hex>", or "" when it carries none or is not a reference:
-// the grammar Parse and ValidDigest read, so a digest taken from a
-// reference is always a valid one.
+// DigestOf returns the digest a reference carries ("sha256:<hex>"), or ""
+// when none or not a reference; such a digest is always valid.
 func DigestOf(ref string) string {
 	r, err := Parse(ref)
 	if err != nil {

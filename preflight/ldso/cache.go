@@ -1,14 +1,9 @@
-// Package ldso models how glibc's dynamic loader (ld.so) finds a shared
-// library by its soname, so that gpu-preflight can say which copy of a
-// CUDA library a framework will load without loading it: the library
-// search order of ld.so(8) (DT_RPATH, LD_LIBRARY_PATH, DT_RUNPATH,
-// /etc/ld.so.cache, the system directories), the cache file's format, and
-// the dynamic section of an ELF object.
-//
-// The order is glibc's elf/dl-load.c (_dl_map_object) and was checked
-// against the real ld.so with LD_DEBUG=libs (ldso_test.go builds libraries
-// with gcc and compares). docs/cuda-stack.md states what is modelled and
-// what is not.
+// Package ldso models how glibc's dynamic loader finds a shared library by
+// its soname, so gpu-preflight can say which copy of a CUDA library a
+// framework will load without loading it: ld.so(8)'s search order (glibc
+// elf/dl-load.c _dl_map_object, checked against LD_DEBUG=libs in
+// ldso_test.go), the cache file and the dynamic section. docs/cuda-stack.md
+// states what is modelled and what is not.
 package ldso
 
 import (
@@ -21,23 +16,21 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/preflight/elfbound"
 )
 
-// The two cache formats, glibc sysdeps/generic/dl-cache.h. A file is the
-// new format alone (glibc 2.32 and later write only it), the old format
-// alone (before 2.7), or the old format followed by the new one.
+// The two cache formats, glibc sysdeps/generic/dl-cache.h: the new alone
+// (glibc 2.32 on), the old alone (before 2.7), or the old then the new.
 const (
 	oldMagic = "ld.so-1.7.0"
 	newMagic = "glibc-ld.so.cache1.1"
 
 	oldHeaderLen = 16 // magic padded to 12 bytes, uint32 nlibs
 	oldEntryLen  = 12 // int32 flags, uint32 key, uint32 value
-	// magic[17] version[3], uint32 nlibs, uint32 len_strings, uint8 flags,
-	// uint8 padding[3], uint32 extension_offset, uint32 unused[3].
+	// magic[17] version[3], uint32 nlibs, len_strings, uint8 flags,
+	// padding[3], uint32 extension_offset, unused[3].
 	newHeaderLen = 48
 	newEntryLen  = 24 // int32 flags, uint32 key, value, osversion, uint64 hwcap
 )
 
-// Entry flags, dl-cache.h: the low byte is the library type, the next
-// the architecture it was built for.
+// Entry flags, dl-cache.h: the low byte is the library type, the next the architecture.
 const (
 	FlagTypeMask   = 0x00ff
 	FlagELFLibc6   = 0x0003
@@ -46,22 +39,15 @@ const (
 	FlagAArch64    = 0x0a00
 )
 
-// MaxCacheSize bounds the cache file a caller reads: real caches are tens
-// of kilobytes (34 KiB here, with 534 entries) and a few MiB on machines
-// with every package installed.
+// MaxCacheSize bounds the cache file a caller reads: real ones are tens of KiB.
 const MaxCacheSize = 16 << 20
 
-// Limits on what ReadCache keeps, whatever the file claims: a cache of
-// 87 000 entries that all name one 4 KiB string used to cost 711 MiB.
+// What ReadCache keeps, whatever the file claims (a hostile cache's entries
+// can all name one long string).
 const (
-	// maxCacheEntries bounds the entries kept, in file order: a machine
-	// with every Debian library installed has some tens of thousands.
-	maxCacheEntries = 1 << 15
-	// maxCacheStrings bounds the bytes of the distinct strings kept; the
-	// 534 entries here name 31 KiB.
-	maxCacheStrings = 4 << 20
-	// cacheBlock is how many entries one read fetches.
-	cacheBlock = 256
+	maxCacheEntries = 1 << 15 // a machine with every Debian library has some tens of thousands
+	maxCacheStrings = 4 << 20 // bytes of the distinct strings kept
+	cacheBlock      = 256     // entries per read
 )
 
 // CacheEntry is one library in the cache: its soname and where it is.
@@ -71,20 +57,15 @@ type CacheEntry struct {
 	Flags int32
 }
 
-// ParseCache reads an /etc/ld.so.cache in either format from its bytes;
-// see ReadCache.
+// ParseCache is ReadCache over bytes in memory.
 func ParseCache(b []byte) ([]CacheEntry, error) {
 	return ReadCache(bytes.NewReader(b), int64(len(b)))
 }
 
-// ReadCache reads an /etc/ld.so.cache of size bytes in either format. The
-// entries keep the file's order, which is the order ld.so prefers among
-// entries with the same name. The file is read in place, entries a block
-// at a time and strings by offset, and a string named by several entries
-// is kept once, so that memory is bounded by maxCacheEntries and
-// maxCacheStrings, not by the file. A cache past those bounds comes back
-// with the entries before the bound and an error that says what was left
-// out; a corrupt one with no entries and an error.
+// ReadCache reads an /etc/ld.so.cache of size bytes in either format, in
+// file order (ld.so prefers the first of a name). Memory is bounded by
+// maxCacheEntries and maxCacheStrings, not the file; past them it returns
+// the entries before the bound and an error saying what was left out.
 func ReadCache(r io.ReaderAt, size int64) ([]CacheEntry, error) {
 	if size > MaxCacheSize {
 		return nil, fmt.Errorf("ld.so.cache: %d bytes, more than the %d a cache can sensibly have", size, MaxCacheSize)
@@ -106,8 +87,7 @@ type cacheFile struct {
 	size uint64
 }
 
-// readOld reads the old format and, when one follows it, prefers the new
-// format after it, as ld.so does.
+// readOld reads the old format, preferring a new one after it as ld.so does.
 func (c cacheFile) readOld() ([]CacheEntry, error) {
 	h := make([]byte, oldHeaderLen)
 	if c.size < oldHeaderLen || c.readFull(h, 0) != nil {
@@ -130,8 +110,6 @@ func (c cacheFile) readOld() ([]CacheEntry, error) {
 	return c.entries(n, oldHeaderLen, oldEntryLen, strs)
 }
 
-// readNew reads the new format whose header starts at off; its string
-// offsets count from that header.
 func (c cacheFile) readNew(off uint64) ([]CacheEntry, error) {
 	h := make([]byte, newHeaderLen)
 	if c.size-off < newHeaderLen || c.readFull(h, off) != nil {
@@ -145,14 +123,10 @@ func (c cacheFile) readNew(off uint64) ([]CacheEntry, error) {
 	return c.entries(n, off+newHeaderLen, newEntryLen, strs)
 }
 
-// entries reads n entries of entLen bytes from first: flags, then the
-// offsets of the name and the path in strs (the layout both formats
-// share).
 func (c cacheFile) entries(n uint32, first, entLen uint64, strs *elfbound.StringTable) ([]CacheEntry, error) {
 	kept := min(n, maxCacheEntries)
 	out := make([]CacheEntry, 0, kept)
-	// interned holds each string once by its offset: a hostile cache's
-	// entries can all name one long string.
+	// interned: a hostile cache's entries can all name one long string.
 	interned := map[uint32]string{}
 	strBytes := 0
 	str := func(off uint32) (string, error) {
@@ -205,9 +179,8 @@ func (c cacheFile) readFull(b []byte, off uint64) error {
 	return err
 }
 
-// Lookup returns the path ld.so takes from the cache for soname, for an
-// object of the given architecture flag (FlagX8664Lib64, FlagAArch64): the
-// first entry of that name built for libc6 and that architecture.
+// Lookup returns the path ld.so takes from the cache for soname: the first
+// entry of that name built for libc6 and arch (FlagX8664Lib64, FlagAArch64).
 func Lookup(entries []CacheEntry, soname string, arch int32) (string, bool) {
 	for _, e := range entries {
 		if e.Name == soname && e.Flags&FlagTypeMask == FlagELFLibc6 && e.Flags&FlagArchMask == arch {

@@ -13,54 +13,33 @@ import (
 // its dependencies.
 type Dynamic struct {
 	Soname string
-	// Needed are the DT_NEEDED names, in order.
-	Needed []string
-	// RPath and RunPath are the DT_RPATH and DT_RUNPATH entries, unexpanded
-	// ($ORIGIN stays). glibc ignores DT_RPATH when DT_RUNPATH is present
-	// (elf/get-dynamic-info.h), so RPath is nil then.
+	Needed []string // DT_NEEDED, in order
+	// RPath and RunPath are unexpanded ($ORIGIN stays); RPath is nil when
+	// DT_RUNPATH is present, which glibc then ignores (elf/get-dynamic-info.h).
 	RPath, RunPath []string
-	// HasRunPath is true when DT_RUNPATH is present, even if empty.
-	HasRunPath bool
-	// NoDefLib is DF_1_NODEFLIB: the cache and system directories are not
-	// searched for this object's dependencies.
-	NoDefLib bool
-	// Arch is the cache flag of the object's architecture (FlagX8664Lib64,
-	// FlagAArch64), 0 for any other.
-	Arch int32
+	HasRunPath     bool  // DT_RUNPATH is present, even if empty
+	NoDefLib       bool  // DF_1_NODEFLIB: no cache or system directories for its dependencies
+	Arch           int32 // the cache flag of its architecture (FlagX8664Lib64, FlagAArch64), 0 for others
 }
 
-// Limits on what ReadDynamic reads of one object. Real libraries have tens
-// of dynamic entries (Debian's libtorch_cuda.so 2.6: 44, with 18 DT_NEEDED) and
-// names of tens of bytes; the string table they point into can be large
-// (11 MiB in Debian's libtorch_cuda.so) and is never read whole.
+// Limits on what ReadDynamic reads of one object: real libraries have tens
+// of dynamic entries and names of tens of bytes; the string table can be
+// many MiB and is never read whole.
 const (
-	// maxDynEntries bounds the dynamic entries read before DT_NULL.
-	maxDynEntries = 1 << 16
-	// maxName bounds a DT_NEEDED or DT_SONAME string: PATH_MAX, since a
-	// DT_NEEDED with a slash is a path.
-	maxName = 4096
-	// maxSearchPath bounds a DT_RPATH or DT_RUNPATH string, a colon list.
+	maxDynEntries = 1 << 16 // before DT_NULL
+	maxName       = 4096    // a DT_NEEDED or DT_SONAME: PATH_MAX, since a DT_NEEDED with a slash is a path
 	maxSearchPath = 32 << 10
-	// maxStrings bounds the bytes of all the strings kept of one object
-	// (Load bounds what all its objects hold together).
-	maxStrings = 64 << 10
-	// maxProblems bounds the problems an error lists; the rest are counted.
-	maxProblems = 4
+	maxStrings    = 64 << 10 // all the strings kept of one object (Load bounds all objects')
+	maxProblems   = 4        // listed in an error; the rest are counted
 )
 
-// df1NoDefLib is DF_1_NODEFLIB, elfbound.h.
 const df1NoDefLib = 0x800
 
-// ReadDynamic reads the dynamic section of the ELF object in r, the way
-// glibc's elf/get-dynamic-info.h does: entries up to DT_NULL, and of a tag
-// that may appear once (DT_SONAME, DT_RPATH, DT_RUNPATH, DT_FLAGS_1) the
-// last entry wins. Its memory is bounded by the limits above whatever the
-// file claims: the string table is read by offset, a window at a time.
-//
-// An object read only in part (more than maxNeeded DT_NEEDED entries, a
-// string past its bound or without a NUL, more than maxDirs search
-// directories) comes back with what was read and an error that says what
-// was cut.
+// ReadDynamic reads the dynamic section of the ELF object in r as glibc's
+// elf/get-dynamic-info.h does: entries up to DT_NULL, the last of a tag
+// that may appear once winning. Memory is bounded whatever the file claims;
+// an object read in part comes back with what was read and an error saying
+// what was cut.
 func ReadDynamic(r io.ReaderAt) (Dynamic, error) {
 	f, err := elfbound.Open(r)
 	if err != nil {
@@ -91,8 +70,7 @@ func ReadDynamic(r io.ReaderAt) (Dynamic, error) {
 	strs := f.Strings(strSec)
 	var p problems
 	p.add(e.problem)
-	// budget is what is left of maxStrings; spent is set once a string
-	// did not fit in it.
+	// budget is what is left of maxStrings; spent: a string did not fit.
 	budget, spent := maxStrings, false
 	str := func(tag string, off uint64, max int) (string, bool) {
 		v, err := strs.String(off, min(max, budget))
@@ -114,8 +92,7 @@ func ReadDynamic(r io.ReaderAt) (Dynamic, error) {
 	if e.soname != nil {
 		d.Soname, _ = str("DT_SONAME", *e.soname, maxName)
 	}
-	// glibc ignores DT_RPATH when DT_RUNPATH is present
-	// (elf/get-dynamic-info.h).
+	// glibc ignores DT_RPATH when DT_RUNPATH is present (elf/get-dynamic-info.h).
 	if e.runpath != nil {
 		d.HasRunPath = true
 		if s, ok := str("DT_RUNPATH", *e.runpath, maxSearchPath); ok {
@@ -144,8 +121,7 @@ func ReadDynamic(r io.ReaderAt) (Dynamic, error) {
 	return d, p.err()
 }
 
-// entries is what ReadDynamic takes from the dynamic entries: string
-// offsets into the dynamic string table, and the flags.
+// entries is what ReadDynamic takes from the dynamic entries.
 type entries struct {
 	neededOffs             []uint64 // the first maxNeeded
 	needed                 int      // all DT_NEEDED entries
@@ -154,10 +130,8 @@ type entries struct {
 	problem                string
 }
 
-// dynBlock is how many dynamic entries one read fetches.
 const dynBlock = 256
 
-// readEntries reads the dynamic section sec up to DT_NULL, a block at a time.
 func readEntries(f *elfbound.File, sec elfbound.Section) (entries, error) {
 	var e entries
 	entSize := uint64(16)
@@ -213,7 +187,6 @@ func readEntries(f *elfbound.File, sec elfbound.Section) (entries, error) {
 	return e, nil
 }
 
-// problems collects what ReadDynamic cut or could not read.
 type problems struct {
 	list []string
 	more int
@@ -240,8 +213,8 @@ func (p *problems) err() error {
 	return errors.New(s)
 }
 
-// splitPath splits a colon list, dropping empty entries (ld.so treats an
-// empty DT_RUNPATH entry as the current directory; no CUDA library has one).
+// splitPath splits a colon list, dropping empty entries (which ld.so takes
+// as the current directory; no CUDA library has one).
 func splitPath(s string) []string {
 	var out []string
 	for d := range strings.SplitSeq(s, ":") {
@@ -252,7 +225,7 @@ func splitPath(s string) []string {
 	return out
 }
 
-// held is about how many bytes d holds: its strings and their headers.
+// held is about how many bytes d holds.
 func (d Dynamic) held() int {
 	n := len(d.Soname)
 	for _, l := range [][]string{d.Needed, d.RPath, d.RunPath} {
@@ -263,8 +236,7 @@ func (d Dynamic) held() int {
 	return n
 }
 
-// searchPath is splitPath keeping the first maxDirs directories, the most
-// the loader model searches.
+// searchPath is splitPath keeping the first maxDirs directories.
 func (p *problems) searchPath(tag, s string) []string {
 	dirs := splitPath(s)
 	if len(dirs) > maxDirs {

@@ -8,32 +8,23 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/preflight/fsroot"
 )
 
-// FS is what the model reads of the image: whether a file is there, and the
-// dynamic section of an object. Paths are absolute, inside the image.
+// FS is what the model reads of the image; paths are absolute, inside it.
 type FS interface {
-	// IsFile reports whether path names a regular file, links followed.
-	IsFile(path string) bool
-	// Dynamic reads the object at path.
+	IsFile(path string) bool // a regular file, links followed
 	Dynamic(path string) (Dynamic, error)
 }
 
 // Env is the loader's configuration in the image.
 type Env struct {
-	// LibraryPath is LD_LIBRARY_PATH, split; empty entries dropped.
-	LibraryPath []string
-	// Cache is the image's /etc/ld.so.cache.
-	Cache []CacheEntry
-	// SystemDirs are the directories glibc searches last: Debian and
-	// Ubuntu build it with /lib/<triplet>, /usr/lib/<triplet>, /lib,
-	// /usr/lib (LD_DEBUG=libs shows them as "system search path"); RHEL
-	// and upstream with /lib64, /usr/lib64.
+	LibraryPath []string     // LD_LIBRARY_PATH, split, empty entries dropped
+	Cache       []CacheEntry // /etc/ld.so.cache
+	// SystemDirs are searched last (LD_DEBUG=libs: "system search path"):
+	// DebianSystemDirs, or /lib64, /usr/lib64 on RHEL and upstream.
 	SystemDirs []string
-	// LibDir is what $LIB expands to: "lib/x86_64-linux-gnu" on Debian,
-	// "lib64" elsewhere.
-	LibDir string
+	LibDir     string // what $LIB expands to: "lib/x86_64-linux-gnu" on Debian, "lib64" elsewhere
 }
 
-// How a library was found: the step of ld.so's search that found it.
+// How a library was found: the step of ld.so's search.
 const (
 	ViaPath        = "path"            // loaded by its path (dlopen with a '/')
 	ViaPreload     = "preloaded"       // loaded by path before the roots, by the framework itself
@@ -47,43 +38,32 @@ const (
 
 // Object is one loaded object.
 type Object struct {
-	// Name is what was asked for: a soname, or the path of a root.
-	Name string
-	// Path is where it was found; "" when it was not.
-	Path string
-	// Via is the search step that found it (Via* constants); for ViaRPath
-	// and ViaRunPath, By names the object whose entry it was.
-	Via string
-	By  string
-	// NeededBy is the object whose DT_NEEDED asked for it; "" for a root.
-	NeededBy string
-	// DlopenBy is the path of the object whose dlopen call asked for it
-	// (a Dlopen request); "" for a root or a DT_NEEDED entry.
-	DlopenBy string
-	// Error is set when the object was found but could not be read.
-	Error string
+	Name string // what was asked for: a soname, or the path of a root
+	Path string // where it was found; "" when it was not
+	// Via is the search step that found it; for ViaRPath and ViaRunPath,
+	// By names the object whose entry it was.
+	Via      string
+	By       string
+	NeededBy string // the object whose DT_NEEDED asked for it
+	DlopenBy string // the path of the object whose dlopen asked for it
+	Error    string // found but not readable
 }
 
-// Dlopen is a library that an object opens by name at run time: dlopen
-// with a name without a slash, which ld.so searches as it searches the
-// caller's DT_NEEDED entries (elf/dl-open.c passes the caller's link map
-// to _dl_map_object). By is the caller's library name without ".so"
-// ("libcudnn"): every loaded object whose soname is By.so or By.so.N...
-// makes the request. A Name with a slash is opened by that path.
+// Dlopen is a library an object opens at run time: a name without a slash
+// is searched as the caller's DT_NEEDED entries are (elf/dl-open.c passes
+// the caller's link map to _dl_map_object). By is the caller's name without
+// ".so" ("libcudnn"): every loaded object By.so or By.so.N makes the request.
 type Dlopen struct {
 	By, Name string
 }
 
-// Limits that keep a hostile image cheap: real CUDA frameworks load a few
-// hundred objects, each with tens of DT_NEEDED entries.
+// Limits that keep a hostile image cheap: real frameworks load a few hundred objects.
 const (
 	maxObjects = 1024
 	maxNeeded  = 512
 	maxDirs    = 256 // per RPATH, RUNPATH or LD_LIBRARY_PATH
-	// maxHeld bounds the bytes the dynamic sections read hold together:
-	// ReadDynamic bounds one object's (maxStrings), this all of them, so
-	// that maxObjects objects of hostile names stay a few MiB. A real
-	// object holds well under 1 KiB.
+	// maxHeld bounds the dynamic sections of all objects together
+	// (ReadDynamic bounds one's): a real object holds well under 1 KiB.
 	maxHeld = 4 << 20
 )
 
@@ -95,17 +75,14 @@ type node struct {
 
 // Load loads roots (absolute paths, as dlopen with a path does) in order,
 // then their dependencies breadth-first, as glibc's _dl_map_object_deps
-// does, and returns every object in load order. preloaded maps sonames to
-// paths already loaded before the roots (a framework's own preloading);
-// they are reused by soname like any loaded object.
+// does, and returns every object in load order. preloaded are paths loaded
+// before the roots (a framework's own preloading), reused by soname.
 func Load(fs FS, env Env, preloaded []string, roots []string) []Object {
 	return LoadDlopen(fs, env, preloaded, roots, nil)
 }
 
-// LoadDlopen is Load followed by the dlopen calls of dl: each request
-// whose caller is loaded is resolved from the caller, and its dependencies
-// loaded in turn, until no request adds an object. A request whose name
-// is already loaded adds nothing, as dlopen returns the loaded object.
+// LoadDlopen is Load followed by the dlopen calls of dl, each resolved from
+// its loaded caller with its dependencies, until no request adds an object.
 func LoadDlopen(fs FS, env Env, preloaded, roots []string, dl []Dlopen) []Object {
 	l := loader{fs: fs, env: env, bySoname: map[string]*node{}}
 	for _, p := range preloaded {
@@ -135,8 +112,7 @@ func LoadDlopen(fs FS, env Env, preloaded, roots []string, dl []Dlopen) []Object
 					l.nodes[before].obj.DlopenBy = n.obj.Path
 					more = true
 				}
-				// dlopen maps the object's dependencies before it
-				// returns, so the next request finds them loaded.
+				// dlopen maps the object's dependencies before it returns.
 				done = l.deps(done)
 			}
 		}
@@ -151,8 +127,7 @@ func LoadDlopen(fs FS, env Env, preloaded, roots []string, dl []Dlopen) []Object
 	return out
 }
 
-// deps loads the DT_NEEDED entries of the nodes from index from on,
-// breadth-first, and returns how many nodes there are once it is done.
+// deps loads the DT_NEEDED entries of nodes[from:] breadth-first and returns len(nodes).
 func (l *loader) deps(from int) int {
 	i := from
 	for ; i < len(l.nodes) && len(l.nodes) < maxObjects; i++ {
@@ -167,8 +142,7 @@ func (l *loader) deps(from int) int {
 	return i
 }
 
-// callerIs reports whether n is the library named lib ("libcudnn"): its
-// soname, or else its file name, is lib.so or lib.so.<version>.
+// callerIs reports whether n's soname, or else its file name, is lib.so or lib.so.<version>.
 func callerIs(n *node, lib string) bool {
 	if n.obj.Path == "" {
 		return false
@@ -200,8 +174,6 @@ func (l *loader) root(p string) {
 	l.add(n)
 }
 
-// add reads n's dynamic section and records it under its soname and the
-// name it was asked for.
 func (l *loader) add(n *node) {
 	if n.obj.Path != "" {
 		d, err := l.fs.Dynamic(n.obj.Path)
@@ -223,7 +195,6 @@ func (l *loader) add(n *node) {
 	l.nodes = append(l.nodes, n)
 }
 
-// need resolves name for the object n that needs it.
 func (l *loader) need(name string, n *node) {
 	if strings.Contains(name, "/") {
 		l.root(name) // a DT_NEEDED with a slash is a path
@@ -255,8 +226,8 @@ func (l *loader) search(name string, n *node) (found, via, by string) {
 		return ""
 	}
 	if !n.dyn.HasRunPath {
-		// DT_RPATH of the needing object, then of the object that loaded
-		// it, and on up; an object with DT_RUNPATH has no DT_RPATH.
+		// Then of the object that loaded it, and on up; an object with
+		// DT_RUNPATH has no DT_RPATH.
 		for o := n; o != nil; o = o.loader {
 			if p := try(o.dyn.RPath, path.Dir(o.obj.Path)); p != "" {
 				return p, ViaRPath, o.obj.Path
@@ -282,12 +253,10 @@ func (l *loader) search(name string, n *node) (found, via, by string) {
 	return "", "", ""
 }
 
-// expand substitutes $ORIGIN and $LIB (ld.so(8) "Dynamic string tokens")
-// in a search directory as glibc's _dl_dst_substitute does: one pass over
-// the entry, a token's value copied as it is (a "$" in the object's own
-// directory is no token), a "$" that starts no known token kept literally.
-// An entry with a known token it cannot expand ($PLATFORM, whose value is
-// the CPU's; $ORIGIN outside an object) is dropped: "" is returned.
+// expand substitutes $ORIGIN and $LIB (ld.so(8) "Dynamic string tokens") as
+// glibc's _dl_dst_substitute does, in one pass, an unknown "$" kept
+// literally. An entry with a token it cannot expand ($PLATFORM, $ORIGIN
+// outside an object) is dropped: "" is returned.
 func (l *loader) expand(dir, origin string) string {
 	var b strings.Builder
 	for i := 0; i < len(dir); {
@@ -317,9 +286,8 @@ func (l *loader) expand(dir, origin string) string {
 	return path.Clean(b.String())
 }
 
-// dstAt says which dynamic string token s starts with (s follows a "$"),
-// and how many bytes it takes: "ORIGIN" or "{ORIGIN}", where an unbraced
-// name must not run on into a letter, digit or "_" (glibc's is_dst).
+// dstAt says which token s starts with after a "$", and its length; an
+// unbraced one must not run on into [A-Za-z0-9_] (glibc's is_dst).
 func dstAt(s string) (name string, n int) {
 	for _, tok := range []string{"ORIGIN", "PLATFORM", "LIB"} {
 		if rest, ok := strings.CutPrefix(s, "{"+tok+"}"); ok {
@@ -335,9 +303,8 @@ func dstAt(s string) (name string, n int) {
 	return "", 0
 }
 
-// RootFS reads the dynamic sections of an image unpacked under a root
-// directory ("/" for the running container). The image scan answers FS's
-// IsFile itself, from the listings it caches.
+// RootFS reads the dynamic sections of an image unpacked under a root ("/"
+// for the running container); the image scan answers IsFile from its listings.
 type RootFS struct{ Root fsroot.Root }
 
 // Dynamic is FS's Dynamic, read straight from the file.
@@ -350,15 +317,12 @@ func (r RootFS) Dynamic(p string) (Dynamic, error) {
 	return ReadDynamic(f)
 }
 
-// DebianSystemDirs are glibc's system directories as Debian and Ubuntu
-// build it, for a multiarch triplet ("x86_64-linux-gnu").
+// DebianSystemDirs are glibc's system directories on Debian and Ubuntu for a multiarch triplet.
 func DebianSystemDirs(triplet string) []string {
 	return []string{"/lib/" + triplet, "/usr/lib/" + triplet, "/lib", "/usr/lib"}
 }
 
-// isInterpreter reports whether name is ld.so itself (the PT_INTERP of
-// every dynamically linked program), which is loaded before anything else
-// and so always matches.
+// isInterpreter: ld.so itself is loaded before anything else.
 func isInterpreter(name string) bool {
 	return strings.HasPrefix(name, "ld-linux") || name == "ld64.so.2"
 }

@@ -1,9 +1,7 @@
 // Package nodeclass describes the GPU nodes an image can meet by the facts
-// that decide whether it runs there: a driver version (its CUDA version
-// follows from its branch), a GPU compute capability and a brand. Driver
-// versions fall into classes between the points where some rule can change
-// its answer, so running the checks once per class answers for every
-// driver. affinity and advise --root both stand on it.
+// that decide whether it runs there: a driver version, a compute capability
+// and a brand. Driver versions fall into classes between the points where
+// some rule can change its answer, so the checks run once per class.
 package nodeclass
 
 import (
@@ -20,8 +18,8 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/preflight/require"
 )
 
-// Version is a driver version as its three components, the way GPU
-// Feature Discovery labels it ("570.26" is 570.26.0).
+// Version is a driver version's three components, as GPU Feature Discovery
+// labels it ("570.26" is 570.26.0).
 type Version [3]int64
 
 func (v Version) String() string { return fmt.Sprintf("%d.%d.%d", v[0], v[1], v[2]) }
@@ -56,38 +54,31 @@ func Parse(s string) (Version, bool) {
 	return v, true
 }
 
-// Image is what is judged: the image's facts, the user's options, and
-// the policy the image runs under (PREFLIGHT_POLICY, PREFLIGHT_IGNORE):
-// a node is refused where that policy would stop the job.
+// Image is what is judged: the image's facts, the user's options, and the
+// policy under which a node is refused where it would stop the job.
 type Image struct {
 	Container facts.Container
 	Options   check.Options
-	// Policy is the zero value or fail by default; under strict a warning
-	// refuses the node too.
-	Policy policy.Policy
-	// Ignore are the check ids PREFLIGHT_IGNORE downgrades.
-	Ignore map[string]bool
+	Policy    policy.Policy   // under strict a warning refuses the node too
+	Ignore    map[string]bool // PREFLIGHT_IGNORE
 }
 
 // Checks are the rules about the driver and the GPU a node brings.
 var Checks = []check.Check{check.CUDARequirement, check.CUDADriver, check.FrameworkCUDA, check.GPUArch}
 
-// Brands are the brands of the GPUs a training node may have, data-center
-// first: those forward compatibility supports, the professional ones it may,
-// and the consumer ones it does not.
+// Brands are the brands of training GPUs, data-center first.
 var Brands = []string{facts.BrandTesla, facts.BrandNvidia, facts.BrandQuadro, facts.BrandQuadroRTX, facts.BrandNvidiaRTX,
 	facts.BrandGeForce, facts.BrandGeForceRTX, facts.BrandTITAN, facts.BrandTitanRTX}
 
 // Input is the checks' view of img on a node with driver d and one GPU of
-// compute capability cc ("" for none known) and brand.
+// capability cc ("" when unknown) and brand.
 func Input(img Image, d Version, cc, brand string) check.Input {
-	drv := facts.Driver{Version: d.String(), Source: "nodeclass"}
+	drv := facts.Driver{Version: d.String(), Source: facts.DriverFromNodeClass}
 	if c, ok := compat.DriverCUDA(drv.Version); ok {
 		drv.CUDAVersion = c
 	} else if bs := compat.Branches(); d[0] > int64(bs[len(bs)-1]) {
-		// A driver newer than the branch table supports at least the newest
-		// CUDA the table knows, and on the node NVML says which: judge it by
-		// that lower bound rather than as a driver of unknown CUDA.
+		// A driver past the table supports at least its newest CUDA: judge
+		// it by that lower bound, not as unknown.
 		drv.CUDAVersion, _ = compat.DriverCUDA(strconv.Itoa(bs[len(bs)-1]))
 	}
 	var gpus []facts.GPU
@@ -108,17 +99,13 @@ func Judge(img Image, d Version, cc, brand string) []check.Finding {
 	return out
 }
 
-// Failed reports whether the findings stop the job under img's policy:
-// policy.Ignore, then policy's Blocks, as the shim decides.
+// Failed reports whether the findings stop the job under img's policy, as the shim decides.
 func Failed(img Image, fs []check.Finding) bool {
 	return slices.ContainsFunc(policy.Ignore(fs, img.Ignore), img.Policy.Blocks)
 }
 
-// A Classifier answers Admits for one image many times. The requirement check
-// is the costly one (a real NVIDIA_REQUIRE_CUDA has 61 terms), and its
-// outcome depends on the GPU's compute capability and brand only where a
-// factor names them (arch=, brand=): the Classifier keeps its outcome per the
-// facts it reads.
+// A Classifier answers Admits for one image many times, keeping the costly
+// requirement check's outcome per the facts its factors name.
 type Classifier struct {
 	img                   Image
 	readsArch, readsBrand bool
@@ -139,7 +126,6 @@ func NewClassifier(img Image) *Classifier {
 	return j
 }
 
-// failed runs Checks on one node and reports whether they stop the job.
 func (j *Classifier) failed(d Version, cc, brand string) bool {
 	in := Input(j.img, d, cc, brand)
 	key := [3]string{d.String(), "", ""}
@@ -165,11 +151,10 @@ func (j *Classifier) failed(d Version, cc, brand string) bool {
 	return Failed(j.img, fs)
 }
 
-// Admits reports whether the Classifier's image runs on some node of
-// driver d and capability cc whatever brand it has (the brand unknown, or
-// some brand: an unknown brand is not always the most lenient, since
-// framework-cuda accepts forward compatibility only on a known data-center
-// brand), and lists the brands on which it fails.
+// Admits reports whether the image runs on some node of driver d and
+// capability cc whatever its brand (an unknown brand is not the most
+// lenient: forward compatibility needs a data-center one), and lists the
+// brands on which it fails.
 func (j *Classifier) Admits(d Version, cc string) (ok bool, failing []string) {
 	ok = !j.failed(d, cc, "")
 	for _, b := range Brands {
@@ -180,10 +165,9 @@ func (j *Classifier) Admits(d Version, cc string) (ok bool, failing []string) {
 	return ok || len(failing) < len(Brands), failing
 }
 
-// Points returns the lower bounds of the driver classes, ascending: every
-// branch of the tables, the minor-version floors, the versions the
-// image's requirements compare the driver with, and the first version
-// past the branch table (where the driver's CUDA becomes unknown).
+// Points returns the lower bounds of the driver classes, ascending: the
+// tables' branches, the minor-version floors, the versions the image's
+// requirements name, and the first version past the branch table.
 func Points(img Image) []Version {
 	var ps []Version
 	add := func(s string) {

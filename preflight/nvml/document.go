@@ -1,14 +1,7 @@
-// Package nvml runs the NVML probe (cmd/gpu-preflight-nvml) as a child process
-// and turns its answer into facts.
-//
-// The shim is a static binary, and go-nvml cannot run in one: it resolves the
-// nvml* symbols through the dynamic linker and crashes at nvmlInit in a static
-// build (go-nvml issue 62). A hung NVML call cannot be cancelled in-process
-// either. So NVML is asked in a separate cgo program, started from a memfd
-// holding a copy embedded at build time (or from a file), killed with its
-// whole process group at a deadline. This package holds the JSON document that
-// program prints, the tables it maps NVML's enums with, and the runner. It
-// does not use cgo, so it builds in the static shim.
+// Package nvml runs the NVML probe (cmd/gpu-preflight-nvml) and turns its
+// JSON document into facts. go-nvml cannot run in the static shim (go-nvml
+// issue 62) and a hung NVML call cannot be cancelled in-process, so the
+// probe is a cgo program of its own, killed with its group at a deadline.
 package nvml
 
 import (
@@ -20,37 +13,28 @@ import (
 
 // Document is the one JSON document the probe prints on stdout.
 type Document struct {
-	// Outcome is facts.ProbeOK, ProbeLibraryNotFound, ProbeDriverNotLoaded
-	// or ProbeInitFailed.
-	Outcome string `json:"outcome"`
-	// Error is NVML's string for a failed nvmlInit, e.g. "Driver Not Loaded".
-	Error string `json:"error,omitempty"`
-	// Library is the NVML library the probe loaded, as it was named.
-	Library string `json:"library"`
-	// NVMLVersion is nvmlSystemGetNVMLVersion, "12.550.54.15".
-	NVMLVersion string `json:"nvmlVersion,omitempty"`
-	// DriverVersion is nvmlSystemGetDriverVersion, "550.54.15".
+	Outcome       string `json:"outcome"`         // facts.ProbeOK, ProbeLibraryNotFound, ProbeDriverNotLoaded or ProbeInitFailed
+	Error         string `json:"error,omitempty"` // NVML's string for a failed nvmlInit
+	Library       string `json:"library"`         // as the probe was told to load it
+	NVMLVersion   string `json:"nvmlVersion,omitempty"`
 	DriverVersion string `json:"driverVersion,omitempty"`
-	// CUDAVersion is the driver's CUDA version as "major.minor", "12.4";
-	// CUDAVersionRaw is NVML's integer (12040) and CUDAVersionCall says which
-	// call answered: "v2" (nvmlSystemGetCudaDriverVersion_v2) or "v1".
+	// CUDAVersion is "12.4"; CUDAVersionRaw is NVML's integer (12040) and
+	// CUDAVersionCall the call that answered: "v2" (nvmlSystemGetCudaDriverVersion_v2) or "v1".
 	CUDAVersion     string `json:"cudaVersion,omitempty"`
 	CUDAVersionRaw  int    `json:"cudaVersionRaw,omitempty"`
 	CUDAVersionCall string `json:"cudaVersionCall,omitempty"`
-	// GPUs are the devices NVML enumerates, in index order. Per-device NVML
-	// errors are in each GPU's Errors, keyed by JSON field name.
+	// GPUs in index order; per-device NVML errors are in each GPU's Errors.
 	GPUs []facts.GPU `json:"gpus"`
-	// Errors maps a system-level field ("driverVersion", "cudaVersion",
-	// "nvmlVersion", "gpus") to the NVML error that left it empty.
+	// DriverLibrary is the libnvidia-ml file that loaded, whatever nvmlInit said.
+	DriverLibrary *facts.DriverLibrary `json:"driverLibrary,omitempty"`
+	// Errors maps a system-level field ("driverVersion") to the NVML error that left it empty.
 	Errors map[string]string `json:"errors,omitempty"`
 }
 
-// maxGPUs bounds what a document may claim: a node has at most a few dozen
-// GPUs, so far more means the output is garbage.
+// maxGPUs bounds what a document may claim: far more than a node's few dozen is garbage.
 const maxGPUs = 1024
 
-// Decode parses and validates a probe document. It never panics; anything
-// that is not a document this package understands is an error.
+// Decode parses and validates a probe document; anything else is an error, never a panic.
 func Decode(data []byte) (*Document, error) {
 	var d Document
 	if err := json.Unmarshal(data, &d); err != nil {

@@ -2,6 +2,5 @@
 
 package nvml
 
-// embedded is empty without the embedprobe tag: `go build ./...` works on a
-// fresh clone, and Probe falls back to a probe file.
+// embedded is empty without the embedprobe tag; Probe falls back to a probe file.
 var embedded []byte

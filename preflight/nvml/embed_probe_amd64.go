@@ -4,9 +4,7 @@ package nvml
 
 import _ "embed"
 
-// embedded is the NVML probe for linux/amd64, built against the bullseye
-// sysroot and copied here by `make build` or `make dist` (mk/probe.mk); the file is
-// git-ignored.
+// embedded is the linux/amd64 probe, copied here (git-ignored) by mk/probe.mk.
 //
 //go:embed gpu-preflight-nvml-amd64.bin
 var embedded []byte

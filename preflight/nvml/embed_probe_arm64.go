@@ -4,9 +4,7 @@ package nvml
 
 import _ "embed"
 
-// embedded is the NVML probe for linux/arm64, built against the bullseye
-// sysroot and copied here by `make build` or `make dist` (mk/probe.mk); the file is
-// git-ignored.
+// embedded is the linux/arm64 probe, copied here (git-ignored) by mk/probe.mk.
 //
 //go:embed gpu-preflight-nvml-arm64.bin
 var embedded []byte

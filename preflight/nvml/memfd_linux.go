@@ -9,16 +9,14 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// startMemfd writes the probe into an anonymous memory file and starts it
-// through /proc/self/fd/N: nothing is written to disk, so a read-only root
-// or a noexec /tmp does not matter, and the shim stays the one file to copy.
-// The file is sealed before it runs, so it cannot change under the exec.
-// Where memfd_create, exec from it or /proc is refused (old kernels,
-// vm.memfd_noexec=2, seccomp), the error sends Probe on to the file fallback.
+// startMemfd runs the probe from a sealed anonymous memory file through
+// /proc/self/fd/N: nothing touches the disk, so a read-only root or noexec
+// /tmp does not matter. Where that is refused (old kernels,
+// vm.memfd_noexec=2, seccomp), the error sends Probe on to a file.
 func startMemfd(newCmd func(string) *exec.Cmd, image []byte) (*exec.Cmd, error) {
 	const name = ProbeName
-	// MFD_EXEC (Linux 6.3) asks for an executable memfd explicitly, which
-	// vm.memfd_noexec=1 would otherwise deny; older kernels reject the flag.
+	// MFD_EXEC (Linux 6.3) asks for an executable memfd, which
+	// vm.memfd_noexec=1 would deny; older kernels reject the flag.
 	fd, err := unix.MemfdCreate(name, unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING|unix.MFD_EXEC)
 	if errors.Is(err, unix.EINVAL) {
 		fd, err = unix.MemfdCreate(name, unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING)

@@ -23,7 +23,7 @@ const ProbeName = "gpu-preflight-nvml"
 const DefaultTimeout = 10 * time.Second
 
 // Output limits: the document is a few KiB even for 16 GPUs; stderr is kept
-// for the log, which wants lines under 8 KiB (docs/sources.md, "What gpu-preflight is held to").
+// for the log, whose lines stay under 8 KiB.
 const (
 	maxStdout = 1 << 20
 	MaxStderr = 4 << 10
@@ -31,42 +31,24 @@ const (
 
 // Options say how to run the probe.
 type Options struct {
-	// Library is the NVML library the probe loads (PREFLIGHT_NVML_LIBRARY);
-	// "" leaves the probe's default, libnvidia-ml.so.1.
-	Library string
-	// Timeout is the deadline (PREFLIGHT_NVML_TIMEOUT); 0 means DefaultTimeout.
-	Timeout time.Duration
-	// Path, when set, replaces the file fallbacks: it is the one probe file
-	// tried after the memfd.
-	Path string
-	// NoMemfd skips the embedded copy even when there is one.
-	NoMemfd bool
-	// Env is the probe's environment; nil means this process's.
-	Env []string
+	Library string        // PREFLIGHT_NVML_LIBRARY; "" is the probe's default, libnvidia-ml.so.1
+	Timeout time.Duration // PREFLIGHT_NVML_TIMEOUT; 0 is DefaultTimeout
+	Path    string        // the one probe file tried after the memfd, instead of the fallbacks
+	NoMemfd bool          // skip the embedded copy
+	Env     []string      // the probe's environment; nil is this process's
 }
 
 // Result is what one probe run produced.
 type Result struct {
-	// Document is the probe's answer; nil when it gave none (timeout,
-	// crash, garbage, no probe to run).
-	Document *Document
-	// NVML says how the run went, for host.nvml in the record.
-	NVML facts.NVML
-	// Stderr is the start of what the probe wrote on stderr (at most
-	// MaxStderr bytes), for the log.
-	Stderr string
+	Document *Document  // nil when it gave none (timeout, crash, garbage, no probe)
+	NVML     facts.NVML // how the run went, for the record
+	Stderr   string     // the start of the probe's stderr (MaxStderr bytes), for the log
 }
 
-// Probe runs the NVML probe and waits for its document, at most
-// opts.Timeout. It tries, in order: the copy embedded in this binary, run
-// from a memfd; opts.Path, or else a gpu-preflight-nvml beside the running
-// executable, then one on PATH. When none starts the outcome is
-// facts.ProbeUnavailable and the shim goes on with procfs alone. At the
-// deadline, or when ctx ends, the probe's whole process group is killed and
-// reaped, so a hung driver leaves nothing behind.
-//
-// Starting the probe costs a few milliseconds (docs/sources.md, "What gpu-preflight is held to"): callers run
-// it only when there is driver evidence.
+// Probe runs the NVML probe (embedded in a memfd, else opts.Path, else beside
+// the executable, then on PATH) and waits for its document at most
+// opts.Timeout, then kills and reaps its process group. Starting it costs
+// milliseconds: callers run it only on driver evidence.
 func Probe(ctx context.Context, opts Options) Result {
 	env := opts.Env
 	if env == nil {
@@ -106,25 +88,21 @@ func Probe(ctx context.Context, opts Options) Result {
 		res.NVML.Outcome = doc.Outcome
 		res.NVML.Error = doc.Error
 		res.NVML.Version = doc.NVMLVersion
+		res.NVML.Library = doc.DriverLibrary
 	}
 	return res
 }
 
 // Execution is one run of the probe program, whatever it was asked.
 type Execution struct {
-	// Via is how it was started: "memfd", "file:<path>"; "" when nothing
-	// started, and then Tried says why each candidate failed.
-	Via   string
-	Tried []string
-	// Stdout is what it printed (at most 1 MiB); Stderr the start of what
-	// it wrote on stderr (at most MaxStderr bytes), for the log.
-	Stdout []byte
-	Stderr string
-	// WaitErr is its exit status when it was not 0.
-	WaitErr error
-	// TimedOut is set when it was killed at Timeout, Canceled when ctx
-	// ended first.
-	TimedOut bool
+	// Via is "memfd" or "file:<path>"; "" when nothing started, and Tried
+	// says why each candidate failed.
+	Via      string
+	Tried    []string
+	Stdout   []byte // at most 1 MiB
+	Stderr   string // the start, at most MaxStderr bytes
+	WaitErr  error  // a non-zero exit status
+	TimedOut bool   // killed at Timeout; Canceled: ctx ended first
 	Timeout  time.Duration
 	Canceled error
 	Duration time.Duration
@@ -133,11 +111,8 @@ type Execution struct {
 // Started reports whether a probe program ran.
 func (x Execution) Started() bool { return x.Via != "" }
 
-// Execute runs the probe program with args (after its name) and waits for
-// it, at most opts.Timeout, starting it as Probe describes: from the
-// embedded copy, else from a file; in its own process group, which is
-// killed and reaped at the deadline or when ctx ends. opts.Library is not
-// used; opts.Env nil means this process's environment.
+// Execute runs the probe program with args and waits for it as Probe does,
+// at most opts.Timeout, in its own process group; opts.Library is not used.
 func Execute(ctx context.Context, args []string, opts Options) Execution {
 	timeout := opts.Timeout
 	if timeout <= 0 {
@@ -158,11 +133,9 @@ func Execute(ctx context.Context, args []string, opts Options) Execution {
 			Env:    env,
 			Stdout: &stdout,
 			Stderr: &stderr,
-			// Its own process group, so the deadline kills everything it
-			// started; killed too if this process dies first.
+			// Its own group, so the deadline kills everything it started.
 			SysProcAttr: &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL},
-			// A descendant that left the group may hold the pipes open;
-			// don't wait for it once the probe itself is gone.
+			// A descendant that left the group may hold the pipes open.
 			WaitDelay: 500 * time.Millisecond,
 		}
 		return cmd
@@ -197,8 +170,7 @@ func Execute(ctx context.Context, args []string, opts Options) Execution {
 	return x
 }
 
-// startFirst starts the first probe that will start, returning it with how
-// it was started and, when none did, why each candidate failed.
+// startFirst starts the first probe that will start, and says how, or why each failed.
 func startFirst(newCmd func(string) *exec.Cmd, opts Options) (*exec.Cmd, string, []string) {
 	var tried []string
 	if len(embedded) == 0 {
@@ -223,8 +195,7 @@ func startFirst(newCmd func(string) *exec.Cmd, opts Options) (*exec.Cmd, string,
 	return nil, "", tried
 }
 
-// candidates lists the probe files to try: the given one, or one beside
-// this executable and then one on PATH.
+// candidates are the given probe file, or one beside this executable and one on PATH.
 func candidates(path string) []string {
 	if path != "" {
 		return []string{path}
@@ -246,8 +217,7 @@ func candidates(path string) []string {
 	return out
 }
 
-// Failure explains a probe (what, "NVML probe") that exited without a
-// usable document.
+// Failure explains a probe (what: "NVML probe") that exited without a usable document.
 func Failure(what string, waitErr, decodeErr error, stderr string) string {
 	msg := what + " gave no usable answer"
 	if waitErr != nil {
@@ -260,7 +230,6 @@ func Failure(what string, waitErr, decodeErr error, stderr string) string {
 	return msg
 }
 
-// withoutVar returns env without any NAME=... entry.
 func withoutVar(env []string, name string) []string {
 	out := make([]string, 0, len(env)+1)
 	for _, kv := range env {
@@ -271,14 +240,11 @@ func withoutVar(env []string, name string) []string {
 	return out
 }
 
-// boundedBuffer keeps the first limit bytes written and drops the rest,
-// while telling the writer all was taken so the child never blocks on a
-// full pipe. It wraps bytes.Buffer rather than embedding it, so io.Copy
-// cannot bypass Write through Buffer.ReadFrom.
+// boundedBuffer keeps the first limit bytes and takes the rest unseen, so the child never
+// blocks on a full pipe; wrapping bytes.Buffer keeps io.Copy from bypassing Write (ReadFrom).
 type boundedBuffer struct {
-	buf   bytes.Buffer
-	limit int
-	// written counts every byte written, kept or not.
+	buf     bytes.Buffer
+	limit   int
 	written int64
 }
 
@@ -296,8 +262,7 @@ func (b *boundedBuffer) Write(p []byte) (int, error) {
 // Bytes returns what was kept.
 func (b *boundedBuffer) Bytes() []byte { return b.buf.Bytes() }
 
-// String returns what was kept, ending in truncate's note of the whole
-// size when some was dropped.
+// String returns what was kept, with truncate's note of the whole size when some was dropped.
 func (b *boundedBuffer) String() string {
 	if b.written > int64(b.buf.Len()) {
 		return b.buf.String() + truncate.Note(int(b.written))

@@ -1,6 +1,5 @@
-// Package policy turns findings into a decision.Decision: run the command,
-// or stop before it starts. The blocking rule (Policy.Blocks) is here and
-// nowhere else; what blocked travels in the decision.
+// Package policy turns findings into a decision.Decision; the blocking rule
+// (Policy.Blocks) is here and nowhere else.
 package policy
 
 import (
@@ -21,25 +20,33 @@ const (
 	Strict Policy = "strict" // abort on warnings too
 )
 
-// Parse reads a policy name, in any case ("Warn" is warn), as every
-// enumerated setting is read.
-func Parse(s string) (Policy, error) {
-	switch p := Policy(strings.ToLower(s)); p {
-	case Warn, Fail, Strict:
-		return p, nil
+// Policies are what PREFLIGHT_POLICY accepts, from lenient to strict.
+var Policies = []Policy{Warn, Fail, Strict}
+
+// Names are Policies as words.
+func Names() []string {
+	names := make([]string, len(Policies))
+	for i, p := range Policies {
+		names[i] = string(p)
 	}
-	return "", fmt.Errorf("unknown policy %q: accepted values are warn, fail, strict", s)
+	return names
+}
+
+// Parse reads a policy name in any case, as every enumerated setting is read.
+func Parse(s string) (Policy, error) {
+	for _, p := range Policies {
+		if strings.EqualFold(s, string(p)) {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("unknown policy %q: accepted values are %s", s, strings.Join(Names(), ", "))
 }
 
 // ExitCodes are the codes an abort exits with.
 type ExitCodes struct {
-	// Mismatch is for an abort on findings about the image and the driver
-	// (PREFLIGHT_EXIT_CODE, default 78): the job would fail the same way
-	// on every node like this one, so retrying it is in vain.
+	// Mismatch (PREFLIGHT_EXIT_CODE): every node like this one fails alike, so a retry is vain.
 	Mismatch int
-	// NodeFault is for an abort on a node fault
-	// (PREFLIGHT_NODE_FAULT_EXIT_CODE, default 75, EX_TEMPFAIL): the node
-	// is sick, and the job may run elsewhere.
+	// NodeFault (PREFLIGHT_NODE_FAULT_EXIT_CODE) is for a sick node: the job may run elsewhere.
 	NodeFault int
 }
 
@@ -49,9 +56,8 @@ const (
 	DefaultNodeFaultExitCode = 75
 )
 
-// Ignore downgrades the findings whose check id is in ignore to info, saying
-// so in the message; PREFLIGHT_IGNORE is the narrow override users ask for,
-// rather than disabling every check.
+// Ignore downgrades the findings of the check ids in ignore to info, saying
+// so: PREFLIGHT_IGNORE is the narrow override, rather than disabling checks.
 func Ignore(findings []check.Finding, ignore map[string]bool) []check.Finding {
 	out := make([]check.Finding, len(findings))
 	for i, f := range findings {
@@ -64,9 +70,8 @@ func Ignore(findings []check.Finding, ignore map[string]bool) []check.Finding {
 	return out
 }
 
-// Blocks reports whether f stops the job under p: never under warn,
-// errors under fail (and any value that is not a policy), warnings too
-// under strict.
+// Blocks reports whether f stops the job under p: never under warn, errors
+// under fail (and any value that is no policy), warnings too under strict.
 func (p Policy) Blocks(f check.Finding) bool {
 	switch p {
 	case Warn:
@@ -77,15 +82,9 @@ func (p Policy) Blocks(f check.Finding) bool {
 	return f.Status.Severity() >= check.Error.Severity()
 }
 
-// Decide applies policy p to findings (after Ignore).
-//
-// When node-fault and mismatch findings block together, the node fault
-// wins: the mismatch was judged from a sick node's facts, and the retry
-// the node-fault code asks for either runs the job on a healthy node or
-// meets the mismatch there again, where it then ends the job with the
-// mismatch code. Retrying costs one bounded attempt (the scheduler's
-// backoff limit); ending the job on a verdict read from a broken driver
-// could throw away a job that would run.
+// Decide applies policy p to findings (after Ignore). A node fault wins over
+// a mismatch blocking with it: the mismatch was judged from a sick node, and
+// one bounded retry elsewhere meets it again if it is real.
 func Decide(p Policy, findings []check.Finding, codes ExitCodes) decision.Decision {
 	d := decision.Decision{Policy: string(p), Action: decision.Exec, Blocking: []string{}}
 	for _, f := range findings {

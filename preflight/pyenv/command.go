@@ -7,16 +7,12 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/preflight/fsroot"
 )
 
-// maxShebang is how much of a script is read for its "#!" line (the
-// kernel reads at most BINPRM_BUF_SIZE, 256 bytes).
+// maxShebang is the kernel's BINPRM_BUF_SIZE.
 const maxShebang = 256
 
-// Interpreter returns the Python interpreter the command argv will run,
-// as a path inside root, and how that was decided: argv[0] itself when it
-// is a Python (by name, looked up on PATH as execvp does), or the Python a
-// script's "#!" line names (a console script such as torchrun, or
-// "#!/usr/bin/env python3"); otherwise the python3, then python, that
-// PATH finds. ok is false when there is none.
+// Interpreter returns the Python the command argv will run, and how that
+// was decided: argv[0] when it is a Python, or the one its "#!" line names
+// (a console script), else python3, then python, on PATH.
 func Interpreter(root fsroot.Root, env map[string]string, argv []string) (p, how string, ok bool) {
 	f := &finder{root: root, env: env, seen: map[string]bool{}, read: map[string]bool{}}
 	if len(argv) > 0 && argv[0] != "" {
@@ -24,12 +20,13 @@ func Interpreter(root fsroot.Root, env map[string]string, argv []string) (p, how
 			if IsPythonName(path.Base(exe)) {
 				return exe, "the command, " + argv[0], true
 			}
-			if sb, isScript := ParseShebang(f.head(exe)); isScript {
+			head, _ := f.root.ReadHead(exe, maxShebang)
+			if sb, isScript := ParseShebang(head); isScript {
 				interp := sb.Interpreter
 				if sb.ViaEnv {
 					interp, found = f.lookPath(interp)
 				} else {
-					found = f.isFile(interp)
+					found = f.root.IsFile(interp)
 				}
 				if found && IsPythonName(path.Base(interp)) {
 					return interp, "the #! line of " + exe, true
@@ -45,45 +42,31 @@ func Interpreter(root fsroot.Root, env map[string]string, argv []string) (p, how
 	return "", "", false
 }
 
-// lookPath finds name as execvp does: a name with a "/" is used as it is
-// (absolute only: the working directory is not known), any other is
-// searched in PATH.
+// lookPath finds name as execvp does; a relative path with a "/" is not
+// found, the working directory being unknown.
 func (f *finder) lookPath(name string) (string, bool) {
 	if strings.Contains(name, "/") {
 		p := path.Clean(name)
-		return p, strings.HasPrefix(p, "/") && f.isFile(p)
+		return p, strings.HasPrefix(p, "/") && f.root.IsFile(p)
 	}
 	for _, dir := range f.searchPath() {
-		if p := path.Join(dir, name); f.isFile(p) {
+		if p := path.Join(dir, name); f.root.IsFile(p) {
 			return p, true
 		}
 	}
 	return "", false
 }
 
-// head reads the first bytes of file p.
-func (f *finder) head(p string) []byte {
-	fh, err := f.root.Open(p)
-	if err != nil {
-		return nil
-	}
-	defer fh.Close()
-	b := make([]byte, maxShebang)
-	n, _ := fh.Read(b)
-	return b[:n]
-}
-
-// EnvironmentOf returns the environment, of envs, that interpreter p runs
-// in: the one with the same prefix, links resolved. ok is false when p is
-// none of theirs.
+// EnvironmentOf returns the environment of envs with interpreter p's
+// prefix, links resolved, else p's own.
 func EnvironmentOf(root fsroot.Root, env map[string]string, envs []Environment, p string) (Environment, bool) {
 	e, ok := ForInterpreter(root, env, p)
 	if !ok {
 		return Environment{}, false
 	}
-	want := RealPath(root, e.Prefix)
+	want := root.RealPath(e.Prefix)
 	for _, c := range envs {
-		if c.Kind != KindUser && RealPath(root, c.Prefix) == want {
+		if c.Kind != KindUser && root.RealPath(c.Prefix) == want {
 			return c, true
 		}
 	}

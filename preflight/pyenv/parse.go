@@ -4,33 +4,21 @@ import (
 	"bytes"
 	"encoding/json"
 	"path"
-	"strconv"
 	"strings"
 	"unicode/utf8"
 )
 
-// The parsers in this file are pure: bytes in, facts out. Find does the
-// reading. What each format is, and where it is defined, is in
-// docs/python-environments.md.
-
-// PyvenvCfg is what a virtual environment's pyvenv.cfg says to site.py.
+// PyvenvCfg is what a venv's pyvenv.cfg says to site.py: home, the base
+// interpreter's directory; include-system-site-packages, true only for
+// "true" (any case) or when missing; version or version_info (uv).
 type PyvenvCfg struct {
-	// Home is the directory of the base interpreter the venv was made
-	// from ("/usr/bin", "/usr/local/bin"); "" when not written.
-	Home string
-	// IncludeSystemSite is include-system-site-packages: site.py adds the
-	// base interpreter's site-packages only when its value, lower-cased,
-	// is exactly "true", and that is also the default when the key is
-	// missing.
+	Home              string
 	IncludeSystemSite bool
-	// Version is "version" (venv) or "version_info" (uv, virtualenv):
-	// "3.11.2"; "" when neither is written.
-	Version string
+	Version           string
 }
 
-// ParsePyvenvCfg reads pyvenv.cfg as CPython's Lib/site.py venv() does:
-// each line holding "=" is split at the first one, the key stripped and
-// lower-cased, the value stripped; the last line of a key wins.
+// ParsePyvenvCfg reads pyvenv.cfg as CPython's Lib/site.py venv() does;
+// the last line of a key wins.
 func ParsePyvenvCfg(src []byte) PyvenvCfg {
 	c := PyvenvCfg{IncludeSystemSite: true}
 	for line := range bytes.Lines(src) {
@@ -52,34 +40,21 @@ func ParsePyvenvCfg(src []byte) PyvenvCfg {
 	return c
 }
 
-// PthLine is one meaningful line of a .pth file.
+// PthLine is one meaningful line of a .pth file: the directory a path line
+// names (absolute, as site.py's makepath makes it), or an import line
+// (never run) and the editable finder module it installs, if any.
 type PthLine struct {
-	// Dir is the directory a path line names, made absolute against the
-	// site directory as site.py's makepath does; "" for an import line.
-	Dir string
-	// Import is the text of an "import" line, which site.py executes and
-	// this model does not.
-	Import string
-	// Finder is the module an import line installs as an editable-install
-	// finder ("__editable___torch_2_5_0_finder" for setuptools' PEP 660
-	// installs); "" when the import is anything else.
-	Finder string
-	// Line is the 1-based line number, for messages.
-	Line int
+	Dir, Import, Finder string
+	Line                int
 }
 
-// MaxPthLines bounds the lines read of one .pth file. Real ones hold one
-// line (a distribution's own .pth, an editable install) up to a few
-// hundred (easy-install.pth of an old image with many eggs).
+// MaxPthLines bounds the lines read of one .pth file; real ones hold one
+// to a few hundred.
 const MaxPthLines = 4096
 
-// ParsePth reads a .pth file in site directory sitedir as site.py's
-// addpackage does: a line starting with "#" is skipped; one starting with
-// "import " or "import\t" is code (returned as Import, never run); any
-// other line, its trailing whitespace removed, is a path joined to
-// sitedir. A blank line names sitedir itself, which is already on
-// sys.path, and is left out. At most MaxPthLines lines are read; more is
-// reported by truncated.
+// ParsePth reads a .pth file in sitedir as site.py's addpackage does: "#"
+// lines are skipped, "import" lines are code, any other line is a path
+// joined to sitedir. Past MaxPthLines lines it reports truncated.
 func ParsePth(src []byte, sitedir string) (lines []PthLine, truncated bool) {
 	n := 0
 	for raw := range bytes.Lines(src) {
@@ -108,9 +83,8 @@ func ParsePth(src []byte, sitedir string) (lines []PthLine, truncated bool) {
 	return lines, false
 }
 
-// editableFinder returns the module an import line of a setuptools
-// editable install loads: setuptools' editable_wheel writes
-// "import __editable___<name>_<version>_finder; __editable___..._finder.install()".
+// editableFinder returns the module an import line of setuptools'
+// editable_wheel loads: "import __editable___<name>_<version>_finder; ...".
 func editableFinder(line string) string {
 	rest, _ := strings.CutPrefix(line, "import")
 	rest = strings.TrimLeft(rest, " \t")
@@ -129,11 +103,9 @@ func isIdent(r rune) bool {
 	return r == '_' || '0' <= r && r <= '9' || 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z'
 }
 
-// ParseEggLink reads a .egg-link file, which setuptools' develop command
-// writes: the project's directory on the first line, the relative path
-// from it to the importable root ("." or "src") on the second. It returns
-// the directory that is importable; "" when the first line is not an
-// absolute path.
+// ParseEggLink returns the importable directory a .egg-link file of
+// setuptools' develop names: its first line, an absolute path, joined with
+// its second ("." or "src"); "" when there is none.
 func ParseEggLink(src []byte) string {
 	first, rest, _ := bytes.Cut(src, []byte("\n"))
 	dir := strings.TrimSpace(string(first))
@@ -147,135 +119,44 @@ func ParseEggLink(src []byte) string {
 	return path.Clean(dir)
 }
 
-// Mapping is one entry of an editable finder's MAPPING: a top-level
-// package name and the directory it is imported from.
+// Mapping is a top-level package and the directory it is imported from.
 type Mapping struct {
 	Name, Dir string
 }
 
-// MaxMappings bounds the entries read of one MAPPING (a project has a
-// handful of top-level packages).
+// MaxMappings bounds the entries read of one MAPPING.
 const MaxMappings = 256
 
-// ParseFinderMapping reads the MAPPING of a setuptools editable finder
-// module (__editable___<name>_<version>_finder.py). setuptools writes it
-// from its _FINDER_TEMPLATE as "MAPPING: dict[str, str] = {mapping!r}",
-// the repr of a dict of strings, one line:
-//
-//	MAPPING: dict[str, str] = {'torch': '/src/pytorch/torch'}
-//
-// Entries whose directory is not absolute are left out. ok is false when
-// there is no such line or its dict cannot be read.
+// ParseFinderMapping reads the MAPPING setuptools' _FINDER_TEMPLATE writes
+// into an editable finder module, the repr of a dict of strings, leaving out
+// relative directories; ok is false for no MAPPING or another type.
 func ParseFinderMapping(src []byte) (out []Mapping, ok bool) {
-	for line := range bytes.Lines(src) {
-		rest, found := bytes.CutPrefix(line, []byte("MAPPING"))
-		if !found {
-			continue
-		}
-		_, lit, found := bytes.Cut(rest, []byte("="))
-		if !found {
-			continue
-		}
-		return parseStrDict(strings.TrimSpace(string(lit)))
-	}
-	return nil, false
-}
-
-// parseStrDict reads the repr of a dict of str to str: "{'a': 'b', ...}".
-func parseStrDict(s string) ([]Mapping, bool) {
-	s, ok := strings.CutPrefix(s, "{")
-	if !ok {
+	m, found := ModuleAssignments(src)["MAPPING"]
+	if !found || m.kind != litDict {
 		return nil, false
 	}
-	var out []Mapping
-	for {
-		s = strings.TrimLeft(s, " \t")
-		if strings.HasPrefix(s, "}") {
-			return out, true
+	for _, pair := range m.items {
+		name, isStr := pair.items[0].Str()
+		dir, isStrToo := pair.items[1].Str()
+		if !isStr || !isStrToo {
+			return nil, false
 		}
-		k, rest, ok := pyStr(s)
-		if !ok {
-			return out, false
+		if strings.HasPrefix(dir, "/") && len(out) < MaxMappings {
+			out = append(out, Mapping{Name: name, Dir: path.Clean(dir)})
 		}
-		rest = strings.TrimLeft(rest, " \t")
-		if rest, ok = strings.CutPrefix(rest, ":"); !ok {
-			return out, false
-		}
-		v, rest, ok := pyStr(strings.TrimLeft(rest, " \t"))
-		if !ok {
-			return out, false
-		}
-		if strings.HasPrefix(v, "/") && len(out) < MaxMappings {
-			out = append(out, Mapping{Name: k, Dir: path.Clean(v)})
-		}
-		s = strings.TrimLeft(rest, " \t")
-		s, _ = strings.CutPrefix(s, ",")
 	}
+	return out, true
 }
 
-// pyStr reads one Python string literal as repr writes it (single or
-// double quotes; the escapes \\ \' \" \n \r \t \xNN \uNNNN \UNNNNNNNN),
-// returning its value and what follows.
-func pyStr(s string) (string, string, bool) {
-	if s == "" || (s[0] != '\'' && s[0] != '"') {
-		return "", s, false
-	}
-	q := s[0]
-	var b strings.Builder
-	for i := 1; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c == q:
-			return b.String(), s[i+1:], true
-		case c == '\n':
-			return "", s, false
-		case c != '\\':
-			b.WriteByte(c)
-			continue
-		}
-		i++
-		if i >= len(s) {
-			return "", s, false
-		}
-		switch e := s[i]; e {
-		case '\\', '\'', '"':
-			b.WriteByte(e)
-		case 'n':
-			b.WriteByte('\n')
-		case 'r':
-			b.WriteByte('\r')
-		case 't':
-			b.WriteByte('\t')
-		case 'x', 'u', 'U':
-			n := map[byte]int{'x': 2, 'u': 4, 'U': 8}[e]
-			if i+n >= len(s) {
-				return "", s, false
-			}
-			r, err := strconv.ParseUint(s[i+1:i+1+n], 16, 32)
-			if err != nil || r > utf8.MaxRune {
-				return "", s, false
-			}
-			b.WriteRune(rune(r))
-			i += n
-		default:
-			return "", s, false
-		}
-	}
-	return "", s, false
-}
-
-// CondaPackage is one package conda installed in a prefix, from its
-// conda-meta/<name>-<version>-<build>.json record.
+// CondaPackage is one package conda installed, from its conda-meta record.
 type CondaPackage struct {
 	Name    string `json:"name"`
 	Version string `json:"version"`
 	Build   string `json:"build"`
 }
 
-// ParseCondaMeta reads a conda-meta record's name, version and build
-// (conda's PrefixRecord: the package's index.json fields plus the files
-// it installed, which are not read). ok is false when the record is not
-// JSON or lacks a name or a version.
+// ParseCondaMeta reads a conda-meta record (conda's PrefixRecord); ok is
+// false without a name or a version.
 func ParseCondaMeta(src []byte) (CondaPackage, bool) {
 	var p CondaPackage
 	if err := json.Unmarshal(src, &p); err != nil || p.Name == "" || p.Version == "" {
@@ -285,9 +166,7 @@ func ParseCondaMeta(src []byte) (CondaPackage, bool) {
 }
 
 // CondaMetaName splits a conda-meta file name, "<name>-<version>-<build>.json"
-// (conda names a package's record by its dist string, and neither a
-// version nor a build string holds a "-"), so that a record is chosen
-// without opening every file.
+// (neither version nor build holds a "-"), to choose a record unopened.
 func CondaMetaName(file string) (name, version string, ok bool) {
 	base, ok := strings.CutSuffix(file, ".json")
 	if !ok {
@@ -304,21 +183,15 @@ func CondaMetaName(file string) (name, version string, ok bool) {
 	return base[:j], base[j+1 : i], true
 }
 
-// Shebang is the interpreter line of a script: "#!/opt/venv/bin/python3"
-// or "#!/usr/bin/env python3".
+// Shebang is a script's interpreter line; through /usr/bin/env (ViaEnv)
+// Interpreter is the name env looks up on PATH.
 type Shebang struct {
-	// Interpreter is the program the kernel runs ("/usr/bin/env" is
-	// followed: then Interpreter is the name env looks up on PATH).
 	Interpreter string
-	// ViaEnv is true when the line ran /usr/bin/env, so Interpreter is a
-	// name to look up on PATH.
-	ViaEnv bool
+	ViaEnv      bool
 }
 
-// ParseShebang reads the "#!" line at the start of src, as the kernel's
-// binfmt_script does: the interpreter is the first word after "#!", and
-// the rest of the line is one optional argument; /usr/bin/env's argument
-// is the program it runs (its -S form is not followed).
+// ParseShebang reads the "#!" line at the start of src as the kernel's
+// binfmt_script does, following /usr/bin/env (not its -S form).
 func ParseShebang(src []byte) (Shebang, bool) {
 	rest, ok := bytes.CutPrefix(src, []byte("#!"))
 	if !ok {

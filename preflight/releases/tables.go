@@ -17,21 +17,13 @@ const (
 	srcJAX         = "docs.jax.dev installation.md: jax[cuda12] and jax[cuda13] wheels, which install NVIDIA's newest CUDA wheels of that major"
 )
 
-// builds is the release table: one row per installable GPU build. The
-// CUDA column is what the build was compiled against, as its release notes
-// state it; Verified is false where the row could not be read from the
-// framework's own pages (correct such a row here when its source is found).
-//
-// Archs are filled in only where the source lists them; an empty list
-// means "not stated", not "none".
-//
-// The rows are built on first use: their install lines are put together
-// by torch, paddle3 and the rest, some 300 allocations that a start which
-// never names a build (most of them) should not pay for.
+// builds is the release table, one row per installable GPU build: CUDA as
+// its release notes state it; Verified false where the framework's own pages
+// did not confirm it; Archs empty where the source does not list them. The
+// rows are built on first use: most starts never name a build.
 var builds = sync.OnceValue(func() []Build {
 	return []Build{
-		// PyTorch: one row per release and CUDA variant (RELEASE.md). The
-		// index URL names the variant (cu118, cu121, ...).
+		// PyTorch: one row per release and CUDA variant (RELEASE.md).
 		torch("2.14", "13.2", false, srcTorchMatrix, archs1320...),
 		torch("2.14", "13.0", false, srcTorchMatrix, archs1320...),
 		torch("2.14", "12.6", false, srcTorchMatrix, archs126...),
@@ -112,9 +104,7 @@ var builds = sync.OnceValue(func() []Build {
 		paddle26("2.6.1", "11.6", true, srcPaddlePip26),
 		paddle26("2.6.1", "11.2", true, srcPaddlePip26),
 
-		// TensorFlow: pip's [and-cuda] extra brings the CUDA libraries the
-		// release was built against (2.14 on); older releases need them on
-		// the system.
+		// TensorFlow: the [and-cuda] extra (2.14 on) brings the CUDA libraries.
 		tf("2.21", "12.5", "9.3"), tf("2.20", "12.5", "9.3"), tf("2.19", "12.5", "9.3"), tf("2.18", "12.5", "9.3"),
 		tf("2.17", "12.3", "8.9"), tf("2.16", "12.3", "8.9"), tf("2.15", "12.2", "8.9"), tf("2.14", "11.8", "8.7"),
 		{Framework: "tensorflow", Version: "2.13", Kind: Wheel, CUDA: "11.8", CuDNN: "8.6",
@@ -122,8 +112,8 @@ var builds = sync.OnceValue(func() []Build {
 		{Framework: "tensorflow", Version: "2.12", Kind: Wheel, CUDA: "11.8", CuDNN: "8.6",
 			Install: "python -m pip install 'tensorflow==2.12.*'  # CUDA 11.8 and cuDNN 8.6 from the system", Source: srcTFBuilt, Verified: true},
 
-		// JAX: the cudaNN extra pulls the newest NVIDIA wheels of that CUDA
-		// major, so the row's CUDA is the newest minor at the time of writing.
+		// JAX: the cudaNN extra pulls the newest wheels of that CUDA major,
+		// so the row's CUDA is the newest minor at the time of writing.
 		{Framework: "jax", Version: "current", Kind: Wheel, CUDA: "13.0",
 			Install: "python -m pip install -U 'jax[cuda13]'", Source: srcJAX + "; the CUDA minor it resolves to is not stated", Verified: false},
 		{Framework: "jax", Version: "current", Kind: Wheel, CUDA: "12.9",
@@ -169,10 +159,8 @@ func tf(v, cuda, cudnn string) Build {
 }
 
 // jaxPluginCUDA is the CUDA each jax CUDA plugin release was built with,
-// which its wheel does not record on disk (jax_cuda12_plugin/_versions.so
-// reports it only when run): the build's toolkit, read from jax's .bazelrc
-// at the release tag. A release not listed is known only by its plugin's
-// CUDA major.
+// read from jax's .bazelrc at the release tag (the wheel does not record it
+// on disk). A release not listed is known only by its plugin's CUDA major.
 var jaxPluginCUDA = []struct{ Version, CUDA, Source string }{
 	{"0.4.30", "12.3", "jax-ml/jax .bazelrc at jax-v0.4.30 (build:rbe_linux_cuda12.3_nvcc_py*, the release builds)"},
 }

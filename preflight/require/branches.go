@@ -8,21 +8,18 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/preflight/version"
 )
 
-// Branch is a driver range a requirement accepts through terms of the form
-// official images use for CUDA forward compatibility,
-// "brand=B,driver>=N,driver<M" (docs/sources.md, "Forward compatibility and NVIDIA_REQUIRE_CUDA").
+// Branch is a driver range accepted through the forward-compatibility terms
+// of official images, "brand=B,driver>=N,driver<M" (docs/sources.md).
 type Branch struct {
-	// Min and Max are the bounds as written: driver>=Min, driver<Max.
 	Min, Max string
-	// Brands are the brand values of the terms for this range, as written,
-	// in the order they first appear, without case-insensitive duplicates.
+	// Brands of the terms for this range, as written, first appearance
+	// first, without case-insensitive duplicates.
 	Brands []string
-	// AnyBrand is true when a term for this range has no brand factor.
+	// AnyBrand: a term for this range has no brand factor.
 	AnyBrand bool
 }
 
-// String names the range: "470.x" for driver>=470,driver<471, else
-// ">=N,<M".
+// String names the range: "470.x" for driver>=470,driver<471, else ">=N,<M".
 func (b Branch) String() string {
 	lo, err1 := strconv.ParseUint(b.Min, 10, 32)
 	hi, err2 := strconv.ParseUint(b.Max, 10, 32)
@@ -32,23 +29,19 @@ func (b Branch) String() string {
 	return ">=" + b.Min + ",<" + b.Max
 }
 
-// Accepts reports whether driver falls in the branch's range, whatever
-// the brand. An invalid driver version is not accepted.
+// Accepts reports whether a valid driver falls in the range, whatever the brand.
 func (b Branch) Accepts(driver string) bool {
 	return version.AtLeast(driver, b.Min) && version.Less(driver, b.Max)
 }
 
-// Branches lists the distinct driver ranges value accepts through terms
-// made of exactly one driver>=N factor, one driver<M factor and at most one
-// brand=B factor, sorted by N then M, with the brands each range is
-// accepted on. Other terms, and terms with an invalid factor, are ignored.
-// It is for messages such as "this image also accepts drivers 470.x,
-// 535.x, 550.x on data-center brands".
+// Branches lists the distinct driver ranges value accepts through terms of
+// one driver>=N, one driver<M and at most one brand=B factor, sorted, for
+// messages such as "also accepts drivers 470.x, 535.x on data-center brands".
 func Branches(value string) []Branch {
 	var out []Branch
 	index := map[[2]string]int{}
 	brands := map[[3]string]bool{} // (lo, hi, lower-case brand) already listed
-	for _, term := range fields(value, ' ') {
+	for term := range tokens(value, ' ') {
 		lo, hi, brand, ok := branchTerm(term)
 		if !ok {
 			continue
@@ -77,11 +70,11 @@ func Branches(value string) []Branch {
 	return out
 }
 
-// branchTerm recognises a forward-compatibility term. Its versions are
-// valid (version.Compare accepts them), which Branches' sort relies on.
+// branchTerm recognises a forward-compatibility term; its versions are
+// valid, which Branches' sort relies on.
 func branchTerm(term string) (lo, hi, brand string, ok bool) {
 	var nMin, nMax, nBrand int
-	for _, text := range fields(term, ',') {
+	for text := range tokens(term, ',') {
 		f := parseFactor(text)
 		if f.problem != "" {
 			return "", "", "", false
@@ -109,13 +102,12 @@ func branchTerm(term string) (lo, hi, brand string, ok bool) {
 	return lo, hi, brand, true
 }
 
-// CUDAFloor returns the value of the first cuda>=X.Y factor in value, as
-// written ("12.8"), or "" when there is none. In official images it is the
-// first term: the host driver's CUDA version that satisfies the
-// requirement whatever the GPU.
+// CUDAFloor returns the first cuda>=X.Y factor's value ("12.8"), or "". In
+// official images it is the first term: the driver CUDA that satisfies
+// the requirement whatever the GPU.
 func CUDAFloor(value string) string {
-	for _, term := range fields(value, ' ') {
-		for _, text := range fields(term, ',') {
+	for term := range tokens(value, ' ') {
+		for text := range tokens(term, ',') {
 			f := parseFactor(text)
 			if f.problem != "" || f.prop != propCUDA || f.op != ">=" {
 				continue

@@ -9,8 +9,7 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 )
 
-// Variables the toolkit reads (NVIDIA Container Toolkit
-// internal/config/image/cuda_image.go; docs/sources.md, "Who evaluates NVIDIA_REQUIRE_*").
+// Variables the toolkit reads (NVIDIA Container Toolkit internal/config/image/cuda_image.go).
 const (
 	EnvRequirePrefix  = "NVIDIA_REQUIRE_"
 	EnvRequireJetpack = "NVIDIA_REQUIRE_JETPACK" // a prefix: excluded
@@ -19,31 +18,19 @@ const (
 	EnvCUDAVersion    = "CUDA_VERSION"
 )
 
-// MaxToolkitRequirements is how many requirements nvidia-container-cli
-// takes (libnvidia-container src/cli/cli.h: char *reqs[32]); one more fails
-// the container with "input error: too many requirements". The toolkit's
-// hook passes every collected requirement as its own --require flag.
+// MaxToolkitRequirements is nvidia-container-cli's limit (libnvidia-container
+// src/cli/cli.h: char *reqs[32]); the toolkit's hook passes each requirement
+// as a --require flag, and one more fails with "too many requirements".
 const MaxToolkitRequirements = 32
 
-// Collect returns the requirements in env (name -> value) sorted by Var, as
-// the toolkit's GetRequirements collects them: every variable whose name
-// starts with NVIDIA_REQUIRE_ except those starting with
-// NVIDIA_REQUIRE_JETPACK, empty values left out (they always hold); all are
-// ANDed.
-//
-// A legacy image (CUDA_VERSION non-empty, NVIDIA_REQUIRE_CUDA empty or
-// unset) also gets "cuda>=MAJOR.MINOR" from CUDA_VERSION, with Var
-// "CUDA_VERSION"; a CUDA_VERSION the toolkit cannot parse is an error, as it
-// is for the toolkit's hook.
-//
-// disabled reports NVIDIA_DISABLE_REQUIRE, read with strconv.ParseBool; when
-// it is true there are no requirements at all, not even the legacy one. A
-// value ParseBool rejects does not disable.
-//
-// More than MaxToolkitRequirements requirements is an error, as it is for
-// the toolkit; empty values count, since the toolkit's hook passes them. A collected variable of MaxValueBytes or more (CUDA_VERSION included when
-// it is used) is a *LengthError, and no requirement is returned: the value
-// cannot be real, and it is not copied into the facts.
+// Collect returns the requirements in env sorted by Var, as the toolkit's
+// GetRequirements does: every NVIDIA_REQUIRE_* but NVIDIA_REQUIRE_JETPACK*,
+// non-empty, all ANDed. A legacy image (CUDA_VERSION set, NVIDIA_REQUIRE_CUDA
+// not) gets "cuda>=MAJOR.MINOR" from CUDA_VERSION. disabled is
+// NVIDIA_DISABLE_REQUIRE as strconv.ParseBool reads it: no requirements at all.
+// As for the toolkit, an unparsable CUDA_VERSION or more than
+// MaxToolkitRequirements (empty ones count) is an error; a value of
+// MaxValueBytes or more is a *LengthError, and nothing is returned.
 func Collect(env map[string]string) (reqs []facts.Requirement, disabled bool, err error) {
 	if v, ok := env[EnvDisableRequire]; ok {
 		if d, perr := strconv.ParseBool(v); perr == nil && d {
@@ -84,22 +71,16 @@ func Collect(env map[string]string) (reqs []facts.Requirement, disabled bool, er
 	sort.Slice(reqs, func(i, j int) bool { return reqs[i].Var < reqs[j].Var })
 	if len(passed) > MaxToolkitRequirements {
 		sort.Strings(passed)
-		// The toolkit fails such a container: its hook passes every
-		// NVIDIA_REQUIRE_* as a --require flag, an empty one too.
-		// Refusing here also keeps thousands of variables out of the
-		// findings and the record.
+		// Refusing here also keeps thousands of variables out of the record.
 		return nil, false, fmt.Errorf("%d requirements (%s, %s, ... %s): nvidia-container-cli takes at most %d, empty ones included (the toolkit passes them too), and the NVIDIA Container Toolkit fails this image with \"input error: too many requirements\"; declare at most %d NVIDIA_REQUIRE_* variables",
 			len(passed), passed[0], passed[1], passed[len(passed)-1], MaxToolkitRequirements, MaxToolkitRequirements)
 	}
 	return reqs, false, nil
 }
 
-// legacyMajorMinor is the toolkit's parseMajorMinorVersion: "v" is put in
-// front of the value (after dropping one "v" already there), the result must
-// be valid semantic version syntax as golang.org/x/mod/semver reads it
-// (MAJOR, MAJOR.MINOR or MAJOR.MINOR.PATCH[-PRE][+BUILD], no leading zeros),
-// and MAJOR and MINOR (0 when absent) must fit in 32 bits.
-// "11.6.2" -> "11.6", "11" -> "11.0".
+// legacyMajorMinor is the toolkit's parseMajorMinorVersion: "v" + the value
+// (one "v" dropped) must be valid golang.org/x/mod/semver syntax, and MAJOR
+// and MINOR must fit in 32 bits. "11.6.2" -> "11.6", "11" -> "11.0".
 func legacyMajorMinor(v string) (string, error) {
 	major, minor, ok := semverMajorMinor(strings.TrimPrefix(v, "v"))
 	if !ok {
@@ -114,8 +95,6 @@ func legacyMajorMinor(v string) (string, error) {
 	return major + "." + minor, nil
 }
 
-// semverMajorMinor parses v (without its "v") with golang.org/x/mod/semver's
-// rules and returns its major and minor numbers.
 func semverMajorMinor(v string) (major, minor string, ok bool) {
 	major, v, ok = semverNumber(v)
 	if !ok {
@@ -154,7 +133,6 @@ func semverMajorMinor(v string) (major, minor string, ok bool) {
 	return major, minor, v == ""
 }
 
-// semverNumber takes a decimal number without leading zeros off v.
 func semverNumber(v string) (num, rest string, ok bool) {
 	i := 0
 	for i < len(v) && '0' <= v[i] && v[i] <= '9' {
@@ -166,9 +144,8 @@ func semverNumber(v string) (num, rest string, ok bool) {
 	return v[:i], v[i:], true
 }
 
-// semverIdentifiers takes dot-separated non-empty [0-9A-Za-z-] identifiers
-// off v, up to a '+' when prerelease (which also forbids numeric
-// identifiers with leading zeros) or to the end.
+// semverIdentifiers takes dot-separated [0-9A-Za-z-] identifiers off v, up
+// to a '+' when prerelease (no leading zeros then) or the end.
 func semverIdentifiers(v string, prerelease bool) (rest string, ok bool) {
 	end := len(v)
 	if prerelease {

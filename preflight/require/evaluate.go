@@ -2,21 +2,19 @@ package require
 
 import (
 	"fmt"
+	"iter"
 	"strings"
 
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 	"github.com/gpu-preflight/gpu-preflight/preflight/version"
 )
 
-// Host is what the driver says, as libnvidia-container reads it: CUDA is
-// the driver's CUDA version "12.4" (nvmlSystemGetCudaDriverVersion), Driver
-// the driver version "550.54.15". "" means unknown, and makes every cuda or
-// driver factor true.
+// Host is what the driver says, as libnvidia-container reads it: CUDA
+// "12.4" (nvmlSystemGetCudaDriverVersion), Driver "550.54.15". "" is
+// unknown and makes every cuda or driver factor true.
 type Host struct{ CUDA, Driver string }
 
-// Device is one visible GPU. Arch is its compute capability "9.0", Brand
-// libnvidia-container's brand string "Nvidia", "Tesla", "GeForceRTX"...
-// "" means unknown, and makes every arch or brand factor true.
+// Device is one visible GPU: Arch "9.0", Brand "Tesla" ("" is unknown: true).
 type Device struct {
 	Index       int
 	Arch, Brand string
@@ -37,27 +35,21 @@ const (
 // FactorResult is one AND factor and its outcome.
 type FactorResult struct {
 	Text string // as written, "driver>=470"
-	// Name is the property ("cuda", "driver", "arch", "brand"), or NAME as
-	// written when it is none of them. Op is the operator as
-	// libnvidia-container reads it ("!=" for a lone "!"), or as written
-	// when it reads none. Value is what follows the operator.
+	// Name is the property, or NAME as written when unknown; Op is the
+	// operator as libnvidia-container reads it ("!=" for a lone "!").
 	Name, Op, Value string
-	// HostValue is the host's value for the property; "" when unknown.
-	HostValue string
-	Outcome   Outcome
-	// Reason says why an Invalid factor is invalid.
-	Reason string
+	HostValue       string
+	Outcome         Outcome
+	Reason          string
 }
 
 // TermResult is one OR term (an alternative) and its factors.
 type TermResult struct {
-	Text    string
-	Factors []FactorResult
-	// Evaluated is true when the evaluation reached this term.
+	Text      string
+	Factors   []FactorResult
 	Evaluated bool
-	// Held is true for the term that ended the evaluation by completing:
-	// every factor held. For a term without factors (",") it is the value
-	// the evaluation ended with (see Evaluate).
+	// Held: every factor held and the term ended the evaluation; for a term
+	// without factors (",") the value the evaluation ended with.
 	Held bool
 }
 
@@ -67,22 +59,22 @@ type Result struct {
 	Device      *Device // nil when evaluated with no device
 	Host        Host
 	Satisfied   bool
-	Err         error // an *ExprError (invalid expression) or a *LengthError
-	Terms       []TermResult
+	Err         error        // an *ExprError (invalid expression) or a *LengthError
+	Terms       []TermResult // Evaluate's trace; Decide keeps none
+	held        string
 }
 
-// Evaluate evaluates one requirement the way libnvidia-container's
-// dsl_evaluate does, against the host and device d (nil: no visible device).
-//
-// OR terms are tried left to right and the first whose AND factors all hold
-// satisfies; within a term the first false factor ends it. A factor after
-// that, or in a term after the one that held, is never looked at, so an
-// invalid one there is not an error. dsl_evaluate keeps the value of the
-// last factor it evaluated (true before any), and a term with no factors,
-// such as ",", ends the evaluation with that value: "cuda>=99 ," is
-// unsatisfied, "," alone satisfied. An empty value is satisfied. A value
-// of MaxValueBytes or more is not evaluated: Err is a *LengthError.
-func Evaluate(r facts.Requirement, h Host, d *Device) Result {
+// Evaluate evaluates one requirement as libnvidia-container's dsl_evaluate
+// does, against the host and device d (nil: none). Factors after the first
+// false one of a term, or after a term that held, are never looked at, so
+// an invalid one there is no error. A term with no factors (",") ends with
+// the last factor's value: "cuda>=99 ," is unsatisfied, "," satisfied.
+func Evaluate(r facts.Requirement, h Host, d *Device) Result { return evaluate(r, h, d, true) }
+
+// Decide is Evaluate without the trace: its memory does not grow with the value.
+func Decide(r facts.Requirement, h Host, d *Device) Result { return evaluate(r, h, d, false) }
+
+func evaluate(r facts.Requirement, h Host, d *Device, trace bool) Result {
 	res := Result{Requirement: r, Host: h}
 	if d != nil {
 		dev := *d
@@ -93,20 +85,30 @@ func Evaluate(r facts.Requirement, h Host, d *Device) Result {
 	}
 	ret := true    // dsl_evaluate's ret: the last evaluated factor's value
 	ended := false // a term completed, or a factor was invalid
-	terms := fields(r.Value, ' ')
-	res.Terms = make([]TermResult, 0, len(terms))
-	for _, text := range terms {
+	if trace {
+		res.Terms = make([]TermResult, 0, count(r.Value, ' '))
+	}
+	for text := range tokens(r.Value, ' ') {
+		if ended && !trace {
+			break
+		}
 		evaluating := !ended
-		factors := fields(text, ',')
-		term := TermResult{Text: text, Evaluated: evaluating, Factors: make([]FactorResult, 0, len(factors))}
-		for _, ft := range factors {
-			f := parseFactor(ft)
+		var term TermResult
+		if trace {
+			term = TermResult{Text: text, Evaluated: evaluating, Factors: make([]FactorResult, 0, count(text, ','))}
+		}
+		for ft := range tokens(text, ',') {
 			if !evaluating {
-				term.Factors = append(term.Factors, describe(f, h, d, NotEvaluated))
+				if !trace {
+					break
+				}
+				term.Factors = append(term.Factors, describe(parseFactor(ft), h, d, NotEvaluated))
 				continue
 			}
-			fr := evalFactor(f, h, d)
-			term.Factors = append(term.Factors, fr)
+			fr := evalFactor(parseFactor(ft), h, d)
+			if trace {
+				term.Factors = append(term.Factors, fr)
+			}
 			switch fr.Outcome {
 			case Invalid:
 				res.Err = &ExprError{Var: r.Var, Factor: ft, Reason: fr.Reason}
@@ -118,35 +120,57 @@ func Evaluate(r facts.Requirement, h Host, d *Device) Result {
 			}
 		}
 		if evaluating {
-			// The AND loop ran to the end: dsl_evaluate stops here.
 			term.Held = ret
+			if ret {
+				res.held = text
+			}
 			ended = true
 		}
-		res.Terms = append(res.Terms, term)
+		if trace {
+			res.Terms = append(res.Terms, term)
+		}
 	}
 	res.Satisfied = res.Err == nil && ret
 	return res
 }
 
-// EvaluateAll evaluates every requirement once per device, device by
-// device, as configure_command does for the selected GPUs; with no device,
-// once each with a nil device. Each device must satisfy every requirement.
-// Results of devices with the same arch and brand share their Terms, which
-// must not be modified.
-// Unlike nvidia-container-cli, it goes on after the first failure, so that
-// every failure can be reported.
-func EvaluateAll(reqs []facts.Requirement, h Host, devs []Device) []Result {
+// EvaluateAll yields Evaluate of every requirement per device, as
+// configure_command does (with no device when there is none), going on after
+// a failure; each result is made when asked for, so one trace is held at a time.
+func EvaluateAll(reqs []facts.Requirement, h Host, devs []Device) iter.Seq2[int, Result] {
+	return func(yield func(int, Result) bool) {
+		n := 0
+		each := func(d *Device) bool {
+			for _, r := range reqs {
+				if !yield(n, Evaluate(r, h, d)) {
+					return false
+				}
+				n++
+			}
+			return true
+		}
+		if len(devs) == 0 {
+			each(nil)
+			return
+		}
+		for i := range devs {
+			if !each(&devs[i]) {
+				return
+			}
+		}
+	}
+}
+
+// DecideAll is Decide of every requirement per device, in EvaluateAll's order.
+func DecideAll(reqs []facts.Requirement, h Host, devs []Device) []Result {
 	var out []Result
 	if len(devs) == 0 {
 		for _, r := range reqs {
-			out = append(out, Evaluate(r, h, nil))
+			out = append(out, Decide(r, h, nil))
 		}
 		return out
 	}
-	// GPUs of one model give the same result but for the device: evaluate
-	// each requirement once per distinct (arch, brand) and share its terms.
-	// A node's GPUs are nearly always one model, and a requirement can hold
-	// thousands of factors (MaxValueBytes): 16 GPUs would cost 16 copies.
+	// GPUs of one model give the same result: decide once per (arch, brand).
 	type kind struct {
 		arch, brand string
 		req         int
@@ -157,7 +181,7 @@ func EvaluateAll(reqs []facts.Requirement, h Host, devs []Device) []Result {
 			k := kind{devs[i].Arch, devs[i].Brand, j}
 			res, ok := seen[k]
 			if !ok {
-				res = Evaluate(r, h, &devs[i])
+				res = Decide(r, h, &devs[i])
 				seen[k] = res
 			}
 			dev := devs[i]
@@ -168,21 +192,12 @@ func EvaluateAll(reqs []facts.Requirement, h Host, devs []Device) []Result {
 	return out
 }
 
-// HeldTerm returns the text of the term that satisfied the requirement, or
-// "" when none did (or the value was empty).
-func (r Result) HeldTerm() string {
-	for _, t := range r.Terms {
-		if t.Held {
-			return t.Text
-		}
-	}
-	return ""
-}
+// HeldTerm returns the term that satisfied the requirement, or "".
+func (r Result) HeldTerm() string { return r.held }
 
-// ToolkitError is what nvidia-container-cli prints after
-// "nvidia-container-cli: " when this result fails its check, or "" when it
-// passes. It names the requirement's FIRST space-separated token, not the
-// factor that failed (dsl.c dsl_evaluate; docs/sources.md, "Requirement grammar").
+// ToolkitError is what nvidia-container-cli prints after "nvidia-container-cli: "
+// when this result fails, or "". It names the requirement's first token,
+// not the failing factor (dsl.c dsl_evaluate).
 func (r Result) ToolkitError() string {
 	if r.Err != nil {
 		return "requirement error: invalid expression"
@@ -198,7 +213,6 @@ func (r Result) ToolkitError() string {
 	return "requirement error: unsatisfied condition: " + first
 }
 
-// hostValue is the host's value for a property, "" when unknown.
 func hostValue(prop string, h Host, d *Device) string {
 	switch prop {
 	case propCUDA:
@@ -217,7 +231,6 @@ func hostValue(prop string, h Host, d *Device) string {
 	return ""
 }
 
-// describe fills a FactorResult without evaluating it.
 func describe(f factor, h Host, d *Device, o Outcome) FactorResult {
 	fr := FactorResult{Text: f.text, Name: f.name, Op: f.run, Value: f.value, Outcome: o}
 	if f.prop != "" {
@@ -230,9 +243,7 @@ func describe(f factor, h Host, d *Device, o Outcome) FactorResult {
 	return fr
 }
 
-// evalFactor is evaluate_rule followed by the property's check function
-// (configure.c check_cuda_version, check_driver_version, check_device_arch,
-// check_device_brand).
+// evalFactor is evaluate_rule, then configure.c's check_* for the property.
 func evalFactor(f factor, h Host, d *Device) FactorResult {
 	fr := describe(f, h, d, "")
 	invalid := func(reason string) FactorResult {
@@ -275,7 +286,6 @@ func evalFactor(f factor, h Host, d *Device) FactorResult {
 	return fr
 }
 
-// opHolds applies an operator to a comparison result.
 func opHolds(op string, c int) bool {
 	switch op {
 	case "=":

@@ -1,29 +1,14 @@
 // Package require implements the NVIDIA_REQUIRE_* requirement language
 // exactly as the NVIDIA Container Toolkit applies it: the toolkit collects
 // the variables (internal/config/image/cuda_image.go) and libnvidia-container
-// evaluates each one (src/cli/dsl.c dsl_evaluate, src/cli/configure.c).
-//
-// The grammar, with its quirks (docs/sources.md, "Requirement grammar"):
-//
-//   - a value is split on ' ' (space only) into OR terms, each term on ','
-//     into AND factors; empty tokens are skipped;
-//   - a factor is NAME OP VALUE: NAME is everything before the first of
-//     "<>=!", OP the longest run of those characters, VALUE the rest;
-//   - OP is matched as dsl.c does, strncmp(run, op, len(run)) over the table
-//     "=", "!=", "<", "<=", ">", ">=" in that order, so a lone "!" means "!="
-//     while "==", "=>", "=<" and "<>" are invalid;
-//   - NAME is cuda, driver, arch or brand, compared case-insensitively;
-//   - cuda, driver and arch compare as dotted versions (preflight/version),
-//     brand as a case-insensitive string with "=" and "!=" only;
-//   - a property the host cannot tell (no driver version, no device) makes
-//     its factor true, and the factor's value is then never looked at;
-//   - an invalid factor fails the whole requirement, but only if the
-//     evaluation reaches it.
+// evaluates each one (src/cli/dsl.c dsl_evaluate, src/cli/configure.c),
+// quirks included (docs/sources.md, "Requirement grammar").
 package require
 
 import (
 	"errors"
 	"fmt"
+	"iter"
 	"math"
 	"strconv"
 	"strings"
@@ -33,12 +18,10 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/preflight/version"
 )
 
-// opChars are the characters an operator is made of (dsl.c evaluate_rule).
 const opChars = "<>=!"
 
-// operators is dsl.c's operator table in its order. The order matters: the
-// run of operator characters is matched with strncmp(run, op, len(run)), so
-// the first entry the run is a prefix of wins, and a lone "!" is "!=".
+// operators is dsl.c's table in its order: a run of operator characters
+// matches with strncmp(run, op, len(run)), so a lone "!" is "!=".
 var operators = [...]string{"=", "!=", "<", "<=", ">", ">="}
 
 // Property names, the rules table of libnvidia-container's configure.c.
@@ -51,12 +34,10 @@ const (
 
 var properties = [...]string{propCUDA, propDriver, propArch, propBrand}
 
-// exprMax is dsl.c's EXPR_MAX: a factor that evaluates false is formatted as
-// "NAME OP VALUE" into a buffer of this size for the error message, and if it
-// does not fit, the rule returns -1, so the factor is an invalid expression.
+// exprMax is dsl.c's EXPR_MAX: a false factor is formatted into a buffer of
+// this size for the error, and one that does not fit is invalid.
 const exprMax = 128
 
-// factor is one AND factor, parsed the way evaluate_rule parses it.
 type factor struct {
 	text  string
 	name  string // as written
@@ -64,14 +45,12 @@ type factor struct {
 	run   string // the operator as written
 	op    string // the operators entry run matched; "" when none
 	value string
-	// problem is why evaluate_rule returns -1 before it looks at the host:
-	// no name, no operator, an operator not in the table, no value, an
-	// unknown name. Empty when the factor parses.
+	// problem is why evaluate_rule returns -1 before it looks at the host;
+	// "" when the factor parses.
 	problem string
 }
 
-// parseFactor splits a non-empty factor into NAME, OP and VALUE. The checks
-// run in dsl.c's order, so problem is the first reason the C code fails on.
+// parseFactor checks in dsl.c's order, so problem is the first reason the C code fails on.
 func parseFactor(text string) factor {
 	f := factor{text: text}
 	n := strings.IndexAny(text, opChars)
@@ -87,8 +66,7 @@ func parseFactor(text string) factor {
 	}
 	f.name = text[:n]
 	f.run, f.value = splitRun(text[n:])
-	// Known before the operator is checked, for reporting; dsl.c looks the
-	// name up last, so an unknown name is the last problem reported.
+	// dsl.c looks the name up last, so an unknown name is the last problem.
 	f.prop = propertyOf(f.name)
 	for _, op := range operators {
 		if strings.HasPrefix(op, f.run) {
@@ -110,7 +88,6 @@ func parseFactor(text string) factor {
 	return f
 }
 
-// propertyOf is the property name matches case-insensitively, or "".
 func propertyOf(name string) string {
 	for _, p := range properties {
 		if asciiEqualFold(name, p) {
@@ -120,8 +97,6 @@ func propertyOf(name string) string {
 	return ""
 }
 
-// splitRun splits s, which starts with an operator character, into the
-// run of operator characters and the rest.
 func splitRun(s string) (run, rest string) {
 	end := 0
 	for end < len(s) && strings.IndexByte(opChars, s[end]) >= 0 {
@@ -130,9 +105,8 @@ func splitRun(s string) (run, rest string) {
 	return s[:end], s[end:]
 }
 
-// asciiEqualFold is strcasecmp in the C locale: only A-Z fold, unlike
-// strings.EqualFold, which also folds non-ASCII letters (the Kelvin sign
-// would equal "k").
+// asciiEqualFold is strcasecmp in the C locale: unlike strings.EqualFold,
+// the Kelvin sign does not equal "k".
 func asciiEqualFold(a, b string) bool {
 	if len(a) != len(b) {
 		return false
@@ -152,24 +126,20 @@ func lower(c byte) byte {
 	return c
 }
 
-// tooLong reports whether dsl.c's "%s %s %s" of the factor does not fit in
-// EXPR_MAX, which makes the factor invalid whenever it is false.
+// tooLong: dsl.c's "%s %s %s" of the factor does not fit in EXPR_MAX.
 func (f factor) tooLong() bool {
 	return len(f.name)+1+len(f.op)+1+len(f.value) >= exprMax
 }
 
-// valueProblem is what is wrong with the factor's VALUE whatever the host
-// says, or "". lazy is true when libnvidia-container only notices it in some
-// evaluations: a version component too large for strtoumax after a
-// component that already decided the comparison, or a factor too long to
-// format, which only matters when the factor is false.
+// valueProblem is what is wrong with VALUE whatever the host says; lazy
+// when libnvidia-container notices it only in some evaluations (a later
+// component too large for strtoumax, a factor too long to format).
 func (f factor) valueProblem() (problem string, lazy bool) {
 	switch f.prop {
 	case propCUDA, propDriver, propArch:
 		// Comparing the value with itself reaches every component.
 		if _, err := version.Compare(f.value, f.value); err != nil {
-			// Every comparison checks the characters and the first
-			// component; a later one only if the comparison gets there.
+			// A later component is checked only if a comparison gets there.
 			return err.Error(), version.Valid(f.value) && firstComponentFits(f.value)
 		}
 	case propBrand:
@@ -184,8 +154,8 @@ func (f factor) valueProblem() (problem string, lazy bool) {
 	return "", false
 }
 
-// firstComponentFits reports whether the leading number of v is below
-// 2^64-1, strtoumax's saturation value that dsl_compare_version rejects.
+// firstComponentFits: below 2^64-1, strtoumax's saturation value that
+// dsl_compare_version rejects.
 func firstComponentFits(v string) bool {
 	end := 0
 	for end < len(v) && '0' <= v[end] && v[end] <= '9' {
@@ -195,22 +165,29 @@ func firstComponentFits(v string) bool {
 	return err == nil && n != math.MaxUint64
 }
 
-// fields splits s on sep and drops empty pieces, as the strsep loops of
-// dsl_evaluate do (they skip empty tokens).
-func fields(s string, sep byte) []string {
-	var out []string
-	for s != "" {
-		i := strings.IndexByte(s, sep)
-		if i < 0 {
-			out = append(out, s)
-			break
+// tokens yields s split on sep, skipping empty tokens as dsl_evaluate's strsep loops do.
+func tokens(s string, sep byte) iter.Seq[string] {
+	return func(yield func(string) bool) {
+		for s != "" {
+			i := strings.IndexByte(s, sep)
+			if i < 0 {
+				yield(s)
+				return
+			}
+			if i > 0 && !yield(s[:i]) {
+				return
+			}
+			s = s[i+1:]
 		}
-		if i > 0 {
-			out = append(out, s[:i])
-		}
-		s = s[i+1:]
 	}
-	return out
+}
+
+func count(s string, sep byte) int {
+	n := 0
+	for range tokens(s, sep) {
+		n++
+	}
+	return n
 }
 
 // ExprError is an invalid expression: a factor libnvidia-container rejects
@@ -222,10 +199,8 @@ type ExprError struct {
 }
 
 func (e *ExprError) Error() string {
-	// A factor can be as long as the value; the message goes into a
-	// finding, a log line and the record, so it names the start only.
+	// The message goes into a finding, a log line and the record: quote the start only.
 	factor := truncate.Quote(e.Factor, maxQuoted)
-	// Reasons quote the factor or its value too.
 	reason := truncate.String(e.Reason, 2*maxQuoted)
 	if e.Var != "" {
 		return fmt.Sprintf("%s: invalid expression %s: %s", e.Var, factor, reason)
@@ -233,21 +208,16 @@ func (e *ExprError) Error() string {
 	return fmt.Sprintf("invalid expression %s: %s", factor, reason)
 }
 
-// maxQuoted is how much of a factor an error message quotes: twice
-// EXPR_MAX, more than any factor libnvidia-container can report.
+// maxQuoted is more than any factor libnvidia-container can report.
 const maxQuoted = 2 * exprMax
 
-// MaxValueBytes is the length from which a requirement is refused before
-// it is parsed: facts.MaxEnvString (execve's MAX_ARG_STRLEN). The toolkit
-// hands each requirement to nvidia-container-cli as one --require=VALUE
-// argument under the same limit, so a longer value can never have been
-// given to a container process nor checked by the toolkit. It also bounds
-// the work: a real NVIDIA_REQUIRE_CUDA is under 1 KiB with about 30 terms
-// (docs/sources.md, "Forward compatibility and NVIDIA_REQUIRE_CUDA"), while 100 000 terms take at least 200 000 bytes.
+// MaxValueBytes is the length from which a requirement is refused unparsed:
+// execve's MAX_ARG_STRLEN, under which the toolkit hands each requirement
+// to nvidia-container-cli, so a longer value cannot be real. A real
+// NVIDIA_REQUIRE_CUDA is under 1 KiB.
 const MaxValueBytes = facts.MaxEnvString
 
-// LengthError is a requirement (or the CUDA_VERSION it is derived from) of
-// MaxValueBytes or more.
+// LengthError is a requirement (or its CUDA_VERSION) of MaxValueBytes or more.
 type LengthError struct {
 	Var   string // "NVIDIA_REQUIRE_CUDA"; "" when not known
 	Bytes int
@@ -262,7 +232,6 @@ func (e *LengthError) Error() string {
 		name, e.Bytes, MaxValueBytes)
 }
 
-// checkLength returns a *LengthError when value is too long to be real.
 func checkLength(name, value string) error {
 	if len(value) >= MaxValueBytes {
 		return &LengthError{Var: name, Bytes: len(value)}
@@ -270,22 +239,17 @@ func checkLength(name, value string) error {
 	return nil
 }
 
-// Validate checks the syntax of every factor of value, evaluated or not:
-// property name, operator, a non-empty value, versions for cuda, driver and
-// arch, only = and != for brand, and the length libnvidia-container can
-// report. It is stricter than an evaluation, which never looks at factors
-// after the term that held, or at a value whose property the host does not
-// know. An empty value is valid (it is always satisfied). Every bad factor
-// is reported, joined with errors.Join, each as an *ExprError.
-//
-// A value of MaxValueBytes or more is one *LengthError, not parsed.
+// Validate checks the syntax of every factor of value, evaluated or not,
+// stricter than an evaluation, which never reaches factors after the term
+// that held. Every bad factor is an *ExprError, joined with errors.Join; a
+// value of MaxValueBytes or more is one *LengthError.
 func Validate(value string) error {
 	if err := checkLength("", value); err != nil {
 		return err
 	}
 	var errs []error
-	for _, term := range fields(value, ' ') {
-		for _, text := range fields(term, ',') {
+	for term := range tokens(value, ' ') {
+		for text := range tokens(term, ',') {
 			f := parseFactor(text)
 			reason := f.problem
 			if reason == "" {

@@ -1,15 +1,8 @@
-// Package version compares dotted numeric versions the way
-// libnvidia-container does (src/cli/dsl.c, dsl_compare_version), so that a
-// driver, CUDA or compute-capability comparison here agrees with the NVIDIA
-// Container Toolkit to the last rule:
-//
-//   - a version is digits and dots only; anything else is invalid;
-//   - components compare numerically, left to right ("02" == "2", "12.10" > "12.9");
-//   - runs of dots separate components ("1..2" == "1.2");
-//   - once one side runs out, trailing zeros and dots on the other are
-//     ignored ("470.0" == "470", "471.00" == "471"); any other remainder
-//     makes that side greater ("470.57.02" > "470");
-//   - a component of 2^64-1 or more is invalid (strtoumax saturates).
+// Package version compares dotted numeric versions as libnvidia-container
+// does (src/cli/dsl.c, dsl_compare_version): digits and dots only,
+// components compared numerically, runs of dots one separator, trailing
+// zeros ignored ("471.00" == "471"), a component of 2^64-1 or more invalid
+// (strtoumax saturates).
 package version
 
 import (
@@ -22,8 +15,7 @@ import (
 // ErrInvalid is wrapped by every error Compare returns.
 var ErrInvalid = errors.New("invalid version")
 
-// Valid reports whether s contains only digits and dots and, where it is
-// not empty, starts with a digit.
+// Valid reports whether s is digits and dots, starting with a digit when not empty.
 func Valid(s string) bool {
 	if strings.Trim(s, "0123456789.") != "" {
 		return false
@@ -31,9 +23,8 @@ func Valid(s string) bool {
 	return s == "" || s[0] != '.'
 }
 
-// Compare returns -1, 0 or +1 as a is less than, equal to or greater than b.
-// It fails, wrapping ErrInvalid, where libnvidia-container's comparison
-// returns -1 ("invalid expression").
+// Compare returns -1, 0 or +1 as a is less than, equal to or greater than
+// b; it fails, wrapping ErrInvalid, where libnvidia-container's does.
 func Compare(a, b string) (int, error) {
 	for _, s := range [...]string{a, b} {
 		if strings.Trim(s, "0123456789.") != "" {
@@ -70,7 +61,6 @@ func Compare(a, b string) (int, error) {
 	}
 }
 
-// leadingNumber splits the decimal number at the start of s from the rest.
 func leadingNumber(s string) (uint64, string, error) {
 	end := 0
 	for end < len(s) && s[end] >= '0' && s[end] <= '9' {
@@ -86,8 +76,7 @@ func leadingNumber(s string) (uint64, string, error) {
 	return n, s[end:], nil
 }
 
-// MustCompare is Compare for versions known to be valid, such as table rows.
-// It panics on an invalid version: a table with a typo is a programming error.
+// MustCompare is Compare for valid versions such as table rows: a typo panics.
 func MustCompare(a, b string) int {
 	c, err := Compare(a, b)
 	if err != nil {
@@ -108,9 +97,8 @@ func AtLeast(a, b string) bool {
 	return err == nil && c >= 0
 }
 
-// Prefix returns the first n dot-separated components of s, e.g.
-// Prefix("11.8.20220929", 2) == "11.8". Components beyond s are not added.
-// Anything from the first character that is not a digit or dot is dropped.
+// Prefix returns the first n components of s ("11.8.20220929", 2: "11.8"),
+// dropping everything from the first character that is not a digit or dot.
 func Prefix(s string, n int) string {
 	end := strings.IndexFunc(s, func(r rune) bool { return (r < '0' || r > '9') && r != '.' })
 	if end >= 0 {

@@ -2,27 +2,31 @@ package redact
 
 import "strings"
 
-// tokenFormats are credentials known by their own shape, redacted wherever
-// they appear: a prefix the issuer puts on every token, then at least min
-// characters of its alphabet (docs/schema/README.md, "Secrets", has the
-// sources).
-var tokenFormats = []struct {
-	prefix string
-	min    int
-	body   func(byte) bool
-}{
-	{"ghp_", 30, alnum}, {"gho_", 30, alnum}, {"ghu_", 30, alnum}, {"ghs_", 30, alnum}, {"ghr_", 30, alnum}, // GitHub
-	{"github_pat_", 40, alnumUnderscore},
-	{"glpat-", 20, alnumDashUnderscore},                                                                    // GitLab personal access tokens
-	{"xoxa-", 10, alnumDash}, {"xoxb-", 10, alnumDash}, {"xoxe-", 10, alnumDash}, {"xoxo-", 10, alnumDash}, // Slack
-	{"xoxp-", 10, alnumDash}, {"xoxr-", 10, alnumDash}, {"xoxs-", 10, alnumDash},
-	{"hf_", 30, alnum},                                 // Hugging Face User Access Tokens
-	{"AKIA", 16, upperDigit}, {"ASIA", 16, upperDigit}, // AWS access key ids (long-term, temporary)
-	{"AIza", 35, alnumDashUnderscore}, // Google API keys
-	{"npm_", 36, alnum},               // npm access tokens
-	{"pypi-", 50, alnumDashUnderscore},
-	{"sk-", 40, alnumDashUnderscore}, // OpenAI API keys
-	{"eyJ", 20, jwtBody},             // a JWT: base64url of '{"', three parts (checked in tokens)
+// tokenFormat is a credential known by its own shape: a prefix its issuer
+// puts on every token, then at least min characters of its alphabet, in at
+// least dots+1 '.'-separated parts.
+type tokenFormat struct {
+	prefixes []string
+	min      int
+	body     func(byte) bool
+	dots     int
+}
+
+// tokenFormats are redacted wherever they appear, one row a format
+// (docs/schema/README.md, "Secrets", has the sources).
+var tokenFormats = []tokenFormat{
+	{prefixes: []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_"}, min: 30, body: alnum}, // GitHub
+	{prefixes: []string{"github_pat_"}, min: 40, body: alnumUnderscore},                // GitHub fine-grained
+	{prefixes: []string{"glpat-"}, min: 20, body: alnumDashUnderscore},                 // GitLab
+	{prefixes: []string{"xoxa-", "xoxb-", "xoxe-", "xoxo-"}, min: 10, body: alnumDash}, // Slack
+	{prefixes: []string{"xoxp-", "xoxr-", "xoxs-"}, min: 10, body: alnumDash},          // Slack
+	{prefixes: []string{"hf_"}, min: 30, body: alnum},                                  // Hugging Face
+	{prefixes: []string{"AKIA", "ASIA"}, min: 16, body: upperDigit},                    // AWS access key ids
+	{prefixes: []string{"AIza"}, min: 35, body: alnumDashUnderscore},                   // Google API keys
+	{prefixes: []string{"npm_"}, min: 36, body: alnum},                                 // npm
+	{prefixes: []string{"pypi-"}, min: 50, body: alnumDashUnderscore},                  // PyPI
+	{prefixes: []string{"sk-"}, min: 40, body: alnumDashUnderscore},                    // OpenAI
+	{prefixes: []string{"eyJ"}, min: 20, body: jwtBody, dots: 2},                       // JWT: base64url of '{"'
 }
 
 // webhookPaths are URLs whose path is the credential: whoever has it may
@@ -30,43 +34,47 @@ var tokenFormats = []struct {
 var webhookPaths = []string{"hooks.slack.com/services/", "hooks.slack.com/workflows/", "hooks.slack.com/triggers/",
 	"discord.com/api/webhooks/", "discordapp.com/api/webhooks/"}
 
-// channelToken is the path segment of a conda channel URL that carries a
-// token (https://host/t/<token>/<channel>), which conda masks in its own
-// output.
+// channelToken is the path segment of a conda channel URL before its token
+// (https://host/t/<token>/<channel>), which conda masks in its own output.
 const channelToken = "/t/"
 
-func alnum(c byte) bool               { return isLetter(c) || c >= '0' && c <= '9' }
-func alnumUnderscore(c byte) bool     { return alnum(c) || c == '_' }
-func alnumDash(c byte) bool           { return alnum(c) || c == '-' }
-func alnumDashUnderscore(c byte) bool { return alnum(c) || c == '-' || c == '_' }
-func upperDigit(c byte) bool          { return c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' }
-func jwtBody(c byte) bool             { return alnumDashUnderscore(c) || c == '.' }
+func alnum(c byte) bool { return isLetter(c) || c >= '0' && c <= '9' }
 
-// tokens replaces every credential s holds in a known shape: the token
-// formats above, PEM blocks ("-----BEGIN ...-----" to "-----END ...-----",
-// or to the end when the block is cut), webhook paths and conda channel
-// tokens.
-func tokens(s string) string {
-	s = pemBlocks(s)
+func alnumUnderscore(c byte) bool { return alnum(c) || c == '_' }
+
+func alnumDash(c byte) bool { return alnum(c) || c == '-' }
+
+func alnumDashUnderscore(c byte) bool { return alnum(c) || c == '-' || c == '_' }
+
+func upperDigit(c byte) bool { return c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' }
+
+func jwtBody(c byte) bool { return alnumDashUnderscore(c) || c == '.' }
+
+// redactTokens replaces every credential s holds in a known shape: the
+// token formats, PEM blocks, webhook paths and conda channel tokens.
+func redactTokens(s string) string {
+	s = redactPEMBlocks(s)
 	for _, f := range tokenFormats {
-		if strings.Contains(s, f.prefix) {
-			s = replaceFormat(s, f.prefix, f.min, f.body)
+		for _, p := range f.prefixes {
+			if strings.Contains(s, p) {
+				s = redactTokenFormat(s, p, f)
+			}
 		}
 	}
 	for _, p := range webhookPaths {
 		if strings.Contains(s, p) {
-			s = replaceAfter(s, p, func(c byte) bool { return alnumDashUnderscore(c) || c == '/' })
+			s = redactAfter(s, p, func(c byte) bool { return alnumDashUnderscore(c) || c == '/' })
 		}
 	}
 	if strings.Contains(s, "://") && strings.Contains(s, channelToken) {
-		s = channelTokens(s)
+		s = redactChannelTokens(s)
 	}
 	return s
 }
 
-// replaceFormat replaces each prefix that starts a word (no letter or digit
-// before it) and is followed by at least min body characters.
-func replaceFormat(s, prefix string, min int, body func(byte) bool) string {
+// redactTokenFormat replaces each prefix that starts a word and is followed
+// by a body of format f.
+func redactTokenFormat(s, prefix string, f tokenFormat) string {
 	var b strings.Builder
 	i := 0 // s[:i] is in b
 	for from := 0; ; {
@@ -80,12 +88,11 @@ func replaceFormat(s, prefix string, min int, body func(byte) bool) string {
 			continue
 		}
 		end := j + len(prefix)
-		for end < len(s) && body(s[end]) {
+		for end < len(s) && f.body(s[end]) {
 			end++
 		}
-		if end-j-len(prefix) < min || prefix == "eyJ" && strings.Count(s[j:end], ".") < 2 {
-			// A later prefix in the same run has less of it after it.
-			from = end
+		if end-j-len(prefix) < f.min || f.dots > 0 && strings.Count(s[j:end], ".") < f.dots {
+			from = end // a later prefix in the same run has less after it
 			continue
 		}
 		b.WriteString(s[i:j])
@@ -99,9 +106,8 @@ func replaceFormat(s, prefix string, min int, body func(byte) bool) string {
 	return b.String()
 }
 
-// replaceAfter replaces what follows each marker in s, as long as body
-// holds, with Placeholder.
-func replaceAfter(s, marker string, body func(byte) bool) string {
+// redactAfter replaces what follows each marker in s while body holds.
+func redactAfter(s, marker string, body func(byte) bool) string {
 	var b strings.Builder
 	i := 0
 	for {
@@ -126,8 +132,8 @@ func replaceAfter(s, marker string, body func(byte) bool) string {
 	return b.String()
 }
 
-// pemBlocks replaces every PEM block (RFC 7468) with Placeholder.
-func pemBlocks(s string) string {
+// redactPEMBlocks replaces every PEM block (RFC 7468), to its end or s's.
+func redactPEMBlocks(s string) string {
 	const begin, end = "-----BEGIN ", "-----END "
 	if !strings.Contains(s, begin) {
 		return s
@@ -157,9 +163,9 @@ func pemBlocks(s string) string {
 	return b.String()
 }
 
-// channelTokens replaces the path segment after each "/t/" that follows
-// "://" in the same word of s.
-func channelTokens(s string) string {
+// redactChannelTokens replaces the path segment after each "/t/" that
+// follows "://" in the same word of s.
+func redactChannelTokens(s string) string {
 	var b strings.Builder
 	i := 0       // s[:i] is in b
 	url := false // "://" seen in the current word

@@ -1,20 +1,13 @@
-// Command ociarchive writes the release image, `FROM scratch` holding only
-// /out/gpu-preflight (what Dockerfile.dist builds), as an OCI image layout
-// in one tar archive, for every architecture at once and byte-reproducibly:
-// the same binaries give the same archive on any host, with no engine.
+// Command ociarchive writes the release image (`FROM scratch` holding
+// /out/gpu-preflight) as one OCI image layout tar for every architecture,
+// byte-reproducibly and with no engine:
 //
 //	go run ./scripts/ociarchive -o dist/gpu-preflight-image.oci.tar -ref v1.2.3 \
 //	    amd64=dist/gpu-preflight-linux-amd64 arm64=dist/gpu-preflight-linux-arm64
 //
-// Layout (OCI image-spec v1.1, image-layout.md and image-index.md):
-// oci-layout, index.json naming one image index by -ref
-// (org.opencontainers.image.ref.name), that index listing one image
-// manifest per platform, and blobs/sha256/ holding each manifest, config
-// and uncompressed layer. Uncompressed, because a gzip stream's bytes
-// depend on the compressor's version; every tar entry has uid 0, mode
-// 0755 or 0644 and mtime 0 (the Unix epoch), in a fixed order.
-// `podman load -i`, `skopeo copy oci-archive:...` and `docker load` (25+)
-// read it.
+// The layout follows OCI image-spec v1.1 (image-layout.md, image-index.md).
+// Layers are uncompressed, since gzip's bytes depend on its version; every
+// tar entry has uid 0, a fixed mode and mtime 0, in a fixed order.
 package main
 
 import (
@@ -41,9 +34,8 @@ const (
 	mediaConfig   = "application/vnd.oci.image.config.v1+json"
 	mediaLayer    = "application/vnd.oci.image.layer.v1.tar"
 	refAnnotation = "org.opencontainers.image.ref.name"
-	// binPath is where the image holds the binary: Dockerfile.dist's and
-	// Dockerfile.example's shim target's path, so either image can be a
-	// SHIM_IMAGE.
+	// binPath is Dockerfile.dist's and Dockerfile.example's shim path, so
+	// either image can be a SHIM_IMAGE.
 	binPath = "out/gpu-preflight"
 )
 
@@ -66,7 +58,6 @@ type platform struct {
 // blobs are the content-addressed files of the layout, by digest.
 type blobs map[string][]byte
 
-// add stores b and returns its descriptor.
 func (bs blobs) add(mediaType string, b []byte) descriptor {
 	sum := sha256.Sum256(b)
 	d := "sha256:" + hex.EncodeToString(sum[:])
@@ -74,7 +65,6 @@ func (bs blobs) add(mediaType string, b []byte) descriptor {
 	return descriptor{MediaType: mediaType, Digest: d, Size: int64(len(b))}
 }
 
-// addJSON stores v as JSON.
 func (bs blobs) addJSON(mediaType string, v any) (descriptor, error) {
 	b, err := json.Marshal(v)
 	if err != nil {
@@ -106,7 +96,6 @@ func layerTar(bin []byte) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// image adds one platform's layer, config and manifest.
 func (bs blobs) image(arch string, bin []byte) (descriptor, error) {
 	layer, err := layerTar(bin)
 	if err != nil {
@@ -138,8 +127,7 @@ func (bs blobs) image(arch string, bin []byte) (descriptor, error) {
 	return md, nil
 }
 
-// write builds the layout for bins (architecture to binary) and writes its
-// tar to w.
+// write builds the layout for bins (architecture to binary) as a tar on w.
 func write(w io.Writer, ref string, bins map[string][]byte) error {
 	if ref == "" || strings.ContainsAny(ref, " \t\n") {
 		return fmt.Errorf("ref %q: want a tag such as v1.2.3", ref)
@@ -238,8 +226,8 @@ func main() {
 		fmt.Fprintf(os.Stderr, "ociarchive: %v\n", err)
 		os.Exit(1)
 	}
-	// Written beside, then renamed: a make interrupted midway leaves no
-	// archive that looks complete.
+	// Written beside, then renamed: an interrupted make leaves no archive
+	// that looks complete.
 	if err := os.WriteFile(*out+".tmp", buf.Bytes(), 0o644); err != nil {
 		fmt.Fprintf(os.Stderr, "ociarchive: %v\n", err)
 		os.Exit(1)

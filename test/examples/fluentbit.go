@@ -13,8 +13,7 @@ type FluentBitSection struct {
 	Entries [][2]string
 }
 
-// Get returns the first value of key (case-insensitive, as Fluent Bit
-// compares keys) and whether it is set.
+// Get returns the first value of key, compared case-insensitively as Fluent Bit does.
 func (s FluentBitSection) Get(key string) (string, bool) {
 	for _, e := range s.Entries {
 		if strings.EqualFold(e[0], key) {
@@ -35,15 +34,10 @@ func (s FluentBitSection) GetAll(key string) []string {
 	return out
 }
 
-// ParseFluentBit reads Fluent Bit's classic configuration format as its
-// documentation describes it. It is this suite's own because Fluent Bit
-// itself cannot run here (no Debian package) and no Go module for its
-// configuration is served; it reads structure only, and the tests check
-// the sections and keys they need ("Configuration file", classic mode): a section
-// is a [NAME] line at column 0; its entries are indented "Key Value" lines,
-// all indented with spaces by the same amount; # starts a comment line.
-// @INCLUDE and @SET are refused, because the examples do not use them and
-// a test could not follow them.
+// ParseFluentBit reads the structure of Fluent Bit's classic configuration
+// as its documentation ("Configuration file") describes it: [NAME] at column
+// 0, entries as "Key Value" lines indented alike, # comments. @INCLUDE and
+// @SET are refused: the examples do not use them and a test could not follow.
 func ParseFluentBit(src string) ([]FluentBitSection, error) {
 	var sections []FluentBitSection
 	indent := ""

@@ -12,15 +12,11 @@ import (
 	"strings"
 )
 
-// The LogQL queries of examples/logging are parsed by Grafana's own LogQL
-// grammar, @grafana/lezer-logql (the parser of Grafana's Loki query
-// editor), run by Node.js from logql/parse.mjs. Loki itself cannot be used
-// here: its module (v3) is under the AGPL, the last Apache-licensed module
-// version served (v1.6.1) predates LogQL's `| json` stage (Loki 2.0), and
-// Debian ships no Loki. What this file adds to the grammar is the
-// evaluation of the few stages the examples use, written from Loki's
-// documentation ("Log queries"); anything else is refused, so a query it
-// cannot evaluate fails instead of passing unexamined.
+// The LogQL queries of examples/logging are parsed by Grafana's own grammar,
+// @grafana/lezer-logql, run by Node.js (logql/parse.mjs): Loki's module is
+// AGPL from v3, its last Apache one predates `| json`, and Debian has none.
+// The few stages the examples use are evaluated here from Loki's "Log
+// queries" documentation; anything else is refused, never passed unexamined.
 
 // logqlNode is one node of the grammar's syntax tree.
 type logqlNode struct {
@@ -30,8 +26,8 @@ type logqlNode struct {
 	Children []logqlNode `json:"children"`
 }
 
-// find returns the nodes named name under n, n included, in query order;
-// it does not look inside a node it returns.
+// find returns the nodes named name under n, n included, in query order,
+// not looking inside one it returns.
 func (n logqlNode) find(name string) []logqlNode {
 	if n.Name == name {
 		return []logqlNode{n}
@@ -56,8 +52,7 @@ func (n logqlNode) child(names ...string) (logqlNode, bool) {
 }
 
 // firstError returns the text around the first node the parser inserted
-// where the query is not LogQL: the node's own, or where it is empty (the
-// parser inserted a missing token), its parent's.
+// where the query is not LogQL (its parent's for an empty node).
 func (n logqlNode) firstError() (string, bool) {
 	for _, c := range n.Children {
 		if c.Error {
@@ -73,11 +68,9 @@ func (n logqlNode) firstError() (string, bool) {
 	return "", false
 }
 
-// grammarDir holds parse.mjs and, once scripts/logql-grammar.sh has run
-// (make test-examples runs it), node_modules with the grammar.
+// grammarDir holds parse.mjs and the grammar scripts/logql-grammar.sh installs.
 const grammarDir = "logql"
 
-// parseLogQL parses each query with the grammar and returns the trees.
 func parseLogQL(queries []string) ([]logqlNode, error) {
 	if _, err := os.Stat(filepath.Join(grammarDir, "node_modules", "@grafana", "lezer-logql")); err != nil {
 		return nil, fmt.Errorf("the LogQL grammar (Grafana's @grafana/lezer-logql) is not installed (%v): run 'make test-examples', or 'bash scripts/logql-grammar.sh'", err)
@@ -105,9 +98,8 @@ func parseLogQL(queries []string) ([]logqlNode, error) {
 	return trees, nil
 }
 
-// LogQuery is the log pipeline of a LogQL query: the stream selector and
-// the stages after it. For a metric query such as
-// count_over_time({...} | ... [1h]) it is the inner log query.
+// LogQuery is the log pipeline of a LogQL query (of a metric query, the
+// inner one): the stream selector and the stages after it.
 type LogQuery struct {
 	Selector []Matcher // {app="train"}
 	Stages   []PipelineStage
@@ -118,16 +110,13 @@ type Matcher struct {
 	Name, Op, Value string
 }
 
-// PipelineStage is one pipeline stage: the json parser, a line filter (Op
-// "|=", "!=", "|~", "!~" on the line) or a label filter (a Matcher on an
-// extracted or stream label).
+// PipelineStage is one stage: the json parser, a line filter or a label filter.
 type PipelineStage struct {
 	Parser     string // "json"
 	LineFilter *Matcher
 	Label      *Matcher
 }
 
-// logQuery reads the log query out of a query's syntax tree.
 func logQuery(tree logqlNode) (LogQuery, error) {
 	var lq LogQuery
 	if tree.Error {
@@ -209,9 +198,8 @@ func matcher(m logqlNode) (Matcher, error) {
 	return Matcher{Name: m.Children[0].Text, Op: op, Value: v}, nil
 }
 
-// logqlString is the value of a LogQL string literal: Go's syntax, double
-// quoted or backquoted. A regular expression must compile (Loki's are
-// RE2, as Go's).
+// logqlString is a LogQL string literal's value (Go's syntax); a regular
+// expression must compile (Loki's are RE2).
 func logqlString(lit string, regex bool) (string, error) {
 	v, err := strconv.Unquote(lit)
 	if err != nil {
@@ -225,12 +213,10 @@ func logqlString(lit string, regex bool) (string, error) {
 	return v, nil
 }
 
-// Match reports whether a log line with the given stream labels passes the
-// query, evaluating the stages as Loki's documentation describes them: json
-// extracts the line's fields as labels (nested keys joined with _), a label
-// filter compares an extracted or stream label (a missing one is ""),
-// regular expressions of matchers match the whole value, those of line
-// filters any part of the line.
+// Match reports whether a line with the given stream labels passes the
+// query, as Loki's documentation evaluates it: json extracts fields as
+// labels (nested keys joined with _), a missing label is "", matchers'
+// regular expressions match the whole value, line filters' any part.
 func (lq LogQuery) Match(streamLabels map[string]string, line string) bool {
 	labels := map[string]string{}
 	for k, v := range streamLabels {
@@ -289,8 +275,7 @@ func (m Matcher) matches(v string) bool {
 	return false
 }
 
-// flatten adds obj's leaves to labels as Loki's json parser does: nested
-// keys joined with "_", values as their JSON text (strings unquoted).
+// flatten adds obj's leaves to labels as Loki's json parser does.
 func flatten(prefix string, obj map[string]any, labels map[string]string) {
 	for k, v := range obj {
 		name := k

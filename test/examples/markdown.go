@@ -9,9 +9,8 @@ import (
 	"github.com/yuin/goldmark/text"
 )
 
-// Between returns the text between the first open marker and the close
-// marker after it, without the markers. It fails when either is missing or
-// a marker appears twice: the README marks each sample exactly once.
+// Between returns the text between the open marker and the close marker
+// after it; each must appear exactly once.
 func Between(doc, open, close string) (string, error) {
 	i := strings.Index(doc, open)
 	if i < 0 {
@@ -34,9 +33,8 @@ type CodeBlock struct {
 	Body string // the lines between the fences
 }
 
-// FencedBlocks returns the fenced code blocks of md, in order, as a
-// CommonMark parser (goldmark) reads them: inside lists and quotes too, ```
-// or ~~~ fences, the fence's indentation taken off the lines.
+// FencedBlocks returns md's fenced code blocks in order, as goldmark
+// (CommonMark) reads them: in lists and quotes, ``` or ~~~, indentation off.
 func FencedBlocks(md string) []CodeBlock {
 	src := []byte(md)
 	var blocks []CodeBlock
@@ -72,8 +70,8 @@ func CodeBlocks(md string) []string {
 	return out
 }
 
-// Commands returns the shell commands in a code block: one per line, with
-// comments ("# ...", also after a command) and blank lines dropped.
+// Commands returns a code block's shell commands, one per line, without
+// comments or blank lines.
 func Commands(block string) []string {
 	var cmds []string
 	for _, line := range strings.Split(block, "\n") {

@@ -1,8 +1,7 @@
 // Package fakecuda builds a fake libcuda.so.1 for the tests and writes the
-// scenarios it plays. The library is compiled from c/fake.c against the
-// probe's own declarations of the driver API (cmd/gpu-preflight-nvml's
-// cudadrv.h), so it defines exactly the entry points the probe resolves,
-// under the names the real library exports.
+// scenarios it plays. It is compiled against the probe's own declarations
+// (cmd/gpu-preflight-nvml/cudadrv.h), so it defines exactly the entry
+// points the probe resolves, under the real library's names.
 package fakecuda
 
 import (
@@ -38,13 +37,11 @@ func sources() (fake, header string, err error) {
 	return filepath.Join(dir, "c"), filepath.Join(dir, "..", "..", "cmd", "gpu-preflight-nvml"), nil
 }
 
-// Build compiles the fake library into dir/libcuda.so.1, reading its
-// scenario from FAKE_CUDA_SCENARIO. It needs gcc.
+// Build compiles the fake library into dir/libcuda.so.1 with gcc.
 func Build(dir string) (string, error) { return build(dir, EnvScenario) }
 
-// BuildCompat compiles a second copy into dir/libcuda.so.1 that reads
-// FAKE_CUDA_COMPAT_SCENARIO instead: put dir first on the library path
-// and the scenario played tells which copy the dynamic linker chose.
+// BuildCompat compiles a second copy into dir that reads
+// FAKE_CUDA_COMPAT_SCENARIO: the scenario played tells which copy ld.so chose.
 func BuildCompat(dir string) (string, error) { return build(dir, EnvCompatScenario) }
 
 func build(dir, env string) (string, error) {
@@ -64,8 +61,7 @@ func build(dir, env string) (string, error) {
 	return lib, nil
 }
 
-// Exports lists the functions a built library defines, from its dynamic
-// symbol table (nm -D --defined-only).
+// Exports lists the functions a built library defines (nm -D --defined-only).
 func Exports(lib string) ([]string, error) {
 	out, err := exec.Command("nm", "-D", "--defined-only", lib).Output()
 	if err != nil {
@@ -81,9 +77,8 @@ func Exports(lib string) ([]string, error) {
 	return names, nil
 }
 
-// ProbeSymbols lists the entry points the probe resolves: the SYM table of
-// cmd/gpu-preflight-nvml/cudadrv.c, which the fake must define exactly and
-// the real library must export.
+// ProbeSymbols lists the entry points the probe resolves, cudadrv.c's SYM
+// table, which the fake must define exactly and the real library export.
 func ProbeSymbols() ([]string, error) {
 	_, header, err := sources()
 	if err != nil {

@@ -11,18 +11,14 @@ import (
 
 // Scenario is what the fake library answers.
 type Scenario struct {
-	Name string
-	// Init is "ok", "hang" (cuInit never returns) or a CUresult code.
-	Init string
-	// Version is cuDriverGetVersion's answer, 12040 for CUDA 12.4.
-	Version int
-	// Devices hold each device's facts and scripted failures (see
-	// c/fake.c): name uuid busid cc mode total free, and a step name
-	// (device context memory module alloc launch copy fatbin release)
-	// with the code its call returns.
+	Name    string
+	Init    string // "ok", "hang" (cuInit never returns) or a CUresult code
+	Version int    // cuDriverGetVersion's answer, 12040 for CUDA 12.4
+	// Devices hold each device's facts (name uuid busid cc mode total free) and
+	// steps (device context memory module alloc launch copy fatbin release) with
+	// the code its call returns (c/fake.c).
 	Devices []map[string]string
-	// Ledger, when set, is the file the library keeps what it holds in.
-	Ledger string
+	Ledger  string // the file the library keeps what it holds in, when set
 }
 
 // Text renders the scenario file fake.c reads.
@@ -43,8 +39,7 @@ func (s Scenario) Write(dir string) (string, error) {
 	return p, os.WriteFile(p, []byte(s.Text()), 0o644)
 }
 
-// Fail returns a copy of s in which step fails with code on device i
-// (every device when i < 0).
+// Fail returns a copy of s in which step fails with code on device i (all when i < 0).
 func (s Scenario) Fail(step string, code, i int) Scenario {
 	out := s.clone()
 	out.Name = fmt.Sprintf("%s-%s-%d", s.Name, step, code)
@@ -56,8 +51,7 @@ func (s Scenario) Fail(step string, code, i int) Scenario {
 	return out
 }
 
-// WrongValue returns a copy of s whose kernel writes a wrong value on
-// device i.
+// WrongValue returns a copy of s whose kernel writes a wrong value on device i.
 func (s Scenario) WrongValue(i int) Scenario {
 	out := s.clone()
 	out.Name = s.Name + "-wrong-value"
@@ -77,9 +71,8 @@ func (s Scenario) clone() Scenario {
 	return out
 }
 
-// H100 is device i of a DGX H100 as CUDA reports it: the name, the 80 GiB
-// of HBM3 (81559 MiB as nvidia-smi shows it), compute capability 9.0, the
-// bus ids of that board in CUDA's 4-digit-domain form.
+// H100 is device i of a DGX H100 as CUDA reports it (81559 MiB as
+// nvidia-smi shows it, compute capability 9.0, the board's bus ids).
 func H100(i int) map[string]string {
 	bus := []string{"18", "2A", "3A", "5D", "9A", "AB", "BA", "DB"}
 	total := uint64(81559) << 20

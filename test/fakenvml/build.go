@@ -19,8 +19,7 @@ const Soname = "libnvidia-ml.so.1"
 
 // Header returns the path of go-nvml's nvml.h in the module cache.
 func Header() (string, error) {
-	// Asked in this package's own module, which requires go-nvml, so a
-	// test in another module (test/examples) finds the same header.
+	// Asked in this package's module, so another module's test finds the same header.
 	src, err := sourceDir()
 	if err != nil {
 		return "", err
@@ -47,12 +46,10 @@ func sourceDir() (string, error) {
 	return filepath.Dir(file), nil
 }
 
-// Build compiles the fake library into dir and returns its path
-// (dir/libnvidia-ml.so.1). It needs gcc.
+// Build compiles the fake library into dir (dir/libnvidia-ml.so.1) with gcc.
 func Build(dir string) (string, error) { return BuildWith(dir, "gcc") }
 
-// BuildWith is Build with another C compiler, such as Debian's
-// aarch64-linux-gnu-gcc for the linux/arm64 probe under qemu.
+// BuildWith is Build with another C compiler (aarch64-linux-gnu-gcc for arm64).
 func BuildWith(dir, cc string) (string, error) {
 	header, err := Header()
 	if err != nil {

@@ -25,14 +25,10 @@ const (
 // Scenario is what the fake library answers. Facts not set make their NVML
 // call return NOT_SUPPORTED; a value "!N" makes it return code N.
 type Scenario struct {
-	Name string
-	// Init is "ok", "hang" (nvmlInit never returns) or a return code.
-	Init string
-	// System holds driver, nvml, cuda (v1), cuda_v2 and count.
-	System map[string]string
-	// GPUs hold each GPU's facts: name uuid busid brand cc arch memory mig
-	// persistence ecc retired minor migmax migdevices handle.
-	GPUs []map[string]string
+	Name   string
+	Init   string              // "ok", "hang" (nvmlInit never returns) or a return code
+	System map[string]string   // driver, nvml, cuda (v1), cuda_v2 and count
+	GPUs   []map[string]string // name uuid busid brand cc arch memory mig persistence ecc retired minor migmax migdevices handle
 }
 
 // Fail is the value that makes a call return NVML return code code.
@@ -41,8 +37,7 @@ func Fail(code int) string { return "!" + strconv.Itoa(code) }
 // Text renders the scenario file fake.c reads.
 func (s Scenario) Text() string { return fakescenario.Text(s.Name, s.Init, s.System, s.GPUs) }
 
-// Write saves the scenario in dir and returns the path to set in
-// FAKE_NVML_SCENARIO.
+// Write saves the scenario in dir and returns the path for FAKE_NVML_SCENARIO.
 func (s Scenario) Write(dir string) (string, error) {
 	p := filepath.Join(dir, s.Name+".scenario")
 	return p, os.WriteFile(p, []byte(s.Text()), 0o644)
@@ -57,17 +52,14 @@ func system(driver string, cuda, count int) map[string]string {
 	}
 }
 
-// uuid makes a stable GPU UUID for GPU i of a model.
 func uuid(model, i int) string {
 	return fmt.Sprintf("GPU-%08x-%04x-%04x-%04x-%012x", 0x5eed0000+model, i, 0x4000+i, 0x8000+model, 0x1000+i)
 }
 
-// Models: names, brands (nvmlBrandType_t), compute capability, architecture
-// (nvmlDeviceArchitecture_t) and memory as NVML reports them for these
-// parts (docs/sources.md, "Requirement facts of the host"; memory totals as nvidia-smi shows them:
-// H100 SXM 81559 MiB, V100 SXM2 16 GB 16384 MiB, RTX 4090 24564 MiB).
-// Hopper, Ampere data-centre and GeForce parts answer NOT_SUPPORTED for
-// retired pages (row remapping replaced it), GeForce for ECC and MIG too.
+// Models as NVML reports them (docs/sources.md, "Requirement facts of the
+// host"; memory as nvidia-smi shows it: H100 SXM 81559 MiB, V100 SXM2 16 GB
+// 16384 MiB, RTX 4090 24564 MiB). Hopper, Ampere data-centre and GeForce
+// parts answer NOT_SUPPORTED for retired pages, GeForce for ECC and MIG too.
 
 // h100 is GPU i of a DGX H100 (bus ids as on that board).
 func h100(i int) map[string]string {
@@ -166,9 +158,8 @@ func DriverNotLoaded() Scenario {
 	return Scenario{Name: "driver-not-loaded", Init: strconv.Itoa(ErrorDriverNotLoaded)}
 }
 
-// FieldErrors is two H100s where single calls fail: the _v2 CUDA version
-// (no libcuda, so v1 answers), GPU 0's UUID, GPU 1's persistence mode and
-// name, and a third GPU whose handle cannot be had.
+// FieldErrors is two H100s where single calls fail (the _v2 CUDA version,
+// GPU 0's UUID, GPU 1's persistence mode and name), and a third GPU without a handle.
 func FieldErrors() Scenario {
 	s := Scenario{Name: "field-errors", Init: "ok", System: system("550.54.15", 12040, 3), GPUs: fakescenario.Devices(3, h100)}
 	s.System["cuda_v2"] = Fail(ErrorLibraryNotFound)
@@ -179,9 +170,8 @@ func FieldErrors() Scenario {
 	return s
 }
 
-// Unhealthy is four A100s on 550.54.15 with what gpu-health warns about:
-// GPU 0 in MIG mode with no MIG device, GPU 1 with uncorrected ECC errors,
-// GPU 2 with retired pages pending, GPU 3 with persistence mode off.
+// Unhealthy is four A100s with what gpu-health warns about: MIG without a
+// device, uncorrected ECC errors, retired pages pending, persistence off.
 func Unhealthy() Scenario {
 	s := Scenario{Name: "unhealthy", Init: "ok", System: system("550.54.15", 12040, 4), GPUs: fakescenario.Devices(4, a100)}
 	s.GPUs[0]["mig"], s.GPUs[0]["migmax"], s.GPUs[0]["migdevices"] = "1 1", "7", "0"

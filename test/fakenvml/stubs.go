@@ -8,15 +8,12 @@ import (
 )
 
 var (
-	// comments are removed before prototypes are looked for, so a
-	// prototype quoted in documentation is not taken for a declaration.
+	// Comments go first, so a prototype quoted in documentation is no declaration.
 	blockComment = regexp.MustCompile(`(?s)/\*.*?\*/`)
 	lineComment  = regexp.MustCompile(`//[^\n]*`)
-	// prototype matches nvml.h's declarations of entry points returning
-	// nvmlReturn_t, with or without DEPRECATED(x.y), over several lines.
+	// prototype: nvml.h's nvmlReturn_t entry points, DEPRECATED(x.y) or not, over lines.
 	prototype = regexp.MustCompile(`(?s)nvmlReturn_t\s+DECLDIR\s+(nvml\w+)\s*\(([^;]*?)\)\s*;`)
-	// definition finds the functions fake.c defines at the start of a line,
-	// plainly or through its UINT_GETTER macro.
+	// definition: fake.c's functions at a line's start, plain or through UINT_GETTER.
 	definition = regexp.MustCompile(`(?m)^(?:nvmlReturn_t\s+(nvml\w+)\s*\(|UINT_GETTER\((nvml\w+),|const char \*(nvml\w+)\()`)
 )
 
@@ -45,10 +42,9 @@ func Defined(source []byte) map[string]bool {
 }
 
 // Stubs generates C definitions returning NVML_ERROR_NOT_SUPPORTED for
-// every entry point in header that source does not define. The file is
-// compiled with NVML_NO_UNVERSIONED_FUNC_DEFS, as go-nvml compiles its
-// bindings, so both nvmlInit and nvmlInit_v2 (and the like) are declared
-// and each gets its own symbol.
+// every entry point of header that source does not define, compiled with
+// NVML_NO_UNVERSIONED_FUNC_DEFS as go-nvml's bindings are, so nvmlInit and
+// nvmlInit_v2 each get a symbol.
 func Stubs(header, source []byte) ([]byte, error) {
 	entries := EntryPoints(header)
 	if len(entries) < 100 {

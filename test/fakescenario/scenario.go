@@ -1,7 +1,6 @@
 // Package fakescenario writes the scenario files both fake driver libraries
-// (test/fakenvml, test/fakecuda) read through scenario.h: a "#" line naming
-// the scenario, how init answers, then one fact per line, "key value" for
-// the driver and "i key value" for device i.
+// read through scenario.h: a "#" name line, init's answer, then "key value"
+// per driver fact and "i key value" per fact of device i.
 package fakescenario
 
 import (
@@ -11,8 +10,7 @@ import (
 	"strings"
 )
 
-// Text renders a scenario file. Facts are written in key order, so a
-// scenario's file is the same from run to run.
+// Text renders a scenario file, facts in key order so it is stable.
 func Text(name, init string, driver map[string]string, devices []map[string]string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# %s\ninit %s\n", name, init)

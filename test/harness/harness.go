@@ -1,7 +1,6 @@
 // Package harness is what every test suite needs around the code it tests:
-// where the repository and the download cache are, running a command with a deadline, and walking
-// the JSON a command printed. The suites of both Go modules (this one and
-// test/examples) import it, and so do the command's own tests.
+// the repository and the download cache, a command run with a deadline, and
+// the JSON a command printed. Both Go modules' suites import it.
 package harness
 
 import (
@@ -41,9 +40,8 @@ func Root(t testing.TB) string {
 	return dir
 }
 
-// CacheDir is the folder downloads are cached in, outside the clone:
-// scripts/cache-dir.sh's answer ($CACHE, which make exports, else a system
-// or per-user folder), so a fresh clone downloads nothing again.
+// CacheDir is where downloads are cached, outside the clone:
+// scripts/cache-dir.sh's answer, so a fresh clone downloads nothing again.
 func CacheDir() (string, error) {
 	root, err := RootDir()
 	if err != nil {
@@ -76,10 +74,9 @@ type Result struct {
 	Code           int
 }
 
-// Run runs name with env (as exec.Cmd takes it: nil is this process's) in dir and
-// returns how it ended. A command still running after limit is killed and
-// fails the test, as does one that cannot start; a non-zero exit is the
-// caller's to judge.
+// Run runs name with env (nil: this process's) in dir and returns how it
+// ended. One still running after limit is killed and fails the test, as
+// does one that cannot start; a non-zero exit is the caller's to judge.
 func Run(t testing.TB, limit time.Duration, dir string, env []string, name string, args ...string) Result {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), limit)
@@ -102,9 +99,8 @@ func Run(t testing.TB, limit time.Duration, dir string, env []string, name strin
 	return r
 }
 
-// Field walks decoded JSON (what encoding/json gives an any) down the
-// object keys of path: Field(rec, "decision", "action"). It is nil where a
-// key is missing or a step is not an object.
+// Field walks decoded JSON down the object keys of path,
+// Field(rec, "decision", "action"); nil where a key or an object is missing.
 func Field(v any, path ...string) any {
 	for _, p := range path {
 		m, ok := v.(map[string]any)

@@ -1,9 +1,7 @@
-// Package ocihook is what the container suites' createContainer hooks do:
-// fill /proc/driver in a container the way the NVIDIA Container Toolkit
-// does. runc (under podman too) refuses OCI mounts under /proc, but runs
-// createContainer hooks in the container's mount namespace after its mounts
-// and before pivot_root (OCI runtime spec, "createContainer Hooks"), so a
-// hook can mount there itself.
+// Package ocihook fills /proc/driver in a container as the NVIDIA Container
+// Toolkit does. runc refuses OCI mounts under /proc but runs createContainer
+// hooks in the container's mount namespace before pivot_root (OCI runtime
+// spec, "createContainer Hooks"), so a hook mounts there itself.
 package ocihook
 
 import (
@@ -17,15 +15,13 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// State is what a hook learns of its container: the state runc writes on
-// the hook's stdin (OCI runtime spec, "State") and, from the bundle's
-// config.json, where the container's root file system is.
+// State is what a hook learns of its container: runc's state on its stdin
+// (OCI runtime spec, "State") and the root file system from config.json.
 type State struct {
 	ID          string            `json:"id"`
 	Bundle      string            `json:"bundle"`
 	Annotations map[string]string `json:"annotations"`
-	// RootFS is config.json's root.path, made absolute: at createContainer
-	// the container's mounts are there, its procfs at RootFS/proc.
+	// RootFS is config.json's root.path, absolute; its procfs is RootFS/proc.
 	RootFS string `json:"-"`
 }
 
@@ -57,9 +53,8 @@ func ReadState(r io.Reader) (State, error) {
 	return st, nil
 }
 
-// FillProcDriver mounts a tmpfs over rootfs/proc/driver, copies the tree
-// src into it (src/nvidia/version, src/nvidia/gpus/...), and makes it
-// read-only, as the toolkit's own tmpfs is.
+// FillProcDriver mounts a tmpfs over rootfs/proc/driver, copies src into it
+// and makes it read-only, as the toolkit's own tmpfs is.
 func FillProcDriver(rootfs, src string) error {
 	dst := filepath.Join(rootfs, "proc", "driver")
 	const flags = unix.MS_NOSUID | unix.MS_NODEV | unix.MS_NOEXEC

@@ -1,9 +1,6 @@
 // Package procdriver writes a host's /proc/driver/nvidia tree as the NVIDIA
-// kernel module presents it: the NVRM version line and one information
-// file per GPU. The suites lay it out under a prepared root
-// (PREFLIGHT_HOST_ROOT) or hand it to the createContainer hook
-// (test/ocihook) that mounts it into a container, as the NVIDIA Container
-// Toolkit does.
+// kernel module presents it, for a prepared root (PREFLIGHT_HOST_ROOT) or
+// the createContainer hook that mounts it (test/ocihook).
 package procdriver
 
 import (
@@ -30,11 +27,9 @@ type GPU struct {
 var H100 = GPU{Model: "NVIDIA H100 80GB HBM3", UUID: "GPU-00000000-0000-0000-0000-000000000000", Bus: "0000:18:00.0"}
 
 // Write lays out dir/nvidia/version and dir/nvidia/gpus/<bus>/information,
-// read-only as in procfs. dir is what /proc/driver is: a root's
-// proc/driver, or the tree a hook copies there. The formats are the
-// kernel module's (the proprietary module's NVRM line, the tab-aligned
-// information file), as preflight/host parses them and as its comments
-// quote real files; the build date, BIOS and IRQ values are illustrative.
+// read-only, dir standing for /proc/driver. The formats are the kernel
+// module's, as preflight/host quotes them; build date, BIOS and IRQ are
+// illustrative.
 func (d Driver) Write(dir string) error {
 	nv := filepath.Join(dir, "nvidia")
 	if err := os.MkdirAll(filepath.Join(nv, "gpus"), 0o755); err != nil {

@@ -9,9 +9,8 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Open returns both ends of a new pseudo-terminal, closed at the end of
-// the test. A machine without /dev/ptmx fails the test: terminal output
-// cannot be tested there.
+// Open returns both ends of a new pseudo-terminal, closed at the test's
+// end; without /dev/ptmx the test fails.
 func Open(t testing.TB) (master, slave *os.File) {
 	t.Helper()
 	m, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY, 0)

@@ -1,14 +1,8 @@
-// Package redacttest holds the secrets corpus: the ways the tools a
-// training container runs take a credential on their command line, each
-// as its documentation shows it, with the credential that no output of
-// gpu-preflight may carry and the words that must stay so the record still
-// names the command. report/redact's unit tests and cmd/gpu-preflight's end
-// to end test read the one table.
-//
-// Kubernetes expands $(VAR) in a container's command and args, so a secret
-// from a Secret-backed variable lands in argv exactly like this. Each
-// form's comment names the documentation it is taken from; the values are
-// made up (random letters, never a real credential).
+// Package redacttest holds the secrets corpus: the ways the tools a training
+// container runs take a credential on their command line (Kubernetes
+// expands $(VAR) into argv), each as its documentation shows it, with the
+// credential no output may carry and the words that must stay. Each form's
+// comment names its source; the values are made up.
 package redacttest
 
 import (
@@ -18,26 +12,21 @@ import (
 
 // Form is one way a credential reaches argv.
 type Form struct {
-	// Name is the test name.
 	Name string
-	// Argv is the command, Argv[0] the program.
-	Argv []string
-	// Secrets are the credentials in Argv: neither one of them nor any
-	// FragmentBytes-long piece of one may appear in any output.
+	Argv []string // Argv[0] is the program
+	// Secrets are the credentials in Argv: none of them, nor any
+	// FragmentBytes-long piece, may appear in any output.
 	Secrets []string
-	// Keep are elements of Argv that must appear unchanged in the
-	// recorded argv, so that a rollback can tell which command ran: the
-	// program, and flags and values that are no credential.
+	// Keep must appear unchanged in the recorded argv, so a rollback can tell
+	// which command ran: the program and what is no credential.
 	Keep []string
 }
 
-// FragmentBytes is the length of the pieces of a secret no output may
-// hold: a secret cut short (redacted up to a ';', say) still leaks.
+// FragmentBytes is the piece of a secret no output may hold: a secret cut short still leaks.
 const FragmentBytes = 6
 
-// Leaks reports every secret of secrets, or piece of one
-// FragmentBytes long, that out holds as it is or as JSON
-// escapes it.
+// Leaks reports every secret, or FragmentBytes-long piece of one, that out
+// holds as it is or as JSON escapes it.
 func Leaks(out string, secrets []string) []string {
 	var found []string
 	for _, s := range secrets {
@@ -52,7 +41,6 @@ func Leaks(out string, secrets []string) []string {
 	return found
 }
 
-// fragments is s and every piece of it FragmentBytes long.
 func fragments(s string) []string {
 	out := []string{s}
 	for i := 0; i+FragmentBytes <= len(s); i++ {
@@ -61,18 +49,15 @@ func fragments(s string) []string {
 	return out
 }
 
-// pem is a private key block as ssh-keygen and openssl write it; its body
-// is the secret.
+// pem is a private key block as ssh-keygen and openssl write it; the body is the secret.
 const pemBody = "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW\nQyNTUxOQAAACDQk3vXw9PqTzLmRrYcVbNhGjKsFaEuWiOpIxZyHtMdBwAAAJgKq7Tz"
 
-// pemLines are the body's lines, each a secret (outputs escape the
-// newline between them).
+// pemLines are the body's lines, each a secret (outputs escape the newline).
 var pemLines = []string{pemBody[:strings.IndexByte(pemBody, '\n')], pemBody[strings.IndexByte(pemBody, '\n')+1:]}
 
 const pem = "-----BEGIN OPENSSH PRIVATE KEY-----\n" + pemBody + "\n-----END OPENSSH PRIVATE KEY-----\n"
 
-// jwt is a JSON Web Token (RFC 7519, section 3.1's layout): header,
-// claims and signature, each base64url.
+// jwt is a JSON Web Token (RFC 7519, section 3.1): header, claims, signature.
 const jwt = "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiJRbVp4V3ZUcUtyIn0.Yq3NfLw8ZpTxMvKbHcRdJsGe2aUo7iQk9yWl0En4Xt"
 
 // Forms is the corpus.
@@ -225,13 +210,11 @@ var Forms = []Form{
 	{"docker-login-stdin", []string{"sh", "-c", "echo Ez3KqTw8XmVp | docker login -u u --password-stdin r.example.com"}, []string{"Ez3KqTw8XmVp"}, []string{"sh", "-c"}},
 	{"docker-run-env", []string{"docker", "run", "-e", "DB_PASSWORD=Fw8TzKq3MpLn", "train:1"}, []string{"Fw8TzKq3MpLn"}, []string{"docker", "run", "-e", "train:1"}},
 
-	// The forms of issue 24 that leaked before: a PEM block after a
-	// credential flag (its "-----BEGIN" is no flag) and as a positional
-	// argument, a value that runs past ';' and '&', escaped JSON, a quoted
-	// two-word password inside a command line, attached short flags, the
-	// credential names jwt, bearer, pwd, pw, sig, JSON "pass"/"pwd",
-	// webhooks, token formats on their own, user:password@host without a
-	// scheme (torchrun's --rdzv-endpoint, PET_RDZV_ENDPOINT).
+	// Forms a redactor that reads flags alone misses: a PEM block after a
+	// flag and alone, a value past ';' and '&', escaped JSON, a quoted
+	// password in a command line, attached short flags, the names jwt,
+	// bearer, pwd, pw, sig, JSON "pass", webhooks, bare token formats,
+	// user:password@host without a scheme (torchrun's --rdzv-endpoint).
 	{"pem-after-ssh-key", []string{"deploy", "--ssh-key", pem, "--host", "gpu-1"}, pemLines, []string{"deploy", "--ssh-key", "--host", "gpu-1"}},
 	{"pem-positional", []string{"install-key", pem}, pemLines, []string{"install-key"}},
 	{"flag-value-past-semicolon", []string{"app", "--db-password=Gq3S;Tail&Zx8WkV"}, []string{"Gq3S;Tail&Zx8WkV", "Tail&Zx8WkV"}, []string{"app"}},

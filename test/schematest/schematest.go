@@ -1,13 +1,8 @@
-// Package schematest validates provenance records against the JSON Schema in
-// docs/schema, for any test suite that writes records: unit tests, the
-// end-to-end and container suites.
-//
-// It uses github.com/santhosh-tekuri/jsonschema/v6, a maintained, complete
-// draft 2020-12 validator that passes the official JSON-Schema-Test-Suite:
-// a home-made subset validator could silently ignore a keyword the schema
-// relies on. Only tests import this package, so the validator (and its
-// golang.org/x/text dependency) never enters the gpu-preflight binary; keep
-// it out of any package the shim imports.
+// Package schematest validates provenance records against docs/schema for
+// any suite that writes them, with github.com/santhosh-tekuri/jsonschema/v6,
+// a complete draft 2020-12 validator (a home-made subset could silently
+// ignore a keyword). Only tests may import it: keep the validator out of the
+// shim.
 package schematest
 
 import (
@@ -49,9 +44,8 @@ func provenance() (*jsonschema.Schema, error) {
 	return compiled, errLoad
 }
 
-// Check validates one provenance record (the JSON of a record file, a
-// ledger line, or the "record" field of the provenance log line) and returns
-// an error describing every violation, or nil.
+// Check validates one provenance record (a record file, a ledger line, the
+// provenance log line's "record") and returns every violation, or nil.
 func Check(record []byte) error {
 	sch, err := provenance()
 	if err != nil {
@@ -76,7 +70,7 @@ func Validate(t testing.TB, record []byte) {
 }
 
 // ValidateOnlyRecord fails t unless dir holds exactly one record file
-// (*.json) and it matches the schema; it returns the record.
+// (*.json) that matches the schema, and returns it.
 func ValidateOnlyRecord(t testing.TB, dir string) []byte {
 	t.Helper()
 	files, _ := filepath.Glob(filepath.Join(dir, "*.json"))
@@ -97,8 +91,7 @@ var (
 	traceErr      error
 )
 
-// CheckTrace validates the output of `gpu-preflight trace --json` against
-// docs/schema/trace.v1.schema.json.
+// CheckTrace validates `gpu-preflight trace --json` against docs/schema/trace.v1.schema.json.
 func CheckTrace(out []byte) error {
 	traceOnce.Do(func() {
 		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(schema.TraceV1))

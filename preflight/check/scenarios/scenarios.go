@@ -1,6 +1,5 @@
-// Package scenarios holds the driver and GPU nodes the checks are tested
-// on, for tests elsewhere (the affinity agreement test in test/examples)
-// to judge the same nodes.
+// Package scenarios holds the nodes the checks are tested on, so tests
+// elsewhere (test/examples) judge the same nodes.
 package scenarios
 
 import "github.com/gpu-preflight/gpu-preflight/preflight/facts"
@@ -13,7 +12,7 @@ type Node struct {
 
 // Host is a host with the driver reporting CUDA version cuda, and gpus.
 func Host(driver, cuda string, gpus ...facts.GPU) facts.Host {
-	return facts.Host{Driver: facts.Driver{Version: driver, CUDAVersion: cuda, Source: "procfs"}, GPUs: gpus}
+	return facts.Host{Driver: facts.Driver{Version: driver, CUDAVersion: cuda, Source: facts.DriverFromProcfs}, GPUs: gpus}
 }
 
 // GPUs are n GPUs of one model, brand and compute capability.
@@ -25,9 +24,8 @@ func GPUs(n int, name, brand, cc string) []facts.GPU {
 	return out
 }
 
-// Nodes are the hosts of the check and require tests (driver -> CUDA
-// version as the driver reports it), each with the GPUs those tests give
-// it, plus the data-center and consumer GPUs of each generation on them.
+// Nodes are the hosts of the check and require tests, with the data-center
+// and consumer GPUs of each generation.
 var Nodes = []Node{
 	{"V100-R450.51", Host("450.51.06", "11.0", GPUs(1, "Tesla V100-SXM2-32GB", "Tesla", "7.0")...)},
 	{"V100-R450.80", Host("450.80.02", "11.0", GPUs(1, "Tesla V100-SXM2-32GB", "Tesla", "7.0")...)},

@@ -6,19 +6,15 @@ import (
 	"encoding/binary"
 )
 
-// Dyn is one dynamic entry: a tag and its value (a string table offset for
-// DT_NEEDED, DT_SONAME, DT_RPATH and DT_RUNPATH).
+// Dyn is one dynamic entry: a tag and its value.
 type Dyn struct {
 	Tag elf.DynTag
 	Val uint64
 }
 
-// DynamicObject is an ELF64 x86-64 shared object written byte by byte:
-// a dynamic section of entries linked to the string table strtab, and
-// nothing else. No toolchain writes the hostile shapes tests need (a
-// NUL-less .dynstr, thousands of DT_NEEDED entries naming one string), so
-// these are built here; what ReadDynamic reads of real objects is proved
-// against readelf on gcc's and Debian's.
+// DynamicObject is an ELF64 x86-64 shared object of a dynamic section and
+// its string table, nothing else: no toolchain writes the hostile shapes
+// tests need (a NUL-less .dynstr, thousands of DT_NEEDED naming one string).
 func DynamicObject(entries []Dyn, strtab []byte) []byte {
 	le := binary.LittleEndian
 	dyn := make([]byte, 16*len(entries))
@@ -73,10 +69,8 @@ const (
 )
 
 // OneStringCache is an ld.so.cache of the given format and size whose n
-// entries all name, as soname and as path, one string of strLen bytes
-// (glibc's sysdeps/generic/dl-cache.h layouts; the entries are
-// libc6/x86-64). A cache of n entries that do not fit in size is larger
-// than size.
+// libc6/x86-64 entries all name one string of strLen bytes (dl-cache.h
+// layouts); one that does not fit in size is larger.
 func OneStringCache(format string, n, strLen, size int) []byte {
 	le := binary.LittleEndian
 	var b []byte

@@ -36,9 +36,8 @@ func GCC(t testing.TB) string {
 	return cc
 }
 
-// Build compiles l under dir: a shared library when it has a soname, else a
-// program. Each library defines a function named after its soname that
-// its dependents call, so that linking records DT_NEEDED.
+// Build compiles l under dir, a shared library when it has a soname, each
+// defining a function named after its soname so that linking records DT_NEEDED.
 func Build(t testing.TB, dir string, l Lib) string {
 	t.Helper()
 	cc := GCC(t)
@@ -48,8 +47,6 @@ func Build(t testing.TB, dir string, l Lib) string {
 	}
 	src := out + ".c"
 	var body strings.Builder
-	// A library's function is named after the part of its name before
-	// ".so", which its file name and its soname share.
 	syms := make([]string, len(l.Needs))
 	for i, n := range l.Needs {
 		syms[i] = Symbol(filepath.Base(n))
@@ -89,8 +86,7 @@ func Build(t testing.TB, dir string, l Lib) string {
 
 var nonIdent = regexp.MustCompile(`[^A-Za-z0-9]`)
 
-// Symbol is the function a library named name ("libcudnn.so.9" or
-// "libcudnn.so.9.1.0") defines.
+// Symbol is the function a library named name ("libcudnn.so.9") defines.
 func Symbol(name string) string {
 	base, _, _ := strings.Cut(name, ".so")
 	return "f_" + nonIdent.ReplaceAllString(base, "_")

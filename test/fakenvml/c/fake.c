@@ -300,3 +300,186 @@ nvmlReturn_t nvmlDeviceGetMigDeviceHandleByIndex(nvmlDevice_t device, unsigned i
 	migDevice->handle = (struct nvmlDevice_st *)(uintptr_t)(0x10000 * (gpu + 1) + index);
 	return NVML_SUCCESS;
 }
+
+/*
+ * Health calls (docs/node-health.md), per GPU:
+ *   remap <corr> <unc> <pending> <failed>    nvmlDeviceGetRemappedRows
+ *   fabric <state> <status> <clique> <mask>  nvmlDeviceGetGpuFabricInfo(V); fabricuuid <32 hex digits>
+ *   used <bytes>, reserved <bytes>           nvmlDeviceGetMemoryInfo_v2, with memory as the total
+ *   procs <pid>:<bytes> ...                  nvmlDeviceGetComputeRunningProcesses, every version
+ *   computemode <n>                          nvmlDeviceGetComputeMode
+ *   nvlink <0|1> ...                         nvmlDeviceGetNvLinkState, one state per link
+ *   pciegen, pciemaxgen, pciegpumaxgen <n>   nvmlDevice{Curr,Max,GpuMax}PcieLinkGeneration
+ *   pciewidth, pciemaxwidth <n>              nvmlDevice{Curr,Max}PcieLinkWidth
+ *   clocks <mask>                            nvmlDeviceGetCurrentClocks{Event,Throttle}Reasons
+ */
+
+/* field returns the n-th space-separated number of key's value. */
+static nvmlReturn_t field(nvmlDevice_t device, const char *key, int n, unsigned long long *out)
+{
+	const char *v;
+	char *end;
+	nvmlReturn_t r = answer(device_index(device), key, &v);
+
+	if (r != NVML_SUCCESS)
+		return r;
+	for (int i = 0;; i++) {
+		unsigned long long x = strtoull(v, &end, 0);
+		if (end == v)
+			return NVML_ERROR_UNKNOWN;
+		if (i == n) {
+			*out = x;
+			return NVML_SUCCESS;
+		}
+		v = end;
+	}
+}
+
+nvmlReturn_t nvmlDeviceGetRemappedRows(nvmlDevice_t device, unsigned int *corrRows, unsigned int *uncRows,
+				       unsigned int *isPending, unsigned int *failureOccurred)
+{
+	unsigned int *out[] = {corrRows, uncRows, isPending, failureOccurred};
+
+	for (int i = 0; i < 4; i++) {
+		unsigned long long x;
+		nvmlReturn_t r = field(device, "remap", i, &x);
+		if (r != NVML_SUCCESS)
+			return r;
+		*out[i] = (unsigned int)x;
+	}
+	return NVML_SUCCESS;
+}
+
+static nvmlReturn_t fabric(nvmlDevice_t device, unsigned char uuid[NVML_GPU_FABRIC_UUID_LEN], nvmlReturn_t *status,
+			   unsigned int *clique, nvmlGpuFabricState_t *state, unsigned int *mask)
+{
+	unsigned long long x[4];
+	const char *hex;
+
+	for (int i = 0; i < 4; i++) {
+		nvmlReturn_t r = field(device, "fabric", i, &x[i]);
+		if (r != NVML_SUCCESS)
+			return r;
+	}
+	*state = (nvmlGpuFabricState_t)x[0];
+	*status = (nvmlReturn_t)x[1];
+	*clique = (unsigned int)x[2];
+	if (mask != NULL)
+		*mask = (unsigned int)x[3];
+	memset(uuid, 0, NVML_GPU_FABRIC_UUID_LEN);
+	if (answer(device_index(device), "fabricuuid", &hex) == NVML_SUCCESS)
+		for (int i = 0; i < NVML_GPU_FABRIC_UUID_LEN && sscanf(hex + 2 * i, "%2hhx", &uuid[i]) == 1; i++)
+			;
+	return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetGpuFabricInfo(nvmlDevice_t device, nvmlGpuFabricInfo_t *info)
+{
+	return fabric(device, info->clusterUuid, &info->status, &info->cliqueId, &info->state, NULL);
+}
+
+/* The versioned call fills the structure its version field names. */
+nvmlReturn_t nvmlDeviceGetGpuFabricInfoV(nvmlDevice_t device, nvmlGpuFabricInfoV_t *info)
+{
+	if (info->version == nvmlGpuFabricInfo_v2) {
+		nvmlGpuFabricInfo_v2_t *v2 = (nvmlGpuFabricInfo_v2_t *)info;
+		return fabric(device, v2->clusterUuid, &v2->status, &v2->cliqueId, &v2->state, &v2->healthMask);
+	}
+	if (info->version == nvmlGpuFabricInfo_v3)
+		return fabric(device, info->clusterUuid, &info->status, &info->cliqueId, &info->state, &info->healthMask);
+	return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
+}
+
+nvmlReturn_t nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t device, nvmlMemory_v2_t *memory)
+{
+	unsigned long long total, used, reserved;
+	nvmlReturn_t r;
+
+	if (memory->version != nvmlMemory_v2)
+		return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
+	if ((r = uint_fact(device_index(device), "memory", &total)) != NVML_SUCCESS ||
+	    (r = uint_fact(device_index(device), "used", &used)) != NVML_SUCCESS ||
+	    (r = uint_fact(device_index(device), "reserved", &reserved)) != NVML_SUCCESS)
+		return r;
+	memory->total = total;
+	memory->used = used;
+	memory->reserved = reserved;
+	memory->free = total - used - reserved;
+	return NVML_SUCCESS;
+}
+
+/* processes fills at most *count entries through put, as NVML does: more
+ * processes than room is INSUFFICIENT_SIZE with the count needed. */
+static nvmlReturn_t processes(nvmlDevice_t device, unsigned int *count, void (*put)(void *, unsigned int, unsigned int, unsigned long long),
+			      void *infos)
+{
+	const char *v;
+	unsigned int n = 0, pid;
+	unsigned long long bytes;
+	int used;
+	nvmlReturn_t r = answer(device_index(device), "procs", &v);
+
+	if (r == NVML_ERROR_NOT_SUPPORTED) {
+		*count = 0;
+		return NVML_SUCCESS;
+	}
+	if (r != NVML_SUCCESS)
+		return r;
+	for (const char *p = v; sscanf(p, "%u:%llu%n", &pid, &bytes, &used) == 2; p += used, n++)
+		if (n < *count)
+			put(infos, n, pid, bytes);
+	r = n > *count ? NVML_ERROR_INSUFFICIENT_SIZE : NVML_SUCCESS;
+	*count = n;
+	return r;
+}
+
+static void put_v1(void *infos, unsigned int i, unsigned int pid, unsigned long long bytes)
+{
+	((nvmlProcessInfo_v1_t *)infos)[i] = (nvmlProcessInfo_v1_t){.pid = pid, .usedGpuMemory = bytes};
+}
+
+static void put_v2(void *infos, unsigned int i, unsigned int pid, unsigned long long bytes)
+{
+	((nvmlProcessInfo_t *)infos)[i] = (nvmlProcessInfo_t){
+		.pid = pid, .usedGpuMemory = bytes, .gpuInstanceId = 0xFFFFFFFF, .computeInstanceId = 0xFFFFFFFF};
+}
+
+nvmlReturn_t nvmlDeviceGetComputeRunningProcesses(nvmlDevice_t device, unsigned int *infoCount, nvmlProcessInfo_v1_t *infos)
+{
+	return processes(device, infoCount, put_v1, infos);
+}
+
+nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v2(nvmlDevice_t device, unsigned int *infoCount, nvmlProcessInfo_v2_t *infos)
+{
+	return processes(device, infoCount, put_v2, infos);
+}
+
+nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t device, unsigned int *infoCount, nvmlProcessInfo_t *infos)
+{
+	return processes(device, infoCount, put_v2, infos);
+}
+
+UINT_GETTER(nvmlDeviceGetComputeMode, "computemode", nvmlComputeMode_t)
+UINT_GETTER(nvmlDeviceGetCurrentClocksEventReasons, "clocks", unsigned long long)
+UINT_GETTER(nvmlDeviceGetCurrentClocksThrottleReasons, "clocks", unsigned long long)
+
+/* Links past the scenario's list are invalid, as past a GPU's last link. */
+nvmlReturn_t nvmlDeviceGetNvLinkState(nvmlDevice_t device, unsigned int link, nvmlEnableState_t *isActive)
+{
+	const char *v;
+	nvmlReturn_t r = answer(device_index(device), "nvlink", &v);
+	unsigned long long state;
+
+	if (r != NVML_SUCCESS)
+		return r;
+	if (field(device, "nvlink", (int)link, &state) != NVML_SUCCESS)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	*isActive = state ? NVML_FEATURE_ENABLED : NVML_FEATURE_DISABLED;
+	return NVML_SUCCESS;
+}
+
+UINT_GETTER(nvmlDeviceGetCurrPcieLinkGeneration, "pciegen", unsigned int)
+UINT_GETTER(nvmlDeviceGetMaxPcieLinkGeneration, "pciemaxgen", unsigned int)
+UINT_GETTER(nvmlDeviceGetGpuMaxPcieLinkGeneration, "pciegpumaxgen", unsigned int)
+UINT_GETTER(nvmlDeviceGetCurrPcieLinkWidth, "pciewidth", unsigned int)
+UINT_GETTER(nvmlDeviceGetMaxPcieLinkWidth, "pciemaxwidth", unsigned int)

@@ -1,0 +1,74 @@
+package check
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
+)
+
+// GPUInUse is the `gpu-in-use` check: no visible GPU runs a compute
+// process of any PID namespace or forbids contexts (node faults), or holds
+// memory with no process (a warning). MIG GPUs are shared by design
+// (docs/node-health.md, "GPUs in use").
+var GPUInUse = Check{ID: "gpu-in-use", rule: gpuInUse}
+
+// heldBytes counts as held: an idle GPU has a few MiB allocated.
+const heldBytes = 1 << 30
+
+func gpuInUse(in Input) Finding {
+	gpus, skip := healthGPUs(in)
+	if skip != nil {
+		return *skip
+	}
+	siblings := ""
+	for _, r := range in.Facts.Container.Ranks {
+		if r.PerRank() && r.PerNode > 1 {
+			siblings = r.Source
+		}
+	}
+	var v verdict
+	for _, g := range gpus {
+		h := g.Health
+		if g.MIGMode == "enabled" {
+			continue
+		}
+		if h.ComputeMode == facts.ComputeModeProhibited {
+			v.add(Error, true, gpuRef(g)+" is in compute mode prohibited: no CUDA context can be created on it",
+				fmt.Sprintf("set GPU %d's compute mode back on the host (nvidia-smi -i %d -c DEFAULT), or run the job on another node", g.Index, g.Index))
+		}
+		switch p := h.Processes; {
+		case p != nil && p.Count > 0 && siblings != "":
+			v.add(Info, false, fmt.Sprintf("%s already runs %s, which may be this job's other ranks (%s)", gpuRef(g), processList(p), siblings),
+				"nothing, if they are this job's ranks; otherwise stop them (nvidia-smi on the host lists them)")
+		case p != nil && p.Count > 0:
+			mode := ""
+			if h.ComputeMode == facts.ComputeModeExclusiveProcess || h.ComputeMode == facts.ComputeModeExclusiveThread {
+				mode = fmt.Sprintf(", and its compute mode (%s) admits no second process", h.ComputeMode)
+			}
+			v.add(Error, true, fmt.Sprintf("%s already runs %s (PIDs of the host, which this container may not see)%s", gpuRef(g), processList(p), mode),
+				"run the job on another node and stop the stray processes on this one (nvidia-smi on the host lists them); "+
+					"if the GPUs are shared on purpose (MPS, time-slicing), set PREFLIGHT_IGNORE=gpu-in-use")
+		case h.Memory != nil && h.Memory.UsedBytes >= heldBytes:
+			v.add(Warn, true, fmt.Sprintf("%s has %d MiB of %d MiB allocated with no compute process listed", gpuRef(g), h.Memory.UsedBytes>>20, h.Memory.TotalBytes>>20),
+				fmt.Sprintf("reset GPU %d (nvidia-smi -r -i %d) once nothing uses it, or reboot the node", g.Index, g.Index))
+		}
+	}
+	v.unread(gpus, "processes", "computeMode", "memory")
+	return v.finding("no visible GPU runs another process or holds memory: " + answeredCount(gpus, "processes", func(h facts.GPUHealth) bool { return h.Processes != nil }))
+}
+
+func processList(p *facts.Processes) string {
+	var s []string
+	for _, q := range p.First {
+		e := fmt.Sprintf("PID %d", q.PID)
+		if q.UsedBytes > 0 {
+			e += fmt.Sprintf(" (%d MiB)", q.UsedBytes>>20)
+		}
+		s = append(s, e)
+	}
+	if more := p.Count - len(p.First); more > 0 {
+		s = append(s, fmt.Sprintf("%d more", more))
+	}
+	return fmt.Sprintf("%d compute process(es): %s", p.Count, strings.Join(s, ", "))
+}

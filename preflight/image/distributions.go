@@ -1,0 +1,199 @@
+package image
+
+import (
+	"bufio"
+	"bytes"
+	"path"
+	"strings"
+)
+
+// distInfo is one installed Python distribution, from its metadata
+// directory's name. site and entry, where the scanner listed it, share the
+// listing's strings: a huge site-packages costs no string per entry.
+type distInfo struct {
+	Name        string // normalized: "nvidia_cudnn_cu12"
+	Version     string
+	site, entry string
+}
+
+// dir is the metadata directory's path; "" from parseDistInfoName.
+func (d distInfo) dir() string {
+	if d.site == "" {
+		return ""
+	}
+	return path.Join(d.site, d.entry)
+}
+
+// parseDistInfoName splits "<name>-<version>.dist-info",
+// "<name>-<version>[-pyX.Y].egg-info" or "<name>-<version>-pyX.Y[-...].egg".
+func parseDistInfoName(dir string) (distInfo, bool) {
+	base, ok := strings.CutSuffix(dir, ".dist-info")
+	egg := false
+	if !ok {
+		if base, ok = strings.CutSuffix(dir, ".egg-info"); !ok {
+			if base, ok = strings.CutSuffix(dir, ".egg"); !ok {
+				return distInfo{}, false
+			}
+		}
+		egg = true
+	}
+	name, ver, ok := strings.Cut(base, "-")
+	if !ok || name == "" || ver == "" {
+		return distInfo{}, false
+	}
+	if egg {
+		if i := strings.Index(ver, "-py"); i > 0 {
+			ver = ver[:i]
+		}
+	}
+	if ver == "" || !isDigit(ver[0]) {
+		return distInfo{}, false
+	}
+	norm := normalizeName(name)
+	if norm == "" {
+		return distInfo{}, false
+	}
+	return distInfo{Name: norm, Version: ver}, true
+}
+
+// normalizeName folds a project name as wheel directories spell it (PEP
+// 503 with "_").
+func normalizeName(name string) string {
+	var b strings.Builder
+	sep := false
+	for _, r := range strings.ToLower(name) {
+		if r == '-' || r == '_' || r == '.' {
+			sep = true
+			continue
+		}
+		if sep && b.Len() > 0 {
+			b.WriteByte('_')
+		}
+		sep = false
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// distInfos returns the distributions installed in sys.path directory sp,
+// by name, built once per directory.
+func (s *scanner) distInfos(sp string) map[string]distInfo {
+	if out, ok := s.dists[sp]; ok {
+		return out
+	}
+	if s.dists == nil {
+		s.dists = map[string]map[string]distInfo{}
+	}
+	out := map[string]distInfo{}
+	s.dists[sp] = out
+	// A setuptools .egg on sys.path holds its metadata in EGG-INFO/.
+	if d, ok := parseDistInfoName(path.Base(sp)); ok && strings.HasSuffix(sp, ".egg") {
+		d.site, d.entry = sp, "EGG-INFO"
+		out[d.Name] = d
+	}
+	for _, name := range s.list(sp) {
+		d, ok := parseDistInfoName(name)
+		if !ok || strings.HasSuffix(name, ".egg") {
+			continue
+		}
+		if _, dup := out[d.Name]; !dup {
+			d.site, d.entry = sp, name
+			out[d.Name] = d
+		}
+	}
+	return out
+}
+
+// firstDist returns the first of names installed.
+func firstDist(dists map[string]distInfo, names ...string) (distInfo, bool) {
+	for _, n := range names {
+		if d, ok := dists[n]; ok {
+			return d, true
+		}
+	}
+	return distInfo{}, false
+}
+
+func distPath(sp string, d distInfo) string {
+	if dir := d.dir(); dir != "" {
+		return dir
+	}
+	return path.Join(sp, d.Name+"-"+d.Version+".dist-info")
+}
+
+// requirement is a Requires-Dist line reduced to a distribution (normalized)
+// and the version it is pinned to ("==") or must reach (">=", also for ~=).
+type requirement struct{ Name, Op, Version string }
+
+// parseRequiresDist reads the Requires-Dist headers of a METADATA file
+// (core metadata, PEP 508), leaving out those without a lower bound.
+func parseRequiresDist(src []byte) []requirement {
+	var out []requirement
+	metadataHeaders(src, func(k, v string) {
+		if k != "requires-dist" {
+			return
+		}
+		if r, ok := parseRequirement(v); ok {
+			out = append(out, r)
+		}
+	})
+	return out
+}
+
+// metadataHeaders calls f with each "Key: value" header, the key
+// lower-cased, up to the blank line before the description.
+func metadataHeaders(src []byte, f func(key, value string)) {
+	sc := bufio.NewScanner(bytes.NewReader(src))
+	sc.Buffer(make([]byte, 0, 4096), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if strings.TrimSpace(line) == "" {
+			return
+		}
+		if k, v, ok := strings.Cut(line, ":"); ok {
+			f(strings.ToLower(strings.TrimSpace(k)), v)
+		}
+	}
+}
+
+// parseRequirement reads "name[extras] (specifiers) ; marker".
+func parseRequirement(s string) (requirement, bool) {
+	s, _, _ = strings.Cut(s, ";")
+	s = strings.TrimSpace(s)
+	end := strings.IndexFunc(s, func(r rune) bool {
+		return !(r == '-' || r == '_' || r == '.' || '0' <= r && r <= '9' || 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z')
+	})
+	name, rest := s, ""
+	if end >= 0 {
+		name, rest = s[:end], s[end:]
+	}
+	if name == "" {
+		return requirement{}, false
+	}
+	if i := strings.IndexByte(rest, ']'); strings.HasPrefix(strings.TrimSpace(rest), "[") && i >= 0 {
+		rest = rest[i+1:]
+	}
+	rest = strings.Trim(strings.TrimSpace(rest), "()")
+	r := requirement{Name: normalizeName(name)}
+	for spec := range strings.SplitSeq(rest, ",") {
+		spec = strings.TrimSpace(spec)
+		for _, op := range []string{"===", "==", ">=", "~="} {
+			v, ok := strings.CutPrefix(spec, op)
+			if !ok {
+				continue
+			}
+			v = strings.TrimSpace(v)
+			if v == "" || !isDigit(v[0]) || strings.ContainsAny(v, "*") {
+				break
+			}
+			switch op {
+			case "===", "==":
+				return requirement{Name: r.Name, Op: "==", Version: v}, true
+			default:
+				r.Op, r.Version = ">=", v
+			}
+			break
+		}
+	}
+	return r, r.Version != ""
+}

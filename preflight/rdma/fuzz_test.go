@@ -1,0 +1,52 @@
+package rdma
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/gpu-preflight/gpu-preflight/preflight/rdma/rdmatest"
+	"github.com/gpu-preflight/gpu-preflight/preflight/transport"
+)
+
+func FuzzParseProcFiles(f *testing.F) {
+	f.Add(rdmatest.StatusRoot, rdmatest.LimitsUnlimited)
+	// Docker's default under containerd: 8 MiB, and a user's status.
+	f.Add("Uid:\t1000\t1000\t1000\t1000\nCapEff:\t0000000000000000\nCapBnd:\t000001ffffffffff\nCapAmb:\t0000000000000000\nCpus_allowed_list:\t0-3\n",
+		"Max locked memory         8388608              8388608              bytes     \n")
+	f.Fuzz(func(t *testing.T, status, limits string) {
+		var p transport.Process
+		ParseStatus(status, &p)
+		soft, hard := ParseMemlock(limits)
+		if soft < -1 || hard < -1 {
+			t.Fatalf("limits %d %d", soft, hard)
+		}
+		_ = PasswdHome(status, 0)
+	})
+}
+
+func FuzzParseSysfs(f *testing.F) {
+	// Attribute values as drivers/infiniband/core/sysfs.c prints them.
+	for _, s := range []string{"4: ACTIVE", "5: LinkUp", "1: DOWN", "fe80:0000:0000:0000:ba59:9fff:fe2e:1a4c",
+		"0000:0000:0000:0000:0000:ffff:0a0a:0105", "0000:0000:0000:0000:0000:0000:0000:0000", "driver mlx5\n", "# comment\n\tdriver\t efa \n",
+		// An IFLA_LINKINFO attribute holding IFLA_INFO_KIND "veth".
+		"\x09\x00\x01\x00veth\x00\x00\x00\x00"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		n, name := ParseState(s)
+		if n >= 0 && !strings.HasSuffix(s, name) {
+			t.Fatalf("%q: %d %q", s, n, name)
+		}
+		if g, ok := ParseGID(s); ok && !g.Is6() {
+			t.Fatalf("%q: GID %v", s, g)
+		}
+		if k := linkKind([]byte(s)); len(k) > len(s) {
+			t.Fatalf("%q: kind %q", s, k)
+		}
+		for _, d := range ParseDriverConfig(s) {
+			if d == "" || strings.ContainsAny(d, " \t\n") {
+				t.Fatalf("%q: driver %q", s, d)
+			}
+		}
+	})
+}

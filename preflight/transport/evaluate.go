@@ -1,0 +1,104 @@
+package transport
+
+import (
+	"slices"
+	"strings"
+)
+
+// Statuses, as preflight/check spells them.
+const (
+	StatusPass  = "pass"
+	StatusSkip  = "skip"
+	StatusInfo  = "info"
+	StatusWarn  = "warn"
+	StatusError = "error"
+)
+
+// Verdict is one check's finding: what preflight/check's Finding holds.
+type Verdict struct {
+	Check     string
+	Status    string
+	NodeFault bool
+	Message   string
+	Remedy    string
+	// Codes are the causes behind it, worst first.
+	Codes []string
+}
+
+// Evaluate runs the rules and returns the prediction and one verdict per
+// check. A job on one node needs no network: only CheckP2P speaks then,
+// and the prediction is still made for the record.
+func Evaluate(f Facts, job Job) (Prediction, []Verdict) {
+	pred, findings := Predict(f)
+	var out []Verdict
+	for _, check := range []string{CheckTransport, CheckGPUDirect, CheckMemlock, CheckP2P} {
+		out = append(out, verdict(check, pred, findings, job))
+	}
+	return pred, out
+}
+
+func verdict(check string, pred Prediction, findings []Finding, job Job) Verdict {
+	v := Verdict{Check: check, Status: StatusPass}
+	if check != CheckP2P && !job.MultiNode {
+		v.Status, v.Message = StatusSkip, "a single-node job uses no network transport (prediction: "+pred.Summary+")"
+		return v
+	}
+	var worst Class = -1
+	var msgs, remedies []string
+	for _, f := range findings {
+		if f.Check != check {
+			continue
+		}
+		c := Causes[f.Code]
+		if f.Class > worst {
+			worst = f.Class
+			v.Codes = append([]string{f.Code}, v.Codes...)
+		} else {
+			v.Codes = append(v.Codes, f.Code)
+		}
+		msgs = append(msgs, f.Message)
+		if r := c.RemedyFor(job.Launcher); r != "" && !slices.Contains(remedies, r) {
+			remedies = append(remedies, r)
+		}
+	}
+	switch worst {
+	case -1:
+		v.Message = passMessage(check, pred, job)
+		return v
+	case Informational:
+		v.Status = StatusInfo
+	case Slower, Fails:
+		v.Status = StatusWarn
+	case Mismatch:
+		v.Status = StatusError
+	case NodeFault:
+		v.Status, v.NodeFault = StatusError, true
+	}
+	v.Message = strings.Join(msgs, "; ")
+	if check == CheckTransport && pred.Summary != "" {
+		v.Message += " (prediction: " + pred.Summary + ")"
+	}
+	v.Remedy = strings.Join(remedies, "; ")
+	return v
+}
+
+func passMessage(check string, pred Prediction, job Job) string {
+	switch check {
+	case CheckTransport:
+		return pred.Summary + " (" + job.Evidence + ")"
+	case CheckGPUDirect:
+		switch pred.Network {
+		case NetIB:
+			return "GPUDirect RDMA through " + pred.GDR + " for every GPU"
+		case "", NetSocket:
+			return "no RDMA network, no GPUDirect RDMA (" + pred.Summary + ")"
+		}
+		return "the net plugin decides GPUDirect RDMA itself (" + pred.Summary + ")"
+	case CheckMemlock:
+		if pred.Network == "" || pred.Network == NetSocket {
+			return "NCCL registers no memory with an HCA (" + pred.Summary + ")"
+		}
+		return "locked memory is unlimited, or CAP_IPC_LOCK lifts the limit"
+	}
+	return "nothing breaks peer-to-peer traffic between the GPUs that this rank can see"
+}

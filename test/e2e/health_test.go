@@ -1,0 +1,264 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gpu-preflight/gpu-preflight/test/fakenvml"
+	"github.com/gpu-preflight/gpu-preflight/test/procdriver"
+)
+
+// nodeHealthIDs are the checks of docs/node-health.md.
+var nodeHealthIDs = []string{"row-remap", "nvlink-fabric", "gpu-in-use", "gpu-degraded", "driver-library", "ranks-per-node"}
+
+// Healthy nodes, as NVIDIA documents their GPUs, and PCIe cards without
+// NVLink or fabric, give no node-health finding, and the job runs.
+func TestHealthyNodesGiveNoNodeHealthFinding(t *testing.T) {
+	for _, s := range []fakenvml.Scenario{fakenvml.HealthyA100x8(), fakenvml.HealthyH100x8(), fakenvml.HealthyB200x8(),
+		fakenvml.HealthyGB200x4(), fakenvml.L40Sx4()} {
+		t.Run(s.Name, func(t *testing.T) {
+			rec, r := checkJSON(t, shimEnv(t, fakeLibrary(t), &s))
+			if r.code != 0 || rec.Decision.Action != "exec" {
+				t.Errorf("exit %d, decision %+v\nstderr: %s", r.code, rec.Decision, r.stderr)
+			}
+			for _, id := range nodeHealthIDs {
+				if status, msg := finding(t, rec, id); status != "pass" && status != "skip" {
+					t.Errorf("%s %s: %s", id, status, msg)
+				}
+			}
+		})
+	}
+}
+
+// Each fault, on its scenario, gives its finding and, when it blocks, the
+// node-fault code with the remedy in the termination message. Warnings
+// let the job run, and block with the node-fault code under strict.
+func TestNodeHealthFaultsEndToEnd(t *testing.T) {
+	tests := []struct {
+		s      fakenvml.Scenario
+		id     string
+		status string
+		says   []string
+	}{
+		{fakenvml.RemapPending(), "row-remap", "error", []string{"GPU 3", "pending", "nvidia-smi -r -i 3", "reboot"}},
+		{fakenvml.RemapFailed(), "row-remap", "error", []string{"GPU 5", "512", "drain the node"}},
+		{fakenvml.FabricNotStarted(), "nvlink-fabric", "error", []string{"not-started", "802", "Fabric Manager"}},
+		{fakenvml.FabricFailed(), "nvlink-fabric", "error", []string{"GPU 2", "Insufficient Resources"}},
+		{fakenvml.FabricDegraded(), "nvlink-fabric", "warn", []string{"GPU 1", "bandwidth degraded"}},
+		{fakenvml.GPUBusy(), "gpu-in-use", "error", []string{"GPU 2", "PID 48213 (32768 MiB)", "another node"}},
+		{fakenvml.ComputeProhibited(), "gpu-in-use", "error", []string{"GPU 0", "prohibited", "-c DEFAULT"}},
+		{fakenvml.NVLinkDown(), "gpu-degraded", "warn", []string{"GPU 6", "14 NVLink(s) active", "3, 7, 11, 15", "7 peer(s)", "up to 18"}},
+		{fakenvml.PCIeNarrow(), "gpu-degraded", "warn", []string{"GPU 1", "x8 of the x16", "lspci -vv"}},
+		{fakenvml.ClocksSlowdown(), "gpu-degraded", "warn", []string{"GPU 4", "hw-slowdown, hw-thermal-slowdown"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.s.Name, func(t *testing.T) {
+			env := shimEnv(t, fakeLibrary(t), &tt.s)
+			rec, _ := checkJSON(t, env)
+			status, text := finding(t, rec, tt.id)
+			if status != tt.status {
+				t.Fatalf("%s %s, want %s: %s", tt.id, status, tt.status, text)
+			}
+			for _, want := range tt.says {
+				if !strings.Contains(text, want) {
+					t.Errorf("%s does not say %q: %s", tt.id, want, text)
+				}
+			}
+			if tt.status == "warn" {
+				if r := run(t, 30*time.Second, env, shimBin(t), "--", "sh", "-c", "echo ran"); r.code != 0 || r.stdout != "ran\n" {
+					t.Errorf("a warning stopped the job: exit %d\nstderr: %s", r.code, r.stderr)
+				}
+				env = append(env, "PREFLIGHT_POLICY=strict")
+			}
+			r := run(t, 30*time.Second, env, shimBin(t), "--", "sh", "-c", "echo ran")
+			if r.code != nodeFaultCode || r.stdout != "" {
+				t.Errorf("exit %d, stdout %q; want the node-fault code %d before the command\nstderr: %s", r.code, r.stdout, nodeFaultCode, r.stderr)
+			}
+			if term, err := os.ReadFile(envValue(env, "PREFLIGHT_TERMINATION_LOG")); err != nil || !strings.Contains(string(term), tt.id+": ") {
+				t.Errorf("termination message %q (%v) does not name %s", term, err, tt.id)
+			}
+		})
+	}
+}
+
+// A kernel module at one version and an NVML library at another: the
+// library's file name and nvmlInit's own error say so. Bind-mounted, as
+// the NVIDIA Container Toolkit injects the host's libraries, it is the
+// node's (reboot, 75); a file of the image is the image's (78).
+func TestDriverLibraryMismatchEndToEnd(t *testing.T) {
+	dir := t.TempDir()
+	lib := filepath.Join(dir, "libnvidia-ml.so.550.54.15")
+	copyFile(t, fakeLibrary(t), lib)
+	env := shimEnv(t, lib, ptr(fakenvml.LibraryMismatch()))
+	writeProcDriver(t, env, "535.161.08")
+
+	t.Run("shipped in the image", func(t *testing.T) {
+		rec, r := checkJSON(t, env)
+		status, text := finding(t, rec, "driver-library")
+		if status != "error" || r.code != abortCode {
+			t.Fatalf("driver-library %s, exit %d: %s", status, r.code, text)
+		}
+		for _, want := range []string{"kernel module is 535.161.08", "550.54.15", "Driver/library version mismatch", "file of the image", "remove the NVIDIA driver's user-space libraries"} {
+			if !strings.Contains(text, want) {
+				t.Errorf("does not say %q: %s", want, text)
+			}
+		}
+	})
+
+	t.Run("injected by the toolkit", func(t *testing.T) {
+		target := filepath.Join(t.TempDir(), "libnvidia-ml.so.550.54.15")
+		if err := os.WriteFile(target, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		args := []string{"--mount", "--propagation", "private"}
+		if os.Geteuid() != 0 {
+			args = append([]string{"--user", "--map-root-user"}, args...)
+		}
+		args = append(args, "sh", "-c", `mount --bind "$1" "$2" && exec "$3" check --json`, "sh", lib, target, shimBin(t))
+		cmd := exec.Command("unshare", args...)
+		cmd.Env = append(withoutVar(env, "PREFLIGHT_NVML_LIBRARY"), "PREFLIGHT_NVML_LIBRARY="+target)
+		r := runCmd(t, cmd, 30*time.Second)
+		var rec record
+		if err := json.Unmarshal([]byte(r.stdout), &rec); err != nil {
+			t.Fatalf("exit %d, no record: %v\nstdout: %s\nstderr: %s", r.code, err, r.stdout, r.stderr)
+		}
+		status, text := finding(t, rec, "driver-library")
+		if status != "error" || r.code != nodeFaultCode || !strings.Contains(text, "injected the host's driver libraries") || !strings.Contains(text, "reboot the node") {
+			t.Fatalf("driver-library %s, exit %d (want %d): a bind-mounted library not taken for the toolkit's: %s", status, r.code, nodeFaultCode, text)
+		}
+	})
+}
+
+// Debian's real libnvidia-ml1 carries its driver version in its file
+// name: against a kernel module of that version nothing differs, against
+// another the image's mismatch is named with both versions.
+func TestDriverLibraryOnDebiansRealLibrary(t *testing.T) {
+	lib := realLibrary(t)
+	file, err := filepath.EvalSymlinks(lib)
+	if err != nil {
+		t.Fatal(err)
+	}
+	version, ok := strings.CutPrefix(filepath.Base(file), "libnvidia-ml.so.")
+	if !ok || strings.Count(version, ".") < 1 {
+		t.Fatalf("%s carries no driver version in its name", file)
+	}
+	for _, tt := range []struct {
+		module, status string
+		code           int
+	}{{version, "pass", 0}, {"550.54.15", "error", abortCode}} {
+		env := shimEnv(t, lib, nil)
+		writeProcDriver(t, env, tt.module)
+		rec, r := checkJSON(t, env)
+		status, text := finding(t, rec, "driver-library")
+		if status != tt.status || r.code != tt.code || rec.Host.NVML.Outcome != "driver-not-loaded" {
+			t.Errorf("module %s: driver-library %s, exit %d, NVML %q: %s", tt.module, status, r.code, rec.Host.NVML.Outcome, text)
+		}
+		if tt.status == "error" && (!strings.Contains(text, version) || !strings.Contains(text, tt.module)) {
+			t.Errorf("does not name both versions: %s", text)
+		}
+	}
+}
+
+// A launcher that starts more processes than the container sees GPUs
+// stops the job with the mismatch code, before the command starts.
+func TestRanksPerNodeEndToEnd(t *testing.T) {
+	torchrun := filepath.Join(t.TempDir(), "torchrun")
+	if err := os.WriteFile(torchrun, []byte("#!/bin/sh\necho ran\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name string
+		argv []string
+		env  []string
+		code int
+	}{
+		{"torchrun --nproc-per-node=8 on 4 GPUs", []string{torchrun, "--standalone", "--nproc-per-node=8", "train.py"}, nil, abortCode},
+		{"Kubeflow's PET_NPROC_PER_NODE=8 on 4 GPUs", []string{torchrun, "train.py"}, []string{"PET_NPROC_PER_NODE=8"}, abortCode},
+		{"torchrun --nproc-per-node=4 on 4 GPUs", []string{torchrun, "--nproc-per-node=4", "train.py"}, nil, 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			env := shimEnv(t, fakeLibrary(t), ptr(fakenvml.HealthyH100x8()), append([]string{"CUDA_VISIBLE_DEVICES=0,1,2,3"}, tt.env...)...)
+			r := run(t, 30*time.Second, env, shimBin(t), append([]string{"--"}, tt.argv...)...)
+			if r.code != tt.code || (r.stdout == "ran\n") != (tt.code == 0) {
+				t.Fatalf("exit %d, stdout %q; want %d\nstderr: %s", r.code, r.stdout, tt.code, r.stderr)
+			}
+			if tt.code == 0 {
+				return
+			}
+			line := logLines(r.stderr, "ranks-per-node")
+			term, _ := os.ReadFile(envValue(env, "PREFLIGHT_TERMINATION_LOG"))
+			for _, want := range []string{"starts 8 processes", "4 GPU(s) are visible", "invalid device ordinal"} {
+				if !strings.Contains(line, want) {
+					t.Errorf("log does not say %q: %s", want, line)
+				}
+			}
+			if !strings.Contains(string(term), "start at most 4 process(es) per node") {
+				t.Errorf("termination message lacks the remedy: %s", term)
+			}
+		})
+	}
+}
+
+// writeProcDriver lays out the host's /proc/driver/nvidia for a kernel
+// module of version under env's PREFLIGHT_HOST_ROOT.
+func writeProcDriver(t *testing.T, env []string, version string) {
+	t.Helper()
+	d := procdriver.Driver{Version: version, GPUs: []procdriver.GPU{procdriver.H100}}
+	if err := d.Write(filepath.Join(envValue(env, "PREFLIGHT_HOST_ROOT"), "proc", "driver")); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func copyFile(t *testing.T, from, to string) {
+	t.Helper()
+	data, err := os.ReadFile(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(to, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func withoutVar(env []string, name string) []string {
+	var out []string
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, name+"=") {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
+// The probe calls some health entry points without asking the library
+// first: those of every driver gpu-preflight supports. Debian's R535
+// libnvidia-ml1 exports each; of the guarded ones it lacks the versioned
+// fabric call (docs/node-health.md, "The calls").
+func TestHealthEntryPointsOfDebiansLibrary(t *testing.T) {
+	file, err := filepath.EvalSymlinks(realLibrary(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	exported, err := fakenvml.Exported(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"nvmlDeviceGetComputeRunningProcesses", "nvmlDeviceGetComputeMode", "nvmlDeviceGetNvLinkState",
+		"nvmlDeviceGetCurrPcieLinkGeneration", "nvmlDeviceGetCurrPcieLinkWidth", "nvmlDeviceGetMaxPcieLinkGeneration",
+		"nvmlDeviceGetMaxPcieLinkWidth", "nvmlDeviceGetCurrentClocksThrottleReasons"} {
+		if !exported[name] {
+			t.Errorf("%s does not export %s, which the probe calls unguarded", file, name)
+		}
+	}
+	if exported["nvmlDeviceGetGpuFabricInfoV"] || !exported["nvmlDeviceGetGpuFabricInfo"] {
+		t.Errorf("%s: the versioned fabric call exported %v, the unversioned %v; docs/node-health.md says otherwise",
+			file, exported["nvmlDeviceGetGpuFabricInfoV"], exported["nvmlDeviceGetGpuFabricInfo"])
+	}
+}
