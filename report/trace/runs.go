@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"hash/fnv"
 	"slices"
-	"time"
 
 	"github.com/gpu-preflight/gpu-preflight/report/trace/provline"
 )
@@ -89,6 +88,9 @@ func fingerprint(r *provline.Run) uint16 {
 	return uint16(h.Sum32()) &^ (1<<stateBits - 1)
 }
 
+// withState is v's fingerprint with state s.
+func withState(v, s uint16) uint16 { return v&^(1<<stateBits-1) | s }
+
 // maxPendingRuns bounds the runs held without an outcome; past it the
 // oldest is counted as it stands (good: it started).
 const maxPendingRuns = 1 << 15
@@ -154,7 +156,7 @@ func (t *Tracer) add(it item, src *SourceCounts) {
 		return
 	}
 	if !t.selected(r, it.at) {
-		t.runs.put(key, fp|stateFiltered)
+		t.runs.put(key, withState(fp, stateFiltered))
 		c.Filtered++
 		return
 	}
@@ -178,12 +180,12 @@ func (t *Tracer) add(it item, src *SourceCounts) {
 	img := t.history(KindImage, Repository(r))
 	job := t.history(KindJob, JobName(r))
 	if r.Outcome != nil || r.Decision.Action != "exec" {
-		t.runs.put(key, fp|stateFinal)
+		t.runs.put(key, withState(fp, stateFinal))
 		img.add(Succeeded(r), ref)
 		job.add(Succeeded(r), ref)
 		return
 	}
-	t.runs.put(key, fp|statePending)
+	t.runs.put(key, withState(fp, statePending))
 	p := t.pending.get()
 	*p = pendingRun{key: key, ref: ref, ok: true, img: img, job: job}
 	img.addPending(p)
@@ -282,7 +284,7 @@ func (t *Tracer) resolve(key uint64, out *provline.Outcome) {
 	}
 	delete(t.pending.runs, key)
 	v, _ := t.runs.get(key)
-	t.runs.put(key, v&^(1<<stateBits-1)|stateFinal)
+	t.runs.put(key, withState(v, stateFinal))
 	ok := p.ok && out.ExitCode == 0 && out.Signal == 0 && out.NotStarted == ""
 	p.ref.exit, p.ref.signal, p.ref.notStarted, p.ref.ended = int32(out.ExitCode), int32(out.Signal), out.NotStarted != "", true
 	p.img.settle(p, ok)
@@ -299,7 +301,7 @@ func (t *Tracer) evict() {
 		if p, ok := t.pending.runs[key]; ok {
 			delete(t.pending.runs, key)
 			v, _ := t.runs.get(key)
-			t.runs.put(key, v&^(1<<stateBits-1)|stateNoOutcome)
+			t.runs.put(key, withState(v, stateNoOutcome))
 			p.img.settle(p, p.ok)
 			p.job.settle(p, p.ok)
 			t.pending.free = append(t.pending.free, p)
@@ -321,6 +323,3 @@ func (t *Tracer) settle() {
 		t.dropOrphan()
 	}
 }
-
-// at is when a run that sorts by at started.
-func at(nano int64) time.Time { return time.Unix(0, nano).UTC() }
