@@ -21,17 +21,33 @@ import (
 // marshalMessage).
 func (rd *reader) jsonFile(d *jsonstream.Decoder) error {
 	var log []byte
+	return rd.entries(d, "json-file", func() error {
+		var stream string
+		var err error
+		if log, stream, err = rd.jsonFileEntry(d, log[:0]); err != nil {
+			return err
+		}
+		rd.stream = stream
+		rd.hold(stream, log, bytes.HasSuffix(log, []byte("\n")))
+		rd.stream = ""
+		return nil
+	})
+}
+
+// entries reads d to its end, calling entry at each object's start; a
+// value that is no object, or one entry fails on, is skipped to its line's
+// end and counted.
+func (rd *reader) entries(d *jsonstream.Decoder, what string, entry func() error) error {
 	for {
 		rd.pos = Position{Source: rd.part, Line: d.Line()}
 		k, err := d.Next()
 		if err == nil && k == jsonstream.EOF {
 			return d.ReadErr()
 		}
-		stream := ""
 		if err == nil && k == jsonstream.ObjectStart {
-			log, stream, err = rd.jsonFileEntry(d, log[:0])
+			err = entry()
 		} else if err == nil {
-			err = errors.New("not a json-file entry")
+			err = errors.New("not a " + what + " entry")
 		}
 		if err != nil {
 			if rerr := d.ReadErr(); rerr != nil {
@@ -39,12 +55,7 @@ func (rd *reader) jsonFile(d *jsonstream.Decoder) error {
 			}
 			rd.counts.Skipped++
 			d.SkipLine()
-			continue
 		}
-		last := bytes.HasSuffix(log, []byte("\n"))
-		rd.stream = stream
-		rd.hold(stream, log, last)
-		rd.stream = ""
 	}
 }
 
@@ -165,28 +176,14 @@ func isJournalJSON(head []byte) bool {
 // and --all was not given (systemd src/shared/logs-show.c, output_json).
 func (rd *reader) journalJSON(d *jsonstream.Decoder) error {
 	var e journalEntry
-	for {
-		rd.pos = Position{Source: rd.part, Line: d.Line()}
-		k, err := d.Next()
-		if err == nil && k == jsonstream.EOF {
-			return d.ReadErr()
-		}
-		if err == nil && k == jsonstream.ObjectStart {
-			e = journalEntry{message: e.message[:0]}
-			err = rd.journalFields(d, &e)
-		} else if err == nil {
-			err = errors.New("not a journal entry")
-		}
-		if err != nil {
-			if rerr := d.ReadErr(); rerr != nil {
-				return rerr
-			}
-			rd.counts.Skipped++
-			d.SkipLine()
-			continue
+	return rd.entries(d, "journal", func() error {
+		e = journalEntry{message: e.message[:0]}
+		if err := rd.journalFields(d, &e); err != nil {
+			return err
 		}
 		rd.entry(&e)
-	}
+		return nil
+	})
 }
 
 func (rd *reader) journalFields(d *jsonstream.Decoder, e *journalEntry) error {

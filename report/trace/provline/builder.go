@@ -11,7 +11,7 @@ import (
 
 // Builder reduces a record as its tokens come: Start and End for objects
 // and arrays, Key for member names, String, Number and Bool for values.
-// Feed drives it from a jsonstream.Decoder. Its memory is bounded
+// ReadObject drives it from a jsonstream.Decoder. Its memory is bounded
 // whatever the record holds: values are cut as they come, lists hold at
 // most maxHeld elements.
 type Builder struct {
@@ -533,7 +533,7 @@ func held[T any](b *Builder, l int, xs []T, x T, enc func([]byte, T) []byte) []T
 
 // ReadObject reads the record whose ObjectStart d just returned, to its
 // end: the members the record keeps are read as values, the others
-// skipped whole. It is Feed's result, faster.
+// skipped whole.
 func (b *Builder) ReadObject(d *jsonstream.Decoder) error {
 	b.Reset()
 	start := d.Offset()

@@ -189,39 +189,6 @@ func Project(b []byte) (Run, bool) {
 	return bl.Run()
 }
 
-// Feed hands b the token k that d just read.
-func (b *Builder) Feed(d *jsonstream.Decoder, k jsonstream.Kind) error {
-	switch k {
-	case jsonstream.ObjectStart, jsonstream.ArrayStart:
-		b.Start(k == jsonstream.ArrayStart)
-	case jsonstream.ObjectEnd, jsonstream.ArrayEnd:
-		b.End()
-	case jsonstream.Key:
-		t, _, err := d.Text(maxKey)
-		if err != nil {
-			return err
-		}
-		b.Key(t)
-	case jsonstream.String:
-		if !b.Wants() {
-			b.Skip()
-			return nil
-		}
-		t, more, sum, err := d.TextSum(capRef)
-		if err != nil {
-			return err
-		}
-		b.String(t, more, sum)
-	case jsonstream.Number:
-		b.Number(d.Raw())
-	case jsonstream.True, jsonstream.False:
-		b.Bool(k == jsonstream.True)
-	default:
-		b.Skip()
-	}
-	return nil
-}
-
 const maxKey = 64
 
 func encodedLen(s []byte) int {
