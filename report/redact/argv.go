@@ -231,21 +231,24 @@ func redactArgWord(w string) string {
 	return w
 }
 
-// strayQuotes puts around r the quote of w that nothing in w closes, where
-// it stood: it pairs with one outside w.
+// strayQuotes puts around r the quotes of w that nothing in w closes, in
+// their order, one at w's start before r: each pairs with one outside w.
 func strayQuotes(w, r string) string {
 	for i := 0; i < len(w); i++ {
+		if w[i] == '\\' {
+			i++ // escaped, as closingQuote reads it
+			continue
+		}
 		if w[i] != '"' && w[i] != '\'' {
 			continue
 		}
-		e := closingQuote(w, i)
-		switch {
+		switch e := closingQuote(w, i); {
 		case e >= 0:
 			i = e
 		case i == 0:
-			return w[:1] + r
+			r = w[:1] + r
 		default:
-			return r + w[i:i+1]
+			r += w[i : i+1]
 		}
 	}
 	return r

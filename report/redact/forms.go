@@ -92,20 +92,8 @@ func redactAssignments(w string) string {
 				keyStart = j + 1
 				continue
 			}
-			end := len(w)
-			if keyStart > 0 {
-				if e := strings.IndexAny(w[j+1:], "&;"); e >= 0 {
-					end = e + j + 1
-				}
-			}
+			end := valueEnd(w, j+1, keyStart > 0)
 			b.WriteString(w[i : j+1])
-			if q := w[min(j+1, len(w)-1)]; j+1 < len(w) && (q == '"' || q == '\'') && closingQuote(w, j+1) >= 0 {
-				// A quoted value runs to its quote, whatever it holds.
-				end = max(end, closingQuote(w, j+1)+1)
-				b.WriteString(string(q) + Placeholder + string(q))
-				i, j, keyStart = end, end-1, end
-				continue
-			}
 			b.WriteString(Placeholder)
 			if open != 0 && strings.IndexByte(w[j+1:end], open) >= 0 {
 				b.WriteByte(open) // the joined quote stays closed, as a second pass joins it
@@ -116,6 +104,24 @@ func redactAssignments(w string) string {
 	}
 	b.WriteString(w[i:])
 	return b.String()
+}
+
+// valueEnd returns the end of the value that starts at w[from]: the word's
+// end, or with stop the next '&' or ';', past every quote the value opens
+// as wordEnd joins it (after '=' or ':'): a quoted separator is the value's.
+func valueEnd(w string, from int, stop bool) int {
+	end := len(w)
+	for p := from; p < end; p++ {
+		switch c := w[p]; {
+		case stop && (c == '&' || c == ';'):
+			return p
+		case (c == '"' || c == '\'') && p > 0 && (w[p-1] == '=' || w[p-1] == ':'):
+			if e := closingQuote(w, p); e >= 0 {
+				p = e
+			}
+		}
+	}
+	return end
 }
 
 // redactQuotedPairs redacts the value after every quoted credential key and
@@ -131,15 +137,17 @@ func redactQuotedPairs(s string) string {
 		s = redactEscapedPairs(s, `\'`)
 	}
 	var b strings.Builder
-	i := 0 // s[:i] is in b
+	i := 0               // s[:i] is in b
+	var unclosed [2]bool // by quote: one that nothing closes, so no later one closes either
 	for j := 0; j < len(s); j++ {
 		q := s[j]
-		if q != '"' && q != '\'' {
+		if q != '"' && q != '\'' || unclosed[q&1] {
 			continue
 		}
 		end := closingQuote(s, j)
 		if end < 0 {
-			break
+			unclosed[q&1] = true // a character, not a pair: the other quote still pairs
+			continue
 		}
 		key := s[j+1 : end]
 		k := end + 1

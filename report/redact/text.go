@@ -6,7 +6,22 @@ import "strings"
 // quoted credential keys anywhere, the flag and word forms in each word,
 // and the rest of the line after a credential header ("Authorization:
 // Bearer x"). White space is kept.
-func Value(s string) string { return redactText(s, false) }
+// Its result redacts to itself: where redacting changed s, it runs again
+// until nothing changes (quotes a first pass took out can pair the rest of
+// s anew).
+func Value(s string) string {
+	for range maxPasses {
+		r := redactText(s, false)
+		if r == s {
+			break
+		}
+		s = r
+	}
+	return s
+}
+
+// maxPasses bounds Value's passes; two are the rule.
+const maxPasses = 8
 
 // redactText is Value; isCommandLine reads s as a command line (an argv
 // element holding white space), where Argv's positional rules apply too.
