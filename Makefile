@@ -106,10 +106,11 @@ lint:
 fmt:
 	gofmt -w $(GO_FILES)
 
-# report/record_json.go and its test twin are generated from the types'
-# struct tags (go:generate lines); their tests fail when one is stale.
+# The JSON encoders (record_json.go and the like) are generated from the
+# types' struct tags (go:generate lines); their tests fail when one is
+# stale. preflight before report: the record calls the facts' encoders.
 generate:
-	$(GO) generate ./report/... ./internal/...
+	$(GO) generate ./internal/... ./preflight/... ./report/...
 
 unit:
 	$(GO) test -count=1 ./...

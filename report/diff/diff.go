@@ -90,7 +90,7 @@ func Diff(old, new report.Record) []Change {
 	return d.changes
 }
 
-func moduleKind(d report.Driver) string {
+func moduleKind(d facts.Driver) string {
 	switch {
 	case d.Version == "":
 		return ""
@@ -139,7 +139,7 @@ func decisionText(d decision.Decision) string {
 // gpuKey identifies a GPU across runs: its UUID, which NVML reports and
 // which survives reboots and re-enumeration; without one, its PCI bus id;
 // without that, its index.
-func gpuKey(g report.GPU) string {
+func gpuKey(g facts.GPU) string {
 	switch {
 	case g.UUID != "":
 		return g.UUID
@@ -175,7 +175,7 @@ func index[T any](xs []T, ks []string) map[string]T {
 	return m
 }
 
-func gpuSummary(g report.GPU) string {
+func gpuSummary(g facts.GPU) string {
 	s := g.Name
 	if s == "" {
 		s = "unknown GPU"
@@ -187,7 +187,7 @@ func gpuSummary(g report.GPU) string {
 }
 
 // gpuSet is "8 x NVIDIA H100 80GB HBM3" or a list of the distinct models.
-func gpuSet(gs []report.GPU) string {
+func gpuSet(gs []facts.GPU) string {
 	if len(gs) == 0 {
 		return "none"
 	}
@@ -212,7 +212,7 @@ func gpuSet(gs []report.GPU) string {
 
 // gpus compares the GPU sets by key: a one-line summary when the set
 // changed, each GPU removed and added, then each field of the GPUs in both.
-func (d *differ) gpus(old, new []report.GPU) {
+func (d *differ) gpus(old, new []facts.GPU) {
 	oldKeys, newKeys := keys(old, gpuKey), keys(new, gpuKey)
 	oldBy := index(old, oldKeys)
 	newBy := index(new, newKeys)
@@ -242,22 +242,22 @@ func (d *differ) gpus(old, new []report.GPU) {
 	// re-enumerated; ECC counts and retired pages are judged by the checks).
 	type field struct {
 		name    string
-		get     func(report.GPU) string
+		get     func(facts.GPU) string
 		matters bool
 	}
 	fields := []field{
-		{"name", func(g report.GPU) string { return g.Name }, true},
-		{"compute capability", func(g report.GPU) string { return g.ComputeCapability }, true},
-		{"brand", func(g report.GPU) string { return g.Brand }, true},
-		{"MIG mode", func(g report.GPU) string { return g.MIGMode }, true},
-		{"persistence mode", func(g report.GPU) string { return g.PersistenceMode }, true},
-		{"index", func(g report.GPU) string { return strconv.Itoa(g.Index) }, false},
-		{"PCI bus id", func(g report.GPU) string { return g.PCIBusID }, false},
-		{"architecture", func(g report.GPU) string { return g.Architecture }, false},
-		{"memory bytes", func(g report.GPU) string { return uintString(g.MemoryBytes) }, false},
-		{"uncorrected ECC errors", func(g report.GPU) string { return ptrString(g.ECCUncorrectedVolatile) }, false},
-		{"retired pages pending", func(g report.GPU) string { return ptrString(g.RetiredPagesPending) }, false},
-		{"MIG devices", func(g report.GPU) string { return ptrString(g.MIGDevices) }, false},
+		{"name", func(g facts.GPU) string { return g.Name }, true},
+		{"compute capability", func(g facts.GPU) string { return g.ComputeCapability }, true},
+		{"brand", func(g facts.GPU) string { return g.Brand }, true},
+		{"MIG mode", func(g facts.GPU) string { return g.MIGMode }, true},
+		{"persistence mode", func(g facts.GPU) string { return g.PersistenceMode }, true},
+		{"index", func(g facts.GPU) string { return strconv.Itoa(g.Index) }, false},
+		{"PCI bus id", func(g facts.GPU) string { return g.PCIBusID }, false},
+		{"architecture", func(g facts.GPU) string { return g.Architecture }, false},
+		{"memory bytes", func(g facts.GPU) string { return uintString(g.MemoryBytes) }, false},
+		{"uncorrected ECC errors", func(g facts.GPU) string { return ptrString(g.ECCUncorrectedVolatile) }, false},
+		{"retired pages pending", func(g facts.GPU) string { return ptrString(g.RetiredPagesPending) }, false},
+		{"MIG devices", func(g facts.GPU) string { return ptrString(g.MIGDevices) }, false},
 	}
 	for _, matters := range []bool{true, false} {
 		for i, ng := range new {
@@ -314,7 +314,7 @@ func (d *differ) requirements(old, new []facts.Requirement) {
 	byKey(d, "image ", old, new, func(r facts.Requirement) string { return r.Var }, func(r facts.Requirement) string { return r.Value })
 }
 
-func frameworkSummary(f report.Framework) string {
+func frameworkSummary(f facts.Framework) string {
 	s := f.Version
 	if s == "" {
 		s = "unknown version"
@@ -327,8 +327,8 @@ func frameworkSummary(f report.Framework) string {
 	return s
 }
 
-func (d *differ) frameworks(old, new []report.Framework) {
-	byName := func(f report.Framework) string { return f.Name }
+func (d *differ) frameworks(old, new []facts.Framework) {
+	byName := func(f facts.Framework) string { return f.Name }
 	oldKeys, newKeys := keys(old, byName), keys(new, byName)
 	oldBy, newBy := index(old, oldKeys), index(new, newKeys)
 	for i, f := range old {

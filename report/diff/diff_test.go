@@ -12,6 +12,7 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/preflight/decision"
 	"github.com/gpu-preflight/gpu-preflight/preflight/envvars"
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
+	"github.com/gpu-preflight/gpu-preflight/preflight/orchestrator"
 	"github.com/gpu-preflight/gpu-preflight/report"
 )
 
@@ -63,6 +64,7 @@ func passAll() []check.Finding {
 }
 
 func record(f facts.Facts, findings []check.Finding, environ []string, runID string, start time.Time) report.Record {
+	f.Orchestrator = orchestrator.FromEnv(envvars.Parse(environ))
 	return report.New(report.Inputs{
 		Facts:    f,
 		Findings: findings,

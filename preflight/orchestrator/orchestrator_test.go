@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/gpu-preflight/gpu-preflight/preflight/envvars"
+	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 )
 
 func TestJobIDPrecedence(t *testing.T) {
@@ -37,7 +38,7 @@ func TestJobIDPrecedence(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := FromEnv(mapLookup(tt.env))
+			c := FromEnv(envOf(tt.env))
 			if c.JobID != tt.wantID || c.JobIDSource != tt.wantSource {
 				t.Errorf("jobId = %q from %q, want %q from %q", c.JobID, c.JobIDSource, tt.wantID, tt.wantSource)
 			}
@@ -66,7 +67,7 @@ func TestJobIDIsTheSameOnEveryRank(t *testing.T) {
 			for k, v := range job {
 				env[k] = v
 			}
-			id := FromEnv(mapLookup(env)).JobID
+			id := FromEnv(envOf(env)).JobID
 			if id == "" {
 				t.Fatalf("job %v rank %d: empty job id", job, rank)
 			}
@@ -90,15 +91,15 @@ func TestFromEnvReadsEveryLauncher(t *testing.T) {
 		"PADDLE_TRAINER_ID=5", "PADDLE_TRAINERS_NUM=16", "PADDLE_JOB_ID=pj", "PADDLE_NNODES=2", "PADDLE_MASTER=10.0.0.5:37777",
 		"SLURM_JOB_ID=ignored-duplicate",
 	}
-	got := FromEnv(envvars.Parse(env).Lookup)
-	want := Context{
+	got := FromEnv(envvars.Parse(env))
+	want := facts.Orchestrator{
 		JobID: "slurm:dgx/77", JobIDSource: "SLURM_JOB_ID",
 		Detected:   []string{"kubernetes", "kubeflow", "slurm", "torchrun", "paddle"},
-		Kubernetes: Kubernetes{InCluster: true, PodName: "bert-worker-1", Namespace: "ml", PodUID: "0b7e2a4c-1111-2222-3333-444455556666", NodeName: "gpu-node-3", CompletionIndex: "1"},
-		Kubeflow:   Kubeflow{JobName: "pj", Kind: "PaddleJob"},
-		Slurm:      Slurm{JobID: "77", StepID: "0", ProcID: "5", LocalID: "1", NodeID: "2", NodeName: "dgx02", NumTasks: "16", Cluster: "dgx", ArrayJobID: "70", ArrayTaskID: "7"},
-		Torchrun:   Torchrun{Rank: "5", LocalRank: "1", WorldSize: "16", LocalWorldSize: "8", RunID: "run-1", MasterAddr: "bert-master-0", MasterPort: "23456"},
-		Paddle:     Paddle{TrainerID: "5", TrainersNum: "16", JobID: "pj", NNodes: "2", Master: "10.0.0.5:37777"},
+		Kubernetes: facts.Kubernetes{InCluster: true, PodName: "bert-worker-1", Namespace: "ml", PodUID: "0b7e2a4c-1111-2222-3333-444455556666", NodeName: "gpu-node-3", CompletionIndex: "1"},
+		Kubeflow:   facts.Kubeflow{JobName: "pj", Kind: "PaddleJob"},
+		Slurm:      facts.Slurm{JobID: "77", StepID: "0", ProcID: "5", LocalID: "1", NodeID: "2", NodeName: "dgx02", NumTasks: "16", Cluster: "dgx", ArrayJobID: "70", ArrayTaskID: "7"},
+		Torchrun:   facts.Torchrun{Rank: "5", LocalRank: "1", WorldSize: "16", LocalWorldSize: "8", RunID: "run-1", MasterAddr: "bert-master-0", MasterPort: "23456"},
+		Paddle:     facts.Paddle{TrainerID: "5", TrainersNum: "16", JobID: "pj", NNodes: "2", Master: "10.0.0.5:37777"},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("FromEnv =\n%+v\nwant\n%+v", got, want)
@@ -106,14 +107,18 @@ func TestFromEnvReadsEveryLauncher(t *testing.T) {
 }
 
 func TestNoLauncherGivesEmptyContext(t *testing.T) {
-	got := FromEnv(envvars.Parse([]string{"HOME=/root", "PATH=/bin"}).Lookup)
-	want := Context{Detected: []string{}}
+	got := FromEnv(envvars.Parse([]string{"HOME=/root", "PATH=/bin"}))
+	want := facts.Orchestrator{}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("FromEnv = %+v, want %+v", got, want)
 	}
 }
 
-// mapLookup reads from a map, as the process environment would answer.
-func mapLookup(env map[string]string) Lookup {
-	return func(name string) (string, bool) { v, ok := env[name]; return v, ok }
+// envOf is env as the process environment.
+func envOf(env map[string]string) envvars.Env {
+	var l []string
+	for k, v := range env {
+		l = append(l, k+"="+v)
+	}
+	return envvars.Parse(l)
 }
