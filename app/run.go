@@ -230,7 +230,7 @@ func (r *run) report() int {
 	if r.asJSON {
 		b, err := store.Marshal(r.rec)
 		if err == nil {
-			_, err = r.stdout.Write(b)
+			_, err = r.stdout.Write(termsafe.JSON(b))
 		}
 		if err != nil {
 			fmt.Fprintf(r.out, "gpu-preflight: writing the record: %v\n", err)
