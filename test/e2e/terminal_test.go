@@ -184,3 +184,86 @@ func TestJSONOutputsKeepTheProbesEscaped(t *testing.T) {
 		}
 	}
 }
+
+// probedRun runs `-- true` on hostileNode with torchProbe in the image and
+// require, which the driver cannot meet, under the strict policy: the run
+// aborts with the GPU name in its finding.
+func probedRun(t *testing.T, require string, extra ...string) (result, []string) {
+	t.Helper()
+	env := shimEnv(t, fakeLibrary(t), ptr(hostileNode()), append([]string{"NVIDIA_REQUIRE_CUDA=" + require, "PREFLIGHT_POLICY=strict"}, extra...)...)
+	torchProbe(t, envValue(env, "PREFLIGHT_ROOT"))
+	r := run(t, 30*time.Second, env, shimBin(t), "--", "true")
+	if r.code != 78 {
+		t.Fatalf("exit %d, want 78 (%q blocks):\n%s", r.code, require, r.stderr)
+	}
+	return r, env
+}
+
+// The termination message, which kubectl prints to an operator's terminal,
+// shows the GPU name escaped, and stays within Kubernetes' 4096 bytes when
+// the escapes make a long finding longer.
+func TestTerminationMessageShowsTheProbesEscaped(t *testing.T) {
+	_, env := probedRun(t, "cuda>=99.0")
+	msg, err := os.ReadFile(envValue(env, "PREFLIGHT_TERMINATION_LOG"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantTerminalSafe(t, "termination message", string(msg), `(NVIDIA H100\x1b]0;PWNED\x07\x1b[2J\u202e, brand Nvidia`)
+
+	_, env = probedRun(t, "cuda>=99.0 brand=tesla"+strings.Repeat("\u202e\x1b", 1000))
+	msg, err = os.ReadFile(envValue(env, "PREFLIGHT_TERMINATION_LOG"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(msg) > 4096 {
+		t.Errorf("termination message is %d bytes, over Kubernetes' 4096", len(msg))
+	}
+	wantTerminalSafe(t, "termination message of a long requirement", string(msg), `\u202e\x1b\u202e\x1b`)
+}
+
+// The JSON log escapes what a terminal acts on, keeps the exact bytes, and
+// the provenance line's recordBytes counts the record as the line holds it.
+func TestJSONLogKeepsTheProbesEscaped(t *testing.T) {
+	r, _ := probedRun(t, "cuda>=99.0")
+	wantTerminalSafe(t, "JSON log", r.stderr, `NVIDIA H100\u001b]0;PWNED\u0007\u001b[2J\u202e`)
+	var held bool
+	for _, line := range strings.Split(strings.TrimSpace(r.stderr), "\n") {
+		var m struct {
+			RecordBytes int             `json:"recordBytes"`
+			Record      json.RawMessage `json:"record"`
+		}
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatalf("not a JSON line (%v): %s", err, line)
+		}
+		if m.Record != nil && m.RecordBytes != len(m.Record) {
+			t.Errorf("recordBytes %d, the record is %d bytes", m.RecordBytes, len(m.Record))
+		}
+		var v any
+		json.Unmarshal([]byte(line), &v)
+		held = held || strings.Contains(fmt.Sprint(v), gpuNameProbe)
+	}
+	if !held {
+		t.Errorf("no line holds the GPU name exactly:\n%s", r.stderr)
+	}
+}
+
+// The console log escapes every value, the record nested in the provenance
+// line too.
+func TestConsoleLogShowsTheProbesEscaped(t *testing.T) {
+	r, _ := probedRun(t, "cuda>=99.0", "PREFLIGHT_LOG_FORMAT=console")
+	wantTerminalSafe(t, "console log", r.stderr, `8x NVIDIA H100\x1b]0;PWNED\x07\x1b[2J\u202e`, `torch 2.9.0+cu130\x1b]0;PWNED\x07\x1b[2J`)
+	if _, prov := stderrLines(t, r.stderr); prov != 1 {
+		t.Errorf("%d provenance lines, want 1:\n%s", prov, r.stderr)
+	}
+}
+
+// check's human report shows both probes escaped.
+func TestHumanReportShowsTheProbesEscaped(t *testing.T) {
+	env := shimEnv(t, fakeLibrary(t), ptr(hostileNode()), "PREFLIGHT_POLICY=warn")
+	torchProbe(t, envValue(env, "PREFLIGHT_ROOT"))
+	r := run(t, 30*time.Second, env, shimBin(t), "check")
+	if r.code != 0 || !strings.Contains(r.stdout, "GPUs (8)") {
+		t.Fatalf("check exit %d, want the report of 8 GPUs:\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	wantTerminalSafe(t, "check", r.stdout+r.stderr, `NVIDIA H100\x1b]0;PWNED\x07\x1b[2J\u202e`, `torch  2.9.0+cu130\x1b]0;PWNED\x07\x1b[2J`)
+}
