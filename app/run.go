@@ -168,6 +168,7 @@ func (r *run) newRecord() report.Record {
 		Cwd:         cwd,
 		UID:         os.Getuid(),
 		GID:         os.Getgid(),
+		Supervised:  !r.isCheck() && r.cfg.Supervises(os.Getpid()),
 		Environ:     r.env,
 		ToolVersion: buildinfo.Version,
 		ToolCommit:  buildinfo.Commit,
