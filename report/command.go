@@ -17,12 +17,10 @@ type Command struct {
 	ArgvSHA256  string `json:"argvSha256"`
 	ArgvRecord  string `json:"argvRecord"`  // PREFLIGHT_RECORD_ARGV, one of ArgvModes
 	ArgvDropped int    `json:"argvDropped"` // elements left out by the caps
-	// Supervised says the command runs as gpu-preflight's child, so a
-	// finished record follows: one with no Outcome did not record its end.
-	Supervised bool   `json:"supervised"`
-	Cwd        string `json:"cwd"`
-	UID        int    `json:"uid"`
-	GID        int    `json:"gid"`
+	Supervised  bool   `json:"supervised"`  // a child of gpu-preflight: a record with no Outcome lacks its end
+	Cwd         string `json:"cwd"`
+	UID         int    `json:"uid"`
+	GID         int    `json:"gid"`
 }
 
 // What a record keeps of the command's argv (PREFLIGHT_RECORD_ARGV).

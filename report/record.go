@@ -140,7 +140,7 @@ type Inputs struct {
 	ArgvRecord string
 	Cwd        string
 	UID, GID   int
-	Supervised bool        // the command will run as gpu-preflight's child
+	Supervised bool
 	Environ    envvars.Env // the process environment
 	// ToolVersion and ToolCommit identify the gpu-preflight build.
 	ToolVersion, ToolCommit string

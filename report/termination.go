@@ -61,8 +61,7 @@ func TerminationMessage(findings []check.Finding, d decision.Decision) string {
 	return b.String()
 }
 
-// shown is s redacted, on one line, and escaped for the terminal kubectl
-// prints the message to, before the budget cuts it.
+// shown is s redacted, on one line, escaped for kubectl's terminal before the budget cuts it.
 func shown(s string) string {
 	return termsafe.String(oneLine(redact.Value(s)))
 }

@@ -78,7 +78,7 @@ func Record(l zerolog.Logger, r report.Record) error {
 	if err != nil {
 		return fmt.Errorf("encode provenance record %s for the log: %w", r.RunID, err)
 	}
-	b = termsafe.JSON(b) // as capWriter would, so that recordBytes counts what the line holds
+	b = termsafe.JSON(b) // so that recordBytes counts what the line holds
 	// recordBytes first: capWriter knows the line by provenancePrefix.
 	e.Int("recordBytes", len(b)).RawJSON("record", b).Msg(ProvenanceMessage)
 	return nil

@@ -296,8 +296,7 @@ func ownFDDir(fdDir string, fd int, id fileID) (int, error) {
 	return procFD, nil
 }
 
-// remedy says what to do about err from writing a record: a full volume
-// (ENOSPC, or the user's quota, EDQUOT) wants space, not permissions.
+// remedy says what to do about err: a full volume wants space, not permissions.
 func remedy(err error) string {
 	if errors.Is(err, unix.ENOSPC) || errors.Is(err, unix.EDQUOT) {
 		return "the volume is full: free space on it, point PREFLIGHT_PROVENANCE_DIR at a larger volume, or set it to off"
