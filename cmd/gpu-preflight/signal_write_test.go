@@ -16,6 +16,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/gpu-preflight/gpu-preflight/test/harness"
 )
 
 // TestSignalDuringTheRecordWriteIsRecorded holds the shim inside the open
@@ -26,7 +28,7 @@ import (
 // gpu-preflight exits 143 and the last word on the run is outcome.notStarted.
 // GPU_PREFLIGHT_SIGNAL_WRITE_RUNS sets the runs per mode (the 200).
 func TestSignalDuringTheRecordWriteIsRecorded(t *testing.T) {
-	needRoot(t, "fanotify permission events need CAP_SYS_ADMIN")
+	harness.NeedRoot(t, "fanotify permission events need CAP_SYS_ADMIN")
 	defaultSignals(t, unix.SIGTERM)
 	runs := 25
 	if n, err := strconv.Atoi(os.Getenv("GPU_PREFLIGHT_SIGNAL_WRITE_RUNS")); err == nil && n > 0 {
@@ -205,17 +207,4 @@ func lastLedgerNotStarted(t *testing.T, path string) string {
 		return ""
 	}
 	return line.Outcome.NotStarted
-}
-
-// needRoot stops a test that needs root: under CI it fails, elsewhere it
-// is skipped with the reason.
-func needRoot(t *testing.T, why string) {
-	t.Helper()
-	if os.Geteuid() == 0 {
-		return
-	}
-	if os.Getenv("CI") != "" {
-		t.Fatal("this test needs root: " + why)
-	}
-	t.Skip("needs root: " + why)
 }

@@ -351,6 +351,23 @@ func fillUntilFull(t *testing.T, dir string) {
 	os.Remove(probe)
 }
 
+// smallTmpfs mounts a tmpfs of size on mnt until the test ends.
+func smallTmpfs(t *testing.T, mnt, size string) string {
+	t.Helper()
+	if err := os.Mkdir(mnt, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Mount("tmpfs", mnt, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "size="+size+",mode=0755"); err != nil {
+		t.Fatalf("mount a %s tmpfs on %s: %v", size, mnt, err)
+	}
+	t.Cleanup(func() {
+		if err := unix.Unmount(mnt, 0); err != nil {
+			t.Errorf("unmount %s: %v", mnt, err)
+		}
+	})
+	return mnt
+}
+
 // docs/schema/README.md: "no space" is a warning, never a reason to abort. On a
 // full tmpfs the command still runs, the log warns naming ENOSPC, and the
 // provenance directory holds no partial file.
@@ -361,18 +378,7 @@ func TestFullDiskLeavesNoPartialRecordAndWarns(t *testing.T) {
 	bin := shimBin(t)
 	base := t.TempDir()
 	root := emptyRoot(t, base)
-	mnt := filepath.Join(base, "full")
-	if err := os.Mkdir(mnt, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := unix.Mount("tmpfs", mnt, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "size=64k,mode=0755"); err != nil {
-		t.Fatalf("mount a 64 KiB tmpfs on %s: %v", mnt, err)
-	}
-	t.Cleanup(func() {
-		if err := unix.Unmount(mnt, 0); err != nil {
-			t.Errorf("unmount %s: %v", mnt, err)
-		}
-	})
+	mnt := smallTmpfs(t, filepath.Join(base, "full"), "64k")
 	dir := filepath.Join(mnt, "provenance")
 	if err := os.Mkdir(dir, 0o750); err != nil {
 		t.Fatal(err)
@@ -452,18 +458,7 @@ func TestFullDiskMidRunIsNamedAndTheEndRecoverable(t *testing.T) {
 	}
 	base := t.TempDir()
 	root := emptyRoot(t, base)
-	mnt := filepath.Join(base, "volume")
-	if err := os.Mkdir(mnt, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := unix.Mount("tmpfs", mnt, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "size=256k,mode=0755"); err != nil {
-		t.Fatalf("mount a 256 KiB tmpfs on %s: %v", mnt, err)
-	}
-	t.Cleanup(func() {
-		if err := unix.Unmount(mnt, 0); err != nil {
-			t.Errorf("unmount %s: %v", mnt, err)
-		}
-	})
+	mnt := smallTmpfs(t, filepath.Join(base, "volume"), "256k")
 	dir, ledger := filepath.Join(mnt, "provenance"), filepath.Join(base, "ledger.jsonl")
 	shim := func(args ...string) result {
 		cmd := exec.Command(shimBin(t), append([]string{"--provenance-dir=" + dir, "--root=" + root, "--host-root=" + root, "--"}, args...)...)
