@@ -140,6 +140,7 @@ type Inputs struct {
 	ArgvRecord string
 	Cwd        string
 	UID, GID   int
+	Supervised bool
 	Environ    envvars.Env // the process environment
 	// ToolVersion and ToolCommit identify the gpu-preflight build.
 	ToolVersion, ToolCommit string
@@ -186,6 +187,7 @@ func New(in Inputs) Record {
 	}
 	r.Decision.Blocking = slices.Clone(in.Decision.Blocking)
 	r.Command.Cwd, r.Command.UID, r.Command.GID = capValue(redact.Value(in.Cwd)), in.UID, in.GID
+	r.Command.Supervised = in.Supervised
 	r.Env, r.EnvDropped = capEnv(redact.Env(in.Environ))
 	for k, v := range r.Env {
 		r.Env[k] = capValue(v)

@@ -194,6 +194,8 @@ func appendCommand(e *jsonenc.Encoder, b []byte, v *Command) []byte {
 	b = jsonenc.AppendString(b, v.ArgvRecord)
 	b = append(b, `,"argvDropped":`...)
 	b = strconv.AppendInt(b, int64(v.ArgvDropped), 10)
+	b = append(b, `,"supervised":`...)
+	b = strconv.AppendBool(b, v.Supervised)
 	b = append(b, `,"cwd":`...)
 	b = jsonenc.AppendString(b, v.Cwd)
 	b = append(b, `,"uid":`...)

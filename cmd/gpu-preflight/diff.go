@@ -60,7 +60,10 @@ func cmdDiff(args, _ []string, stdout, stderr io.Writer) int {
 	}
 	matters := diff.AnyMatters(changes)
 	if *asJSON {
-		err = json.NewEncoder(stdout).Encode(diffJSON{Old: old.ref(), New: new.ref(), Matters: matters, Changes: changes})
+		var b []byte
+		if b, err = json.Marshal(diffJSON{Old: old.ref(), New: new.ref(), Matters: matters, Changes: changes}); err == nil {
+			_, err = stdout.Write(termsafe.JSON(append(b, '\n')))
+		}
 	} else {
 		// The values come from records, so from images and environments:
 		// escaped for the terminal (termsafe), as JSON escapes them.

@@ -8,6 +8,7 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/preflight/check"
 	"github.com/gpu-preflight/gpu-preflight/report"
 	"github.com/gpu-preflight/gpu-preflight/report/redact"
+	"github.com/gpu-preflight/gpu-preflight/report/termsafe"
 )
 
 // Values of the "event" field that mark the lines a pipeline selects by:
@@ -77,6 +78,7 @@ func Record(l zerolog.Logger, r report.Record) error {
 	if err != nil {
 		return fmt.Errorf("encode provenance record %s for the log: %w", r.RunID, err)
 	}
+	b = termsafe.JSON(b) // so that recordBytes counts what the line holds
 	// recordBytes first: capWriter knows the line by provenancePrefix.
 	e.Int("recordBytes", len(b)).RawJSON("record", b).Msg(ProvenanceMessage)
 	return nil

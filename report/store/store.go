@@ -85,11 +85,11 @@ func OpenDir(path string) (*Dir, error) {
 
 func openDir(path, fdDir string) (*Dir, error) {
 	if err := os.MkdirAll(path, 0o750); err != nil {
-		return nil, fmt.Errorf("write provenance record: create directory %s: %w (%s)", path, err, hint)
+		return nil, fmt.Errorf("write provenance record: create directory %s: %w (%s)", path, err, remedy(err))
 	}
 	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return nil, fmt.Errorf("write provenance record: open directory %s: %w (%s)", path, err, hint)
+		return nil, fmt.Errorf("write provenance record: open directory %s: %w (%s)", path, err, remedy(err))
 	}
 	return &Dir{path: path, fd: fd, written: map[string]unix.Stat_t{}, fdDir: fdDir}, nil
 }
@@ -189,7 +189,7 @@ func (d *Dir) write(r report.Record) (path, via string, err error) {
 		return "", via, fmt.Errorf("write provenance record: %s already exists; gpu-preflight never overwrites a record (a run id was reused, or something else created that name): %w", final, err)
 	}
 	if err != nil {
-		return "", via, fmt.Errorf("write provenance record %s: %w (%s)", final, err, hint)
+		return "", via, fmt.Errorf("write provenance record %s: %w (%s)", final, err, remedy(err))
 	}
 	d.remember(name)
 	if err := unix.Fsync(d.fd); err != nil {
@@ -296,7 +296,13 @@ func ownFDDir(fdDir string, fd int, id fileID) (int, error) {
 	return procFD, nil
 }
 
-const hint = "make the directory writable by this user, point PREFLIGHT_PROVENANCE_DIR at a writable volume, or set it to off"
+// remedy says what to do about err: a full volume wants space, not permissions.
+func remedy(err error) string {
+	if errors.Is(err, unix.ENOSPC) || errors.Is(err, unix.EDQUOT) {
+		return "the volume is full: free space on it, point PREFLIGHT_PROVENANCE_DIR at a larger volume, or set it to off"
+	}
+	return "make the directory writable by this user, point PREFLIGHT_PROVENANCE_DIR at a writable volume, or set it to off"
+}
 
 // writeTemp creates tmp in the directory open as dfd, never following or
 // reusing an existing entry, and fills it with data.
@@ -387,13 +393,13 @@ func (d *Dir) Complete(r report.Record) (foreign string, err error) {
 	}
 	if err != nil {
 		_ = unix.Unlinkat(d.fd, tmp, 0)
-		return foreign, fmt.Errorf("complete provenance record %s: %w (%s)", path, err, hint)
+		return foreign, fmt.Errorf("complete provenance record %s: %w (%s)", path, err, remedy(err))
 	}
 	// rename(2) replaces the entry whatever it is, except a directory
 	// (EISDIR), and follows no symlink at either name.
 	if err := unix.Renameat(d.fd, tmp, d.fd, name); err != nil {
 		_ = unix.Unlinkat(d.fd, tmp, 0)
-		return foreign, fmt.Errorf("complete provenance record %s: rename into place: %w (%s)", path, err, hint)
+		return foreign, fmt.Errorf("complete provenance record %s: rename into place: %w (%s)", path, err, remedy(err))
 	}
 	d.remember(name)
 	if err := unix.Fsync(d.fd); err != nil {

@@ -459,6 +459,8 @@ func Outcome(r *report.Record) string {
 	}
 	o := r.Outcome
 	switch {
+	case o == nil && r.Command.Supervised:
+		return "end not recorded"
 	case o == nil:
 		return "ran (not supervised)"
 	case o.NotStarted != "":

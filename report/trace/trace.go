@@ -224,13 +224,16 @@ func (t *Tracer) add(r *report.Record, at time.Time, src *Counts) {
 
 // Succeeded is the rule for a good run: gpu-preflight started the command
 // (decision exec) and the command did not fail (no outcome: not
-// supervised; or exit code 0). An abort, a command that never started and a
-// non-zero exit are failures.
+// supervised; or exit code 0). An abort, a command that never started, a
+// non-zero exit and a supervised run whose end was not recorded are failures.
 func Succeeded(r *report.Record) bool {
 	if r.Decision.Action != decision.Exec {
 		return false
 	}
-	return r.Outcome == nil || (r.Outcome.ExitCode == 0 && r.Outcome.NotStarted == "")
+	if r.Outcome == nil {
+		return !r.Command.Supervised
+	}
+	return r.Outcome.ExitCode == 0 && r.Outcome.NotStarted == ""
 }
 
 // NodeOf is the node a run ran on: the Kubernetes node name, else Slurm's
@@ -311,7 +314,7 @@ func (t *Tracer) summarise(r *report.Record) int32 {
 	for i, c := range r.Checks {
 		s.Checks[i] = report.Check{ID: c.ID, Status: c.Status, NodeFault: c.NodeFault}
 	}
-	s.Command = report.Command{}
+	s.Command = report.Command{Supervised: r.Command.Supervised} // an outcome missing from a supervised run is a failure
 	s.Orchestrator = facts.Orchestrator{}
 	s.Env = map[string]string{}
 	for k, v := range r.Env {
