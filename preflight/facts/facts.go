@@ -175,6 +175,9 @@ type Container struct {
 	// CUDALibraries are the CUDA libraries the frameworks load, with the
 	// copy the dynamic loader takes and the other copies present.
 	CUDALibraries []CUDALibrary `json:"cudaLibraries,omitempty"`
+	// Python is the interpreter the command runs, which decided which
+	// frameworks are judged; nil when no scan judged any.
+	Python *Python `json:"python,omitempty"`
 	// ScanSource says how Stack/Frameworks were obtained: "scan",
 	// "manifest" (read from the baked image manifest), or "" when not scanned.
 	ScanSource string   `json:"scanSource,omitempty"`
@@ -289,6 +292,13 @@ type Framework struct {
 	// on the sys.path of the interpreter the command runs, or that
 	// interpreter's venv excludes the site it is in. Empty: judged.
 	NotJudged string `json:"notJudged,omitempty"`
+	// NotImportable says why no Python can import this copy (a dist-info
+	// whose package is gone, a package without __init__); ABI are the
+	// CPython ABIs its extension modules or wheel tags are built for
+	// ("cp312", "cp313t", "abi3"), read from ABISource; empty: any.
+	NotImportable string   `json:"notImportable,omitempty"`
+	ABI           []string `json:"abi,omitempty"`
+	ABISource     string   `json:"abiSource,omitempty"`
 	// CUDARuntime is the version of the CUDA runtime (libcudart) it will
 	// load, "12.1.105", and CUDARuntimeSource where that was read (the
 	// file the loader resolves, the nvidia-cuda-runtime wheel's

@@ -99,11 +99,7 @@ func Gather(ctx context.Context, o Options) (Result, []string) {
 	scan, source, w := image.LoadWithin(o.Root, c.Env, o.Manifest, scanBudget(ctx, time.Now()))
 	warnings = append(warnings, w...)
 	c.Stack, c.ScanSource = scan.Stack, source
-	var note string
-	c.Frameworks, note = image.Judge(o.Root, c.Env, scan, o.Command)
-	if note != "" {
-		warnings = append(warnings, note)
-	}
+	c.Frameworks, c.Python = image.Judge(o.Root, c.Env, scan, o.Command)
 	c.CUDALibraries = scan.CUDALibraries
 	c.CUDA = image.ImageCUDA(c.Judged(), scan.CUDASources, c.CUDA, c.Env)
 
