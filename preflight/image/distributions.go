@@ -122,8 +122,14 @@ func distPath(sp string, d distInfo) string {
 }
 
 // requirement is a Requires-Dist line reduced to a distribution (normalized)
-// and the version it is pinned to ("==") or must reach (">=", also for ~=).
-type requirement struct{ Name, Op, Version string }
+// and the version it is pinned to ("==", "==X.*" taken as X) or must reach
+// (">=", also for ~=), with the extras it asks for ("cuda-toolkit[cudart]")
+// and the extra its marker names ('extra == "cudart"').
+type requirement struct {
+	Name, Op, Version string
+	Extras            []string
+	Extra             string
+}
 
 // parseRequiresDist reads the Requires-Dist headers of a METADATA file
 // (core metadata, PEP 508), leaving out those without a lower bound.
@@ -158,7 +164,7 @@ func metadataHeaders(src []byte, f func(key, value string)) {
 
 // parseRequirement reads "name[extras] (specifiers) ; marker".
 func parseRequirement(s string) (requirement, bool) {
-	s, _, _ = strings.Cut(s, ";")
+	s, marker, _ := strings.Cut(s, ";")
 	s = strings.TrimSpace(s)
 	end := strings.IndexFunc(s, func(r rune) bool {
 		return !(r == '-' || r == '_' || r == '.' || '0' <= r && r <= '9' || 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z')
@@ -170,11 +176,17 @@ func parseRequirement(s string) (requirement, bool) {
 	if name == "" {
 		return requirement{}, false
 	}
+	r := requirement{Name: normalizeName(name), Extra: markerExtra(marker)}
 	if i := strings.IndexByte(rest, ']'); strings.HasPrefix(strings.TrimSpace(rest), "[") && i >= 0 {
+		_, list, _ := strings.Cut(rest[:i], "[")
+		for e := range strings.SplitSeq(list, ",") {
+			if e = normalizeName(strings.TrimSpace(e)); e != "" && len(r.Extras) < 64 {
+				r.Extras = append(r.Extras, e)
+			}
+		}
 		rest = rest[i+1:]
 	}
 	rest = strings.Trim(strings.TrimSpace(rest), "()")
-	r := requirement{Name: normalizeName(name)}
 	for spec := range strings.SplitSeq(rest, ",") {
 		spec = strings.TrimSpace(spec)
 		for _, op := range []string{"===", "==", ">=", "~="} {
@@ -183,12 +195,16 @@ func parseRequirement(s string) (requirement, bool) {
 				continue
 			}
 			v = strings.TrimSpace(v)
+			if op == "==" {
+				v = strings.TrimSuffix(v, ".*")
+			}
 			if v == "" || !isDigit(v[0]) || strings.ContainsAny(v, "*") {
 				break
 			}
 			switch op {
 			case "===", "==":
-				return requirement{Name: r.Name, Op: "==", Version: v}, true
+				r.Op, r.Version = "==", v
+				return r, true
 			default:
 				r.Op, r.Version = ">=", v
 			}
@@ -196,4 +212,26 @@ func parseRequirement(s string) (requirement, bool) {
 		}
 	}
 	return r, r.Version != ""
+}
+
+// markerExtra is the extra an environment marker requires: `extra ==
+// "cudart"` (PEP 508; the extra's name normalized as PEP 685 says).
+func markerExtra(marker string) string {
+	i := strings.Index(marker, "extra")
+	if i < 0 {
+		return ""
+	}
+	rest, ok := strings.CutPrefix(strings.TrimSpace(marker[i+len("extra"):]), "==")
+	if !ok {
+		return ""
+	}
+	rest = strings.TrimSpace(rest)
+	if len(rest) < 2 || (rest[0] != '"' && rest[0] != '\'') {
+		return ""
+	}
+	v, _, ok := strings.Cut(rest[1:], rest[:1])
+	if !ok {
+		return ""
+	}
+	return normalizeName(v)
 }
