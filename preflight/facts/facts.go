@@ -297,6 +297,10 @@ type Framework struct {
 	// CPython ABIs its extension modules or wheel tags are built for
 	// ("cp312", "cp313t", "abi3"), read from ABISource; empty: any.
 	NotImportable string   `json:"notImportable,omitempty"`
+	// Candidate marks a copy judged as one of several environments that
+	// may run the command (Container.Python.Candidates): findings name it
+	// by its Environment.
+	Candidate bool `json:"candidate,omitempty"`
 	ABI           []string `json:"abi,omitempty"`
 	ABISource     string   `json:"abiSource,omitempty"`
 	// CUDARuntime is the version of the CUDA runtime (libcudart) it will

@@ -144,6 +144,7 @@ func (j *judging) candidates(envs []pyenv.Environment, py *facts.Python) {
 		switch {
 		case in[i]:
 			j.fws[i].NotJudged = ""
+			j.fws[i].Candidate = len(py.Candidates) > 1
 		case j.fws[i].NotJudged == "":
 			j.mark(i, "shadowed on the sys.path of every environment that holds it")
 		}

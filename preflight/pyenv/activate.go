@@ -3,14 +3,15 @@ package pyenv
 import (
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 )
 
-// ActivationVars name the conda environment an entrypoint activates, best
+// activationVars name the conda environment an entrypoint activates, best
 // first: micromamba-docker's _activate_current_env.sh runs `micromamba
 // activate "${ENV_NAME}"` (its Dockerfile sets ENV_NAME="base"); conda's
 // and mamba's activate export CONDA_DEFAULT_ENV and MAMBA_DEFAULT_ENV.
-var ActivationVars = []string{"ENV_NAME", "MAMBA_DEFAULT_ENV", "CONDA_DEFAULT_ENV"}
+var activationVars = []string{"ENV_NAME", "MAMBA_DEFAULT_ENV", "CONDA_DEFAULT_ENV"}
 
 // pixiAppDir is the WORKDIR of pixi's container guide, whose production
 // image activates /app/.pixi/envs/prod from an entrypoint script.
@@ -20,7 +21,7 @@ const pixiAppDir = "/app"
 // saying so: the conda environment an activation variable names, else
 // pixi's environments under the working directory (PWD) and /app.
 func (f *finder) activated() {
-	for _, k := range ActivationVars {
+	for _, k := range activationVars {
 		v := strings.TrimSpace(f.env[k])
 		if v == "" || strings.ContainsRune(v, 0) {
 			continue
@@ -54,8 +55,7 @@ func (f *finder) pixiProjects() []string {
 }
 
 // condaEnvPrefixes are where conda environment name may be: itself when a
-// path, else "base" or envs/<name> of MAMBA_ROOT_PREFIX and of each conda
-// default prefix.
+// path, else "base" or envs/<name> of each conda root.
 func (f *finder) condaEnvPrefixes(name string) []string {
 	if strings.HasPrefix(name, "/") {
 		return []string{path.Clean(name)}
@@ -63,19 +63,29 @@ func (f *finder) condaEnvPrefixes(name string) []string {
 	if strings.Contains(name, "/") || name == "." || name == ".." {
 		return nil
 	}
-	var roots []string
-	if r := f.env["MAMBA_ROOT_PREFIX"]; strings.HasPrefix(r, "/") {
-		roots = append(roots, path.Clean(r))
-	}
-	for _, pat := range condaDefaults {
-		roots = append(roots, f.glob(pat)...)
-	}
 	var out []string
-	for _, r := range roots {
+	for _, r := range f.condaRoots() {
 		if name == "base" {
 			out = append(out, r)
 		} else {
 			out = append(out, path.Join(r, "envs", name))
+		}
+	}
+	return out
+}
+
+// condaRoots are MAMBA_ROOT_PREFIX, then the conda installers' default
+// prefixes that exist.
+func (f *finder) condaRoots() []string {
+	var out []string
+	if r := f.env["MAMBA_ROOT_PREFIX"]; strings.HasPrefix(r, "/") {
+		out = append(out, path.Clean(r))
+	}
+	for _, pat := range condaDefaults {
+		for _, p := range f.glob(pat) {
+			if !slices.Contains(out, p) {
+				out = append(out, p)
+			}
 		}
 	}
 	return out

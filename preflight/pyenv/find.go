@@ -64,12 +64,10 @@ func Find(root fsroot.Root, env map[string]string) Result {
 			f.addPrefix(v, "", "pyenv")
 		}
 	}
-	for _, pat := range condaDefaults {
-		for _, p := range f.glob(pat) {
-			f.addPrefix(p, "", "conda default prefix")
-			for _, e := range f.listDirs(path.Join(p, "envs")) {
-				f.addPrefix(e, "", "conda env of "+p)
-			}
+	for _, p := range f.condaRoots() {
+		f.addPrefix(p, "", "conda root prefix")
+		for _, e := range f.listDirs(path.Join(p, "envs")) {
+			f.addPrefix(e, "", "conda env of "+p)
 		}
 	}
 	for _, home := range append([]string{"/root"}, f.glob("/home/*")...) {
