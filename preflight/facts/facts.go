@@ -296,13 +296,13 @@ type Framework struct {
 	// whose package is gone, a package without __init__); ABI are the
 	// CPython ABIs its extension modules or wheel tags are built for
 	// ("cp312", "cp313t", "abi3"), read from ABISource; empty: any.
-	NotImportable string `json:"notImportable,omitempty"`
+	NotImportable string   `json:"notImportable,omitempty"`
+	ABI           []string `json:"abi,omitempty"`
+	ABISource     string   `json:"abiSource,omitempty"`
 	// Candidate marks a copy judged as one of several environments that
 	// may run the command (Container.Python.Candidates): findings name it
 	// by its Environment.
-	Candidate bool     `json:"candidate,omitempty"`
-	ABI       []string `json:"abi,omitempty"`
-	ABISource string   `json:"abiSource,omitempty"`
+	Candidate bool `json:"candidate,omitempty"`
 	// CUDARuntime is the version of the CUDA runtime (libcudart) it will
 	// load, "12.1.105", and CUDARuntimeSource where that was read (the
 	// file the loader resolves, the nvidia-cuda-runtime wheel's
