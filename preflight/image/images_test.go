@@ -151,9 +151,10 @@ func TestImagesAsBuiltToday(t *testing.T) {
 			// sorts first and holds a CPU torch.
 			name: "micromamba ENV_NAME",
 			build: func(t *testing.T, tr *tree) {
-				for env, v := range map[string][2]string{"env1": {"2.5.1+cpu", ""}, "env2": {"2.5.1", "12.4"}} {
+				for env, v := range map[string][3]string{"env1": {"2.5.1+cpu", "", "9.1.0.70"}, "env2": {"2.5.1", "12.4", "9.3.0.75"}} {
 					p := "/opt/conda/envs/" + env
-					tr.dir(p + "/conda-meta")
+					tr.file(p+"/conda-meta/cudnn-"+v[2]+"-h93bb076_0.json", `{"name": "cudnn", "version": "`+v[2]+`", "build": "h93bb076_0"}`)
+					tr.file(p+"/conda-meta/cuda-cudart-12.4.127-0.json", `{"name": "cuda-cudart", "version": "12.4.127", "build": "0"}`)
 					tr.file(p+"/bin/python3.11", "#!ELF")
 					tr.link(p+"/bin/python", "python3.11")
 					torchPackage(tr, p+"/lib/python3.11/site-packages", v[0], v[1], "cpython-311")
@@ -163,7 +164,7 @@ func TestImagesAsBuiltToday(t *testing.T) {
 			env:  map[string]string{"PATH": defaultPATH, "MAMBA_ROOT_PREFIX": "/opt/conda", "ENV_NAME": "env2"},
 			argv: []string{"python", "train.py"},
 			want: imageWant{framework: "torch", version: "2.5.1", cuda: "12.4", environment: "/opt/conda/envs/env2",
-				interpreter: "/opt/conda/envs/env2/bin/python",
+				imageCUDA: "12.4", cudnn: "9.3.0.75", interpreter: "/opt/conda/envs/env2/bin/python",
 				notJudged:   map[string]string{"/opt/conda/envs/env1/lib/python3.11/site-packages/torch": "not on the sys.path of /opt/conda/envs/env2/bin/python"}},
 		},
 		{

@@ -23,7 +23,7 @@ const defaultManifestPath = "/etc/gpu-preflight/image.json"
 
 // manifestSchemaVersion changes when an older shim's manifest can no longer
 // be read as it was meant; LoadWithin then rescans.
-const manifestSchemaVersion = 3
+const manifestSchemaVersion = 4
 
 // Manifest is a scan's result recorded at image build time, with what tells
 // at run time whether it still holds.

@@ -94,7 +94,7 @@ func (f *finder) condaRoots() []string {
 // addActivated adds the environment at prefix as one how activates,
 // reporting whether it holds a Python.
 func (f *finder) addActivated(prefix, how string) bool {
-	if !f.root.IsDir(prefix) {
+	if f.full || !f.root.IsDir(prefix) {
 		return false
 	}
 	e, ok := f.environment(prefix, f.prefixInterpreter(prefix), how)

@@ -24,6 +24,7 @@ type finder struct {
 	env  map[string]string
 	res  Result
 	seen map[string]bool // prefixes, resolved
+	full bool            // MaxEnvironments reached: nothing more is built
 	read map[string]bool // inputs recorded
 	// Caches: the default pyenv roots, each lib directory's python3.Y
 	// names, each directory's subdirectories.
@@ -169,6 +170,9 @@ func (f *finder) pyenvShims(dir string) bool {
 }
 
 func (f *finder) addInterpreter(p, via string) {
+	if f.full {
+		return
+	}
 	if e, ok := f.forInterpreter(p, via); ok {
 		f.add(e)
 	}
@@ -195,7 +199,7 @@ func (f *finder) forInterpreter(p, via string) (Environment, bool) {
 
 // addPrefix adds the environment at prefix, if it is one.
 func (f *finder) addPrefix(prefix, interpreter, via string) {
-	if !f.root.IsDir(prefix) {
+	if f.full || !f.root.IsDir(prefix) {
 		return
 	}
 	if interpreter == "" {
@@ -226,7 +230,10 @@ func (f *finder) add(e Environment) {
 		return
 	}
 	if len(f.res.Environments) >= MaxEnvironments {
-		f.warnf("more than %d environments; %s and any after it were left out (MaxEnvironments)", MaxEnvironments, e.Prefix)
+		if !f.full {
+			f.full = true
+			f.warnf("more than %d environments; %s and any after it were left out (MaxEnvironments)", MaxEnvironments, e.Prefix)
+		}
 		return
 	}
 	f.seen[key] = true

@@ -157,6 +157,7 @@ func TestFindIsBounded(t *testing.T) {
 	}
 	for i := range MaxEnvironments + 5 {
 		files[fmt.Sprintf("opt/conda/envs/e%03d/lib/python3.11/site-packages/", i)] = ""
+		files[fmt.Sprintf("usr/local/bin/python3.%d", 20+i)] = ""
 	}
 	files["opt/conda/conda-meta/"] = ""
 	files["opt/conda/lib/python3.11/site-packages/"] = ""
@@ -167,8 +168,8 @@ func TestFindIsBounded(t *testing.T) {
 			t.Errorf("warnings %q do not mention %s", res.Warnings, want)
 		}
 	}
-	if len(res.Environments) > MaxEnvironments {
-		t.Errorf("%d environments", len(res.Environments))
+	if len(res.Environments) > MaxEnvironments || strings.Count(joined, "MaxEnvironments") != 1 {
+		t.Errorf("%d environments, warnings %q: at most %d, said once", len(res.Environments), res.Warnings, MaxEnvironments)
 	}
 }
 
