@@ -5,6 +5,8 @@ package gather
 
 import (
 	"context"
+	"maps"
+	"os"
 	"time"
 
 	"github.com/gpu-preflight/gpu-preflight/preflight/compat"
@@ -96,10 +98,11 @@ func Gather(ctx context.Context, o Options) (Result, []string) {
 	completeDriver(&h)
 
 	p.enter(ctx, step{"the image scan under " + o.Root.Path("/"), true}, h, c)
-	scan, source, w := image.LoadWithin(o.Root, c.Env, o.Manifest, scanBudget(ctx, time.Now()))
+	scanEnv := withWorkDir(c.Env, o.Root)
+	scan, source, w := image.LoadWithin(o.Root, scanEnv, o.Manifest, scanBudget(ctx, time.Now()))
 	warnings = append(warnings, w...)
 	c.Stack, c.ScanSource = scan.Stack, source
-	c.Frameworks, c.Python = image.Judge(o.Root, c.Env, scan, o.Command)
+	c.Frameworks, c.Python = image.Judge(o.Root, scanEnv, scan, o.Command)
 	c.CUDALibraries = scan.CUDALibraries
 	c.CUDA = image.ImageCUDA(c.Judged(), scan.CUDASources, c.CUDA, c.Env)
 
@@ -199,8 +202,24 @@ func scanBudget(ctx context.Context, now time.Time) time.Duration {
 // environment as Gather reads it; the warnings are about that environment.
 func Bake(o Options, bi image.BuildInfo) (image.Manifest, []string, error) {
 	environ, warnings := imageEnviron(o)
-	m, err := image.Bake(o.Root, container.Env(environ), bi)
+	m, err := image.Bake(o.Root, withWorkDir(container.Env(environ), o.Root), bi)
 	return m, warnings, err
+}
+
+// withWorkDir is env with PWD, where pixi's environments are looked for,
+// set to this process's working directory when it runs in the image and
+// no shell recorded one: the command it execs inherits it.
+func withWorkDir(env map[string]string, root fsroot.Root) map[string]string {
+	if _, ok := env["PWD"]; ok || !root.IsHost() {
+		return env
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return env
+	}
+	out := maps.Clone(env)
+	out["PWD"] = wd
+	return out
 }
 
 // imageEnviron is the image config's Env when given, else this process's

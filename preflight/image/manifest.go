@@ -209,6 +209,11 @@ var errStale = errors.New("changed since bake")
 func (m Manifest) stale(root fsroot.Root, env map[string]string) error {
 	now := envSubset(env)
 	for _, k := range scanKeys {
+		// A shell exports PWD and an exec-form start does not: what the
+		// working directory changes, the environments found, is compared.
+		if k == "PWD" {
+			continue
+		}
 		if now[k] != m.Env[k] {
 			return fmt.Errorf("%w: %s is %q, was %q", errStale, k, now[k], m.Env[k])
 		}
