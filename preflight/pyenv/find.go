@@ -25,6 +25,8 @@ type finder struct {
 	res  Result
 	seen map[string]bool // prefixes, resolved
 	full bool            // MaxEnvironments reached: nothing more is built
+	// listedBins are the bin directories whose interpreters were added.
+	listedBins map[string]bool
 	read map[string]bool // inputs recorded
 	// Caches: the default pyenv roots, each lib directory's python3.Y
 	// names, each directory's subdirectories.
@@ -86,15 +88,33 @@ func Find(root fsroot.Root, env map[string]string) Result {
 }
 
 // interpreters are the CPython executables in dir: python3, python, then
-// each python3.Y and python3.Yt in name order.
+// each python3.Y and python3.Yt in name order; a directory reached again
+// (/bin on a merged /usr) is listed once.
 func (f *finder) interpreters(dir string) []string {
+	real := f.root.RealPath(dir)
+	if f.listedBins[real] {
+		return nil
+	}
+	if f.listedBins == nil {
+		f.listedBins = map[string]bool{}
+	}
+	f.listedBins[real] = true
 	var out []string
 	for _, n := range []string{"python3", "python"} {
 		if p := path.Join(dir, n); f.root.IsFile(p) {
 			out = append(out, p)
 		}
 	}
-	for _, n := range f.listNames(dir, func(n string) bool { _, _, ok := PythonVersion(n); return ok }) {
+	names, err := f.root.ReadDirNamesPrefix(dir, MaxDirEntries, "python3.")
+	if errors.Is(err, fsroot.ErrTooManyEntries) {
+		f.warnf("%s: more than %d entries; the rest were not looked at (MaxDirEntries)", dir, MaxDirEntries)
+	} else if err == nil {
+		f.input(dir)
+	}
+	for _, n := range names {
+		if _, _, ok := PythonVersion(n); !ok {
+			continue
+		}
 		if p := path.Join(dir, n); f.root.IsFile(p) {
 			out = append(out, p)
 		}
@@ -190,11 +210,17 @@ func ForInterpreter(root fsroot.Root, env map[string]string, p string) (Environm
 // of p's real path.
 func (f *finder) forInterpreter(p, via string) (Environment, bool) {
 	bin := path.Dir(p)
-	if f.root.IsFile(path.Join(bin, "pyvenv.cfg")) || f.root.IsFile(path.Join(path.Dir(bin), "pyvenv.cfg")) {
-		return f.environment(path.Dir(bin), p, via)
-	}
 	real := f.root.RealPath(p)
-	return f.environment(path.Dir(path.Dir(real)), p, via)
+	prefix := path.Dir(path.Dir(real))
+	if f.root.IsFile(path.Join(bin, "pyvenv.cfg")) || f.root.IsFile(path.Join(path.Dir(bin), "pyvenv.cfg")) {
+		prefix = path.Dir(bin)
+	}
+	// An interpreter of an environment already kept (python3 and python3.12
+	// of one prefix) is not built again.
+	if v, ft, ok := PythonVersion(path.Base(real)); ok && f.seen[f.root.RealPath(prefix)+"\x00"+libName(v, ft)] {
+		return Environment{}, false
+	}
+	return f.environment(prefix, p, via)
 }
 
 // addPrefix adds the environment at prefix, if it is one.

@@ -12,7 +12,7 @@ import (
 )
 
 // root builds a tree: a path ending in "/" is a directory, "->x" a link.
-func root(t *testing.T, files map[string]string) fsroot.Root {
+func root(t testing.TB, files map[string]string) fsroot.Root {
 	t.Helper()
 	dir := t.TempDir()
 	for p, content := range files {
