@@ -4,9 +4,7 @@ package facts
 // framework the checks judge.
 type Python struct {
 	// Interpreter is the executable inside the image, "" when it cannot be
-	// told; How says how it was chosen ("python3 on PATH", "the #! line of
-	// /opt/venv/bin/torchrun", "python, from /opt/conda/envs/train/bin,
-	// which ENV_NAME=train ... activates").
+	// told; How says how it was chosen ("python3 on PATH").
 	Interpreter string `json:"interpreter,omitempty"`
 	How         string `json:"how,omitempty"`
 	// Environment is its prefix; Version its X.Y, "3.13t" when free-threaded.

@@ -42,10 +42,9 @@ func (r Root) ReadDirNamesPrefix(p string, max int, prefix string) ([]string, er
 	return names, err
 }
 
-// direntNames calls name with each entry's name in a getdents64 buffer
-// (struct linux_dirent64: d_ino, d_off, d_reclen at 16, d_type, then the
-// NUL-terminated d_name at 19) but "." and "..", and returns how many
-// entries it held; a record that runs past the buffer ends it.
+// direntNames calls name with each name in a getdents64 buffer (struct
+// linux_dirent64: d_reclen at 16, d_name at 19) but "." and "..", and
+// returns how many entries it held.
 func direntNames(buf []byte, name func([]byte)) int {
 	const nameOff = 19
 	count := 0

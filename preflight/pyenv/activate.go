@@ -8,18 +8,14 @@ import (
 )
 
 // activationVars name the conda environment an entrypoint activates, best
-// first: micromamba-docker's _activate_current_env.sh runs `micromamba
-// activate "${ENV_NAME}"` (its Dockerfile sets ENV_NAME="base"); conda's
-// and mamba's activate export CONDA_DEFAULT_ENV and MAMBA_DEFAULT_ENV.
+// first (micromamba-docker's _activate_current_env.sh activates ENV_NAME).
 var activationVars = []string{"ENV_NAME", "MAMBA_DEFAULT_ENV", "CONDA_DEFAULT_ENV"}
 
-// pixiAppDir is the WORKDIR of pixi's container guide, whose production
-// image activates /app/.pixi/envs/prod from an entrypoint script.
+// pixiAppDir is the WORKDIR of pixi's container guide.
 const pixiAppDir = "/app"
 
 // activated adds the environments an entrypoint activates without PATH
-// saying so: the conda environment an activation variable names, else
-// pixi's environments under the working directory (PWD) and /app.
+// saying so: the conda environment a variable names, else pixi's.
 func (f *finder) activated() {
 	for _, k := range activationVars {
 		v := strings.TrimSpace(f.env[k])
@@ -91,8 +87,8 @@ func (f *finder) condaRoots() []string {
 	return out
 }
 
-// addActivated adds the environment at prefix as one how activates,
-// reporting whether it holds a Python.
+// addActivated adds the environment at prefix, reporting whether it holds a
+// Python.
 func (f *finder) addActivated(prefix, how string) bool {
 	if f.full || !f.root.IsDir(prefix) {
 		return false
