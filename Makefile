@@ -22,8 +22,8 @@ GO          ?= go
 VERSION     ?= $(shell bash scripts/version.sh)
 COMMIT      ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 PKG         := github.com/gpu-preflight/gpu-preflight
-LDFLAGS     := -s -w -X $(PKG)/cmd/gpu-preflight/internal/buildinfo.Version=$(VERSION) \
-               -X $(PKG)/cmd/gpu-preflight/internal/buildinfo.Commit=$(COMMIT)
+LDFLAGS     := -s -w -X $(PKG)/internal/buildinfo.Version=$(VERSION) \
+               -X $(PKG)/internal/buildinfo.Commit=$(COMMIT)
 STATICCHECK := $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
 DEADCODE    := $(GO) run golang.org/x/tools/cmd/deadcode@v0.52.0
 FUZZTIME    ?= 60s
@@ -45,7 +45,7 @@ TEST_SUITES :=
 # binary: editing one rebuilds nothing. SHIM_DIRS are the folders of its
 # packages (test/makefile checks them against go list -deps, and that
 # Dockerfile.example copies each).
-SHIM_DIRS   := cmd internal preflight report
+SHIM_DIRS   := app cmd internal preflight report
 # bin/.stamp holds the version and commit stamped into the shim, rewritten
 # only when they change, so a new commit or tag relinks the shim (the
 # sources alone would not tell make).
@@ -106,10 +106,11 @@ lint:
 fmt:
 	gofmt -w $(GO_FILES)
 
-# report/record_json.go and its test twin are generated from the types'
-# struct tags (go:generate lines); their tests fail when one is stale.
+# The JSON encoders (record_json.go and the like) are generated from the
+# types' struct tags (go:generate lines); their tests fail when one is
+# stale. preflight before report: the record calls the facts' encoders.
 generate:
-	$(GO) generate ./report/... ./internal/...
+	$(GO) generate ./internal/... ./preflight/... ./report/...
 
 unit:
 	$(GO) test -count=1 ./...

@@ -1,9 +1,8 @@
 #!/usr/bin/env bash
-# What reading the configuration with envconfig costs at start-up:
-# envconfig's package initialisation (its two regexps, from the runtime's
-# GODEBUG=inittrace=1 line, median of RUNS starts), then envconfig.Process
-# over Config and the whole loadConfig (Go benchmarks). docs/PERFORMANCE.md
-# quotes it.
+# What reading the configuration costs at start-up: envconfig's package
+# initialisation (its two regexps, from the runtime's GODEBUG=inittrace=1
+# line, median of RUNS starts), then app.Load (a Go benchmark).
+# docs/PERFORMANCE.md quotes it.
 #
 #   bash bench/envconfig.sh [RUNS]      (after make build)
 set -euo pipefail
@@ -15,5 +14,5 @@ for _ in $(seq "$runs"); do
 	GODEBUG=inittrace=1 bin/gpu-preflight version 2>&1 >/dev/null | awk '/init github.com\/kelseyhightower\/envconfig /{print $5}'
 done | sort -n | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'
 echo
-echo "## envconfig.Process and loadConfig"
-go test -run '^$' -bench 'BenchmarkEnvconfigProcess|BenchmarkLoadConfig' -benchmem -count 5 ./cmd/gpu-preflight/ | grep -E '^Benchmark'
+echo "## app.Load"
+go test -run '^$' -bench 'BenchmarkLoadConfig' -benchmem -count 5 ./app/ | grep -E '^Benchmark'

@@ -9,19 +9,17 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/gpu-preflight/gpu-preflight/preflight/cuda"
 	"github.com/gpu-preflight/gpu-preflight/preflight/decision"
+	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 	"github.com/gpu-preflight/gpu-preflight/report/termsafe"
 )
 
-// Human writes the report `gpu-preflight check` prints on stdout: host,
-// driver and GPUs, the image's CUDA stack and frameworks, each check with
-// its status, message and remedy, then what a run would do. Plain aligned
-// text; statuses are coloured only when termsafe.UseColor(w). Everything printed
-// comes from the (already redacted) record.
+// Human writes the report `gpu-preflight check` prints: host, image,
+// checks and what a run would do, from the redacted record, coloured only
+// when termsafe.UseColor(w).
 func Human(w io.Writer, r Record) error {
-	// Every value from the image, the host or the environment is escaped
-	// for the terminal (termsafe), on a copy: the record itself stays as
-	// written.
+	// Escaped for the terminal on a copy: the record stays as written.
 	r, err := printable(r)
 	if err != nil {
 		return err
@@ -101,9 +99,9 @@ func (h *humanWriter) write(r Record) {
 	}
 	cg := "-"
 	if r.Host.Cgroup.Version != 0 {
-		cg = "v" + strconv.Itoa(r.Host.Cgroup.Version) + ", memory " + bytesOrUnlimited(r.Host.Cgroup.MemoryLimitBytes) + ", CPUs "
-		if r.Host.Cgroup.CPULimit > 0 {
-			cg += strconv.FormatFloat(r.Host.Cgroup.CPULimit, 'f', -1, 64)
+		cg = "v" + strconv.Itoa(r.Host.Cgroup.Version) + ", memory " + bytesOrUnlimited(r.Host.Cgroup.MemoryBytes) + ", CPUs "
+		if r.Host.Cgroup.CPUs > 0 {
+			cg += strconv.FormatFloat(r.Host.Cgroup.CPUs, 'f', -1, 64)
 		} else {
 			cg += "unlimited"
 		}
@@ -202,6 +200,33 @@ func (h *humanWriter) write(r Record) {
 	default:
 		b.WriteString("\nVerdict: -\n")
 	}
+}
+
+// cudaSummary is the CUDA check in one line: "kernel: ok, driver API
+// 12.4, 8 device(s)", and the failed devices' results.
+func cudaSummary(c facts.CUDACheck) string {
+	if c.Mode == "" {
+		return "-"
+	}
+	s := c.Mode + ": " + or(c.Outcome, "-")
+	if c.DriverAPIVersion > 0 {
+		s += ", driver API " + cuda.Version(c.DriverAPIVersion)
+	}
+	if c.Init != nil && c.Init.Error != "" {
+		s += ", " + c.Init.Step + ": " + c.Init.Error
+	}
+	if len(c.Devices) > 0 {
+		s += fmt.Sprintf(", %d device(s)", len(c.Devices))
+	}
+	for _, d := range c.Devices {
+		if d.Result != "ok" {
+			s += fmt.Sprintf("; device %d %s", d.Ordinal, d.Result)
+		}
+	}
+	if c.Error != "" {
+		s += ": " + c.Error
+	}
+	return s
 }
 
 // ANSI colours for statuses.

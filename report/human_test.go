@@ -57,8 +57,9 @@ func TestHumanReportWithNothingKnown(t *testing.T) {
 func TestHumanShowsTheCUDACheck(t *testing.T) {
 	r := report.New(report.Inputs{Now: time.Now(), Facts: facts.Facts{Host: facts.Host{CUDA: facts.CUDACheck{
 		Mode: facts.CUDAModeKernel, Outcome: facts.CUDAFailed, DriverAPIVersion: 12040,
-		Init:    &facts.CUDAStep{Step: facts.CUDAStepInit},
-		Devices: []facts.CUDADevice{{Ordinal: 0}, {Ordinal: 1, Steps: []facts.CUDAStep{{Step: facts.CUDAStepContext, Code: 46, Error: "CUDA_ERROR_DEVICE_UNAVAILABLE"}}}},
+		Init: &facts.CUDAStep{Step: facts.CUDAStepInit},
+		Devices: []facts.CUDADevice{{Ordinal: 0, Result: "ok"}, {Ordinal: 1, Result: "context: CUDA_ERROR_DEVICE_UNAVAILABLE",
+			Steps: []facts.CUDAStep{{Step: facts.CUDAStepContext, Code: 46, Error: "CUDA_ERROR_DEVICE_UNAVAILABLE"}}}},
 	}}}})
 	var b strings.Builder
 	if err := report.Human(&b, r); err != nil {

@@ -41,8 +41,8 @@ func TestNewRecordsFactsFindingsAndDecision(t *testing.T) {
 	if len(r.Image.Requirements) != 1 || r.Image.Requirements[0].Var != "NVIDIA_REQUIRE_CUDA" {
 		t.Errorf("requirements = %+v", r.Image.Requirements)
 	}
-	if len(r.Image.Frameworks) != 2 || r.Image.Frameworks[1].Archs == nil {
-		t.Errorf("frameworks = %+v (archs must be [] when unknown)", r.Image.Frameworks)
+	if len(r.Image.Frameworks) != 2 || r.Image.Frameworks[1].Name != "paddlepaddle" {
+		t.Errorf("frameworks = %+v", r.Image.Frameworks)
 	}
 	wantDigest := "sha256:4f1c2d1b7f8e3a9c0d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f708192a3b4"
 	if r.Image.Digest != wantDigest || r.Image.Revision != "9c1e5d2" || r.Image.IdentitySource != "env" {
@@ -80,6 +80,9 @@ func TestNewRecordsFactsFindingsAndDecision(t *testing.T) {
 	b, err := json.Marshal(r)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if !bytes.Contains(b, []byte(`"name":"paddlepaddle","version":"2.6.1","cudaVersion":"12.0","cudnnVersion":"","build":"","archs":[]`)) {
+		t.Errorf("paddlepaddle's archs are not [] when unknown: %s", b)
 	}
 	schematest.Validate(t, b)
 }

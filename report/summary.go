@@ -8,22 +8,18 @@ import (
 	"time"
 
 	"github.com/gpu-preflight/gpu-preflight/preflight/decision"
+	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 	"github.com/gpu-preflight/gpu-preflight/report/redact"
 )
 
-// Summary is what the first log line of a run says (logs.Summary writes
-// it).
+// Summary is what the first log line of a run says (logs.Summary).
 type Summary struct {
-	Record Record
-	// Visible is how many GPUs this container may use.
-	Visible int
-	// Elapsed is the preflight's time up to the decision.
-	Elapsed time.Duration
+	Record  Record
+	Visible int           // GPUs this container may use
+	Elapsed time.Duration // up to the decision
 }
 
-// Line is the summary as one sentence: the GPUs, the driver and its CUDA,
-// the image's CUDA, the frameworks with their CUDA build and kernel
-// targets, the verdict and the time taken:
+// Line is the summary as one sentence:
 //
 //	8x NVIDIA H100 80GB HBM3, driver 550.54.15 (CUDA 12.4), image CUDA 12.8, torch 2.7.0 (CUDA 12.8, sm_80 sm_90): ok (9.2 ms)
 func (s Summary) Line() string {
@@ -45,7 +41,7 @@ func (s Summary) Line() string {
 
 // gpuSummary counts the host's GPUs by model: "8x NVIDIA H100 80GB HBM3",
 // "2 of 8 GPUs visible: 8x NVIDIA A100-SXM4-40GB", "no GPU".
-func gpuSummary(gpus []GPU, visible int) string {
+func gpuSummary(gpus []facts.GPU, visible int) string {
 	if len(gpus) == 0 {
 		if visible > 0 {
 			return fmt.Sprintf("%d GPU(s)", visible)
@@ -74,7 +70,7 @@ func gpuSummary(gpus []GPU, visible int) string {
 
 // frameworkSummary is "torch 2.7.0 (CUDA 12.8, sm_80 sm_90)" or
 // "paddle 3.0.0 (CPU build)".
-func frameworkSummary(f Framework) string {
+func frameworkSummary(f facts.Framework) string {
 	s := f.Name
 	if f.Version != "" {
 		s += " " + f.Version
@@ -91,9 +87,8 @@ func frameworkSummary(f Framework) string {
 	return s + " (" + detail + ")"
 }
 
-// buildLabel says what a framework without a CUDA version was built for,
-// plainly: "CPU build", "ROCm build", or "build not recorded".
-func buildLabel(f Framework) string {
+// buildLabel says what a framework without a CUDA version was built for.
+func buildLabel(f facts.Framework) string {
 	switch f.Build {
 	case "cpu":
 		return "CPU build"
@@ -150,8 +145,7 @@ func millis(d time.Duration) string {
 	return strconv.FormatFloat(float64(d.Microseconds())/1000, 'f', 1, 64)
 }
 
-// Frameworks are the image's judged frameworks (those the command
-// imports) as Line names them: "torch 2.7.0 (CUDA 12.8, sm_80 sm_90)".
+// Frameworks are the judged frameworks as Line names them.
 func (s Summary) Frameworks() []string {
 	var fws []string
 	for _, f := range s.Record.Image.Frameworks {
@@ -162,10 +156,8 @@ func (s Summary) Frameworks() []string {
 	return fws
 }
 
-// AbortReason is an aborted run's last line: the reason and the fix in
-// one sentence, from the first blocking finding (the termination message
-// lists them all). It is redacted and on one line; "" when nothing
-// blocks.
+// AbortReason is an aborted run's last line, redacted: the first blocking
+// finding and its fix; "" when nothing blocks.
 //
 //	gpu-preflight stopped the job (exit 78): cuda-requirement: NVIDIA_REQUIRE_CUDA is not satisfied: ...; fix: upgrade the driver to >= 520.61.05
 func AbortReason(r Record) string {

@@ -5,13 +5,14 @@ import (
 	"time"
 
 	"github.com/gpu-preflight/gpu-preflight/preflight/decision"
+	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 	"github.com/gpu-preflight/gpu-preflight/report"
 )
 
-func gpus(names ...string) []report.GPU {
-	var out []report.GPU
+func gpus(names ...string) []facts.GPU {
+	var out []facts.GPU
 	for i, n := range names {
-		out = append(out, report.GPU{Index: i, Name: n})
+		out = append(out, facts.GPU{Index: i, Name: n})
 	}
 	return out
 }
@@ -26,15 +27,15 @@ func TestSummaryLine(t *testing.T) {
 		want    string
 	}{
 		{"eight GPUs of one model, a framework with its CUDA and kernels",
-			report.Record{Host: report.Host{GPUs: gpus(h100, h100, h100, h100, h100, h100, h100, h100), Driver: report.Driver{Version: "550.54.15", CUDAVersion: "12.4"}},
-				Image:    report.Image{CUDAVersion: "12.8", Frameworks: []report.Framework{{Name: "torch", Version: "2.7.0", CUDAVersion: "12.8", Archs: []string{"sm_90", "sm_80"}}}},
+			report.Record{Host: facts.Host{GPUs: gpus(h100, h100, h100, h100, h100, h100, h100, h100), Driver: facts.Driver{Version: "550.54.15", CUDAVersion: "12.4"}},
+				Image:    report.Image{CUDAVersion: "12.8", Frameworks: []facts.Framework{{Name: "torch", Version: "2.7.0", CUDAVersion: "12.8", Archs: []string{"sm_90", "sm_80"}}}},
 				Decision: ok}, 8,
 			"8x NVIDIA H100 80GB HBM3, driver 550.54.15 (CUDA 12.4), image CUDA 12.8, torch 2.7.0 (CUDA 12.8, sm_80 sm_90): ok (9.2 ms)"},
 		{"mixed models, some hidden",
-			report.Record{Host: report.Host{GPUs: gpus("A100", "A100", "V100"), Driver: report.Driver{Version: "535.129.03", CUDAVersion: "12.2"}}, Decision: ok}, 1,
+			report.Record{Host: facts.Host{GPUs: gpus("A100", "A100", "V100"), Driver: facts.Driver{Version: "535.129.03", CUDAVersion: "12.2"}}, Decision: ok}, 1,
 			"1 of 3 GPUs visible (2x A100 + 1x V100), driver 535.129.03 (CUDA 12.2), image CUDA none: ok (9.2 ms)"},
 		{"no driver, a CPU build",
-			report.Record{Image: report.Image{Frameworks: []report.Framework{{Name: "paddle", Version: "3.0.0"}}},
+			report.Record{Image: report.Image{Frameworks: []facts.Framework{{Name: "paddle", Version: "3.0.0"}}},
 				Checks: []report.Check{{ID: "driver", Status: "warn"}}, Decision: ok}, 0,
 			"no GPU, no NVIDIA driver, image CUDA none, paddle 3.0.0 (CPU build): ok with 1 warning (9.2 ms)"},
 		{"errors under warn",

@@ -15,11 +15,9 @@ import (
 const MaxTerminationBytes = 4096
 
 // TerminationMessage is what an aborted run leaves in the Kubernetes
-// termination log: a header line with the exit code, then one line per
-// finding the decision blocked on, "id: message; remedy: remedy". It is redacted, has no
-// trailing newline and never exceeds MaxTerminationBytes; when the findings
-// do not fit, the last line says how many were left out and where to look.
-// It is empty when no finding blocks.
+// termination log, redacted and within MaxTerminationBytes: a header, then
+// "id: message; remedy: remedy" per blocking finding, and how many did not
+// fit. It is empty when no finding blocks.
 func TerminationMessage(findings []check.Finding, d decision.Decision) string {
 	var lines []string
 	for _, f := range findings {
@@ -48,9 +46,7 @@ func TerminationMessage(findings []check.Finding, d decision.Decision) string {
 			reserve = len(more(rest)) // room to say what could not be shown
 		}
 		avail := MaxTerminationBytes - b.Len() - reserve
-		// An equal share of what is left, so one long message cannot crowd
-		// out the others; when the shares get too small, show whole lines
-		// in order while they fit and say how many were left out.
+		// An equal share, so one long message cannot crowd out the others.
 		room := avail / rest
 		if room < 200 {
 			room = min(avail, 512)

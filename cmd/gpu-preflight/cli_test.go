@@ -3,32 +3,12 @@ package main
 import (
 	"os"
 	"path/filepath"
-	"reflect"
 	"slices"
 	"strings"
 	"testing"
 
-	"github.com/kelseyhightower/envconfig"
+	"github.com/gpu-preflight/gpu-preflight/app"
 )
-
-// The variables are envconfig's names for Config's fields, exactly these:
-// a renamed field (MinGPUs splits into MIN_GP_US) must not rename a
-// documented variable.
-func TestVariableNamesAreEnvconfigs(t *testing.T) {
-	var got []string
-	for _, s := range settings() {
-		got = append(got, s.Key)
-	}
-	want := []string{"PREFLIGHT_POLICY", "PREFLIGHT_IGNORE", "PREFLIGHT_REQUIRE_GPU", "PREFLIGHT_MIN_GPUS", "PREFLIGHT_REQUIRE",
-		"PREFLIGHT_PROVENANCE_DIR", "PREFLIGHT_LEDGER", "PREFLIGHT_LOG_FORMAT", "PREFLIGHT_LOG_LEVEL", "PREFLIGHT_LOG_PROVENANCE",
-		"PREFLIGHT_NVML_TIMEOUT", "PREFLIGHT_TIMEOUT", "PREFLIGHT_NVML_LIBRARY", "PREFLIGHT_ROOT", "PREFLIGHT_MANIFEST",
-		"PREFLIGHT_TERMINATION_LOG", "PREFLIGHT_EXIT_CODE", "PREFLIGHT_NODE_FAULT_EXIT_CODE", "PREFLIGHT_SUPERVISE"}
-	for _, w := range want {
-		if !slices.Contains(got, w) {
-			t.Errorf("no variable %s among %v", w, got)
-		}
-	}
-}
 
 func TestHelp(t *testing.T) {
 	for _, args := range [][]string{{"help"}, {"-h"}, {"--help"}} {
@@ -111,15 +91,15 @@ func TestSubcommandHelpListsOnlyTheSettingsItReads(t *testing.T) {
 
 // Every setting belongs to a part of the configuration some command reads.
 func TestEverySettingHasAPart(t *testing.T) {
-	for _, s := range settings() {
-		if !slices.Contains(allParts, s.Part) {
-			t.Errorf("%s: part %q is none of %v", s.Key, s.Part, allParts)
+	for _, s := range app.Settings() {
+		if !slices.Contains(app.AllParts, s.Part) {
+			t.Errorf("%s: part %q is none of %v", s.Key, s.Part, app.AllParts)
 		}
 	}
 	for _, sub := range subcommands {
 		for _, p := range sub.reads {
-			if !slices.Contains(allParts, p) {
-				t.Errorf("%s reads part %q, none of %v", sub.name, p, allParts)
+			if !slices.Contains(app.AllParts, p) {
+				t.Errorf("%s reads part %q, none of %v", sub.name, p, app.AllParts)
 			}
 		}
 	}
@@ -220,29 +200,5 @@ func TestEnumeratedValuesInAnyCase(t *testing.T) {
 		if m := c.(map[string]any); m["id"] == "gpu-count" && m["status"] != "info" {
 			t.Errorf("PREFLIGHT_IGNORE=Gpu-Count did not ignore gpu-count: %v", m)
 		}
-	}
-}
-
-// readSettings names each field's variable as envconfig reads it:
-// envconfig's own usage template is the authority. Every name carries the
-// prefix, so envconfig's fallback to a tag's bare name reads no variable
-// of the container's own.
-func TestSettingsAreEnvconfigs(t *testing.T) {
-	var b strings.Builder
-	if err := envconfig.Usagef("", &Config{}, &b, "{{range .}}{{usage_key .}}\n{{end}}"); err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for _, s := range settings() {
-		got = append(got, s.Key)
-		if !strings.HasPrefix(s.Key, envPrefix+"_") {
-			t.Errorf("field %s reads %s, outside %s_*", s.Field, s.Key, envPrefix)
-		}
-	}
-	if want := strings.Fields(b.String()); !slices.Equal(got, want) {
-		t.Errorf("settings %v\nenvconfig %v", got, want)
-	}
-	if n := reflect.VisibleFields(reflect.TypeFor[Config]()); len(got) != len(slices.DeleteFunc(n, func(f reflect.StructField) bool { return !f.IsExported() })) {
-		t.Errorf("%d settings, but Config has more exported fields: each needs its envconfig tag", len(got))
 	}
 }

@@ -1,28 +1,9 @@
 package main
 
 import (
-	"reflect"
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/gpu-preflight/gpu-preflight/preflight/cudaprobe"
-	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 )
-
-// The CUDA check is off unless asked for, and its deadline's default is
-// the one package cuda states.
-func TestCUDACheckDefaults(t *testing.T) {
-	ty := reflect.TypeFor[Config]()
-	mode, _ := ty.FieldByName("CUDACheck")
-	timeout, _ := ty.FieldByName("CUDATimeout")
-	if mode.Tag.Get("default") != facts.CUDAModeOff {
-		t.Errorf("PREFLIGHT_CUDA_CHECK defaults to %q, want off", mode.Tag.Get("default"))
-	}
-	if d, err := time.ParseDuration(timeout.Tag.Get("default")); err != nil || d != cudaprobe.DefaultTimeout {
-		t.Errorf("PREFLIGHT_CUDA_TIMEOUT defaults to %q, want %s", timeout.Tag.Get("default"), cudaprobe.DefaultTimeout)
-	}
-}
 
 // Enumerated values are read in any case, as every setting's ("Kernel"
 // is kernel); a value that is none of them is a usage error.

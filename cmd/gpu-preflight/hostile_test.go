@@ -57,11 +57,6 @@ type hostileRun struct {
 func runHostile(t *testing.T, environ []string) hostileRun {
 	t.Helper()
 	root, prov := t.TempDir(), t.TempDir()
-	// Flags are routed through the process environment by loadConfig;
-	// t.Setenv puts each variable back when the test ends.
-	for _, name := range []string{"PREFLIGHT_PROVENANCE_DIR", "PREFLIGHT_ROOT", "PREFLIGHT_HOST_ROOT", "PREFLIGHT_LOG_FORMAT", "PREFLIGHT_TERMINATION_LOG"} {
-		t.Setenv(name, "")
-	}
 	args := []string{"--provenance-dir", prov, "--root", root, "--host-root", root, "--log-format", "json",
 		"--termination-log", filepath.Join(t.TempDir(), "termination-log"), "check", "--json"}
 	var stdout, stderr bytes.Buffer
@@ -139,7 +134,6 @@ func TestHostileEnvironments(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		environ []string
-		setenv  map[string]string // process environment (PREFLIGHT_* configuration)
 		code    int
 		// want: each must appear in a finding's message ("check:ID:text") or
 		// a log line's message ("log:text") or, for a usage error, stderr.
@@ -169,9 +163,9 @@ func TestHostileEnvironments(t *testing.T) {
 				"log:image: PYTHONPATH has 131072 directories"}, max: maxRecordBytes},
 		{name: "1 MiB PREFLIGHT_ variable of the image", environ: baseEnviron("PREFLIGHT_IMAGE_REF=" + mib), code: 0,
 			want: []string{"check:driver:no NVIDIA driver found"}, max: maxRecordBytes},
-		{name: "1 MiB PREFLIGHT_POLICY", setenv: map[string]string{"PREFLIGHT_POLICY": mib}, code: exitUsage,
+		{name: "1 MiB PREFLIGHT_POLICY", environ: baseEnviron("PREFLIGHT_POLICY=" + mib), code: exitUsage,
 			want: []string{"PREFLIGHT_POLICY=", "accepted values are warn, fail, strict"}, max: maxUsageBytes},
-		{name: "1 MiB PREFLIGHT_REQUIRE", setenv: map[string]string{"PREFLIGHT_REQUIRE": mib}, code: exitUsage,
+		{name: "1 MiB PREFLIGHT_REQUIRE", environ: baseEnviron("PREFLIGHT_REQUIRE=" + mib), code: exitUsage,
 			want: []string{"PREFLIGHT_REQUIRE=", "1048576 bytes, over the 131072-byte limit"}, max: maxUsageBytes},
 		{name: "binary junk in names and values", environ: baseEnviron(
 			binaryJunk+"="+binaryJunk, "NVIDIA_"+binaryJunk+"="+binaryJunk, "CUDA_\xff\xfe=\xc3\x28",
@@ -183,9 +177,6 @@ func TestHostileEnvironments(t *testing.T) {
 			want: []string{"check:cuda-requirement:CUDA_VERSION=\"12.\\xff\": not a semantic version"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			for k, v := range tc.setenv {
-				t.Setenv(k, v)
-			}
 			r := runHostile(t, tc.environ)
 			if r.code != tc.code {
 				t.Errorf("exit %d, want %d; stderr: %.1000s", r.code, tc.code, r.stderr)

@@ -15,9 +15,15 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gpu-preflight/gpu-preflight/app"
+	"github.com/gpu-preflight/gpu-preflight/preflight/envvars"
 	"github.com/gpu-preflight/gpu-preflight/test/harness"
 	"github.com/gpu-preflight/gpu-preflight/test/schematest"
 )
+
+// signalWriteGrace is how long a signal waits for a record write
+// (signals_test.go).
+const signalWriteGrace = app.SignalWriteGrace
 
 // shimPath is gpu-preflight built once for these tests, statically, as
 // `make build` builds it (without the embedded probe).
@@ -298,28 +304,27 @@ func TestSuperviseDefaultsToAutoAsPID1(t *testing.T) {
 		{"FlagValue", "true", "--supervise=auto", true, false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
+			var environ []string
 			if tt.env != "" {
-				t.Setenv("PREFLIGHT_SUPERVISE", tt.env)
-			} else {
-				os.Unsetenv("PREFLIGHT_SUPERVISE")
+				environ = append(environ, "PREFLIGHT_SUPERVISE="+tt.env)
 			}
-			overrides := map[string]string{}
+			given := map[string]string{}
 			var args []string
 			if tt.flag != "" {
 				args = append(args, tt.flag)
 			}
-			fs := newFlagSet("test", os.Stderr, overrides, args)
+			fs := newFlagSet("test", given, args)
 			if err := fs.Parse(args); err != nil {
 				t.Fatal(err)
 			}
-			c, err := loadConfig(overrides)
+			c, err := app.Load(envvars.Parse(environ), given)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := c.supervise.supervises(1); got != tt.pid1 {
+			if got := c.Supervises(1); got != tt.pid1 {
 				t.Errorf("as PID 1: supervises = %v, want %v", got, tt.pid1)
 			}
-			if got := c.supervise.supervises(4242); got != tt.pid {
+			if got := c.Supervises(4242); got != tt.pid {
 				t.Errorf("as pid 4242: supervises = %v, want %v", got, tt.pid)
 			}
 		})
@@ -590,16 +595,16 @@ func TestFlagsNamedParseAsEveryFlag(t *testing.T) {
 		all := map[string]string{}
 		full := flag.NewFlagSet("gpu-preflight", flag.ContinueOnError)
 		full.SetOutput(io.Discard)
-		addConfigFlags(full, settings(), all, nil)
+		addConfigFlags(full, app.Settings(), all, nil)
 		want := parse(full, all)
 
 		named := map[string]string{}
-		got := parse(newFlagSet("gpu-preflight", io.Discard, named, args), named)
+		got := parse(newFlagSet("gpu-preflight", named, args), named)
 		if got != want {
 			t.Errorf("%q: parsed as %s, with every flag as %s", args, got, want)
 		}
 	}
-	if got := flagsNamed([]string{"--root=/r", "-policy", "x", "--", "--json"}, settings()); !slices.Equal(got, []string{"root", "policy"}) {
+	if got := flagsNamed([]string{"--root=/r", "-policy", "x", "--", "--json"}, app.Settings()); !slices.Equal(got, []string{"root", "policy"}) {
 		t.Errorf("flagsNamed = %q, want root and policy", got)
 	}
 }

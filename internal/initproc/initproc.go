@@ -1,17 +1,6 @@
-// Package initproc does what a container's init does for the one command it
-// runs: it starts the command as a child, forwards the signals sent to the
-// init, reaps every child that exits (the command's orphans included) and
-// reports how the command ended, as tini does (krallin/tini src/tini.c,
-// summarised in docs/sources.md, "PID 1 and signals"). gpu-preflight uses
-// it in supervise mode; what the run's record says about the outcome is the
-// command's business, not this package's.
-//
-// The calls come in two steps so that no signal is lost between a caller's
-// own handler and the child's start:
-//
-//	in := initproc.Catch(log)   // subreaper; signals are caught from here on
-//	// ... the caller lets go of its own handlers ...
-//	exit, err := in.Run(initproc.Command{Path: path, Argv: argv, Env: env})
+// Package initproc does a container init's duties for one command, as tini
+// does (docs/sources.md, "PID 1 and signals"). Catch, let go of the caller's
+// own signal handlers, then Run: no signal is lost in between.
 package initproc
 
 import (
@@ -24,10 +13,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/rs/zerolog"
 	"golang.org/x/sys/unix"
-
-	"github.com/gpu-preflight/gpu-preflight/report/logs"
 )
 
 // Command is the program Run starts.
@@ -35,83 +21,61 @@ type Command struct {
 	Path string   // the executable, already looked up
 	Argv []string // argv[0] first
 	Env  []string // KEY=value, as execve(2) takes it
-	// SignalGroup forwards each signal to the command's process group
-	// instead of its pid alone (tini's -g): to every process the command
-	// started that stayed in its group, a shell's background workers say.
+	// SignalGroup forwards to the command's process group (tini -g).
 	SignalGroup bool
 }
 
 // Exit is how the command ended, as a shell reports it.
 type Exit struct {
-	// Code is the command's exit status, or 128+N when signal N killed it.
-	Code int
-	// Signal is N, or 0 when the command exited.
-	Signal int
+	Code   int // the exit status, or SignalBase+N when signal N killed it
+	Signal int // N, or 0
 }
 
-// SignalBase is added to a signal's number for the exit code of a command
-// that signal killed (the shell's rule, POSIX "Exit Status for Commands").
+// SignalBase is the shell's (POSIX "Exit Status for Commands").
 const SignalBase = 128
 
-// Init is a process doing an init's duties for one command.
+// Logger hears what an Init did, and makes the values safe to log.
+type Logger interface{ Log(Event) }
+
+// Event is one thing an Init did, or (Warning) could not do.
+type Event struct {
+	Warning bool
+	Msg     string
+	Err     error
+	Signal  string
+	PID     int
+	Command string
+}
+
 type Init struct {
-	log   zerolog.Logger
+	log   Logger
 	sigs  chan os.Signal
 	group bool
 }
 
-// Catch makes this process a child subreaper and catches every signal it
-// will forward, so that from here on a signal sent to it waits for the
-// command instead of taking its default action (as PID 1, the kernel would
-// drop it). Call it before the caller's own signal handling lets go, then
-// Run.
-//
-// A signal ignored when Catch is called is one the process inherited as
-// ignored (nohup ignores SIGHUP; a non-interactive shell's "&" ignores
-// SIGINT). Catching it to forward it would un-ignore it, and the command,
-// which inherits it as ignored (execve(2) keeps ignored dispositions), would
-// get the default action instead; so it stays ignored for both, as it does
-// when the command is exec'd in place of the init.
-func Catch(log zerolog.Logger) *Init {
+// Catch makes this a child subreaper that catches what it will forward (log
+// may be nil); a signal inherited as ignored stays ignored, as under exec.
+func Catch(log Logger) *Init {
+	in := &Init{log: log, sigs: make(chan os.Signal, 64)}
 	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
-		// Orphans then go to the namespace's init instead; the command
-		// itself is still our child and is still reaped.
-		log.Warn().Err(logs.Err(err)).Msg("cannot become a child subreaper; orphaned processes of the command will not be reaped by gpu-preflight")
+		in.note(Event{Warning: true, Err: err, Msg: "cannot become a child subreaper; orphaned processes of the command will not be reaped by gpu-preflight"})
 	}
 	ignored, err := ignoredSignals()
 	if err != nil {
-		log.Debug().Err(logs.Err(err)).Msg("cannot tell which signals are ignored; forwarding all")
+		in.note(Event{Err: err, Msg: "cannot tell which signals are ignored; forwarding all"})
 	}
-	in := &Init{log: log, sigs: make(chan os.Signal, 64)}
 	caught := append(forwardedSignals(ignored), unix.SIGCHLD)
 	if ignored&(1<<(unix.SIGPIPE-1)) == 0 {
-		// Caught, not forwarded (see notForwarded): uncaught, Go's runtime
-		// ends the process when a write to stderr meets a closed pipe
-		// (os/signal, "SIGPIPE"). Caught rather than ignored, because an
-		// ignored SIGPIPE would stay ignored in the command (execve(2)).
+		// Caught, not forwarded: a write to a closed stderr must not end us.
 		caught = append(caught, unix.SIGPIPE)
 	}
 	signal.Notify(in.sigs, caught...)
 	return in
 }
 
-// Run starts cmd and does an init's duties until it exits:
-//
-//   - the child gets its own process group and, when stdin is our
-//     terminal's foreground, the terminal; so a Ctrl-C from the terminal
-//     reaches the command once, not once from the terminal and again from us;
-//   - every signal caught is forwarded to the child's pid (tini's default),
-//     or with cmd.SignalGroup to its process group (tini -g) while the
-//     child still leads it;
-//   - every child that exits is reaped (wait4(-1, WNOHANG) on SIGCHLD and
-//     once a second, as tini's 1 s sigtimedwait loop does);
-//   - when the command exits, Run returns how, without waiting for its
-//     descendants (tini does the same; in a container the kernel then kills
-//     the rest).
-//
-// An error means the command never started; errors.Is tells
-// os.ErrNotExist (a shell's 127) from the rest (126). Signals are no
-// longer caught when Run returns.
+// Run starts cmd in its own process group, with our terminal when we have
+// it, forwards signals, reaps, and returns how cmd ended, as tini does. An
+// error means cmd never started; it Is os.ErrNotExist for a shell's 127.
 func (in *Init) Run(cmd Command) (Exit, error) {
 	defer signal.Stop(in.sigs)
 	in.group = cmd.SignalGroup
@@ -120,50 +84,34 @@ func (in *Init) Run(cmd Command) (Exit, error) {
 		return Exit{}, err
 	}
 	if foreground {
-		// We are now a background process on the terminal; writing our
-		// last log lines to it must not stop us.
+		// In the background now: writing the terminal must not stop us.
 		signal.Ignore(unix.SIGTTIN, unix.SIGTTOU)
 	}
-	in.log.Debug().Int("pid", pid).Str("command", logs.Value(cmd.Argv[0])).Msg("supervising the command")
+	in.note(Event{PID: pid, Command: cmd.Argv[0], Msg: "supervising the command"})
 
 	status := in.waitMain(pid)
 	if foreground {
-		// Take the terminal back, so a shell that started us finds it as
-		// it left it.
 		_ = unix.IoctlSetPointerInt(0, unix.TIOCSPGRP, unix.Getpgrp())
 	}
 	return exitOf(status), nil
 }
 
-// notForwarded are the signals an init keeps (tini's exceptions) or that
-// are not signals a sender means for the command.
+// notForwarded are tini's exceptions, and signals no sender means for cmd.
 var notForwarded = map[syscall.Signal]string{
 	unix.SIGKILL: "cannot be caught",
 	unix.SIGSTOP: "cannot be caught",
 	unix.SIGCHLD: "means a child changed state: reap",
-	// Faults: tini leaves these to their default action on itself.
-	unix.SIGFPE: "fault", unix.SIGILL: "fault", unix.SIGSEGV: "fault", unix.SIGBUS: "fault",
+	unix.SIGFPE:  "fault", unix.SIGILL: "fault", unix.SIGSEGV: "fault", unix.SIGBUS: "fault",
 	unix.SIGABRT: "fault", unix.SIGTRAP: "fault", unix.SIGSYS: "fault",
-	// The terminal stops a background process group that reads or writes
-	// it; the command's group gets its own. tini ignores these.
 	unix.SIGTTIN: "terminal job control", unix.SIGTTOU: "terminal job control",
-	// The Go runtime sends itself SIGURG to preempt goroutines, so a
-	// SIGURG seen here is mostly not from a sender at all.
-	unix.SIGURG: "Go runtime preemption",
-	// gpu-preflight's own write to a stderr whose reader has gone raises
-	// it: forwarded, a log reader that went away would kill the command,
-	// which gets a SIGPIPE of its own when it writes to that pipe itself.
-	unix.SIGPIPE: "raised by our own writes to a closed stderr",
-	// 32 and 33 are reserved by the C library (NPTL's cancellation and
-	// setxid signals); user real-time signals start at SIGRTMIN, 34.
-	syscall.Signal(32): "C library internal", syscall.Signal(33): "C library internal",
+	unix.SIGURG:        "Go runtime preemption",
+	unix.SIGPIPE:       "raised by our own writes to a closed stderr",
+	syscall.Signal(32): "NPTL's cancellation signal", syscall.Signal(33): "NPTL's setxid signal",
 }
 
-// sigrtmax is the highest signal number on Linux.
-const sigrtmax = 64
+const sigrtmax = 64 // the highest signal number on Linux
 
-// forwardedSignals lists every signal Run forwards, leaving out those in
-// the ignored mask (bit N-1 for signal N): see Catch.
+// forwardedSignals are those Run forwards, but the ignored (bit N-1: N).
 func forwardedSignals(ignored uint64) []os.Signal {
 	var sigs []os.Signal
 	for n := syscall.Signal(1); n <= sigrtmax; n++ {
@@ -174,8 +122,7 @@ func forwardedSignals(ignored uint64) []os.Signal {
 	return sigs
 }
 
-// ignoredSignals reads the kernel's mask of signals this process ignores
-// (the SigIgn line of /proc/self/status, proc(5)).
+// ignoredSignals reads SigIgn in /proc/self/status (proc(5)).
 func ignoredSignals() (uint64, error) {
 	b, err := os.ReadFile("/proc/self/status")
 	if err != nil {
@@ -189,17 +136,11 @@ func ignoredSignals() (uint64, error) {
 	return 0, errors.New("/proc/self/status has no SigIgn line")
 }
 
-// reapInterval is how often Run reaps without a SIGCHLD: a SIGCHLD that
-// arrives while the signal channel is full is dropped, and this bounds how
-// long an exited child can go unnoticed.
+// reapInterval bounds how long a child whose SIGCHLD was dropped waits.
 const reapInterval = time.Second
 
-// startChild forks and execs cmd.
+// startChild forks and execs cmd, descriptors 0 to 2 as exec leaves them.
 func startChild(cmd Command) (pid int, foreground bool, err error) {
-	// stdin, stdout and stderr as exec would leave them: a closed one, or
-	// one of Go's own close-on-exec files that took its number because it
-	// was closed, is closed in the child. Other inherited descriptors pass
-	// through as under exec (Go opens its own with close-on-exec).
 	files := make([]uintptr, 3)
 	for fd := range files {
 		files[fd] = uintptr(fd)
@@ -209,8 +150,6 @@ func startChild(cmd Command) (pid int, foreground bool, err error) {
 	}
 	attr := &syscall.ProcAttr{Env: cmd.Env, Files: files, Sys: &syscall.SysProcAttr{Setpgid: true}}
 	if pgrp, err := unix.IoctlGetInt(0, unix.TIOCGPGRP); err == nil && pgrp == unix.Getpgrp() {
-		// stdin is a terminal and our group is its foreground: hand it to
-		// the command's group, as tini does with tcsetpgrp.
 		attr.Sys.Foreground, attr.Sys.Ctty = true, 0
 		foreground = true
 	}
@@ -221,8 +160,7 @@ func startChild(cmd Command) (pid int, foreground bool, err error) {
 	return pid, foreground, nil
 }
 
-// waitMain forwards signals to pid and reaps every child until pid exits,
-// and returns pid's wait status.
+// waitMain forwards signals and reaps until pid exits.
 func (in *Init) waitMain(pid int) unix.WaitStatus {
 	tick := time.NewTicker(reapInterval)
 	defer tick.Stop()
@@ -240,24 +178,20 @@ func (in *Init) waitMain(pid int) unix.WaitStatus {
 	}
 }
 
-// forward sends s to the child, or to its process group: only while the
-// child still leads the group it was started in, so a command that moved
-// to a group of its own (setsid) is still signalled itself.
+// forward sends s to the child, or its group while it leads it (setsid).
 func (in *Init) forward(pid int, s syscall.Signal) {
 	target := pid
 	if pgid, err := unix.Getpgid(pid); in.group && err == nil && pgid == pid {
 		target = -pid
 	}
-	// ESRCH: the child has just exited; the reap that follows sees it.
 	if err := unix.Kill(target, s); err != nil && !errors.Is(err, unix.ESRCH) {
-		in.log.Warn().Err(logs.Err(err)).Str("signal", s.String()).Int("pid", target).Msg("cannot forward signal")
+		in.note(Event{Warning: true, Err: err, Signal: s.String(), PID: target, Msg: "cannot forward signal"})
 		return
 	}
-	in.log.Debug().Str("signal", s.String()).Int("pid", target).Msg("signal forwarded")
+	in.note(Event{Signal: s.String(), PID: target, Msg: "signal forwarded"})
 }
 
-// reap collects every exited child without blocking. done is true when
-// main was among them.
+// reap collects every exited child without blocking; done when main was one.
 func (in *Init) reap(main int) (status unix.WaitStatus, done bool) {
 	for {
 		var ws unix.WaitStatus
@@ -266,18 +200,22 @@ func (in *Init) reap(main int) (status unix.WaitStatus, done bool) {
 			continue
 		}
 		if pid <= 0 || err != nil {
-			// 0: children remain, none has exited; ECHILD: none remain.
 			return status, done
 		}
 		if pid == main {
 			status, done = ws, true
-			continue // reap whatever else has exited too
+			continue
 		}
-		in.log.Debug().Int("pid", pid).Msg("reaped an orphaned process")
+		in.note(Event{PID: pid, Msg: "reaped an orphaned process"})
 	}
 }
 
-// exitOf is the shell's reading of a wait status.
+func (in *Init) note(e Event) {
+	if in.log != nil {
+		in.log.Log(e)
+	}
+}
+
 func exitOf(ws unix.WaitStatus) Exit {
 	if ws.Signaled() {
 		return Exit{Code: SignalBase + int(ws.Signal()), Signal: int(ws.Signal())}

@@ -16,7 +16,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rs/zerolog"
 	"golang.org/x/sys/unix"
 
 	"github.com/gpu-preflight/gpu-preflight/test/harness"
@@ -41,8 +40,7 @@ func TestMain(m *testing.M) {
 }
 
 func playInit(out string, argv []string) int {
-	log := zerolog.New(os.Stderr).Level(zerolog.DebugLevel)
-	in := Catch(log)
+	in := Catch(jsonLines{})
 	path, err := exec.LookPath(argv[0])
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -59,6 +57,18 @@ func playInit(out string, argv []string) int {
 		fmt.Fprintln(os.Stderr, err)
 	}
 	return exit.Code
+}
+
+// jsonLines logs each Event as a JSON line on stderr.
+type jsonLines struct{}
+
+func (jsonLines) Log(e Event) {
+	m := map[string]any{"warning": e.Warning, "message": e.Msg, "signal": e.Signal, "pid": e.PID, "command": e.Command}
+	if e.Err != nil {
+		m["error"] = e.Err.Error()
+	}
+	b, _ := json.Marshal(m)
+	fmt.Fprintf(os.Stderr, "%s\n", b)
 }
 
 // initProc is the test binary started as an init.
@@ -188,7 +198,7 @@ func TestRunReportsTheStatusOr128PlusN(t *testing.T) {
 // TestRunReportsACommandThatCannotStart: a missing executable is an error
 // that Is os.ErrNotExist (a shell's 127), and no signal stays caught.
 func TestRunReportsACommandThatCannotStart(t *testing.T) {
-	in := Catch(zerolog.Nop())
+	in := Catch(nil)
 	_, err := in.Run(Command{Path: filepath.Join(t.TempDir(), "missing"), Argv: []string{"missing"}})
 	if !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("Run of a missing program: %v, want an error that Is os.ErrNotExist", err)

@@ -11,6 +11,7 @@ import (
 // the data packages, which read no file, start no process and look at no
 // clock of their own (docs/CONTRIBUTING.md, "How the packages fit").
 var pureDeps = []string{
+	"internal/jsonenc",
 	"internal/truncate",
 	"preflight/check",
 	"preflight/compat",

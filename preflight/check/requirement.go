@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/gpu-preflight/gpu-preflight/internal/truncate"
 	"github.com/gpu-preflight/gpu-preflight/preflight/compat"
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 	"github.com/gpu-preflight/gpu-preflight/preflight/require"
@@ -13,8 +14,7 @@ import (
 // (and PREFLIGHT_REQUIRE) holds on every visible GPU, as in libnvidia-container.
 var CUDARequirement = Check{ID: "cuda-requirement", rule: cudaRequirement}
 
-// Requirements returns the requirements the check evaluates: the image's,
-// then PREFLIGHT_REQUIRE.
+// Requirements is what the check evaluates: the image's, then PREFLIGHT_REQUIRE.
 func Requirements(in Input) []facts.Requirement {
 	reqs := append([]facts.Requirement(nil), in.Facts.Container.Requirements...)
 	if in.Options.ExtraRequire != "" {
@@ -66,7 +66,7 @@ func cudaRequirement(in Input) Finding {
 		f.Message = "no NVIDIA driver to evaluate " + varList(reqs) + " against"
 		return f
 	}
-	results := require.EvaluateAll(reqs, RequireHost(in), RequireDevices(in))
+	results := require.DecideAll(reqs, RequireHost(in), RequireDevices(in))
 	var failed []require.Result
 	for _, r := range results {
 		if r.Err != nil {
@@ -97,7 +97,7 @@ func cudaRequirement(in Input) Finding {
 func holdsWithoutCUDA(reqs []facts.Requirement, in Input) bool {
 	h := RequireHost(in)
 	h.CUDA = ""
-	for _, r := range require.EvaluateAll(reqs, h, RequireDevices(in)) {
+	for _, r := range require.DecideAll(reqs, h, RequireDevices(in)) {
 		if r.Err != nil || !r.Satisfied {
 			return false
 		}
@@ -128,7 +128,7 @@ func satisfiedMessage(results []require.Result, in Input) string {
 		if t == "" {
 			t = "(empty)"
 		}
-		parts = append(parts, fmt.Sprintf("%s holds through %q", v, t))
+		parts = append(parts, v+" holds through "+truncate.Quote(t, truncate.MessageBytes))
 	}
 	scope := "with no GPU visible"
 	if n := len(in.Visible); n > 0 {
@@ -182,7 +182,7 @@ func unsatisfiedMessage(r require.Result, nFailed, nVisible int, in Input) (msg,
 			msg += " (driver >= " + minDriver + ")"
 		}
 	default:
-		msg += "; no term of " + fmt.Sprintf("%q", v) + " held"
+		msg += "; no term of " + truncate.Quote(v, truncate.MessageBytes) + " held"
 	}
 	if len(br) > 0 {
 		msg += ", or a driver of branch " + branchList(br)

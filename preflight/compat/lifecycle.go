@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 	"github.com/gpu-preflight/gpu-preflight/preflight/version"
 )
 
@@ -123,6 +124,24 @@ func DriverLifecycle(driver string) (Branch, bool) {
 		return Branch{}, false
 	}
 	return Lifecycle(n)
+}
+
+// DriverBranchOn is the driver's branch fact on the day on; zero without a
+// driver version.
+func DriverBranchOn(driver string, on time.Time) facts.DriverBranch {
+	b, known := DriverLifecycle(driver)
+	if b.Number == 0 {
+		return facts.DriverBranch{}
+	}
+	out := facts.DriverBranch{Name: b.Name(), Known: known}
+	if known {
+		if b.Kind != KindUnknown {
+			out.Designation = b.Kind.String()
+		}
+		out.EndOfLife = b.EndOfLifeText()
+		out.Supported = b.Supported(on)
+	}
+	return out
 }
 
 // ForwardCompatTarget reports whether branch n is a supported CUDA forward

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 )
 
 func day(s string) time.Time {
@@ -222,6 +224,31 @@ func TestKindStrings(t *testing.T) {
 	} {
 		if got := k.String() + " " + k.Short(); got != want {
 			t.Errorf("%d: %q, want %q", k, got, want)
+		}
+	}
+}
+
+// TestDriverBranchOnStatesTheLifecycleOnTheDay: the fact the record holds,
+// on both sides of an end-of-life month, for a branch the table lacks and
+// for no driver.
+func TestDriverBranchOnStatesTheLifecycleOnTheDay(t *testing.T) {
+	last := time.Date(2026, 6, 30, 23, 59, 59, 999999999, time.UTC)
+	ltsb := facts.DriverBranch{Name: "R535", Known: true, Designation: "Long Term Support Branch", EndOfLife: "June 2026", Supported: true}
+	ended := ltsb
+	ended.Supported = false
+	for _, c := range []struct {
+		driver string
+		on     time.Time
+		want   facts.DriverBranch
+	}{
+		{"535.183.01", last, ltsb},
+		{"535.183.01", last.Add(time.Nanosecond), ended},
+		{"560.35.03", last, facts.DriverBranch{Name: "R560", Known: true, Designation: "New Feature Branch", EndOfLife: "by August 2025"}},
+		{"600.10.01", last, facts.DriverBranch{Name: "R600"}},
+		{"", last, facts.DriverBranch{}},
+	} {
+		if got := DriverBranchOn(c.driver, c.on); got != c.want {
+			t.Errorf("DriverBranchOn(%q, %s) = %+v, want %+v", c.driver, c.on, got, c.want)
 		}
 	}
 }

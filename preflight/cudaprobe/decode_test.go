@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -111,4 +112,34 @@ func recordCUDA(t *testing.T, record []byte) facts.CUDACheck {
 		t.Fatal(err)
 	}
 	return r.Host.CUDA
+}
+
+// TestDecodeStatesEachDevicesResult: every device decoded says how it
+// ended, "ok" or its first failed step with CUDA's name for the error,
+// whatever the document claimed.
+func TestDecodeStatesEachDevicesResult(t *testing.T) {
+	doc := `{"mode":"kernel","outcome":"failed","init":{"step":"init","code":0},"devices":[` +
+		`{"ordinal":0,"result":"claimed","steps":[{"step":"device","code":0}]},` +
+		`{"ordinal":1,"steps":[{"step":"context","code":0},{"step":"launch","code":719,"error":"CUDA_ERROR_LAUNCH_FAILED"},{"step":"release","code":1,"error":"X"}]},` +
+		`{"ordinal":2,"steps":[{"step":"compare","code":0,"error":"WRONG_VALUE"}]}]}`
+	d, err := Decode([]byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []string{"ok", "launch: CUDA_ERROR_LAUNCH_FAILED", "compare: WRONG_VALUE"} {
+		if got := d.Devices[i].Result; got != want {
+			t.Errorf("device %d: result %q, want %q", i, got, want)
+		}
+	}
+	probe, err := Decode(seeds(t)["fake-ok-8-context-46"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var results []string
+	for _, dev := range probe.Devices {
+		results = append(results, dev.Result)
+	}
+	if !slices.Contains(results, "context: CUDA_ERROR_DEVICE_UNAVAILABLE") || !slices.Contains(results, "ok") {
+		t.Errorf("the probe's own document: results %q", results)
+	}
 }

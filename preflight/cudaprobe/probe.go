@@ -119,5 +119,18 @@ func Decode(data []byte) (*facts.CUDACheck, error) {
 	if long {
 		return nil, fmt.Errorf("CUDA check document holds a string longer than %d bytes", maxStringBytes)
 	}
+	for i := range d.Devices {
+		d.Devices[i].Result = result(d.Devices[i])
+	}
 	return &d, nil
+}
+
+// result is "ok", or the device's first failed step and CUDA's name for
+// its error.
+func result(d facts.CUDADevice) string {
+	s := d.Failed()
+	if s == nil {
+		return "ok"
+	}
+	return strings.TrimSpace(s.Step + ": " + s.Error)
 }

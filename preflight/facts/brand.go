@@ -1,11 +1,7 @@
 package facts
 
-// GPU brands, GPU.Brand, as libnvidia-container's src/driver.c names NVML's
-// brands: the values the `brand` property of NVIDIA_REQUIRE_* is compared
-// with, case-insensitively (docs/sources.md, "Requirement facts of the
-// host"). The probe maps go-nvml's BRAND_* to them
-// (cmd/gpu-preflight-nvml/tables.go); a brand the toolkit does not name is
-// BrandUnknown.
+// GPU brands as libnvidia-container's src/driver.c names NVML's, for the
+// `brand` of NVIDIA_REQUIRE_* (docs/sources.md, "Requirement facts of the host").
 const (
 	BrandUnknown     = "Unknown"
 	BrandQuadro      = "Quadro"

@@ -1,139 +1,101 @@
-// Package facts holds what gpu-preflight knows about the host and the
-// container before it evaluates anything. Gatherers fill these types; checks
-// read them. Nothing here does I/O.
-//
-// A zero value means "not known": an empty string, a nil pointer or a nil
-// slice is a missing fact, never a default. Checks treat missing facts the
-// way libnvidia-container does (a missing property satisfies its factor).
+// Package facts holds what gatherers found of the host, the container and
+// the job, for the checks and the provenance record. A zero value is a
+// missing fact, never a default (as in libnvidia-container).
 package facts
 
-// MaxEnvString is the length, in bytes, from which an environment value
-// cannot be real: execve(2) refuses any "NAME=value" string of
-// MAX_ARG_STRLEN bytes or more (32 pages: 131072 bytes with 4 KiB pages,
-// the terminating NUL included; linux include/uapi/linux/binfmts.h), so no
-// process a container runtime starts, this one or the training command,
-// can have been given it. Such a value reaches gpu-preflight only when it
-// is called in process (tests) or the environment was forged. Gatherers
-// refuse it rather than parse it.
+//go:generate go run ../../internal/cmd/jsongen -type Host,Orchestrator,Framework,CUDALibrary,CUDASource,Requirement,CompatLib -o record_json.go
+
+// MaxEnvString is MAX_ARG_STRLEN (linux uapi/linux/binfmts.h): gatherers refuse longer, forged values.
 const MaxEnvString = 128 << 10
 
 // Facts is everything gathered for one run.
 type Facts struct {
-	Host      Host      `json:"host"`
-	Container Container `json:"container"`
+	Host         Host         `json:"host"`
+	Container    Container    `json:"container"`
+	Orchestrator Orchestrator `json:"orchestrator"`
 }
 
 // Host is what the machine and its NVIDIA driver say.
 type Host struct {
-	Hostname string `json:"hostname"`
-	Kernel   string `json:"kernel"`
-	Driver   Driver `json:"driver"`
-	// GPUs are the GPUs the driver reports, before visibility filtering.
-	GPUs []GPU `json:"gpus"`
-	// DeviceNodes are the /dev/nvidia* character devices present
-	// (paths relative to the root, e.g. "/dev/nvidiactl").
-	DeviceNodes []string `json:"deviceNodes"`
-	// ShmBytes is the size of /dev/shm in bytes; 0 when unknown.
-	ShmBytes uint64 `json:"shmBytes"`
-	Cgroup   Cgroup `json:"cgroup"`
-	NVML     NVML   `json:"nvml"`
-	// CUDA is what the opt-in CUDA smoke test saw.
-	CUDA CUDACheck `json:"cuda"`
+	Hostname    string    `json:"hostname"`
+	Kernel      string    `json:"kernel"`
+	Driver      Driver    `json:"driver"`
+	GPUs        []GPU     `json:"gpus"`        // before visibility filtering
+	DeviceNodes []string  `json:"deviceNodes"` // /dev/nvidia* character devices
+	NVML        NVML      `json:"nvml"`
+	ShmBytes    uint64    `json:"shmBytes"` // the size of /dev/shm
+	Cgroup      Cgroup    `json:"cgroup"`
+	CUDA        CUDACheck `json:"cuda"`
 }
 
-// Driver describes the NVIDIA kernel driver.
+// Driver is the NVIDIA kernel driver; Version is empty without one.
 type Driver struct {
-	// Version is the driver version, e.g. "535.129.03"; empty when no driver.
-	Version string `json:"version"`
-	// CUDAVersion is the highest CUDA version the driver supports, "12.2".
-	// From NVML when it answered, else from the driver-branch table.
-	CUDAVersion string `json:"cudaVersion"`
-	// CUDAVersionSource says where CUDAVersion came from: CUDAFromNVML,
-	// CUDAFromBranchTable or CUDAAssumed.
-	CUDAVersionSource string `json:"cudaVersionSource,omitempty"`
-	// Source names what answered for the driver: "nvml-memfd",
-	// "nvml-file", "procfs", or "none".
-	Source string `json:"source"`
-	// OpenKernelModule is true for the open GPU kernel module.
-	OpenKernelModule bool `json:"openKernelModule,omitempty"`
+	Version           string       `json:"version"`
+	CUDAVersion       string       `json:"cudaVersion"`                 // the highest it supports, "12.2"
+	Source            string       `json:"source"`                      // a DriverFrom* constant
+	CUDAVersionSource string       `json:"cudaVersionSource,omitempty"` // a CUDAFrom* constant or CUDAAssumed
+	OpenKernelModule  bool         `json:"openKernelModule,omitempty"`
+	Branch            DriverBranch `json:"branch"`
 }
 
 // Sources of Driver.CUDAVersion.
 const (
-	// CUDAFromNVML: nvmlSystemGetCudaDriverVersion answered.
-	CUDAFromNVML = "nvml"
-	// CUDAFromBranchTable: the driver's branch is a row of gpu-preflight's
-	// branch table (compat).
+	CUDAFromNVML        = "nvml"
 	CUDAFromBranchTable = "branch-table"
-	// CUDAAssumed: the driver's branch is not in the table (600 between 595
-	// and 610); it is taken to support what the branch below does. A guess:
-	// findings built on it say so and never abort a job on their own.
-	CUDAAssumed = "assumed"
+	CUDAAssumed         = "assumed" // as the branch below in the table: a guess that never aborts a job alone
 )
 
 // Present reports whether any evidence of a driver was found.
 func (d Driver) Present() bool { return d.Version != "" }
 
-// CUDAAssumed reports whether CUDAVersion is a guess (CUDAAssumed).
+// CUDAAssumed reports whether CUDAVersion is a guess.
 func (d Driver) CUDAAssumed() bool { return d.CUDAVersionSource == CUDAAssumed }
 
-// GPU is one physical GPU. Fields NVML did not answer are empty; the reason
-// is in Errors, keyed by the JSON field name.
+// DriverBranch is the driver's data-center lifecycle on the day of the run.
+type DriverBranch struct {
+	Name        string `json:"name"`        // "R535"
+	Known       bool   `json:"known"`       // the lifecycle table holds it
+	Designation string `json:"designation"` // "Long Term Support Branch", "Production Branch", "New Feature Branch"
+	EndOfLife   string `json:"endOfLife"`   // "June 2026", "by August 2025"
+	Supported   bool   `json:"supported"`   // LTSB or PB, not past its end of life
+}
+
+// GPU is one physical GPU; Errors says why NVML left a field empty.
 type GPU struct {
-	Index int    `json:"index"`
-	Name  string `json:"name"`
-	UUID  string `json:"uuid"`
-	// PCIBusID is the full form "00000000:3B:00.0".
-	PCIBusID string `json:"pciBusId"`
-	// Brand uses libnvidia-container's strings: "Tesla", "Nvidia", "GeForceRTX"...
-	Brand string `json:"brand"`
-	// ComputeCapability is "major.minor", e.g. "9.0".
-	ComputeCapability string `json:"computeCapability"`
+	Index             int    `json:"index"`
+	Name              string `json:"name"`
+	UUID              string `json:"uuid"`
+	PCIBusID          string `json:"pciBusId"`          // "00000000:3B:00.0"
+	Brand             string `json:"brand"`             // a Brand* constant
+	ComputeCapability string `json:"computeCapability"` // "9.0"
 	Architecture      string `json:"architecture,omitempty"`
 	MemoryBytes       uint64 `json:"memoryBytes"`
-	// MIGMode is "enabled", "disabled" or "" (unknown/unsupported).
-	MIGMode string `json:"migMode"`
-	// PersistenceMode is "enabled", "disabled" or "".
-	PersistenceMode string `json:"persistenceMode"`
-	// ECCUncorrectedVolatile is the volatile uncorrected ECC error count; nil when unsupported.
-	ECCUncorrectedVolatile *uint64 `json:"eccUncorrectedVolatile,omitempty"`
-	// RetiredPagesPending is true when retired pages await a reboot; nil when unsupported.
-	RetiredPagesPending *bool `json:"retiredPagesPending,omitempty"`
-	// MIGDevices counts MIG devices visible on this GPU; nil when unknown.
-	MIGDevices *int `json:"migDevices,omitempty"`
-	// Health is what decides whether the GPU can start a job now.
-	Health *GPUHealth `json:"health,omitempty"`
-	// Errors maps a field name to the NVML error that left it empty.
-	Errors map[string]string `json:"errors,omitempty"`
+	MIGMode           string `json:"migMode"`         // "enabled", "disabled" or ""
+	PersistenceMode   string `json:"persistenceMode"` // "enabled", "disabled" or ""
+	// The health counters are nil where NVML does not support them.
+	ECCUncorrectedVolatile *uint64           `json:"eccUncorrectedVolatile,omitempty"`
+	RetiredPagesPending    *bool             `json:"retiredPagesPending,omitempty"`
+	MIGDevices             *int              `json:"migDevices,omitempty"`
+	Health                 *GPUHealth        `json:"health,omitempty" record:"-"` // whether it can start a job now
+	Errors                 map[string]string `json:"errors,omitempty"`
 }
 
-// Cgroup holds the container's resource limits. Zero means unlimited or unknown.
+// Cgroup holds the container's limits; 0 is unlimited or unknown.
 type Cgroup struct {
-	// Version is 1 or 2; 0 when unknown.
-	Version     int    `json:"version"`
-	MemoryBytes uint64 `json:"memoryLimitBytes,omitempty"`
-	// CPUs is the CPU quota in cores (quota/period), 0 when unlimited.
-	CPUs float64 `json:"cpuLimit,omitempty"`
+	Version     int     `json:"version"`
+	MemoryBytes uint64  `json:"memoryLimitBytes,omitempty"`
+	CPUs        float64 `json:"cpuLimit,omitempty"`
 }
 
-// NVML records how the NVML probe went.
+// NVML is how the NVML probe went.
 type NVML struct {
-	// Outcome is one of the Probe* constants.
-	Outcome string `json:"outcome"`
-	// Error is NVML's or the runner's error string, if any.
-	Error string `json:"error,omitempty"`
-	// Via is how the probe was started: "memfd", "file:<path>", or "".
-	Via string `json:"via,omitempty"`
-	// Version is NVML's own version string.
-	Version string `json:"version,omitempty"`
-	// DurationMillis is how long the probe ran.
-	DurationMillis float64 `json:"durationMillis,omitempty"`
-	// Embedded is whether this gpu-preflight carries the probe (`make
-	// build` embeds it, `go install` cannot), which decides the remedy
-	// when no probe could be started.
-	Embedded bool `json:"embedded,omitempty"`
-	// Library is the library file the probe loaded.
-	Library *DriverLibrary `json:"library,omitempty"`
+	Outcome        string         `json:"outcome"` // a Probe* constant
+	Error          string         `json:"error,omitempty"`
+	Via            string         `json:"via,omitempty"` // "memfd", "file:<path>", or ""
+	Version        string         `json:"version,omitempty"`
+	DurationMillis float64        `json:"durationMillis,omitempty"`
+	Embedded       bool           `json:"embedded,omitempty" record:"-"` // of the build, not the run
+	Library        *DriverLibrary `json:"library,omitempty" record:"-"`  // the file the probe loaded
 }
 
 // Outcomes of the NVML probe.
@@ -144,176 +106,105 @@ const (
 	ProbeDriverNotLoaded = "driver-not-loaded" // NVML loaded, no kernel driver
 	ProbeInitFailed      = "init-failed"       // nvmlInit failed another way
 	ProbeTimeout         = "timeout"           // killed at the deadline
-	ProbeUnavailable     = "unavailable"       // no probe could be started (no memfd, no file, no loader)
+	ProbeUnavailable     = "unavailable"       // no probe could be started
 	ProbeFailed          = "failed"            // the probe crashed or printed garbage
 )
 
 // Container is what the image says about itself.
 type Container struct {
-	// Env holds the raw values of the environment variables gpu-preflight
-	// reads, the table envvars.Read (NVIDIA_VISIBLE_DEVICES,
-	// NVIDIA_REQUIRE_*, CUDA_VERSION, ...), and no other. A key that is
-	// present with an empty value was set to empty; an absent key was unset.
-	Env map[string]string `json:"env"`
-	// Requirements are the NVIDIA_REQUIRE_* variables, sorted by name, plus
-	// the legacy rule derived from CUDA_VERSION where the toolkit adds it.
-	Requirements []Requirement `json:"requirements"`
-	// RequireDisabled is true when NVIDIA_DISABLE_REQUIRE is set to a true value.
-	RequireDisabled bool `json:"requireDisabled,omitempty"`
-	// RequireError is set when the requirements could not be collected
-	// (an unparsable CUDA_VERSION in a legacy image).
-	RequireError string `json:"requireError,omitempty"`
-	// CUDA is the CUDA toolkit found in the image.
-	CUDA CUDAToolkit `json:"cuda"`
-	// Compat lists forward-compatibility libcuda libraries under
-	// /usr/local/cuda/compat.
-	Compat []CompatLib `json:"compat"`
-	// Stack lists other CUDA libraries (cuDNN, NCCL, TensorRT).
-	Stack Stack `json:"stack"`
-	// Frameworks are the deep-learning frameworks installed.
-	Frameworks []Framework `json:"frameworks"`
-	// CUDALibraries are the CUDA libraries the frameworks load, with the
-	// copy the dynamic loader takes and the other copies present.
-	CUDALibraries []CUDALibrary `json:"cudaLibraries,omitempty"`
-	// Python is the interpreter the command runs, which decided which
-	// frameworks are judged; nil when no scan judged any.
-	Python *Python `json:"python,omitempty"`
-	// ScanSource says how Stack/Frameworks were obtained: "scan",
-	// "manifest" (read from the baked image manifest), or "" when not scanned.
-	ScanSource string   `json:"scanSource,omitempty"`
-	Identity   Identity `json:"identity"`
-	// Ranks are the launchers' counts of processes on this node.
-	Ranks []Ranks `json:"ranks,omitempty"`
+	Env             map[string]string `json:"env"`          // envvars.Read's variables, raw; "" was set empty
+	Requirements    []Requirement     `json:"requirements"` // sorted by variable
+	RequireDisabled bool              `json:"requireDisabled,omitempty"`
+	RequireError    string            `json:"requireError,omitempty"` // why they could not be collected
+	CUDA            CUDAToolkit       `json:"cuda"`
+	Compat          []CompatLib       `json:"compat"` // in /usr/local/cuda/compat
+	Stack           Stack             `json:"stack"`
+	Frameworks      []Framework       `json:"frameworks"`
+	CUDALibraries   []CUDALibrary     `json:"cudaLibraries,omitempty"`
+	Python          *Python           `json:"python,omitempty"`     // the interpreter the command runs, which decided what is judged
+	ScanSource      string            `json:"scanSource,omitempty"` // a ScanFrom* constant, or ""
+	Identity        Identity          `json:"identity"`
+	Ranks           []Ranks           `json:"ranks,omitempty"` // the launchers' process counts on this node
 }
 
-// Requirement is one NVIDIA_REQUIRE_* variable (or PREFLIGHT_REQUIRE, or the
-// legacy rule derived from CUDA_VERSION).
+// Requirement is a NVIDIA_REQUIRE_* variable, PREFLIGHT_REQUIRE or CUDA_VERSION's rule.
 type Requirement struct {
 	Var   string `json:"var"`
 	Value string `json:"value"`
 }
 
-// CUDAToolkit is the image's CUDA: the CUDA runtime the job will load,
-// else the toolkit under /usr/local/cuda, else the distribution's
-// libcudart, else CUDA_VERSION (the first of CUDASourceOrder found).
+// CUDAToolkit is the image's CUDA: the first of CUDASourceOrder found.
 type CUDAToolkit struct {
-	// Version is major.minor, "11.8"; Full is what the file said, "11.8.20220929".
-	Version string `json:"version"`
-	Full    string `json:"full,omitempty"`
-	// Source is the file or variable it came from.
-	Source string `json:"source,omitempty"`
-	// Kind is which kind of source won (a CUDAFrom* constant); "" in
-	// facts gathered before it was recorded.
-	Kind string `json:"kind,omitempty"`
-	// Others are the other sources found, in CUDASourceOrder, whatever
-	// their version: cuda-stack reports those that disagree.
-	Others []CUDASource `json:"others,omitempty"`
+	Version string       `json:"version"`        // "11.8"
+	Full    string       `json:"full,omitempty"` // as the source said, "11.8.20220929"
+	Source  string       `json:"source,omitempty"`
+	Kind    string       `json:"kind,omitempty"`   // Source's CUDAFrom* kind
+	Others  []CUDASource `json:"others,omitempty"` // the other sources, whatever their version
 }
 
 // CUDASource is one place that states the image's CUDA.
 type CUDASource struct {
 	Kind    string `json:"kind"`
 	Version string `json:"version"`
-	Full    string `json:"full,omitempty"`
+	Full    string `json:"full,omitempty" record:",omitempty"`
 	Source  string `json:"source"`
 }
 
-// Kinds of CUDASource, strongest evidence first (CUDASourceOrder).
+// Kinds of CUDASource, strongest evidence first.
 const (
-	// CUDAFromRuntime: the libcudart the judged framework loads (its pip
-	// wheel, its conda package, the file the loader model resolves).
-	CUDAFromRuntime = "framework-runtime"
-	// CUDAFromToolkit: /usr/local/cuda's version.json, version.txt, link
-	// or libcudart.
-	CUDAFromToolkit = "toolkit"
-	// CUDAFromDistribution: a distribution's libcudart package
-	// (/usr/lib/<triplet>/libcudart.so.X.Y.Z).
-	CUDAFromDistribution = "distribution"
-	// CUDAFromEnv: the CUDA_VERSION the image's environment sets.
-	CUDAFromEnv = "env"
+	CUDAFromRuntime      = "framework-runtime" // the libcudart the judged framework loads
+	CUDAFromToolkit      = "toolkit"           // /usr/local/cuda
+	CUDAFromDistribution = "distribution"      // a distribution's libcudart package
+	CUDAFromEnv          = "env"               // the image's CUDA_VERSION
 )
 
 // CUDASourceOrder is the order of evidence for the image's CUDA.
 var CUDASourceOrder = []string{CUDAFromRuntime, CUDAFromToolkit, CUDAFromDistribution, CUDAFromEnv}
 
-// CompatLib is one forward-compatibility libcuda in /usr/local/cuda/compat.
+// CompatLib is one forward-compatibility libcuda.
 type CompatLib struct {
-	Path string `json:"path"`
-	// DriverVersion is the driver the library was built from, "535.129.03".
-	DriverVersion string `json:"driverVersion"`
+	Path          string `json:"path"`
+	DriverVersion string `json:"driverVersion"` // built from, "535.129.03"
 }
 
-// Stack is the CUDA libraries found in the image. Empty means not found.
+// Stack is the CUDA libraries found in the image; empty is not found.
 type Stack struct {
 	CuDNN    Component `json:"cudnn"`
 	NCCL     Component `json:"nccl"`
 	TensorRT Component `json:"tensorrt"`
 }
 
-// Component is one library and where its version came from.
+// Component is one library's version and where it came from.
 type Component struct {
 	Version string `json:"version"`
 	Source  string `json:"source,omitempty"`
 }
 
-// Framework is one installed deep-learning framework.
+// Framework is one installed deep-learning framework; the record leaves out the scan's working data.
 type Framework struct {
-	// Name is "paddlepaddle", "torch", "tensorflow" or "jax".
-	Name    string `json:"name"`
-	Version string `json:"version"`
-	// CUDAVersion is the CUDA it was built for, "11.8"; empty for CPU builds.
-	CUDAVersion string `json:"cudaVersion"`
-	// Build is what the framework was built for: BuildCUDA, BuildCPU,
-	// BuildROCm, or "" when its files do not say.
-	Build        string `json:"build,omitempty"`
-	CuDNNVersion string `json:"cudnnVersion,omitempty"`
-	// Archs are the compiled GPU targets, "sm_80", "compute_90", "sm_90a".
-	Archs []string `json:"archs"`
-	// Kernels lists the scanned kernel libraries and what each carries.
-	Kernels []KernelLibrary `json:"kernels,omitempty"`
-	// Location is the package directory.
-	Location string `json:"location"`
-	// Source names the file the version came from.
-	Source string `json:"source,omitempty"`
-	// Environment is the prefix of the Python environment it was found
-	// in ("/opt/venv", "/root/miniconda3", "/usr"), EnvironmentKind that
-	// environment's kind (preflight/pyenv: venv, conda, pyenv, system,
-	// user). Location is where the framework's own files, its extension
-	// modules and kernel libraries, start.
-	Environment     string `json:"environment,omitempty"`
-	EnvironmentKind string `json:"environmentKind,omitempty"`
-	// PathEntry is the sys.path directory it is imported from, and
-	// PathFrom how that directory got on sys.path: "site-packages", "user
-	// site", "base site-packages", "PYTHONPATH", ".pth <file>", "editable
-	// finder <file>".
-	PathEntry string `json:"pathEntry,omitempty"`
-	PathFrom  string `json:"pathFrom,omitempty"`
-	// NotJudged says why the checks leave it out: another copy shadows it
-	// on the sys.path of the interpreter the command runs, or that
-	// interpreter's venv excludes the site it is in. Empty: judged.
-	NotJudged string `json:"notJudged,omitempty"`
-	// NotImportable says why no Python can import this copy (a dist-info
-	// whose package is gone, a package without __init__); ABI are the
-	// CPython ABIs its extension modules or wheel tags are built for
-	// ("cp312", "cp313t", "abi3"), read from ABISource; empty: any.
-	NotImportable string   `json:"notImportable,omitempty"`
-	ABI           []string `json:"abi,omitempty"`
-	ABISource     string   `json:"abiSource,omitempty"`
-	// Candidate marks a copy judged as one of several environments that
-	// may run the command (Container.Python.Candidates): findings name it
-	// by its Environment.
-	Candidate bool `json:"candidate,omitempty"`
-	// CUDARuntime is the version of the CUDA runtime (libcudart) it will
-	// load, "12.1.105", and CUDARuntimeSource where that was read (the
-	// file the loader resolves, the nvidia-cuda-runtime wheel's
-	// dist-info, a conda-meta record); empty when unknown. For jax it
-	// stands beside CUDAVersion, the CUDA its plugin was built with.
-	CUDARuntime       string `json:"cudaRuntime,omitempty"`
-	CUDARuntimeSource string `json:"cudaRuntimeSource,omitempty"`
+	Name              string          `json:"name"` // "paddlepaddle", "torch", "tensorflow" or "jax"
+	Version           string          `json:"version"`
+	CUDAVersion       string          `json:"cudaVersion"` // built for; empty for CPU builds
+	CuDNNVersion      string          `json:"cudnnVersion,omitempty"`
+	Build             string          `json:"build,omitempty"` // a Build* constant, "" when its files do not say
+	Archs             []string        `json:"archs"`           // "sm_80", "compute_90", "sm_90a"
+	Kernels           []KernelLibrary `json:"kernels,omitempty" record:"-"`
+	Location          string          `json:"location" record:"-"`                // the package directory
+	Source            string          `json:"source,omitempty" record:"-"`        // the file the version came from
+	Environment       string          `json:"environment,omitempty"`              // the Python environment's prefix
+	EnvironmentKind   string          `json:"environmentKind,omitempty"`          // venv, conda, pyenv, system, user
+	PathEntry         string          `json:"pathEntry,omitempty"`                // the sys.path directory it is imported from
+	PathFrom          string          `json:"pathFrom,omitempty"`                 // "site-packages", "PYTHONPATH", ".pth <file>"...
+	NotJudged         string          `json:"notJudged,omitempty"`                // why the checks leave it out (shadowed...)
+	NotImportable     string          `json:"notImportable,omitempty" record:"-"` // why no Python imports it (an orphaned dist-info...)
+	ABI               []string        `json:"abi,omitempty" record:"-"`           // the CPython ABIs that load it: "cp312", "cp313t", "abi3"; empty: any
+	ABISource         string          `json:"abiSource,omitempty" record:"-"`     // the extension module or WHEEL file ABI was read from
+	Candidate         bool            `json:"candidate,omitempty" record:"-"`     // judged as one of Python.Candidates: findings name its Environment
+	CUDARuntime       string          `json:"cudaRuntime,omitempty"`              // the libcudart it loads (for jax, beside its plugin's CUDA)
+	CUDARuntimeSource string          `json:"cudaRuntimeSource,omitempty"`
 }
 
-// Judged are the frameworks the checks judge: those the command's
-// interpreter imports first (Framework.NotJudged empty).
+// Judged are the frameworks the command's interpreter imports first.
 func (c Container) Judged() []Framework {
 	var out []Framework
 	for _, f := range c.Frameworks {
@@ -333,112 +224,63 @@ const (
 
 // KernelLibrary is one shared object whose fatbins were scanned.
 type KernelLibrary struct {
-	Path string `json:"path"`
-	// Soname is the name the loader knew it by ("libnccl.so.2"); Version
-	// its release from the real file's name or its wheel ("2.22.3").
-	Soname  string `json:"soname,omitempty"`
-	Version string `json:"version,omitempty"`
-	// Why says how it is in the framework's load closure: "extension
-	// module", "DT_NEEDED of <path>", "dlopen by <path>" (with the list it
-	// comes from), found by Via (an ldso.Via* step).
-	Why string `json:"why,omitempty"`
-	Via string `json:"via,omitempty"`
-	// Lazy is set when the framework loads it only on first use (dlopen),
-	// rather than at import.
-	Lazy bool `json:"lazy,omitempty"`
-	// CUDA is set on one of NVIDIA's CUDA libraries (cuDNN, NCCL, cuBLAS,
-	// ...), clear on the framework's own and other libraries.
-	CUDA    bool          `json:"cuda,omitempty"`
+	Path    string        `json:"path"`
+	Soname  string        `json:"soname,omitempty"`  // "libnccl.so.2"
+	Version string        `json:"version,omitempty"` // "2.22.3"
+	Why     string        `json:"why,omitempty"`     // in the load closure as "DT_NEEDED of <path>", "dlopen by <path>"
+	Via     string        `json:"via,omitempty"`     // an ldso.Via* step
+	Lazy    bool          `json:"lazy,omitempty"`    // loaded on first use, not at import
+	CUDA    bool          `json:"cuda,omitempty"`    // one of NVIDIA's CUDA libraries
 	Size    int64         `json:"size"`
 	ModTime int64         `json:"modTime"` // Unix nanoseconds
 	Images  []KernelImage `json:"images"`
-	// Fatbins groups the library's fatbins by the images they carry; empty
-	// when the library was scanned by a gpu-preflight that did not record
-	// them (the check then judges Images as one set).
-	Fatbins []FatbinGroup `json:"fatbins,omitempty"`
-	// Error is set when the library could not be scanned.
-	Error string `json:"error,omitempty"`
+	Fatbins []FatbinGroup `json:"fatbins,omitempty"` // none in older manifests: Images is then one set
+	Error   string        `json:"error,omitempty"`
 }
 
 // KernelImage is one distinct target in a library's fatbins.
 type KernelImage struct {
-	// Kind is "cubin" or "ptx".
-	Kind string `json:"kind"`
-	// Arch is "sm_90", "sm_90a", "compute_80" ...
-	Arch string `json:"arch"`
-	// PTXVersion is the PTX ISA version of a PTX entry, "8.4".
-	PTXVersion string `json:"ptxVersion,omitempty"`
-	// Count is how many entries carry this target.
-	Count int `json:"count"`
+	Kind       string `json:"kind"`                 // "cubin" or "ptx"
+	Arch       string `json:"arch"`                 // "sm_90", "sm_90a", "compute_80"
+	PTXVersion string `json:"ptxVersion,omitempty"` // a PTX entry's ISA version, "8.4"
+	Count      int    `json:"count"`
 }
 
-// CUDALibrary is one CUDA library a framework loads (libcudart, libcudnn*,
-// libnccl, libcublas*, libcusparse*, ...): the copy the dynamic loader
-// takes first, the version the framework was built against, and the other
-// copies of the same library in the places the loader or pip and conda put
-// them.
+// FatbinGroup is a library's fatbins that carry the same images (the runtime picks one per fatbin).
+type FatbinGroup struct {
+	Images []KernelImage `json:"images"` // what each carries (Count left zero)
+	Count  int           `json:"count"`
+}
+
+// CUDALibrary is a CUDA library a framework loads, and the copies found.
 type CUDALibrary struct {
-	// Framework is the facts.Framework name that loads it, and
-	// FrameworkLocation that framework's Location (two environments may
-	// hold one framework each).
-	Framework         string `json:"framework"`
-	FrameworkLocation string `json:"frameworkLocation,omitempty"`
-	// Name is the soname asked for, "libcudnn.so.9"; Library is it without
-	// the version, "libcudnn".
-	Name    string `json:"name"`
-	Library string `json:"library"`
-	// Wheel is the pip distribution that ships the library for the
-	// framework's CUDA major, "nvidia-cudnn-cu12"; "" when unknown.
-	Wheel string `json:"wheel,omitempty"`
-	// Loaded is the copy that loads first; its Path is empty when the
-	// loader finds none.
-	Loaded LibraryCopy `json:"loaded"`
-	// BuiltFor is the version the framework was built against or requires
-	// at least, "9.1.0.70"; "" when unknown. BuiltForSource says where it
-	// was read.
-	BuiltFor       string `json:"builtFor,omitempty"`
-	BuiltForSource string `json:"builtForSource,omitempty"`
-	// Others are the other copies, of any version, found in the loader's
-	// search path, the pip wheels' nvidia/*/lib, conda's lib and
-	// /usr/local/cuda*.
-	Others []LibraryCopy `json:"others,omitempty"`
+	Framework         string        `json:"framework"`
+	FrameworkLocation string        `json:"frameworkLocation,omitempty" record:"-"` // two environments may hold one framework each
+	Name              string        `json:"name"`                                   // the soname asked for, "libcudnn.so.9"
+	Library           string        `json:"library"`                                // "libcudnn"
+	Wheel             string        `json:"wheel,omitempty"`                        // "nvidia-cudnn-cu12"
+	Loaded            LibraryCopy   `json:"loaded"`                                 // no Path when none loads
+	BuiltFor          string        `json:"builtFor,omitempty"`                     // the version the framework requires at least
+	BuiltForSource    string        `json:"builtForSource,omitempty"`
+	Others            []LibraryCopy `json:"others,omitempty"` // in the loader's path, pip's, conda's, /usr/local/cuda*
 }
 
 // LibraryCopy is one file of a CUDA library.
 type LibraryCopy struct {
-	Path string `json:"path"`
-	// Version is the library's version, "9.1.0"; from the real file's name,
-	// the pip wheel's release or the header beside it (VersionSource).
-	Version       string `json:"version"`
+	Path          string `json:"path"`
+	Version       string `json:"version"` // "9.1.0"
 	VersionSource string `json:"versionSource,omitempty"`
-	// Via is the loader's step that finds it first (ldso.Via*), with the
-	// object whose DT_RPATH or DT_RUNPATH it was in ViaObject; "" for a
-	// copy the loader does not reach.
-	Via       string `json:"via,omitempty"`
-	ViaObject string `json:"viaObject,omitempty"`
+	Via           string `json:"via,omitempty"`       // the ldso.Via* step that finds it; "" when none does
+	ViaObject     string `json:"viaObject,omitempty"` // whose DT_RPATH or DT_RUNPATH
 }
 
-// Identity is what the container's environment says of the image and its
-// build (preflight/identity): the reference and digest it was deployed by,
-// and the revision, creation time and source repository it was built from.
+// Identity is how the image was deployed and built, as the environment says.
 type Identity struct {
 	Ref       string `json:"ref"`
 	Digest    string `json:"digest"`
 	Revision  string `json:"revision"`
 	Created   string `json:"created"`
 	SourceURL string `json:"sourceUrl,omitempty"`
-	// From is "env" when any of them was set, else "".
-	From string `json:"from,omitempty"`
-}
-
-// FatbinGroup is the fatbins of a library (one per translation unit or
-// device link) that carry the same set of kernel images. The CUDA runtime
-// picks one image per fatbin, so a GPU runs the library's kernels only
-// where every fatbin has an image for it.
-type FatbinGroup struct {
-	// Images are the targets each fatbin of the group carries; Count is
-	// left zero.
-	Images []KernelImage `json:"images"`
-	// Count is how many of the library's fatbins carry exactly these.
-	Count int `json:"count"`
+	From      string `json:"from,omitempty"`   // "env" when any of them was set
+	Pinned    bool   `json:"pinned,omitempty"` // Digest is one (imageref.ValidDigest): the run names one image
 }

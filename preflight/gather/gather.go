@@ -20,6 +20,7 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/preflight/image"
 	"github.com/gpu-preflight/gpu-preflight/preflight/launcher"
 	"github.com/gpu-preflight/gpu-preflight/preflight/nvml"
+	"github.com/gpu-preflight/gpu-preflight/preflight/orchestrator"
 	"github.com/gpu-preflight/gpu-preflight/preflight/require"
 )
 
@@ -66,6 +67,8 @@ func Gather(ctx context.Context, o Options) (Result, []string) {
 	}
 	p := o.Progress
 	defer p.finish(ctx)
+	f.Orchestrator = orchestrator.FromEnv(o.Environ)
+	p.begin(f.Orchestrator)
 	var h facts.Host
 	var c facts.Container
 	p.enter(ctx, step{"reading the host's driver and GPUs under " + o.HostRoot.Path("/"), true}, h, c)
@@ -95,7 +98,7 @@ func Gather(ctx context.Context, o Options) (Result, []string) {
 	} else {
 		h.NVML = facts.NVML{Outcome: facts.ProbeNotRun, Error: "no driver evidence (/proc/driver/nvidia, /dev/nvidia*)"}
 	}
-	completeDriver(&h)
+	completeDriver(&h, time.Now())
 
 	p.enter(ctx, step{"the image scan under " + o.Root.Path("/"), true}, h, c)
 	scanEnv := withWorkDir(c.Env, o.Root)
@@ -120,9 +123,10 @@ func Gather(ctx context.Context, o Options) (Result, []string) {
 	return Result{Facts: f, Visible: visible}, warnings
 }
 
-// completeDriver fills the driver's Source when no probe did and its CUDA
-// version from the branch table when NVML did not.
-func completeDriver(h *facts.Host) {
+// completeDriver fills the driver's Source when no probe did, its CUDA
+// version from the branch table when NVML did not, and its branch's
+// lifecycle on the day now.
+func completeDriver(h *facts.Host, now time.Time) {
 	if h.Driver.Source == "" {
 		h.Driver.Source = facts.DriverFromNone
 		if h.Driver.Present() {
@@ -137,6 +141,7 @@ func completeDriver(h *facts.Host) {
 			}
 		}
 	}
+	h.Driver.Branch = compat.DriverBranchOn(h.Driver.Version, now)
 }
 
 // smokeTest runs the CUDA smoke test within what is left of ctx's deadline.

@@ -3,6 +3,7 @@ package gather
 import (
 	"context"
 	"sync"
+	"time"
 
 	"github.com/gpu-preflight/gpu-preflight/preflight/container"
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
@@ -21,6 +22,7 @@ type Progress struct {
 	finished bool
 	host     facts.Host
 	cont     facts.Container
+	orch     facts.Orchestrator
 }
 
 // step is one stage of Gather as a sentence's subject; reads: it reads
@@ -28,6 +30,16 @@ type Progress struct {
 type step struct {
 	what  string
 	reads bool
+}
+
+// begin records the facts Gather has before its first step.
+func (p *Progress) begin(o facts.Orchestrator) {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.orch = o
 }
 
 // enter starts step s with the facts so far, unless the deadline passed.
@@ -70,7 +82,7 @@ func (p *Progress) Late() (pending string, partial Result, late bool) {
 		pending += ", reading " + last
 	}
 	h, c := p.host, p.cont
-	completeDriver(&h)
+	completeDriver(&h, time.Now())
 	visible, _ := container.VisibleGPUs(h.GPUs, c.Env)
-	return pending, Result{Facts: facts.Facts{Host: h, Container: c}, Visible: visible}, true
+	return pending, Result{Facts: facts.Facts{Host: h, Container: c, Orchestrator: p.orch}, Visible: visible}, true
 }

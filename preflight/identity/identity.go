@@ -40,6 +40,7 @@ func FromEnv(env envvars.Env) facts.Identity {
 	if im != (facts.Identity{}) {
 		im.From = FromEnvironment
 	}
+	im.Pinned = imageref.ValidDigest(im.Digest)
 	return im
 }
 

@@ -20,13 +20,26 @@ const (
 	Strict Policy = "strict" // abort on warnings too
 )
 
+// Policies are what PREFLIGHT_POLICY accepts, from lenient to strict.
+var Policies = []Policy{Warn, Fail, Strict}
+
+// Names are Policies as words.
+func Names() []string {
+	names := make([]string, len(Policies))
+	for i, p := range Policies {
+		names[i] = string(p)
+	}
+	return names
+}
+
 // Parse reads a policy name in any case, as every enumerated setting is read.
 func Parse(s string) (Policy, error) {
-	switch p := Policy(strings.ToLower(s)); p {
-	case Warn, Fail, Strict:
-		return p, nil
+	for _, p := range Policies {
+		if strings.EqualFold(s, string(p)) {
+			return p, nil
+		}
 	}
-	return "", fmt.Errorf("unknown policy %q: accepted values are warn, fail, strict", s)
+	return "", fmt.Errorf("unknown policy %q: accepted values are %s", s, strings.Join(Names(), ", "))
 }
 
 // ExitCodes are the codes an abort exits with.

@@ -41,7 +41,7 @@ func Branches(value string) []Branch {
 	var out []Branch
 	index := map[[2]string]int{}
 	brands := map[[3]string]bool{} // (lo, hi, lower-case brand) already listed
-	for _, term := range fields(value, ' ') {
+	for term := range tokens(value, ' ') {
 		lo, hi, brand, ok := branchTerm(term)
 		if !ok {
 			continue
@@ -74,7 +74,7 @@ func Branches(value string) []Branch {
 // valid, which Branches' sort relies on.
 func branchTerm(term string) (lo, hi, brand string, ok bool) {
 	var nMin, nMax, nBrand int
-	for _, text := range fields(term, ',') {
+	for text := range tokens(term, ',') {
 		f := parseFactor(text)
 		if f.problem != "" {
 			return "", "", "", false
@@ -106,8 +106,8 @@ func branchTerm(term string) (lo, hi, brand string, ok bool) {
 // official images it is the first term: the driver CUDA that satisfies
 // the requirement whatever the GPU.
 func CUDAFloor(value string) string {
-	for _, term := range fields(value, ' ') {
-		for _, text := range fields(term, ',') {
+	for term := range tokens(value, ' ') {
+		for text := range tokens(term, ',') {
 			f := parseFactor(text)
 			if f.problem != "" || f.prop != propCUDA || f.op != ">=" {
 				continue

@@ -2,6 +2,7 @@ package require
 
 import (
 	"fmt"
+	"iter"
 	"strings"
 
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
@@ -13,8 +14,7 @@ import (
 // unknown and makes every cuda or driver factor true.
 type Host struct{ CUDA, Driver string }
 
-// Device is one visible GPU: Arch "9.0", Brand as libnvidia-container
-// spells it ("Tesla"). "" is unknown and makes its factors true.
+// Device is one visible GPU: Arch "9.0", Brand "Tesla" ("" is unknown: true).
 type Device struct {
 	Index       int
 	Arch, Brand string
@@ -59,8 +59,9 @@ type Result struct {
 	Device      *Device // nil when evaluated with no device
 	Host        Host
 	Satisfied   bool
-	Err         error // an *ExprError (invalid expression) or a *LengthError
-	Terms       []TermResult
+	Err         error        // an *ExprError (invalid expression) or a *LengthError
+	Terms       []TermResult // Evaluate's trace; Decide keeps none
+	held        string
 }
 
 // Evaluate evaluates one requirement as libnvidia-container's dsl_evaluate
@@ -68,7 +69,12 @@ type Result struct {
 // false one of a term, or after a term that held, are never looked at, so
 // an invalid one there is no error. A term with no factors (",") ends with
 // the last factor's value: "cuda>=99 ," is unsatisfied, "," satisfied.
-func Evaluate(r facts.Requirement, h Host, d *Device) Result {
+func Evaluate(r facts.Requirement, h Host, d *Device) Result { return evaluate(r, h, d, true) }
+
+// Decide is Evaluate without the trace: its memory does not grow with the value.
+func Decide(r facts.Requirement, h Host, d *Device) Result { return evaluate(r, h, d, false) }
+
+func evaluate(r facts.Requirement, h Host, d *Device, trace bool) Result {
 	res := Result{Requirement: r, Host: h}
 	if d != nil {
 		dev := *d
@@ -79,20 +85,30 @@ func Evaluate(r facts.Requirement, h Host, d *Device) Result {
 	}
 	ret := true    // dsl_evaluate's ret: the last evaluated factor's value
 	ended := false // a term completed, or a factor was invalid
-	terms := fields(r.Value, ' ')
-	res.Terms = make([]TermResult, 0, len(terms))
-	for _, text := range terms {
+	if trace {
+		res.Terms = make([]TermResult, 0, count(r.Value, ' '))
+	}
+	for text := range tokens(r.Value, ' ') {
+		if ended && !trace {
+			break
+		}
 		evaluating := !ended
-		factors := fields(text, ',')
-		term := TermResult{Text: text, Evaluated: evaluating, Factors: make([]FactorResult, 0, len(factors))}
-		for _, ft := range factors {
-			f := parseFactor(ft)
+		var term TermResult
+		if trace {
+			term = TermResult{Text: text, Evaluated: evaluating, Factors: make([]FactorResult, 0, count(text, ','))}
+		}
+		for ft := range tokens(text, ',') {
 			if !evaluating {
-				term.Factors = append(term.Factors, describe(f, h, d, NotEvaluated))
+				if !trace {
+					break
+				}
+				term.Factors = append(term.Factors, describe(parseFactor(ft), h, d, NotEvaluated))
 				continue
 			}
-			fr := evalFactor(f, h, d)
-			term.Factors = append(term.Factors, fr)
+			fr := evalFactor(parseFactor(ft), h, d)
+			if trace {
+				term.Factors = append(term.Factors, fr)
+			}
 			switch fr.Outcome {
 			case Invalid:
 				res.Err = &ExprError{Var: r.Var, Factor: ft, Reason: fr.Reason}
@@ -105,28 +121,56 @@ func Evaluate(r facts.Requirement, h Host, d *Device) Result {
 		}
 		if evaluating {
 			term.Held = ret
+			if ret {
+				res.held = text
+			}
 			ended = true
 		}
-		res.Terms = append(res.Terms, term)
+		if trace {
+			res.Terms = append(res.Terms, term)
+		}
 	}
 	res.Satisfied = res.Err == nil && ret
 	return res
 }
 
-// EvaluateAll evaluates every requirement once per device, as
-// configure_command does (once with a nil device when there is none). Unlike
-// nvidia-container-cli, it goes on after a failure to report every one.
-// Devices of one arch and brand share Terms, which must not be modified.
-func EvaluateAll(reqs []facts.Requirement, h Host, devs []Device) []Result {
+// EvaluateAll yields Evaluate of every requirement per device, as
+// configure_command does (with no device when there is none), going on after
+// a failure; each result is made when asked for, so one trace is held at a time.
+func EvaluateAll(reqs []facts.Requirement, h Host, devs []Device) iter.Seq2[int, Result] {
+	return func(yield func(int, Result) bool) {
+		n := 0
+		each := func(d *Device) bool {
+			for _, r := range reqs {
+				if !yield(n, Evaluate(r, h, d)) {
+					return false
+				}
+				n++
+			}
+			return true
+		}
+		if len(devs) == 0 {
+			each(nil)
+			return
+		}
+		for i := range devs {
+			if !each(&devs[i]) {
+				return
+			}
+		}
+	}
+}
+
+// DecideAll is Decide of every requirement per device, in EvaluateAll's order.
+func DecideAll(reqs []facts.Requirement, h Host, devs []Device) []Result {
 	var out []Result
 	if len(devs) == 0 {
 		for _, r := range reqs {
-			out = append(out, Evaluate(r, h, nil))
+			out = append(out, Decide(r, h, nil))
 		}
 		return out
 	}
-	// GPUs of one model give the same result: evaluate once per (arch,
-	// brand), since a requirement can hold thousands of factors.
+	// GPUs of one model give the same result: decide once per (arch, brand).
 	type kind struct {
 		arch, brand string
 		req         int
@@ -137,7 +181,7 @@ func EvaluateAll(reqs []facts.Requirement, h Host, devs []Device) []Result {
 			k := kind{devs[i].Arch, devs[i].Brand, j}
 			res, ok := seen[k]
 			if !ok {
-				res = Evaluate(r, h, &devs[i])
+				res = Decide(r, h, &devs[i])
 				seen[k] = res
 			}
 			dev := devs[i]
@@ -149,14 +193,7 @@ func EvaluateAll(reqs []facts.Requirement, h Host, devs []Device) []Result {
 }
 
 // HeldTerm returns the term that satisfied the requirement, or "".
-func (r Result) HeldTerm() string {
-	for _, t := range r.Terms {
-		if t.Held {
-			return t.Text
-		}
-	}
-	return ""
-}
+func (r Result) HeldTerm() string { return r.held }
 
 // ToolkitError is what nvidia-container-cli prints after "nvidia-container-cli: "
 // when this result fails, or "". It names the requirement's first token,

@@ -3,6 +3,7 @@ package require
 import (
 	"errors"
 	"fmt"
+	"iter"
 	"reflect"
 	"strings"
 	"testing"
@@ -240,6 +241,25 @@ func TestEvaluateRecordsEveryFactor(t *testing.T) {
 	})
 }
 
+// The check's evaluation holds no trace: a requirement of 1 000 terms that
+// all fail costs no more allocations than one of a single term.
+func TestDecideDoesNotGrowWithTheRequirement(t *testing.T) {
+	long := strings.TrimSpace(strings.Repeat("cuda>=99 brand=tesla,driver>=999,driver<1000 ", 500))
+	allocs := func(value string) float64 {
+		return testing.AllocsPerRun(20, func() {
+			if r := Decide(facts.Requirement{Var: "NVIDIA_REQUIRE_CUDA", Value: value}, hostR535, h100); r.Satisfied || r.Err != nil {
+				t.Fatalf("Decide(%.40q...) = %v, %v: want unsatisfied", value, r.Satisfied, r.Err)
+			}
+		})
+	}
+	if one, many := allocs("cuda>=99"), allocs(long); many > one {
+		t.Errorf("Decide: %v allocations for 1 000 terms, %v for one", many, one)
+	}
+	if r := Evaluate(facts.Requirement{Value: long}, hostR535, h100); len(r.Terms) != 1000 {
+		t.Errorf("Evaluate keeps %d terms of 1 000", len(r.Terms))
+	}
+}
+
 // Evaluated once per visible GPU, or once with no device (configure.c
 // configure_command).
 func TestEvaluateAllPerDevice(t *testing.T) {
@@ -248,32 +268,51 @@ func TestEvaluateAllPerDevice(t *testing.T) {
 		{Var: "NVIDIA_REQUIRE_BRAND", Value: "brand=nvidia"},
 	}
 	devs := []Device{{Index: 0, Arch: "9.0", Brand: "Nvidia"}, {Index: 1, Arch: "7.0", Brand: "Tesla"}}
-	res := EvaluateAll(reqs, hostR535, devs)
-	if len(res) != 4 {
-		t.Fatalf("got %d results, want 4 (2 devices x 2 requirements)", len(res))
-	}
-	wantSat := []bool{true, true, false, false}
-	for i, r := range res {
-		if r.Device == nil || r.Device.Index != i/2 || r.Requirement != reqs[i%2] {
-			t.Errorf("result %d is for device %+v requirement %+v", i, r.Device, r.Requirement)
+	for name, all := range map[string]func([]facts.Requirement, Host, []Device) []Result{
+		"EvaluateAll": func(reqs []facts.Requirement, h Host, devs []Device) []Result {
+			return collect(EvaluateAll(reqs, h, devs))
+		},
+		"DecideAll": DecideAll,
+	} {
+		res := all(reqs, hostR535, devs)
+		if len(res) != 4 {
+			t.Fatalf("%s: got %d results, want 4 (2 devices x 2 requirements)", name, len(res))
 		}
-		if r.Satisfied != wantSat[i] {
-			t.Errorf("result %d (%s on GPU %d) satisfied = %v, want %v", i, r.Requirement.Value, r.Device.Index, r.Satisfied, wantSat[i])
+		wantSat := []bool{true, true, false, false}
+		for i, r := range res {
+			if r.Device == nil || r.Device.Index != i/2 || r.Requirement != reqs[i%2] {
+				t.Errorf("%s: result %d is for device %+v requirement %+v", name, i, r.Device, r.Requirement)
+			}
+			if r.Satisfied != wantSat[i] {
+				t.Errorf("%s: result %d (%s on GPU %d) satisfied = %v, want %v", name, i, r.Requirement.Value, r.Device.Index, r.Satisfied, wantSat[i])
+			}
 		}
-	}
 
-	none := EvaluateAll(reqs, hostR535, nil)
-	if len(none) != 2 {
-		t.Fatalf("with no device got %d results, want 2", len(none))
-	}
-	for _, r := range none {
-		if r.Device != nil || !r.Satisfied {
-			t.Errorf("with no device: %+v, want satisfied with nil device", r)
+		none := all(reqs, hostR535, nil)
+		if len(none) != 2 {
+			t.Fatalf("%s: with no device got %d results, want 2", name, len(none))
+		}
+		for _, r := range none {
+			if r.Device != nil || !r.Satisfied {
+				t.Errorf("%s: with no device: %+v, want satisfied with nil device", name, r)
+			}
+		}
+		if all(nil, hostR535, devs) != nil {
+			t.Errorf("%s: no requirements should give no results", name)
 		}
 	}
-	if EvaluateAll(nil, hostR535, devs) != nil {
-		t.Error("no requirements should give no results")
+}
+
+// collect is every result EvaluateAll yields, in order, numbered from 0.
+func collect(seq iter.Seq2[int, Result]) []Result {
+	var out []Result
+	for i, r := range seq {
+		if i != len(out) {
+			panic(fmt.Sprintf("EvaluateAll numbered result %d as %d", len(out), i))
+		}
+		out = append(out, r)
 	}
+	return out
 }
 
 // The message nvidia-container-cli prints (dsl.c dsl_evaluate; note §1e).

@@ -8,10 +8,16 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/internal/truncate"
 )
 
+// Explain lists this many alternatives, factors of one and other brands, and counts the rest.
+const (
+	maxListedTerms   = 64
+	maxListedFactors = 16
+	maxListedBrands  = 16
+)
+
 // Explain says, factor by factor, which OR term held or why none did: what
 // `gpu-preflight explain` prints. Alternatives that failed only on another
-// brand share one line; the official images' forward-compatibility terms
-// would otherwise fill a screen.
+// brand share one line, as the official images' forward-compatibility terms do.
 func (r Result) Explain() string {
 	var b strings.Builder
 	name := r.Requirement.Var
@@ -51,8 +57,7 @@ func (r Result) Explain() string {
 
 	var otherBrands []string // brands of alternatives that failed on brand
 	seenBrand := map[string]bool{}
-	brandFailures := 0
-	notEvaluated := 0
+	brandFailures, notEvaluated, listed, unlisted := 0, 0, 0, 0
 	for i, t := range r.Terms {
 		status, ok := termStatus(t)
 		if !ok {
@@ -68,7 +73,12 @@ func (r Result) Explain() string {
 			}
 			continue
 		}
-		fmt.Fprintf(&b, "  alternative %d of %d %s: %s\n", i+1, n, status, t.Text)
+		if listed == maxListedTerms {
+			unlisted++
+			continue
+		}
+		listed++
+		fmt.Fprintf(&b, "  alternative %d of %d %s: %s\n", i+1, n, status, truncate.String(t.Text, maxQuoted))
 		if len(t.Factors) == 0 {
 			prev := "true, as before any factor"
 			if !t.Held {
@@ -76,17 +86,28 @@ func (r Result) Explain() string {
 			}
 			fmt.Fprintf(&b, "      (no factors: libnvidia-container stops here with the last factor's value, %s)\n", prev)
 		}
-		for _, f := range t.Factors {
-			fmt.Fprintf(&b, "      %-*s  %-24s  %s\n", width, f.Text, hostColumn(f, r.Device), outcomeText(f))
+		for j, f := range t.Factors {
+			if j == maxListedFactors {
+				fmt.Fprintf(&b, "      ... and %d more %s, not listed\n", len(t.Factors)-j, plural(len(t.Factors)-j, "factor", "factors"))
+				break
+			}
+			fmt.Fprintf(&b, "      %-*s  %-24s  %s\n", width, truncate.String(f.Text, maxQuoted), hostColumn(f, r.Device), outcomeText(f))
 		}
+	}
+	if unlisted > 0 {
+		fmt.Fprintf(&b, "  %d more %s did not hold, not listed\n", unlisted, plural(unlisted, "alternative", "alternatives"))
 	}
 	if brandFailures > 0 {
 		brand := "unknown"
 		if r.Device != nil && r.Device.Brand != "" {
 			brand = r.Device.Brand
 		}
+		names := strings.Join(otherBrands[:min(len(otherBrands), maxListedBrands)], ", ")
+		if len(otherBrands) > maxListedBrands {
+			names += fmt.Sprintf(" and %d more", len(otherBrands)-maxListedBrands)
+		}
 		fmt.Fprintf(&b, "  %d %s for other brands (%s) did not hold: the GPU's brand is %s\n",
-			brandFailures, plural(brandFailures, "alternative", "alternatives"), strings.Join(otherBrands, ", "), brand)
+			brandFailures, plural(brandFailures, "alternative", "alternatives"), truncate.String(names, truncate.MessageBytes*4), brand)
 	}
 	if notEvaluated > 0 {
 		why := "the first alternative that holds decides"
@@ -116,7 +137,6 @@ func (r Result) hostText() string {
 	return fmt.Sprintf("driver %s, CUDA %s", orUnknown(r.Host.Driver), orUnknown(r.Host.CUDA))
 }
 
-// termStatus words a term's fate; ok is false for a term never evaluated.
 func termStatus(t TermResult) (status string, ok bool) {
 	if !t.Evaluated {
 		return "", false
@@ -168,7 +188,7 @@ func outcomeText(f FactorResult) string {
 	case NotEvaluated:
 		return "not evaluated"
 	case Invalid:
-		return "INVALID: " + f.Reason
+		return "INVALID: " + truncate.String(f.Reason, 2*maxQuoted)
 	}
 	return string(f.Outcome)
 }
@@ -176,9 +196,9 @@ func outcomeText(f FactorResult) string {
 // shortValue is the value, cut after two alternatives when there are many.
 func shortValue(v string, terms []TermResult) string {
 	if len(v) <= 120 || len(terms) <= 2 {
-		return v
+		return truncate.String(v, 2*maxQuoted)
 	}
-	return fmt.Sprintf("%s %s ... (%d alternatives)", terms[0].Text, terms[1].Text, len(terms))
+	return fmt.Sprintf("%s %s ... (%d alternatives)", truncate.String(terms[0].Text, maxQuoted), truncate.String(terms[1].Text, maxQuoted), len(terms))
 }
 
 func orUnknown(s string) string {

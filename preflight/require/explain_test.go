@@ -108,3 +108,38 @@ func TestExplainOfManyDistinctBrandsIsLinear(t *testing.T) {
 		t.Errorf("Branches over %d distinct brands took %v", n, took)
 	}
 }
+
+// Whatever the value, Explain lists what a person can read and counts the
+// rest: a value as long as an environment string can be, of one term of
+// thousands of factors, thousands of failing terms, thousands of brands or
+// one giant factor, explains in a few screens.
+func TestExplainOfAnyValueIsBounded(t *testing.T) {
+	fill := func(unit string) string {
+		return strings.TrimSpace(strings.Repeat(unit, (MaxValueBytes-1)/len(unit)))
+	}
+	var b strings.Builder
+	for i := 0; b.Len() < MaxValueBytes-20; i++ {
+		fmt.Fprintf(&b, "brand=b%d,cuda>=1 ", i)
+	}
+	brands := strings.TrimSpace(b.String())
+	for _, tt := range []struct {
+		name, value, want string
+	}{
+		{"OneTermOfManyFactors", fill("cuda>=1,"), "more factors, not listed"},
+		{"ManyFailingTerms", fill("cuda>=99 "), "more alternatives did not hold, not listed"},
+		{"ManyBrands", brands, "b15 and 6593 more) did not hold"},
+		{"OneGiantFactor", "brand=" + strings.Repeat("x", MaxValueBytes-10), "…[truncated"},
+		{"InvalidGiantOperator", "cuda" + strings.Repeat("<", MaxValueBytes-10) + "1", "INVALID"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := Evaluate(facts.Requirement{Var: "NVIDIA_REQUIRE_CUDA", Value: tt.value}, hostR535, h100)
+			out := r.Explain()
+			if len(out) > 128<<10 || strings.Count(out, "\n") > 1200 {
+				t.Errorf("Explain of a %d-byte value is %d bytes, %d lines", len(tt.value), len(out), strings.Count(out, "\n"))
+			}
+			if !strings.Contains(out, tt.want) {
+				t.Errorf("Explain lacks %q:\n%.3000s", tt.want, out)
+			}
+		})
+	}
+}

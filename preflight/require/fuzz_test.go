@@ -2,6 +2,7 @@ package require
 
 import (
 	"errors"
+	"fmt"
 	"regexp"
 	"sort"
 	"strconv"
@@ -23,7 +24,7 @@ var malformed = []string{
 
 // FuzzEvaluate: Evaluate never panics, is consistent with itself (a held
 // term means satisfied, an error means the toolkit's "invalid expression"),
-// and agrees with Validate whenever the host knows every property with a
+// gives Decide's verdict, and agrees with Validate whenever the host knows every property with a
 // well-formed value and every factor is evaluated.
 func FuzzEvaluate(f *testing.F) {
 	for _, v := range realValues(f) {
@@ -50,6 +51,10 @@ func FuzzEvaluate(f *testing.F) {
 		_ = r.ToolkitError()
 		held := r.HeldTerm()
 		verr := Validate(value)
+		dec := Decide(facts.Requirement{Var: "NVIDIA_REQUIRE_FUZZ", Value: value}, h, d)
+		if dec.Satisfied != r.Satisfied || fmt.Sprint(dec.Err) != fmt.Sprint(r.Err) || dec.HeldTerm() != held || dec.Terms != nil {
+			t.Fatalf("Decide(%q) = %v, %v, %q, %d terms; Evaluate: %v, %v, %q", value, dec.Satisfied, dec.Err, dec.HeldTerm(), len(dec.Terms), r.Satisfied, r.Err, held)
+		}
 
 		if len(value) >= MaxValueBytes {
 			var le, lv *LengthError
@@ -257,4 +262,10 @@ func FuzzBranches(f *testing.F) {
 			}
 		}
 	})
+}
+
+// fields is the tokens of s as strings.FieldsFunc finds them, an oracle
+// apart from the package's own splitter.
+func fields(s string, sep byte) []string {
+	return strings.FieldsFunc(s, func(r rune) bool { return r == rune(sep) })
 }

@@ -92,9 +92,14 @@ func TestRealImageRequirements(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			req := facts.Requirement{Var: "NVIDIA_REQUIRE_CUDA", Value: values[tt.image]}
-			results := EvaluateAll([]facts.Requirement{req}, tt.host, tt.devs)
+			results := collect(EvaluateAll([]facts.Requirement{req}, tt.host, tt.devs))
 			if want := max(len(tt.devs), 1); len(results) != want {
 				t.Fatalf("%d results, want %d", len(results), want)
+			}
+			for i, d := range DecideAll([]facts.Requirement{req}, tt.host, tt.devs) {
+				if r := results[i]; d.Satisfied != r.Satisfied || d.HeldTerm() != r.HeldTerm() || (d.Err == nil) != (r.Err == nil) {
+					t.Errorf("DecideAll: %v %q %v, EvaluateAll: %v %q %v", d.Satisfied, d.HeldTerm(), d.Err, r.Satisfied, r.HeldTerm(), r.Err)
+				}
 			}
 			for _, r := range results {
 				if r.Err != nil {
@@ -226,7 +231,7 @@ func TestCUDAFloorRules(t *testing.T) {
 }
 
 // BenchmarkEvaluateRealImage measures the 61-term 12.8.1 value on 8 GPUs,
-// the common worst case at container start.
+// the common worst case at container start (the check decides).
 func BenchmarkEvaluateRealImage(b *testing.B) {
 	req := []facts.Requirement{{Var: "NVIDIA_REQUIRE_CUDA", Value: realValues(b)["12.8.1"]}}
 	devs := make([]Device, 8)
@@ -235,6 +240,6 @@ func BenchmarkEvaluateRealImage(b *testing.B) {
 	}
 	host := Host{CUDA: "12.3", Driver: "545.23.08"}
 	for b.Loop() {
-		EvaluateAll(req, host, devs)
+		DecideAll(req, host, devs)
 	}
 }

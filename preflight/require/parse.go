@@ -8,6 +8,7 @@ package require
 import (
 	"errors"
 	"fmt"
+	"iter"
 	"math"
 	"strconv"
 	"strings"
@@ -138,8 +139,7 @@ func (f factor) valueProblem() (problem string, lazy bool) {
 	case propCUDA, propDriver, propArch:
 		// Comparing the value with itself reaches every component.
 		if _, err := version.Compare(f.value, f.value); err != nil {
-			// Every comparison checks the characters and the first
-			// component; a later one only if the comparison gets there.
+			// A later component is checked only if a comparison gets there.
 			return err.Error(), version.Valid(f.value) && firstComponentFits(f.value)
 		}
 	case propBrand:
@@ -165,21 +165,29 @@ func firstComponentFits(v string) bool {
 	return err == nil && n != math.MaxUint64
 }
 
-// fields splits s on sep, skipping empty tokens as dsl_evaluate's strsep loops do.
-func fields(s string, sep byte) []string {
-	var out []string
-	for s != "" {
-		i := strings.IndexByte(s, sep)
-		if i < 0 {
-			out = append(out, s)
-			break
+// tokens yields s split on sep, skipping empty tokens as dsl_evaluate's strsep loops do.
+func tokens(s string, sep byte) iter.Seq[string] {
+	return func(yield func(string) bool) {
+		for s != "" {
+			i := strings.IndexByte(s, sep)
+			if i < 0 {
+				yield(s)
+				return
+			}
+			if i > 0 && !yield(s[:i]) {
+				return
+			}
+			s = s[i+1:]
 		}
-		if i > 0 {
-			out = append(out, s[:i])
-		}
-		s = s[i+1:]
 	}
-	return out
+}
+
+func count(s string, sep byte) int {
+	n := 0
+	for range tokens(s, sep) {
+		n++
+	}
+	return n
 }
 
 // ExprError is an invalid expression: a factor libnvidia-container rejects
@@ -240,8 +248,8 @@ func Validate(value string) error {
 		return err
 	}
 	var errs []error
-	for _, term := range fields(value, ' ') {
-		for _, text := range fields(term, ',') {
+	for term := range tokens(value, ' ') {
+		for text := range tokens(term, ',') {
 			f := parseFactor(text)
 			reason := f.problem
 			if reason == "" {

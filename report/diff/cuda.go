@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/gpu-preflight/gpu-preflight/preflight/cuda"
-	"github.com/gpu-preflight/gpu-preflight/report"
+	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 )
 
 // cuda compares what the CUDA smoke tests saw. What changes whether CUDA
@@ -15,14 +15,14 @@ import (
 // Free memory and timings differ between any two runs and are not
 // compared; total memory and the device set are minor (host.gpus covers
 // the GPUs).
-func (d *differ) cuda(old, new report.CUDA) {
+func (d *differ) cuda(old, new facts.CUDACheck) {
 	d.add("CUDA check", cudaSummary(old), cudaSummary(new), true)
 	d.add("CUDA driver API", cuda.Version(old.DriverAPIVersion), cuda.Version(new.DriverAPIVersion), true)
 	d.add("CUDA library", old.Library, new.Library, true)
 	d.add("CUDA init", stepSummary(old.Init), stepSummary(new.Init), true)
 	d.add("CUDA fatbin", fatbinSummary(old.Fatbin), fatbinSummary(new.Fatbin), true)
 
-	key := func(c report.CUDADevice) string {
+	key := func(c facts.CUDADevice) string {
 		if c.UUID != "" {
 			return c.UUID
 		}
@@ -51,14 +51,14 @@ func (d *differ) cuda(old, new report.CUDA) {
 	d.add("CUDA probe via", old.Via, new.Via, false)
 }
 
-func cudaSummary(c report.CUDA) string {
+func cudaSummary(c facts.CUDACheck) string {
 	if c.Mode == "" && c.Outcome == "" {
 		return ""
 	}
 	return c.Mode + ": " + c.Outcome
 }
 
-func stepSummary(s *report.CUDAStep) string {
+func stepSummary(s *facts.CUDAStep) string {
 	if s == nil {
 		return ""
 	}
@@ -68,7 +68,7 @@ func stepSummary(s *report.CUDAStep) string {
 	return s.Step + ": " + s.Error
 }
 
-func fatbinSummary(f *report.CUDAFatbin) string {
+func fatbinSummary(f *facts.CUDAFatbin) string {
 	if f == nil {
 		return ""
 	}

@@ -13,7 +13,7 @@ func smoke(lib string, free uint64, millis float64) facts.CUDACheck {
 		Fatbin: &facts.CUDAFatbin{Library: "/paddle/base/libpaddle.so", Framework: "paddlepaddle", Bytes: 4096, Targets: []string{"sm_80", "sm_90"}}}
 	for i, u := range []string{"GPU-5c4b7a2e-0000-4d7e-9f1a-000000000000", "GPU-5c4b7a2e-1111-4d7e-9f1a-111111111111"} {
 		c.Devices = append(c.Devices, facts.CUDADevice{Ordinal: i, Name: "NVIDIA H100 80GB HBM3", UUID: u, ComputeCapability: "9.0",
-			ComputeMode: "default", TotalBytes: 85520809984, FreeBytes: free,
+			ComputeMode: "default", TotalBytes: 85520809984, FreeBytes: free, Result: "ok",
 			Steps: []facts.CUDAStep{{Step: facts.CUDAStepContext, Millis: millis}}, DurationMillis: millis})
 	}
 	return c
@@ -41,6 +41,7 @@ func TestDiffCUDARules(t *testing.T) {
 	f.Host.CUDA.Outcome, f.Host.CUDA.DriverAPIVersion = facts.CUDAFailed, 12040
 	f.Host.CUDA.Devices[1].ComputeMode = "exclusive-process"
 	f.Host.CUDA.Devices[1].Steps[0] = facts.CUDAStep{Step: facts.CUDAStepContext, Code: 46, Error: "CUDA_ERROR_DEVICE_UNAVAILABLE"}
+	f.Host.CUDA.Devices[1].Result = "context: CUDA_ERROR_DEVICE_UNAVAILABLE"
 	assertChanges(t, Diff(old, record(f, passAll(), nil, new.RunID, t0)), []Change{
 		{"CUDA check", "kernel: ok", "kernel: failed", true},
 		{"CUDA driver API", "12.2", "12.4", true},

@@ -23,6 +23,7 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 	"github.com/gpu-preflight/gpu-preflight/report"
 	"github.com/gpu-preflight/gpu-preflight/report/redact"
+	"github.com/gpu-preflight/gpu-preflight/report/termsafe"
 )
 
 // Change is one difference between two records. Old or New is "" when the
@@ -89,7 +90,7 @@ func Diff(old, new report.Record) []Change {
 	return d.changes
 }
 
-func moduleKind(d report.Driver) string {
+func moduleKind(d facts.Driver) string {
 	switch {
 	case d.Version == "":
 		return ""
@@ -138,7 +139,7 @@ func decisionText(d decision.Decision) string {
 // gpuKey identifies a GPU across runs: its UUID, which NVML reports and
 // which survives reboots and re-enumeration; without one, its PCI bus id;
 // without that, its index.
-func gpuKey(g report.GPU) string {
+func gpuKey(g facts.GPU) string {
 	switch {
 	case g.UUID != "":
 		return g.UUID
@@ -174,7 +175,7 @@ func index[T any](xs []T, ks []string) map[string]T {
 	return m
 }
 
-func gpuSummary(g report.GPU) string {
+func gpuSummary(g facts.GPU) string {
 	s := g.Name
 	if s == "" {
 		s = "unknown GPU"
@@ -186,7 +187,7 @@ func gpuSummary(g report.GPU) string {
 }
 
 // gpuSet is "8 x NVIDIA H100 80GB HBM3" or a list of the distinct models.
-func gpuSet(gs []report.GPU) string {
+func gpuSet(gs []facts.GPU) string {
 	if len(gs) == 0 {
 		return "none"
 	}
@@ -211,7 +212,7 @@ func gpuSet(gs []report.GPU) string {
 
 // gpus compares the GPU sets by key: a one-line summary when the set
 // changed, each GPU removed and added, then each field of the GPUs in both.
-func (d *differ) gpus(old, new []report.GPU) {
+func (d *differ) gpus(old, new []facts.GPU) {
 	oldKeys, newKeys := keys(old, gpuKey), keys(new, gpuKey)
 	oldBy := index(old, oldKeys)
 	newBy := index(new, newKeys)
@@ -241,22 +242,22 @@ func (d *differ) gpus(old, new []report.GPU) {
 	// re-enumerated; ECC counts and retired pages are judged by the checks).
 	type field struct {
 		name    string
-		get     func(report.GPU) string
+		get     func(facts.GPU) string
 		matters bool
 	}
 	fields := []field{
-		{"name", func(g report.GPU) string { return g.Name }, true},
-		{"compute capability", func(g report.GPU) string { return g.ComputeCapability }, true},
-		{"brand", func(g report.GPU) string { return g.Brand }, true},
-		{"MIG mode", func(g report.GPU) string { return g.MIGMode }, true},
-		{"persistence mode", func(g report.GPU) string { return g.PersistenceMode }, true},
-		{"index", func(g report.GPU) string { return strconv.Itoa(g.Index) }, false},
-		{"PCI bus id", func(g report.GPU) string { return g.PCIBusID }, false},
-		{"architecture", func(g report.GPU) string { return g.Architecture }, false},
-		{"memory bytes", func(g report.GPU) string { return uintString(g.MemoryBytes) }, false},
-		{"uncorrected ECC errors", func(g report.GPU) string { return ptrString(g.ECCUncorrectedVolatile) }, false},
-		{"retired pages pending", func(g report.GPU) string { return ptrString(g.RetiredPagesPending) }, false},
-		{"MIG devices", func(g report.GPU) string { return ptrString(g.MIGDevices) }, false},
+		{"name", func(g facts.GPU) string { return g.Name }, true},
+		{"compute capability", func(g facts.GPU) string { return g.ComputeCapability }, true},
+		{"brand", func(g facts.GPU) string { return g.Brand }, true},
+		{"MIG mode", func(g facts.GPU) string { return g.MIGMode }, true},
+		{"persistence mode", func(g facts.GPU) string { return g.PersistenceMode }, true},
+		{"index", func(g facts.GPU) string { return strconv.Itoa(g.Index) }, false},
+		{"PCI bus id", func(g facts.GPU) string { return g.PCIBusID }, false},
+		{"architecture", func(g facts.GPU) string { return g.Architecture }, false},
+		{"memory bytes", func(g facts.GPU) string { return uintString(g.MemoryBytes) }, false},
+		{"uncorrected ECC errors", func(g facts.GPU) string { return ptrString(g.ECCUncorrectedVolatile) }, false},
+		{"retired pages pending", func(g facts.GPU) string { return ptrString(g.RetiredPagesPending) }, false},
+		{"MIG devices", func(g facts.GPU) string { return ptrString(g.MIGDevices) }, false},
 	}
 	for _, matters := range []bool{true, false} {
 		for i, ng := range new {
@@ -313,7 +314,7 @@ func (d *differ) requirements(old, new []facts.Requirement) {
 	byKey(d, "image ", old, new, func(r facts.Requirement) string { return r.Var }, func(r facts.Requirement) string { return r.Value })
 }
 
-func frameworkSummary(f report.Framework) string {
+func frameworkSummary(f facts.Framework) string {
 	s := f.Version
 	if s == "" {
 		s = "unknown version"
@@ -326,8 +327,8 @@ func frameworkSummary(f report.Framework) string {
 	return s
 }
 
-func (d *differ) frameworks(old, new []report.Framework) {
-	byName := func(f report.Framework) string { return f.Name }
+func (d *differ) frameworks(old, new []facts.Framework) {
+	byName := func(f facts.Framework) string { return f.Name }
 	oldKeys, newKeys := keys(old, byName), keys(new, byName)
 	oldBy, newBy := index(old, oldKeys), index(new, newKeys)
 	for i, f := range old {
@@ -349,8 +350,7 @@ func (d *differ) frameworks(old, new []report.Framework) {
 	}
 }
 
-// archs is the framework's compiled targets as a sorted set, so that the
-// order a scan found them in does not count as a change.
+// archs is the framework's targets as a sorted set: the scan's order is no change.
 func archs(a []string) string {
 	s := slices.Clone(a)
 	slices.Sort(s)
@@ -580,7 +580,7 @@ func join(path, k string) string {
 	return path + "." + k
 }
 
-// Render writes changes as a readable list, those that matter first:
+// Render writes changes escaped for a terminal, those that matter first:
 //
 //	driver: 535.129.03 -> 550.54.15
 //	driver CUDA: 12.2 -> 12.4
@@ -604,7 +604,7 @@ func Render(w io.Writer, changes []Change) error {
 			}
 			indent = "  "
 		}
-		fmt.Fprintf(&b, "%s%s: %s -> %s\n", indent, c.Field, shown(c.Old), shown(c.New))
+		fmt.Fprintf(&b, "%s%s: %s -> %s\n", indent, termsafe.String(c.Field), shown(c.Old), shown(c.New))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -614,5 +614,5 @@ func shown(s string) string {
 	if s == "" {
 		return "(none)"
 	}
-	return s
+	return termsafe.String(s)
 }

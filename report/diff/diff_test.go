@@ -12,6 +12,7 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/preflight/decision"
 	"github.com/gpu-preflight/gpu-preflight/preflight/envvars"
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
+	"github.com/gpu-preflight/gpu-preflight/preflight/orchestrator"
 	"github.com/gpu-preflight/gpu-preflight/report"
 )
 
@@ -63,6 +64,7 @@ func passAll() []check.Finding {
 }
 
 func record(f facts.Facts, findings []check.Finding, environ []string, runID string, start time.Time) report.Record {
+	f.Orchestrator = orchestrator.FromEnv(envvars.Parse(environ))
 	return report.New(report.Inputs{
 		Facts:    f,
 		Findings: findings,
@@ -363,6 +365,11 @@ func TestRender(t *testing.T) {
 			"driver CUDA: 12.2 -> 12.4\n" +
 			"GPU GPU-1: (none) -> NVIDIA H100 80GB HBM3, compute 9.0\n" +
 			"minor:\n  hostname: a -> b\n  kernel: 5.15 -> 6.8\n"},
+		{"values from a record escaped for the terminal", []Change{
+			{"GPU GPU-1", "NVIDIA H100", "NVIDIA H100\x1b]0;PWNED\x07\x1b[2J\u202e", true},
+			{"env X\u200b", "a\nforged: line", "\u009b2J", false},
+		}, "GPU GPU-1: NVIDIA H100 -> NVIDIA H100\\x1b]0;PWNED\\x07\\x1b[2J\\u202e\n" +
+			"minor:\n  env X\\u200b: a\\nforged: line -> \\u009b2J\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,24 +1,52 @@
-// Package termsafe makes text from facts safe to print on a terminal, and
-// tells whether output goes to one. A value gpu-preflight reports was written
-// by whoever built the image or the pod; raw, its control characters could
-// clear the screen or forge a line. JSON output needs none of this.
+// Package termsafe makes text from images, drivers and environments safe to show
+// on a terminal (docs/terminal-output.md), and tells whether output goes to one.
 package termsafe
 
 import (
-	"fmt"
+	"io"
 	"reflect"
-	"strings"
+	"unicode"
+	"unicode/utf16"
 	"unicode/utf8"
 )
 
-// String returns s with everything a terminal would act on written as a
-// readable escape: C0 controls and DEL as \x1b (\n, \r, \t as such), C1
-// controls and bidirectional overrides as \u009b, invalid UTF-8 as \xff.
-func String(s string) string {
+// String returns s as one line, each rune of Unicode's Cc, Cf, Zl and Zp as an
+// escape (\n, \x1b, \u202e, \U000e0001) and each byte not UTF-8 as \xff.
+func String(s string) string { return escape(s, false) }
+
+// Lines is String keeping line feeds: for a message such as the termination log's.
+func Lines(s string) string { return escape(s, true) }
+
+// NewWriter returns a writer passing each Write through Lines to w, for a renderer.
+func NewWriter(w io.Writer) io.Writer { return writer{w} }
+
+type writer struct{ w io.Writer }
+
+func (t writer) Write(p []byte) (int, error) {
+	if _, err := io.WriteString(t.w, Lines(string(p))); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+func shown(r rune) bool {
+	if r < utf8.RuneSelf {
+		return r >= 0x20 && r != 0x7f
+	}
+	return !unicode.In(r, unicode.Cc, unicode.Cf, unicode.Zl, unicode.Zp)
+}
+
+const hexDigits = "0123456789abcdef"
+
+func escape(s string, keepNewlines bool) string {
 	i := 0
 	for i < len(s) {
+		if c := s[i]; c >= 0x20 && c < 0x7f || c == '\n' && keepNewlines {
+			i++
+			continue
+		}
 		r, n := utf8.DecodeRuneInString(s[i:])
-		if unsafe(r, n) {
+		if r == utf8.RuneError && n == 1 || !shown(r) {
 			break
 		}
 		i += n
@@ -26,61 +54,96 @@ func String(s string) string {
 	if i == len(s) {
 		return s
 	}
-	var b strings.Builder
-	b.Grow(len(s) + 8)
-	b.WriteString(s[:i])
+	b := make([]byte, i, len(s)+16)
+	copy(b, s[:i])
 	for i < len(s) {
 		r, n := utf8.DecodeRuneInString(s[i:])
 		switch {
 		case r == utf8.RuneError && n == 1:
-			fmt.Fprintf(&b, `\x%02x`, s[i])
+			b = appendHex(b, `\x`, rune(s[i]), 2)
+		case shown(r) || r == '\n' && keepNewlines:
+			b = append(b, s[i:i+n]...)
 		case r == '\n':
-			b.WriteString(`\n`)
+			b = append(b, `\n`...)
 		case r == '\r':
-			b.WriteString(`\r`)
+			b = append(b, `\r`...)
 		case r == '\t':
-			b.WriteString(`\t`)
-		case r < 0x20 || r == 0x7f:
-			fmt.Fprintf(&b, `\x%02x`, r)
-		case unsafe(r, n):
-			fmt.Fprintf(&b, `\u%04x`, r)
+			b = append(b, `\t`...)
+		case r < utf8.RuneSelf:
+			b = appendHex(b, `\x`, r, 2)
+		case r <= 0xffff:
+			b = appendHex(b, `\u`, r, 4)
 		default:
-			b.WriteString(s[i : i+n])
+			b = appendHex(b, `\U`, r, 8)
 		}
 		i += n
 	}
-	return b.String()
+	return string(b)
 }
 
-func unsafe(r rune, n int) bool {
-	switch {
-	case r == utf8.RuneError && n == 1:
-		return true
-	case r < 0x20, r == 0x7f, r >= 0x80 && r <= 0x9f:
-		return true
-	case r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069: // bidi embeddings, overrides, isolates
-		return true
+func appendHex(b []byte, prefix string, r rune, digits int) []byte {
+	b = append(b, prefix...)
+	for shift := 4 * (digits - 1); shift >= 0; shift -= 4 {
+		b = append(b, hexDigits[r>>shift&0xf])
 	}
-	return false
+	return b
 }
 
-// All applies String in place to every string reachable from ptr (struct
-// fields, slice elements, map keys and values, through pointers); nothing
-// the caller shares may be reachable.
+// JSON returns JSON text b with each rune String escapes, but whitespace, as a \u
+// escape: outside ASCII it stands in a string, where the escape decodes the same.
+func JSON(b []byte) []byte {
+	var out []byte
+	done := 0
+	for i := 0; i < len(b); {
+		c := b[i]
+		if c >= 0x20 && c < 0x7f || c == '\n' || c == '\r' || c == '\t' {
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRune(b[i:])
+		if r != utf8.RuneError && shown(r) || r == utf8.RuneError && n == 3 {
+			i += n
+			continue
+		}
+		if out == nil {
+			out = make([]byte, 0, len(b)+16)
+		}
+		out = append(out, b[done:i]...)
+		switch {
+		case r == utf8.RuneError:
+			out = append(out, `\ufffd`...)
+		case r > 0xffff:
+			r1, r2 := utf16.EncodeRune(r)
+			out = appendHex(appendHex(out, `\u`, r1, 4), `\u`, r2, 4)
+		default:
+			out = appendHex(out, `\u`, r, 4)
+		}
+		i += n
+		done = i
+	}
+	if out == nil {
+		return b
+	}
+	return append(out, b[done:]...)
+}
+
+// All applies String in place to every exported string reachable from ptr.
 func All(ptr any) {
 	walk(reflect.ValueOf(ptr))
 }
 
 func walk(v reflect.Value) {
 	switch v.Kind() {
-	case reflect.Pointer, reflect.Interface:
+	case reflect.Pointer:
 		if !v.IsNil() {
-			elem := v.Elem()
-			if v.Kind() == reflect.Interface && elem.Kind() == reflect.String {
-				v.Set(reflect.ValueOf(String(elem.String())))
-				return
-			}
-			walk(elem)
+			walk(v.Elem())
+		}
+	case reflect.Interface:
+		if !v.IsNil() && v.CanSet() {
+			settable := reflect.New(v.Elem().Type()).Elem()
+			settable.Set(v.Elem())
+			walk(settable)
+			v.Set(settable)
 		}
 	case reflect.Struct:
 		for i := 0; i < v.NumField(); i++ {

@@ -26,9 +26,10 @@ import (
 	"time"
 
 	"github.com/gpu-preflight/gpu-preflight/preflight/decision"
+	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
+	"github.com/gpu-preflight/gpu-preflight/preflight/orchestrator"
 	"github.com/gpu-preflight/gpu-preflight/report"
 	"github.com/gpu-preflight/gpu-preflight/report/diff"
-	"github.com/gpu-preflight/gpu-preflight/report/orchestrator"
 )
 
 // Options select the records a Tracer counts.
@@ -295,13 +296,13 @@ func (t *Tracer) summarise(r *report.Record) int32 {
 	s.Host.Hostname = ""
 	s.Host.DeviceNodes = nil
 	s.Host.NVML.DurationMillis = 0
-	s.Host.CUDA = report.CUDA{Mode: r.Host.CUDA.Mode, Outcome: r.Host.CUDA.Outcome, Via: r.Host.CUDA.Via,
+	s.Host.CUDA = facts.CUDACheck{Mode: r.Host.CUDA.Mode, Outcome: r.Host.CUDA.Outcome, Via: r.Host.CUDA.Via,
 		DriverAPIVersion: r.Host.CUDA.DriverAPIVersion, DeviceCount: r.Host.CUDA.DeviceCount}
-	s.Host.GPUs = make([]report.GPU, len(r.Host.GPUs))
+	s.Host.GPUs = make([]facts.GPU, len(r.Host.GPUs))
 	for i, g := range r.Host.GPUs {
 		// Without UUID and bus id diff compares GPUs by index: the node
 		// class (model, compute capability, MIG), not the very boards.
-		s.Host.GPUs[i] = report.GPU{Index: g.Index, Name: g.Name, Brand: g.Brand,
+		s.Host.GPUs[i] = facts.GPU{Index: g.Index, Name: g.Name, Brand: g.Brand,
 			ComputeCapability: g.ComputeCapability, Architecture: g.Architecture, MemoryBytes: g.MemoryBytes,
 			MIGMode: g.MIGMode, PersistenceMode: g.PersistenceMode}
 	}
@@ -311,7 +312,7 @@ func (t *Tracer) summarise(r *report.Record) int32 {
 		s.Checks[i] = report.Check{ID: c.ID, Status: c.Status, NodeFault: c.NodeFault}
 	}
 	s.Command = report.Command{}
-	s.Orchestrator = orchestrator.Context{}
+	s.Orchestrator = facts.Orchestrator{}
 	s.Env = map[string]string{}
 	for k, v := range r.Env {
 		if diff.Tuning(k) {
@@ -383,12 +384,12 @@ var Facts = []Fact{
 	{"NCCL", true, func(r *report.Record) string { return r.Image.NCCLVersion }},
 	{"frameworks", true, frameworks},
 	{"GPU model", true, func(r *report.Record) string {
-		return distinct(r.Host.GPUs, func(g report.GPU) string { return g.Name })
+		return distinct(r.Host.GPUs, func(g facts.GPU) string { return g.Name })
 	}},
 	// A rank that sees fewer GPUs is a placement choice as often as a fault.
 	{"GPU count", false, func(r *report.Record) string { return itoa(len(r.Host.GPUs)) }},
 	{"MIG mode", true, func(r *report.Record) string {
-		return distinct(r.Host.GPUs, func(g report.GPU) string { return g.MIGMode })
+		return distinct(r.Host.GPUs, func(g facts.GPU) string { return g.MIGMode })
 	}},
 	// One rank stopped while the others ran: the job cannot be whole.
 	{"decision", true, func(r *report.Record) string {

@@ -18,9 +18,10 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/gpu-preflight/gpu-preflight/preflight/envvars"
+	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 	"github.com/gpu-preflight/gpu-preflight/preflight/identity"
 	"github.com/gpu-preflight/gpu-preflight/preflight/imageref"
-	"github.com/gpu-preflight/gpu-preflight/report/orchestrator"
+	"github.com/gpu-preflight/gpu-preflight/preflight/orchestrator"
 	"github.com/gpu-preflight/gpu-preflight/test/harness"
 	"github.com/gpu-preflight/gpu-preflight/test/procdriver"
 )
@@ -122,7 +123,7 @@ func TestKubeflowJobs(t *testing.T) {
 		container string
 		// operatorEnv is what the operator adds to that container
 		// (training-operator pkg/controller.v1/{paddlepaddle,pytorch}/envvar.go,
-		// as report/orchestrator reads it).
+		// as preflight/orchestrator reads it).
 		operatorEnv func(job string) map[string]string
 	}{
 		{"paddlejob.yaml", "PaddleJob", "paddle", func(job string) map[string]string {
@@ -252,14 +253,14 @@ func runNodeFault(t *testing.T, extra ...string) harness.Result {
 
 // checkPod checks every container as gpu-preflight's documentation claims:
 // the downward-API variables reach the record (read back through
-// report/orchestrator itself), the image identity, a provenance volume, and
+// preflight/orchestrator itself), the image identity, a provenance volume, and
 // the termination message policy.
-func checkPod(t *testing.T, where string, spec corev1.PodSpec, podLabels map[string]string, jobName string, operatorEnv map[string]string) orchestrator.Context {
+func checkPod(t *testing.T, where string, spec corev1.PodSpec, podLabels map[string]string, jobName string, operatorEnv map[string]string) facts.Orchestrator {
 	t.Helper()
 	if len(spec.Containers) == 0 {
 		t.Fatalf("%s: no containers", where)
 	}
-	var last orchestrator.Context
+	var last facts.Orchestrator
 	pod := fakePod{name: jobName + "-x7k2p", namespace: "ml", uid: "0d6c1a7e-5b0f-4c8e-9a43-2f1d6b8c9e10", node: "gpu-node-7", labels: podLabels}
 	for _, c := range spec.Containers {
 		w := where + " container " + c.Name
@@ -288,8 +289,11 @@ func checkPod(t *testing.T, where string, spec corev1.PodSpec, podLabels map[str
 			}
 			env[e.Name] = v
 		}
-		lookup := func(name string) (string, bool) { v, ok := env[name]; return v, ok }
-		ctx := orchestrator.FromEnv(lookup)
+		var environ []string
+		for k, v := range env {
+			environ = append(environ, k+"="+v)
+		}
+		ctx := orchestrator.FromEnv(envvars.Parse(environ))
 		last = ctx
 		k := ctx.Kubernetes
 		if k.PodName != pod.name || k.Namespace != pod.namespace || k.PodUID != pod.uid || k.NodeName != pod.node {
@@ -297,10 +301,6 @@ func checkPod(t *testing.T, where string, spec corev1.PodSpec, podLabels map[str
 		}
 		if ctx.JobID != jobName || ctx.JobIDSource != "PREFLIGHT_JOB_ID" {
 			t.Errorf("%s: the record's job id would be %q from %q, want the job name %q from PREFLIGHT_JOB_ID", w, ctx.JobID, ctx.JobIDSource, jobName)
-		}
-		var environ []string
-		for k, v := range env {
-			environ = append(environ, k+"="+v)
 		}
 		im := identity.FromEnv(envvars.Parse(environ))
 		if im.Ref != c.Image || im.Digest == "" || im.Digest != imageref.DigestOf(c.Image) {

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # make lint's duplicates step: fails on a pair of places in the shim's own
-# code (cmd, internal, preflight, report; no tests, no test helpers) that
+# code (app, cmd, internal, preflight, report; no tests, no test helpers) that
 # share six or more identical lines, unless the pair of files is in
 # duplicates.allow with the reason the two stay apart. Lines alike only in
 # shape (the same form with other names: struct fields, table rows) are
@@ -28,7 +28,7 @@ if ! command -v duplicates >/dev/null; then
 fi
 
 # A row: "D1 a.go:10-24 ~ b.go:40-54 [shape] [boilerplate] [(+N more runs)]".
-production='^(cmd|internal|preflight|report)/([^/]+/)*[^/]+\.go$'
+production='^(app|cmd|internal|preflight|report)/([^/]+/)*[^/]+\.go$'
 bad=0
 while read -r row; do
 	read -r _ a _ b rest <<<"$row"

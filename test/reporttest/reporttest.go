@@ -10,10 +10,12 @@ import (
 	"time"
 
 	"github.com/gpu-preflight/gpu-preflight/preflight/check"
+	"github.com/gpu-preflight/gpu-preflight/preflight/compat"
 	"github.com/gpu-preflight/gpu-preflight/preflight/decision"
 	"github.com/gpu-preflight/gpu-preflight/preflight/envvars"
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 	"github.com/gpu-preflight/gpu-preflight/preflight/identity"
+	"github.com/gpu-preflight/gpu-preflight/preflight/orchestrator"
 	"github.com/gpu-preflight/gpu-preflight/report"
 )
 
@@ -63,13 +65,14 @@ func boolp(v bool) *bool   { return &v }
 func intp(v int) *int      { return &v }
 
 // Facts are what was gathered: driver 515 (CUDA 11.7), two A100s, an image
-// built for CUDA 12.2 with torch and paddle.
+// built for CUDA 12.2 with torch and paddle, a Kubeflow pod.
 func Facts() facts.Facts {
 	return facts.Facts{
 		Host: facts.Host{
 			Hostname: "bert-worker-1",
 			Kernel:   "6.1.0-18-amd64",
-			Driver:   facts.Driver{Version: "515.65.01", CUDAVersion: "11.7", CUDAVersionSource: "branch-table", Source: "procfs"},
+			Driver: facts.Driver{Version: "515.65.01", CUDAVersion: "11.7", CUDAVersionSource: "branch-table", Source: "procfs",
+				Branch: compat.DriverBranchOn("515.65.01", Time)},
 			GPUs: []facts.GPU{
 				{Index: 0, Name: "NVIDIA A100-SXM4-80GB", UUID: "GPU-6e0bc4a1-7c7f-2b1a-9d3e-0a1b2c3d4e5f", PCIBusID: "00000000:07:00.0",
 					Brand: "Tesla", ComputeCapability: "8.0", Architecture: "Ampere", MemoryBytes: 85899345920,
@@ -99,6 +102,7 @@ func Facts() facts.Facts {
 			ScanSource: "scan",
 			Identity:   identity.FromEnv(envvars.Parse(Environ)),
 		},
+		Orchestrator: orchestrator.FromEnv(envvars.Parse(Environ)),
 	}
 }
 

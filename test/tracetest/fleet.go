@@ -9,9 +9,12 @@ import (
 	"time"
 
 	"github.com/gpu-preflight/gpu-preflight/preflight/check"
+	"github.com/gpu-preflight/gpu-preflight/preflight/compat"
 	"github.com/gpu-preflight/gpu-preflight/preflight/decision"
 	"github.com/gpu-preflight/gpu-preflight/preflight/envvars"
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
+	"github.com/gpu-preflight/gpu-preflight/preflight/imageref"
+	"github.com/gpu-preflight/gpu-preflight/preflight/orchestrator"
 	"github.com/gpu-preflight/gpu-preflight/report"
 )
 
@@ -74,7 +77,7 @@ func Record(r Run) report.Record {
 			Frameworks: []facts.Framework{{Name: "torch", Version: "2.4.0+cu124", CUDAVersion: "12.4", CuDNNVersion: "9.1.0",
 				Archs: []string{"sm_80", "sm_90"}}},
 			ScanSource: "manifest",
-			Identity:   facts.Identity{Ref: r.Ref, Digest: r.Digest, From: "env"},
+			Identity:   facts.Identity{Ref: r.Ref, Digest: r.Digest, From: "env", Pinned: imageref.ValidDigest(r.Digest)},
 		},
 	}
 	for i := range gpus {
@@ -119,6 +122,8 @@ func Record(r Run) report.Record {
 	} else if r.Job != "" {
 		env = append(env, "PREFLIGHT_JOB_ID="+r.Job, fmt.Sprintf("RANK=%d", r.Rank), "WORLD_SIZE=16")
 	}
+	f.Host.Driver.Branch = compat.DriverBranchOn(f.Host.Driver.Version, r.At)
+	f.Orchestrator = orchestrator.FromEnv(envvars.Parse(env))
 	rec := report.New(report.Inputs{
 		Facts: f, Findings: findings, Decision: d,
 		Argv: []string{"torchrun", "--nproc-per-node=8", "train.py"}, Cwd: "/workspace",

@@ -1,7 +1,5 @@
-// Command jsongen writes a JSON encoder for a struct type of the package in
-// the current directory, without reflection at run time (package
-// internal/jsonenc/jsongen says what it writes and what it refuses). It is
-// run by go generate:
+// Command jsongen writes the encoders of internal/jsonenc/jsongen for
+// struct types of the package in the current directory:
 //
 //	//go:generate go run ../internal/cmd/jsongen -type Record -o record_json.go
 package main
@@ -10,19 +8,20 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/gpu-preflight/gpu-preflight/internal/jsonenc/jsongen"
 )
 
 func main() {
-	typeName := flag.String("type", "", "the struct type to encode")
+	typeNames := flag.String("type", "", "the struct types, comma-separated")
 	output := flag.String("o", "", "the file to write, in the current directory")
 	flag.Parse()
-	if *typeName == "" || *output == "" || flag.NArg() > 0 {
-		fmt.Fprintln(os.Stderr, "usage: jsongen -type TYPE -o FILE.go (in the package's directory)")
+	if *typeNames == "" || *output == "" || flag.NArg() > 0 {
+		fmt.Fprintln(os.Stderr, "usage: jsongen -type TYPE[,TYPE...] -o FILE.go (in the package's directory)")
 		os.Exit(2)
 	}
-	src, err := jsongen.Generate(".", *typeName, *output)
+	src, err := jsongen.Generate(".", *output, strings.Split(*typeNames, ",")...)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)

@@ -1,16 +1,141 @@
-// Package jsonenctest fills values of any type with random contents for
-// the tests that hold a generated encoder (jsongen) to encoding/json: the
-// strings, numbers and shapes where the two could part (HTML characters,
-// U+2028, control bytes, invalid UTF-8, nil against empty, extreme
-// numbers, NaN) come up far more often than at random.
+// Package jsonenctest holds what the tests of generated encoders (jsongen)
+// need: random values where an encoder and its reference could part (HTML
+// characters, U+2028, control bytes, invalid UTF-8, nil against empty,
+// extreme numbers, NaN), and Marshal, the reference for the record form.
 package jsonenctest
 
 import (
+	"bytes"
+	"encoding/json"
 	"math"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"strings"
 )
+
+// Marshal writes v as the generated encoders do, by reflection: as
+// encoding/json's Marshal, except that a struct type with an
+// AppendRecordJSON method, and all it holds, is in the record form
+// (what jsongen writes). Strings and numbers are Marshal's own.
+func Marshal(v any) ([]byte, error) {
+	var b bytes.Buffer
+	err := marshal(&b, reflect.ValueOf(v), false)
+	return b.Bytes(), err
+}
+
+func marshal(b *bytes.Buffer, v reflect.Value, record bool) error {
+	switch v.Kind() {
+	case reflect.Pointer:
+		if v.IsNil() {
+			b.WriteString("null")
+			return nil
+		}
+		return marshal(b, v.Elem(), record)
+	case reflect.Slice:
+		if v.IsNil() && !record {
+			b.WriteString("null")
+			return nil
+		}
+		b.WriteByte('[')
+		for i := range v.Len() {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			if err := marshal(b, v.Index(i), record); err != nil {
+				return err
+			}
+		}
+		b.WriteByte(']')
+		return nil
+	case reflect.Map:
+		if v.IsNil() && !record {
+			b.WriteString("null")
+			return nil
+		}
+		keys := v.MapKeys()
+		slices.SortFunc(keys, func(x, y reflect.Value) int { return strings.Compare(x.String(), y.String()) })
+		b.WriteByte('{')
+		for i, k := range keys {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			if err := marshal(b, k, record); err != nil {
+				return err
+			}
+			b.WriteByte(':')
+			if err := marshal(b, v.MapIndex(k), record); err != nil {
+				return err
+			}
+		}
+		b.WriteByte('}')
+		return nil
+	case reflect.Struct:
+		_, has := reflect.PointerTo(v.Type()).MethodByName("AppendRecordJSON")
+		record = record || has
+		b.WriteByte('{')
+		n := 0
+		for i := range v.NumField() {
+			name, omitEmpty, ok := tagOf(v.Type().Field(i), record)
+			if !ok || omitEmpty && isEmpty(v.Field(i)) {
+				continue
+			}
+			if n++; n > 1 {
+				b.WriteByte(',')
+			}
+			b.WriteString(`"` + name + `":`)
+			if err := marshal(b, v.Field(i), record); err != nil {
+				return err
+			}
+		}
+		b.WriteByte('}')
+		return nil
+	}
+	s, err := json.Marshal(v.Interface())
+	b.Write(s)
+	return err
+}
+
+// isEmpty is what omitempty leaves out: false, 0, "", nil, empty slices
+// and maps; never a struct.
+func isEmpty(v reflect.Value) bool {
+	switch v.Kind() {
+	case reflect.Slice, reflect.Map, reflect.String:
+		return v.Len() == 0
+	case reflect.Float64, reflect.Float32:
+		return v.Float() == 0
+	case reflect.Struct:
+		return false
+	}
+	return v.IsZero()
+}
+
+// tagOf is a field's name and omitempty as the encoder writes it, and
+// whether it is written at all.
+func tagOf(f reflect.StructField, record bool) (name string, omitEmpty, ok bool) {
+	if !f.IsExported() {
+		return "", false, false
+	}
+	tag := f.Tag.Get("json")
+	rec, hasRec := f.Tag.Lookup("record")
+	hasRec = hasRec && record
+	if tag == "-" && !hasRec || hasRec && rec == "-" {
+		return "", false, false
+	}
+	name, opts, _ := strings.Cut(tag, ",")
+	if name == "" || tag == "-" {
+		name = f.Name
+	}
+	omitEmpty = opts == "omitempty" && !record
+	if hasRec {
+		n, o, _ := strings.Cut(rec, ",")
+		if n != "" {
+			name = n
+		}
+		omitEmpty = o == "omitempty"
+	}
+	return name, omitEmpty, true
+}
 
 // pieces are what random strings are built from.
 var pieces = []string{

@@ -1,23 +1,18 @@
-// Package jsongen writes, as Go source, a JSON encoder for one struct type
-// and every type it holds: an AppendJSON method on the type and one append
-// method per struct type reached, each writing the fields its struct tags
-// name, in their order, with their omitempty. The output is byte for byte
-// what encoding/json's Marshal writes for the same value, with no
-// reflection when it runs; the strings and numbers are package jsonenc's.
+// Package jsongen writes, as Go source, JSON encoders without reflection
+// (the strings and numbers are package jsonenc's): an AppendRecordJSON
+// method on each of some struct types, writing every field whatever its
+// omitempty, a nil pointer as null, a nil slice as [] and a nil map as {},
+// the provenance record's form. A "record" tag, in json's syntax,
+// overrides the json tag: `record:"-"` leaves a field out,
+// `record:",omitempty"` keeps omitempty. Another package's type with an
+// AppendRecordJSON method is written by it, so each package's encoder
+// sits beside its types.
 //
-// The generator reads the types with go/types from the package's source
-// (its imports from the compiler's export data, found with `go list
-// -export`), not by reflection from a compiled package, so that a
-// generated file gone stale, one that no longer compiles after a field was
-// renamed, does not stop its own regeneration: it is left out of the
-// package when the package is read.
-//
-// What encoding/json would encode in a way the generator does not write
-// makes Generate fail, naming the type and field, instead of producing an
-// encoder that differs: interfaces, embedded fields, a MarshalJSON or
-// MarshalText method, the ",string" and ",omitzero" options, []byte
-// (base64), arrays, float32, maps with keys other than strings, and
-// anonymous struct types.
+// The types are read from source with go/types, without the file being
+// generated, so a stale one does not stop its regeneration. What
+// encoding/json would write otherwise (interfaces, embedded fields,
+// Marshal methods, ",string", ",omitzero", []byte, arrays, float32,
+// non-string map keys, anonymous structs) fails, naming the field.
 package jsongen
 
 import (
@@ -45,33 +40,37 @@ import (
 // jsonencPath is the import path of the run-time half.
 const jsonencPath = "github.com/gpu-preflight/gpu-preflight/internal/jsonenc"
 
-// Generate returns the gofmt'ed source of an encoder for the struct type
-// typeName of the Go package in dir, to be saved in that package as the
-// file named output (which is left out when the package is read).
-func Generate(dir, typeName, output string) ([]byte, error) {
+// Generate returns the source of AppendRecordJSON for the struct types
+// typeNames of the package in dir, to be saved there as output.
+func Generate(dir, output string, typeNames ...string) ([]byte, error) {
 	pkg, typeErrs, err := load(dir, output)
 	if err != nil {
 		return nil, err
 	}
-	obj, ok := pkg.Scope().Lookup(typeName).(*types.TypeName)
-	if !ok {
-		return nil, fmt.Errorf("jsongen: package %s in %s has no type %s", pkg.Name(), dir, typeName)
-	}
-	root, ok := obj.Type().(*types.Named)
-	if !ok || !isStruct(root) {
-		return nil, fmt.Errorf("jsongen: %s.%s is not a struct type", pkg.Name(), typeName)
-	}
-	g := &gen{pkg: pkg, typeErrs: errors.Join(typeErrs...), imports: map[string]string{}, names: map[string]*types.Named{},
-		funcs: map[*types.Named]string{}, recv: lowerFirst(typeName) + "Encoder"}
-	if _, err := g.funcFor(root); err != nil {
-		return nil, err
+	g := &gen{pkg: pkg, typeErrs: errors.Join(typeErrs...), imports: map[string]string{},
+		names: map[string]*types.Named{}, funcs: map[*types.Named]string{}, roots: map[*types.Named]bool{}}
+	var roots []*types.Named
+	for _, name := range typeNames {
+		obj, ok := pkg.Scope().Lookup(name).(*types.TypeName)
+		if !ok {
+			return nil, fmt.Errorf("jsongen: package %s in %s has no type %s", pkg.Name(), dir, name)
+		}
+		root, ok := obj.Type().(*types.Named)
+		if !ok || !isStruct(root) {
+			return nil, fmt.Errorf("jsongen: %s.%s is not a struct type", pkg.Name(), name)
+		}
+		if _, err := g.funcFor(root); err != nil {
+			return nil, err
+		}
+		roots = append(roots, root)
+		g.roots[root] = true
 	}
 	for i := 0; i < len(g.queue); i++ {
 		if err := g.structFunc(g.queue[i]); err != nil {
 			return nil, err
 		}
 	}
-	src, err := g.file(root)
+	src, err := g.file(roots)
 	if err != nil {
 		return nil, err
 	}
@@ -82,8 +81,7 @@ func Generate(dir, typeName, output string) ([]byte, error) {
 	return out, nil
 }
 
-// load type-checks the package in dir without the file skip, returning
-// the type errors apart.
+// load type-checks the package in dir without the file skip.
 func load(dir, skip string) (*types.Package, []error, error) {
 	bp, err := build.ImportDir(dir, 0)
 	if err != nil {
@@ -115,10 +113,7 @@ func load(dir, skip string) (*types.Package, []error, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	// Type errors are collected, not fatal: the package's code may call
-	// the very methods the generated file defines, left out here. Only a
-	// type the encoder needs that did not type-check stops the generation
-	// (gen.value meets it as an invalid type and reports these errors).
+	// Not fatal: the package may call the methods of the file left out.
 	var typeErrs []error
 	conf := types.Config{
 		Importer: importer.ForCompiler(fset, "gc", func(path string) (io.ReadCloser, error) {
@@ -134,10 +129,8 @@ func load(dir, skip string) (*types.Package, []error, error) {
 	return pkg, typeErrs, nil
 }
 
-// exportFiles builds the packages named by paths (go list -export) and
-// returns where the compiler left each one's export data. Export data
-// holds what a package's own exports need of its dependencies, so the
-// direct imports are enough.
+// exportFiles returns where go list -export left each package's export
+// data, which covers what its exports need of its own imports.
 func exportFiles(dir string, paths []string) (map[string]string, error) {
 	out := map[string]string{}
 	if len(paths) == 0 {
@@ -165,22 +158,19 @@ func exportFiles(dir string, paths []string) (map[string]string, error) {
 	return out, nil
 }
 
-// gen is one generation: the struct types reached, their append methods'
-// names, and the imports the file needs.
+// gen is one generation.
 type gen struct {
 	pkg      *types.Package
 	typeErrs error                   // the package's type errors, without the generated file
-	recv     string                  // the encoder type's name
 	imports  map[string]string       // path -> package name
-	names    map[string]*types.Named // method name -> its type
-	funcs    map[*types.Named]string // type -> its method's name
+	names    map[string]*types.Named // function name -> its type
+	funcs    map[*types.Named]string // type -> its function's name
+	roots    map[*types.Named]bool   // the types Generate was given
 	queue    []*types.Named          // in the order first reached
-	usesErr  bool                    // a float is encoded: the encoder can fail
-	methods  bytes.Buffer
+	funcsSrc bytes.Buffer
 }
 
-// funcFor names the append method of struct type n, queueing it to be
-// written the first time.
+// funcFor names the append function of struct type n, queueing it.
 func (g *gen) funcFor(n *types.Named) (string, error) {
 	if name, ok := g.funcs[n]; ok {
 		return name, nil
@@ -220,7 +210,6 @@ func (g *gen) use(path, name string) string {
 	return name
 }
 
-// field is one struct field as encoding/json sees it.
 type field struct {
 	goName    string
 	jsonName  string
@@ -228,8 +217,7 @@ type field struct {
 	omitEmpty bool
 }
 
-// fields reads st's fields as encoding/json would, refusing what the
-// generated code would encode otherwise.
+// fields reads st's fields as the form writes them.
 func (g *gen) fields(owner string, st *types.Struct) ([]field, error) {
 	var out []field
 	seen := map[string]string{}
@@ -240,43 +228,64 @@ func (g *gen) fields(owner string, st *types.Struct) ([]field, error) {
 			return nil, fmt.Errorf("jsongen: %s is embedded: encoding/json promotes an embedded struct's fields, which jsongen does not; name the field", where)
 		}
 		if !v.Exported() {
-			continue // encoding/json leaves unexported fields out
-		}
-		tag := reflect.StructTag(st.Tag(i)).Get("json")
-		if tag == "-" {
 			continue
 		}
-		name, opts, _ := strings.Cut(tag, ",")
-		if name == "" {
-			name = v.Name()
+		tags := reflect.StructTag(st.Tag(i))
+		tag := tags.Get("json")
+		rec, hasRec := tags.Lookup("record")
+		if tag == "-" && !hasRec || hasRec && rec == "-" {
+			continue
 		}
-		if !plainName(name) {
-			return nil, fmt.Errorf("jsongen: %s has JSON name %q: jsongen takes only ASCII letters, digits, _, - and . (which need no escape)", where, name)
+		f, err := parseTag(v, tag, where)
+		if err != nil {
+			return nil, err
 		}
-		f := field{goName: v.Name(), jsonName: name, typ: v.Type()}
-		if opts != "" {
-			for o := range strings.SplitSeq(opts, ",") {
-				switch o {
-				case "omitempty":
-					f.omitEmpty = true
-				default:
-					return nil, fmt.Errorf("jsongen: %s has the tag option %q, which jsongen does not support", where, o)
-				}
+		f.omitEmpty = false
+		if hasRec {
+			recField, err := parseTag(v, rec, where)
+			if err != nil {
+				return nil, err
 			}
+			if name, _, _ := strings.Cut(rec, ","); name != "" {
+				f.jsonName = name
+			}
+			f.omitEmpty = recField.omitEmpty
 		}
-		if prev, dup := seen[name]; dup {
-			return nil, fmt.Errorf("jsongen: fields %s and %s of %s have one JSON name %q (encoding/json would drop both)", prev, v.Name(), owner, name)
+		if prev, dup := seen[f.jsonName]; dup {
+			return nil, fmt.Errorf("jsongen: fields %s and %s of %s have one JSON name %q (encoding/json would drop both)", prev, v.Name(), owner, f.jsonName)
 		}
-		seen[name] = v.Name()
+		seen[f.jsonName] = v.Name()
 		out = append(out, f)
 	}
 	return out, nil
 }
 
-// structFunc writes the append method of struct type n.
+// parseTag reads field v's json or record tag.
+func parseTag(v *types.Var, tag, where string) (field, error) {
+	name, opts, _ := strings.Cut(tag, ",")
+	if name == "" || tag == "-" {
+		name = v.Name()
+	}
+	if !plainName(name) {
+		return field{}, fmt.Errorf("jsongen: %s has JSON name %q: jsongen takes only ASCII letters, digits, _, - and . (which need no escape)", where, name)
+	}
+	f := field{goName: v.Name(), jsonName: name, typ: v.Type()}
+	for o := range strings.SplitSeq(opts, ",") {
+		switch o {
+		case "":
+		case "omitempty":
+			f.omitEmpty = true
+		default:
+			return field{}, fmt.Errorf("jsongen: %s has the tag option %q, which jsongen does not support", where, o)
+		}
+	}
+	return f, nil
+}
+
+// structFunc writes the append function of struct type n.
 func (g *gen) structFunc(n *types.Named) error {
 	owner := n.Obj().Pkg().Name() + "." + n.Obj().Name()
-	if err := refuseMarshaler(owner, n); err != nil {
+	if err := g.refuseMarshaler(owner, n); err != nil {
 		return err
 	}
 	fields, err := g.fields(owner, n.Underlying().(*types.Struct))
@@ -284,9 +293,8 @@ func (g *gen) structFunc(n *types.Named) error {
 		return err
 	}
 	w := &writer{}
-	// state before each field: whether something was written for sure
-	// (a comma goes first), nothing for sure (none), or maybe (only an
-	// omitempty field came before: the method tracks it in more).
+	// Whether a comma goes before a field: some, none, or maybe (after
+	// omitempty fields only; the function tracks it in more).
 	const (
 		none = iota
 		some
@@ -315,7 +323,6 @@ func (g *gen) structFunc(n *types.Named) error {
 			w.close()
 		}
 		w.lit(strconv.Quote(f.jsonName) + ":")
-		// Under omitempty a pointer, slice or map written is not nil.
 		if err := g.value(w, f.typ, "v."+f.goName, true, cond != "", 0, owner+"."+f.jsonName); err != nil {
 			return err
 		}
@@ -334,18 +341,17 @@ func (g *gen) structFunc(n *types.Named) error {
 	w.lit("}")
 	w.flush()
 
-	fmt.Fprintf(&g.methods, "\n// %s appends v as JSON.\nfunc (e *%s) %s(b []byte, v *%s) []byte {\n", g.funcs[n], g.recv, g.funcs[n], g.typeName(n))
+	fmt.Fprintf(&g.funcsSrc, "\nfunc %s(e *jsonenc.Encoder, b []byte, v *%s) []byte {\n", g.funcs[n], g.typeName(n))
 	if usesMore {
-		g.methods.WriteString("more := false // a member was written\n")
+		g.funcsSrc.WriteString("more := false // a member was written\n")
 	}
-	g.methods.Write(w.b.Bytes())
-	g.methods.WriteString("return b\n}\n")
+	g.funcsSrc.Write(w.b.Bytes())
+	g.funcsSrc.WriteString("return b\n}\n")
 	return nil
 }
 
-// nonEmpty is the condition under which an omitempty field is written:
-// encoding/json leaves out false, 0, "", a nil pointer and an empty slice
-// or map. A struct is never empty: the condition is "".
+// nonEmpty is the condition under which an omitempty field is written; ""
+// for a struct, never empty.
 func nonEmpty(owner string, f field, x string) (string, error) {
 	switch u := f.typ.Underlying().(type) {
 	case *types.Basic:
@@ -367,12 +373,10 @@ func nonEmpty(owner string, f field, x string) (string, error) {
 	return "", fmt.Errorf("jsongen: field %s of %s: omitempty on %s is not supported", f.goName, owner, f.typ)
 }
 
-// value writes the statements that append x, of type t. addressable
-// says whether &x is allowed, notNil that x is known not to be nil; depth
-// numbers the loop variables; where names the value in messages and in
-// the encoder's errors.
+// value writes the statements that append x of type t; depth numbers the
+// loop variables, where names x in errors.
 func (g *gen) value(w *writer, t types.Type, x string, addressable, notNil bool, depth int, where string) error {
-	if err := refuseMarshaler(where, t); err != nil {
+	if err := g.refuseMarshaler(where, t); err != nil {
 		return err
 	}
 	named, _ := t.(*types.Named)
@@ -395,8 +399,7 @@ func (g *gen) value(w *writer, t types.Type, x string, addressable, notNil bool,
 			return fmt.Errorf("jsongen: %s is a byte slice, which encoding/json writes as base64; jsongen does not", where)
 		}
 		i := fmt.Sprintf("i%d", depth)
-		w.nilOr(x, notNil)
-		w.lit("[")
+		w.lit("[") // a nil slice ranges as an empty one
 		w.open(fmt.Sprintf("for %s := range %s", i, x))
 		w.open(i + " > 0")
 		w.lit(",")
@@ -406,19 +409,17 @@ func (g *gen) value(w *writer, t types.Type, x string, addressable, notNil bool,
 		}
 		w.close()
 		w.lit("]")
-		w.endNilOr(notNil)
 		return nil
 	case *types.Map:
 		key, ok := u.Key().Underlying().(*types.Basic)
 		if !ok || key.Kind() != types.String {
 			return fmt.Errorf("jsongen: %s is a map with %s keys; jsongen takes only string keys", where, u.Key())
 		}
-		if err := refuseMarshaler(where+" key", u.Key()); err != nil {
+		if err := g.refuseMarshaler(where+" key", u.Key()); err != nil {
 			return err
 		}
 		j, k, mv := fmt.Sprintf("j%d", depth), fmt.Sprintf("k%d", depth), fmt.Sprintf("v%d", depth)
 		jsonenc := g.use(jsonencPath, "jsonenc")
-		w.nilOr(x, notNil)
 		w.lit("{")
 		w.open(fmt.Sprintf("for %s, %s := range %s.SortedKeys(%s)", j, k, jsonenc, x))
 		w.open(j + " > 0")
@@ -432,7 +433,6 @@ func (g *gen) value(w *writer, t types.Type, x string, addressable, notNil bool,
 		}
 		w.close()
 		w.lit("}")
-		w.endNilOr(notNil)
 		return nil
 	case *types.Struct:
 		if named == nil {
@@ -447,14 +447,32 @@ func (g *gen) value(w *writer, t types.Type, x string, addressable, notNil bool,
 	}
 }
 
-// call appends the struct n that the pointer expression p points at.
+// call appends the struct n that the pointer p points at.
 func (g *gen) call(w *writer, n *types.Named, p, where string) error {
+	if n.Obj().Pkg() != g.pkg && hasRecordMethod(n) {
+		w.stmt(fmt.Sprintf("b = %s.%s(e, b)", strings.TrimPrefix(p, "&"), recordMethod))
+		return nil
+	}
 	name, err := g.funcFor(n)
 	if err != nil {
 		return fmt.Errorf("%w (at %s)", err, where)
 	}
-	w.stmt(fmt.Sprintf("b = e.%s(b, %s)", name, p))
+	w.stmt(fmt.Sprintf("b = %s(e, b, %s)", name, p))
 	return nil
+}
+
+const recordMethod = "AppendRecordJSON"
+
+// hasRecordMethod reports whether *n has the method Generate writes.
+func hasRecordMethod(n *types.Named) bool {
+	sel := types.NewMethodSet(types.NewPointer(n)).Lookup(n.Obj().Pkg(), recordMethod)
+	if sel == nil {
+		return false
+	}
+	sig := sel.Obj().Type().(*types.Signature)
+	return sig.Params().Len() == 2 && sig.Results().Len() == 1 &&
+		sig.Params().At(0).Type().String() == "*"+jsonencPath+".Encoder" &&
+		sig.Params().At(1).Type().String() == "[]byte" && sig.Results().At(0).Type().String() == "[]byte"
 }
 
 // basic appends a bool, string or number.
@@ -472,15 +490,13 @@ func (g *gen) basic(w *writer, t types.Type, u *types.Basic, x, where string) er
 	case u.Kind() == types.Invalid:
 		return fmt.Errorf("jsongen: %s has a type that does not type-check: %w", where, g.typeErrs)
 	case u.Kind() == types.Float64:
-		g.usesErr = true
-		w.stmt(fmt.Sprintf("b = e.float(b, %s, %s)", convert(x, t, types.Typ[types.Float64]), strconv.Quote(where)))
+		w.stmt(fmt.Sprintf("b = e.Float(b, %s, %s)", convert(x, t, types.Typ[types.Float64]), strconv.Quote(where)))
 	default:
 		return fmt.Errorf("jsongen: %s has type %s, which jsongen does not support", where, t)
 	}
 	return nil
 }
 
-// convert is x converted to want, when its type t is another.
 func convert(x string, t, want types.Type) string {
 	if types.Identical(t, want) {
 		return x
@@ -488,10 +504,10 @@ func convert(x string, t, want types.Type) string {
 	return want.String() + "(" + x + ")"
 }
 
-// refuseMarshaler fails on a type whose methods encoding/json would call
-// instead of encoding its value (on the type or its pointer).
-func refuseMarshaler(where string, t types.Type) error {
-	if _, ok := t.(*types.Named); !ok {
+// refuseMarshaler fails on a type whose methods encoding/json would call,
+// but for a root, whose MarshalJSON may call its AppendRecordJSON.
+func (g *gen) refuseMarshaler(where string, t types.Type) error {
+	if n, ok := t.(*types.Named); !ok || g.roots[n] {
 		return nil
 	}
 	ms := types.NewMethodSet(types.NewPointer(t))
@@ -503,14 +519,12 @@ func refuseMarshaler(where string, t types.Type) error {
 	return nil
 }
 
-// isStruct reports whether n is a struct type.
 func isStruct(n *types.Named) bool {
 	_, ok := n.Underlying().(*types.Struct)
 	return ok
 }
 
-// plainName reports whether a JSON member name needs no escape in any
-// encoding: ASCII letters, digits, '_', '-' and '.'.
+// plainName reports whether a member name needs no escape.
 func plainName(s string) bool {
 	if s == "" {
 		return false
@@ -523,18 +537,17 @@ func plainName(s string) bool {
 	return true
 }
 
-func lowerFirst(s string) string { return strings.ToLower(s[:1]) + s[1:] }
 func upperFirst(s string) string { return strings.ToUpper(s[:1]) + s[1:] }
 
-// file is the whole generated file.
-func (g *gen) file(root *types.Named) ([]byte, error) {
+func (g *gen) file(roots []*types.Named) ([]byte, error) {
 	var b bytes.Buffer
-	name := root.Obj().Name()
-	fmt.Fprintf(&b, "// Code generated by jsongen from the type %s.%s; DO NOT EDIT.\n", g.pkg.Name(), name)
-	fmt.Fprintf(&b, "// Edit the types (their struct tags) and run go generate (make generate).\n\npackage %s\n\n", g.pkg.Name())
-	if g.usesErr {
-		g.use("fmt", "fmt")
+	var names []string
+	for _, r := range roots {
+		names = append(names, g.pkg.Name()+"."+r.Obj().Name())
 	}
+	fmt.Fprintf(&b, "// Code generated by jsongen from %s; DO NOT EDIT.\n", strings.Join(names, ", "))
+	fmt.Fprintf(&b, "// Edit the types (their struct tags) and run go generate (make generate).\n\npackage %s\n\n", g.pkg.Name())
+	g.use(jsonencPath, "jsonenc")
 	var std, other []string
 	byName := map[string]string{}
 	for path, name := range g.imports {
@@ -558,59 +571,28 @@ func (g *gen) file(root *types.Named) ([]byte, error) {
 	for _, p := range other {
 		fmt.Fprintf(&b, "%q\n", p)
 	}
-	b.WriteString(")\n\n")
-
-	fmt.Fprintf(&b, `// AppendJSON appends r encoded as JSON, byte for byte what encoding/json's
-// Marshal writes for it, without its reflection. A nil r is null.
-`)
-	if g.usesErr {
-		fmt.Fprintf(&b, `// Like Marshal, it fails on a float that is NaN or infinite, which JSON
-// cannot hold; it then returns dst as it was, and the error names the field.
-`)
-	}
-	fmt.Fprintf(&b, `func (r *%[1]s) AppendJSON(dst []byte) ([]byte, error) {
-	if r == nil {
-		return append(dst, "null"...), nil
-	}
-	var e %[2]s
-	b := e.%[3]s(dst, r)
-`, name, g.recv, g.funcs[root])
-	if g.usesErr {
-		b.WriteString("if e.err != nil {\nreturn dst, e.err\n}\n")
-	}
-	b.WriteString("return b, nil\n}\n\n")
-	if g.usesErr {
-		fmt.Fprintf(&b, `// %[1]s holds the first error of an encoding, so that the append
-// methods need not check one after each value.
-type %[1]s struct{ err error }
-
-// float appends f, or notes the first NaN or infinity (where names it).
-func (e *%[1]s) float(b []byte, f float64, where string) []byte {
-	out, err := jsonenc.AppendFloat(b, f)
-	if err != nil && e.err == nil {
-		e.err = fmt.Errorf("%%s is %%v: %%w", where, f, err)
-	}
-	return out
+	b.WriteString(")\n")
+	for _, r := range roots {
+		fmt.Fprintf(&b, `
+// %[1]s appends v with every field present, as the
+// provenance record holds it. A NaN or infinity is e's error.
+func (v *%[2]s) %[1]s(e *jsonenc.Encoder, b []byte) []byte {
+	return %[3]s(e, b, v)
 }
-`, g.recv)
-	} else {
-		fmt.Fprintf(&b, "// %[1]s is the receiver of the append methods.\ntype %[1]s struct{}\n", g.recv)
+`, recordMethod, r.Obj().Name(), g.funcs[r])
 	}
-	b.Write(g.methods.Bytes())
+	b.Write(g.funcsSrc.Bytes())
 	return b.Bytes(), nil
 }
 
-// writer collects the statements of one method, joining adjacent literal
-// bytes into one append.
+// writer collects one function's statements, joining literal bytes.
 type writer struct {
 	b       bytes.Buffer
 	pending strings.Builder
 }
 
-// lit appends the literal JSON text s.
 func (w *writer) lit(s string) { w.pending.WriteString(s) }
 
-// flush writes the pending literal text as one append.
 func (w *writer) flush() {
 	s := w.pending.String()
 	w.pending.Reset()
@@ -630,8 +612,7 @@ func (w *writer) stmt(s string) {
 	w.b.WriteString(s + "\n")
 }
 
-// open starts a block: "if cond", "for ...", or a bare condition
-// (written as an if).
+// open starts a block: "if cond", "for ...", or a bare condition.
 func (w *writer) open(head string) {
 	w.flush()
 	if !strings.HasPrefix(head, "if ") && !strings.HasPrefix(head, "for ") {
@@ -645,8 +626,7 @@ func (w *writer) els() {
 	w.b.WriteString("} else {\n")
 }
 
-// nilOr writes null for a nil x and opens the block for the other case,
-// unless x is known not to be nil.
+// nilOr writes null for a nil x and opens the block for the other case.
 func (w *writer) nilOr(x string, notNil bool) {
 	if notNil {
 		return
@@ -656,7 +636,6 @@ func (w *writer) nilOr(x string, notNil bool) {
 	w.els()
 }
 
-// endNilOr closes nilOr's block.
 func (w *writer) endNilOr(notNil bool) {
 	if !notNil {
 		w.close()

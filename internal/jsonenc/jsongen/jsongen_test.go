@@ -7,14 +7,14 @@ import (
 	"testing"
 )
 
-// generate runs Generate on a package of one file holding src.
-func generate(t *testing.T, src string) ([]byte, error) {
+// generateOne runs Generate on a package of one file holding src.
+func generateOne(t *testing.T, src string) ([]byte, error) {
 	t.Helper()
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "x.go"), []byte("package x\n\n"+src), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	return Generate(dir, "T", "t_json.go")
+	return Generate(dir, "t_json.go", "T")
 }
 
 // TestRefusesWhatItWouldEncodeOtherwise: each type encoding/json encodes
@@ -42,13 +42,12 @@ func TestRefusesWhatItWouldEncodeOtherwise(t *testing.T) {
 		{"type M struct{}\nfunc (*M) MarshalJSON() ([]byte, error) { return nil, nil }\ntype T struct{ A []M }", "MarshalJSON"},
 		{"type M string\nfunc (M) MarshalText() ([]byte, error) { return nil, nil }\ntype T struct{ A map[M]int }", "MarshalText"},
 		{"type M int\nfunc (*M) MarshalText() ([]byte, error) { return nil, nil }\ntype T struct{ A *M }", "MarshalText"},
-		{"type T struct{ A int }\nfunc (T) MarshalJSON() ([]byte, error) { return nil, nil }", "MarshalJSON"},
 		{"type G[P any] struct{ A P }\ntype T struct{ A G[int] }", "generic"},
 		{"type T int", "not a struct"},
 		{"type T struct{ A Missing `json:\"a\"` }", "x.go:3:18: undefined: Missing"},
 		{"type T struct{ A *[]struct{} `json:\"a\"` }", "anonymous struct"},
 	} {
-		_, err := generate(t, c.src)
+		_, err := generateOne(t, c.src)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("Generate(%q) = %v, want an error saying %q", c.src, err, c.want)
 		}
@@ -61,14 +60,14 @@ func TestRefusesWhatItWouldEncodeOtherwise(t *testing.T) {
 func TestLeavesOutTheFileItWrites(t *testing.T) {
 	dir := t.TempDir()
 	for name, src := range map[string]string{
-		"x.go":      "package x\n\ntype T struct{ A string `json:\"a\"` }\n\nfunc (r *T) String() string { b, _ := r.AppendJSON(nil); return string(b) }\n",
-		"t_json.go": "package x\n\nfunc (r *T) AppendJSON(dst []byte) []byte { return append(dst, r.Gone...) }\n",
+		"x.go":      "package x\n\ntype T struct{ A string `json:\"a\"` }\n\nfunc (r *T) String() string { return string(r.AppendRecordJSON(nil, nil)) }\n",
+		"t_json.go": "package x\n\nfunc (r *T) AppendRecordJSON(e any, dst []byte) []byte { return append(dst, r.Gone...) }\n",
 	} {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(src), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
-	src, err := Generate(dir, "T", "t_json.go")
+	src, err := Generate(dir, "t_json.go", "T")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +77,33 @@ func TestLeavesOutTheFileItWrites(t *testing.T) {
 }
 
 func TestNoSuchType(t *testing.T) {
-	if _, err := generate(t, "type U struct{}"); err == nil || !strings.Contains(err.Error(), "has no type T") {
+	if _, err := generateOne(t, "type U struct{}"); err == nil || !strings.Contains(err.Error(), "has no type T") {
 		t.Errorf("Generate of a missing type: %v", err)
+	}
+}
+
+// TestRecordTagsAreCheckedLikeJSONTags: a record tag takes the json tag's
+// syntax and is refused where a json tag would be.
+func TestRecordTagsAreCheckedLikeJSONTags(t *testing.T) {
+	for _, c := range []struct{ src, want string }{
+		{"type T struct{ A int `json:\"a\" record:\",string\"` }", `option "string"`},
+		{"type T struct{ A int `json:\"a\" record:\"a<b\"` }", `JSON name "a<b"`},
+		{"type T struct{ A, B int `json:\"a\" record:\"b\"` }", `one JSON name "b"`},
+	} {
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, "x.go"), []byte("package x\n\n"+c.src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Generate(dir, "t_json.go", "T"); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("Generate(%q) = %v, want an error saying %q", c.src, err, c.want)
+		}
+	}
+}
+
+// TestARootMayMarshalItself: encoding/json may call a generated type's
+// MarshalJSON, when it writes what AppendRecordJSON writes.
+func TestARootMayMarshalItself(t *testing.T) {
+	if _, err := generateOne(t, "type T struct{ A int }\nfunc (T) MarshalJSON() ([]byte, error) { return nil, nil }"); err != nil {
+		t.Error(err)
 	}
 }

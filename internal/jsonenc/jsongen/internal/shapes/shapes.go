@@ -1,13 +1,11 @@
-// Package shapes holds types with every shape jsongen encodes, in the
-// places where it could go wrong (an omitempty field first, named basic
-// types, pointers to pointers, maps of slices, an empty struct, a type
-// that holds itself), so that its tests hold the generated encoder to
-// encoding/json on more than report.Record uses.
+// Package shapes holds every shape jsongen writes where it could go wrong
+// (omitempty kept or ignored, fields left out or renamed, named types, nil
+// and empty, a type that holds itself), for its tests to hold the
+// generated code to jsonenctest.Marshal.
 package shapes
 
-//go:generate go run ../../../../cmd/jsongen -type Root -o root_json.go
+//go:generate go run ../../../../cmd/jsongen -type Root,Other -o root_json.go
 
-// Named basic and composite types: the encoder converts them.
 type (
 	Level string
 	Flag  bool
@@ -18,16 +16,17 @@ type (
 	Table map[Level]*Leaf
 )
 
-// Root is the type the encoder is generated for.
 type Root struct {
-	// Omitted or not, the first two decide at run time whether a comma
-	// goes before the third.
-	First  string `json:"first,omitempty"`
-	Second int8   `json:"second,omitempty"`
-	Third  bool   `json:"third"`
-	NoTag  string
-	Hidden string `json:"-"`
-	//lint:ignore U1000 encoding/json leaves an unexported field out, and so must the encoder
+	// Written or not, the first two decide whether a comma goes before the third.
+	First   string `json:"first,omitempty" record:",omitempty"`
+	Second  int8   `json:"second,omitempty" record:",omitempty"`
+	Third   bool   `json:"third"`
+	NoTag   string
+	Hidden  string `json:"-"`
+	Shown   string `json:"-" record:"shown"`
+	Skipped string `json:"skipped" record:"-"`
+	Renamed int    `json:"renamed,omitempty" record:"recordName"`
+	//lint:ignore U1000 an unexported field is left out, and so must the encoder
 	unexported string
 	Level      Level                  `json:"level"`
 	Flag       Flag                   `json:"flag,omitempty"`
@@ -39,16 +38,15 @@ type Root struct {
 	I64        int64                  `json:"i64"`
 	Ptr        **int64                `json:"ptr"`
 	Leaf       *Leaf                  `json:"leaf,omitempty"`
-	Leaves     []Leaf                 `json:"leaves,omitempty"`
+	Leaves     []Leaf                 `json:"leaves,omitempty" record:",omitempty"`
 	Names      Names                  `json:"names"`
 	Table      Table                  `json:"table"`
 	Nested     []map[string][]float64 `json:"nested"`
 	Empty      Empty                  `json:"empty,omitempty"`
 	Self       *Root                  `json:"self"`
-	Last       Flag                   `json:"last,omitempty"`
+	Last       Flag                   `json:"last,omitempty" record:",omitempty"`
 }
 
-// Leaf is all omitempty: "{}" when every field is empty.
 type Leaf struct {
 	A string            `json:"a,omitempty"`
 	B []int             `json:"b,omitempty"`
@@ -56,5 +54,8 @@ type Leaf struct {
 	D *Size             `json:"d,omitempty"`
 }
 
-// Empty has no fields: "{}".
 type Empty struct{}
+
+type Other struct {
+	Only Flag `json:"only,omitempty" record:",omitempty"`
+}

@@ -1,0 +1,63 @@
+package facts
+
+// Orchestrator is the launchers' view of the run: raw strings, "" when unset.
+type Orchestrator struct {
+	JobID       string     `json:"jobId"`       // the same on every rank of one job
+	JobIDSource string     `json:"jobIdSource"` // the variable it came from
+	Detected    []string   `json:"detected"`    // the launchers whose variables are set, in field order
+	Kubernetes  Kubernetes `json:"kubernetes"`
+	Kubeflow    Kubeflow   `json:"kubeflow"`
+	Slurm       Slurm      `json:"slurm"`
+	Torchrun    Torchrun   `json:"torchrun"`
+	Paddle      Paddle     `json:"paddle"`
+}
+
+// Kubernetes is the pod, from the downward API.
+type Kubernetes struct {
+	InCluster       bool   `json:"inCluster"`
+	PodName         string `json:"podName"`
+	Namespace       string `json:"namespace"`
+	PodUID          string `json:"podUid"`
+	NodeName        string `json:"nodeName"`
+	CompletionIndex string `json:"completionIndex"`
+}
+
+// Kubeflow is the training-operator job: Kind "PyTorchJob" or "PaddleJob".
+type Kubeflow struct {
+	JobName string `json:"jobName"`
+	Kind    string `json:"kind"`
+}
+
+// Slurm is the job, the step and the task's ranks.
+type Slurm struct {
+	JobID       string `json:"jobId"`
+	StepID      string `json:"stepId"`
+	ProcID      string `json:"procId"`
+	LocalID     string `json:"localId"`
+	NodeID      string `json:"nodeId"`
+	NodeName    string `json:"nodeName"`
+	NumTasks    string `json:"numTasks"`
+	Cluster     string `json:"cluster"`
+	ArrayJobID  string `json:"arrayJobId"`
+	ArrayTaskID string `json:"arrayTaskId"`
+}
+
+// Torchrun is torch.distributed's rank environment.
+type Torchrun struct {
+	Rank           string `json:"rank"`
+	LocalRank      string `json:"localRank"`
+	WorldSize      string `json:"worldSize"`
+	LocalWorldSize string `json:"localWorldSize"`
+	RunID          string `json:"runId"`
+	MasterAddr     string `json:"masterAddr"`
+	MasterPort     string `json:"masterPort"`
+}
+
+// Paddle is PaddlePaddle's distributed environment.
+type Paddle struct {
+	TrainerID   string `json:"trainerId"`
+	TrainersNum string `json:"trainersNum"`
+	JobID       string `json:"jobId"`
+	NNodes      string `json:"nnodes"`
+	Master      string `json:"master"`
+}
