@@ -165,7 +165,7 @@ func TestImagesAsBuiltToday(t *testing.T) {
 			argv: []string{"python", "train.py"},
 			want: imageWant{framework: "torch", version: "2.5.1", cuda: "12.4", environment: "/opt/conda/envs/env2",
 				imageCUDA: "12.4", cudnn: "9.3.0.75", interpreter: "/opt/conda/envs/env2/bin/python",
-				notJudged:   map[string]string{"/opt/conda/envs/env1/lib/python3.11/site-packages/torch": "not on the sys.path of /opt/conda/envs/env2/bin/python"}},
+				notJudged: map[string]string{"/opt/conda/envs/env1/lib/python3.11/site-packages/torch": "not on the sys.path of /opt/conda/envs/env2/bin/python"}},
 		},
 		{
 			// pixi's container guide: the production stage copies

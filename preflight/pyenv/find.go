@@ -27,7 +27,7 @@ type finder struct {
 	full bool            // MaxEnvironments reached: nothing more is built
 	// listedBins are the bin directories whose interpreters were added.
 	listedBins map[string]bool
-	read map[string]bool // inputs recorded
+	read       map[string]bool // inputs recorded
 	// Caches: the default pyenv roots, each lib directory's python3.Y
 	// names, each directory's subdirectories.
 	homePyenv []string
