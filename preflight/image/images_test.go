@@ -239,19 +239,8 @@ func checkImage(t *testing.T, l imageLayout) {
 	t.Helper()
 	tr := newTree(t)
 	l.build(t, tr)
-	res, warnings := Scan(tr.Root(), l.env)
-	fws, py := Judge(tr.Root(), l.env, res, l.argv)
-	c := facts.Container{Frameworks: fws}
-	var judged []facts.Framework
-	for _, f := range c.Judged() {
-		if f.Name == l.want.framework {
-			judged = append(judged, f)
-		}
-	}
-	if len(judged) != 1 {
-		t.Fatalf("judged %s: %+v\nall: %+v\nwarnings %q; python %+v", l.want.framework, judged, fws, warnings, py)
-	}
-	f, w := judged[0], l.want
+	res, c, f, py := judgedOne(t, tr, l.env, l.argv, l.want.framework)
+	w := l.want
 	if f.Version != w.version || f.CUDAVersion != w.cuda || f.Environment != w.environment {
 		t.Errorf("%s %s, CUDA %q, in %s; want %s, CUDA %q, in %s", f.Name, f.Version, f.CUDAVersion, f.Environment, w.version, w.cuda, w.environment)
 	}
@@ -266,7 +255,7 @@ func checkImage(t *testing.T, l imageLayout) {
 	}
 	for loc, why := range w.notJudged {
 		found := false
-		for _, fw := range fws {
+		for _, fw := range c.Frameworks {
 			if fw.Location == loc {
 				found = true
 				if !strings.Contains(fw.NotJudged, why) {
@@ -275,7 +264,7 @@ func checkImage(t *testing.T, l imageLayout) {
 			}
 		}
 		if !found {
-			t.Errorf("no framework at %s among %+v", loc, fws)
+			t.Errorf("no framework at %s among %+v", loc, c.Frameworks)
 		}
 	}
 }
