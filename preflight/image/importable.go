@@ -102,7 +102,7 @@ func parseWheelABI(src []byte) []string {
 			continue
 		}
 		for abi := range strings.SplitSeq(parts[1], ".") {
-			if !slices.Contains(out, abi) {
+			if abi != "" && !slices.Contains(out, abi) {
 				out = append(out, abi)
 			}
 		}
