@@ -3,7 +3,7 @@
 // missing fact, never a default (as in libnvidia-container).
 package facts
 
-//go:generate go run ../../internal/cmd/jsongen -type Host,Orchestrator,Framework,CUDALibrary,CUDASource,Requirement,CompatLib -o record_json.go
+//go:generate go run ../../internal/cmd/jsongen -type Host,Orchestrator,Framework,CUDALibrary,CUDASource,Requirement,CompatLib,Python -o record_json.go
 
 // MaxEnvString is MAX_ARG_STRLEN (linux uapi/linux/binfmts.h): gatherers refuse longer, forged values.
 const MaxEnvString = 128 << 10
