@@ -5,16 +5,12 @@ import (
 	"sync"
 )
 
-// Variable is one environment variable gpu-preflight reads from the
-// container's environment, or a family of them.
+// Variable is one variable, or a family, read from the container's environment.
 type Variable struct {
 	Name string // a family ends in '*': "NVIDIA_REQUIRE_*"
-	// Scan: the image scan reads it, so a baked manifest records its value
-	// and goes stale when it changes.
+	// Scan: the image scan reads it; a baked manifest goes stale when it changes.
 	Scan bool
-	// Version is the library whose version it states, for the scan to take
-	// when no file says it: a file says what is installed, the variable what
-	// the author meant to install.
+	// Version is the library whose version it states, taken when no file says it.
 	Version Library
 	Use     string // what reads it and what for
 	Source  string // where its meaning is documented
@@ -40,11 +36,8 @@ const (
 )
 
 // Read are the variables gpu-preflight reads from the container's
-// environment, in the order the scan tries version variables; the container
-// facts keep nothing else. Variables no rule reads stay out: the
-// NV_*_VERSION package pins and CUDA_DRIVER_VERSION (not what is on disk or
-// the host's), PYTORCH_VERSION, TORCH_CUDA_ARCH_LIST and TensorRT's version
-// variables (the files say it better).
+// environment, in the order the scan tries version variables. Those no rule reads stay
+// out: NV_*_VERSION pins, CUDA_DRIVER_VERSION, PYTORCH_VERSION, TORCH_CUDA_ARCH_LIST, TensorRT's.
 var Read = []Variable{
 	{Name: "NVIDIA_VISIBLE_DEVICES", Use: "the GPUs the container toolkit gives the container: the visible GPUs, `gpu-count`", Source: srcToolkit},
 	{Name: "CUDA_VISIBLE_DEVICES", Use: "the GPUs CUDA shows the process, and their order: the visible GPUs, `gpu-count`", Source: srcCUDAEnv},

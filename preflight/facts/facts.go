@@ -1,6 +1,5 @@
 // Package facts holds what gatherers found of the host, the container and
-// the job, for the checks and the provenance record. A zero value is a
-// missing fact, never a default (as in libnvidia-container).
+// the job; a zero value is a missing fact, never a default.
 package facts
 
 //go:generate go run ../../internal/cmd/jsongen -type Host,Orchestrator,Framework,CUDALibrary,CUDASource,Requirement,CompatLib,Python -o record_json.go

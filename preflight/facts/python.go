@@ -1,16 +1,11 @@
 package facts
 
-// Python is which Python the command runs, and so which copy of each
-// framework the checks judge.
+// Python is the interpreter the command runs, which decides the copy of
+// each framework the checks judge.
 type Python struct {
-	// Interpreter is the executable inside the image, "" when it cannot be
-	// told; How says how it was chosen ("python3 on PATH").
-	Interpreter string `json:"interpreter,omitempty"`
-	How         string `json:"how,omitempty"`
-	// Environment is its prefix; Version its X.Y, "3.13t" when free-threaded.
-	Environment string `json:"environment,omitempty"`
-	Version     string `json:"version,omitempty"`
-	// Candidates are the environments one of which runs the command when
-	// that cannot be told: each one's frameworks are judged.
-	Candidates []string `json:"candidates,omitempty"`
+	Interpreter string   `json:"interpreter,omitempty"` // its path in the image; "" when it cannot be told
+	How         string   `json:"how,omitempty"`         // "python3 on PATH", "the #! line of /usr/local/bin/train"
+	Environment string   `json:"environment,omitempty"` // its prefix
+	Version     string   `json:"version,omitempty"`     // X.Y, "3.13t" when free-threaded
+	Candidates  []string `json:"candidates,omitempty"`  // when it cannot be told: the prefixes one of which runs it, each judged
 }

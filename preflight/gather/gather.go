@@ -40,8 +40,7 @@ type Options struct {
 	CUDAMode    string // PREFLIGHT_CUDA_CHECK: off or "" starts nothing
 	CUDATimeout time.Duration
 	Manifest    string // the baked manifest's path inside Root
-	// Command is the training argv, whose Python decides which frameworks
-	// are judged (image.Judge); nil when not known.
+	// Command is the training argv, nil when not known; its Python decides what is judged.
 	Command []string
 	// ProbeStderr receives a probe's stderr and which probe ("nvml", "cuda").
 	ProbeStderr func(probe, stderr string)
@@ -211,9 +210,8 @@ func Bake(o Options, bi image.BuildInfo) (image.Manifest, []string, error) {
 	return m, warnings, err
 }
 
-// withWorkDir is env with PWD, where pixi's environments are looked for,
-// set to this process's working directory when it runs in the image and
-// no shell recorded one: the command it execs inherits it.
+// withWorkDir sets PWD (where pixi's environments are looked for) to this
+// process's working directory, which the command inherits, when no shell did.
 func withWorkDir(env map[string]string, root fsroot.Root) map[string]string {
 	if _, ok := env["PWD"]; ok || !root.IsHost() {
 		return env
