@@ -163,6 +163,10 @@ func (s *scanner) libraryCopy(p, lib, dir string) facts.LibraryCopy {
 	if path.Base(libDir) == "lib" && path.Base(path.Dir(path.Dir(libDir))) == "nvidia" {
 		sp := path.Dir(path.Dir(path.Dir(libDir)))
 		wheel := path.Base(path.Dir(libDir))
+		if d, ok := s.recordOwner(sp, path.Join("nvidia", wheel, "lib", path.Base(p))); ok {
+			c.Version, c.VersionSource = d.Version, path.Join(distPath(sp, d), "RECORD")
+			return c
+		}
 		dists := s.distInfos(sp)
 		if major, shared := strings.CutPrefix(wheel, "cu"); shared && digitsOnly(major) {
 			if d, ok := dists[wheelDist(dir, major)]; ok {

@@ -3,7 +3,10 @@ package image
 import (
 	"bufio"
 	"bytes"
+	"maps"
 	"path"
+	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -234,4 +237,63 @@ func markerExtra(marker string) string {
 		return ""
 	}
 	return normalizeName(v)
+}
+
+// maxRecordsRead and maxRecordFile bound the nvidia-* RECORD files read for
+// one file's wheel; NVIDIA's list at most a few hundred files.
+const (
+	maxRecordsRead = 64
+	maxRecordFile  = 1 << 20
+)
+
+// recordOwner is the nvidia-* distribution in site-packages sp whose
+// RECORD, pip's list of the files it installed, lists rel
+// ("nvidia/cu13/lib/libcudart.so.13"); of two that list it (wheels that
+// overwrote each other's file), the one whose size matches the file's.
+func (s *scanner) recordOwner(sp, rel string) (distInfo, bool) {
+	dists := s.distInfos(sp)
+	var size int64 = -1
+	if fi, err := s.root.Stat(path.Join(sp, rel)); err == nil {
+		size = fi.Size()
+	}
+	var owner distInfo
+	found, read := false, 0
+	for _, name := range slices.Sorted(maps.Keys(dists)) {
+		d := dists[name]
+		if !strings.HasPrefix(name, "nvidia_") || d.dir() == "" {
+			continue
+		}
+		if read++; read > maxRecordsRead {
+			break
+		}
+		listed, sz := recordRow(s.readMax(path.Join(d.dir(), "RECORD"), maxRecordFile), rel)
+		switch {
+		case !listed:
+		case sz == size:
+			return d, true
+		case !found:
+			owner, found = d, true
+		}
+	}
+	return owner, found
+}
+
+// recordRow finds file's row in RECORD src (the wheel spec's CSV of path,
+// hash and size) and returns its size, -1 when the row gives none. Rows
+// are matched unquoted: Python's csv quotes only a path holding a comma,
+// a quote or a line break, which no library's name does.
+func recordRow(src []byte, file string) (listed bool, size int64) {
+	for line := range bytes.Lines(src) {
+		rest, ok := bytes.CutPrefix(bytes.TrimRight(line, "\r\n"), []byte(file+","))
+		if !ok {
+			continue
+		}
+		i := bytes.LastIndexByte(rest, ',')
+		n, err := strconv.ParseInt(string(rest[i+1:]), 10, 64)
+		if i < 0 || err != nil || n < 0 {
+			return true, -1
+		}
+		return true, n
+	}
+	return false, -1
 }

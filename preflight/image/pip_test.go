@@ -56,7 +56,8 @@ func realPip(t *testing.T) string {
 // stand-in wheels: torch 2.11's requirements through cuda-toolkit's
 // extras pull the unsuffixed nvidia-cuda-runtime into nvidia/cu13/lib,
 // nvidia-cudnn-cu13 and nvidia-nccl-cu13 into their own directories; the
-// scan finds the runtime, cuDNN and NCCL from the dist-infos pip wrote.
+// scan finds the runtime, cuDNN and NCCL from the dist-infos pip wrote, and
+// the runtime's file in the RECORD pip wrote.
 func TestCUDA13WheelsAsTheRealPipInstallsThem(t *testing.T) {
 	python := realPip(t)
 	work := t.TempDir()
@@ -108,6 +109,10 @@ func TestCUDA13WheelsAsTheRealPipInstallsThem(t *testing.T) {
 	}
 	if res.Stack.CuDNN.Version != "9.19.0.56" || res.Stack.NCCL.Version != "2.28.9" {
 		t.Errorf("cuDNN %+v, NCCL %+v", res.Stack.CuDNN, res.Stack.NCCL)
+	}
+	record, err := os.ReadFile(tr.host(sp + "/nvidia_cuda_runtime-13.0.96.dist-info/RECORD"))
+	if listed, size := recordRow(record, "nvidia/cu13/lib/libcudart.so.13"); err != nil || !listed || size != 0 {
+		t.Errorf("the RECORD pip wrote lists libcudart.so.13: %v, size %d (%v)\n%s", listed, size, err, record)
 	}
 }
 
