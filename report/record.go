@@ -100,6 +100,7 @@ type Image struct {
 	Compat          []facts.CompatLib   `json:"compat"`
 	Frameworks      []facts.Framework   `json:"frameworks"`
 	CUDALibraries   []facts.CUDALibrary `json:"cudaLibraries"`
+	Python          facts.Python        `json:"python"`
 	Ref             string              `json:"ref"`
 	Digest          string              `json:"digest"`
 	Revision        string              `json:"revision"`
@@ -259,6 +260,13 @@ func newImage(c facts.Container) Image {
 	}
 	for i := range im.CUDALibraries {
 		im.CUDALibraries[i].Others = slices.Clone(im.CUDALibraries[i].Others)
+	}
+	if c.Python != nil {
+		py := &im.Python
+		py.Interpreter, py.How, py.Environment, py.Version = safe(c.Python.Interpreter), safe(c.Python.How), safe(c.Python.Environment), safe(c.Python.Version)
+		for _, e := range c.Python.Candidates {
+			py.Candidates = append(py.Candidates, safe(e))
+		}
 	}
 	return im
 }

@@ -215,6 +215,8 @@ func everyFact(env []string) facts.Facts {
 					Others: []facts.LibraryCopy{{Path: "/usr/lib/x86_64-linux-gnu/libcudnn.so.9", Version: "9.0.0"}}},
 				{Framework: "torch", Name: "libnccl.so.2", Library: "libnccl"},
 			},
+			Python: &facts.Python{Interpreter: "/opt/venv/bin/python", How: "python on PATH", Environment: "/opt/venv", Version: "3.11",
+				Candidates: []string{"/opt/venv"}},
 			ScanSource: "manifest",
 			Identity:   identity.FromEnv(envvars.Parse(env)),
 		},

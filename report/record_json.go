@@ -125,7 +125,9 @@ func appendImage(e *jsonenc.Encoder, b []byte, v *Image) []byte {
 		}
 		b = v.CUDALibraries[i0].AppendRecordJSON(e, b)
 	}
-	b = append(b, `],"ref":`...)
+	b = append(b, `],"python":`...)
+	b = v.Python.AppendRecordJSON(e, b)
+	b = append(b, `,"ref":`...)
 	b = jsonenc.AppendString(b, v.Ref)
 	b = append(b, `,"digest":`...)
 	b = jsonenc.AppendString(b, v.Digest)
