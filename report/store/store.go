@@ -18,6 +18,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/gpu-preflight/gpu-preflight/report/termsafe"
+
 	"github.com/gpu-preflight/gpu-preflight/internal/safefile"
 	"github.com/gpu-preflight/gpu-preflight/report"
 )
@@ -52,7 +54,8 @@ func Marshal(r report.Record) ([]byte, error) {
 		return nil, fmt.Errorf("indent provenance record %s: %w", r.RunID, err)
 	}
 	b.WriteByte('\n')
-	return b.Bytes(), nil
+	// A record file is read with cat as often as with jq.
+	return termsafe.JSON(b.Bytes()), nil
 }
 
 // Dir is a provenance directory held open from a run's first record to its
