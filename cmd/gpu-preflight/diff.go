@@ -48,10 +48,13 @@ func cmdDiff(args, _ []string, stdout, stderr io.Writer) int {
 	}
 	matters := diff.AnyMatters(changes)
 	if *asJSON {
-		err = json.NewEncoder(stdout).Encode(diffJSON{Old: refOf(old), New: refOf(new), Matters: matters, Changes: changes})
+		var b []byte
+		if b, err = json.Marshal(diffJSON{Old: refOf(old), New: refOf(new), Matters: matters, Changes: changes}); err == nil {
+			_, err = stdout.Write(termsafe.JSON(append(b, '\n')))
+		}
 	} else {
 		termsafe.All(&changes)
-		_, err = fmt.Fprintf(stdout, "old: %s\nnew: %s\n", termsafe.String(describe(old)), termsafe.String(describe(new)))
+		_, err = fmt.Fprintf(stdout, "old: %s\nnew: %s\n", termsafe.String(describeStored(old)), termsafe.String(describeStored(new)))
 		if err == nil {
 			err = diff.Render(stdout, changes)
 		}
@@ -94,6 +97,6 @@ func refOf(s store.Stored) recordRef {
 	return recordRef{Path: s.Path, RunID: s.Record.RunID, StartedAt: s.Record.StartedAt}
 }
 
-func describe(s store.Stored) string {
+func describeStored(s store.Stored) string {
 	return fmt.Sprintf("%s (run %s, started %s)", s.Path, s.Record.RunID, s.Record.StartedAt)
 }

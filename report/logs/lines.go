@@ -9,6 +9,7 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/report"
 	"github.com/gpu-preflight/gpu-preflight/report/redact"
 	"github.com/gpu-preflight/gpu-preflight/report/store"
+	"github.com/gpu-preflight/gpu-preflight/report/termsafe"
 	"github.com/gpu-preflight/gpu-preflight/report/trace/provline"
 )
 
@@ -85,7 +86,7 @@ func Record(l zerolog.Logger, r report.Record) error {
 	}
 	sum := store.FileSHA256(full)
 	e = e.Hex("recordSha256", sum[:])
-	e.RawJSON("record", run.AppendJSON(make([]byte, 0, provline.MaxRecordBytes))).Msg(ProvenanceMessage)
+	e.RawJSON("record", termsafe.JSON(run.AppendJSON(make([]byte, 0, provline.MaxRecordBytes)))).Msg(ProvenanceMessage)
 	return nil
 }
 

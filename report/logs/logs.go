@@ -73,8 +73,8 @@ func New(w io.Writer, format, level string) (zerolog.Logger, error) {
 // consoleFields prepares a line for the console: it drops the fields a
 // person need not read twice (the summary's and the abort line's, whose
 // sentence says it all, and a finding's status, which the level says), and
-// escapes every string for the terminal (termsafe): ConsoleWriter prints
-// the message raw. Nested objects it prints as JSON, escaped already.
+// escapes every string for the terminal, nested ones too (termsafe.All):
+// ConsoleWriter prints the message raw and nested objects as JSON.
 func consoleFields(evt map[string]any) error {
 	switch evt["event"] {
 	case EventSummary, EventAbort:
@@ -90,9 +90,8 @@ func consoleFields(evt map[string]any) error {
 		delete(evt, "status")
 	}
 	for k, v := range evt {
-		if s, ok := v.(string); ok {
-			evt[k] = termsafe.String(s)
-		}
+		termsafe.All(&v)
+		evt[k] = v
 	}
 	return nil
 }
@@ -118,9 +117,9 @@ func (c capWriter) Write(p []byte) (int, error) {
 }
 
 func (c capWriter) WriteLevel(level zerolog.Level, p []byte) (int, error) {
-	line := p
-	if len(p) > MaxLineBytes {
-		line = overCap(level, p)
+	line := termsafe.JSON(p) // zerolog leaves C1 and format characters raw
+	if len(line) > MaxLineBytes {
+		line = overCap(level, line)
 	}
 	if _, err := c.w.Write(line); err != nil {
 		return 0, err

@@ -18,6 +18,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/gpu-preflight/gpu-preflight/report/termsafe"
+
 	"github.com/gpu-preflight/gpu-preflight/internal/safefile"
 	"github.com/gpu-preflight/gpu-preflight/report"
 )
@@ -52,7 +54,8 @@ func Marshal(r report.Record) ([]byte, error) {
 		return nil, fmt.Errorf("indent provenance record %s: %w", r.RunID, err)
 	}
 	b.WriteByte('\n')
-	return b.Bytes(), nil
+	// A record file is read with cat as often as with jq.
+	return termsafe.JSON(b.Bytes()), nil
 }
 
 // Dir is a provenance directory held open from a run's first record to its
@@ -85,11 +88,11 @@ func OpenDir(path string) (*Dir, error) {
 
 func openDir(path, fdDir string) (*Dir, error) {
 	if err := os.MkdirAll(path, 0o750); err != nil {
-		return nil, fmt.Errorf("write provenance record: create directory %s: %w (%s)", path, err, hint)
+		return nil, fmt.Errorf("write provenance record: create directory %s: %w (%s)", path, err, remedy(err))
 	}
 	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return nil, fmt.Errorf("write provenance record: open directory %s: %w (%s)", path, err, hint)
+		return nil, fmt.Errorf("write provenance record: open directory %s: %w (%s)", path, err, remedy(err))
 	}
 	return &Dir{path: path, fd: fd, written: map[string]unix.Stat_t{}, fdDir: fdDir}, nil
 }
@@ -176,7 +179,7 @@ func (d *Dir) write(r report.Record) (path, via string, err error) {
 		return "", via, fmt.Errorf("write provenance record: %s already exists; gpu-preflight never overwrites a record (a run id was reused, or something else created that name): %w", final, err)
 	}
 	if err != nil {
-		return "", via, fmt.Errorf("write provenance record %s: %w (%s)", final, err, hint)
+		return "", via, fmt.Errorf("write provenance record %s: %w (%s)", final, err, remedy(err))
 	}
 	d.remember(name)
 	if err := unix.Fsync(d.fd); err != nil {
@@ -283,7 +286,13 @@ func ownFDDir(fdDir string, fd int, id fileID) (int, error) {
 	return procFD, nil
 }
 
-const hint = "make the directory writable by this user, point PREFLIGHT_PROVENANCE_DIR at a writable volume, or set it to off"
+// remedy says what to do about err: a full volume wants space, not permissions.
+func remedy(err error) string {
+	if errors.Is(err, unix.ENOSPC) || errors.Is(err, unix.EDQUOT) {
+		return "the volume is full: free space on it, point PREFLIGHT_PROVENANCE_DIR at a larger volume, or set it to off"
+	}
+	return "make the directory writable by this user, point PREFLIGHT_PROVENANCE_DIR at a writable volume, or set it to off"
+}
 
 // writeTemp creates tmp in the directory open as dfd, never following or
 // reusing an existing entry, and fills it with data.
@@ -374,13 +383,13 @@ func (d *Dir) Complete(r report.Record) (foreign string, err error) {
 	}
 	if err != nil {
 		_ = unix.Unlinkat(d.fd, tmp, 0)
-		return foreign, fmt.Errorf("complete provenance record %s: %w (%s)", path, err, hint)
+		return foreign, fmt.Errorf("complete provenance record %s: %w (%s)", path, err, remedy(err))
 	}
 	// rename(2) replaces the entry whatever it is, except a directory
 	// (EISDIR), and follows no symlink at either name.
 	if err := unix.Renameat(d.fd, tmp, d.fd, name); err != nil {
 		_ = unix.Unlinkat(d.fd, tmp, 0)
-		return foreign, fmt.Errorf("complete provenance record %s: rename into place: %w (%s)", path, err, hint)
+		return foreign, fmt.Errorf("complete provenance record %s: rename into place: %w (%s)", path, err, remedy(err))
 	}
 	d.remember(name)
 	if err := unix.Fsync(d.fd); err != nil {
@@ -421,8 +430,10 @@ func (d *Dir) foreign(name string) string {
 }
 
 // FileSHA256 is the SHA-256 of Marshal's file for the record encoded
-// compact, hashed as json.Indent would indent it, without building the file.
+// compact, escaped and hashed as Marshal would indent it, without building
+// the file.
 func FileSHA256(compact []byte) [sha256.Size]byte {
+	compact = termsafe.JSON(compact) // as Marshal escapes: only inside strings, where indenting adds nothing
 	h := sha256.New()
 	var out [4096]byte
 	b := out[:0]

@@ -292,3 +292,30 @@ func TestALostLastPartIsCountedAsTruncated(t *testing.T) {
 	}
 	sameAnswers(t, "the CRI file without the long line's last part", want, got)
 }
+
+// TestASupervisedRunWithoutItsEndIsAFailure: a supervised run's start is
+// read, its end never is (the log was cut after it): the run counts as
+// failed, "end not recorded"; a run not supervised has no end to wait for.
+func TestASupervisedRunWithoutItsEndIsAFailure(t *testing.T) {
+	runs := digestChange()[:3]
+	var log bytes.Buffer
+	for i, r := range runs {
+		lines := tracetest.Stderr(r)
+		if i == len(runs)-1 {
+			lines = lines[:len(lines)-1] // the finished line
+		}
+		for _, l := range lines {
+			log.Write(append(l, '\n'))
+		}
+	}
+	h := history(t, traceOf(t, trace.Options{}, log.Bytes()), trace.KindJob, "ml-resnet")
+	if h.Good != 2 || h.Bad != 1 || !h.Failing || len(h.Boundaries) != 1 || h.Boundaries[0].FirstBad.Outcome != "end not recorded" {
+		t.Errorf("history %+v: want 2 good, the run without its end failed (end not recorded)", h)
+	}
+	unsupervised := runs[2]
+	unsupervised.Exit = nil
+	res := traceOf(t, trace.Options{}, ledger(t, append(runs[:2:2], unsupervised)))
+	if res.Totals.Records != 3 || len(res.Regressions) != 0 {
+		t.Errorf("totals %+v, regressions %+v: a run not supervised failed for want of an end", res.Totals, res.Regressions)
+	}
+}

@@ -458,8 +458,10 @@ func outcomeText(ref runRef) string {
 	switch {
 	case ref.abort != "":
 		return ref.abort
+	case !ref.ended && ref.supervised:
+		return "end not recorded"
 	case !ref.ended:
-		return "ran (no end seen)"
+		return "ran (not supervised)"
 	case ref.notStarted:
 		return "not started (exit " + itoa(int(ref.exit)) + ")"
 	case ref.signal != 0:

@@ -13,7 +13,7 @@ import (
 const (
 	stateFiltered  = iota // left out by the filters
 	statePending          // counted; its outcome may still come
-	stateNoOutcome        // counted, placed as good without an outcome
+	stateNoOutcome        // counted, placed without its outcome
 	stateFinal            // counted with its outcome
 	stateBits      = 2
 )
@@ -302,8 +302,9 @@ func (t *Tracer) evict() {
 			delete(t.pending.runs, key)
 			v, _ := t.runs.get(key)
 			t.runs.put(key, withState(v, stateNoOutcome))
-			p.img.settle(p, p.ok)
-			p.job.settle(p, p.ok)
+			ok := p.ok && !p.ref.supervised // a supervised run's end never came
+			p.img.settle(p, ok)
+			p.job.settle(p, ok)
 			t.pending.free = append(t.pending.free, p)
 			return
 		}

@@ -91,9 +91,11 @@ type runRef struct {
 	exit, signal    int32
 	notStarted      bool
 	ended           bool // its outcome is known
+	supervised      bool
 }
 
 func (r *runRef) setOutcome(run *provline.Run) {
+	r.supervised = run.Command.Supervised
 	if run.Decision.Action == "abort" {
 		r.abort = abortText(run.Decision)
 	}

@@ -177,14 +177,19 @@ func (t *Tracer) selected(r *provline.Run, at time.Time) bool {
 	return o.Until.IsZero() || at.Before(o.Until)
 }
 
-// Succeeded is the rule for a good run: the command started and did not
-// fail (no outcome seen, or exit code 0).
+// Succeeded is the rule for a good run: gpu-preflight started the command
+// (decision exec) and the command did not fail: exit code 0, or no outcome
+// from a run not supervised. A supervised run whose end was not recorded
+// is a failure.
 func Succeeded(r *provline.Run) bool {
 	if r.Decision.Action != "exec" {
 		return false
 	}
 	o := r.Outcome
-	return o == nil || o.ExitCode == 0 && o.Signal == 0 && o.NotStarted == ""
+	if o == nil {
+		return !r.Command.Supervised
+	}
+	return o.ExitCode == 0 && o.Signal == 0 && o.NotStarted == ""
 }
 
 // NodeOf is the node a run ran on: the Kubernetes node name, else Slurm's

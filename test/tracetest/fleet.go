@@ -148,7 +148,7 @@ func Start(r Run) report.Record {
 	f.Orchestrator = orchestrator.FromEnv(envvars.Parse(env))
 	return report.New(report.Inputs{
 		Facts: f, Findings: findings, Decision: d,
-		Argv: argv, Cwd: "/workspace",
+		Argv: argv, Cwd: "/workspace", Supervised: r.Exit != nil,
 		Environ: envvars.Parse(env), ToolVersion: "v0.4.0", ToolCommit: "0123abc",
 		Now: r.At, RunID: r.RunID,
 	})

@@ -218,6 +218,7 @@ var tree = object(map[string]*node{
 			}
 			b.argv++
 		})},
+		"supervised":  boolean(func(b *Builder, v bool) { b.run.Command.Supervised = v }),
 		"argvSha256":  str(capSHA, func(b *Builder, s string) { b.run.Command.ArgvSHA256 = s }),
 		"argvRecord":  str(capShort, func(b *Builder, s string) { b.run.Command.ArgvRecord = s }),
 		"argvDropped": integer(func(b *Builder, n int) { b.run.Command.ArgvDropped = n }),

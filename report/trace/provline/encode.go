@@ -193,7 +193,8 @@ func (r *Run) AppendJSON(b []byte) []byte {
 	}
 	b = c.str(b, "argvSha256", r.Command.ArgvSHA256, false)
 	b = c.str(b, "argvRecord", r.Command.ArgvRecord, false)
-	b = c.close(c.num(b, "argvDropped", r.Command.ArgvDropped))
+	b = c.num(b, "argvDropped", r.Command.ArgvDropped)
+	b = c.close(c.flag(b, "supervised", r.Command.Supervised))
 	b = r.appendOrchestrator(o.key(b, "orchestrator"))
 	if len(r.Env) > 0 {
 		var e obj

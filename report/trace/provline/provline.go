@@ -83,6 +83,7 @@ type Command struct {
 	Program                string
 	ArgvSHA256, ArgvRecord string
 	ArgvDropped            int
+	Supervised             bool
 }
 
 type Orchestrator struct {
