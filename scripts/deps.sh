@@ -39,6 +39,9 @@ if ! $only_build; then
 	# The real-engine suite (mk/podman.mk): podman and buildah with runc, and
 	# catatonit, which `podman run --init` needs.
 	packages+=(podman buildah catatonit fuse-overlayfs uidmap slirp4netns conmon containers-storage)
+	# The journal suite (mk/journald.mk): systemd-journal-remote writes a
+	# journal file from an export stream, systemd's journalctl prints it.
+	packages+=(systemd systemd-journal-remote)
 fi
 if $list; then
 	# Every package it may install, one a line (test/fresh keys its cache

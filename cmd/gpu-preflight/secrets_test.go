@@ -245,8 +245,8 @@ func TestRecordArgvModesAndLogProvenanceOff(t *testing.T) {
 		mode, logProvenance string
 		inRecord, inLog     bool
 	}{
-		{"redacted", "true", true, true},
-		{"full", "true", true, true},
+		{"redacted", "true", true, false},
+		{"full", "true", true, false},
 		{"digest", "true", false, false},
 		{"none", "true", false, false},
 		{"redacted", "false", true, false},

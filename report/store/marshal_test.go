@@ -2,6 +2,7 @@ package store
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/json"
 	"math/rand/v2"
 	"testing"
@@ -40,6 +41,26 @@ func TestMarshalIsMarshalIndent(t *testing.T) {
 		}
 		if want = termsafe.JSON(append(want, '\n')); !bytes.Equal(got, want) {
 			t.Fatalf("Marshal wrote\n%s\njson.MarshalIndent writes\n%s", got, want)
+		}
+	}
+}
+
+func TestFileSHA256IsTheDigestOfTheFileMarshalMakes(t *testing.T) {
+	records := []report.Record{report.New(reporttest.Inputs()), {}}
+	rnd := rand.New(rand.NewPCG(7, 11))
+	for range 300 {
+		var r report.Record
+		jsonenctest.Fill(rnd, &r, 0)
+		records = append(records, r)
+	}
+	for _, r := range records {
+		b, err := Marshal(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		compact, _ := r.AppendJSON(nil)
+		if FileSHA256(compact) != sha256.Sum256(b) {
+			t.Fatalf("FileSHA256 differs from the digest of\n%s", b)
 		}
 	}
 }

@@ -1,11 +1,11 @@
-// Package store puts what a run leaves on disk: the provenance record in
-// its own file (Dir.Write, Dir.Complete: atomic, durable, never following a
-// symlink, through a directory held open for the run) and the Kubernetes
-// termination message (WriteTermination).
+// Package store owns the record files: it writes them (atomic, durable,
+// following no symlink, through a directory held open for the run), reads
+// them back, and writes the Kubernetes termination message.
 package store
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -145,28 +145,15 @@ func write(dir string, r report.Record, fdDir string) (path, via string, err err
 }
 
 // Write stores r in the directory under FileName(r) and returns the file's
-// path. The write is atomic and durable, and leaves nothing visible until
-// the whole record is on disk: the record goes to an anonymous O_TMPFILE
-// file in the directory (mode 0640), is fsynced, then given its final name
-// with linkat(2) through /proc/self/fd, which fails rather than replace
-// anything already there, even a symlink; then the directory is fsynced. A
-// reader therefore sees either no file or the whole record under the final
-// name, also after a kill -9 or a power cut at any point, and a crash
-// leaves no temporary file either (the kernel frees an anonymous file with
-// its last descriptor).
-//
-// /proc/self/fd is used only when it is a real procfs showing this
-// process's own descriptor (fstatfs gives PROC_SUPER_MAGIC, and the link
-// leads to the very file written): with /proc unmounted, a directory
-// planted there could make the link name another file. Where O_TMPFILE is
-// not available (open gives EOPNOTSUPP, EISDIR on a kernel before 3.11, or
-// EINVAL) or /proc is not that, Write falls back to a named temporary file
-// ".<name>.tmp-*" (opened O_EXCL|O_NOFOLLOW, mode 0640), fsynced, linked
-// under the final name and removed. A crash then can leave that temporary
-// file, still never a partial "*.json".
-//
-// Errors name the step that failed and what to do; the caller reports them
-// as a warning and carries on (docs/schema/README.md).
+// path. A reader sees no file or the whole record, also after a kill -9 or
+// a power cut: the record goes to an anonymous O_TMPFILE file (mode 0640),
+// is fsynced, and is linked under its name through /proc/self/fd (only a
+// real procfs showing this very file: a planted /proc could name another),
+// with linkat(2), which never replaces an entry; then the directory is
+// fsynced. Without O_TMPFILE or that /proc, a named ".<name>.tmp-*" file
+// (O_EXCL|O_NOFOLLOW) takes its place, and a crash can leave it, never a
+// partial "*.json". Errors name the step that failed; the caller warns and
+// carries on.
 func (d *Dir) Write(r report.Record) (string, error) {
 	path, _, err := d.write(r)
 	return path, err
@@ -440,4 +427,84 @@ func (d *Dir) foreign(name string) string {
 		return fmt.Sprintf("another file, %d bytes", st.Size)
 	}
 	return safefile.Kind(st.Mode)
+}
+
+// FileSHA256 is the SHA-256 of Marshal's file for the record encoded
+// compact, escaped and hashed as Marshal would indent it, without building
+// the file.
+func FileSHA256(compact []byte) [sha256.Size]byte {
+	compact = termsafe.JSON(compact) // as Marshal escapes: only inside strings, where indenting adds nothing
+	h := sha256.New()
+	var out [4096]byte
+	b := out[:0]
+	flush := func() {
+		h.Write(b)
+		b = b[:0]
+	}
+	depth := 0
+	open := false // the last byte opened an object or array
+	inString, escaped := false, false
+	newline := func(d int) {
+		if len(b)+1+2*d > cap(b) {
+			flush()
+		}
+		b = append(b, '\n')
+		for range d {
+			if len(b)+2 > cap(b) {
+				flush()
+			}
+			b = append(b, ' ', ' ')
+		}
+	}
+	for _, c := range compact {
+		if len(b)+2 > cap(b) {
+			flush()
+		}
+		if inString {
+			b = append(b, c)
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+			continue
+		}
+		if open && c != '}' && c != ']' {
+			newline(depth)
+		}
+		switch c {
+		case '{', '[':
+			b = append(b, c)
+			open = true
+			depth++
+			continue
+		case '}', ']':
+			depth--
+			if !open {
+				newline(depth)
+			}
+			b = append(b, c)
+		case ',':
+			b = append(b, c)
+			open = false
+			newline(depth)
+			continue
+		case ':':
+			b = append(b, ':', ' ')
+		case '"':
+			b = append(b, c)
+			inString = true
+		default:
+			b = append(b, c)
+		}
+		open = false
+	}
+	b = append(b, '\n')
+	flush()
+	var sum [sha256.Size]byte
+	h.Sum(sum[:0])
+	return sum
 }
