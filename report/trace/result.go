@@ -13,6 +13,7 @@ import (
 
 	"github.com/gpu-preflight/gpu-preflight/report"
 	"github.com/gpu-preflight/gpu-preflight/report/diff"
+	"github.com/gpu-preflight/gpu-preflight/report/termsafe"
 	"github.com/gpu-preflight/gpu-preflight/report/trace/provline"
 )
 
@@ -159,7 +160,7 @@ func (t *Tracer) WriteJSON(w io.Writer) error {
 		panic("trace: Result does not end with its jobs and regressions")
 	}
 	bw := bufio.NewWriter(w)
-	bw.Write(head[:len(head)-len(tail)+1])
+	bw.Write(termsafe.JSON(head[:len(head)-len(tail)+1]))
 	for i, id := range jobs {
 		d, _ := t.jobDrift(id, t.jobs[id])
 		if err := writeElem(bw, i, d); err != nil {
@@ -184,7 +185,7 @@ func writeElem(w *bufio.Writer, i int, v any) error {
 	if err != nil {
 		return err
 	}
-	_, err = w.Write(b)
+	_, err = w.Write(termsafe.JSON(b))
 	return err
 }
 

@@ -123,6 +123,26 @@ func probedRecords(t *testing.T) (prov string, env []string, checkJSON string) {
 	return prov, env, checkJSON
 }
 
+// trace, in text and JSON, shows a job's GPU names escaped when two of its
+// ranks saw different ones.
+func TestTraceShowsTheProbesEscaped(t *testing.T) {
+	prov := t.TempDir()
+	for rank, s := range []fakenvml.Scenario{fakenvml.H100x8("580.65.06", 13000), hostileNode()} {
+		env := shimEnv(t, fakeLibrary(t), &s, "PREFLIGHT_PROVENANCE_DIR="+prov, "PREFLIGHT_POLICY=warn",
+			"SLURM_JOB_ID=4242", "SLURM_NTASKS=2", fmt.Sprintf("SLURM_PROCID=%d", rank), fmt.Sprintf("SLURMD_NODENAME=node-%d", rank))
+		if r := run(t, 30*time.Second, env, shimBin(t), "--", "true"); r.code != 0 {
+			t.Fatalf("exit %d:\n%s", r.code, r.stderr)
+		}
+	}
+	text := run(t, 30*time.Second, []string{"PATH=/usr/bin:/bin"}, shimBin(t), "trace", prov)
+	asJSON := run(t, 30*time.Second, []string{"PATH=/usr/bin:/bin"}, shimBin(t), "trace", "--json", prov)
+	wantTerminalSafe(t, "trace", text.stdout+text.stderr, `NVIDIA H100\x1b]0;PWNED\x07\x1b[2J\u202e`)
+	wantTerminalSafe(t, "trace --json", asJSON.stdout+asJSON.stderr)
+	if !strings.Contains(asJSON.stdout, `NVIDIA H100\u001b]0;PWNED\u0007\u001b[2J`) {
+		t.Errorf("trace --json does not hold the GPU name escaped:\n%s", asJSON.stdout)
+	}
+}
+
 // diff's text names both changes between the records, escaped.
 func TestDiffTextShowsTheProbesEscaped(t *testing.T) {
 	prov, _, _ := probedRecords(t)
