@@ -2,6 +2,7 @@ package rdma
 
 import (
 	"fmt"
+	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 	"os"
 	"slices"
 	"testing"
@@ -9,7 +10,6 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/preflight/fsroot"
 	"github.com/gpu-preflight/gpu-preflight/preflight/nccl"
 	"github.com/gpu-preflight/gpu-preflight/preflight/rdma/rdmatest"
-	"github.com/gpu-preflight/gpu-preflight/preflight/transport"
 )
 
 // layout writes n into a new directory and returns it as a host root.
@@ -41,7 +41,7 @@ func TestHCAsPortsAndPlacementAreReadAsSysfsLaysThemOut(t *testing.T) {
 		t.Fatalf("%d HCAs, %d GPUs; want 8 of each", len(f.HCAs), len(f.GPUs))
 	}
 	h := f.HCAs[3]
-	want := transport.Port{Num: 1, State: "ACTIVE", PhysState: "LinkUp", LinkLayer: "InfiniBand", Rate: "400 Gb/sec (4X NDR)"}
+	want := facts.HCAPort{Num: 1, State: "ACTIVE", PhysState: "LinkUp", LinkLayer: "InfiniBand", Rate: "400 Gb/sec (4X NDR)"}
 	if h.Name != "mlx5_3" || h.Driver != "mlx5_core" || h.Vendor != "0x15b3" || h.Verbs != "uverbs3" || len(h.Ports) != 1 || h.Ports[0].State != want.State ||
 		h.Ports[0].PhysState != want.PhysState || h.Ports[0].LinkLayer != want.LinkLayer || h.Ports[0].Rate != want.Rate {
 		t.Errorf("mlx5_3 read as %+v", h)
