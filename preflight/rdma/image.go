@@ -91,6 +91,9 @@ func pabi(rdmaCore int) int {
 // net plugins its settings name.
 func (g *gatherer) imageSide(hcas []facts.HCA, n facts.NCCLConfig) facts.RDMAImage {
 	im := facts.RDMAImage{NCCL: g.o.NCCL}
+	if len(hcas) > 0 {
+		im.Configured = g.configuredProviders()
+	}
 	if im.NCCL == "" {
 		return im
 	}
@@ -127,7 +130,6 @@ func (g *gatherer) imageSide(hcas []facts.HCA, n facts.NCCLConfig) facts.RDMAIma
 			im.RDMACore, _ = strconv.Atoi(m[2])
 		}
 	}
-	im.Configured = g.configuredProviders()
 	im.Providers = g.providers(hcas, im, env)
 	return im
 }

@@ -164,7 +164,10 @@ func TestGPUDirectRDMA(t *testing.T) {
 		}, "peermem", "", StatusPass},
 		{"DMA-BUF with the open module", func(f *facts.Transport) { f.Kernel.Peermem, f.Kernel.OpenModule = nil, true }, "dmabuf", "", StatusPass},
 		{"DMA-BUF, proprietary module", func(f *facts.Transport) { f.Kernel.Peermem = nil }, "", "dmabuf-unconfirmed", StatusInfo},
-		{"DMA-BUF turned off", func(f *facts.Transport) { f.Kernel.Peermem, f.Kernel.OpenModule = nil, true; set(f, nccl.DMABufEnable, "0") }, "", "gdr-off", StatusWarn},
+		{"DMA-BUF turned off", func(f *facts.Transport) {
+			f.Kernel.Peermem, f.Kernel.OpenModule = nil, true
+			set(f, nccl.DMABufEnable, "0")
+		}, "", "gdr-off", StatusWarn},
 		{"rdma-core before 34", func(f *facts.Transport) { f.Kernel.Peermem, f.Kernel.OpenModule, f.Image.VerbsABI = nil, true, 11 }, "", "gdr-off", StatusWarn},
 		{"GDR level below the distance", func(f *facts.Transport) { set(f, nccl.NetGDRLevel, "LOC") }, "peermem", "gdr-distance", StatusWarn},
 	}
