@@ -108,6 +108,7 @@ type Image struct {
 	IdentitySource  string              `json:"identitySource"`
 	Pinned          bool                `json:"pinned"`
 	ScanSource      string              `json:"scanSource"`
+	Ranks           []facts.Ranks       `json:"ranks"` // the launchers' process counts on this node
 }
 
 // Check is a check.Finding, its text redacted and bounded.
@@ -257,6 +258,10 @@ func newImage(c facts.Container) Image {
 	}
 	for i := range im.CUDALibraries {
 		im.CUDALibraries[i].Others = slices.Clone(im.CUDALibraries[i].Others)
+	}
+	im.Ranks = slices.Clone(c.Ranks)
+	for i := range im.Ranks {
+		im.Ranks[i].Source, im.Ranks[i].Devices = safe(im.Ranks[i].Source), slices.Clone(im.Ranks[i].Devices)
 	}
 	return im
 }

@@ -240,7 +240,9 @@ func everyFact(env []string) facts.Facts {
 				{Framework: "torch", Name: "libnccl.so.2", Library: "libnccl"},
 			},
 			ScanSource: "manifest",
-			Identity:   identity.FromEnv(envvars.Parse(env)),
+			Ranks: []facts.Ranks{{Launcher: facts.LauncherTorchrun, Source: "--nproc-per-node=8", PerNode: 8},
+				{Launcher: facts.LauncherAccelerate, Source: "--num_processes 16", PerNode: 16, Assumed: "one machine"}},
+			Identity: identity.FromEnv(envvars.Parse(env)),
 		},
 	}
 }
