@@ -90,7 +90,7 @@ func passMessage(check string, pred facts.TransportPrediction, job Job) string {
 		return "the net plugin decides GPUDirect RDMA itself (" + pred.Summary + ")"
 	case CheckMemlock:
 		if pred.Network == "" || pred.Network == facts.NetSocket {
-			return "NCCL registers no memory with an facts.HCA (" + pred.Summary + ")"
+			return "NCCL registers no memory with an HCA (" + pred.Summary + ")"
 		}
 		return "locked memory is unlimited, or CAP_IPC_LOCK lifts the limit"
 	}

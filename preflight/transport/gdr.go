@@ -113,7 +113,7 @@ func (a *analysis) memlock() {
 	if caps&(1<<capIPCLock) != 0 {
 		return
 	}
-	a.add("memlock-limited", "RLIMIT_MEMLOCK is %s (hard %s) and the command will not have CAP_IPC_LOCK: NCCL cannot register its buffers with the facts.HCA (\"ibv_reg_mr failed\")",
+	a.add("memlock-limited", "RLIMIT_MEMLOCK is %s (hard %s) and the command will not have CAP_IPC_LOCK: NCCL cannot register its buffers with the HCA (\"ibv_reg_mr failed\")",
 		size(p.MemlockSoft), size(p.MemlockHard))
 }
 

@@ -311,7 +311,7 @@ var nodeCauseWords = map[string]string{
 	"rdma-provider-missing":  "HCAs libibverbs has no provider for in this image",
 }
 
-// nodeCause is the cause of an facts.HCA whose uverbs device does not open, ""
+// nodeCause is the cause of an HCA whose uverbs device does not open, ""
 // when it opens.
 func nodeCause(h facts.HCA) (code, why string) {
 	switch {

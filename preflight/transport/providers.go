@@ -6,7 +6,7 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 )
 
-// providers names the libibverbs provider that drives an facts.HCA, by the
+// providers names the libibverbs provider that drives an HCA, by the
 // kernel driver of its PCI device, else by its PCI vendor: rdma-core's
 // providers/<name> match the kernel's RDMA drivers, which bind to these
 // PCI drivers (docs/transport.md, "Providers").

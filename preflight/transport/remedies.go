@@ -71,7 +71,7 @@ var Causes = map[string]Cause{
 		Any:   "install rdma-core's libibverbs in the image (Debian/Ubuntu: apt-get install libibverbs1 ibverbs-providers; RHEL: dnf install libibverbs)",
 		Slurm: "install libibverbs in the image, or with enroot set MELLANOX_MOUNT_DRIVER=1 and MELLANOX_VISIBLE_DEVICES=all to mount the host's"}},
 	"rdma-provider-missing": {Check: CheckTransport, Class: Fails, Remedy: map[Launcher]string{
-		Any:   "install the libibverbs provider for this facts.HCA in the image (Debian/Ubuntu: ibverbs-providers; RHEL: libibverbs), from the same rdma-core as libibverbs",
+		Any:   "install the libibverbs provider for this HCA in the image (Debian/Ubuntu: ibverbs-providers; RHEL: libibverbs), from the same rdma-core as libibverbs",
 		Slurm: "install the provider in the image, or with enroot set MELLANOX_MOUNT_DRIVER=1 to mount the host's"}},
 	"efa-plugin-missing": {Check: CheckTransport, Class: Fails, Remedy: map[Launcher]string{
 		Any: "install aws-ofi-nccl and libfabric (the EFA installer's /opt/amazon) in the image and put their lib directories on LD_LIBRARY_PATH, or set NCCL_NET_PLUGIN to the plugin's path"}},
