@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 	"os"
+	"path"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/gpu-preflight/gpu-preflight/preflight/fsroot"
@@ -25,8 +27,8 @@ func layout(t testing.TB, n rdmatest.Node) fsroot.Root {
 // hgxGPUs are the HGX fixture's GPUs as NVML names them.
 func hgxGPUs() []string {
 	var out []string
-	for i := range 8 {
-		out = append(out, fmt.Sprintf("00000000:%02X:00.0", 0x15+0x20*i))
+	for _, g := range rdmatest.HGX(1, "InfiniBand", "").GPUs {
+		out = append(out, "0000"+strings.ToUpper(path.Base(g.Path)))
 	}
 	return out
 }
@@ -52,7 +54,7 @@ func TestHCAsPortsAndPlacementAreReadAsSysfsLaysThemOut(t *testing.T) {
 	if h.IOMMU != "identity" || h.PCI.NUMANode != 0 || len(h.PCI.SwitchIDs) != 2 {
 		t.Errorf("mlx5_3's placement: iommu %q, %+v", h.IOMMU, h.PCI)
 	}
-	if g := f.GPUs[3]; g.Address != "0000:75:00.0" || g.LocalCPUs != "0-55" || nccl.Distance(g.PCI, h.PCI) != nccl.PathPIX {
+	if g := f.GPUs[3]; g.Address != "0000:5d:00.0" || g.LocalCPUs != "0-55" || nccl.Distance(g.PCI, h.PCI) != nccl.PathPIX {
 		t.Errorf("GPU 3 %+v is %s from mlx5_3, want PIX", g, nccl.Distance(g.PCI, h.PCI))
 	}
 	if d := nccl.Distance(f.GPUs[0].PCI, f.HCAs[7].PCI); d != nccl.PathSYS {

@@ -97,6 +97,15 @@ func TestTransportCausesEndToEnd(t *testing.T) {
 		}
 		return n
 	}
+	opens := func(n rdmatest.Node) rdmatest.Node { n.Nodes, n.Opens = true, true; return n }
+	// dockerDefaults are a root process's capabilities under Docker's
+	// default set (no CAP_IPC_LOCK) and the 64 KiB locked-memory limit.
+	dockerDefaults := func(n *rdmatest.Node) {
+		n.Status = strings.ReplaceAll(rdmatest.StatusRoot, "000001ffffffffff", "00000000a80425fb")
+		n.Limits = strings.Replace(rdmatest.LimitsUnlimited, "unlimited            unlimited           ", "65536                65536               ", 1)
+	}
+	const libdir = "usr/lib/x86_64-linux-gnu/"
+	dockerTwoNodes := []string{"WORLD_SIZE=16", "LOCAL_WORLD_SIZE=8"}
 	tests := []struct {
 		name      string
 		node      rdmatest.Node
@@ -106,31 +115,64 @@ func TestTransportCausesEndToEnd(t *testing.T) {
 		status    string
 		nodeFault bool
 		says      []string
+		// without are files removed from the image, host files written
+		// under the host root.
+		without []string
+		host    map[string]string
 	}{
 		{"devices not passed in, under Slurm", hgx(nil), slurmTwoNodes, false, "nccl-transport", "warn", false,
-			[]string{"RDMA devices not in this container", "mlx5_7", "NET/Socket", "MELLANOX_VISIBLE_DEVICES=all"}},
+			[]string{"RDMA devices not in this container", "mlx5_7", "NET/Socket", "MELLANOX_VISIBLE_DEVICES=all"}, nil, nil},
 		{"devices not passed in, under Kubernetes", hgx(nil), []string{"KUBERNETES_SERVICE_HOST=10.96.0.1", "PET_NNODES=2"}, false,
-			"nccl-transport", "warn", false, []string{"RDMA devices not in this container", "resources.limits"}},
+			"nccl-transport", "warn", false, []string{"RDMA devices not in this container", "resources.limits"}, nil, nil},
 		{"no ib_uverbs: the nodes give ENXIO", hgx(func(n *rdmatest.Node) { n.Nodes = true }), slurmTwoNodes, true,
-			"nccl-transport", "warn", false, []string{"without their kernel verbs driver", "ENXIO", "modprobe ib_uverbs"}},
+			"nccl-transport", "warn", false, []string{"without their kernel verbs driver", "ENXIO", "modprobe ib_uverbs"}, nil, nil},
 		{"every port down", hgx(func(n *rdmatest.Node) {
 			for i := range n.HCAs {
 				n.HCAs[i].Ports[0].State, n.HCAs[i].Ports[0].PhysState = rdmatest.Down, rdmatest.Polling
 			}
-		}), slurmTwoNodes, false, "nccl-transport", "error", true, []string{"every port NCCL would use is down", "drain the node"}},
+		}), slurmTwoNodes, false, "nccl-transport", "error", true, []string{"every port NCCL would use is down", "drain the node"}, nil, nil},
 		{"a spare port down is reported, not a fault", hgx(func(n *rdmatest.Node) {
 			for i := range n.HCAs {
 				n.HCAs[i].Ports = append(n.HCAs[i].Ports, rdmatest.Port{State: rdmatest.Down, PhysState: rdmatest.Disabled, LinkLayer: "InfiniBand"})
 			}
-		}), slurmTwoNodes, false, "nccl-transport", "warn", false, []string{"ports down, left out by NCCL", "mlx5_0:2"}},
+		}), slurmTwoNodes, false, "nccl-transport", "warn", false, []string{"ports down, left out by NCCL", "mlx5_0:2"}, nil, nil},
 		{"NCCL_IB_HCA names no HCA", hgx(nil), append([]string{"NCCL_IB_HCA=mlx5_9"}, slurmTwoNodes...), false,
-			"nccl-transport", "error", false, []string{`NCCL_IB_HCA="mlx5_9"`, "takes none of"}},
+			"nccl-transport", "error", false, []string{`NCCL_IB_HCA="mlx5_9"`, "takes none of"}, nil, nil},
 		{"NCCL_SOCKET_IFNAME names no interface", hgx(nil), append([]string{"NCCL_SOCKET_IFNAME==nosuch0"}, slurmTwoNodes...), false,
-			"nccl-transport", "error", false, []string{`NCCL_SOCKET_IFNAME="=nosuch0"`, "no socket interface found"}},
+			"nccl-transport", "error", false, []string{`NCCL_SOCKET_IFNAME="=nosuch0"`, "no socket interface found"}, nil, nil},
 		{"NCCL_NET_PLUGIN names a plugin the image lacks", hgx(nil), append([]string{"NCCL_NET_PLUGIN=aws-ofi"}, slurmTwoNodes...), false,
-			"nccl-transport", "error", false, []string{`NCCL_NET_PLUGIN="aws-ofi"`, "libnccl-net-aws-ofi.so"}},
+			"nccl-transport", "error", false, []string{`NCCL_NET_PLUGIN="aws-ofi"`, "libnccl-net-aws-ofi.so"}, nil, nil},
 		{"EFA without aws-ofi-nccl", rdmatest.EFA(), slurmTwoNodes, false, "nccl-transport", "warn", false,
-			[]string{"EFA adapters", "aws-ofi-nccl"}},
+			[]string{"EFA adapters", "aws-ofi-nccl"}, nil, nil},
+		{"an image without libibverbs, under Docker", opens(hgx(nil)), dockerTwoNodes, true, "nccl-transport", "warn", false,
+			[]string{"cannot open libibverbs.so", "not in the image", "apt-get install libibverbs1"},
+			[]string{libdir + "libibverbs.so.1", libdir + "libibverbs.so.1.14.44.0"}, nil},
+		{"an image without the mlx5 provider, under Slurm", opens(hgx(nil)), slurmTwoNodes, true, "nccl-transport", "warn", false,
+			[]string{"no provider", "mlx5_0", "libmlx5-rdmav*.so not found", "MELLANOX_MOUNT_DRIVER=1"},
+			[]string{libdir + "libibverbs/libmlx5-rdmav34.so"}, nil},
+		{"Docker's locked-memory limit without CAP_IPC_LOCK", opens(hgx(dockerDefaults)), dockerTwoNodes, true, "rdma-memlock", "warn", false,
+			[]string{"RLIMIT_MEMLOCK is 64 KiB", "CAP_IPC_LOCK", "ibv_reg_mr failed", "--ulimit memlock=-1:-1"}, nil, nil},
+		{"the same limit under Kubernetes", opens(hgx(dockerDefaults)), []string{"KUBERNETES_SERVICE_HOST=10.96.0.1", "PET_NNODES=2"}, true,
+			"rdma-memlock", "warn", false, []string{"RLIMIT_MEMLOCK is 64 KiB", "LimitMEMLOCK=infinity", "IPC_LOCK"}, nil, nil},
+		{"no nvidia_peermem on a kernel before DMA-BUF", opens(hgx(nil)), []string{"KUBERNETES_SERVICE_HOST=10.96.0.1", "PET_NNODES=2"}, true,
+			"gpudirect-rdma", "warn", false, []string{"GPUDirect RDMA is off", "Linux 5.4.0-150-generic predates 5.12", "driver.rdma.enabled=true"},
+			nil, map[string]string{"/proc/sys/kernel/osrelease": "5.4.0-150-generic\n"}},
+		{"nvidia_peermem loaded, NCCL too old to see it", opens(hgx(func(n *rdmatest.Node) { n.Peermem = []string{"/sys/module/nvidia_peermem/version"} })),
+			slurmTwoNodes, true, "gpudirect-rdma", "warn", false, []string{"nvidia_peermem is loaded", "NCCL 2.21.5", "2.23.4 or later"}, nil, nil},
+		{"HCAs on one socket only: GPUs beyond NCCL_NET_GDR_LEVEL", opens(hgx(func(n *rdmatest.Node) {
+			n.Peermem, n.HCAs = []string{"/sys/kernel/mm/memory_peers/nv_mem/version"}, n.HCAs[4:]
+		})), slurmTwoNodes, true, "gpudirect-rdma", "warn", false,
+			[]string{"farther from every NIC than NCCL_NET_GDR_LEVEL=PXB", "0000:18:00.0 (nearest mlx5_4: SYS)", "under the same PCIe switch"}, nil, nil},
+		{"NCCL_IB_GID_INDEX names an empty GID entry", opens(rdmatest.RoCE()), append([]string{"NCCL_IB_GID_INDEX=5"}, slurmTwoNodes...), true,
+			"nccl-transport", "error", false, []string{"NCCL_IB_GID_INDEX=5", "empty GID entry", "mlx5_0:1, mlx5_0:2", "show_gids"}, nil, nil},
+		{"an IOMMU translating the GPUs' DMA", hgx(func(n *rdmatest.Node) {
+			for i := range n.GPUs {
+				n.GPUs[i].IOMMU = "DMA-FQ"
+			}
+		}), nil, false, "gpu-p2p", "warn", false, []string{"IOMMU translates", "0000:18:00.0 (DMA-FQ)", "iommu=pt"}, nil, nil},
+		{"CPUs of one socket, GPUs on both", hgx(func(n *rdmatest.Node) {
+			n.Status = strings.Replace(rdmatest.StatusRoot, "Cpus_allowed_list:\t0-111", "Cpus_allowed_list:\t0-55", 1)
+		}), slurmTwoNodes, false, "gpu-p2p", "info", false, []string{"(0-55) is local to 0000:9a:00.0", "0000:db:00.0", "--gpu-bind=closest"}, nil, nil},
 	}
 	img := ncclImage(t)
 	for _, tt := range tests {
@@ -138,7 +180,28 @@ func TestTransportCausesEndToEnd(t *testing.T) {
 			if tt.root {
 				needRoot(t, "mknod of /dev/infiniband/uverbsN")
 			}
-			env := rankEnv(t, img, tt.node, tt.env...)
+			image := img
+			if len(tt.without) > 0 {
+				image = filepath.Join(t.TempDir(), "image")
+				if out, err := exec.Command("cp", "-a", img, image).CombinedOutput(); err != nil {
+					t.Fatalf("copying %s: %v\n%s", img, err, out)
+				}
+				for _, f := range tt.without {
+					if err := os.Remove(filepath.Join(image, f)); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			env := rankEnv(t, image, tt.node, tt.env...)
+			for p, content := range tt.host {
+				f := filepath.Join(envValue(env, "PREFLIGHT_HOST_ROOT"), p)
+				if err := os.MkdirAll(filepath.Dir(f), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(f, []byte(content), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
 			rec, r := checkJSON(t, env)
 			status, text := finding(t, rec, tt.id)
 			if status != tt.status {
@@ -199,5 +262,38 @@ func TestSingleNodeJobGetsNoTransportFinding(t *testing.T) {
 	p := transport.Host.Transport.Prediction
 	if r.code != 0 || p.Network != "Socket" || len(p.Causes) != 1 || p.Causes[0].Code != "rdma-device-not-passed" || len(transport.Host.Transport.HCAs) != 8 {
 		t.Errorf("exit %d, host.transport %+v; want exit 0 and the prediction on the eight HCAs", r.code, transport.Host.Transport)
+	}
+}
+
+// A multi-node job on a node whose HCAs open, with nvidia_peermem loaded,
+// is predicted on NET/IB with GPUDirect RDMA on every HCA: no finding, and
+// the record carries the prediction.
+func TestHealthyIBNodePredictsIBWithGPUDirect(t *testing.T) {
+	needRoot(t, "mknod of /dev/infiniband/uverbsN")
+	n := rdmatest.HGX(1, "InfiniBand", "400 Gb/sec (4X NDR)")
+	n.Nodes, n.Opens, n.Peermem = true, true, []string{"/sys/kernel/mm/memory_peers/nv_mem/version"}
+	env := rankEnv(t, ncclImage(t), n, slurmTwoNodes...)
+	rec, r := checkJSON(t, env)
+	for _, id := range []string{"nccl-transport", "gpudirect-rdma", "rdma-memlock", "gpu-p2p"} {
+		if status, text := finding(t, rec, id); status != "pass" {
+			t.Errorf("%s %s: %s", id, status, text)
+		}
+	}
+	var transport struct {
+		Host struct {
+			Transport struct {
+				Prediction struct {
+					Network, LinkLayer, GDR, Summary string
+					Devices                          []string
+				}
+			}
+		}
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &transport); err != nil {
+		t.Fatal(err)
+	}
+	p := transport.Host.Transport.Prediction
+	if r.code != 0 || p.Network != "IB" || p.LinkLayer != "InfiniBand" || p.GDR != "peermem" || len(p.Devices) != 8 || p.Devices[7] != "mlx5_7:1" {
+		t.Errorf("exit %d, prediction %+v; want NET/IB with nvidia_peermem on mlx5_0:1 to mlx5_7:1", r.code, p)
 	}
 }

@@ -57,6 +57,9 @@ type Node struct {
 	// Nodes mknods /dev/infiniband/uverbsN (CAP_MKNOD) but those Missing.
 	Nodes   bool
 	Missing []int
+	// Opens, with Nodes, stands in for ib_uverbs on a kernel without it:
+	// the nodes and sysfs's numbers are mem's null (1:3), which opens.
+	Opens bool
 }
 
 // Layout writes n under root.
@@ -169,9 +172,13 @@ func (w *writer) hca(h HCA, n Node) {
 	}
 	uv := fmt.Sprintf("uverbs%d", h.Verbs)
 	vd := dev + "/infiniband_verbs/" + uv
+	major, minor := uint32(231), uint32(192+h.Verbs)
+	if n.Opens {
+		major, minor = 1, 3
+	}
 	w.link("/sys/class/infiniband_verbs/"+uv, vd)
 	w.file(vd+"/ibdev", h.Name+"\n")
-	w.file(vd+"/dev", fmt.Sprintf("231:%d\n", 192+h.Verbs))
+	w.file(vd+"/dev", fmt.Sprintf("%d:%d\n", major, minor))
 	w.file(vd+"/abi_version", "1\n")
 	for _, m := range n.Missing {
 		if m == h.Verbs {
@@ -181,7 +188,7 @@ func (w *writer) hca(h HCA, n Node) {
 	if n.Nodes && w.err == nil {
 		p := w.path("/dev/infiniband/" + uv)
 		if w.err = os.MkdirAll(filepath.Dir(p), 0o755); w.err == nil {
-			w.err = unix.Mknod(p, unix.S_IFCHR|0o666, int(unix.Mkdev(231, uint32(192+h.Verbs))))
+			w.err = unix.Mknod(p, unix.S_IFCHR|0o666, int(unix.Mkdev(major, minor)))
 		}
 	}
 }
