@@ -297,3 +297,81 @@ func TestHealthyIBNodePredictsIBWithGPUDirect(t *testing.T) {
 		t.Errorf("exit %d, prediction %+v; want NET/IB with nvidia_peermem on mlx5_0:1 to mlx5_7:1", r.code, p)
 	}
 }
+
+// A device cgroup that does not allow /dev/infiniband, as a bind mount
+// without Docker's --device leaves it, makes the open fail with EPERM:
+// the binary, run by runc in such a container, says the devices are
+// denied and how each launcher allows them.
+func TestDeviceCgroupDenialEndToEnd(t *testing.T) {
+	needRoot(t, "runc applies a device cgroup")
+	if _, err := exec.LookPath("runc"); err != nil {
+		t.Fatal("runc is needed to apply a device cgroup (scripts/deps.sh installs it):", err)
+	}
+	n := rdmatest.HGX(1, "InfiniBand", "400 Gb/sec (4X NDR)")
+	n.Nodes = true
+	env := rankEnv(t, ncclImage(t), n, "WORLD_SIZE=16", "LOCAL_WORLD_SIZE=8")
+	r := runInContainer(t, env, shimBin(t), "check", "--json")
+	var rec record
+	if err := json.Unmarshal([]byte(r.stdout), &rec); err != nil {
+		t.Fatalf("exit %d, no record: %v\nstdout: %s\nstderr: %s", r.code, err, r.stdout, r.stderr)
+	}
+	status, text := finding(t, rec, "nccl-transport")
+	for _, want := range []string{"may not open (device cgroup)", "/dev/infiniband/uverbs0: EPERM", "--device=/dev/infiniband/uverbsN", "--device-cgroup-rule"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("nccl-transport does not say %q: %s", want, text)
+		}
+	}
+	if status != "warn" || r.code != 0 {
+		t.Errorf("nccl-transport %s, exit %d; want a warning and exit 0", status, r.code)
+	}
+}
+
+// runInContainer runs bin in a runc container over this machine's /usr,
+// /etc, /tmp and /work whose device cgroup allows only the memory
+// devices (null, zero, random, urandom).
+func runInContainer(t *testing.T, env []string, bin string, args ...string) result {
+	t.Helper()
+	bundle := t.TempDir()
+	rootfs := filepath.Join(bundle, "rootfs")
+	for _, d := range []string{"usr", "etc", "tmp", "work", "proc", "dev"} {
+		if err := os.MkdirAll(filepath.Join(rootfs, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, l := range []string{"bin", "lib", "lib64", "sbin"} {
+		if err := os.Symlink("usr/"+l, filepath.Join(rootfs, l)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rules := []map[string]any{{"allow": false, "access": "rwm"}}
+	for _, minor := range []int{3, 5, 8, 9} {
+		rules = append(rules, map[string]any{"allow": true, "type": "c", "major": 1, "minor": minor, "access": "rwm"})
+	}
+	bind := func(dir string, opts ...string) map[string]any {
+		return map[string]any{"destination": dir, "type": "bind", "source": dir, "options": append([]string{"rbind"}, opts...)}
+	}
+	spec := map[string]any{
+		"ociVersion": "1.0.2",
+		"process":    map[string]any{"args": append([]string{bin}, args...), "env": env, "cwd": "/", "user": map[string]int{"uid": 0, "gid": 0}},
+		"root":       map[string]any{"path": "rootfs", "readonly": true},
+		"mounts": []map[string]any{
+			{"destination": "/proc", "type": "proc", "source": "proc"},
+			{"destination": "/dev", "type": "tmpfs", "source": "tmpfs", "options": []string{"nosuid", "mode=755"}},
+			bind("/usr", "ro"), bind("/etc", "ro"), bind("/work", "ro"), bind("/tmp"),
+		},
+		"linux": map[string]any{
+			"resources":  map[string]any{"devices": rules},
+			"namespaces": []map[string]string{{"type": "pid"}, {"type": "mount"}, {"type": "ipc"}, {"type": "uts"}},
+		},
+	}
+	b, err := json.Marshal(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(bundle, "config.json"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	id := "e2e-" + filepath.Base(filepath.Dir(bundle))
+	t.Cleanup(func() { exec.Command("runc", "delete", "--force", id).Run() })
+	return runCmd(t, exec.Command("runc", "run", "--bundle", bundle, id), 30*time.Second)
+}
