@@ -11,8 +11,7 @@ const (
 	Polling  = "2: Polling"
 )
 
-// Process files of a root process with every capability and no locked
-// memory limit, as proc(5) lays them out.
+// A root process's files (proc(5)): every capability, no memlock limit.
 const (
 	StatusRoot = "Name:\tgpu-preflight\nUmask:\t0022\nState:\tR (running)\nUid:\t0\t0\t0\t0\nGid:\t0\t0\t0\t0\n" +
 		"CapInh:\t0000000000000000\nCapPrm:\t000001ffffffffff\nCapEff:\t000001ffffffffff\nCapBnd:\t000001ffffffffff\n" +

@@ -57,8 +57,7 @@ type Node struct {
 	// Nodes mknods /dev/infiniband/uverbsN (CAP_MKNOD) but those Missing.
 	Nodes   bool
 	Missing []int
-	// Opens, with Nodes, stands in for ib_uverbs on a kernel without it:
-	// the nodes and sysfs's numbers are mem's null (1:3), which opens.
+	// Opens, with Nodes, makes them mem's null (1:3): ib_uverbs' stand-in.
 	Opens bool
 }
 
@@ -100,8 +99,7 @@ func (w *writer) file(p, content string) {
 	}
 }
 
-// link makes p a symbolic link to target, relative to p's directory as
-// the kernel's are.
+// link makes p a relative symbolic link to target, as the kernel's are.
 func (w *writer) link(p, target string) {
 	if w.err != nil {
 		return
