@@ -7,8 +7,11 @@
 # Usage: MAKE=make scripts/test-steps.sh TIMES STEP...
 #
 # TIMES gets one line per step as it ends, tab-separated: the step, its
-# wall seconds, the 1-minute load average at its end, and what it
-# downloaded ("-" for nothing). A step downloaded when it added lines to a
+# wall seconds, its CPU seconds (user and system time of every process of
+# the step that was waited for: make, the compilers, the tests and their
+# children), the 1-minute load average at its end, and what it downloaded
+# ("-" for nothing). CPU time is what the step costs; wall time is that
+# and the machine's load. A step downloaded when it added lines to a
 # downloads.log (scripts/log-download.sh: every script that fetches into
 # the download cache writes one) or files to a Go module cache; such a step
 # is excused from the quoted times, which are for a warm cache. Lines
@@ -65,6 +68,17 @@ downloaded() {
 
 }
 
+# cpu_ticks prints the user and system time, in clock ticks, of this
+# shell's children that have been waited for (cutime and cstime of
+# proc(5)'s stat; the fields after the command's name).
+cpu_ticks() {
+	local stat
+	stat=$(</proc/$$/stat)
+	read -r -a f <<<"${stat##*) }"
+	echo $((f[13] + f[14]))
+}
+hz=$(getconf CLK_TCK)
+
 mkdir -p "$(dirname "$times")"
 {
 	echo "# make test at $(date -u +%Y-%m-%dT%H:%M:%SZ), $(git rev-parse --short HEAD 2>/dev/null || echo 'no commit'), $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg) at the start"
@@ -72,11 +86,14 @@ mkdir -p "$(dirname "$times")"
 for step in "$@"; do
 	before=$(state)
 	start=$(date +%s.%N)
+	cpu=$(cpu_ticks)
 	if ! "$make" --no-print-directory "$step"; then
 		echo "make test: $step failed" >&2
 		exit 1
 	fi
+	cpu=$(($(cpu_ticks) - cpu))
 	end=$(date +%s.%N)
-	printf '%s\t%s\t%s\t%s\n' "$step" "$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.1f", b - a }')" \
+	printf '%s\t%s\t%s\t%s\t%s\n' "$step" "$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.1f", b - a }')" \
+		"$(awk -v t="$cpu" -v hz="$hz" 'BEGIN { printf "%.1f", t / hz }')" \
 		"$(cut -d' ' -f1 /proc/loadavg)" "$(downloaded "$before" "$(state)")" >>"$times"
 done

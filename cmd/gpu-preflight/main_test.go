@@ -21,10 +21,6 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/test/schematest"
 )
 
-// signalWriteGrace is how long a signal waits for a record write
-// (signals_test.go).
-const signalWriteGrace = app.SignalWriteGrace
-
 // shimPath is gpu-preflight built once for these tests, statically, as
 // `make build` builds it (without the embedded probe).
 var shimPath string

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"errors"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -44,40 +45,50 @@ func TestSignalTestsResetInheritedDispositions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The nested run's own -test.timeout guards against a hang (a test
+	// waiting on an ignored signal): what is left of this test's deadline,
+	// less a tenth for this process to report it.
+	limit := 10 * time.Minute
+	if d, ok := t.Deadline(); ok {
+		limit = time.Until(d) * 9 / 10
+	}
 	cmd := exec.Command("/bin/sh", "-c", `trap "" HUP INT QUIT; exec "$@"`, "sh", self,
-		"-test.run=^(TestSuperviseForwardsSignals|TestNoSignalIsLostDuringThePreflight)$", "-test.count=1")
-	cmd.Env = append(os.Environ(), "GPU_PREFLIGHT_NESTED_TEST=1", "GPU_PREFLIGHT_SWEEP_TRIES=50")
-	cmd.Dir = "."
-	done := make(chan error, 1)
-	var out []byte
-	go func() { var err error; out, err = cmd.CombinedOutput(); done <- err }()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("the signal tests failed with SIGHUP, SIGINT and SIGQUIT ignored: %v\n%s", err, out)
-		}
-	case <-time.After(45 * time.Second):
-		cmd.Process.Kill()
-		<-done
-		t.Fatalf("the signal tests did not finish within 45 s with SIGHUP, SIGINT and SIGQUIT ignored (a test waits on an ignored signal):\n%s", out)
+		"-test.run=^(TestSuperviseForwardsSignals|TestNoSignalIsLostDuringThePreflight)$", "-test.count=1",
+		"-test.timeout="+limit.String())
+	cmd.Env = append(os.Environ(), "GPU_PREFLIGHT_NESTED_TEST=1", "GPU_PREFLIGHT_SWEEP_TRIES=30")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("the signal tests failed with SIGHUP, SIGINT and SIGQUIT ignored (a panic after %v: a test waited on an ignored signal): %v\n%s", limit, err, out)
 	}
 }
 
 // TestNoSignalIsLostDuringThePreflight sweeps SIGTERM over the whole
 // preflight: try i sends it i/tries of the way through 1.5 times the
 // preflight's median length, from before the Go runtime starts to after the
-// exec. Whenever it lands, it must end the run: gpu-preflight exits 143 (or
-// dies of it before its handler exists), or the command, which got it, is
-// killed by it. A run that ends 0 lost the signal, and the job would have
-// started on a node being drained. When the command never ran, a record
-// written before the signal must say so (outcome.notStarted), except for a
-// run the signal killed by its default action in the microseconds between
-// the gate's release and execve(2), which the log counts.
+// exec. The length is measured again as the sweep goes, so the sweep stays
+// on the preflight as the machine's load changes, and it must land on both
+// sides of the exec. The tries run in a random order until they are done or
+// the mode's share of time is spent (on a loaded machine, where each run is
+// longer), at least minTries of them: fewer points over the same preflight.
+// Whenever it lands, the signal must end the run: gpu-preflight exits 143
+// (or dies of it before its handler exists), or the command, which got it,
+// is killed by it. A run that ends 0 lost the signal, and the job would
+// have started on a node being drained. When the command never ran, a
+// record written before the signal must say so (outcome.notStarted),
+// except for a run the signal killed by its default action in the
+// microseconds between the gate's release and execve(2), which the log
+// counts.
 func TestNoSignalIsLostDuringThePreflight(t *testing.T) {
 	defaultSignals(t, unix.SIGTERM)
 	tries := 500
 	if n, err := strconv.Atoi(os.Getenv("GPU_PREFLIGHT_SWEEP_TRIES")); err == nil && n > 0 {
 		tries = n
+	}
+	// Each of the three modes may take a minute, and no more than a
+	// twelfth of what is left of the test binary's deadline, leaving most
+	// of it to the package's other tests.
+	budget := time.Minute
+	if d, ok := t.Deadline(); ok {
+		budget = min(budget, time.Until(d)/12)
 	}
 	// With no stored record (no provenance file, no ledger) an exec'ing
 	// preflight catches no signal (Config.catchesSignals): the kernel's
@@ -96,7 +107,7 @@ func TestNoSignalIsLostDuringThePreflight(t *testing.T) {
 			// execve(2) opens it, nothing else does, so an IN_OPEN says the
 			// command started even when the signal killed it at once.
 			command := copyOfSleep(t, dir)
-			opened := watchOpens(t, command)
+			opens := watchOpens(t, command)
 			start := func(i int) (*exec.Cmd, string) {
 				prov := filepath.Join(dir, "prov-"+strconv.Itoa(i))
 				c := exec.Command(shimPath, "--", command, "3")
@@ -109,48 +120,63 @@ func TestNoSignalIsLostDuringThePreflight(t *testing.T) {
 				}
 				return c, prov
 			}
-			// The preflight's length here: from start to the command's exec.
+			// measure times one preflight, from its start to the command's
+			// exec; lengths keeps the latest few.
 			var lengths []time.Duration
-			for i := 0; i < 7; i++ {
-				opened()
-				c, _ := start(-1 - i)
+			measure := func() {
+				opens.seen()
+				c, _ := start(-1)
 				t0 := time.Now()
-				for !opened() && time.Since(t0) < 5*time.Second {
-					time.Sleep(50 * time.Microsecond)
+				if !opens.wait(t, c.Process.Pid) {
+					c.Wait()
+					t.Fatalf("gpu-preflight exited (%v) without starting the command", c.ProcessState)
 				}
 				lengths = append(lengths, time.Since(t0))
+				if len(lengths) > 7 {
+					lengths = lengths[1:]
+				}
 				c.Process.Kill()
 				c.Wait()
 			}
-			slices.Sort(lengths)
-			span := lengths[len(lengths)/2] * 3 / 2
-			lost, untruthful, window := 0, 0, 0
-			for i := 0; i < tries; i++ {
-				opened()
+			span := func() time.Duration {
+				s := slices.Clone(lengths)
+				slices.Sort(s)
+				return s[len(s)/2] * 3 / 2
+			}
+			for range 7 {
+				measure()
+			}
+			lost, untruthful, window, before, after := 0, 0, 0, 0, 0
+			var spans []time.Duration
+			order, began := rand.Perm(tries), time.Now()
+			for n, i := range order {
+				if n >= min(tries, minTries) && time.Since(began) > budget {
+					break
+				}
+				if n%10 == 9 {
+					measure()
+				}
+				sp := span()
+				spans = append(spans, sp)
+				delay := sp * time.Duration(i) / time.Duration(tries)
+				opens.seen()
 				c, prov := start(i)
-				time.Sleep(span * time.Duration(i) / time.Duration(tries))
+				time.Sleep(delay)
 				c.Process.Signal(unix.SIGTERM)
-				// A signal that lands during a record write ends the run
-				// once the write is done, after up to signalWriteGrace (a
-				// slow fsync when other tests write too); the guard against
-				// a hang is longer than that. A lost signal still shows: the
-				// command, sleep 3, then exits 0.
-				guard := signalWriteGrace + 3*time.Second
-				timer := time.AfterFunc(guard, func() { c.Process.Kill() })
-				err := c.Wait()
-				killedByUs := !timer.Stop()
-				var ee *exec.ExitError
-				ended := errors.As(err, &ee) && !killedByUs &&
-					(ee.ExitCode() == 143 || ee.Sys().(syscall.WaitStatus).Signal() == unix.SIGTERM)
-				if !ended {
+				ee, ok := waitSignalled(t, c)
+				if !ok {
 					lost++
-					t.Errorf("try %d (SIGTERM at %v): the run did not end by the signal (%v, killed after %v: %v)",
-						i, span*time.Duration(i)/time.Duration(tries), err, guard, killedByUs)
+					t.Errorf("try %d (SIGTERM at %v): the run did not end by the signal: %v", i, delay, c.ProcessState)
 					continue
 				}
 				why := notStartedIn(t, prov)
 				killed := ee.Sys().(syscall.WaitStatus).Signaled()
-				started := opened()
+				started := opens.seen()
+				if started {
+					after++
+				} else {
+					before++
+				}
 				if mode.name == "no-record" && !started && !killed {
 					// Exited 143: a handler caught the signal, which this
 					// mode leaves to the kernel.
@@ -171,10 +197,36 @@ func TestNoSignalIsLostDuringThePreflight(t *testing.T) {
 					t.Errorf("try %d: the command ran, but the record says %q", i, why)
 				}
 			}
-			t.Logf("%d SIGTERMs over the first %v of the run: %d lost, %d untruthful records, %d killed between the release and the exec",
-				tries, span, lost, untruthful, window)
+			slices.Sort(spans)
+			t.Logf("%d of %d SIGTERMs in %v, over the first %v..%v of the run: %d before the exec, %d after; %d lost, %d untruthful records, %d killed between the release and the exec",
+				len(spans), tries, time.Since(began).Round(time.Second), spans[0], spans[len(spans)-1], before, after, lost, untruthful, window)
+			if before == 0 || after == 0 {
+				t.Errorf("the sweep landed on one side of the exec only (%d before, %d after): it did not cover the preflight", before, after)
+			}
 		})
 	}
+}
+
+// minTries is the fewest tries of a sweep a loaded machine may cut it to.
+const minTries = 100
+
+// waitSignalled waits for a run sent SIGTERM and reports whether the
+// signal ended it: gpu-preflight's 143, or death by SIGTERM. A lost signal
+// shows as the command, sleep 3, exiting 0. A run still alive long after
+// that is hung: it is killed and the test stops.
+func waitSignalled(t *testing.T, c *exec.Cmd) (*exec.ExitError, bool) {
+	t.Helper()
+	const hang = time.Minute
+	timer := time.AfterFunc(hang, func() { c.Process.Kill() })
+	err := c.Wait()
+	if !timer.Stop() {
+		t.Fatalf("the run was still alive %v after SIGTERM, with a command that sleeps 3 s: killed", hang)
+	}
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) {
+		return nil, false
+	}
+	return ee, ee.ExitCode() == 143 || ee.Sys().(syscall.WaitStatus).Signal() == unix.SIGTERM
 }
 
 // notStartedIn returns outcome.notStarted of the one record in dir, "n/a"
@@ -223,9 +275,14 @@ func copyOfSleep(t *testing.T, dir string) string {
 	return dst
 }
 
-// watchOpens watches path with inotify and returns a function that reports
-// whether it was opened since the last call.
-func watchOpens(t *testing.T, path string) func() bool {
+// opens reports the opens of one file, read from inotify.
+type opens struct {
+	fd  int
+	buf []byte
+}
+
+// watchOpens watches path with inotify for IN_OPEN.
+func watchOpens(t *testing.T, path string) *opens {
 	t.Helper()
 	fd, err := unix.InotifyInit1(unix.IN_NONBLOCK | unix.IN_CLOEXEC)
 	if err != nil {
@@ -235,15 +292,40 @@ func watchOpens(t *testing.T, path string) func() bool {
 	if _, err := unix.InotifyAddWatch(fd, path, unix.IN_OPEN); err != nil {
 		t.Fatalf("inotify watch %s: %v", path, err)
 	}
-	buf := make([]byte, 4096)
-	return func() bool {
-		seen := false
-		for {
-			n, err := unix.Read(fd, buf)
-			if n <= 0 || err != nil {
-				return seen
-			}
-			seen = true
+	return &opens{fd: fd, buf: make([]byte, 4096)}
+}
+
+// seen reports whether the file was opened since the last call.
+func (o *opens) seen() bool {
+	seen := false
+	for {
+		n, err := unix.Read(o.fd, o.buf)
+		if n <= 0 || err != nil {
+			return seen
+		}
+		seen = true
+	}
+}
+
+// wait blocks until the file is opened (true) or process pid exits
+// (false), whichever comes first.
+func (o *opens) wait(t *testing.T, pid int) bool {
+	t.Helper()
+	pidfd, err := unix.PidfdOpen(pid, 0)
+	if err != nil {
+		t.Fatalf("pidfd_open: %v", err)
+	}
+	defer unix.Close(pidfd)
+	fds := []unix.PollFd{{Fd: int32(o.fd), Events: unix.POLLIN}, {Fd: int32(pidfd), Events: unix.POLLIN}}
+	for {
+		if o.seen() {
+			return true
+		}
+		if _, err := unix.Poll(fds, -1); err != nil && err != unix.EINTR {
+			t.Fatalf("poll: %v", err)
+		}
+		if fds[1].Revents != 0 {
+			return o.seen()
 		}
 	}
 }

@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
+	"github.com/gpu-preflight/gpu-preflight/test/harness"
 )
 
 func TestExplain(t *testing.T) {
@@ -71,42 +71,41 @@ func TestExplain(t *testing.T) {
 	}
 }
 
-// TestExplainOfManyDistinctBrandsIsLinear: a requirement as long as one
-// environment string can be (128 KiB) of alternatives for distinct brands,
-// none the GPU's, is explained in well under a second; listing the brands
-// by scanning the list for each new one took quadratic time.
+// A requirement as long as an environment string can be (128 KiB) of
+// alternatives for distinct brands, none the GPU's, is explained and its
+// branches listed in time linear in its length: listing the brands by
+// scanning the list for each new one took quadratic time.
 func TestExplainOfManyDistinctBrandsIsLinear(t *testing.T) {
-	var terms []string
-	n := 0
-	for size := 0; ; n++ {
-		term := fmt.Sprintf("brand=b%d,driver>=470", n)
-		if size+len(term)+1 >= MaxValueBytes {
-			break
+	brands := func(size int) facts.Requirement {
+		var terms []string
+		for n, used := 0, 0; ; n++ {
+			term := fmt.Sprintf("brand=b%d,driver>=470", n)
+			if used+len(term)+1 >= size {
+				break
+			}
+			used += len(term) + 1
+			terms = append(terms, term)
 		}
-		size += len(term) + 1
-		terms = append(terms, term)
+		return facts.Requirement{Var: "NVIDIA_REQUIRE_BRANDS", Value: strings.Join(terms, " ")}
 	}
-	r := Evaluate(facts.Requirement{Var: "NVIDIA_REQUIRE_BRANDS", Value: strings.Join(terms, " ")},
-		Host{CUDA: "12.4", Driver: "550.54.15"}, &Device{Arch: "9.0", Brand: "Tesla"})
-	start := time.Now()
-	out := r.Explain()
-	took := time.Since(start)
-	t.Logf("explain of %d alternatives: %v", n, took)
-	if took > 100*time.Millisecond {
-		t.Errorf("explaining %d alternatives of distinct brands took %v", n, took)
+	evaluate := func(req facts.Requirement) Result {
+		return Evaluate(req, Host{CUDA: "12.4", Driver: "550.54.15"}, &Device{Arch: "9.0", Brand: "Tesla"})
 	}
-	if !strings.Contains(out, fmt.Sprintf("%d alternatives for other brands", n)) {
+	all, part := evaluate(brands(MaxValueBytes)), evaluate(brands(MaxValueBytes/16))
+	n := strings.Count(all.Requirement.Value, "brand=")
+	if out := all.Explain(); !strings.Contains(out, fmt.Sprintf("%d alternatives for other brands", n)) {
 		t.Errorf("explain does not count the %d brand failures:\n%.500s", n, out)
 	}
-	start = time.Now()
-	if b := Branches(strings.ReplaceAll(r.Requirement.Value, ",driver>=470", ",driver>=470,driver<471")); len(b) != 1 {
+	harness.Linear(t, fmt.Sprintf("explaining %d alternatives of distinct brands", n), 16,
+		func() { part.Explain() }, func() { all.Explain() })
+
+	allRanges := strings.ReplaceAll(all.Requirement.Value, ",driver>=470", ",driver>=470,driver<471")
+	partRanges := strings.ReplaceAll(part.Requirement.Value, ",driver>=470", ",driver>=470,driver<471")
+	if b := Branches(allRanges); len(b) != 1 {
 		t.Errorf("Branches found %d ranges, want one", len(b))
 	}
-	took = time.Since(start)
-	t.Logf("Branches over %d distinct brands: %v", n, took)
-	if took > 100*time.Millisecond {
-		t.Errorf("Branches over %d distinct brands took %v", n, took)
-	}
+	harness.Linear(t, fmt.Sprintf("Branches over %d distinct brands", n), 16,
+		func() { Branches(partRanges) }, func() { Branches(allRanges) })
 }
 
 // Whatever the value, Explain lists what a person can read and counts the

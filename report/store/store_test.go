@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"math/rand/v2"
 	"os"
@@ -49,14 +50,18 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// writerChild writes records into dir until it is killed.
+// writerChild writes records into dir until it is killed, writing a byte
+// to stdout after each one, so the test knows when a record is whole.
 func writerChild(dir string) {
 	in := reporttest.Inputs()
-	for i := 0; ; i++ {
+	for {
 		in.Now = time.Now()
 		if _, err := Write(dir, report.New(in)); err != nil {
 			fmt.Fprintln(os.Stderr, "writer child:", err)
 			os.Exit(2)
+		}
+		if _, err := os.Stdout.Write([]byte{'.'}); err != nil {
+			os.Exit(3)
 		}
 	}
 }
@@ -472,10 +477,11 @@ func mountNamespace() *syscall.SysProcAttr {
 
 var recordName = regexp.MustCompile(`^[0-9]{8}T[0-9]{6}\.[0-9]{9}Z-[0-9a-f]{32}\.json$`)
 
-// docs/sources.md, "What gpu-preflight is held to": no partial provenance file after kill -9 at any point. A
-// child writes records in a loop and is killed with SIGKILL at random
-// moments; every *.json left must be a complete, valid record, and where
-// O_TMPFILE works nothing else may be left.
+// docs/sources.md, "What gpu-preflight is held to": no partial provenance
+// file after kill -9 at any point. A child writes records in a loop and is
+// killed with SIGKILL once it has written two, at a random point of a
+// later write: every *.json left must be a complete, valid record, and
+// where O_TMPFILE works nothing else may be left.
 func TestKillDuringWriteLeavesNoPartialRecord(t *testing.T) {
 	dir := t.TempDir()
 	rounds := 40
@@ -483,23 +489,8 @@ func TestKillDuringWriteLeavesNoPartialRecord(t *testing.T) {
 		rounds = 10
 	}
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
-	for i := 0; i < rounds; i++ {
-		cmd := exec.Command(os.Args[0], "-test.run=^$")
-		cmd.Env = append(os.Environ(), envWriterChild+"="+dir)
-		var stderr strings.Builder
-		cmd.Stderr = &stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		time.Sleep(time.Duration(2000+rng.IntN(30000)) * time.Microsecond)
-		if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
-			t.Fatal(err)
-		}
-		err := cmd.Wait()
-		var ee *exec.ExitError
-		if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
-			t.Fatalf("writer child did not die by SIGKILL: %v\n%s", err, stderr.String())
-		}
+	for range rounds {
+		killDuringWrite(t, dir, rng.Float64())
 	}
 	entries, err := os.ReadDir(dir)
 	if err != nil {
@@ -524,8 +515,8 @@ func TestKillDuringWriteLeavesNoPartialRecord(t *testing.T) {
 			t.Errorf("unexpected file %s", name)
 		}
 	}
-	if records == 0 {
-		t.Fatal("no record was written before the kills; the test proved nothing")
+	if records < 2*rounds {
+		t.Fatalf("%d records after %d kills, each after two records were written", records, rounds)
 	}
 	// Where O_TMPFILE works, as on the test's own directory, a kill leaves
 	// no temporary file either.
@@ -535,6 +526,52 @@ func TestKillDuringWriteLeavesNoPartialRecord(t *testing.T) {
 		t.Errorf("%d temporary files left after the kills, want none: Write uses an anonymous O_TMPFILE file here", temps)
 	}
 	t.Logf("%d kills: %d complete records, %d temporary files left, 0 partial records", rounds, records, temps)
+}
+
+// killDuringWrite starts a writer child, waits until it has written two
+// records (the second times one write on the machine as it is now), and
+// kills it at fraction at of that time later: inside the third write, or
+// between it and the fourth.
+func killDuringWrite(t *testing.T, dir string, at float64) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), envWriterChild+"="+dir)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	written, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	next := func() time.Time {
+		if _, err := io.ReadFull(written, make([]byte, 1)); err != nil {
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatalf("writer child stopped before writing a record: %v\n%s", err, stderr.String())
+		}
+		return time.Now()
+	}
+	first := next()
+	second := next()
+	sleepFor(time.Duration(at * float64(second.Sub(first))))
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	err = cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+		t.Fatalf("writer child did not die by SIGKILL: %v\n%s", err, stderr.String())
+	}
+}
+
+// sleepFor blocks the thread for d with nanosleep(2), finer than Go's
+// timers at the sub-millisecond lengths of a write.
+func sleepFor(d time.Duration) {
+	ts := unix.NsecToTimespec(d.Nanoseconds())
+	for unix.Nanosleep(&ts, &ts) == unix.EINTR {
+	}
 }
 
 func TestCompleteReplacesOnlyItsOwnRecord(t *testing.T) {

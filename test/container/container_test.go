@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gpu-preflight/gpu-preflight/test/fakenvml"
+	"github.com/gpu-preflight/gpu-preflight/test/harness"
 )
 
 // runLimit bounds one ordinary container run: runc's setup plus a preflight
@@ -203,28 +204,41 @@ func testOldDriverWarn(t *testing.T, s *suite) {
 
 // testHungNVML: nvmlInit never returns. With PREFLIGHT_NVML_TIMEOUT=2s the
 // container must end (abort under fail, run under warn) within the deadline
-// plus one second (docs/sources.md, "What gpu-preflight is held to", "Bounded"), measured from the
-// createContainer hook, which runs just before the shim starts, to runc's
-// exit: stricter than the bar, which starts the clock at the shim.
+// and the slack of harness.WithinDeadline: one second on an idle machine
+// (docs/sources.md, "What gpu-preflight is held to", "Bounded"), more as a
+// run of the same container with an NVML that answers takes longer. Both
+// are measured from the createContainer hook, which runs just before the
+// shim starts, to runc's exit: stricter than the bar, which starts the
+// clock at the shim.
 func testHungNVML(t *testing.T, s *suite, policy string) {
 	const deadline = 2 * time.Second
-	sc := scenario{
-		driver: procFor(h100),
-		env:    []string{"PREFLIGHT_NVML_TIMEOUT=2s", "PREFLIGHT_POLICY=" + policy},
-		cmd:    []string{"sh", "-c", "echo ran"},
+	sc := func() scenario {
+		return scenario{
+			driver: procFor(h100),
+			env:    []string{"PREFLIGHT_NVML_TIMEOUT=2s", "PREFLIGHT_POLICY=" + policy},
+			cmd:    []string{"sh", "-c", "echo ran"},
+		}
 	}
-	s.useFakeNVML(t, &sc, fakenvml.Hang())
-	b := s.newBundle(t, sc)
+	answer := func() time.Duration {
+		answers := sc()
+		s.useFakeNVML(t, &answers, h100)
+		res := s.newBundle(t, answers).run(t, runLimit)
+		if res.sinceHook == 0 {
+			t.Fatalf("the createContainer hook left no time stamp")
+		}
+		return res.sinceHook
+	}
+	ref := answer()
+	hung := sc()
+	s.useFakeNVML(t, &hung, fakenvml.Hang())
+	b := s.newBundle(t, hung)
 	res := b.run(t, runLimit)
-	t.Logf("hung NVML, policy %s: %v from the hook to the end (%v with runc's setup)",
-		policy, res.sinceHook.Round(time.Millisecond), res.elapsed.Round(time.Millisecond))
+	t.Logf("hung NVML, policy %s: %v from the hook to the end (%v with runc's setup; %v with an NVML that answers)",
+		policy, res.sinceHook.Round(time.Millisecond), res.elapsed.Round(time.Millisecond), ref.Round(time.Millisecond))
 	if res.sinceHook == 0 {
 		t.Fatalf("the createContainer hook left no time stamp")
 	}
-	if res.sinceHook > deadline+time.Second {
-		t.Errorf("container ended %v after it started with a hung NVML and a %v deadline; the bound is %v",
-			res.sinceHook.Round(time.Millisecond), deadline, deadline+time.Second)
-	}
+	harness.WithinDeadline(t, "the container with a hung NVML, from the hook,", res.sinceHook, deadline, ref, answer)
 	if res.sinceHook < deadline {
 		t.Errorf("container ended %v after it started, before the %v NVML deadline: the probe did not hang?",
 			res.sinceHook.Round(time.Millisecond), deadline)
@@ -383,7 +397,7 @@ func signalDuringPreflight(t *testing.T, s *suite) {
 	r := b.start(t, runLimit)
 	// The preflight is in the probe once the container has a second
 	// process: the shim and the hung probe it started.
-	if !waitFor(10*time.Second, func() bool {
+	if !waitFor(time.Minute, func() bool {
 		pids, err := b.pids()
 		return err == nil && len(pids) >= 2
 	}) {
@@ -394,7 +408,9 @@ func signalDuringPreflight(t *testing.T, s *suite) {
 	res := r.wait()
 	took := time.Since(sent)
 	wantExit(t, res, 143)
-	if took > 2*time.Second {
+	// Held, the signal would end the run only with the probe, at its
+	// 60 s deadline.
+	if took > 30*time.Second {
 		t.Errorf("container took %v to end after SIGTERM during the preflight", took.Round(time.Millisecond))
 	}
 	t.Logf("SIGTERM during the preflight: container ended %v later", took.Round(time.Millisecond))
@@ -470,7 +486,8 @@ func testSupervise(t *testing.T, s *suite) {
 // sleep, a shell loop): exec'd as PID 1 it would ignore `runc kill TERM`
 // (the kernel drops signals PID 1 has no handler for) until the runtime's
 // SIGKILL. Supervised, the forwarded SIGTERM ends it, and the container
-// exits 143 within a second; an orphan re-parented to PID 1 is reaped.
+// exits 143 (the runtime's SIGKILL would give 137); an orphan re-parented
+// to PID 1 is reaped.
 func testPID1Default(t *testing.T, s *suite, cmd ...string) {
 	sc := scenario{busybox: true, driver: procFor(h100), cmd: cmd}
 	s.useFakeNVML(t, &sc, h100)
@@ -484,13 +501,18 @@ func testPID1Default(t *testing.T, s *suite, cmd ...string) {
 		t.Fatalf("the command never started (exit %d)\nstderr:\n%s", res.exitCode, res.stderr)
 	}
 	// An orphan: `runc exec` starts a shell in the container that leaves
-	// a short sleep behind; the kernel re-parents it to PID 1.
-	if out, err := runc(10*time.Second, "exec", b.id, "sh", "-c", "sleep 0.2 & exit 0"); err != nil {
+	// a shell behind, named busybox (its own name, not an applet's), which
+	// sleeps and leaves a file; the kernel re-parents it to PID 1. A zombie
+	// keeps its name: the name is gone once PID 1 reaped it.
+	if out, err := runc(10*time.Second, "exec", b.id, "sh", "-c", `busybox sh -c "sleep 0.2; touch /tmp/orphan-done" & exit 0`); err != nil {
 		t.Fatalf("runc exec: %v: %s", err, out)
 	}
-	time.Sleep(1500 * time.Millisecond)
-	if z := containerProcs(b, "Z"); len(z) > 0 {
-		t.Errorf("zombies left in the container 1.3 s after the orphan exited (host pids %v): PID 1 does not reap", z)
+	done := func() bool { _, err := os.Stat(filepath.Join(b.rootfs, "tmp/orphan-done")); return err == nil }
+	if !waitFor(30*time.Second, done) {
+		t.Fatal("the orphan did not run to its end within 30 s")
+	}
+	if !waitFor(30*time.Second, func() bool { return len(containerProcs(b, "busybox")) == 0 }) {
+		t.Errorf("the orphan is still in the container 30 s after its end (zombies, host pids: %v): PID 1 does not reap", containerProcs(b, "Z"))
 	}
 	sent := time.Now()
 	b.kill(t, "TERM", false)
@@ -498,9 +520,6 @@ func testPID1Default(t *testing.T, s *suite, cmd ...string) {
 	took := time.Since(sent)
 	wantExit(t, res, 143)
 	t.Logf("%s as the command, gpu-preflight PID 1: SIGTERM ended the container %v later", strings.Join(cmd, " "), took.Round(time.Millisecond))
-	if took > time.Second {
-		t.Errorf("the container took %v to end after SIGTERM, want under 1 s", took.Round(time.Millisecond))
-	}
 	rec := oneRecord(t, b, parseLogs(t, res.stderr))
 	rec.want(t, "decision.action", "exec")
 	rec.want(t, "outcome.exitCode", 143)

@@ -86,15 +86,14 @@ func TestBoundedFIFOWhereAFileIsExpected(t *testing.T) {
 		mkfifo(t, root, p)
 	}
 	env, prov := boundedEnv(t, root)
-	const limit = 5 * time.Second
-	r := run(t, limit, env, shimBin(t), "--", "sh", "-c", "echo ran")
+	ref := reference(t)
+	r := run(t, time.Minute, env, shimBin(t), "--", "sh", "-c", "echo ran")
 	t.Logf("shim with %d FIFOs where files belong: %v (preflight %.1f ms)", len(fifos), r.elapsed, decisionMillis(t, r.stderr))
 	if r.code != 0 || r.stdout != "ran\n" {
 		t.Errorf("exit %d, stdout %q: want the command run\nstderr: %s", r.code, r.stdout, r.stderr)
 	}
-	if r.elapsed > time.Second {
-		t.Errorf("the run took %v; a refused FIFO costs nothing, want well under 1s", r.elapsed)
-	}
+	// A refused FIFO costs nothing: no deadline, no wait.
+	withinDeadline(t, "the run with FIFOs", r.elapsed, 0, ref)
 	for _, p := range fifos {
 		if want := filepath.Join(root, p) + `: not a regular file (a FIFO)`; !strings.Contains(r.stderr, want) {
 			t.Errorf("no warning says %q:\n%s", want, r.stderr)
@@ -117,16 +116,14 @@ func TestBoundedSlowSitePackagesScan(t *testing.T) {
 	}
 	installTorch(t, sp)
 	env, _ := boundedEnv(t, root)
-	const limit = 10 * time.Second
-
+	const limit = time.Minute
+	ref := reference(t)
 	r := run(t, limit, env, shimBin(t), "--", "sh", "-c", "echo ran")
 	t.Logf("shim over 10 000 dist-info folders: %v (preflight %.1f ms)", r.elapsed, decisionMillis(t, r.stderr))
 	if r.code != 0 || r.stdout != "ran\n" {
 		t.Errorf("exit %d, stdout %q: want the command run\nstderr: %s", r.code, r.stdout, r.stderr)
 	}
-	if r.elapsed > 2*time.Second {
-		t.Errorf("the run took %v; want well under the 5 s scan budget", r.elapsed)
-	}
+	withinDeadline(t, "the run over 10 000 dist-info folders", r.elapsed, 0, ref)
 	if strings.Contains(r.stderr, "the scan stopped") {
 		t.Errorf("the scan ran out of its budget:\n%s", r.stderr)
 	}

@@ -156,6 +156,12 @@ func run(t *testing.T, limit time.Duration, env []string, bin string, args ...st
 // fails the test when it runs past limit.
 func runCmd(t *testing.T, cmd *exec.Cmd, limit time.Duration) result {
 	t.Helper()
+	return runCmdThen(t, cmd, limit, func(*os.Process) {})
+}
+
+// runCmdThen is runCmd, calling started with the process once it runs.
+func runCmdThen(t *testing.T, cmd *exec.Cmd, limit time.Duration, started func(*os.Process)) result {
+	t.Helper()
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	start := time.Now()
@@ -163,6 +169,7 @@ func runCmd(t *testing.T, cmd *exec.Cmd, limit time.Duration) result {
 		t.Fatalf("starting %v: %v", cmd.Args, err)
 	}
 	timer := time.AfterFunc(limit, func() { cmd.Process.Kill() })
+	started(cmd.Process)
 	err := cmd.Wait()
 	stopped := timer.Stop()
 	r := result{stdout: stdout.String(), stderr: stderr.String(), elapsed: time.Since(start)}
@@ -178,6 +185,23 @@ func runCmd(t *testing.T, cmd *exec.Cmd, limit time.Duration) result {
 		t.Fatalf("%v did not finish within %v\nstderr: %s", cmd.Args, limit, r.stderr)
 	}
 	return r
+}
+
+// reference times one `gpu-preflight check --json` with the fake NVML
+// playing eight H100s: how long a run without a hang takes on the machine
+// as it is now, the yardstick of the slack a run cut at a deadline gets to
+// end (withinDeadline).
+func reference(t *testing.T) time.Duration {
+	t.Helper()
+	env := shimEnv(t, fakeLibrary(t), ptr(fakenvml.H100x8("550.54.15", 12040)))
+	return run(t, time.Minute, env, shimBin(t), "check", "--json").elapsed
+}
+
+// withinDeadline is harness.WithinDeadline with reference runs: ref, timed
+// before the run, and one more if it needs it.
+func withinDeadline(t *testing.T, what string, took, deadline, ref time.Duration) {
+	t.Helper()
+	harness.WithinDeadline(t, what, took, deadline, ref, func() time.Duration { return reference(t) })
 }
 
 // record is the part of the provenance record these tests read.

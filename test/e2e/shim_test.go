@@ -147,16 +147,16 @@ func TestShimRunsV100On470WithCUDA118Image(t *testing.T) {
 	}
 }
 
-// A hung nvmlInit with PREFLIGHT_NVML_TIMEOUT=2s: the run ends within 3 s,
-// the nvml check is an error, the default fail policy aborts with the
-// node-fault code, and no probe process is left behind.
+// A hung nvmlInit with PREFLIGHT_NVML_TIMEOUT=2s: the run ends soon after
+// it (withinDeadline), the nvml check is an error, the default
+// fail policy aborts with the node-fault code, and no probe process is
+// left behind.
 func TestShimHangingNVMLIsBoundedAndLeavesNothing(t *testing.T) {
 	tag := marker(t)
 	env := shimEnv(t, fakeLibrary(t), ptr(fakenvml.Hang()), "PREFLIGHT_NVML_TIMEOUT=2s", tag)
-	r := run(t, 10*time.Second, env, shimBin(t), "--", "true")
-	if r.elapsed > 3*time.Second {
-		t.Errorf("the run took %v with PREFLIGHT_NVML_TIMEOUT=2s; want under 3s", r.elapsed)
-	}
+	ref := reference(t)
+	r := run(t, time.Minute, env, shimBin(t), "--", "true")
+	withinDeadline(t, "the run", r.elapsed, 2*time.Second, ref)
 	if r.code != nodeFaultCode {
 		t.Errorf("exit %d, want %d (a node fault) under the fail policy", r.code, nodeFaultCode)
 	}
@@ -176,10 +176,11 @@ func TestShimHangingNVMLIsBoundedAndLeavesNothing(t *testing.T) {
 	}
 
 	// Under warn the job starts anyway, still within the bound.
-	w := run(t, 10*time.Second, append(env, "PREFLIGHT_POLICY=warn"), shimBin(t), "--", "sh", "-c", "echo ran")
-	if w.code != 0 || w.stdout != "ran\n" || w.elapsed > 3*time.Second {
+	w := run(t, time.Minute, append(env, "PREFLIGHT_POLICY=warn"), shimBin(t), "--", "sh", "-c", "echo ran")
+	if w.code != 0 || w.stdout != "ran\n" {
 		t.Errorf("warn policy: exit %d, stdout %q after %v", w.code, w.stdout, w.elapsed)
 	}
+	withinDeadline(t, "the run under the warn policy", w.elapsed, 2*time.Second, ref)
 }
 
 // NVML errors on single fields leave those fields empty and the run going;

@@ -7,10 +7,12 @@
 //	| id | figure | value | noise | measured by |
 //	| `binary` | bin/gpu-preflight, the probe embedded | 8.4 MiB | ±5% | `stat -c %s bin/gpu-preflight` |
 //
-// value is a number and a unit (MiB, x, ms); noise is how far a new
-// measurement may stray from it, in percent of the value, before the
-// figure counts as stale. A test measures the figure the way the last
-// column says and calls Check.
+// value is a number and a unit: a size (B, KiB, MiB) or a ratio (x) of
+// two times measured in one interleaved run, never an absolute time, which
+// moves with the machine's load (those are docs/PERFORMANCE.md's, with
+// their command). noise is how far a new measurement may stray from it, in
+// percent of the value, before the figure counts as stale. A test measures
+// the figure the way the last column says and calls Check.
 package figures
 
 import (
@@ -37,6 +39,9 @@ type Figure struct {
 
 // table is the name of README.md's figures table (its markers).
 const table = "figures"
+
+// units are those a figure may have.
+var units = map[string]bool{"B": true, "KiB": true, "MiB": true, "x": true}
 
 // Rows returns the rows of the Markdown table between the markers
 // <!-- name --> and <!-- /name --> of doc, each row's cells trimmed, in
@@ -118,6 +123,9 @@ func Parse(doc string) (map[string]Figure, error) {
 			return nil, fmt.Errorf("figure %s: value %q is not a number and a unit", id, cells[2])
 		}
 		f.Value, f.Unit = v, unit
+		if !units[unit] {
+			return nil, fmt.Errorf("figure %s: unit %q is neither a size (B, KiB, MiB) nor a ratio (x): an absolute time moves with the machine's load, and belongs in docs/PERFORMANCE.md with its command", id, unit)
+		}
 		noise, found := strings.CutSuffix(strings.TrimPrefix(cells[3], "±"), "%")
 		n, err := strconv.ParseFloat(noise, 64)
 		if !found || err != nil || n <= 0 {

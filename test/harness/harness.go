@@ -112,14 +112,15 @@ func Field(v any, path ...string) any {
 	return v
 }
 
-// WaitForFile polls for path and fails t when it has not appeared within ten
-// seconds, with the stderr of the process that was to make it.
+// WaitForFile polls for path and fails t when it has not appeared within a
+// minute (a hang, however loaded the machine), with the stderr of the
+// process that was to make it.
 func WaitForFile(t testing.TB, path string, stderr func() string) {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 		if _, err := os.Stat(path); err == nil {
 			return
 		}
 	}
-	t.Fatalf("%s did not appear within 10 s; stderr:\n%s", path, stderr())
+	t.Fatalf("%s did not appear within a minute; stderr:\n%s", path, stderr())
 }
