@@ -16,6 +16,7 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/preflight/nodeclass"
 	"github.com/gpu-preflight/gpu-preflight/preflight/policy"
 	"github.com/gpu-preflight/gpu-preflight/preflight/releases"
+	"github.com/gpu-preflight/gpu-preflight/report/termsafe"
 )
 
 // Advise prints what n's driver (else this node's) runs and the framework
@@ -44,7 +45,7 @@ func Advise(cfg Config, env envvars.Env, n advise.Node, forImage, asJSON bool, s
 	if asJSON {
 		return writeJSON(a, stdout, stderr), nil
 	}
-	writeAdvice(stdout, a)
+	writeAdvice(termsafe.NewWriter(stdout), a)
 	return ExitOK, nil
 }
 
@@ -159,27 +160,28 @@ func adviseImage(cfg Config, env envvars.Env, asJSON bool, stdout, stderr io.Wri
 	if asJSON {
 		return writeJSON(a, stdout, stderr)
 	}
-	fmt.Fprintf(stdout, "image at %s: CUDA %s", cfg.Root, orDash(c.CUDA.Version))
+	w := termsafe.NewWriter(stdout) // names and versions come from the image
+	fmt.Fprintf(w, "image at %s: CUDA %s", cfg.Root, orDash(c.CUDA.Version))
 	if c.ScanSource != "" {
-		fmt.Fprintf(stdout, " (%s)", c.ScanSource)
+		fmt.Fprintf(w, " (%s)", c.ScanSource)
 	}
-	fmt.Fprintln(stdout)
+	fmt.Fprintln(w)
 	for _, r := range check.Requirements(in) {
-		fmt.Fprintf(stdout, "  %s=%s\n", r.Var, truncate.Quote(r.Value, truncate.MessageBytes))
+		fmt.Fprintf(w, "  %s=%s\n", r.Var, truncate.Quote(r.Value, truncate.MessageBytes))
 	}
 	for _, fw := range c.Frameworks {
-		fmt.Fprintf(stdout, "  %s %s (CUDA %s)\n", fw.Name, fw.Version, orDash(fw.CUDAVersion))
+		fmt.Fprintf(w, "  %s %s (CUDA %s)\n", fw.Name, fw.Version, orDash(fw.CUDAVersion))
 	}
 	for _, cuda := range a.CUDA {
 		if min, ok := compat.MinDriver(cuda); ok {
-			fmt.Fprintf(stdout, "  CUDA %s runs natively from driver %s\n", cuda, min)
+			fmt.Fprintf(w, "  CUDA %s runs natively from driver %s\n", cuda, min)
 		}
 	}
-	fmt.Fprintln(stdout, "\nMinimum driver per branch")
+	fmt.Fprintln(w, "\nMinimum driver per branch")
 	for _, b := range a.Branches {
-		writeBranch(stdout, b)
+		writeBranch(w, b)
 	}
-	writeImageGPUs(stdout, a)
+	writeImageGPUs(w, a)
 	return ExitOK
 }
 
@@ -234,10 +236,13 @@ func writeImageGPUs(w io.Writer, a advise.ImageAdvice) {
 	}
 }
 
+// writeJSON prints v indented, escaped for a terminal by termsafe.JSON.
 func writeJSON(v any, stdout, stderr io.Writer) int {
-	enc := json.NewEncoder(stdout)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(v); err != nil {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err == nil {
+		_, err = stdout.Write(termsafe.JSON(append(b, '\n')))
+	}
+	if err != nil {
 		fmt.Fprintf(stderr, "gpu-preflight: writing JSON: %v\n", err)
 		return 1
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/preflight/affinity"
 	"github.com/gpu-preflight/gpu-preflight/preflight/envvars"
 	"github.com/gpu-preflight/gpu-preflight/preflight/policy"
+	"github.com/gpu-preflight/gpu-preflight/report/termsafe"
 )
 
 // SlurmNote says why affinity offers no Slurm form.
@@ -37,6 +38,6 @@ func Affinity(cfg Config, env envvars.Env, deprecated bool, stdout, stderr io.Wr
 	header := fmt.Sprintf("gpu-preflight affinity for the image at %s: CUDA %s, %d requirement(s), %d framework(s), PREFLIGHT_POLICY=%s.\n"+
 		"Paste under the pod spec's affinity:. Nodes need %s.",
 		cfg.Root, orDash(c.CUDA.Version), len(c.Requirements), len(c.Frameworks), cfg.Policy, labels)
-	fmt.Fprint(stdout, a.YAML(header))
+	fmt.Fprint(termsafe.NewWriter(stdout), a.YAML(header))
 	return ExitOK
 }

@@ -28,7 +28,7 @@ func (r *run) save(rec report.Record) {
 	if r.cfg.ProvenanceDir != provenanceOff {
 		if path, err := r.writeRecord(rec); err != nil {
 			r.log.Warn().Err(logs.Err(err)).Str("dir", logs.Value(r.cfg.ProvenanceDir)).
-				Msg("provenance record not written (set PREFLIGHT_PROVENANCE_DIR to a writable volume, or off)")
+				Msg("provenance record not written")
 		} else {
 			r.log.Debug().Str("path", logs.Value(path)).Msg("provenance record written")
 		}
@@ -119,6 +119,6 @@ func (r *run) completeRecord(rec report.Record) {
 	}
 	if err != nil {
 		r.log.Warn().Err(logs.Err(err)).Str("dir", logs.Value(r.cfg.ProvenanceDir)).
-			Msg("finished provenance record not written (set PREFLIGHT_PROVENANCE_DIR to a writable volume, or off)")
+			Msg("finished provenance record not written: the file keeps the start record, and the finished line above says how the run ended")
 	}
 }

@@ -168,6 +168,7 @@ func (r *run) newRecord() report.Record {
 		Cwd:         cwd,
 		UID:         os.Getuid(),
 		GID:         os.Getgid(),
+		Supervised:  !r.isCheck() && r.cfg.Supervises(os.Getpid()),
 		Environ:     r.env,
 		ToolVersion: buildinfo.Version,
 		ToolCommit:  buildinfo.Commit,
@@ -230,7 +231,7 @@ func (r *run) report() int {
 	if r.asJSON {
 		b, err := store.Marshal(r.rec)
 		if err == nil {
-			_, err = r.stdout.Write(b)
+			_, err = r.stdout.Write(termsafe.JSON(b))
 		}
 		if err != nil {
 			fmt.Fprintf(r.out, "gpu-preflight: writing the record: %v\n", err)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime"
 	"syscall"
 	"time"
 	"unsafe"
@@ -19,9 +20,9 @@ import (
 // exec they belong to the command.
 var terminatingSignals = []os.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT}
 
-// SignalWriteGrace bounds how long a terminating signal waits for a record
-// write, then for the record's completion: a hung volume is abandoned.
-const SignalWriteGrace = 2 * time.Second
+// slowWrite is how long a signal waits for a record write before it
+// says so in the log; it waits on however long the write takes.
+const slowWrite = 2 * time.Second
 
 // signalGate ends a run on a terminating signal with 128+N, never in the
 // middle of a record write, completing a record already written.
@@ -72,39 +73,24 @@ func defaultActionGate() signalGate {
 	return signalGate{}
 }
 
-// exitOnSignal ends the process for sig, taking the token before it
-// cancels the gathering, which then starts no write.
+// exitOnSignal ends the process for sig once no record write is in
+// flight, completing a record already written: however slow the write, the
+// record never says a command ran that the signal stopped first.
 func (r *run) exitOnSignal(sig syscall.Signal) {
 	code := initproc.SignalBase + int(sig)
-	select {
-	case r.gate.writing <- struct{}{}:
-		r.cancel()
-		if r.gate.written != nil {
-			r.completeOnSignal(*r.gate.written, sig)
-		}
-	case <-time.After(SignalWriteGrace):
-		r.cancel()
-		r.log.Warn().Dur("waited", SignalWriteGrace).Msg("a record write did not finish in time: exiting without it")
+	slow := time.AfterFunc(slowWrite, func() {
+		r.log.Warn().Str("signal", sig.String()).Msg("signal during a record write: exiting once the record says the command never ran")
+	})
+	r.gate.writing <- struct{}{}
+	slow.Stop()
+	r.cancel()
+	if r.gate.written != nil {
+		why := fmt.Sprintf("gpu-preflight received %s before it started the command, and exited with %d: the command never ran", unix.SignalName(sig), code)
+		r.finishRecord(*r.gate.written, code, int(sig), errors.New(why))
 	}
 	r.log.Warn().Str("signal", sig.String()).Int("exitCode", code).Msg("signal during preflight: exiting")
 	r.out.Flush()
 	os.Exit(code)
-}
-
-// completeOnSignal stores rec again, saying the command never ran.
-func (r *run) completeOnSignal(rec report.Record, sig syscall.Signal) {
-	code := initproc.SignalBase + int(sig)
-	why := fmt.Sprintf("gpu-preflight received %s before it started the command, and exited with %d: the command never ran", unix.SignalName(sig), code)
-	done := make(chan struct{})
-	go func() {
-		r.finishRecord(rec, code, int(sig), errors.New(why))
-		close(done)
-	}()
-	select {
-	case <-done:
-	case <-time.After(SignalWriteGrace):
-		r.log.Warn().Dur("waited", SignalWriteGrace).Msg("the record could not be completed with the signal in time: it still reads as if the command ran")
-	}
 }
 
 // hold takes the write token (or blocks until a signal's exit).
@@ -122,12 +108,13 @@ func (g *signalGate) letGo() {
 }
 
 // release hands the signals back; one that came before still ends the
-// process here. One between the release and execve(2) kills gpu-preflight,
-// and its record reads as if the command ran.
+// process here.
 func (r *run) release() { r.handBack(false) }
 
-// releaseForExec sets the kernel's default action before signal.Stop: Go's
-// runtime re-raises a signal on a thread an execve(2) may destroy first.
+// releaseForExec gives the signals the kernel's default action before
+// signal.Stop: Go's runtime re-raises a signal on a thread an execve(2) may
+// destroy first. One sent between here and execve(2) kills gpu-preflight,
+// and its record reads as if the command ran.
 func (r *run) releaseForExec() { r.handBack(true) }
 
 func (r *run) handBack(kernelDefault bool) {
@@ -138,11 +125,7 @@ func (r *run) handBack(kernelDefault bool) {
 	close(g.stop)
 	<-g.stopped
 	if kernelDefault {
-		for _, sig := range terminatingSignals {
-			if !signal.Ignored(sig) {
-				setKernelDefault(sig.(syscall.Signal))
-			}
-		}
+		r.defaultActions()
 	}
 	signal.Stop(g.ch) // until it returns, a signal still lands in ch
 	select {
@@ -150,6 +133,39 @@ func (r *run) handBack(kernelDefault bool) {
 		r.exitOnSignal(sig.(syscall.Signal))
 	default:
 	}
+}
+
+// defaultActions sets the kernel's default actions, first ending the run
+// for a signal sent but not yet delivered: the kernel wakes one thread for
+// it, which on a busy machine may run only after the default is set and
+// then die of it. Blocked on this thread, such a signal shows as pending.
+func (r *run) defaultActions() {
+	runtime.LockOSThread() // the exec runs here, with this thread's mask restored
+	var set, old, pending unix.Sigset_t
+	for _, sig := range terminatingSignals {
+		word, bit := sigsetBit(sig.(syscall.Signal))
+		set.Val[word] |= bit
+	}
+	unix.PthreadSigmask(unix.SIG_BLOCK, &set, &old)
+	unix.RawSyscall(unix.SYS_RT_SIGPENDING, uintptr(unsafe.Pointer(&pending)), 8, 0)
+	for _, sig := range terminatingSignals {
+		if word, bit := sigsetBit(sig.(syscall.Signal)); pending.Val[word]&bit != 0 {
+			r.exitOnSignal(sig.(syscall.Signal))
+		}
+	}
+	for _, sig := range terminatingSignals {
+		if !signal.Ignored(sig) {
+			setKernelDefault(sig.(syscall.Signal))
+		}
+	}
+	unix.PthreadSigmask(unix.SIG_SETMASK, &old, nil)
+}
+
+// sigsetBit is where sig sits in a sigset of 64-bit words, as the kernel
+// lays it out (signal n is bit n-1).
+func sigsetBit(sig syscall.Signal) (word int, bit uint64) {
+	n := int(sig) - 1
+	return n / 64, 1 << (n % 64)
 }
 
 // setKernelDefault sets SIG_DFL with rt_sigaction(2), which no Go API

@@ -17,6 +17,7 @@ type Command struct {
 	ArgvSHA256  string `json:"argvSha256"`
 	ArgvRecord  string `json:"argvRecord"`  // PREFLIGHT_RECORD_ARGV, one of ArgvModes
 	ArgvDropped int    `json:"argvDropped"` // elements left out by the caps
+	Supervised  bool   `json:"supervised"`  // a child of gpu-preflight: a record with no Outcome lacks its end
 	Cwd         string `json:"cwd"`
 	UID         int    `json:"uid"`
 	GID         int    `json:"gid"`

@@ -100,6 +100,7 @@ type Image struct {
 	Compat          []facts.CompatLib   `json:"compat"`
 	Frameworks      []facts.Framework   `json:"frameworks"`
 	CUDALibraries   []facts.CUDALibrary `json:"cudaLibraries"`
+	Python          facts.Python        `json:"python"`
 	Ref             string              `json:"ref"`
 	Digest          string              `json:"digest"`
 	Revision        string              `json:"revision"`
@@ -141,6 +142,7 @@ type Inputs struct {
 	ArgvRecord string
 	Cwd        string
 	UID, GID   int
+	Supervised bool
 	Environ    envvars.Env // the process environment
 	// ToolVersion and ToolCommit identify the gpu-preflight build.
 	ToolVersion, ToolCommit string
@@ -187,6 +189,7 @@ func New(in Inputs) Record {
 	}
 	r.Decision.Blocking = slices.Clone(in.Decision.Blocking)
 	r.Command.Cwd, r.Command.UID, r.Command.GID = capValue(redact.Value(in.Cwd)), in.UID, in.GID
+	r.Command.Supervised = in.Supervised
 	r.Env, r.EnvDropped = capEnv(redact.Env(in.Environ))
 	for k, v := range r.Env {
 		r.Env[k] = capValue(v)
@@ -262,6 +265,13 @@ func newImage(c facts.Container) Image {
 	im.Ranks = slices.Clone(c.Ranks)
 	for i := range im.Ranks {
 		im.Ranks[i].Source, im.Ranks[i].Devices = safe(im.Ranks[i].Source), slices.Clone(im.Ranks[i].Devices)
+	}
+	if c.Python != nil {
+		py := &im.Python
+		py.Interpreter, py.How, py.Environment, py.Version = safe(c.Python.Interpreter), safe(c.Python.How), safe(c.Python.Environment), safe(c.Python.Version)
+		for _, e := range c.Python.Candidates {
+			py.Candidates = append(py.Candidates, safe(e))
+		}
 	}
 	return im
 }

@@ -102,7 +102,7 @@ func goldenRecords(t *testing.T) map[string]report.Record {
 		},
 		Decision:   decision.Decision{Policy: "strict", Action: decision.Abort, ExitCode: 75, NodeFault: true, Blocking: []string{"nvml", "cuda"}},
 		Argv:       []string{"torchrun", "--nproc-per-node=8", "train.py", "--token=tok_GOLDEN", strings.Repeat("x", 5000)},
-		ArgvRecord: report.ArgvFull, Cwd: "/work/<job>", UID: 0, GID: 0,
+		ArgvRecord: report.ArgvFull, Cwd: "/work/<job>", UID: 0, GID: 0, Supervised: true,
 		ToolVersion: "v1.2.3-4-gabcdef012345", ToolCommit: "abcdef0123456789",
 		Now: time.Date(2026, 6, 30, 23, 59, 59, 999999999, time.UTC),
 	}
@@ -239,6 +239,8 @@ func everyFact(env []string) facts.Facts {
 					Others: []facts.LibraryCopy{{Path: "/usr/lib/x86_64-linux-gnu/libcudnn.so.9", Version: "9.0.0"}}},
 				{Framework: "torch", Name: "libnccl.so.2", Library: "libnccl"},
 			},
+			Python: &facts.Python{Interpreter: "/opt/venv/bin/python", How: "python on PATH", Environment: "/opt/venv", Version: "3.11",
+				Candidates: []string{"/opt/venv"}},
 			ScanSource: "manifest",
 			Ranks: []facts.Ranks{{Launcher: facts.LauncherTorchrun, Source: "--nproc-per-node=8", PerNode: 8},
 				{Launcher: facts.LauncherAccelerate, Source: "--num_processes 16", PerNode: 16, Assumed: "one machine"}},

@@ -126,7 +126,9 @@ func appendImage(e *jsonenc.Encoder, b []byte, v *Image) []byte {
 		}
 		b = v.CUDALibraries[i0].AppendRecordJSON(e, b)
 	}
-	b = append(b, `],"ref":`...)
+	b = append(b, `],"python":`...)
+	b = v.Python.AppendRecordJSON(e, b)
+	b = append(b, `,"ref":`...)
 	b = jsonenc.AppendString(b, v.Ref)
 	b = append(b, `,"digest":`...)
 	b = jsonenc.AppendString(b, v.Digest)
@@ -202,6 +204,8 @@ func appendCommand(e *jsonenc.Encoder, b []byte, v *Command) []byte {
 	b = jsonenc.AppendString(b, v.ArgvRecord)
 	b = append(b, `,"argvDropped":`...)
 	b = strconv.AppendInt(b, int64(v.ArgvDropped), 10)
+	b = append(b, `,"supervised":`...)
+	b = strconv.AppendBool(b, v.Supervised)
 	b = append(b, `,"cwd":`...)
 	b = jsonenc.AppendString(b, v.Cwd)
 	b = append(b, `,"uid":`...)

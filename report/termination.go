@@ -8,6 +8,7 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/preflight/check"
 	"github.com/gpu-preflight/gpu-preflight/preflight/decision"
 	"github.com/gpu-preflight/gpu-preflight/report/redact"
+	"github.com/gpu-preflight/gpu-preflight/report/termsafe"
 )
 
 // MaxTerminationBytes is Kubernetes' cap on a container's termination
@@ -24,9 +25,9 @@ func TerminationMessage(findings []check.Finding, d decision.Decision) string {
 		if !d.Blocks(f.ID) {
 			continue
 		}
-		line := f.ID + ": " + oneLine(redact.Value(f.Message))
+		line := f.ID + ": " + shown(f.Message)
 		if f.Remedy != "" {
-			line += "; remedy: " + oneLine(redact.Value(f.Remedy))
+			line += "; remedy: " + shown(f.Remedy)
 		}
 		lines = append(lines, line)
 	}
@@ -58,6 +59,11 @@ func TerminationMessage(findings []check.Finding, d decision.Decision) string {
 		b.WriteString(truncate.String("\n"+line, room))
 	}
 	return b.String()
+}
+
+// shown is s redacted, on one line, escaped for kubectl's terminal before the budget cuts it.
+func shown(s string) string {
+	return termsafe.String(oneLine(redact.Value(s)))
 }
 
 // oneLine folds line breaks so each finding stays on its own line.

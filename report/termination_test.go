@@ -92,3 +92,23 @@ func manyFindings(n int) []check.Finding {
 	}
 	return out
 }
+
+// A finding's text reaches the message escaped (termsafe), the escapes
+// counted in the budget.
+func TestTerminationMessageEscapesForTheTerminal(t *testing.T) {
+	probe := "NVIDIA H100\x1b]0;PWNED\x07\x1b[2J\u202e\u200b\u0085"
+	fs := []check.Finding{{ID: "a", Status: check.Error, Message: "on " + probe, Remedy: probe},
+		{ID: "b", Status: check.Error, Message: strings.Repeat("\u202e", 3000)}}
+	msg := report.TerminationMessage(fs, abortOnAll(fs))
+	if want := `a: on NVIDIA H100\x1b]0;PWNED\x07\x1b[2J\u202e\u200b; remedy: NVIDIA H100\x1b]0;PWNED\x07\x1b[2J\u202e\u200b`; !strings.Contains(msg, want) {
+		t.Errorf("message does not hold %s:\n%s", want, msg)
+	}
+	if len(msg) > report.MaxTerminationBytes {
+		t.Errorf("message is %d bytes, over %d", len(msg), report.MaxTerminationBytes)
+	}
+	for _, r := range msg {
+		if r == 0x1b || r == 0x07 || r == 0x85 || r == 0x202e || r == 0x200b {
+			t.Fatalf("message holds %U raw:\n%q", r, msg)
+		}
+	}
+}

@@ -30,8 +30,8 @@ if ! $only_build; then
 	# table compares with, GNU time, shellcheck, file, python3.
 	packages+=(runc debootstrap busybox-static tini dumb-init time shellcheck file python3-minimal)
 	# The Python environments' proof against the real interpreter
-	# (preflight/pyenv): venv, pip and setuptools write the layouts it reads.
-	packages+=(python3-venv python3-pip python3-setuptools)
+	# (preflight/pyenv): venv, pip, setuptools and wheel write the layouts it reads.
+	packages+=(python3-venv python3-pip python3-setuptools python3-wheel)
 	# linux/arm64 (the build's cross compiler is above; the probe's sysroot is
 	# unpacked without root, scripts/sysroot.sh): the cross C library the fake
 	# NVML is built against and runs on (test-dist), and qemu to run it all.
@@ -39,6 +39,9 @@ if ! $only_build; then
 	# The real-engine suite (mk/podman.mk): podman and buildah with runc, and
 	# catatonit, which `podman run --init` needs.
 	packages+=(podman buildah catatonit fuse-overlayfs uidmap slirp4netns conmon containers-storage)
+	# The journal suite (mk/journald.mk): systemd-journal-remote writes a
+	# journal file from an export stream, systemd's journalctl prints it.
+	packages+=(systemd systemd-journal-remote)
 fi
 if $list; then
 	# Every package it may install, one a line (test/fresh keys its cache

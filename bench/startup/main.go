@@ -456,9 +456,17 @@ func printPreflightTimes(w *os.File, cases []benchCase, n int) error {
 }
 
 // preflightTime runs `gpu-preflight -- /bin/true` with c's configuration
-// and returns the summary's elapsedMs and the record's NVML duration.
+// and returns the summary's elapsedMs and the record's NVML duration. The
+// provenance line carries the record reduced, without timings, so the
+// record is written (after the summary) to a directory of its own and read.
 func preflightTime(c benchCase) (total, probe time.Duration, err error) {
-	args := slices.Concat([]string{"--log-level=info", "--log-format=json", "--log-provenance=true"}, c.flags, []string{"--", "/bin/true"})
+	dir, err := os.MkdirTemp("", "gpu-preflight-startup-record")
+	if err != nil {
+		return 0, 0, err
+	}
+	defer os.RemoveAll(dir)
+	args := slices.Concat([]string{"--log-level=info", "--log-format=json", "--log-provenance=true"}, c.flags,
+		[]string{"--provenance-dir=" + dir, "--", "/bin/true"})
 	cmd := exec.Command(c.argv[0], args...)
 	cmd.Env = c.env
 	var stderr bytes.Buffer
@@ -466,19 +474,14 @@ func preflightTime(c benchCase) (total, probe time.Duration, err error) {
 	if err := cmd.Run(); err != nil {
 		return 0, 0, fmt.Errorf("%s: %s: %v\n%s", c.name, strings.Join(cmd.Args, " "), err, stderr.String())
 	}
-	var elapsed, nvml *float64
+	var elapsed *float64
+	recordFile := ""
 	for _, line := range strings.Split(stderr.String(), "\n") {
 		var entry struct {
-			Event     string   `json:"event"`
-			Message   string   `json:"message"`
-			ElapsedMs *float64 `json:"elapsedMs"`
-			Record    struct {
-				Host struct {
-					NVML struct {
-						DurationMillis *float64 `json:"durationMillis"`
-					} `json:"nvml"`
-				} `json:"host"`
-			} `json:"record"`
+			Event      string   `json:"event"`
+			Message    string   `json:"message"`
+			ElapsedMs  *float64 `json:"elapsedMs"`
+			RecordFile string   `json:"recordFile"`
 		}
 		if json.Unmarshal([]byte(line), &entry) != nil {
 			continue
@@ -487,11 +490,22 @@ func preflightTime(c benchCase) (total, probe time.Duration, err error) {
 		case entry.Event == "summary":
 			elapsed = entry.ElapsedMs
 		case entry.Message == "provenance":
-			nvml = entry.Record.Host.NVML.DurationMillis
+			recordFile = entry.RecordFile
 		}
 	}
+	var record struct {
+		Host struct {
+			NVML struct {
+				DurationMillis *float64 `json:"durationMillis"`
+			} `json:"nvml"`
+		} `json:"host"`
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, filepath.Base(recordFile))); err == nil && recordFile != "" {
+		json.Unmarshal(b, &record)
+	}
+	nvml := record.Host.NVML.DurationMillis
 	if elapsed == nil || nvml == nil {
-		return 0, 0, fmt.Errorf("%s: no summary line with elapsedMs, or no provenance line, in its log:\n%s", c.name, stderr.String())
+		return 0, 0, fmt.Errorf("%s: no summary line with elapsedMs, or no record with the NVML duration beside the provenance line, in its log:\n%s", c.name, stderr.String())
 	}
 	return millis(*elapsed), millis(*nvml), nil
 }

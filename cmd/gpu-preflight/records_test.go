@@ -82,12 +82,23 @@ func wantNotStarted(t *testing.T, what string, rec map[string]any, code, signal 
 // keeps the read end open so writes block rather than fail.
 func stalledStderr(t *testing.T) *os.File {
 	t.Helper()
+	r, w := onePagePipe(t)
+	t.Cleanup(func() { r.Close(); w.Close() })
+	return w
+}
+
+// onePagePipe is a pipe that holds one page, so that the log lines before
+// the command starts fill it.
+func onePagePipe(t *testing.T) (r, w *os.File) {
+	t.Helper()
 	r, w, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { r.Close(); w.Close() })
-	return w
+	if _, err := unix.FcntlInt(w.Fd(), unix.F_SETPIPE_SZ, os.Getpagesize()); err != nil {
+		t.Fatal(err)
+	}
+	return r, w
 }
 
 // bigRecordEnv makes the record, and so its one provenance log line, larger
@@ -101,7 +112,7 @@ func bigRecordEnv() map[string]string {
 }
 
 // startStalled starts the shim as startSupervised does, with env, but with
-// stderr a pipe nobody reads and a record line over 64 KiB.
+// stderr a one-page pipe nobody reads.
 func startStalled(t *testing.T, env map[string]string, argv ...string) *supervised {
 	t.Helper()
 	all := bigRecordEnv()
@@ -232,10 +243,7 @@ func TestStalledStderrHoldsUpNeitherTheCommandNorTheSignal(t *testing.T) {
 // dropped) while nobody read.
 func TestStalledStderrSaysWhatItDropped(t *testing.T) {
 	defaultSignals(t, unix.SIGUSR1)
-	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
+	r, w := onePagePipe(t)
 	defer r.Close()
 	dir := t.TempDir()
 	s := &supervised{prov: t.TempDir()}

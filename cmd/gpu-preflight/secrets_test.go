@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -244,8 +245,8 @@ func TestRecordArgvModesAndLogProvenanceOff(t *testing.T) {
 		mode, logProvenance string
 		inRecord, inLog     bool
 	}{
-		{"redacted", "true", true, true},
-		{"full", "true", true, true},
+		{"redacted", "true", true, false},
+		{"full", "true", true, false},
 		{"digest", "true", false, false},
 		{"none", "true", false, false},
 		{"redacted", "false", true, false},
@@ -295,6 +296,55 @@ func TestRecordArgvModesAndLogProvenanceOff(t *testing.T) {
 			if rec.Command.ArgvSHA256 != wantDigest || rec.Command.ArgvRecord != tt.mode {
 				t.Errorf("%s: argvSha256 %q argvRecord %q", name, rec.Command.ArgvSHA256, rec.Command.ArgvRecord)
 			}
+		}
+	}
+}
+
+// Each issuer's token (test/redacttest.Tokens) as the value of an
+// allow-listed variable and inside SLURM_JOB_COMMENT's free text reaches no
+// output, exec'd, supervised, aborted, or logged to a console: the
+// record, the ledger, the log, stdout and the termination message. The
+// corpus test above carries each on the command line.
+func TestTokenFormatsInTheEnvironmentReachNoOutput(t *testing.T) {
+	root := driverRoot(t, "515.65.01")
+	dir := t.TempDir()
+	prov, ledger, term := filepath.Join(dir, "prov"), filepath.Join(dir, "runs.jsonl"), filepath.Join(dir, "termination-log")
+	env := []string{"PATH=/usr/bin:/bin", "PREFLIGHT_ROOT=" + root, "PREFLIGHT_HOST_ROOT=" + root, "PREFLIGHT_PROVENANCE_DIR=" + prov,
+		"PREFLIGHT_LEDGER=" + ledger, "PREFLIGHT_TERMINATION_LOG=" + term, "PREFLIGHT_LOG_LEVEL=debug"}
+	var secrets, comment []string
+	for i, tok := range redacttest.Tokens {
+		secrets = append(secrets, tok.Secret)
+		comment = append(comment, "key "+tok.Value()+";")
+		env = append(env, fmt.Sprintf("NCCL_NOTE_%d=%s", i, tok.Value()))
+	}
+	env = append(env, "SLURM_JOB_COMMENT=nightly sweep, "+strings.Join(comment, " "))
+	outputs := map[string]string{}
+	for _, r := range []struct{ name, extra string }{
+		{"exec", "PREFLIGHT_POLICY=warn"}, {"supervise", "PREFLIGHT_SUPERVISE=true"}, {"console", "PREFLIGHT_LOG_FORMAT=console"},
+		{"abort", "NVIDIA_REQUIRE_CUDA=" + require118},
+	} {
+		cmd := exec.Command(shimPath, "--", "true")
+		cmd.Env = append(slices.Clone(env), r.extra)
+		if r.name != "abort" {
+			cmd.Env = append(cmd.Env, "PREFLIGHT_POLICY=warn")
+		}
+		out, _ := cmd.CombinedOutput()
+		outputs[r.name] = string(out)
+	}
+	files, _ := filepath.Glob(filepath.Join(prov, "*.json"))
+	for _, f := range append(files, ledger, term) {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		outputs[filepath.Base(f)] = string(data)
+	}
+	if len(files) != 4 || !strings.Contains(outputs[filepath.Base(files[0])], `"SLURM_JOB_COMMENT": "nightly sweep, key [redacted]; key [redacted];`) {
+		t.Fatalf("%d records, want 4 holding the redacted comment:\n%s", len(files), outputs["exec"])
+	}
+	for name, out := range outputs {
+		if l := redacttest.Leaks(out, secrets); len(l) > 0 {
+			t.Errorf("%s holds %q", name, l)
 		}
 	}
 }

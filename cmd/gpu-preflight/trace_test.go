@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -142,4 +143,117 @@ func TestTraceTimeAcceptsADateATimeAndADurationAgo(t *testing.T) {
 			t.Errorf("%s: %v, %v; want %v", in, got, err, want)
 		}
 	}
+}
+
+func TestTraceOfNoRecordExitsWithACodeOfItsOwn(t *testing.T) {
+	for _, input := range []string{"", "plain text\n", `{"level":"info","message":"summary"}` + "\n"} {
+		code, out, _ := runTrace(t, input, "-")
+		if code != exitTraceNoRecords || !strings.Contains(out, "No run was found") {
+			t.Errorf("%q: exit %d, want %d:\n%s", input, code, exitTraceNoRecords, out)
+		}
+	}
+}
+
+// hostileRecord is a record of run i with value put at path (host
+// hostname, or GPU names) in place of the real one.
+func hostileRecord(t *testing.T, i int, set func(rec map[string]any)) []byte {
+	t.Helper()
+	r := tracetest.Record(tracetest.Run{RunID: tracetest.RunID(i), At: traceT0.Add(time.Duration(i) * time.Minute),
+		Node: fmt.Sprintf("node-%d", i), Job: "hostile", Rank: i, Driver: "535.161.08", DriverCUDA: "12.2",
+		Digest: "sha256:" + strings.Repeat("a", 64), Exit: tracetest.Exit(0)})
+	b, _ := r.AppendJSON(nil)
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	set(m)
+	out, _ := json.Marshal(m)
+	return append(out, '\n')
+}
+
+func gzipFile(t *testing.T, path string, write func(w io.Writer)) {
+	t.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	z, _ := gzip.NewWriterLevel(f, gzip.BestSpeed)
+	write(z)
+	z.Close()
+	f.Close()
+}
+
+// TestTraceStaysUnder30MiBOnHostileInputs runs the built binary on the
+// inputs that once took it far past the promise, each under maxPeakRSS.
+func TestTraceStaysUnder30MiBOnHostileInputs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes and reads hundreds of MiB")
+	}
+	dir := t.TempDir()
+	big := strings.Repeat("h", 4<<20)
+	cases := map[string]func(w io.Writer){
+		"40 records with 4 MiB host names": func(w io.Writer) {
+			for i := range 40 {
+				w.Write(hostileRecord(t, i, func(m map[string]any) { m["host"].(map[string]any)["hostname"] = big + fmt.Sprint(i) }))
+			}
+		},
+		"20 ranks with 4 MiB GPU names": func(w io.Writer) {
+			for i := range 20 {
+				w.Write(hostileRecord(t, i, func(m map[string]any) {
+					for _, g := range m["host"].(map[string]any)["gpus"].([]any) {
+						g.(map[string]any)["name"] = big + fmt.Sprint(i)
+					}
+				}))
+			}
+		},
+		"ten records near 8 MiB": func(w io.Writer) {
+			for i := range 10 {
+				w.Write(hostileRecord(t, i, func(m map[string]any) {
+					env := m["env"].(map[string]any)
+					for j := range 2000 {
+						env[fmt.Sprintf("NCCL_PAD_%04d", j)] = strings.Repeat("v", 4000)
+					}
+				}))
+			}
+		},
+		"a CRI line of 256 MiB in parts": func(w io.Writer) {
+			part := "2026-11-24T08:00:00.000000000Z stderr P " + `{"schemaVersion":"1","runId":"` + strings.Repeat("x", 16<<10) + "\n"
+			for range (256 << 20) / len(part) {
+				io.WriteString(w, part)
+			}
+			io.WriteString(w, "2026-11-24T08:00:00.000000000Z stderr F \"}\n")
+		},
+		"20 000 runs": func(w io.Writer) {
+			line := hostileRecord(t, 0, func(map[string]any) {})
+			id := []byte(tracetest.RunID(0))
+			for i := range 20000 {
+				w.Write(bytes.Replace(line, id, []byte(fmt.Sprintf("%032x", i)), 1))
+			}
+		},
+	}
+	for name, write := range cases {
+		t.Run(strings.ReplaceAll(name, " ", "_"), func(t *testing.T) {
+			path := filepath.Join(dir, strings.ReplaceAll(name, " ", "_")+".gz")
+			gzipFile(t, path, write)
+			m := runMeasured(t, nil, "trace", "--json", path)
+			wantBounded(t, m, exitTraceNoDrift, exitTraceDrift, exitTraceNoRecords)
+			os.Remove(path)
+		})
+	}
+	// As many sources as are read at once, each a line in parts.
+	var paths []string
+	for i := range trace.MaxMerged {
+		p := filepath.Join(dir, fmt.Sprintf("p%02d.log.gz", i))
+		gzipFile(t, p, func(w io.Writer) {
+			part := "2026-11-24T08:00:00.000000000Z stderr P " + `{"schemaVersion":"1",` + strings.Repeat(" ", 16<<10) + "\n"
+			for range 200 {
+				io.WriteString(w, part)
+			}
+		})
+		paths = append(paths, p)
+	}
+	t.Run("sources_read_at_once_of_lines_in_parts", func(t *testing.T) {
+		m := runMeasured(t, nil, append([]string{"trace", "--json"}, paths...)...)
+		wantBounded(t, m, exitTraceNoRecords)
+	})
 }

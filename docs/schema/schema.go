@@ -12,10 +12,10 @@ var ProvenanceV1 []byte
 // ProvenanceV1ID is the schema's $id.
 const ProvenanceV1ID = "https://github.com/gpu-preflight/gpu-preflight/docs/schema/provenance.v1.schema.json"
 
-// TraceV1 is trace.v1.schema.json, `gpu-preflight trace --json`'s version "1".
+// TraceV2 is trace.v2.schema.json, `gpu-preflight trace --json`'s version "2".
 //
-//go:embed trace.v1.schema.json
-var TraceV1 []byte
+//go:embed trace.v2.schema.json
+var TraceV2 []byte
 
-// TraceV1ID is its $id.
-const TraceV1ID = "https://github.com/gpu-preflight/gpu-preflight/docs/schema/trace.v1.schema.json"
+// TraceV2ID is its $id.
+const TraceV2ID = "https://github.com/gpu-preflight/gpu-preflight/docs/schema/trace.v2.schema.json"

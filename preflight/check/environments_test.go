@@ -87,3 +87,18 @@ func TestCUDAStackNamesDisagreeingCUDASources(t *testing.T) {
 		t.Errorf("a source of the same major was reported as disagreeing: %q", f.Message)
 	}
 }
+
+// Where the environment an entrypoint activates cannot be told, every
+// candidate is judged and the findings name the one that would fail by its
+// environment: a CUDA 12.8 torch on a CUDA 12.4 driver (minor-version compatibility), a CPU torch with
+// GPUs visible.
+func TestCandidateFrameworksAreNamedByTheirEnvironment(t *testing.T) {
+	cuda := facts.Framework{Name: "torch", Version: "2.7.1", CUDAVersion: "12.8", Build: facts.BuildCUDA, Candidate: true,
+		Environment: "/app/.pixi/envs/cuda", Location: "/app/.pixi/envs/cuda/lib/python3.12/site-packages/torch"}
+	cpu := facts.Framework{Name: "torch", Version: "2.7.1+cpu", Build: facts.BuildCPU, Candidate: true,
+		Environment: "/app/.pixi/envs/default", Location: "/app/.pixi/envs/default/lib/python3.12/site-packages/torch"}
+	in := input(host("550.54.15", "12.4"), facts.Container{Frameworks: []facts.Framework{cuda, cpu}})
+	in.Visible = gpus(2, "NVIDIA H100 80GB HBM3", "Nvidia", "9.0")
+	wantFinding(t, frameworkCUDA(in), Warn, "torch 2.7.1 in /app/.pixi/envs/cuda is built for CUDA 12.8")
+	wantFinding(t, cpuBuild(in), Warn, "torch 2.7.1+cpu in /app/.pixi/envs/default built for the CPU only")
+}

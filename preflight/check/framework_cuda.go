@@ -106,11 +106,17 @@ func noFramework(c facts.Container) string {
 	return "no framework the command imports: " + strings.Join(out, "; ")
 }
 
+// frameworkLabel is "torch 2.5.1", and "torch 2.5.1 in /opt/conda/envs/a"
+// for one of several environments that may run the command.
 func frameworkLabel(fw facts.Framework) string {
-	if fw.Version == "" {
-		return fw.Name
+	label := fw.Name
+	if fw.Version != "" {
+		label += " " + fw.Version
 	}
-	return fw.Name + " " + fw.Version
+	if fw.Candidate {
+		label += " in " + fw.Environment
+	}
+	return label
 }
 
 // driverCUDAVerdict's verdicts turn on the driver's CUDA version, so an

@@ -52,7 +52,7 @@ func ParseVersionJSON(data []byte) (ver, full string, err error) {
 	full = strings.TrimSpace(doc.CUDA.Version)
 	ver, ok := majorMinor(full)
 	if !ok {
-		return "", "", fmt.Errorf("version.json: cuda.version %s is not X.Y[.Z]", truncate.Quote(full, truncate.MessageBytes))
+		return "", "", fmt.Errorf("version.json: cuda.version (%d bytes) is not X.Y[.Z]", len(full)) // image text: not quoted
 	}
 	return ver, full, nil
 }
@@ -71,7 +71,7 @@ func ParseVersionTxt(data []byte) (ver, full string, err error) {
 		}
 		ver, ok := majorMinor(full)
 		if !ok {
-			return "", "", fmt.Errorf("version.txt: %s is not X.Y[.Z]", truncate.Quote(full, truncate.MessageBytes))
+			return "", "", fmt.Errorf("version.txt: the CUDA Version (%d bytes) is not X.Y[.Z]", len(full))
 		}
 		return ver, full, nil
 	}

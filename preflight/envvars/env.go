@@ -1,8 +1,5 @@
-// Package envvars is the environment as gpu-preflight reads it: parsed once
-// into Env, and Read, the table of the variables read from a container's
-// environment. The table decides what the container facts keep, what the
-// image scan reads (and so what makes a baked manifest stale) and, with
-// its own families, what a provenance record keeps (report/redact.Allowed).
+// Package envvars is the environment as gpu-preflight reads it: Env, parsed once,
+// and Read, the variables the container facts, the image scan and the record keep.
 package envvars
 
 import (
@@ -16,10 +13,8 @@ type Env struct {
 	vars map[string]string
 }
 
-// Parse reads an environment in os.Environ form. An entry without '=' or a
-// name is no variable (getenv(3) cannot return it); of a name given twice
-// the first wins, as for glibc's getenv. A variable set empty is kept: an
-// empty CUDA_VISIBLE_DEVICES hides every GPU, an unset one none.
+// Parse reads os.Environ form as glibc's getenv does: no '=' or no name is no
+// variable, the first of a name wins, and an empty value is kept.
 func Parse(list []string) Env {
 	vars := make(map[string]string, len(list))
 	for _, kv := range list {

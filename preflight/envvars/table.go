@@ -5,16 +5,12 @@ import (
 	"sync"
 )
 
-// Variable is one environment variable gpu-preflight reads from the
-// container's environment, or a family of them.
+// Variable is one variable, or a family, read from the container's environment.
 type Variable struct {
 	Name string // a family ends in '*': "NVIDIA_REQUIRE_*"
-	// Scan: the image scan reads it, so a baked manifest records its value
-	// and goes stale when it changes.
+	// Scan: the image scan reads it; a baked manifest goes stale when it changes.
 	Scan bool
-	// Version is the library whose version it states, for the scan to take
-	// when no file says it: a file says what is installed, the variable what
-	// the author meant to install.
+	// Version is the library whose version it states, taken when no file says it.
 	Version Library
 	Use     string // what reads it and what for
 	Source  string // where its meaning is documented
@@ -55,11 +51,8 @@ const (
 )
 
 // Read are the variables gpu-preflight reads from the container's
-// environment, in the order the scan tries version variables; the container
-// facts keep nothing else. Variables no rule reads stay out: the
-// NV_*_VERSION package pins and CUDA_DRIVER_VERSION (not what is on disk or
-// the host's), PYTORCH_VERSION, TORCH_CUDA_ARCH_LIST and TensorRT's version
-// variables (the files say it better).
+// environment, in the order the scan tries version variables. Those no rule reads stay
+// out: NV_*_VERSION pins, CUDA_DRIVER_VERSION, PYTORCH_VERSION, TORCH_CUDA_ARCH_LIST, TensorRT's.
 var Read = []Variable{
 	{Name: "NVIDIA_VISIBLE_DEVICES", Use: "the GPUs the container toolkit gives the container: the visible GPUs, `gpu-count`", Source: srcToolkit},
 	{Name: "CUDA_VISIBLE_DEVICES", Use: "the GPUs CUDA shows the process, and their order: the visible GPUs, `gpu-count`", Source: srcCUDAEnv},
@@ -76,6 +69,11 @@ var Read = []Variable{
 	{Name: "PYENV_VERSION", Scan: true, Use: "the version pyenv's shims run", Source: "pyenv README, \"Environment variables\""},
 	{Name: "PYTHONUSERBASE", Scan: true, Use: "the user site's base directory, in place of `~/.local`", Source: "Python, \"Command line and environment\""},
 	{Name: "PYTHONNOUSERSITE", Scan: true, Use: "leaves the user site off `sys.path`", Source: "Python, \"Command line and environment\""},
+	{Name: "MAMBA_ROOT_PREFIX", Scan: true, Use: "micromamba's root prefix: its environments (`envs/*`) are searched, and the one an activation variable names", Source: "mamba-org/micromamba-docker `Dockerfile` (`ENV MAMBA_ROOT_PREFIX=\"/opt/conda\"`)"},
+	{Name: "ENV_NAME", Scan: true, Use: "the conda environment micromamba's entrypoint activates: the `python` a command names is taken from it", Source: "mamba-org/micromamba-docker `_activate_current_env.sh` (`micromamba activate \"${ENV_NAME}\"`)"},
+	{Name: "MAMBA_DEFAULT_ENV", Scan: true, Use: "the environment `mamba activate` recorded, when `ENV_NAME` is unset", Source: "mamba, \"Activation\" (the variables `activate` exports)"},
+	{Name: "CONDA_DEFAULT_ENV", Scan: true, Use: "the environment `conda activate` recorded, when neither of the above is set", Source: "conda, \"Managing environments\" (the variables `activate` exports)"},
+	{Name: "PWD", Scan: true, Use: "the working directory (a shell's, else gpu-preflight's own inside the container): pixi's environments under its `.pixi/envs`, as under `/app`, count as activated; a baked manifest does not compare it, only the environments found", Source: "POSIX `sh`, \"Shell Variables\"; pixi, \"Container\" (`WORKDIR /app`, `pixi shell-hook` entrypoint)"},
 	{Name: "NV_CUDNN_VERSION", Scan: true, Version: CuDNN, Use: "cuDNN's version when no file says it (nvidia/cuda cuDNN images)", Source: srcStackEnv},
 	{Name: "CUDNN_VERSION", Scan: true, Version: CuDNN, Use: "cuDNN's version when no file says it (NGC images)", Source: srcStackEnv},
 	{Name: "NCCL_VERSION", Scan: true, Version: NCCL, Use: "NCCL's version when no file says it", Source: srcStackEnv},

@@ -1,7 +1,6 @@
 package facts
 
-// CUDACheck is what the opt-in CUDA smoke test (PREFLIGHT_CUDA_CHECK) saw
-// of libcuda.so.1 loaded as the job loads it.
+// CUDACheck is what the CUDA smoke test (PREFLIGHT_CUDA_CHECK) saw of libcuda.so.1.
 type CUDACheck struct {
 	Mode             string       `json:"mode"`                       // a CUDAMode* constant
 	Outcome          string       `json:"outcome"`                    // a CUDA* outcome

@@ -1,9 +1,8 @@
 // Package facts holds what gatherers found of the host, the container and
-// the job, for the checks and the provenance record. A zero value is a
-// missing fact, never a default (as in libnvidia-container).
+// the job; a zero value is a missing fact, never a default.
 package facts
 
-//go:generate go run ../../internal/cmd/jsongen -type Host,Orchestrator,Framework,CUDALibrary,CUDASource,Requirement,CompatLib -o record_json.go
+//go:generate go run ../../internal/cmd/jsongen -type Host,Orchestrator,Framework,CUDALibrary,CUDASource,Requirement,CompatLib,Python -o record_json.go
 
 // MaxEnvString is MAX_ARG_STRLEN (linux uapi/linux/binfmts.h): gatherers refuse longer, forged values.
 const MaxEnvString = 128 << 10
@@ -122,6 +121,7 @@ type Container struct {
 	Stack           Stack             `json:"stack"`
 	Frameworks      []Framework       `json:"frameworks"`
 	CUDALibraries   []CUDALibrary     `json:"cudaLibraries,omitempty"`
+	Python          *Python           `json:"python,omitempty"`     // the interpreter the command runs, which decided what is judged
 	ScanSource      string            `json:"scanSource,omitempty"` // a ScanFrom* constant, or ""
 	Identity        Identity          `json:"identity"`
 	Ranks           []Ranks           `json:"ranks,omitempty"` // the launchers' process counts on this node
@@ -189,14 +189,18 @@ type Framework struct {
 	Build             string          `json:"build,omitempty"` // a Build* constant, "" when its files do not say
 	Archs             []string        `json:"archs"`           // "sm_80", "compute_90", "sm_90a"
 	Kernels           []KernelLibrary `json:"kernels,omitempty" record:"-"`
-	Location          string          `json:"location" record:"-"`         // the package directory
-	Source            string          `json:"source,omitempty" record:"-"` // the file the version came from
-	Environment       string          `json:"environment,omitempty"`       // the Python environment's prefix
-	EnvironmentKind   string          `json:"environmentKind,omitempty"`   // venv, conda, pyenv, system, user
-	PathEntry         string          `json:"pathEntry,omitempty"`         // the sys.path directory it is imported from
-	PathFrom          string          `json:"pathFrom,omitempty"`          // "site-packages", "PYTHONPATH", ".pth <file>"...
-	NotJudged         string          `json:"notJudged,omitempty"`         // why the checks leave it out (shadowed...)
-	CUDARuntime       string          `json:"cudaRuntime,omitempty"`       // the libcudart it loads (for jax, beside its plugin's CUDA)
+	Location          string          `json:"location" record:"-"`                // the package directory
+	Source            string          `json:"source,omitempty" record:"-"`        // the file the version came from
+	Environment       string          `json:"environment,omitempty"`              // the Python environment's prefix
+	EnvironmentKind   string          `json:"environmentKind,omitempty"`          // venv, conda, pyenv, system, user
+	PathEntry         string          `json:"pathEntry,omitempty"`                // the sys.path directory it is imported from
+	PathFrom          string          `json:"pathFrom,omitempty"`                 // "site-packages", "PYTHONPATH", ".pth <file>"...
+	NotJudged         string          `json:"notJudged,omitempty"`                // why the checks leave it out (shadowed...)
+	NotImportable     string          `json:"notImportable,omitempty" record:"-"` // why no Python imports it (an orphaned dist-info...)
+	ABI               []string        `json:"abi,omitempty" record:"-"`           // the CPython ABIs that load it: "cp312", "cp313t", "abi3"; empty: any
+	ABISource         string          `json:"abiSource,omitempty" record:"-"`     // the extension module or WHEEL file ABI was read from
+	Candidate         bool            `json:"candidate,omitempty" record:"-"`     // judged as one of Python.Candidates: findings name its Environment
+	CUDARuntime       string          `json:"cudaRuntime,omitempty"`              // the libcudart it loads (for jax, beside its plugin's CUDA)
 	CUDARuntimeSource string          `json:"cudaRuntimeSource,omitempty"`
 }
 

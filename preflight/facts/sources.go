@@ -16,14 +16,11 @@ const (
 	ScanFromImage    = "scan"     // the image, scanned at run time
 )
 
-// CUDAFromEnvSource is the Source of the image's CUDA when CUDA_VERSION
-// states it (CUDAFromEnv).
+// CUDAFromEnvSource is the image CUDA's Source when CUDA_VERSION states it.
 const CUDAFromEnvSource = "env CUDA_VERSION"
 
-// ComponentFromEnv prefixes a Component's Source when a variable states
-// its version: "env:NCCL_VERSION".
+// ComponentFromEnv prefixes a Component's Source from a variable: "env:NCCL_VERSION".
 const ComponentFromEnv = "env:"
 
-// VersionFromFileName is a LibraryCopy's VersionSource when the file's name
-// states its version; a link's target adds its name: "file name libcudnn.so.9.1.0".
+// VersionFromFileName is a LibraryCopy's VersionSource from a file's name: "file name libcudnn.so.9.1.0".
 const VersionFromFileName = "file name"

@@ -1,7 +1,9 @@
 package fsroot
 
 import (
+	"bytes"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -514,4 +516,55 @@ func TestKindsAndRealPathFollowLinksInsideTheRoot(t *testing.T) {
 			t.Errorf("RealPath(%s) = %s, want %s", tc.p, got, tc.real)
 		}
 	}
+}
+
+// The prefix listing reads what the kernel's getdents returns, as
+// ReadDirNames does, and keeps only the names it asks for.
+func TestReadDirNamesPrefixKeepsWhatReadDirNamesWould(t *testing.T) {
+	dir := t.TempDir()
+	for i := range 3000 {
+		name := fmt.Sprintf("prog%04d", i)
+		if i%1000 == 0 {
+			name = fmt.Sprintf("python3.%d", 10+i/1000)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := Root(dir).ReadDirNamesPrefix("/", MaxDirEntries, "python3.")
+	if err != nil || !slices.Equal(got, []string{"python3.10", "python3.11", "python3.12"}) {
+		t.Errorf("got %q, %v", got, err)
+	}
+	if _, err := Root(dir).ReadDirNamesPrefix("/", 100, "python3."); !errors.Is(err, ErrTooManyEntries) {
+		t.Errorf("past its bound: %v", err)
+	}
+}
+
+func FuzzDirentNames(f *testing.F) {
+	// A real getdents64 buffer of a directory holding "a" and "python3.12".
+	dir := f.TempDir()
+	for _, n := range []string{"a", "python3.12"} {
+		os.WriteFile(filepath.Join(dir, n), nil, 0o644)
+	}
+	d, err := os.Open(dir)
+	if err != nil {
+		f.Fatal(err)
+	}
+	buf := make([]byte, 4096)
+	n, err := syscall.ReadDirent(int(d.Fd()), buf)
+	d.Close()
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(buf[:n])
+	f.Fuzz(func(t *testing.T, b []byte) {
+		count := direntNames(b, func(name []byte) {
+			if bytes.IndexByte(name, 0) >= 0 {
+				t.Errorf("name %q holds a NUL", name)
+			}
+		})
+		if count > len(b)/19 {
+			t.Errorf("%d entries in %d bytes", count, len(b))
+		}
+	})
 }

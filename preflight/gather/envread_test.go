@@ -67,6 +67,15 @@ func TestEveryVariableReadChangesWhatTheChecksSee(t *testing.T) {
 	write("pyenvroot/versions/3.9.1/lib/python3.9/site-packages/torch-1.12.0+cu116.dist-info/", "")
 	// A user base named by PYTHONUSERBASE, read by the venv's python3.10.
 	write("ub/lib/python3.10/site-packages/torch-2.0.0+cu118.dist-info/", "")
+	// A micromamba root whose environment an activation variable names,
+	// and a pixi project in the working directory.
+	write("mamba/envs/train/conda-meta/", "")
+	write("mamba/envs/train/bin/python3", "")
+	write("mamba/envs/train/lib/python3.11/site-packages/torch-2.5.1+cu124.dist-info/", "")
+	write("proj/.pixi/envs/default/conda-meta/", "")
+	write("proj/.pixi/envs/default/bin/python3.12", "")
+	write("proj/.pixi/envs/default/lib/python3.12/site-packages/torch-2.6.0+cu126.dist-info/", "")
+
 	// An RoCE HCA, and a configuration file NCCL_CONF_FILE names.
 	if err := rdmatest.Layout(root, rdmatest.RoCE()); err != nil {
 		t.Fatal(err)
@@ -89,6 +98,11 @@ func TestEveryVariableReadChangesWhatTheChecksSee(t *testing.T) {
 		"PYENV_VERSION":              {"PATH=/pyenvroot/shims", "PYENV_ROOT=/pyenvroot", "PYENV_VERSION=3.9.1"},
 		"PYTHONUSERBASE":             {"VIRTUAL_ENV=/venv", "PYTHONUSERBASE=/ub"},
 		"PYTHONNOUSERSITE":           {"VIRTUAL_ENV=/venv", "PYTHONUSERBASE=/ub", "PYTHONNOUSERSITE=1"},
+		"MAMBA_ROOT_PREFIX":          {"MAMBA_ROOT_PREFIX=/mamba"},
+		"ENV_NAME":                   {"MAMBA_ROOT_PREFIX=/mamba", "ENV_NAME=train"},
+		"MAMBA_DEFAULT_ENV":          {"MAMBA_ROOT_PREFIX=/mamba", "MAMBA_DEFAULT_ENV=train"},
+		"CONDA_DEFAULT_ENV":          {"MAMBA_ROOT_PREFIX=/mamba", "CONDA_DEFAULT_ENV=train"},
+		"PWD":                        {"PWD=/proj"},
 		"NV_CUDNN_VERSION":           {"NV_CUDNN_VERSION=9.8.0.87-1"},
 		"CUDNN_VERSION":              {"CUDNN_VERSION=8.9.5.29"},
 		"NCCL_VERSION":               {"NCCL_VERSION=2.19.3"},

@@ -5,6 +5,8 @@ package gather
 
 import (
 	"context"
+	"maps"
+	"os"
 	"slices"
 	"time"
 
@@ -41,8 +43,7 @@ type Options struct {
 	CUDAMode    string // PREFLIGHT_CUDA_CHECK: off or "" starts nothing
 	CUDATimeout time.Duration
 	Manifest    string // the baked manifest's path inside Root
-	// Command is the training argv, whose Python decides which frameworks
-	// are judged (image.Judge); nil when not known.
+	// Command is the training argv, nil when not known; its Python decides what is judged.
 	Command []string
 	// ProbeStderr receives a probe's stderr and which probe ("nvml", "cuda").
 	ProbeStderr func(probe, stderr string)
@@ -102,14 +103,11 @@ func Gather(ctx context.Context, o Options) (Result, []string) {
 	completeDriver(&h, time.Now())
 
 	p.enter(ctx, step{"the image scan under " + o.Root.Path("/"), true}, h, c)
-	scan, source, w := image.LoadWithin(o.Root, c.Env, o.Manifest, scanBudget(ctx, time.Now()))
+	scanEnv := withWorkDir(c.Env, o.Root)
+	scan, source, w := image.LoadWithin(o.Root, scanEnv, o.Manifest, scanBudget(ctx, time.Now()))
 	warnings = append(warnings, w...)
 	c.Stack, c.ScanSource = scan.Stack, source
-	var note string
-	c.Frameworks, note = image.Judge(o.Root, c.Env, scan, o.Command)
-	if note != "" {
-		warnings = append(warnings, note)
-	}
+	c.Frameworks, c.Python = image.Judge(o.Root, scanEnv, scan, o.Command)
 	c.CUDALibraries = scan.CUDALibraries
 	c.CUDA = image.ImageCUDA(c.Judged(), scan.CUDASources, c.CUDA, c.Env)
 
@@ -238,8 +236,23 @@ func scanBudget(ctx context.Context, now time.Time) time.Duration {
 // environment as Gather reads it; the warnings are about that environment.
 func Bake(o Options, bi image.BuildInfo) (image.Manifest, []string, error) {
 	environ, warnings := imageEnviron(o)
-	m, err := image.Bake(o.Root, container.Env(environ), bi)
+	m, err := image.Bake(o.Root, withWorkDir(container.Env(environ), o.Root), bi)
 	return m, warnings, err
+}
+
+// withWorkDir sets PWD (where pixi's environments are looked for) to this
+// process's working directory, which the command inherits, when no shell did.
+func withWorkDir(env map[string]string, root fsroot.Root) map[string]string {
+	if _, ok := env["PWD"]; ok || !root.IsHost() {
+		return env
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return env
+	}
+	out := maps.Clone(env)
+	out["PWD"] = wd
+	return out
 }
 
 // imageEnviron is the image config's Env when given, else this process's

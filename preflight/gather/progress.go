@@ -10,10 +10,8 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/preflight/fsroot"
 )
 
-// Progress is how far one Gather got: the step under way at the deadline
-// and the facts of the steps before, so a caller that stops waiting records
-// what was seen and names what was not. Safe for concurrent use; a nil
-// *Progress records nothing.
+// Progress is how far one Gather got: the step under way at the deadline and
+// the facts before it. Safe for concurrent use; a nil *Progress records nothing.
 type Progress struct {
 	mu sync.Mutex
 	// step is frozen at the deadline: a step begun on the way out is not blamed.

@@ -130,9 +130,15 @@ var condaRuntimePackages = []string{"cuda-cudart", "cudatoolkit", "cuda-version"
 
 // condaRuntime reads the runtime package's record in prefix's conda-meta.
 func (s *scanner) condaRuntime(prefix string) (string, string, bool) {
+	return s.condaPackage(prefix, condaRuntimePackages)
+}
+
+// condaPackage reads the version of the first of packages (best first)
+// prefix's conda-meta records, and the record.
+func (s *scanner) condaPackage(prefix string, packages []string) (string, string, bool) {
 	dir := path.Join(prefix, "conda-meta")
 	names := s.list(dir)
-	for _, want := range condaRuntimePackages {
+	for _, want := range packages {
 		for _, n := range names {
 			name, ver, ok := pyenv.CondaMetaName(n)
 			if !ok || name != want {

@@ -100,7 +100,9 @@ func (s *scanner) loaderRoots(fw facts.Framework) []string {
 
 // torchPreloads are the paths torch's _preload_cuda_deps would load: for
 // each library, the first match of <lib>.so.*[0-9] (glob order, taken as
-// sorted) in its wheel's lib under the sys.path of fw's environment.
+// sorted) under the first sys.path entry of fw's environment holding one,
+// in nvidia/<wheel>/lib, nvidia/cu<major>/lib (from CUDA 13) or <wheel>/lib
+// (torch/__init__.py _get_cuda_dep_paths).
 func (s *scanner) torchPreloads(fw facts.Framework) []string {
 	dirs := s.res.SitePackages
 	if v, ok := s.views[fw.Location]; ok {
@@ -112,21 +114,34 @@ func (s *scanner) torchPreloads(fw facts.Framework) []string {
 			continue
 		}
 		for _, sp := range dirs {
-			dir := path.Join(sp, "nvidia", l.wheel, "lib")
-			var match []string
-			for _, n := range s.list(dir) {
-				if ok, _ := path.Match(l.name+".so.*[0-9]", n); ok {
-					match = append(match, n)
-				}
-			}
-			if len(match) > 0 {
-				sort.Strings(match)
-				out = append(out, path.Join(dir, match[0]))
+			if p, ok := s.preloadIn(sp, l, cudaMajor(fw.CUDAVersion)); ok {
+				out = append(out, p)
 				break
 			}
 		}
 	}
 	return out
+}
+
+// preloadIn is the library torch's glob finds for l under sys.path entry sp.
+func (s *scanner) preloadIn(sp string, l cudaLib, major string) (string, bool) {
+	dirs := []string{path.Join(sp, "nvidia", l.wheel, "lib")}
+	if major != "" {
+		dirs = append(dirs, path.Join(sp, "nvidia", "cu"+major, "lib"))
+	}
+	for _, dir := range append(dirs, path.Join(sp, l.wheel, "lib")) {
+		var match []string
+		for _, n := range s.list(dir) {
+			if ok, _ := path.Match(l.name+".so.*[0-9]", n); ok {
+				match = append(match, n)
+			}
+		}
+		if len(match) > 0 {
+			sort.Strings(match)
+			return path.Join(dir, match[0]), true
+		}
+	}
+	return "", false
 }
 
 // builtVersion is a version a framework was built against.
@@ -154,15 +169,45 @@ func (s *scanner) builtFor(fw facts.Framework) map[string]builtVersion {
 		}
 		md := path.Join(distPath(sp, d), "METADATA")
 		for _, r := range parseRequiresDist(s.read(md)) {
-			for _, l := range cudaLibs {
-				if isWheelOf(r.Name, l.wheel) {
-					out[l.name] = builtVersion{r.Version, md + " (" + r.Name + r.Op + r.Version + ")"}
-				}
+			if r.Name == cudaToolkitDist {
+				s.toolkitPins(out, r, md, dist)
+				continue
 			}
+			pinWheels(out, r, md)
 		}
 		break
 	}
 	return out
+}
+
+// cudaToolkitDist is NVIDIA's cuda-toolkit metapackage, whose extras pin
+// the CUDA 13 wheels (torch from 2.11: cuda-toolkit[cublas,cudart,...]==13.0.2).
+const cudaToolkitDist = "cuda_toolkit"
+
+// pinWheels records what requirement r of METADATA md pins of the wheels.
+func pinWheels(out map[string]builtVersion, r requirement, md string) {
+	for _, l := range cudaLibs {
+		if isWheelOf(r.Name, l.wheel) {
+			out[l.name] = builtVersion{r.Version, md + " (" + r.Name + r.Op + r.Version + ")"}
+		}
+	}
+}
+
+// toolkitPins records the wheels cuda-toolkit's own METADATA pins for the
+// extras r asks for; without it installed, the toolkit release r pins is
+// the CUDA runtime's.
+func (s *scanner) toolkitPins(out map[string]builtVersion, r requirement, md string, dist func(string) (distInfo, bool)) {
+	if slices.Contains(r.Extras, "cudart") {
+		out["libcudart"] = builtVersion{r.Version, md + " (" + r.Name + r.Op + r.Version + ")"}
+	}
+	if d, ok := dist(cudaToolkitDist); ok && d.dir() != "" {
+		tmd := path.Join(d.dir(), "METADATA")
+		for _, pin := range parseRequiresDist(s.read(tmd)) {
+			if pin.Extra != "" && slices.Contains(r.Extras, pin.Extra) {
+				pinWheels(out, pin, tmd)
+			}
+		}
+	}
 }
 
 // otherCopies lists the files of lib but the loaded one where a second
@@ -179,7 +224,9 @@ func (s *scanner) otherCopies(lib, dir, loaded string, env ldso.Env) []facts.Lib
 	dirs = append(dirs, env.SystemDirs...)
 	dirs = append(dirs, libDirs...)
 	for _, sp := range s.res.SitePackages {
-		dirs = append(dirs, path.Join(sp, "nvidia", dir, "lib"), path.Join(sp, cuda13WheelDir, "lib"))
+		for _, d := range wheelLibDirs(dir) {
+			dirs = append(dirs, path.Join(sp, d))
+		}
 	}
 	dirs = append(dirs, s.condaLibDirs()...)
 	seen := map[string]bool{}

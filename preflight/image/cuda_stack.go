@@ -8,6 +8,7 @@ import (
 
 	"github.com/gpu-preflight/gpu-preflight/preflight/envvars"
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
+	"github.com/gpu-preflight/gpu-preflight/preflight/pyenv"
 )
 
 // includeDirs hold the version headers. /usr/include/cudnn_version.h is
@@ -62,6 +63,7 @@ type stackLib struct {
 	parse   func([]byte) (string, bool)
 	dists   []string // pip distributions, normalized
 	pipDirs []string // under site-packages/nvidia (or elsewhere): lib and include parents
+	conda   []string // conda packages shipping it into a prefix's lib
 	envs    []string // variables stating the version, best first (envvars.VersionOf)
 }
 
@@ -71,7 +73,8 @@ var (
 		headers: []string{"cudnn_version.h", "cudnn_version_v*.h", "cudnn.h"},
 		parse:   parseCuDNNHeader,
 		dists:   wheelDists("cudnn"),
-		pipDirs: []string{"nvidia/cudnn", cuda13WheelDir},
+		pipDirs: wheelHomes("cudnn"),
+		conda:   []string{"cudnn", "libcudnn"},
 		envs:    envvars.VersionOf(envvars.CuDNN),
 	}
 	ncclLib = stackLib{
@@ -79,7 +82,8 @@ var (
 		headers: []string{"nccl.h"},
 		parse:   parseNCCLHeader,
 		dists:   wheelDists("nccl"),
-		pipDirs: []string{"nvidia/nccl", cuda13WheelDir},
+		pipDirs: wheelHomes("nccl"),
+		conda:   []string{"nccl"},
 		envs:    envvars.VersionOf(envvars.NCCL),
 	}
 	tensorRTLib = stackLib{
@@ -124,6 +128,17 @@ func (s *scanner) component(lib stackLib, dirs []string) facts.Component {
 			s.libIn(&c, lib, path.Join(sp, pd, "lib"), rankPipLibFull)
 			s.libIn(&c, lib, path.Join(sp, pd), rankPipLibFull)
 		}
+	}
+	for _, e := range s.res.Environments {
+		if e.Kind != pyenv.KindConda || len(lib.conda) == 0 {
+			continue
+		}
+		// A conda prefix's lib is on its packages' RUNPATH ($ORIGIN/../lib).
+		if v, src, ok := s.condaPackage(e.Prefix, lib.conda); ok {
+			c.offer(rankDistInfo, v, src)
+		}
+		s.headerIn(&c, lib, path.Join(e.Prefix, "include"), rankPipHeader)
+		s.libIn(&c, lib, path.Join(e.Prefix, "lib"), rankPipLibFull)
 	}
 	for _, k := range lib.envs {
 		if v, set := s.env[k]; set {

@@ -3,7 +3,10 @@ package image
 import (
 	"bufio"
 	"bytes"
+	"maps"
 	"path"
+	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -122,8 +125,14 @@ func distPath(sp string, d distInfo) string {
 }
 
 // requirement is a Requires-Dist line reduced to a distribution (normalized)
-// and the version it is pinned to ("==") or must reach (">=", also for ~=).
-type requirement struct{ Name, Op, Version string }
+// and the version it is pinned to ("==", "==X.*" taken as X) or must reach
+// (">=", also for ~=), with the extras it asks for ("cuda-toolkit[cudart]")
+// and the extra its marker names ('extra == "cudart"').
+type requirement struct {
+	Name, Op, Version string
+	Extras            []string
+	Extra             string
+}
 
 // parseRequiresDist reads the Requires-Dist headers of a METADATA file
 // (core metadata, PEP 508), leaving out those without a lower bound.
@@ -158,7 +167,7 @@ func metadataHeaders(src []byte, f func(key, value string)) {
 
 // parseRequirement reads "name[extras] (specifiers) ; marker".
 func parseRequirement(s string) (requirement, bool) {
-	s, _, _ = strings.Cut(s, ";")
+	s, marker, _ := strings.Cut(s, ";")
 	s = strings.TrimSpace(s)
 	end := strings.IndexFunc(s, func(r rune) bool {
 		return !(r == '-' || r == '_' || r == '.' || '0' <= r && r <= '9' || 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z')
@@ -170,11 +179,17 @@ func parseRequirement(s string) (requirement, bool) {
 	if name == "" {
 		return requirement{}, false
 	}
+	r := requirement{Name: normalizeName(name), Extra: markerExtra(marker)}
 	if i := strings.IndexByte(rest, ']'); strings.HasPrefix(strings.TrimSpace(rest), "[") && i >= 0 {
+		_, list, _ := strings.Cut(rest[:i], "[")
+		for e := range strings.SplitSeq(list, ",") {
+			if e = normalizeName(strings.TrimSpace(e)); e != "" && len(r.Extras) < 64 {
+				r.Extras = append(r.Extras, e)
+			}
+		}
 		rest = rest[i+1:]
 	}
 	rest = strings.Trim(strings.TrimSpace(rest), "()")
-	r := requirement{Name: normalizeName(name)}
 	for spec := range strings.SplitSeq(rest, ",") {
 		spec = strings.TrimSpace(spec)
 		for _, op := range []string{"===", "==", ">=", "~="} {
@@ -183,12 +198,16 @@ func parseRequirement(s string) (requirement, bool) {
 				continue
 			}
 			v = strings.TrimSpace(v)
+			if op == "==" {
+				v = strings.TrimSuffix(v, ".*")
+			}
 			if v == "" || !isDigit(v[0]) || strings.ContainsAny(v, "*") {
 				break
 			}
 			switch op {
 			case "===", "==":
-				return requirement{Name: r.Name, Op: "==", Version: v}, true
+				r.Op, r.Version = "==", v
+				return r, true
 			default:
 				r.Op, r.Version = ">=", v
 			}
@@ -196,4 +215,85 @@ func parseRequirement(s string) (requirement, bool) {
 		}
 	}
 	return r, r.Version != ""
+}
+
+// markerExtra is the extra an environment marker requires: `extra ==
+// "cudart"` (PEP 508; the extra's name normalized as PEP 685 says).
+func markerExtra(marker string) string {
+	i := strings.Index(marker, "extra")
+	if i < 0 {
+		return ""
+	}
+	rest, ok := strings.CutPrefix(strings.TrimSpace(marker[i+len("extra"):]), "==")
+	if !ok {
+		return ""
+	}
+	rest = strings.TrimSpace(rest)
+	if len(rest) < 2 || (rest[0] != '"' && rest[0] != '\'') {
+		return ""
+	}
+	v, _, ok := strings.Cut(rest[1:], rest[:1])
+	if !ok {
+		return ""
+	}
+	return normalizeName(v)
+}
+
+// maxRecordsRead and maxRecordFile bound the nvidia-* RECORD files read for
+// one file's wheel; NVIDIA's list at most a few hundred files.
+const (
+	maxRecordsRead = 64
+	maxRecordFile  = 1 << 20
+)
+
+// recordOwner is the nvidia-* distribution in site-packages sp whose
+// RECORD, pip's list of the files it installed, lists rel
+// ("nvidia/cu13/lib/libcudart.so.13"); of two that list it (wheels that
+// overwrote each other's file), the one whose size matches the file's.
+func (s *scanner) recordOwner(sp, rel string) (distInfo, bool) {
+	dists := s.distInfos(sp)
+	var size int64 = -1
+	if fi, err := s.root.Stat(path.Join(sp, rel)); err == nil {
+		size = fi.Size()
+	}
+	var owner distInfo
+	found, read := false, 0
+	for _, name := range slices.Sorted(maps.Keys(dists)) {
+		d := dists[name]
+		if !strings.HasPrefix(name, "nvidia_") || d.dir() == "" {
+			continue
+		}
+		if read++; read > maxRecordsRead {
+			break
+		}
+		listed, sz := recordRow(s.readMax(path.Join(d.dir(), "RECORD"), maxRecordFile), rel)
+		switch {
+		case !listed:
+		case sz == size:
+			return d, true
+		case !found:
+			owner, found = d, true
+		}
+	}
+	return owner, found
+}
+
+// recordRow finds file's row in RECORD src (the wheel spec's CSV of path,
+// hash and size) and returns its size, -1 when the row gives none. Rows
+// are matched unquoted: Python's csv quotes only a path holding a comma,
+// a quote or a line break, which no library's name does.
+func recordRow(src []byte, file string) (listed bool, size int64) {
+	for line := range bytes.Lines(src) {
+		rest, ok := bytes.CutPrefix(bytes.TrimRight(line, "\r\n"), []byte(file+","))
+		if !ok {
+			continue
+		}
+		i := bytes.LastIndexByte(rest, ',')
+		n, err := strconv.ParseInt(string(rest[i+1:]), 10, 64)
+		if i < 0 || err != nil || n < 0 {
+			return true, -1
+		}
+		return true, n
+	}
+	return false, -1
 }

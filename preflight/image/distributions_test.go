@@ -1,7 +1,7 @@
 package image
 
 import (
-	"slices"
+	"reflect"
 	"testing"
 )
 
@@ -66,6 +66,34 @@ Provides-Extra: opt-einsum
 Requires-Dist: nvidia-cusparse-cu12==99.0; this is the description, not a header
 `
 
+// torchCU130Metadata is torch 2.11.0+cu130's CUDA requirements, as pip
+// resolves them from the wheel's METADATA (the cu130 pins of pytorch's
+// .github/scripts/generate_binary_build_matrix.py moved into cuda-toolkit
+// extras; the versions are those of a pip freeze of torch 2.11.0+cu130).
+const torchCU130Metadata = `Metadata-Version: 2.4
+Name: torch
+Version: 2.11.0+cu130
+Requires-Dist: cuda-toolkit[cublas,cudart,cufft,cufile,cupti,curand,cusolver,cusparse,nvjitlink,nvrtc,nvtx]==13.0.2; platform_system == "Linux"
+Requires-Dist: cuda-bindings<14,>=13.0.3; platform_system == "Linux"
+Requires-Dist: nvidia-cudnn-cu13==9.19.0.56; platform_system == "Linux"
+Requires-Dist: nvidia-cusparselt-cu13==0.8.0; platform_system == "Linux"
+Requires-Dist: nvidia-nccl-cu13==2.28.9; platform_system == "Linux"
+Requires-Dist: nvidia-nvshmem-cu13==3.4.5; platform_system == "Linux"
+`
+
+// cudaToolkitMetadata is NVIDIA's cuda-toolkit 13.0.2 metapackage: one
+// extra per component, each pinning its unsuffixed wheel with ".*".
+const cudaToolkitMetadata = `Metadata-Version: 2.1
+Name: cuda-toolkit
+Version: 13.0.2
+Provides-Extra: cudart
+Requires-Dist: nvidia-cuda-runtime==13.0.96.*; extra == "cudart"
+Provides-Extra: cublas
+Requires-Dist: nvidia-cublas==13.1.0.3.*; extra == "cublas"
+Provides-Extra: cufft
+Requires-Dist: nvidia-cufft==12.0.0.61.*; extra == "cufft"
+`
+
 const jaxPluginMetadata = `Metadata-Version: 2.1
 Name: jax-cuda12-plugin
 Version: 0.4.30
@@ -83,21 +111,34 @@ func TestParseRequiresDist(t *testing.T) {
 		want []requirement
 	}{
 		"torch": {torchMetadata, []requirement{
-			{"typing_extensions", ">=", "4.8.0"},
-			{"nvidia_cuda_runtime_cu12", "==", "12.1.105"},
-			{"nvidia_cudnn_cu12", "==", "9.1.0.70"},
-			{"nvidia_cublas_cu12", "==", "12.1.3.1"},
-			{"nvidia_nccl_cu12", "==", "2.20.5"},
-			{"triton", "==", "3.0.0"},
+			{Name: "typing_extensions", Op: ">=", Version: "4.8.0"},
+			{Name: "nvidia_cuda_runtime_cu12", Op: "==", Version: "12.1.105"},
+			{Name: "nvidia_cudnn_cu12", Op: "==", Version: "9.1.0.70"},
+			{Name: "nvidia_cublas_cu12", Op: "==", Version: "12.1.3.1"},
+			{Name: "nvidia_nccl_cu12", Op: "==", Version: "2.20.5"},
+			{Name: "triton", Op: "==", Version: "3.0.0"},
 		}},
 		"jax plugin": {jaxPluginMetadata, []requirement{
-			{"jax_cuda12_pjrt", "==", "0.4.30"},
-			{"nvidia_cublas_cu12", ">=", "12.1.3.1"},
-			{"nvidia_cudnn_cu12", ">=", "9.1"},
-			{"nvidia_nccl_cu12", ">=", "2.18.1"},
+			{Name: "jax_cuda12_pjrt", Op: "==", Version: "0.4.30"},
+			{Name: "nvidia_cublas_cu12", Op: ">=", Version: "12.1.3.1", Extra: "with_cuda"},
+			{Name: "nvidia_cudnn_cu12", Op: ">=", Version: "9.1", Extra: "with_cuda"},
+			{Name: "nvidia_nccl_cu12", Op: ">=", Version: "2.18.1"},
+		}},
+		"torch cu130": {torchCU130Metadata, []requirement{
+			{Name: "cuda_toolkit", Op: "==", Version: "13.0.2", Extras: []string{"cublas", "cudart", "cufft", "cufile", "cupti", "curand", "cusolver", "cusparse", "nvjitlink", "nvrtc", "nvtx"}},
+			{Name: "cuda_bindings", Op: ">=", Version: "13.0.3"},
+			{Name: "nvidia_cudnn_cu13", Op: "==", Version: "9.19.0.56"},
+			{Name: "nvidia_cusparselt_cu13", Op: "==", Version: "0.8.0"},
+			{Name: "nvidia_nccl_cu13", Op: "==", Version: "2.28.9"},
+			{Name: "nvidia_nvshmem_cu13", Op: "==", Version: "3.4.5"},
+		}},
+		"cuda-toolkit": {cudaToolkitMetadata, []requirement{
+			{Name: "nvidia_cuda_runtime", Op: "==", Version: "13.0.96", Extra: "cudart"},
+			{Name: "nvidia_cublas", Op: "==", Version: "13.1.0.3", Extra: "cublas"},
+			{Name: "nvidia_cufft", Op: "==", Version: "12.0.0.61", Extra: "cufft"},
 		}},
 	} {
-		if got := parseRequiresDist([]byte(tt.src)); !slices.Equal(got, tt.want) {
+		if got := parseRequiresDist([]byte(tt.src)); !reflect.DeepEqual(got, tt.want) {
 			t.Errorf("%s:\n got %v\nwant %v", name, got, tt.want)
 		}
 	}
@@ -105,6 +146,8 @@ func TestParseRequiresDist(t *testing.T) {
 
 func FuzzParseRequiresDist(f *testing.F) {
 	f.Add([]byte(torchMetadata))
+	f.Add([]byte(torchCU130Metadata))
+	f.Add([]byte(cudaToolkitMetadata))
 	f.Add([]byte(jaxPluginMetadata))
 	f.Fuzz(func(t *testing.T, src []byte) {
 		for _, r := range parseRequiresDist(src) {

@@ -16,8 +16,9 @@
 //   - Distributions (distributions.go): dist-info and egg-info names and
 //     METADATA's Requires-Dist.
 //   - Frameworks (frameworks.go, then one file each: torch.go, paddle.go,
-//     tensorflow.go, jax.go): the package, its version files and build.
-//     Versions spelled in names and tags are read in versions.go.
+//     tensorflow.go, jax.go): the package, its version files and build;
+//     whether a Python can import it, and which CPython ABI
+//     (importable.go). Versions in names and tags are read in versions.go.
 //   - The load closure (loader.go, kernels.go): the objects a framework's
 //     process maps, modelled by preflight/ldso, and the kernels in them.
 //   - CUDA (cuda.go and cuda_*.go): one table of CUDA libraries and the

@@ -14,9 +14,10 @@ import (
 
 // frameworks fills s.res.Frameworks: in each environment, in search
 // order, each framework as its interpreter imports it; one two
-// environments reach is listed for the first.
+// environments reach is listed for the first whose Python loads it.
 func (s *scanner) frameworks() {
-	seen := map[string]bool{}
+	seen := map[string]int{}
+	var envOf []pyenv.Environment
 	for _, e := range s.res.Environments {
 		v := s.view(e)
 		for _, detect := range []func(*view) (facts.Framework, bool){s.paddle, s.torch, s.tensorflow, s.jax} {
@@ -25,17 +26,27 @@ func (s *scanner) frameworks() {
 				continue
 			}
 			key := s.root.RealPath(f.Location)
-			if seen[key] {
+			if i, dup := seen[key]; dup {
+				if !abiLoads(f.ABI, envOf[i]) && abiLoads(f.ABI, e) {
+					s.res.Frameworks[i] = s.foundIn(s.res.Frameworks[i], v)
+					envOf[i] = e
+				}
 				continue
 			}
-			seen[key] = true
-			f.Environment, f.EnvironmentKind = e.Prefix, e.Kind
-			f.PathEntry = path.Dir(f.Location)
-			f.PathFrom = v.from(f.PathEntry)
-			s.views[f.Location] = v
-			s.res.Frameworks = append(s.res.Frameworks, f)
+			seen[key] = len(s.res.Frameworks)
+			envOf = append(envOf, e)
+			s.res.Frameworks = append(s.res.Frameworks, s.foundIn(f, v))
 		}
 	}
+}
+
+// foundIn records fw as found in view v's environment.
+func (s *scanner) foundIn(f facts.Framework, v *view) facts.Framework {
+	f.Environment, f.EnvironmentKind = v.env.Prefix, v.env.Kind
+	f.PathEntry = path.Dir(f.Location)
+	f.PathFrom = v.from(f.PathEntry)
+	s.views[f.Location] = v
+	return f
 }
 
 // home is where a framework's package lives: the directory pkg found, or

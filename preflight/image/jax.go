@@ -56,6 +56,7 @@ func (s *scanner) jax(v *view) (facts.Framework, bool) {
 		f.Source = distPath(sp, plugin)
 		f.Location = path.Join(sp, "jax_plugins")
 	}
+	s.jaxImportability(&f, sp, lib, hasLib, plugin, pluginMajor, rocm)
 	if rocm != "" {
 		f.Build, f.CUDAVersion = facts.BuildROCm, ""
 		return f, true
@@ -83,6 +84,20 @@ func (s *scanner) jax(v *view) (facts.Framework, bool) {
 	}
 	s.kernels(&f, sp, jaxModules, nil)
 	return f, true
+}
+
+// jaxImportability checks the package jax imports the plugin from
+// (jax_plugins/xla_cuda12, jax_plugins/xla_rocm60: jax's plugin discovery
+// walks the jax_plugins namespace package), else jaxlib.
+func (s *scanner) jaxImportability(f *facts.Framework, sp string, lib distInfo, hasLib bool, plugin distInfo, major, rocm string) {
+	switch {
+	case major != "":
+		s.importability(f, path.Join(sp, "jax_plugins", "xla_cuda"+major), nil, plugin, true)
+	case rocm != "":
+		s.importability(f, path.Join(sp, "jax_plugins", "xla_rocm"+strings.ReplaceAll(rocm, ".", "")), nil, plugin, true)
+	default:
+		s.importability(f, path.Join(sp, "jaxlib"), []string{"version.py"}, lib, hasLib)
+	}
 }
 
 // rocmPluginVersion reads the ROCm version of a jax ROCm plugin's

@@ -70,6 +70,25 @@ func venv(tr *tree, prefix, home, version string, system bool) string {
 	return sp
 }
 
+// judgedOne scans and judges the image in tr for argv and returns the one
+// copy of framework judged.
+func judgedOne(t *testing.T, tr *tree, env map[string]string, argv []string, framework string) (Result, facts.Container, facts.Framework, *facts.Python) {
+	t.Helper()
+	res, warnings := Scan(tr.Root(), env)
+	fws, py := Judge(tr.Root(), env, res, argv)
+	c := facts.Container{Frameworks: fws}
+	var judged []facts.Framework
+	for _, f := range c.Judged() {
+		if f.Name == framework {
+			judged = append(judged, f)
+		}
+	}
+	if len(judged) != 1 {
+		t.Fatalf("judged %s: %+v\nall: %+v\nwarnings %q; python %+v", framework, judged, fws, warnings, py)
+	}
+	return res, c, judged[0], py
+}
+
 func TestFrameworkLayoutsFromUpstreamTemplates(t *testing.T) {
 	for _, l := range []layout{
 		{
@@ -375,19 +394,8 @@ func TestFrameworkLayoutsFromUpstreamTemplates(t *testing.T) {
 		t.Run(l.name, func(t *testing.T) {
 			tr := newTree(t)
 			l.build(t, tr)
-			res, warnings := Scan(tr.Root(), l.env)
-			fws, note := Judge(tr.Root(), l.env, res, l.argv)
-			c := facts.Container{Frameworks: fws}
-			var judged []facts.Framework
-			for _, f := range c.Judged() {
-				if f.Name == l.want.framework {
-					judged = append(judged, f)
-				}
-			}
-			if len(judged) != 1 {
-				t.Fatalf("judged %s: %+v (all: %+v; warnings %q; %s)", l.want.framework, judged, fws, warnings, note)
-			}
-			f, w := judged[0], l.want
+			res, c, f, _ := judgedOne(t, tr, l.env, l.argv, l.want.framework)
+			w := l.want
 			if f.Version != w.version || f.CUDAVersion != w.cuda || f.Build != w.build {
 				t.Errorf("%s %s, CUDA %q, build %q; want %s, CUDA %q, build %q", f.Name, f.Version, f.CUDAVersion, f.Build, w.version, w.cuda, w.build)
 			}

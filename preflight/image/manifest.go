@@ -23,7 +23,7 @@ const defaultManifestPath = "/etc/gpu-preflight/image.json"
 
 // manifestSchemaVersion changes when an older shim's manifest can no longer
 // be read as it was meant; LoadWithin then rescans.
-const manifestSchemaVersion = 3
+const manifestSchemaVersion = 4
 
 // Manifest is a scan's result recorded at image build time, with what tells
 // at run time whether it still holds.
@@ -209,6 +209,11 @@ var errStale = errors.New("changed since bake")
 func (m Manifest) stale(root fsroot.Root, env map[string]string) error {
 	now := envSubset(env)
 	for _, k := range scanKeys {
+		// A shell exports PWD and an exec-form start does not: what the
+		// working directory changes, the environments found, is compared.
+		if k == "PWD" {
+			continue
+		}
 		if now[k] != m.Env[k] {
 			return fmt.Errorf("%w: %s is %q, was %q", errStale, k, now[k], m.Env[k])
 		}

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -375,5 +376,24 @@ func TestInjected(t *testing.T) {
 		if got := injected(tt.dir, tt.name); got != tt.want {
 			t.Errorf("injected(%q, %q) = %v, want %v", tt.dir, tt.name, got, tt.want)
 		}
+	}
+}
+
+// A shell exports PWD and an exec-form start does not: the manifest holds
+// across that, and goes stale only when the working directory holds a pixi
+// environment the bake did not see.
+func TestManifestComparesTheEnvironmentsPWDFindsNotPWD(t *testing.T) {
+	tr, env, _ := bakedImage(t)
+	withPWD := maps.Clone(env)
+	withPWD["PWD"] = "/workspace"
+	if _, source, warnings := load(tr.Root(), withPWD, defaultManifestPath, noScan(t), RuntimeScanBudget); source != facts.ScanFromManifest {
+		t.Fatalf("PWD alone made the manifest stale: %q", warnings)
+	}
+	p := "/workspace/.pixi/envs/default"
+	tr.dir(p + "/conda-meta")
+	tr.file(p+"/bin/python3.12", "")
+	tr.dir(p + "/lib/python3.12/site-packages")
+	if _, source, warnings := load(tr.Root(), withPWD, defaultManifestPath, fatbin.ScanFile, RuntimeScanBudget); source != facts.ScanFromImage || !strings.Contains(strings.Join(warnings, "\n"), "Python package directories") {
+		t.Errorf("a pixi environment under PWD: source %q, warnings %q", source, warnings)
 	}
 }

@@ -64,6 +64,7 @@ func (s *scanner) paddle(v *view) (facts.Framework, bool) {
 	if f.Version == "" {
 		return facts.Framework{}, false
 	}
+	s.importability(&f, f.Location, []string{"version", "version.py"}, d, hasDist)
 	s.kernels(&f, sp, paddleModules, archs)
 	return f, true
 }

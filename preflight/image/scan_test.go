@@ -366,13 +366,17 @@ func TestStackFromPipWheelsCU12(t *testing.T) {
 	}
 }
 
+// CUDA 13's NCCL and cuDNN wheels keep their suffix and their own
+// directories (nvidia-nccl-cu13 writes nvidia/nccl/lib, as -cu12 does);
+// only the toolkit components share nvidia/cu13/lib.
 func TestStackFromPipWheelsCU13Layout(t *testing.T) {
 	tr := newTree(t)
-	tr.file(debianSP+"/nvidia/cu13/include/nccl.h", ncclH)
-	tr.file(debianSP+"/nvidia/cu13/lib/libnccl.so.2", "")
+	tr.file(debianSP+"/nvidia/nccl/include/nccl.h", ncclH)
+	tr.file(debianSP+"/nvidia/nccl/lib/libnccl.so.2", "")
+	tr.dir(debianSP + "/nvidia_nccl_cu13-2.28.9.dist-info")
 	tr.file(debianSP+"/nvidia/cu13/lib/libnvJitLink.so.13", "")
 	res, _ := Scan(tr.Root(), nil)
-	if got := res.Stack.NCCL; got.Version != "2.19.3" || got.Source != debianSP+"/nvidia/cu13/include/nccl.h" {
+	if got := res.Stack.NCCL; got.Version != "2.28.9" || got.Source != debianSP+"/nvidia_nccl_cu13-2.28.9.dist-info" {
 		t.Errorf("NCCL %+v", got)
 	}
 }

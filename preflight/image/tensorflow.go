@@ -55,6 +55,7 @@ func (s *scanner) tensorflow(v *view) (facts.Framework, bool) {
 		// AMD's wheel (ROCm/tensorflow-upstream's build_pip_package).
 		f.Build = facts.BuildROCm
 	}
+	s.importability(&f, f.Location, []string{"python"}, d, hasDist)
 	s.kernels(&f, sp, tensorflowModules, archs)
 	return f, true
 }

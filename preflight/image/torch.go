@@ -49,6 +49,7 @@ func (s *scanner) torch(v *view) (facts.Framework, bool) {
 	if f.Version == "" {
 		return facts.Framework{}, false
 	}
+	s.importability(&f, f.Location, []string{"version.py"}, d, hasDist)
 	s.kernels(&f, sp, torchModules, nil)
 	return f, true
 }

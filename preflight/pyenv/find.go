@@ -24,7 +24,10 @@ type finder struct {
 	env  map[string]string
 	res  Result
 	seen map[string]bool // prefixes, resolved
-	read map[string]bool // inputs recorded
+	full bool            // MaxEnvironments reached: nothing more is built
+	// listedBins are the bin directories whose interpreters were added.
+	listedBins map[string]bool
+	read       map[string]bool // inputs recorded
 	// Caches: the default pyenv roots, each lib directory's python3.Y
 	// names, each directory's subdirectories.
 	homePyenv []string
@@ -33,9 +36,10 @@ type finder struct {
 }
 
 // Find returns the Python environments under root for the container's
-// environment env, in search order: VIRTUAL_ENV, CONDA_PREFIX, PATH's
-// interpreters, the system prefixes, pyenv's versions, conda's default
-// prefixes and their envs, then the homes' user sites.
+// environment env, in search order: VIRTUAL_ENV, CONDA_PREFIX, the
+// environments an entrypoint activates (activate.go), every interpreter in
+// PATH's directories, the system prefixes' interpreters, pyenv's versions,
+// conda's default prefixes and their envs, then the homes' user sites.
 func Find(root fsroot.Root, env map[string]string) Result {
 	f := &finder{root: root, env: env, seen: map[string]bool{}, read: map[string]bool{}}
 	for _, k := range []string{"VIRTUAL_ENV", "CONDA_PREFIX"} {
@@ -43,31 +47,30 @@ func Find(root fsroot.Root, env map[string]string) Result {
 			f.addPrefix(path.Clean(p), "", k)
 		}
 	}
+	f.activated()
 	for _, dir := range f.searchPath() {
 		if f.pyenvShims(dir) {
 			continue
 		}
-		for _, name := range []string{"python3", "python"} {
-			if p := path.Join(dir, name); f.root.IsFile(p) {
-				f.addInterpreter(p, "PATH "+dir)
-				break
-			}
+		for _, p := range f.interpreters(dir) {
+			f.addInterpreter(p, "PATH "+dir)
 		}
 	}
 	for _, p := range []string{"/usr/local", "/usr"} {
 		f.addPrefix(p, "", "system prefix")
+		for _, i := range f.interpreters(path.Join(p, "bin")) {
+			f.addInterpreter(i, "system prefix "+p)
+		}
 	}
 	for _, pr := range f.pyenvRoots() {
 		for _, v := range f.listDirs(path.Join(pr, "versions")) {
 			f.addPrefix(v, "", "pyenv")
 		}
 	}
-	for _, pat := range condaDefaults {
-		for _, p := range f.glob(pat) {
-			f.addPrefix(p, "", "conda default prefix")
-			for _, e := range f.listDirs(path.Join(p, "envs")) {
-				f.addPrefix(e, "", "conda env of "+p)
-			}
+	for _, p := range f.condaRoots() {
+		f.addPrefix(p, "", "conda root prefix")
+		for _, e := range f.listDirs(path.Join(p, "envs")) {
+			f.addPrefix(e, "", "conda env of "+p)
 		}
 	}
 	for _, home := range append([]string{"/root"}, f.glob("/home/*")...) {
@@ -82,6 +85,41 @@ func Find(root fsroot.Root, env map[string]string) Result {
 		}
 	}
 	return f.res
+}
+
+// interpreters are the CPython executables in dir: python3, python, then
+// each python3.Y and python3.Yt in name order; a directory reached again
+// (/bin on a merged /usr) is listed once.
+func (f *finder) interpreters(dir string) []string {
+	real := f.root.RealPath(dir)
+	if f.listedBins[real] {
+		return nil
+	}
+	if f.listedBins == nil {
+		f.listedBins = map[string]bool{}
+	}
+	f.listedBins[real] = true
+	var out []string
+	for _, n := range []string{"python3", "python"} {
+		if p := path.Join(dir, n); f.root.IsFile(p) {
+			out = append(out, p)
+		}
+	}
+	names, err := f.root.ReadDirNamesPrefix(dir, MaxDirEntries, "python3.")
+	if errors.Is(err, fsroot.ErrTooManyEntries) {
+		f.warnf("%s: more than %d entries; the rest were not looked at (MaxDirEntries)", dir, MaxDirEntries)
+	} else if err == nil {
+		f.input(dir)
+	}
+	for _, n := range names {
+		if _, _, ok := PythonVersion(n); !ok {
+			continue
+		}
+		if p := path.Join(dir, n); f.root.IsFile(p) {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 func (f *finder) warnf(format string, args ...any) {
@@ -152,6 +190,9 @@ func (f *finder) pyenvShims(dir string) bool {
 }
 
 func (f *finder) addInterpreter(p, via string) {
+	if f.full {
+		return
+	}
 	if e, ok := f.forInterpreter(p, via); ok {
 		f.add(e)
 	}
@@ -169,33 +210,45 @@ func ForInterpreter(root fsroot.Root, env map[string]string, p string) (Environm
 // of p's real path.
 func (f *finder) forInterpreter(p, via string) (Environment, bool) {
 	bin := path.Dir(p)
-	if f.root.IsFile(path.Join(bin, "pyvenv.cfg")) || f.root.IsFile(path.Join(path.Dir(bin), "pyvenv.cfg")) {
-		return f.environment(path.Dir(bin), p, via)
-	}
 	real := f.root.RealPath(p)
-	return f.environment(path.Dir(path.Dir(real)), p, via)
+	prefix := path.Dir(path.Dir(real))
+	if f.root.IsFile(path.Join(bin, "pyvenv.cfg")) || f.root.IsFile(path.Join(path.Dir(bin), "pyvenv.cfg")) {
+		prefix = path.Dir(bin)
+	}
+	// An interpreter of an environment already kept (python3 and python3.12
+	// of one prefix) is not built again.
+	if v, ft, ok := PythonVersion(path.Base(real)); ok && f.seen[f.root.RealPath(prefix)+"\x00"+libName(v, ft)] {
+		return Environment{}, false
+	}
+	return f.environment(prefix, p, via)
 }
 
 // addPrefix adds the environment at prefix, if it is one.
 func (f *finder) addPrefix(prefix, interpreter, via string) {
-	if !f.root.IsDir(prefix) {
+	if f.full || !f.root.IsDir(prefix) {
 		return
 	}
 	if interpreter == "" {
-		for _, n := range []string{"bin/python3", "bin/python"} {
-			if p := path.Join(prefix, n); f.root.IsFile(p) {
-				interpreter = p
-				break
-			}
-		}
+		interpreter = f.prefixInterpreter(prefix)
 	}
 	if e, ok := f.environment(prefix, interpreter, via); ok {
 		f.add(e)
 	}
 }
 
+// prefixInterpreter is prefix's bin/python3, else bin/python; "" for none.
+func (f *finder) prefixInterpreter(prefix string) string {
+	for _, n := range []string{"bin/python3", "bin/python"} {
+		if p := path.Join(prefix, n); f.root.IsFile(p) {
+			return p
+		}
+	}
+	return ""
+}
+
+// add keeps e unless an environment of the same prefix and Python was kept.
 func (f *finder) add(e Environment) {
-	key := f.root.RealPath(e.Prefix)
+	key := f.root.RealPath(e.Prefix) + "\x00" + e.LibName()
 	if e.Kind == KindNone {
 		key = ""
 	}
@@ -203,7 +256,10 @@ func (f *finder) add(e Environment) {
 		return
 	}
 	if len(f.res.Environments) >= MaxEnvironments {
-		f.warnf("more than %d environments; %s and any after it were left out (MaxEnvironments)", MaxEnvironments, e.Prefix)
+		if !f.full {
+			f.full = true
+			f.warnf("more than %d environments; %s and any after it were left out (MaxEnvironments)", MaxEnvironments, e.Prefix)
+		}
 		return
 	}
 	f.seen[key] = true
@@ -230,9 +286,9 @@ func (f *finder) environment(prefix, interpreter, via string) (Environment, bool
 	default:
 		e.Kind = KindSystem
 	}
-	e.Version = f.version(prefix, interpreter, cfg.Version)
+	e.Version, e.FreeThreaded = f.version(prefix, interpreter, cfg.Version)
 	if e.Version == "" && e.Base != "" {
-		e.Version = f.version(e.Base, "", "")
+		e.Version, e.FreeThreaded = f.version(e.Base, "", "")
 	}
 	if e.Version == "" && !f.debian(prefix) {
 		return Environment{}, false
@@ -245,29 +301,38 @@ func (f *finder) environment(prefix, interpreter, via string) (Environment, bool
 	return e, true
 }
 
-// version is X.Y of the interpreter at prefix: from its file name,
-// pyvenv.cfg, or the highest lib/python3.X holding site-packages.
-func (f *finder) version(prefix, interpreter, cfgVersion string) string {
-	if n := path.Base(f.root.RealPath(interpreter)); interpreter != "" && IsPythonName(n) && strings.HasPrefix(n, "python3.") {
-		return strings.TrimSuffix(strings.TrimPrefix(n, "python"), "d")
-	}
-	if v := majorMinor(cfgVersion); v != "" {
-		return v
+// version is X.Y of the interpreter at prefix and whether it is
+// free-threaded: from its file name, else pyvenv.cfg (and a venv's
+// lib/python3.Yt), else the highest lib/python3.Y holding site-packages.
+func (f *finder) version(prefix, interpreter, cfgVersion string) (string, bool) {
+	if interpreter != "" {
+		if v, ft, ok := PythonVersion(path.Base(f.root.RealPath(interpreter))); ok {
+			return v, ft
+		}
+		if v, ft, ok := PythonVersion(path.Base(interpreter)); ok {
+			return v, ft
+		}
 	}
 	var dirs []string
 	for _, sub := range []string{"site-packages", "dist-packages", "os.py"} {
 		dirs = append(dirs, f.pythonDirs(path.Join(prefix, "lib"), sub)...)
 	}
+	if v := majorMinor(cfgVersion); v != "" {
+		ft := slices.Contains(dirs, path.Join(prefix, "lib", libName(v, true))) &&
+			!slices.Contains(dirs, path.Join(prefix, "lib", libName(v, false)))
+		return v, ft
+	}
 	if f.debian(prefix) {
 		dirs = append(dirs, f.pythonDirs("/usr/local/lib", "dist-packages")...)
 	}
-	var best string
+	best, bestFT := "", false
 	for _, d := range dirs {
-		if v := strings.TrimPrefix(path.Base(d), "python"); best == "" || lessVersion(best, v) {
-			best = v
+		v, ft, _ := PythonVersion(path.Base(d))
+		if best == "" || lessVersion(best, v) || (v == best && bestFT && !ft) {
+			best, bestFT = v, ft
 		}
 	}
-	return best
+	return best, bestFT
 }
 
 func majorMinor(v string) string {
@@ -303,7 +368,7 @@ func (f *finder) debian(prefix string) bool {
 func (f *finder) pythonDirs(dir, sub string) []string {
 	names, ok := f.pyNames[dir]
 	if !ok {
-		names = f.listNames(dir, func(n string) bool { return IsPythonName(n) && strings.HasPrefix(n, "python3.") })
+		names = f.listNames(dir, func(n string) bool { _, _, ok := PythonVersion(n); return ok })
 		if f.pyNames == nil {
 			f.pyNames = map[string][]string{}
 		}

@@ -12,7 +12,7 @@ import (
 )
 
 // root builds a tree: a path ending in "/" is a directory, "->x" a link.
-func root(t *testing.T, files map[string]string) fsroot.Root {
+func root(t testing.TB, files map[string]string) fsroot.Root {
 	t.Helper()
 	dir := t.TempDir()
 	for p, content := range files {
@@ -157,6 +157,7 @@ func TestFindIsBounded(t *testing.T) {
 	}
 	for i := range MaxEnvironments + 5 {
 		files[fmt.Sprintf("opt/conda/envs/e%03d/lib/python3.11/site-packages/", i)] = ""
+		files[fmt.Sprintf("usr/local/bin/python3.%d", 20+i)] = ""
 	}
 	files["opt/conda/conda-meta/"] = ""
 	files["opt/conda/lib/python3.11/site-packages/"] = ""
@@ -167,14 +168,14 @@ func TestFindIsBounded(t *testing.T) {
 			t.Errorf("warnings %q do not mention %s", res.Warnings, want)
 		}
 	}
-	if len(res.Environments) > MaxEnvironments {
-		t.Errorf("%d environments", len(res.Environments))
+	if len(res.Environments) > MaxEnvironments || strings.Count(joined, "MaxEnvironments") != 1 {
+		t.Errorf("%d environments, warnings %q: at most %d, said once", len(res.Environments), res.Warnings, MaxEnvironments)
 	}
 }
 
 // The interpreter a command runs: argv[0] when it is a Python, a script's
 // #! interpreter, else python3 on PATH.
-func TestInterpreterOfTheCommand(t *testing.T) {
+func TestChoiceOfTheCommandsPython(t *testing.T) {
 	r := root(t, map[string]string{
 		"usr/bin/python3.11":      "",
 		"usr/bin/python3":         "->python3.11",
@@ -195,8 +196,103 @@ func TestInterpreterOfTheCommand(t *testing.T) {
 		{[]string{"run.sh"}, "/usr/bin/python3"},
 		{nil, "/usr/bin/python3"},
 	} {
-		if got, how, ok := Interpreter(r, env, tc.argv); !ok || got != tc.want {
-			t.Errorf("Interpreter(%q) = %q (%s) %v, want %q", tc.argv, got, how, ok, tc.want)
+		if c := Choose(r, env, Find(r, env).Environments, tc.argv); c.Interpreter != tc.want {
+			t.Errorf("Choose(%q) = %q (%s), want %q", tc.argv, c.Interpreter, c.How, tc.want)
 		}
+	}
+}
+
+// Each python3.Y beside python3 is an environment of its own, with its own
+// sys.path: Paddle's Dockerfile.ubuntu20 (tools/dockerfile, commit 0ab6998)
+// installs deadsnakes' python3.8 to 3.13 and python3.13-nogil, links
+// /usr/bin/python and python3 to python3.9, and pip-installs for each.
+func TestEveryInterpreterInAPathDirectoryIsAnEnvironment(t *testing.T) {
+	r := root(t, map[string]string{
+		"usr/bin/python3.9":                          "",
+		"usr/bin/python3.10":                         "",
+		"usr/bin/python3.13t":                        "",
+		"usr/bin/python3":                            "->python3.9",
+		"usr/bin/python":                             "->python3.9",
+		"usr/lib/python3/dist-packages/":             "",
+		"usr/local/lib/python3.9/dist-packages/":     "",
+		"usr/local/lib/python3.10/dist-packages/":    "",
+		"usr/local/lib/python3.13t/dist-packages/":   "",
+		"root/.local/lib/python3.13t/site-packages/": "",
+	})
+	env := map[string]string{"PATH": "/usr/local/bin:/usr/bin"}
+	res := Find(r, env)
+	var got []string
+	for _, e := range res.Environments {
+		if e.Prefix == "/usr" {
+			got = append(got, e.LibName()+" "+e.Interpreter+" "+strings.Join(dirs(e), ", "))
+		}
+	}
+	want := []string{
+		"python3.9 /usr/bin/python3 /usr/local/lib/python3.9/dist-packages site-packages, /usr/lib/python3/dist-packages site-packages",
+		"python3.10 /usr/bin/python3.10 /usr/local/lib/python3.10/dist-packages site-packages, /usr/lib/python3/dist-packages site-packages",
+		"python3.13t /usr/bin/python3.13t /root/.local/lib/python3.13t/site-packages user site, /usr/local/lib/python3.13t/dist-packages site-packages, /usr/lib/python3/dist-packages site-packages",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("/usr environments\n%q\nwant\n%q", got, want)
+	}
+	for argv, lib := range map[string]string{"python3.10": "python3.10", "python3.13t": "python3.13t", "python": "python3.9"} {
+		c := Choose(r, env, res.Environments, []string{argv, "train.py"})
+		e, ok := EnvironmentOf(r, env, res.Environments, c.Interpreter)
+		if !ok || e.LibName() != lib {
+			t.Errorf("%s runs %s (%s), environment %s; want %s", argv, c.Interpreter, c.How, e.LibName(), lib)
+		}
+	}
+}
+
+// micromamba-docker's multi_env example: two environments under
+// MAMBA_ROOT_PREFIX, ENV_NAME choosing the one its entrypoint activates;
+// `python` resolves there although PATH does not name it.
+func TestEnvNameChoosesTheActivatedCondaEnvironment(t *testing.T) {
+	r := root(t, map[string]string{
+		"opt/conda/conda-meta/":                             "",
+		"opt/conda/envs/env1/conda-meta/":                   "",
+		"opt/conda/envs/env1/bin/python3.11":                "",
+		"opt/conda/envs/env1/bin/python":                    "->python3.11",
+		"opt/conda/envs/env1/lib/python3.11/site-packages/": "",
+		"opt/conda/envs/env2/conda-meta/":                   "",
+		"opt/conda/envs/env2/bin/python3.12":                "",
+		"opt/conda/envs/env2/bin/python":                    "->python3.12",
+		"opt/conda/envs/env2/lib/python3.12/site-packages/": "",
+	})
+	env := map[string]string{"PATH": "/usr/local/bin:/usr/bin:/bin", "MAMBA_ROOT_PREFIX": "/opt/conda", "ENV_NAME": "env2"}
+	res := Find(r, env)
+	if len(res.Environments) == 0 || res.Environments[0].Prefix != "/opt/conda/envs/env2" || res.Environments[0].Activation == "" {
+		t.Fatalf("first environment %+v, want env2 as activated", res.Environments)
+	}
+	c := Choose(r, env, res.Environments, []string{"python", "train.py"})
+	if c.Interpreter != "/opt/conda/envs/env2/bin/python" || !strings.Contains(c.How, "ENV_NAME=env2") {
+		t.Errorf("python is %q (%s), want env2's", c.Interpreter, c.How)
+	}
+}
+
+// pixi's container guide: /app/.pixi/envs/prod, activated by the
+// shell-hook entrypoint; with two environments and nothing saying which,
+// both are candidates.
+func TestPixiEnvironmentsUnderTheWorkingDirectory(t *testing.T) {
+	files := map[string]string{
+		"app/.pixi/envs/prod/conda-meta/":                   "",
+		"app/.pixi/envs/prod/bin/python3.12":                "",
+		"app/.pixi/envs/prod/bin/python":                    "->python3.12",
+		"app/.pixi/envs/prod/lib/python3.12/site-packages/": "",
+	}
+	env := map[string]string{"PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}
+	r := root(t, files)
+	res := Find(r, env)
+	if c := Choose(r, env, res.Environments, []string{"/app/entrypoint.sh", "python", "-m", "app"}); c.Interpreter != "/app/.pixi/envs/prod/bin/python" {
+		t.Errorf("one pixi environment: %+v", c)
+	}
+	files["app/.pixi/envs/default/conda-meta/"] = ""
+	files["app/.pixi/envs/default/bin/python3.12"] = ""
+	files["app/.pixi/envs/default/bin/python"] = "->python3.12"
+	r = root(t, files)
+	res = Find(r, env)
+	c := Choose(r, env, res.Environments, []string{"python", "train.py"})
+	if c.Interpreter != "" || len(c.Candidates) != 2 {
+		t.Errorf("two pixi environments: %+v, want both candidates", c)
 	}
 }

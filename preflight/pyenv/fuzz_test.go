@@ -75,3 +75,15 @@ func FuzzParseShebang(f *testing.F) {
 		}
 	})
 }
+
+func FuzzPythonVersion(f *testing.F) {
+	for _, s := range []string{"python3.13t", "python3.11", "python3.11d", "python3.13td", "python3", "python3.x"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, name string) {
+		v, _, ok := PythonVersion(name)
+		if ok != strings.HasPrefix(v, "3.") || ok && strings.Trim(v[2:], "0123456789") != "" {
+			t.Errorf("%q: %q %v", name, v, ok)
+		}
+	})
+}

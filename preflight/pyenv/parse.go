@@ -212,16 +212,27 @@ func ParseShebang(src []byte) (Shebang, bool) {
 }
 
 // IsPythonName reports whether a program's file name is a CPython
-// interpreter's: "python", "python3", "python3.11" (and a debug "python3.11d").
+// interpreter's: "python", "python3", "python3.11", a free-threaded
+// "python3.13t", and their debug builds ("python3.11d", "python3.13td").
 func IsPythonName(name string) bool {
-	rest, ok := strings.CutPrefix(name, "python")
-	if !ok {
-		return false
-	}
-	if rest == "" || rest == "3" {
+	if name == "python" || name == "python3" {
 		return true
 	}
-	rest, ok = strings.CutPrefix(rest, "3.")
+	_, _, ok := PythonVersion(name)
+	return ok
+}
+
+// PythonVersion reads X.Y from a versioned interpreter's or lib directory's
+// name, "python3.13t" -> "3.13" and free-threaded (sys.abiflags' "t").
+func PythonVersion(name string) (xy string, freeThreaded, ok bool) {
+	rest, found := strings.CutPrefix(name, "python3.")
+	if !found {
+		return "", false, false
+	}
 	rest = strings.TrimSuffix(rest, "d")
-	return ok && rest != "" && strings.Trim(rest, "0123456789") == ""
+	rest, freeThreaded = strings.CutSuffix(rest, "t")
+	if rest == "" || strings.Trim(rest, "0123456789") != "" {
+		return "", false, false
+	}
+	return "3." + rest, freeThreaded, true
 }

@@ -144,3 +144,20 @@ func TestShebangFindsTheInterpreter(t *testing.T) {
 		}
 	}
 }
+
+// Interpreter names as CPython installs them: python3.Y, the free-threaded
+// python3.Yt (abiflags "t", Lib/site.py's abi_thread) and debug builds.
+func TestPythonVersionReadsTheInterpretersName(t *testing.T) {
+	for name, want := range map[string]string{
+		"python3.12": "3.12", "python3.13t": "3.13t", "python3.11d": "3.11", "python3.13td": "3.13t",
+		"python3": "", "python2.7": "", "python3.x": "", "python3.": "",
+	} {
+		v, ft, ok := PythonVersion(name)
+		if ft {
+			v += "t"
+		}
+		if v != want || ok != (want != "") {
+			t.Errorf("%s: %q %v, want %q", name, v, ok, want)
+		}
+	}
+}

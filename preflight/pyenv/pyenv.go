@@ -38,19 +38,34 @@ type Entry struct {
 
 // Environment is one Python environment: its sys.prefix, the interpreter it
 // was found by ("" for a user site) and how ("PATH /opt/venv/bin",
-// "VIRTUAL_ENV", ...), its X.Y, a venv's base prefix and
-// include-system-site-packages, sys.path after site.py (the standard library
-// left out), and the .egg-link files of its site directories.
+// "VIRTUAL_ENV", ...), its X.Y and whether that build is free-threaded, what
+// activates it when PATH does not (an entrypoint reading ENV_NAME, pixi's
+// shell-hook), a venv's base prefix and include-system-site-packages,
+// sys.path after site.py (the standard library left out), and the .egg-link
+// files of its site directories.
 type Environment struct {
 	Prefix            string    `json:"prefix"`
 	Kind              string    `json:"kind"`
 	Interpreter       string    `json:"interpreter,omitempty"`
 	Version           string    `json:"version,omitempty"`
+	FreeThreaded      bool      `json:"freeThreaded,omitempty"`
+	Activation        string    `json:"activation,omitempty"`
 	Via               string    `json:"via"`
 	Base              string    `json:"base,omitempty"`
 	IncludeSystemSite bool      `json:"includeSystemSite,omitempty"`
 	Path              []Entry   `json:"path"`
 	EggLinks          []Mapping `json:"eggLinks,omitempty"`
+}
+
+// LibName is the directory under lib/ its site-packages sits in,
+// "python3.13t" (Lib/site.py getsitepackages: f"python{X}.{Y}{abi_thread}").
+func (e Environment) LibName() string { return libName(e.Version, e.FreeThreaded) }
+
+func libName(version string, freeThreaded bool) string {
+	if freeThreaded {
+		return "python" + version + "t"
+	}
+	return "python" + version
 }
 
 // Bounds, far above a real image's handful of environments and .pth files.

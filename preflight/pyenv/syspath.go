@@ -6,29 +6,30 @@ import (
 	"strings"
 )
 
-// siteDirs are getsitepackages' directories for prefix and version:
-// lib/pythonX.Y/site-packages, after lib64's where lib64 is a directory of
-// its own; Debian's /usr has its dist-packages instead (its site.py patch).
-func (f *finder) siteDirs(prefix, version string) []string {
+// siteDirs are getsitepackages' directories for prefix and lib (the
+// environment's LibName): lib/pythonX.Y[t]/site-packages, after lib64's
+// where lib64 is a directory of its own; Debian's /usr has its
+// dist-packages instead (its site.py patch).
+func (f *finder) siteDirs(prefix, lib string) []string {
 	if f.debian(prefix) {
 		var out []string
-		if version != "" {
-			out = append(out, "/usr/local/lib/python"+version+"/dist-packages")
+		if lib != "python" {
+			out = append(out, "/usr/local/lib/"+lib+"/dist-packages")
 		}
 		out = append(out, "/usr/lib/python3/dist-packages")
-		if version != "" {
-			out = append(out, "/usr/lib/python"+version+"/dist-packages")
+		if lib != "python" {
+			out = append(out, "/usr/lib/"+lib+"/dist-packages")
 		}
 		return out
 	}
-	if version == "" {
+	if lib == "python" {
 		return nil
 	}
-	lib := path.Join(prefix, "lib", "python"+version, "site-packages")
+	site := path.Join(prefix, "lib", lib, "site-packages")
 	if fi, err := f.root.Lstat(path.Join(prefix, "lib64")); err != nil || !fi.IsDir() {
-		return []string{lib}
+		return []string{site}
 	}
-	return []string{path.Join(prefix, "lib64", "python"+version, "site-packages"), lib}
+	return []string{path.Join(prefix, "lib64", lib, "site-packages"), site}
 }
 
 // userBase is site.py's USER_BASE: PYTHONUSERBASE, else root's ~/.local
@@ -56,7 +57,7 @@ func (f *finder) buildPath(e *Environment) {
 		}
 	}
 	if e.Kind == KindVenv {
-		for _, d := range f.siteDirs(e.Prefix, e.Version) {
+		for _, d := range f.siteDirs(e.Prefix, e.LibName()) {
 			b.siteDir(d, FromSite)
 		}
 		if !e.IncludeSystemSite {
@@ -65,16 +66,16 @@ func (f *finder) buildPath(e *Environment) {
 		}
 	}
 	if f.userSiteEnabled() && e.Version != "" {
-		b.siteDir(path.Join(f.userBase(), "lib", "python"+e.Version, "site-packages"), FromUserSite)
+		b.siteDir(path.Join(f.userBase(), "lib", e.LibName(), "site-packages"), FromUserSite)
 	}
 	if e.Kind == KindVenv {
 		if e.Base != "" {
-			for _, d := range f.siteDirs(e.Base, e.Version) {
+			for _, d := range f.siteDirs(e.Base, e.LibName()) {
 				b.siteDir(d, FromBaseSite)
 			}
 		}
 	} else {
-		for _, d := range f.siteDirs(e.Prefix, e.Version) {
+		for _, d := range f.siteDirs(e.Prefix, e.LibName()) {
 			b.siteDir(d, FromSite)
 		}
 	}

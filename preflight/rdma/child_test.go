@@ -86,16 +86,3 @@ func runChild(t *testing.T, attr *syscall.SysProcAttr, prefix []string, action s
 		t.Fatalf("child %q printed %q: %v", action, out, err)
 	}
 }
-
-// needRoot stops a test that needs CAP_MKNOD or runc: under CI it fails,
-// elsewhere it is skipped with the reason.
-func needRoot(t *testing.T, why string) {
-	t.Helper()
-	if os.Geteuid() == 0 {
-		return
-	}
-	if os.Getenv("CI") != "" {
-		t.Fatal("this test needs root: " + why)
-	}
-	t.Skip("needs root: " + why)
-}

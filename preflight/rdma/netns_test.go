@@ -40,6 +40,7 @@ func netnsLayout(name string) error {
 	}
 	defer f.Close()
 	in, peers := false, 0
+	running := map[string]bool{}
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		fields := strings.Fields(sc.Text())
@@ -69,22 +70,24 @@ func netnsLayout(name string) error {
 				if err := linkUp(nl, fields[1]); err != nil {
 					return err
 				}
+				running[fields[1]] = fields[2] == "running"
 			}
 		}
 	}
 	if err := sc.Err(); err != nil {
 		return err
 	}
-	return settled()
+	return settled(running)
 }
 
-// operUnknown is IF_OPER_UNKNOWN (linux/if.h).
-const operUnknown = 0
+// IF_OPER_UNKNOWN and IF_OPER_UP (linux/if.h).
+const operUnknown, operUp = 0, 6
 
-// settled waits until the kernel's link watcher has set the operational
-// state of every interface that is up (lo's stays unknown): until then
-// IFF_RUNNING shows a carrier whether the peer is up or not.
-func settled() error {
+// settled waits until the kernel's link watcher, which may lag a link's
+// change by a second, has set the operational state of each interface
+// brought up: up where its peer is (running[name]), known and not up where
+// it is not. IFF_RUNNING follows that state.
+func settled(running map[string]bool) error {
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		b, err := syscall.NetlinkRIB(syscall.RTM_GETLINK, syscall.AF_UNSPEC)
@@ -97,7 +100,7 @@ func settled() error {
 		}
 		pending := ""
 		for _, m := range msgs {
-			if m.Header.Type != syscall.RTM_NEWLINK || binary.NativeEndian.Uint32(m.Data[8:12])&syscall.IFF_UP == 0 {
+			if m.Header.Type != syscall.RTM_NEWLINK {
 				continue
 			}
 			attrs, _ := syscall.ParseNetlinkRouteAttr(&m)
@@ -110,7 +113,8 @@ func settled() error {
 					oper = a.Value[0]
 				}
 			}
-			if name != "lo" && oper == operUnknown {
+			want, brought := running[name]
+			if brought && (oper == operUnknown || (oper == operUp) != want) {
 				pending = name
 			}
 		}
@@ -118,7 +122,7 @@ func settled() error {
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("%s's operational state is still unknown", pending)
+			return fmt.Errorf("%s's operational state has not settled", pending)
 		}
 		time.Sleep(time.Millisecond)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/gpu-preflight/gpu-preflight/preflight/rdma/rdmatest"
 	"github.com/gpu-preflight/gpu-preflight/preflight/transport"
+	"github.com/gpu-preflight/gpu-preflight/test/harness"
 )
 
 // uverbsDriverHere reports whether this machine's kernel drives uverbs0
@@ -28,7 +29,7 @@ func uverbsDriverHere() bool {
 // container lacks ENOENT; a regular file or a node of another device
 // number is not the HCA's.
 func TestUverbsNodeOpenTellsNoDriverFromNotPassed(t *testing.T) {
-	needRoot(t, "mknod of /dev/infiniband/uverbsN")
+	harness.NeedRoot(t, "mknod of /dev/infiniband/uverbsN")
 	n := rdmatest.HGX(1, "InfiniBand", "400 Gb/sec (4X NDR)")
 	n.Nodes, n.Missing = true, []int{1}
 	root := layout(t, n)
@@ -59,7 +60,7 @@ func TestUverbsNodeOpenTellsNoDriverFromNotPassed(t *testing.T) {
 // or not (linux.resources.devices), as Docker's --device and a bind mount
 // without it do.
 func TestDeviceCgroupDenialIsEPERM(t *testing.T) {
-	needRoot(t, "runc")
+	harness.NeedRoot(t, "runc")
 	if _, err := exec.LookPath("runc"); err != nil {
 		t.Fatal("runc is needed to apply a device cgroup (scripts/deps.sh installs it):", err)
 	}

@@ -8,6 +8,9 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/preflight/check"
 	"github.com/gpu-preflight/gpu-preflight/report"
 	"github.com/gpu-preflight/gpu-preflight/report/redact"
+	"github.com/gpu-preflight/gpu-preflight/report/store"
+	"github.com/gpu-preflight/gpu-preflight/report/termsafe"
+	"github.com/gpu-preflight/gpu-preflight/report/trace/provline"
 )
 
 // Values of the "event" field that mark the lines a pipeline selects by:
@@ -63,24 +66,33 @@ func Findings(l zerolog.Logger, findings []check.Finding) {
 	}
 }
 
-// Record logs the whole record as one line, message "provenance", its size
-// in bytes under "recordBytes" and the record under "record". It is the one
-// line allowed to exceed MaxLineBytes: a pipeline gets the record without a
-// volume, and the size tells a reader whether a runtime split it. The
-// record is redacted and its values bounded when it is built (report.New).
+// Record logs the record as one line of at most provline.MaxLineBytes,
+// so every log pipeline keeps it whole: message "provenance", the full
+// record's size, the name of its file and the file's SHA-256, and under
+// "record" the record reduced to what trace compares (provline).
 func Record(l zerolog.Logger, r report.Record) error {
 	e := l.Info()
 	if !e.Enabled() {
 		return nil // a level above info: skip the encoding on the start-up path
 	}
-	b, err := r.AppendJSON(make([]byte, 0, report.EncodedBytes))
+	full, err := r.AppendJSON(make([]byte, 0, report.EncodedBytes))
 	if err != nil {
 		return fmt.Errorf("encode provenance record %s for the log: %w", r.RunID, err)
 	}
-	// recordBytes first: capWriter knows the line by provenancePrefix.
-	e.Int("recordBytes", len(b)).RawJSON("record", b).Msg(ProvenanceMessage)
+	run, _ := provline.Project(full)
+	e = e.Int("recordBytes", len(full))
+	if name, err := store.FileName(r); err == nil && len(name) <= maxFileName {
+		e = e.Str("recordFile", name)
+	}
+	sum := store.FileSHA256(full)
+	e = e.Hex("recordSha256", sum[:])
+	e.RawJSON("record", termsafe.JSON(run.AppendJSON(make([]byte, 0, provline.MaxRecordBytes)))).Msg(ProvenanceMessage)
 	return nil
 }
+
+// maxFileName bounds the record file's name on the line (a run id is 32
+// hex digits; a longer one set by hand is left out).
+const maxFileName = 100
 
 // Summary logs the summary line: message s.Line(), "event":"summary", and
 // the decision and the facts behind the sentence as fields.
@@ -118,15 +130,13 @@ func Abort(l zerolog.Logger, r report.Record) {
 		Bool("nodeFault", r.Decision.NodeFault).Strs("blocking", r.Decision.Blocking).Msg(Cut(reason, maxFieldBytes))
 }
 
-// EventFinished marks the line that ends a supervised run.
+// EventFinished marks the line that ends a supervised run (provline.Finished).
 const EventFinished = "finished"
 
 // Finished logs how the run's command ended, as one small line that joins
 // the run's provenance line by runId: "event":"finished", the exit code,
-// the signal that killed it (0 when it exited), its duration, and
-// notStarted when it never ran. The record itself, with the same outcome,
-// goes to the file and the ledger; logging it a second time would double
-// every run's audit trail in the log pipeline.
+// the signal that killed it (0 when it exited), its duration, notStarted
+// when it never ran, and the SHA-256 of the record file it now has.
 func Finished(l zerolog.Logger, r report.Record) {
 	if r.Outcome == nil {
 		return
@@ -137,6 +147,11 @@ func Finished(l zerolog.Logger, r report.Record) {
 		e = l.Warn().Str("notStarted", Cut(r.Outcome.NotStarted, maxFieldBytes))
 		msg = "command did not start"
 	}
-	e.Str("event", EventFinished).Str("runId", r.RunID).Int("exitCode", r.Outcome.ExitCode).
-		Int("signal", r.Outcome.Signal).Float64("durationSeconds", r.Outcome.DurationSeconds).Msg(msg)
+	e = e.Str("event", EventFinished).Str("runId", r.RunID).Int("exitCode", r.Outcome.ExitCode).
+		Int("signal", r.Outcome.Signal).Float64("durationSeconds", r.Outcome.DurationSeconds)
+	if full, err := r.AppendJSON(make([]byte, 0, report.EncodedBytes)); err == nil {
+		sum := store.FileSHA256(full)
+		e = e.Hex("recordSha256", sum[:])
+	}
+	e.Msg(msg)
 }

@@ -4,9 +4,9 @@
 //
 // zerolog writes every line itself. Nothing here decodes a line again:
 // values are redacted and bounded where they are logged (Value, Cut), so
-// that every JSON line but the provenance line stays under MaxLineBytes.
-// The one check on written lines is their length (capWriter), a last
-// resort for a caller that logged an unbounded value.
+// that every JSON line stays under MaxLineBytes. The one check on written
+// lines is their length (capWriter), a last resort for a caller that
+// logged an unbounded value.
 package logs
 
 import (
@@ -22,10 +22,10 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/report/termsafe"
 )
 
-// MaxLineBytes bounds every JSON log line except the provenance line,
-// newline included. Container runtimes split longer lines (CRI-O/conmon at
-// 8 KiB, containerd and Docker at 16 KiB; docs/sources.md, "Log
-// pipelines"), and a split JSON object is lost to the log pipeline.
+// MaxLineBytes bounds every JSON log line, newline included: container
+// runtimes split longer ones (CRI-O/conmon at 8 KiB, containerd and Docker
+// at 16 KiB; docs/sources.md, "Log pipelines"). The provenance line stays
+// under provline.MaxLineBytes.
 const MaxLineBytes = 8000
 
 // Log formats.
@@ -40,8 +40,7 @@ const (
 //
 // format "json" writes one compact JSON object per line with the keys
 // level, time (RFC 3339, UTC, nanoseconds) and message among the fields, in
-// the order zerolog writes them; no line is longer than MaxLineBytes except
-// the provenance line (see Record). "console" is zerolog's human format,
+// the order zerolog writes them, none longer than MaxLineBytes. "console" is zerolog's human format,
 // coloured only when termsafe.UseColor(w), with every value escaped for the
 // terminal. "auto" (or "") is console when w is a terminal, else json.
 // level is a zerolog level name ("" is info).
@@ -74,8 +73,8 @@ func New(w io.Writer, format, level string) (zerolog.Logger, error) {
 // consoleFields prepares a line for the console: it drops the fields a
 // person need not read twice (the summary's and the abort line's, whose
 // sentence says it all, and a finding's status, which the level says), and
-// escapes every string for the terminal (termsafe): ConsoleWriter prints
-// the message raw. Nested objects it prints as JSON, escaped already.
+// escapes every string for the terminal, nested ones too (termsafe.All):
+// ConsoleWriter prints the message raw and nested objects as JSON.
 func consoleFields(evt map[string]any) error {
 	switch evt["event"] {
 	case EventSummary, EventAbort:
@@ -91,9 +90,8 @@ func consoleFields(evt map[string]any) error {
 		delete(evt, "status")
 	}
 	for k, v := range evt {
-		if s, ok := v.(string); ok {
-			evt[k] = termsafe.String(s)
-		}
+		termsafe.All(&v)
+		evt[k] = v
 	}
 	return nil
 }
@@ -107,13 +105,8 @@ func (timeHook) Run(e *zerolog.Event, _ zerolog.Level, _ string) {
 	e.Str(zerolog.TimestampFieldName, time.Now().UTC().Format(report.TimeLayout))
 }
 
-// provenancePrefix is how the provenance line starts: zerolog writes the
-// level first, then the fields in the order Record adds them.
-const provenancePrefix = `{"level":"info","recordBytes":`
-
 // capWriter passes zerolog's JSON lines to w. A line over MaxLineBytes
-// (other than the provenance line, which may be longer) means a caller
-// logged a value without bounding it; rather than let a runtime split it
+// means a caller logged a value without bounding it; rather than let a runtime split it
 // into fragments no pipeline can parse, capWriter writes in its place one
 // line that says so and quotes the line's start. zerolog hands a writer
 // one whole line per Write, and the level with it (WriteLevel).
@@ -124,9 +117,9 @@ func (c capWriter) Write(p []byte) (int, error) {
 }
 
 func (c capWriter) WriteLevel(level zerolog.Level, p []byte) (int, error) {
-	line := p
-	if len(p) > MaxLineBytes && !bytes.HasPrefix(p, []byte(provenancePrefix)) {
-		line = overCap(level, p)
+	line := termsafe.JSON(p) // zerolog leaves C1 and format characters raw
+	if len(line) > MaxLineBytes {
+		line = overCap(level, line)
 	}
 	if _, err := c.w.Write(line); err != nil {
 		return 0, err

@@ -2,9 +2,11 @@ package logs
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"io"
+	"reflect"
 	"regexp"
 	"strings"
 	"testing"
@@ -13,8 +15,9 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/preflight/check"
 	"github.com/gpu-preflight/gpu-preflight/preflight/decision"
 	"github.com/gpu-preflight/gpu-preflight/report"
+	"github.com/gpu-preflight/gpu-preflight/report/store"
+	"github.com/gpu-preflight/gpu-preflight/report/trace/provline"
 	"github.com/gpu-preflight/gpu-preflight/test/reporttest"
-	"github.com/gpu-preflight/gpu-preflight/test/schematest"
 	"github.com/rs/zerolog"
 )
 
@@ -242,11 +245,20 @@ func TestUnboundedLineIsReplacedNotSplit(t *testing.T) {
 	}
 }
 
-func TestProvenanceLineCarriesTheWholeRecord(t *testing.T) {
+// TestProvenanceLineFitsJournaldsFieldThreshold: a record far over every
+// pipeline's line limit (1 000 arguments, 8 GPUs, 61 frameworks) is logged
+// as one line under provline.MaxLineBytes that names its file and the
+// file's digest and carries what trace compares of it.
+func TestProvenanceLineFitsJournaldsFieldThreshold(t *testing.T) {
 	in := reporttest.Inputs()
-	// Enough frameworks that the record is well over the line cap.
 	for i := 0; i < 60; i++ {
 		in.Facts.Container.Frameworks = append(in.Facts.Container.Frameworks, in.Facts.Container.Frameworks[0])
+	}
+	for len(in.Facts.Host.GPUs) < 8 {
+		in.Facts.Host.GPUs = append(in.Facts.Host.GPUs, in.Facts.Host.GPUs[0])
+	}
+	for len(in.Argv) < 1000 {
+		in.Argv = append(in.Argv, strings.Repeat("--flag=value", 40))
 	}
 	r := report.New(in)
 	var buf bytes.Buffer
@@ -254,24 +266,32 @@ func TestProvenanceLineCarriesTheWholeRecord(t *testing.T) {
 	if err := Record(l, r); err != nil {
 		t.Fatal(err)
 	}
-	if bytes.Count(buf.Bytes(), []byte("\n")) != 1 {
-		t.Fatal("the provenance record is not exactly one line")
-	}
-	if buf.Len() <= MaxLineBytes {
-		t.Fatalf("test record too small (%d bytes) to prove the exemption", buf.Len())
+	if bytes.Count(buf.Bytes(), []byte("\n")) != 1 || buf.Len()-1 > provline.MaxLineBytes {
+		t.Fatalf("the provenance line is %d bytes, over %d, or not one line", buf.Len()-1, provline.MaxLineBytes)
 	}
 	var line struct {
-		Message     string          `json:"message"`
-		RecordBytes int             `json:"recordBytes"`
-		Record      json.RawMessage `json:"record"`
+		Message      string          `json:"message"`
+		RecordBytes  int             `json:"recordBytes"`
+		RecordFile   string          `json:"recordFile"`
+		RecordSHA256 string          `json:"recordSha256"`
+		Record       json.RawMessage `json:"record"`
 	}
 	if err := json.Unmarshal(buf.Bytes(), &line); err != nil {
 		t.Fatal(err)
 	}
-	if line.Message != "provenance" || line.RecordBytes != len(line.Record) {
-		t.Errorf("message %q, recordBytes %d, record is %d bytes", line.Message, line.RecordBytes, len(line.Record))
+	full, _ := r.AppendJSON(nil)
+	file, _ := store.Marshal(r)
+	name, _ := store.FileName(r)
+	if line.Message != "provenance" || line.RecordBytes != len(full) || line.RecordFile != name ||
+		line.RecordSHA256 != fmt.Sprintf("%x", sha256.Sum256(file)) {
+		t.Errorf("message %q, recordBytes %d (want %d), recordFile %q (want %q), recordSha256 %s",
+			line.Message, line.RecordBytes, len(full), line.RecordFile, name, line.RecordSHA256)
 	}
-	schematest.Validate(t, line.Record)
+	fromLine, ok1 := provline.Project(line.Record)
+	fromFile, ok2 := provline.Project(file)
+	if !ok1 || !ok2 || !reflect.DeepEqual(fromLine, fromFile) {
+		t.Errorf("the line does not carry what trace compares of the record:\nline %+v\nfile %+v", fromLine, fromFile)
+	}
 }
 
 // FuzzLogLine: whatever values a caller logs through Value and Cut, the

@@ -5,6 +5,7 @@ import (
 
 	"github.com/gpu-preflight/gpu-preflight/internal/truncate"
 	"github.com/gpu-preflight/gpu-preflight/report/redact"
+	"github.com/gpu-preflight/gpu-preflight/report/termsafe"
 )
 
 // MaxValueBytes bounds, JSON-escaped, one value a log line carries from
@@ -58,21 +59,25 @@ func jsonLen(s string) int {
 	return n
 }
 
-// escapedWidth returns how many bytes zerolog writes for the first rune of
-// s, and how many bytes of s that rune takes: `\"` and `\\`, `\n`-style
-// escapes for \b \f \n \r \t, `\u00XX` for the other control characters
-// and for DEL (zerolog leaves only 0x20 to 0x7e as they are:
-// internal/json/string.go, noEscapeTable), `\ufffd` for a byte that is not
-// UTF-8, valid runes as they are.
+// escapedWidth returns how many bytes a log line holds for the first rune
+// of s, and how many bytes of s that rune takes: zerolog escapes `"`, `\`,
+// the C0 controls and DEL (internal/json/string.go, noEscapeTable) and
+// writes `\ufffd` for a byte that is not UTF-8; capWriter escapes what
+// termsafe does not show, above U+FFFF as a surrogate pair.
 func escapedWidth(s string) (width, size int) {
 	c := s[0]
 	switch {
 	case c >= utf8.RuneSelf:
 		r, size := utf8.DecodeRuneInString(s)
-		if r == utf8.RuneError && size == 1 {
+		switch {
+		case r == utf8.RuneError && size == 1:
 			return len(`\ufffd`), 1
+		case termsafe.Shown(r):
+			return size, size
+		case r > 0xffff:
+			return len(`\ud800\udc00`), size
 		}
-		return size, size
+		return len(`\u0000`), size
 	case c == '"' || c == '\\' || c == '\b' || c == '\f' || c == '\n' || c == '\r' || c == '\t':
 		return 2, 1
 	case c < 0x20 || c == 0x7f:

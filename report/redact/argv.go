@@ -55,7 +55,7 @@ func (c *commandLine) step(w string, other func(string) string) string {
 	if c.next != keepValue && !isFlag(w) {
 		n := c.next
 		c.next = keepValue
-		return n.apply(trimQuotes(w))
+		return n.apply(w)
 	}
 	c.next = keepValue
 	if name, ok := flagWithoutValue(w); ok {
@@ -144,14 +144,23 @@ const (
 	redactAfterColon           // "user:password": the part after the first ':'
 )
 
-func (r valueRule) apply(v string) string {
-	if r == redactAfterColon {
-		if user, _, ok := strings.Cut(v, ":"); ok {
-			return user + ":" + Placeholder
-		}
-		return v
+// apply rewrites w, the value as written, its shell quotes kept paired
+// as a second pass reads them.
+func (r valueRule) apply(w string) string {
+	if r != redactAfterColon {
+		return strayQuotes(w, Placeholder)
 	}
-	return Placeholder
+	v := trimQuotes(w)
+	user, rest, ok := strings.Cut(v, ":")
+	switch {
+	case !ok:
+		return w
+	case len(v) < len(w):
+		return w[:1] + user + ":" + Placeholder + w[:1]
+	case user != "" && (user[0] == '"' || user[0] == '\'') && !strings.Contains(user[1:], user[:1]) && strings.Contains(rest, user[:1]):
+		return user + ":" + Placeholder + user[:1]
+	}
+	return user + ":" + Placeholder
 }
 
 // userFlags take "user:password": curl's -u/--user, --proxy-user/-U and
@@ -220,6 +229,29 @@ func redactArgWord(w string) string {
 		return prefix + " " + Placeholder
 	}
 	return w
+}
+
+// strayQuotes puts around r the quotes of w that nothing in w closes, in
+// their order, one at w's start before r: each pairs with one outside w.
+func strayQuotes(w, r string) string {
+	for i := 0; i < len(w); i++ {
+		if w[i] == '\\' {
+			i++ // escaped, as closingQuote reads it
+			continue
+		}
+		if w[i] != '"' && w[i] != '\'' {
+			continue
+		}
+		switch e := closingQuote(w, i); {
+		case e >= 0:
+			i = e
+		case i == 0:
+			r = w[:1] + r
+		default:
+			r += w[i : i+1]
+		}
+	}
+	return r
 }
 
 // trimQuotes drops the shell quotes around a flag's value ("--token 'x'").

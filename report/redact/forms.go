@@ -15,13 +15,18 @@ func redactForms(w string) string {
 	if name, v, ok := strings.Cut(w, "="); ok && strings.HasPrefix(name, "-") && userFlags[strings.TrimLeft(name, "-")] {
 		return name + "=" + redactAfterColon.apply(v)
 	}
-	return redactAssignments(w)
+	// Again: a value redacted inside user-info may have held what ended it.
+	return redactSchemelessUserInfo(URLUserInfo(redactAssignments(w)))
 }
 
 // credentialHeader returns w up to the ':' of a credential-named HTTP
 // header it starts ("Authorization:", "--header=X-Api-Key:abc"); a URL, an
 // HTTPie JSON item ("token:=") and a redacted value are none.
-func credentialHeader(w string) (string, bool) {
+func credentialHeader(w string) (string, bool) { return header(w, true) }
+
+// header is credentialHeader; a header whose value is redacted counts
+// unless skipRedacted.
+func header(w string, skipRedacted bool) (string, bool) {
 	start := 0 // where the name before the next ':' starts
 	for i := 0; i < len(w); i++ {
 		switch w[i] {
@@ -35,7 +40,7 @@ func credentialHeader(w string) (string, bool) {
 			}
 			rest := w[i+1:]
 			if strings.HasPrefix(rest, "//") || strings.HasPrefix(rest, "=") ||
-				len(rest) <= len(Placeholder)+8 && strings.TrimSpace(strings.Trim(rest, `"'`)) == Placeholder {
+				skipRedacted && len(rest) <= len(Placeholder)+8 && strings.TrimSpace(strings.Trim(rest, `"'`)) == Placeholder {
 				continue
 			}
 			return w[:i+1], true
@@ -69,9 +74,17 @@ func redactAssignments(w string) string {
 	var b strings.Builder
 	keyStart := 0 // start of the current key in w
 	i := 0        // w[:i] is in b
+	var open byte // a quote opened after '=' or ':', as wordEnd joins it, not yet closed
 	for j := 0; j < len(w); j++ {
 		switch c := w[j]; c {
-		case '&', ';', ',', '?', ' ', '\t', '\n', '"', '\'':
+		case '"', '\'':
+			keyStart = j + 1
+			if open == c {
+				open = 0
+			} else if open == 0 && j > 0 && (w[j-1] == '=' || w[j-1] == ':') {
+				open = c
+			}
+		case '&', ';', ',', '?', ' ', '\t', '\n':
 			keyStart = j + 1
 		case '=':
 			key := w[keyStart:j]
@@ -79,19 +92,36 @@ func redactAssignments(w string) string {
 				keyStart = j + 1
 				continue
 			}
-			end := len(w)
-			if keyStart > 0 {
-				if e := strings.IndexAny(w[j+1:], "&;"); e >= 0 {
-					end = e + j + 1
-				}
-			}
+			end := valueEnd(w, j+1, keyStart > 0)
 			b.WriteString(w[i : j+1])
 			b.WriteString(Placeholder)
+			if open != 0 && strings.IndexByte(w[j+1:end], open) >= 0 {
+				b.WriteByte(open) // the joined quote stays closed, as a second pass joins it
+				open = 0
+			}
 			i, j, keyStart = end, end-1, end
 		}
 	}
 	b.WriteString(w[i:])
 	return b.String()
+}
+
+// valueEnd returns the end of the value that starts at w[from]: the word's
+// end, or with stop the next '&' or ';', past every quote the value opens
+// as wordEnd joins it (after '=' or ':'): a quoted separator is the value's.
+func valueEnd(w string, from int, stop bool) int {
+	end := len(w)
+	for p := from; p < end; p++ {
+		switch c := w[p]; {
+		case stop && (c == '&' || c == ';'):
+			return p
+		case (c == '"' || c == '\'') && p > 0 && (w[p-1] == '=' || w[p-1] == ':'):
+			if e := closingQuote(w, p); e >= 0 {
+				p = e
+			}
+		}
+	}
+	return end
 }
 
 // redactQuotedPairs redacts the value after every quoted credential key and
@@ -107,22 +137,24 @@ func redactQuotedPairs(s string) string {
 		s = redactEscapedPairs(s, `\'`)
 	}
 	var b strings.Builder
-	i := 0 // s[:i] is in b
+	i := 0               // s[:i] is in b
+	var unclosed [2]bool // by quote: one that nothing closes, so no later one closes either
 	for j := 0; j < len(s); j++ {
 		q := s[j]
-		if q != '"' && q != '\'' {
+		if q != '"' && q != '\'' || unclosed[q&1] {
 			continue
 		}
 		end := closingQuote(s, j)
 		if end < 0 {
-			break
+			unclosed[q&1] = true // a character, not a pair: the other quote still pairs
+			continue
 		}
 		key := s[j+1 : end]
 		k := end + 1
 		for k < len(s) && s[k] == ' ' {
 			k++
 		}
-		if k >= len(s) || (s[k] != ':' && s[k] != '=') || !(Sensitive(key) || isPasswordAlias(key)) {
+		if k >= len(s) || (s[k] != ':' && s[k] != '=') || !quotedKey(key) {
 			j = end
 			continue
 		}
@@ -139,6 +171,9 @@ func redactQuotedPairs(s string) string {
 			if to < 0 {
 				to = len(s)
 			}
+		} else if strings.HasPrefix(s[k:], Placeholder) {
+			j = k + len(Placeholder) - 1 // redacted before: its ']' ends no value
+			continue
 		} else {
 			from, to = k, k
 			for to < len(s) && !strings.ContainsRune(",}] \t\n", rune(s[to])) {
@@ -178,7 +213,7 @@ func redactEscapedPairs(s, q string) string {
 		for k < len(s) && s[k] == ' ' {
 			k++
 		}
-		if k >= len(s) || (s[k] != ':' && s[k] != '=') || !(Sensitive(key) || isPasswordAlias(key)) {
+		if k >= len(s) || (s[k] != ':' && s[k] != '=') || !quotedKey(key) {
 			b.WriteString(s[i:end])
 			i = end
 			continue
@@ -188,6 +223,11 @@ func redactEscapedPairs(s, q string) string {
 			k++
 		}
 		from, to := k, k
+		if strings.HasPrefix(s[k:], Placeholder) {
+			b.WriteString(s[i:k])
+			i = k
+			continue
+		}
 		if strings.HasPrefix(s[k:], q) {
 			from = k + len(q)
 			if e := strings.Index(s[from:], q); e >= 0 {
@@ -219,4 +259,10 @@ func closingQuote(s string, i int) int {
 		}
 	}
 	return -1
+}
+
+// quotedKey reports whether a quoted key names a credential; one holding a
+// redacted value is what a first pass left, no key.
+func quotedKey(key string) bool {
+	return (Sensitive(key) || isPasswordAlias(key)) && !strings.Contains(key, Placeholder)
 }

@@ -302,3 +302,26 @@ func AllowedNames() (names, prefixes []string) {
 	sort.Strings(prefixes)
 	return names, prefixes
 }
+
+// Every issuer's token format is redacted wherever it stands in free text:
+// alone, after '=', in quotes, and before punctuation.
+func TestTokenFormatsAreRedactedInFreeText(t *testing.T) {
+	for _, tok := range redacttest.Tokens {
+		v := tok.Value()
+		for _, text := range []string{v, "key rotated: " + v + ", see the runbook", "NOTE=" + v, `{"note": "` + v + `"}`, "(" + v + ")"} {
+			got := Value(text)
+			if l := redacttest.Leaks(got, []string{tok.Secret}); len(l) > 0 || !strings.Contains(got, Placeholder) {
+				t.Errorf("%s: Value(%q) = %q", tok.Issuer, text, got)
+			}
+		}
+	}
+}
+
+// A prefix inside a longer word starts no token: "mydapi..." is a name.
+func TestTokenPrefixInsideAWordIsKept(t *testing.T) {
+	for _, s := range []string{"mydapi0123456789abcdef0123456789abcdef", "Xhvs.R0670sAqZnKX3yW40NddrPVk", "sdckr_pat_abcdefghijkl"} {
+		if got := Value(s); got != s {
+			t.Errorf("Value(%q) = %q, want it kept", s, got)
+		}
+	}
+}

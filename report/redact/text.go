@@ -1,15 +1,27 @@
 package redact
 
-import (
-	"strings"
-	"unicode"
-)
+import "strings"
 
 // Value redacts free text (an environment value, a message): tokens and
 // quoted credential keys anywhere, the flag and word forms in each word,
 // and the rest of the line after a credential header ("Authorization:
 // Bearer x"). White space is kept.
-func Value(s string) string { return redactText(s, false) }
+// Its result redacts to itself: where redacting changed s, it runs again
+// until nothing changes (quotes a first pass took out can pair the rest of
+// s anew).
+func Value(s string) string {
+	for range maxPasses {
+		r := redactText(s, false)
+		if r == s {
+			break
+		}
+		s = r
+	}
+	return s
+}
+
+// maxPasses bounds Value's passes; two are the rule.
+const maxPasses = 8
 
 // redactText is Value; isCommandLine reads s as a command line (an argv
 // element holding white space), where Argv's positional rules apply too.
@@ -34,21 +46,24 @@ func redactText(s string, isCommandLine bool) string {
 		}
 		k := wordEnd(s, j, c.next != keepValue)
 		w := s[j:k]
-		if prefix, ok := credentialHeader(w); ok && c.next == keepValue {
+		if prefix, ok := header(w, false); ok && c.next == keepValue {
 			// The rest of the line, or of the quoted word, whatever the scheme.
 			c.prev = w
-			if strings.IndexFunc(w, unicode.IsSpace) >= 0 {
-				b.WriteString(prefix + " " + Placeholder)
-				if last := w[len(w)-1]; last == '"' || last == '\'' {
-					b.WriteByte(last)
-				}
-			} else {
+			b.WriteString(URLUserInfo(prefix))
+			switch v := w[len(prefix):]; {
+			case v != "" && (v[0] == '"' || v[0] == '\'') && closingQuote(v, 0) == len(v)-1:
+				b.WriteString(v[:1] + Placeholder + v[:1]) // a quoted value ends at its quote
+			case quotedThrough(w, len(prefix)):
+				b.WriteString(" " + Placeholder + w[len(w)-1:]) // so does a quoted header's
+			default:
 				eol := strings.IndexByte(s[k:], '\n')
 				if eol < 0 {
 					eol = len(s) - k
 				}
-				b.WriteString(prefix)
-				if strings.TrimSpace(w[len(prefix):]+s[k:k+eol]) != "" {
+				switch rest := v + s[k:k+eol]; {
+				case strings.TrimRight(strings.TrimSpace(rest), `"'`) == Placeholder:
+					b.WriteString(rest) // redacted before, its quote kept
+				case strings.TrimSpace(rest) != "":
 					b.WriteString(" " + Placeholder)
 				}
 				k += eol
@@ -65,6 +80,17 @@ func redactText(s string, isCommandLine bool) string {
 		i = k
 	}
 	return b.String()
+}
+
+// quotedThrough reports whether a quote that wordEnd joined before n in w
+// (after '=' or ':') closes w.
+func quotedThrough(w string, n int) bool {
+	for p := 1; p < n; p++ {
+		if (w[p] == '"' || w[p] == '\'') && (w[p-1] == '=' || w[p-1] == ':') {
+			return closingQuote(w, p) == len(w)-1
+		}
+	}
+	return false
 }
 
 // redactCommandWord redacts one word of a command line held in a string,

@@ -12,21 +12,28 @@ type tokenFormat struct {
 	dots     int
 }
 
-// tokenFormats are redacted wherever they appear, one row a format
-// (docs/schema/README.md, "Secrets", has the sources).
+// tokenFormats are redacted wherever they appear, one row a format with
+// its issuer's documentation (docs/redaction.md has each URL and section).
 var tokenFormats = []tokenFormat{
-	{prefixes: []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_"}, min: 30, body: alnum}, // GitHub
+	{prefixes: []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_"}, min: 30, body: alnum}, // GitHub, "About authentication to GitHub"
 	{prefixes: []string{"github_pat_"}, min: 40, body: alnumUnderscore},                // GitHub fine-grained
-	{prefixes: []string{"glpat-"}, min: 20, body: alnumDashUnderscore},                 // GitLab
-	{prefixes: []string{"xoxa-", "xoxb-", "xoxe-", "xoxo-"}, min: 10, body: alnumDash}, // Slack
-	{prefixes: []string{"xoxp-", "xoxr-", "xoxs-"}, min: 10, body: alnumDash},          // Slack
-	{prefixes: []string{"hf_"}, min: 30, body: alnum},                                  // Hugging Face
-	{prefixes: []string{"AKIA", "ASIA"}, min: 16, body: upperDigit},                    // AWS access key ids
-	{prefixes: []string{"AIza"}, min: 35, body: alnumDashUnderscore},                   // Google API keys
-	{prefixes: []string{"npm_"}, min: 36, body: alnum},                                 // npm
-	{prefixes: []string{"pypi-"}, min: 50, body: alnumDashUnderscore},                  // PyPI
-	{prefixes: []string{"sk-"}, min: 40, body: alnumDashUnderscore},                    // OpenAI
-	{prefixes: []string{"eyJ"}, min: 20, body: jwtBody, dots: 2},                       // JWT: base64url of '{"'
+	{prefixes: []string{"glpat-", "gloas-", "gldt-", "glrt-", "glrtr-", "glcbt-", "glptt-", "glft-", "glimt-", "glagent-",
+		"glwt-", "glsoat-", "glffct-", "_gitlab_session="}, min: 20, body: dottedWord}, // GitLab, "GitLab token overview", "Token prefixes"
+	{prefixes: []string{"xoxa-", "xoxb-", "xoxe-", "xoxo-"}, min: 10, body: alnumDash},         // Slack, "Token types"
+	{prefixes: []string{"xoxp-", "xoxr-", "xoxs-", "xapp-"}, min: 10, body: alnumDash},         // Slack, "Token types" (xapp-: app-level)
+	{prefixes: []string{"hf_"}, min: 30, body: alnum},                                          // Hugging Face
+	{prefixes: []string{"AKIA", "ASIA"}, min: 16, body: upperDigit},                            // AWS access key ids
+	{prefixes: []string{"AIza"}, min: 35, body: alnumDashUnderscore},                           // Google API keys
+	{prefixes: []string{"ya29."}, min: 20, body: dottedWord},                                   // Google OAuth 2.0 access tokens
+	{prefixes: []string{"npm_"}, min: 36, body: alnum},                                         // npm
+	{prefixes: []string{"pypi-"}, min: 50, body: alnumDashUnderscore},                          // PyPI
+	{prefixes: []string{"sk-"}, min: 40, body: alnumDashUnderscore},                            // OpenAI
+	{prefixes: []string{"nvapi-"}, min: 20, body: alnumDashUnderscore},                         // NVIDIA NGC and build.nvidia.com API keys
+	{prefixes: []string{"hvs.", "hvb.", "hvr."}, min: 24, body: alnumDashUnderscore},           // HashiCorp Vault, "Tokens", "Token formats"
+	{prefixes: []string{"dckr_pat_"}, min: 10, body: alnumDashUnderscore},                      // Docker personal access tokens
+	{prefixes: []string{"dapi"}, min: 32, body: alnumDash},                                     // Databricks personal access tokens
+	{prefixes: []string{"sk_live_", "sk_test_", "rk_live_", "rk_test_"}, min: 20, body: alnum}, // Stripe, "API keys"
+	{prefixes: []string{"eyJ"}, min: 20, body: dottedWord, dots: 2},                            // JWT: base64url of '{"'
 }
 
 // webhookPaths are URLs whose path is the credential: whoever has it may
@@ -48,7 +55,8 @@ func alnumDashUnderscore(c byte) bool { return alnum(c) || c == '-' || c == '_' 
 
 func upperDigit(c byte) bool { return c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' }
 
-func jwtBody(c byte) bool { return alnumDashUnderscore(c) || c == '.' }
+// dottedWord is a token of '.'-joined parts: a JWT, a GitLab CI job token.
+func dottedWord(c byte) bool { return alnumDashUnderscore(c) || c == '.' }
 
 // redactTokens replaces every credential s holds in a known shape: the
 // token formats, PEM blocks, webhook paths and conda channel tokens.

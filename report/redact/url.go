@@ -110,10 +110,11 @@ func userChar(c byte) bool {
 	return isLetter(c) || c >= '0' && c <= '9' || strings.IndexByte("-._~%+!$", c) >= 0
 }
 
-// isDigest reports whether s starts with an OCI content digest.
+// isDigest reports whether s starts with an OCI content digest: an
+// algorithm of [a-z0-9+._-] (image-spec, "Digests"), ':' and hex.
 func isDigest(s string) bool {
 	alg, hex, ok := strings.Cut(s, ":")
-	if !ok || alg == "" || len(hex) < 32 {
+	if !ok || alg == "" || len(hex) < 32 || strings.Trim(alg, "abcdefghijklmnopqrstuvwxyz0123456789+._-") != "" {
 		return false
 	}
 	for _, c := range []byte(hex[:32]) {

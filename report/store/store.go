@@ -1,11 +1,11 @@
-// Package store puts what a run leaves on disk: the provenance record in
-// its own file (Dir.Write, Dir.Complete: atomic, durable, never following a
-// symlink, through a directory held open for the run) and the Kubernetes
-// termination message (WriteTermination).
+// Package store owns the record files: it writes them (atomic, durable,
+// following no symlink, through a directory held open for the run), reads
+// them back, and writes the Kubernetes termination message.
 package store
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/gpu-preflight/gpu-preflight/report/termsafe"
 
 	"github.com/gpu-preflight/gpu-preflight/internal/safefile"
 	"github.com/gpu-preflight/gpu-preflight/report"
@@ -52,7 +54,8 @@ func Marshal(r report.Record) ([]byte, error) {
 		return nil, fmt.Errorf("indent provenance record %s: %w", r.RunID, err)
 	}
 	b.WriteByte('\n')
-	return b.Bytes(), nil
+	// A record file is read with cat as often as with jq.
+	return termsafe.JSON(b.Bytes()), nil
 }
 
 // Dir is a provenance directory held open from a run's first record to its
@@ -85,11 +88,11 @@ func OpenDir(path string) (*Dir, error) {
 
 func openDir(path, fdDir string) (*Dir, error) {
 	if err := os.MkdirAll(path, 0o750); err != nil {
-		return nil, fmt.Errorf("write provenance record: create directory %s: %w (%s)", path, err, hint)
+		return nil, fmt.Errorf("write provenance record: create directory %s: %w (%s)", path, err, remedy(err))
 	}
 	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return nil, fmt.Errorf("write provenance record: open directory %s: %w (%s)", path, err, hint)
+		return nil, fmt.Errorf("write provenance record: open directory %s: %w (%s)", path, err, remedy(err))
 	}
 	return &Dir{path: path, fd: fd, written: map[string]unix.Stat_t{}, fdDir: fdDir}, nil
 }
@@ -142,28 +145,15 @@ func write(dir string, r report.Record, fdDir string) (path, via string, err err
 }
 
 // Write stores r in the directory under FileName(r) and returns the file's
-// path. The write is atomic and durable, and leaves nothing visible until
-// the whole record is on disk: the record goes to an anonymous O_TMPFILE
-// file in the directory (mode 0640), is fsynced, then given its final name
-// with linkat(2) through /proc/self/fd, which fails rather than replace
-// anything already there, even a symlink; then the directory is fsynced. A
-// reader therefore sees either no file or the whole record under the final
-// name, also after a kill -9 or a power cut at any point, and a crash
-// leaves no temporary file either (the kernel frees an anonymous file with
-// its last descriptor).
-//
-// /proc/self/fd is used only when it is a real procfs showing this
-// process's own descriptor (fstatfs gives PROC_SUPER_MAGIC, and the link
-// leads to the very file written): with /proc unmounted, a directory
-// planted there could make the link name another file. Where O_TMPFILE is
-// not available (open gives EOPNOTSUPP, EISDIR on a kernel before 3.11, or
-// EINVAL) or /proc is not that, Write falls back to a named temporary file
-// ".<name>.tmp-*" (opened O_EXCL|O_NOFOLLOW, mode 0640), fsynced, linked
-// under the final name and removed. A crash then can leave that temporary
-// file, still never a partial "*.json".
-//
-// Errors name the step that failed and what to do; the caller reports them
-// as a warning and carries on (docs/schema/README.md).
+// path. A reader sees no file or the whole record, also after a kill -9 or
+// a power cut: the record goes to an anonymous O_TMPFILE file (mode 0640),
+// is fsynced, and is linked under its name through /proc/self/fd (only a
+// real procfs showing this very file: a planted /proc could name another),
+// with linkat(2), which never replaces an entry; then the directory is
+// fsynced. Without O_TMPFILE or that /proc, a named ".<name>.tmp-*" file
+// (O_EXCL|O_NOFOLLOW) takes its place, and a crash can leave it, never a
+// partial "*.json". Errors name the step that failed; the caller warns and
+// carries on.
 func (d *Dir) Write(r report.Record) (string, error) {
 	path, _, err := d.write(r)
 	return path, err
@@ -189,7 +179,7 @@ func (d *Dir) write(r report.Record) (path, via string, err error) {
 		return "", via, fmt.Errorf("write provenance record: %s already exists; gpu-preflight never overwrites a record (a run id was reused, or something else created that name): %w", final, err)
 	}
 	if err != nil {
-		return "", via, fmt.Errorf("write provenance record %s: %w (%s)", final, err, hint)
+		return "", via, fmt.Errorf("write provenance record %s: %w (%s)", final, err, remedy(err))
 	}
 	d.remember(name)
 	if err := unix.Fsync(d.fd); err != nil {
@@ -296,7 +286,13 @@ func ownFDDir(fdDir string, fd int, id fileID) (int, error) {
 	return procFD, nil
 }
 
-const hint = "make the directory writable by this user, point PREFLIGHT_PROVENANCE_DIR at a writable volume, or set it to off"
+// remedy says what to do about err: a full volume wants space, not permissions.
+func remedy(err error) string {
+	if errors.Is(err, unix.ENOSPC) || errors.Is(err, unix.EDQUOT) {
+		return "the volume is full: free space on it, point PREFLIGHT_PROVENANCE_DIR at a larger volume, or set it to off"
+	}
+	return "make the directory writable by this user, point PREFLIGHT_PROVENANCE_DIR at a writable volume, or set it to off"
+}
 
 // writeTemp creates tmp in the directory open as dfd, never following or
 // reusing an existing entry, and fills it with data.
@@ -387,13 +383,13 @@ func (d *Dir) Complete(r report.Record) (foreign string, err error) {
 	}
 	if err != nil {
 		_ = unix.Unlinkat(d.fd, tmp, 0)
-		return foreign, fmt.Errorf("complete provenance record %s: %w (%s)", path, err, hint)
+		return foreign, fmt.Errorf("complete provenance record %s: %w (%s)", path, err, remedy(err))
 	}
 	// rename(2) replaces the entry whatever it is, except a directory
 	// (EISDIR), and follows no symlink at either name.
 	if err := unix.Renameat(d.fd, tmp, d.fd, name); err != nil {
 		_ = unix.Unlinkat(d.fd, tmp, 0)
-		return foreign, fmt.Errorf("complete provenance record %s: rename into place: %w (%s)", path, err, hint)
+		return foreign, fmt.Errorf("complete provenance record %s: rename into place: %w (%s)", path, err, remedy(err))
 	}
 	d.remember(name)
 	if err := unix.Fsync(d.fd); err != nil {
@@ -431,4 +427,84 @@ func (d *Dir) foreign(name string) string {
 		return fmt.Sprintf("another file, %d bytes", st.Size)
 	}
 	return safefile.Kind(st.Mode)
+}
+
+// FileSHA256 is the SHA-256 of Marshal's file for the record encoded
+// compact, escaped and hashed as Marshal would indent it, without building
+// the file.
+func FileSHA256(compact []byte) [sha256.Size]byte {
+	compact = termsafe.JSON(compact) // as Marshal escapes: only inside strings, where indenting adds nothing
+	h := sha256.New()
+	var out [4096]byte
+	b := out[:0]
+	flush := func() {
+		h.Write(b)
+		b = b[:0]
+	}
+	depth := 0
+	open := false // the last byte opened an object or array
+	inString, escaped := false, false
+	newline := func(d int) {
+		if len(b)+1+2*d > cap(b) {
+			flush()
+		}
+		b = append(b, '\n')
+		for range d {
+			if len(b)+2 > cap(b) {
+				flush()
+			}
+			b = append(b, ' ', ' ')
+		}
+	}
+	for _, c := range compact {
+		if len(b)+2 > cap(b) {
+			flush()
+		}
+		if inString {
+			b = append(b, c)
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+			continue
+		}
+		if open && c != '}' && c != ']' {
+			newline(depth)
+		}
+		switch c {
+		case '{', '[':
+			b = append(b, c)
+			open = true
+			depth++
+			continue
+		case '}', ']':
+			depth--
+			if !open {
+				newline(depth)
+			}
+			b = append(b, c)
+		case ',':
+			b = append(b, c)
+			open = false
+			newline(depth)
+			continue
+		case ':':
+			b = append(b, ':', ' ')
+		case '"':
+			b = append(b, c)
+			inString = true
+		default:
+			b = append(b, c)
+		}
+		open = false
+	}
+	b = append(b, '\n')
+	flush()
+	var sum [sha256.Size]byte
+	h.Sum(sum[:0])
+	return sum
 }

@@ -29,7 +29,8 @@ func (t writer) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-func shown(r rune) bool {
+// Shown reports whether a terminal may be given r as it is.
+func Shown(r rune) bool {
 	if r < utf8.RuneSelf {
 		return r >= 0x20 && r != 0x7f
 	}
@@ -46,7 +47,7 @@ func escape(s string, keepNewlines bool) string {
 			continue
 		}
 		r, n := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && n == 1 || !shown(r) {
+		if r == utf8.RuneError && n == 1 || !Shown(r) {
 			break
 		}
 		i += n
@@ -61,7 +62,7 @@ func escape(s string, keepNewlines bool) string {
 		switch {
 		case r == utf8.RuneError && n == 1:
 			b = appendHex(b, `\x`, rune(s[i]), 2)
-		case shown(r) || r == '\n' && keepNewlines:
+		case Shown(r) || r == '\n' && keepNewlines:
 			b = append(b, s[i:i+n]...)
 		case r == '\n':
 			b = append(b, `\n`...)
@@ -101,7 +102,7 @@ func JSON(b []byte) []byte {
 			continue
 		}
 		r, n := utf8.DecodeRune(b[i:])
-		if r != utf8.RuneError && shown(r) || r == utf8.RuneError && n == 3 {
+		if r != utf8.RuneError && Shown(r) || r == utf8.RuneError && n == 3 {
 			i += n
 			continue
 		}

@@ -238,7 +238,7 @@ func raw(out string, json bool) string {
 		case r == utf8.RuneError && !strings.HasPrefix(out[i:], "\ufffd"):
 			return fmt.Sprintf("byte %#x", out[i])
 		case json && (r == '\n' || r == '\t' || r == '\r'):
-		case !shown(r):
+		case !Shown(r):
 			return fmt.Sprintf("%U", r)
 		}
 	}

@@ -17,18 +17,21 @@ import (
 func recordOf(r tracetest.Run) report.Record { return tracetest.Record(r) }
 
 // FuzzRead: no input makes Read panic or hold more than the records it
-// counted, and the result renders within the terminal's width. The seeds
-// (testdata/fuzz/FuzzRead) are records made by report.New in every form
-// trace reads: a ledger, the zerolog line, logcli's jsonl, an
-// Elasticsearch _search response, an elasticdump line, Fluent Bit's
-// out_file line.
+// counted, and the result renders within the terminal's width. Seeds: two
+// supervised runs in every generated form; testdata/fuzz/FuzzRead holds
+// what conmon and journalctl wrote, and the exports.
 func FuzzRead(f *testing.F) {
 	rec, _ := json.Marshal(recordOf(digestChange()[0]))
 	f.Add(append(rec, '\n'))
 	f.Add(gz(append(rec, '\n')))
+	fleet := tracetest.SmallFleet()
+	es := tracetest.Entries([]tracetest.Run{fleet[0], fleet[19]}, -1)
+	for _, form := range tracetest.Forms {
+		f.Add(form.Write(es))
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		tr := trace.New(trace.Options{Problem: func(trace.Problem) {}})
-		_ = tr.Read("fuzz", bytes.NewReader(data))
+		tr.Read([]trace.Source{trace.Stream("fuzz", bytes.NewReader(data))})
 		res := tr.Result()
 		if res.Totals.Records > int64(bytes.Count(data, []byte("schemaVersion"))) && !bytes.HasPrefix(data, []byte{0x1f, 0x8b}) {
 			t.Fatalf("%d records from %d mentions of schemaVersion", res.Totals.Records, bytes.Count(data, []byte("schemaVersion")))
@@ -63,8 +66,10 @@ func TestFuzzSeedsHoldRecords(t *testing.T) {
 			t.Fatalf("%s: not a corpus file: %v", p, err)
 		}
 		tr := trace.New(trace.Options{})
-		if err := tr.Read(p, strings.NewReader(data)); err != nil {
-			t.Errorf("%s: %v", p, err)
+		for _, err := range tr.Read([]trace.Source{trace.Stream(p, strings.NewReader(data))}) {
+			if err != nil {
+				t.Errorf("%s: %v", p, err)
+			}
 		}
 		if res := tr.Result(); res.Totals.Records == 0 || res.Totals.Malformed > 0 {
 			t.Errorf("%s: totals %+v", p, res.Totals)

@@ -2,96 +2,104 @@ package trace
 
 import (
 	"io"
-	"sync"
 	"time"
 
-	"github.com/gpu-preflight/gpu-preflight/report"
+	"github.com/gpu-preflight/gpu-preflight/report/trace/provline"
 )
 
-// Source is one source for Merge: its name, and how to read it. Each calls
-// read once per stream the source holds: once for a file or standard
-// input, once per record file of a directory.
-type Source struct {
-	Name string
-	Each func(read func(part string, r io.Reader) error) error
-}
+// MaxMerged bounds the groups read at once; more are read one after the
+// other.
+const MaxMerged = 32
 
-// MaxMerged bounds the sources Merge reads at once: each holds a read
-// buffer (and a gzip window) and a few decoded records.
-const MaxMerged = 64
+// mergeQueue is how many records a group may hold ahead of the merge.
+const mergeQueue = 16
 
-// mergeQueue is how many decoded records a source may hold ahead of the
-// merge.
-const mergeQueue = 4
-
-// Merge reads the sources, and returns for each the error that ended it
-// early (nil when it was read to its end). Up to MaxMerged sources are read
-// at once, each decoded in its own goroutine, and their records counted in
-// startedAt order across them: sources that are each in time order (a
-// ledger per node, a file per day) so give the exact boundaries one merged
-// source would. More sources are read one after the other.
-func (t *Tracer) Merge(sources []Source) []error {
-	errs := make([]error, len(sources))
-	if len(sources) == 1 || len(sources) > MaxMerged {
-		for i, s := range sources {
-			st := t.sourceStats(s.Name)
-			errs[i] = s.Each(func(part string, r io.Reader) error { return t.readInto(st, part, r) })
-			if errs[i] != nil {
-				st.Error = errs[i].Error()
-			}
-		}
-		return errs
+// Read reads the sources, every group of them in its own goroutine, and
+// counts their records in startedAt order across groups: groups that are
+// each in time order (a container's log, a ledger per node, an export
+// per day) give the boundaries one merged stream would. It returns for
+// each source the error that ended it early, nil when read to its end.
+func (t *Tracer) Read(sources []Source) []error {
+	type input struct {
+		idx int
+		src *SourceCounts
+		g   group
+		c   Counts
+		err error
+		ch  chan item
 	}
-	if p := t.opt.Problem; p != nil {
-		var mu sync.Mutex
-		t.opt.Problem = func(pr Problem) {
-			mu.Lock()
-			defer mu.Unlock()
-			p(pr)
-		}
-		defer func() { t.opt.Problem = p }()
-	}
-	type item struct {
-		r  *report.Record
-		at time.Time
-	}
-	chans := make([]chan item, len(sources))
-	states := make([]*SourceCounts, len(sources))
+	var inputs []*input
 	for i, s := range sources {
-		st := &SourceCounts{Name: s.Name}
-		t.sources = append(t.sources, st)
-		states[i] = st
-		ch := make(chan item, mergeQueue)
-		chans[i] = ch
-		st.emit = func(r *report.Record, at time.Time) { ch <- item{r, at} }
-		go func() {
-			defer close(ch)
-			errs[i] = s.Each(func(part string, r io.Reader) error { return t.readInto(st, part, r) })
-		}()
+		sc := t.source(s.Name)
+		for _, g := range s.groups {
+			inputs = append(inputs, &input{idx: i, src: sc, g: g})
+		}
 	}
-	heads := make([]item, len(sources))
-	live := make([]bool, len(sources))
-	for i, ch := range chans {
-		heads[i], live[i] = <-ch
+	bufSize := 64 << 10
+	if len(inputs) > 1 {
+		bufSize = 8 << 10 // a buffer, a decoder and a gzip window each
 	}
-	for {
-		next := -1
-		for i := range heads {
-			if live[i] && (next < 0 || heads[i].at.Before(heads[next].at)) {
-				next = i
+	read := func(in *input, emit func(item)) {
+		rd := newReader(&in.c, t.opt.Now, &t.held, bufSize, func(p Problem) { t.problem(in.src, p) }, emit)
+		in.err = in.g.each(func(part string, r io.Reader) error { return rd.read(part, r) },
+			func(err error) {
+				t.problem(in.src, Problem{Position{Source: in.g.name}, ProblemMalformed, err.Error()})
+			})
+		t.mu.Lock()
+		if in.src.Form == "" || in.c.found > 0 && !in.src.named {
+			in.src.Form, in.src.named = rd.form, in.c.found > 0
+		}
+		t.mu.Unlock()
+	}
+	if len(inputs) == 1 || len(inputs) > MaxMerged {
+		for _, in := range inputs {
+			read(in, func(it item) { t.add(it, in.src) })
+		}
+	} else {
+		for _, in := range inputs {
+			in.ch = make(chan item, mergeQueue)
+			go func() {
+				defer close(in.ch)
+				read(in, func(it item) {
+					if it.run != nil { // the reader fills its run again
+						r := new(provline.Run)
+						r.Set(it.run)
+						it.run = r
+					}
+					in.ch <- it
+				})
+			}()
+		}
+		heads := make([]item, len(inputs))
+		live := make([]bool, len(inputs))
+		for i, in := range inputs {
+			heads[i], live[i] = <-in.ch
+		}
+		for {
+			next := -1
+			for i := range heads {
+				if live[i] && (next < 0 || earlier(heads[i].at, heads[next].at)) {
+					next = i
+				}
 			}
+			if next < 0 {
+				break
+			}
+			t.add(heads[next], inputs[next].src)
+			heads[next], live[next] = <-inputs[next].ch
 		}
-		if next < 0 {
-			break
-		}
-		t.add(heads[next].r, heads[next].at, &states[next].counts)
-		heads[next], live[next] = <-chans[next]
 	}
-	for i, st := range states {
-		st.emit = nil
-		if errs[i] != nil {
-			st.Error = errs[i].Error()
+	errs := make([]error, len(sources))
+	for _, in := range inputs {
+		in.src.read.plus(in.c)
+		if in.err != nil && errs[in.idx] == nil {
+			errs[in.idx] = in.err
+			in.src.Error = in.err.Error()
 		}
 	}
 	return errs
 }
+
+// earlier orders items by time; an end without a time comes first, to
+// wait for its run.
+func earlier(a, b time.Time) bool { return a.Before(b) }

@@ -2,7 +2,6 @@ package trace_test
 
 import (
 	"bytes"
-	"io"
 	"testing"
 	"time"
 
@@ -32,16 +31,12 @@ func perNodeLedgers(t *testing.T) (a, b []byte) {
 	return ledger(t, ra), ledger(t, rb)
 }
 
-func source(name string, b []byte) trace.Source {
-	return trace.Source{Name: name, Each: func(read func(string, io.Reader) error) error {
-		return read(name, bytes.NewReader(b))
-	}}
-}
+func source(name string, b []byte) trace.Source { return trace.Stream(name, bytes.NewReader(b)) }
 
 func TestMergedSourcesGiveTheBoundariesOfOneSourceInTimeOrder(t *testing.T) {
 	a, b := perNodeLedgers(t)
 	tr := trace.New(trace.Options{})
-	for _, err := range tr.Merge([]trace.Source{source("a", a), source("b", b)}) {
+	for _, err := range tr.Read([]trace.Source{source("a", a), source("b", b)}) {
 		if err != nil {
 			t.Fatal(err)
 		}

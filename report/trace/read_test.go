@@ -27,8 +27,7 @@ func readAll(t *testing.T, src []byte) (trace.Result, []trace.Problem, error) {
 	t.Helper()
 	var problems []trace.Problem
 	tr := trace.New(trace.Options{Problem: func(p trace.Problem) { problems = append(problems, p) }})
-	err := tr.Read("src", bytes.NewReader(src))
-	tr.SourceError(err)
+	err := tr.Read([]trace.Source{trace.Stream("src", bytes.NewReader(src))})[0]
 	return tr.Result(), problems, err
 }
 
@@ -40,8 +39,8 @@ func TestGzipIsDetectedByItsMagic(t *testing.T) {
 	}
 	// Two gzip members one after the other (cat a.gz b.gz) are one stream.
 	res, _, err = readAll(t, append(gz(plain), gz(plain)...))
-	if err != nil || res.Totals.Records != 10 {
-		t.Errorf("concatenated members: %d records, %v", res.Totals.Records, err)
+	if err != nil || res.Totals.Records != 5 || res.Totals.Duplicates != 5 {
+		t.Errorf("concatenated members: %d runs, %d delivered again, %v", res.Totals.Records, res.Totals.Duplicates, err)
 	}
 }
 
@@ -79,13 +78,13 @@ func TestMalformedRecordIsReportedWithItsLine(t *testing.T) {
 	badTime := strings.Replace(string(rec), `"startedAt":"2026-11-24T08:00:00.000000000Z"`, `"startedAt":"Tuesday"`, 1)
 	src := strings.Join([]string{string(rec), string(rec[:len(rec)/2]), noRunID, badTime, `{"schemaVersion":"1","runId":42}`}, "\n")
 	res, problems, err := readAll(t, []byte(src))
-	if err != nil || res.Totals.Records != 1 || res.Totals.Malformed != 4 {
+	if err != nil || res.Totals.Records != 1 || res.Totals.Malformed != 3 || res.Totals.Truncated != 1 {
 		t.Fatalf("totals %+v, err %v", res.Totals, err)
 	}
 	var lines []int64
 	for _, p := range problems {
 		lines = append(lines, p.Line)
-		if p.Kind != trace.ProblemMalformed || !strings.HasPrefix(p.String(), fmt.Sprintf("src:%d: ", p.Line)) {
+		if p.Kind != trace.ProblemMalformed && p.Kind != trace.ProblemTruncated || !strings.HasPrefix(p.String(), fmt.Sprintf("src:%d: ", p.Line)) {
 			t.Errorf("problem %v", p)
 		}
 	}
@@ -97,8 +96,8 @@ func TestMalformedRecordIsReportedWithItsLine(t *testing.T) {
 func TestProblemsPerSourceAreBounded(t *testing.T) {
 	src := strings.Repeat(`{"schemaVersion":"1",`+"\n", 1000)
 	res, problems, _ := readAll(t, []byte(src))
-	if res.Totals.Malformed != 1000 || len(problems) != trace.MaxProblems {
-		t.Errorf("%d malformed, %d problems reported; want 1000 and %d", res.Totals.Malformed, len(problems), trace.MaxProblems)
+	if res.Totals.Malformed+res.Totals.Truncated != 1000 || len(problems) != trace.MaxProblems {
+		t.Errorf("%d malformed and truncated, %d problems reported; want 1000 and %d", res.Totals.Malformed+res.Totals.Truncated, len(problems), trace.MaxProblems)
 	}
 }
 
@@ -122,10 +121,11 @@ func TestInvalidUTF8IsReadAndNeverReachesTheTerminal(t *testing.T) {
 	}
 }
 
-// TestAGigabyteLineIsSkippedWithoutBeingHeld streams a line of 1 GiB
-// through a pipe, between two records: both records count, the line is
-// skipped as over-long, and the reader allocates a few MiB, not the line.
-func TestAGigabyteLineIsSkippedWithoutBeingHeld(t *testing.T) {
+// TestAGigabyteLineIsReadWithoutBeingHeld streams a line of 1 GiB through
+// a pipe, between two records: both records count, the line (a record
+// without its startedAt) is malformed, and the reader allocates a few MiB,
+// not the line.
+func TestAGigabyteLineIsReadWithoutBeingHeld(t *testing.T) {
 	if testing.Short() {
 		t.Skip("streams 1 GiB")
 	}
@@ -148,24 +148,25 @@ func TestAGigabyteLineIsSkippedWithoutBeingHeld(t *testing.T) {
 	runtime.GC()
 	runtime.ReadMemStats(&before)
 	tr := trace.New(trace.Options{})
-	if err := tr.Read("pipe", pr); err != nil {
+	if err := tr.Read([]trace.Source{trace.Stream("pipe", pr)})[0]; err != nil {
 		t.Fatal(err)
 	}
 	runtime.ReadMemStats(&after)
 	res := tr.Result()
-	if res.Totals.Records != 2 || res.Totals.OverLong != 1 {
-		t.Errorf("totals %+v, want 2 records and 1 over-long line", res.Totals)
+	if res.Totals.Records != 1 || res.Totals.Duplicates != 1 || res.Totals.Malformed != 1 {
+		t.Errorf("totals %+v, want 1 run (twice) and 1 malformed", res.Totals)
 	}
 	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 64<<20 {
 		t.Errorf("reading allocated %d MiB: the line was held", alloc>>20)
 	}
 }
 
-func TestAJSONDocumentValueOverTheLimitEndsTheSource(t *testing.T) {
-	doc := `{"took":1,"hits":{"hits":[{"_source":{"x":"` + strings.Repeat("a", trace.MaxLineBytes+1<<20) + `"}}]}}`
+func TestAHugeValueInADocumentCostsNothingElse(t *testing.T) {
+	rec, _ := json.Marshal(tracetest.Record(digestChange()[0]))
+	doc := `{"took":1,"hits":{"hits":[{"_source":{"x":"` + strings.Repeat("a", 9<<20) + `"}},{"_source":` + string(rec) + `}]}}`
 	res, _, err := readAll(t, []byte("{\n"+doc[1:]))
-	if err == nil || res.Totals.OverLong != 1 {
-		t.Errorf("totals %+v, err %v: want the over-long value counted and the source ended", res.Totals, err)
+	if err != nil || res.Totals.Records != 1 {
+		t.Errorf("totals %+v, err %v: want the hit after the huge one counted", res.Totals, err)
 	}
 }
 
@@ -175,9 +176,9 @@ func TestAnIndentedRecordIsOneDocument(t *testing.T) {
 	if err != nil || res.Totals.Records != 1 {
 		t.Errorf("indented record: totals %+v, %v", res.Totals, err)
 	}
-	// A truncated one is malformed, named by its byte offset.
-	res, _, err = readAll(t, b[:len(b)/2])
-	if err == nil || res.Totals.Malformed != 1 || !strings.Contains(err.Error(), "src:byte ") {
-		t.Errorf("truncated indented record: totals %+v, %v", res.Totals, err)
+	// A truncated one is counted as such, named by its line.
+	res, problems, err := readAll(t, b[:len(b)/2])
+	if err != nil || res.Totals.Truncated != 1 || len(problems) != 1 || !strings.HasPrefix(problems[0].String(), "src:1: ") {
+		t.Errorf("truncated indented record: totals %+v, %v, %v", res.Totals, problems, err)
 	}
 }

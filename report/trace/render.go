@@ -12,8 +12,7 @@ import (
 // Width is the terminal width the human output keeps within.
 const Width = 80
 
-// MaxShown is how many jobs, histories and nodes the human output shows
-// (the JSON lists everything): the Summary it renders needs no more.
+// MaxShown is how many jobs, histories and nodes the human output shows.
 const MaxShown = 20
 
 // Lines bound the human output per section.
@@ -68,29 +67,45 @@ func plural(n int64, one, many string) string {
 
 func (p *printer) totals(res Result) {
 	c := res.Totals
-	p.line(0, "read %s from %s", plural(c.Records, "record", "records"), plural(int64(len(res.Sources)), "source", "sources"))
+	p.line(0, "read %s from %s", plural(c.Records, "run", "runs"), plural(int64(len(res.Sources)), "source", "sources"))
 	var notes []string
-	if c.Filtered > 0 {
-		notes = append(notes, fmt.Sprintf("%d filtered out", c.Filtered))
+	for _, n := range []struct {
+		n    int64
+		what string
+	}{
+		{c.Outcomes, "ends of supervised runs joined"},
+		{c.Duplicates, "delivered again"},
+		{c.Filtered, "filtered out"},
+		{c.Conflicts, "conflicting run ids"},
+		{c.Stdout, "on stdout, not believed"},
+		{c.NotJobRuns, "not job runs (check)"},
+		{c.Future, "dated in the future"},
+		{c.Truncated, "truncated"},
+		{c.Malformed, "malformed"},
+		{c.OtherSchema, "of another schema version"},
+		{c.LateOutcomes, "ends too late to place"},
+		{c.UnjoinedOutcomes, "ends without their run"},
+	} {
+		if n.n > 0 {
+			notes = append(notes, fmt.Sprintf("%d %s", n.n, n.what))
+		}
 	}
 	if c.Skipped > 0 {
 		notes = append(notes, plural(c.Skipped, "line", "lines")+" not records")
 	}
-	if c.Malformed > 0 {
-		notes = append(notes, fmt.Sprintf("%d malformed", c.Malformed))
-	}
-	if c.OtherSchema > 0 {
-		notes = append(notes, fmt.Sprintf("%d of another schema version", c.OtherSchema))
-	}
-	if c.OverLong > 0 {
-		notes = append(notes, fmt.Sprintf("%d over-long", c.OverLong))
-	}
-	if len(notes) > 0 {
-		p.line(2, "skipped: %s", strings.Join(notes, ", "))
+	for i := 0; i < len(notes); i += 3 {
+		p.line(2, "%s", strings.Join(notes[i:min(i+3, len(notes))], ", "))
 	}
 	for _, s := range res.Sources {
 		if s.Error != "" {
 			p.line(2, "%s", v(s.Error, Width))
+		}
+	}
+	if c.Records == 0 {
+		p.line(0, "")
+		p.line(0, "No run was found: this input is no fleet's record, not a healthy one.")
+		for _, s := range res.Sources {
+			p.line(2, "%s: read as %s", v(s.Name, 30), v(s.Form, 40))
 		}
 	}
 }
@@ -227,8 +242,7 @@ func (p *printer) changes(cs []diff.Change) {
 	}
 }
 
-// nodeField is the path diff names the node by (a summary keeps it there:
-// Tracer.rebuild).
+// nodeField is where Tracer.rebuild puts the node, for diff.
 const nodeField = "orchestrator.kubernetes.nodeName"
 
 // change is "field: old -> new" on one line when it fits, else the values

@@ -6,19 +6,22 @@ import (
 	"cmp"
 	"encoding/json"
 	"io"
+	"maps"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/gpu-preflight/gpu-preflight/report"
 	"github.com/gpu-preflight/gpu-preflight/report/diff"
+	"github.com/gpu-preflight/gpu-preflight/report/trace/provline"
 )
 
 // SchemaVersion is the version of the Result's JSON form,
 // docs/schema/trace.v<N>.schema.json.
-const SchemaVersion = "1"
+const SchemaVersion = "2"
 
 // Result is what a Tracer found; its JSON form is `gpu-preflight trace
-// --json` (docs/schema/trace.v1.schema.json).
+// --json` (docs/schema/trace.v2.schema.json).
 type Result struct {
 	SchemaVersion string         `json:"schemaVersion"`
 	Totals        Counts         `json:"totals"`
@@ -74,38 +77,33 @@ type Holders struct {
 // History is one image's or job name's runs and the boundaries where they
 // started failing.
 type History struct {
-	// Kind is "image" (Key: its digest, else reference) or "job" (a job
-	// name kept across submissions).
-	Kind string `json:"kind"`
-	Key  string `json:"key"`
-	Runs int64  `json:"runs"`
-	Good int64  `json:"good"`
-	Bad  int64  `json:"bad"`
-	// Failing is true when the latest run failed.
-	Failing bool `json:"failing"`
+	// Kind is "image" (Key: its repository) or "job" (a job name).
+	Kind    string `json:"kind"`
+	Key     string `json:"key"`
+	Runs    int64  `json:"runs"`
+	Good    int64  `json:"good"`
+	Bad     int64  `json:"bad"`
+	Failing bool   `json:"failing"`
 	// Boundaries are the good-to-bad changes, oldest first.
 	Boundaries []Boundary `json:"boundaries"`
 	// Older counts the runs before the kept stretches (MaxBoundaries).
 	Older int64 `json:"older"`
-	// Misplaced counts runs that arrived out of time order inside a stretch
-	// of the other outcome, so were not placed (docs/trace.md).
+	// Misplaced counts runs out of time order inside a stretch of the
+	// other outcome (docs/trace.md).
 	Misplaced int64 `json:"misplaced"`
 }
 
-// Boundary is a last good run, the first failed run after it, and what
-// changed between them (package diff's ranked changes, between the runs'
-// summaries: docs/trace.md).
+// Boundary is a last good run, the first failed run after it, and diff's
+// changes between them.
 type Boundary struct {
 	LastGood Run `json:"lastGood"`
 	FirstBad Run `json:"firstBad"`
-	// GoodRuns and BadRuns are the runs of the stretch that ends with the
-	// last good run and of the stretch that starts with the first bad one.
+	// GoodRuns and BadRuns count the stretches either side.
 	GoodRuns int64         `json:"goodRuns"`
 	BadRuns  int64         `json:"badRuns"`
 	Changes  []diff.Change `json:"changes"`
 }
 
-// Run names one run.
 type Run struct {
 	RunID     string `json:"runId"`
 	StartedAt string `json:"startedAt"`
@@ -113,7 +111,6 @@ type Run struct {
 	Outcome   string `json:"outcome"`
 }
 
-// Node is one node's runs.
 type Node struct {
 	Name string `json:"name"`
 	Runs int64  `json:"runs"`
@@ -171,7 +168,7 @@ func (t *Tracer) WriteJSON(w io.Writer) error {
 	}
 	bw.WriteString(`],"regressions":[`)
 	for i, ref := range t.historyOrder() {
-		if err := writeElem(bw, i, t.history(ref.key, ref.h)); err != nil {
+		if err := writeElem(bw, i, t.historyOut(ref.key, ref.h)); err != nil {
 			return err
 		}
 	}
@@ -196,9 +193,15 @@ func writeElem(w *bufio.Writer, i int, v any) error {
 func (t *Tracer) build(limit int) Result {
 	res := Result{SchemaVersion: SchemaVersion, Sources: []SourceCounts{}, Jobs: []JobDrift{},
 		Regressions: []History{}, Nodes: []Node{}, Drain: []string{}}
+	t.settle()
 	for _, s := range t.sources {
-		res.Sources = append(res.Sources, *s)
-		res.Totals.plus(s.counts)
+		sc := *s
+		sc.Counts.plus(s.read)
+		if sc.Problems == nil {
+			sc.Problems = []Problem{}
+		}
+		res.Sources = append(res.Sources, sc)
+		res.Totals.plus(sc.Counts)
 	}
 	jobs := t.jobOrder(&res)
 	if limit >= 0 && len(jobs) > limit {
@@ -213,10 +216,10 @@ func (t *Tracer) build(limit int) Result {
 		order, res.moreRegressions = order[:limit], len(order)-limit
 	}
 	for _, ref := range order {
-		res.Regressions = append(res.Regressions, t.history(ref.key, ref.h))
+		res.Regressions = append(res.Regressions, t.historyOut(ref.key, ref.h))
 	}
 	for name, n := range t.nodes {
-		res.Nodes = append(res.Nodes, t.nodeResult(name, n))
+		res.Nodes = append(res.Nodes, t.nodeResult(t.strs.str(name), n))
 	}
 	slices.SortFunc(res.Nodes, DrainOrder)
 	for _, n := range res.Nodes {
@@ -279,12 +282,12 @@ func (t *Tracer) historyOrder() []historyRef {
 	for k, h := range t.histories {
 		ref := historyRef{key: k, h: h, lastBad: -1 << 63}
 		for i := 0; i+1 < len(h.segs); i++ {
-			if h.segs[i].good && !h.segs[i+1].good {
+			if h.segs[i].state == segGood && h.segs[i+1].state == segBad {
 				ref.lastBad = h.segs[i+1].edge.at
 			}
 		}
 		if n := len(h.segs); n > 0 {
-			ref.failing = !h.segs[n-1].good
+			ref.failing = h.segs[n-1].state == segBad
 		}
 		if ref.lastBad != -1<<63 || h.misplaced > 0 {
 			refs = append(refs, ref)
@@ -319,7 +322,7 @@ func (t *Tracer) nodeResult(name string, n *node) Node {
 	counts := func(m map[int32]int64) []FindingCount {
 		out := []FindingCount{}
 		for id, c := range m {
-			out = append(out, FindingCount{ID: t.str(id), Count: c})
+			out = append(out, FindingCount{ID: t.strs.str(id), Count: c})
 		}
 		slices.SortFunc(out, func(a, b FindingCount) int {
 			return cmp.Or(-cmp.Compare(a.Count, b.Count), cmp.Compare(a.ID, b.ID))
@@ -330,7 +333,7 @@ func (t *Tracer) nodeResult(name string, n *node) Node {
 		Name: name, Runs: n.runs,
 		NodeFaultAborts: n.aborts75, NodeFaultFindings: counts(n.nodeFault),
 		MismatchAborts: n.aborts78, MismatchFindings: counts(n.mismatch),
-		LastDriver: t.str(n.lastDriver), LastSeen: formatTime(n.lastAt),
+		LastDriver: t.strs.str(n.lastDriver), LastSeen: formatTime(n.lastAt),
 		Drain: n.aborts75 > 0,
 	}
 }
@@ -342,7 +345,7 @@ func formatTime(nano int64) string {
 // jobDrift compares the latest run of each rank of a job, fact by fact.
 // multi is false for a job seen with one rank only.
 func (t *Tracer) jobDrift(id string, j *job) (d JobDrift, multi bool) {
-	d = JobDrift{JobID: id, Ranks: len(j.ranks), Facts: []FactDrift{}}
+	d = JobDrift{JobID: j.name, Ranks: len(j.ranks), Facts: []FactDrift{}}
 	for _, s := range j.ranks {
 		d.Records += int64(s.records)
 	}
@@ -362,7 +365,7 @@ func (t *Tracer) jobDrift(id string, j *job) (d JobDrift, multi bool) {
 		by := map[int32]*acc{}
 		var order []int32
 		for _, s := range j.ranks {
-			v := t.sigs.list[s.sig][fi]
+			v := t.sigl[s.sig][fi]
 			a := by[v]
 			if a == nil {
 				a = &acc{}
@@ -382,12 +385,12 @@ func (t *Tracer) jobDrift(id string, j *job) (d JobDrift, multi bool) {
 		fd := FactDrift{Fact: f.Name, Matters: f.Matters}
 		for _, v := range order {
 			a := by[v]
-			h := Holders{Value: t.str(v), Records: a.records, MoreRanks: a.more, Ranks: []string{}, Nodes: []string{}}
+			h := Holders{Value: t.strs.str(v), Records: a.records, MoreRanks: a.more, Ranks: []string{}, Nodes: []string{}}
 			for _, r := range a.ranks {
-				h.Ranks = append(h.Ranks, t.str(r))
+				h.Ranks = append(h.Ranks, t.strs.str(r))
 			}
 			for _, n := range a.nodes {
-				h.Nodes = append(h.Nodes, t.str(n))
+				h.Nodes = append(h.Nodes, t.strs.str(n))
 			}
 			slices.SortFunc(h.Ranks, rankOrder)
 			slices.Sort(h.Nodes)
@@ -419,54 +422,107 @@ func isDigits(s string) bool {
 	return s != ""
 }
 
-func (t *Tracer) history(k historyKey, h *history) History {
-	out := History{Kind: k.kind, Key: k.key, Runs: h.runs, Good: h.good, Bad: h.runs - h.good,
+func (t *Tracer) historyOut(k historyKey, h *history) History {
+	out := History{Kind: k.kind, Key: h.name, Runs: h.runs, Good: h.good, Bad: h.runs - h.good,
 		Older: h.dropped, Misplaced: h.misplaced, Boundaries: []Boundary{}}
 	if n := len(h.segs); n > 0 {
-		out.Failing = !h.segs[n-1].good
+		out.Failing = h.segs[n-1].state == segBad
 	}
 	for i := 0; i+1 < len(h.segs); i++ {
 		g, b := h.segs[i], h.segs[i+1]
-		if !g.good || b.good {
+		if g.state != segGood || b.state != segBad {
 			continue
 		}
 		good, bad := t.rebuild(g.edge), t.rebuild(b.edge)
-		changes := diff.Diff(good, bad)
-		if changes == nil {
-			changes = []diff.Change{}
+		changes := []diff.Change{}
+		for _, c := range diff.Diff(good, bad) {
+			if !Same(c.Old, c.New) {
+				c.Old, c.New = Visible(c.Old), Visible(c.New)
+				changes = append(changes, c)
+			}
 		}
 		out.Boundaries = append(out.Boundaries, Boundary{
-			LastGood: t.run(g.edge, &good), FirstBad: t.run(b.edge, &bad),
+			LastGood: t.run(g.edge), FirstBad: t.run(b.edge),
 			GoodRuns: g.n, BadRuns: b.n, Changes: changes,
 		})
 	}
 	return out
 }
 
-func (t *Tracer) run(ref runRef, r *report.Record) Run {
-	return Run{RunID: ref.runID, StartedAt: formatTime(ref.at), Node: t.str(ref.node), Outcome: Outcome(r)}
+func (t *Tracer) run(ref runRef) Run {
+	return Run{RunID: Visible(ref.runID), StartedAt: formatTime(ref.at), Node: t.strs.str(ref.node), Outcome: outcomeText(ref)}
 }
 
-// Outcome says how a run ended, in a few words: "ran", "exit 0",
-// "abort 78 (cuda-requirement)", "exit 1", "not started (exit 127)".
-func Outcome(r *report.Record) string {
-	if r.Decision.Action == "abort" {
-		s := "abort " + itoa(r.Decision.ExitCode)
-		if len(r.Decision.Blocking) > 0 {
-			s += " (" + joinCut(r.Decision.Blocking, 3) + ")"
-		}
-		return s
-	}
-	o := r.Outcome
+// outcomeText says how a run ended: "exit 1", "not started (exit 127)".
+func outcomeText(ref runRef) string {
 	switch {
-	case o == nil:
+	case ref.abort != "":
+		return ref.abort
+	case !ref.ended && ref.supervised:
+		return "end not recorded"
+	case !ref.ended:
 		return "ran (not supervised)"
-	case o.NotStarted != "":
-		return "not started (exit " + itoa(o.ExitCode) + ")"
-	case o.Signal != 0:
-		return "killed by signal " + itoa(o.Signal)
+	case ref.notStarted:
+		return "not started (exit " + itoa(int(ref.exit)) + ")"
+	case ref.signal != 0:
+		return "killed by signal " + itoa(int(ref.signal))
 	}
-	return "exit " + itoa(o.ExitCode)
+	return "exit " + itoa(int(ref.exit))
+}
+
+// abortText names an abort: "abort 78 (cuda-requirement)".
+func abortText(d provline.Decision) string {
+	s := "abort " + itoa(d.ExitCode)
+	if len(d.Blocking) > 0 {
+		s += " (" + joinCut(d.Blocking, 3) + ")"
+	}
+	return s
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+// rebuild makes the record diff compares from a run's summary: its GPUs
+// one by one again, its host, node and outcome put back.
+func (t *Tracer) rebuild(ref runRef) report.Record {
+	var m map[string]any
+	_ = json.Unmarshal(t.sums.list[ref.sum], &m) // encoded by summaries.id
+	host, _ := m["host"].(map[string]any)
+	if host == nil {
+		host = map[string]any{}
+		m["host"] = host
+	}
+	var gpus []any
+	for _, g := range asList(host["gpus"]) {
+		gm, _ := g.(map[string]any)
+		n, _ := gm["count"].(float64)
+		for range max(int(n), 1) {
+			c := maps.Clone(gm)
+			delete(c, "count")
+			c["index"] = len(gpus)
+			gpus = append(gpus, c)
+		}
+	}
+	host["gpus"] = gpus
+	host["hostname"] = t.strs.str(ref.host)
+	m["runId"] = ref.runID
+	m["startedAt"] = formatTime(ref.at)
+	m["orchestrator"] = map[string]any{"kubernetes": map[string]any{"nodeName": t.strs.str(ref.node)}}
+	if ref.ended {
+		o := map[string]any{"exitCode": ref.exit, "signal": ref.signal}
+		if ref.notStarted {
+			o["notStarted"] = "not started"
+		}
+		m["outcome"] = o
+	}
+	b, _ := json.Marshal(m)
+	var r report.Record
+	_ = json.Unmarshal(b, &r)
+	return r
+}
+
+func asList(v any) []any {
+	l, _ := v.([]any)
+	return l
 }
 
 func joinCut(ids []string, n int) string {

@@ -4,46 +4,33 @@ import (
 	"cmp"
 	"slices"
 
-	"github.com/gpu-preflight/gpu-preflight/preflight/decision"
-	"github.com/gpu-preflight/gpu-preflight/report"
+	"github.com/gpu-preflight/gpu-preflight/report/trace/provline"
 )
 
-// MaxHolders bounds the ranks and nodes listed per value of a job's fact
-// in the answer; beyond it they are counted.
+// MaxHolders bounds the ranks and nodes listed per value of a job's fact.
 const MaxHolders = 256
 
-// job is one job id's state: each rank's latest run (a rank run again,
-// after a restart or a resubmission under the same id, replaces its
-// earlier run), sorted by the rank's interned id.
+// job is one job id's ranks, each by its latest run (a rank run again
+// replaces its earlier run), sorted by the rank's interned id.
 type job struct {
+	name  string // the id as first seen
 	ranks []rankState
 }
 
 type rankState struct {
 	rank, sig, node int32
-	records         int32 // the rank's records, all of them
-	at              int64 // when its latest run started
+	records         int32
+	at              int64
 }
 
-func addDistinct(xs []int32, x int32) ([]int32, bool) {
-	for _, y := range xs {
-		if y == x {
-			return xs, true
-		}
-	}
-	if len(xs) >= MaxHolders {
-		return xs, false
-	}
-	return append(xs, x), true
-}
-
-func (t *Tracer) addJob(r *report.Record, at int64, sig, node int32) {
-	j := t.jobs[r.Orchestrator.JobID]
+func (t *Tracer) addJob(r *provline.Run, at int64, sig, node int32) {
+	id := norm(r.Orchestrator.JobID)
+	j := t.jobs[id]
 	if j == nil {
-		j = &job{}
-		t.jobs[r.Orchestrator.JobID] = j
+		j = &job{name: Visible(r.Orchestrator.JobID)}
+		t.jobs[id] = j
 	}
-	rank := t.intern(RankOf(r))
+	rank := t.strs.id(RankOf(r))
 	i, found := slices.BinarySearchFunc(j.ranks, rank, func(s rankState, r int32) int { return cmp.Compare(s.rank, r) })
 	if !found {
 		j.ranks = slices.Insert(j.ranks, i, rankState{rank: rank, sig: sig, node: node, at: at})
@@ -55,104 +42,197 @@ func (t *Tracer) addJob(r *report.Record, at int64, sig, node int32) {
 	}
 }
 
-// History kinds.
+// History kinds: an image repository, or a job name.
 const (
 	KindImage = "image"
 	KindJob   = "job"
 )
 
-type historyKey struct {
-	kind, key string
-}
+type historyKey struct{ kind, key string }
 
-// MaxBoundaries bounds the boundaries kept per image or job name: the
-// newest are kept, and how many runs the older ones held is counted.
+// MaxBoundaries bounds the boundaries kept per history: the newest are
+// kept, and the runs of the older stretches counted.
 const MaxBoundaries = 16
 
-// history is one image's or job name's runs as stretches of one outcome
-// in time order.
+// history is one image repository's or job name's runs as stretches of
+// one outcome in time order, and the runs whose outcome is still to come,
+// each in its place.
 type history struct {
+	name       string // the key as first seen
 	runs, good int64
 	segs       []segment
-	// dropped counts the runs of stretches older than the kept ones.
-	dropped int64
-	// misplaced counts runs that arrived out of time order inside a
-	// stretch of the other outcome: where they belong in it is unknown
-	// (the stretch keeps no per-run times), so they are counted only.
-	misplaced int64
+	dropped    int64 // runs of the stretches older than those kept
+	misplaced  int64 // runs that came inside a stretch of the other outcome
 }
 
-// segment is a stretch of runs with one outcome. edge is the run that
-// bounds it: for a good stretch its latest run (the last good), for a bad
-// one its earliest (the first bad).
+// segment is a stretch of runs of one outcome, or one run whose outcome
+// is still to come. A good stretch's edge is its latest run (the last
+// good), a bad one's its earliest (the first bad).
 type segment struct {
-	good        bool
+	state       int8
 	n           int64
 	first, last int64
 	edge        runRef
+	pending     *pendingRun
 }
 
+const (
+	segBad int8 = iota
+	segGood
+	segPending
+)
+
+// runRef names a run of a history, and how it ended.
 type runRef struct {
-	at         int64
-	runID      string
-	node, host int32
-	sum        int32 // the summary's id, -1 when none was made
+	at              int64
+	runID           string
+	node, host, sum int32
+	abort           string // the abort, when gpu-preflight stopped the run
+	exit, signal    int32
+	notStarted      bool
+	ended           bool // its outcome is known
+	supervised      bool
 }
 
-// addRun places a run in its history by its start time.
-func (t *Tracer) addRun(k historyKey, ok bool, ref runRef, summary func() int32) {
+func (r *runRef) setOutcome(run *provline.Run) {
+	r.supervised = run.Command.Supervised
+	if run.Decision.Action == "abort" {
+		r.abort = abortText(run.Decision)
+	}
+	if o := run.Outcome; o != nil {
+		r.exit, r.signal, r.notStarted, r.ended = int32(o.ExitCode), int32(o.Signal), o.NotStarted != "", true
+	}
+}
+
+func (t *Tracer) history(kind, key string) *history {
+	if key == "" {
+		return nil
+	}
+	k := historyKey{kind, norm(key)}
 	h := t.histories[k]
 	if h == nil {
-		h = &history{}
+		h = &history{name: Visible(key)}
 		t.histories[k] = h
+	}
+	return h
+}
+
+func state(ok bool) int8 {
+	if ok {
+		return segGood
+	}
+	return segBad
+}
+
+// find returns the index of the first segment that ends at or after at.
+func (h *history) find(at int64) int {
+	i := len(h.segs)
+	for i > 0 && h.segs[i-1].last >= at {
+		i--
+	}
+	return i
+}
+
+// add places a run with its outcome by its start time.
+func (h *history) add(ok bool, ref runRef) {
+	if h == nil {
+		return
 	}
 	h.runs++
 	if ok {
 		h.good++
 	}
-	// The first stretch that ends at or after the run.
-	i := len(h.segs)
-	for i > 0 && h.segs[i-1].last >= ref.at {
-		i--
-	}
+	h.place(state(ok), ref)
+}
+
+func (h *history) place(st int8, ref runRef) {
+	i := h.find(ref.at)
 	switch {
-	case i < len(h.segs) && h.segs[i].first <= ref.at:
-		// Inside stretch i (between its first and last run).
+	case i < len(h.segs) && h.segs[i].first <= ref.at && h.segs[i].state != segPending:
+		// Inside stretch i.
 		s := &h.segs[i]
-		if s.good != ok {
+		if s.state != st {
 			h.misplaced++
 			return
 		}
 		s.n++
-		s.take(ref, summary)
-	case i > 0 && h.segs[i-1].good == ok:
-		// Just after stretch i-1, of its outcome: it grows.
+		s.take(ref)
+	case i > 0 && h.segs[i-1].state == st:
 		h.segs[i-1].n++
 		h.segs[i-1].last = ref.at
-		h.segs[i-1].take(ref, summary)
-	case i < len(h.segs) && h.segs[i].good == ok:
-		// Just before stretch i, of its outcome.
+		h.segs[i-1].take(ref)
+	case i < len(h.segs) && h.segs[i].state == st:
 		h.segs[i].n++
 		h.segs[i].first = ref.at
-		h.segs[i].take(ref, summary)
+		h.segs[i].take(ref)
 	default:
-		// A new stretch: a new boundary.
-		ref.sum = summary()
-		h.segs = append(h.segs, segment{})
-		copy(h.segs[i+1:], h.segs[i:])
-		h.segs[i] = segment{good: ok, n: 1, first: ref.at, last: ref.at, edge: ref}
-		if len(h.segs) > 2*MaxBoundaries+1 {
-			h.dropped += h.segs[0].n
-			h.segs = h.segs[1:]
-		}
+		h.insert(i, segment{state: st, n: 1, first: ref.at, last: ref.at, edge: ref})
+	}
+}
+
+func (h *history) insert(i int, s segment) {
+	h.segs = slices.Insert(h.segs, i, s)
+	for len(h.segs) > 2*MaxBoundaries+1 && h.segs[0].state != segPending {
+		h.dropped += h.segs[0].n
+		h.segs = h.segs[1:]
 	}
 }
 
 // take makes ref the stretch's edge when it bounds it better.
-func (s *segment) take(ref runRef, summary func() int32) {
-	if (s.good && ref.at >= s.edge.at) || (!s.good && ref.at < s.edge.at) {
-		ref.sum = summary()
+func (s *segment) take(ref runRef) {
+	if (s.state == segGood && ref.at >= s.edge.at) || (s.state == segBad && ref.at < s.edge.at) {
 		s.edge = ref
+	}
+}
+
+// addPending places a run whose outcome is still to come: a place of its
+// own between stretches, or, inside a stretch, a count it joins once known.
+func (h *history) addPending(p *pendingRun) {
+	if h == nil {
+		return
+	}
+	h.runs++
+	i := h.find(p.ref.at)
+	if i < len(h.segs) && h.segs[i].first <= p.ref.at && h.segs[i].state != segPending {
+		return // settle finds the stretch by its time
+	}
+	h.insert(i, segment{state: segPending, n: 1, first: p.ref.at, last: p.ref.at, edge: p.ref, pending: p})
+}
+
+// settle places a pending run now that its outcome is known: it joins the
+// stretches of its outcome beside it, or becomes one.
+func (h *history) settle(p *pendingRun, ok bool) {
+	if h == nil {
+		return
+	}
+	if ok {
+		h.good++
+	}
+	st := state(ok)
+	i := slices.IndexFunc(h.segs, func(s segment) bool { return s.pending == p })
+	if i < 0 {
+		h.place(st, p.ref) // inside a stretch, or among the dropped
+		return
+	}
+	s := &h.segs[i]
+	*s = segment{state: st, n: 1, first: p.ref.at, last: p.ref.at, edge: p.ref}
+	if i+1 < len(h.segs) && h.segs[i+1].state == st {
+		n := h.segs[i+1]
+		s.n += n.n
+		s.last = n.last
+		if st == segGood {
+			s.edge = n.edge
+		}
+		h.segs = slices.Delete(h.segs, i+1, i+2)
+	}
+	if i > 0 && h.segs[i-1].state == st {
+		prev := &h.segs[i-1]
+		prev.n += s.n
+		prev.last = s.last
+		if st == segGood {
+			prev.edge = s.edge
+		}
+		h.segs = slices.Delete(h.segs, i, i+1)
 	}
 }
 
@@ -165,18 +245,20 @@ type node struct {
 	lastAt              int64
 }
 
-func (t *Tracer) addNode(r *report.Record, at int64, name int32) {
-	key := t.str(name)
-	n := t.nodes[key]
+// maxFindingsPerNode bounds the distinct finding ids counted per node.
+const maxFindingsPerNode = 64
+
+func (t *Tracer) addNode(r *provline.Run, at int64, name int32) {
+	n := t.nodes[name]
 	if n == nil {
 		n = &node{nodeFault: map[int32]int64{}, mismatch: map[int32]int64{}}
-		t.nodes[key] = n
+		t.nodes[name] = n
 	}
 	n.runs++
 	if at >= n.lastAt {
-		n.lastAt, n.lastDriver = at, t.intern(r.Host.Driver.Version)
+		n.lastAt, n.lastDriver = at, t.strs.id(r.Host.Driver.Version)
 	}
-	if r.Decision.Action != decision.Abort {
+	if r.Decision.Action != "abort" {
 		return
 	}
 	by := n.mismatch
@@ -187,16 +269,22 @@ func (t *Tracer) addNode(r *report.Record, at int64, name int32) {
 		n.aborts78++
 	}
 	if len(r.Decision.Blocking) == 0 {
-		by[t.intern("")]++
+		by[t.strs.id("")]++
 	}
 	for _, id := range r.Decision.Blocking {
-		k := t.intern(id)
+		k := t.strs.id(id)
 		if _, seen := by[k]; seen || len(by) < maxFindingsPerNode {
 			by[k]++
 		}
 	}
 }
 
-// maxFindingsPerNode bounds the distinct finding ids counted per node
-// (gpu-preflight has a few dozen checks; a hostile record could name any).
-const maxFindingsPerNode = 64
+func addDistinct(xs []int32, x int32) ([]int32, bool) {
+	if slices.Contains(xs, x) {
+		return xs, true
+	}
+	if len(xs) >= MaxHolders {
+		return xs, false
+	}
+	return append(xs, x), true
+}

@@ -1,76 +1,69 @@
-// Package trace answers fleet questions over many provenance records, read
-// in one pass in memory bounded by the number of distinct jobs, images and
-// nodes, never by the number of records:
-//
-//   - Jobs: for each job id with more than one rank, the facts its ranks
-//     disagree on (driver, image, CUDA stack, frameworks, GPUs, decision),
-//     each value with the ranks and nodes that hold it, the minority first.
-//   - Regressions: for each image and job name, in time order, each
-//     boundary between the last run that succeeded and the first that
-//     failed after it, with package diff's ranked changes between the two.
-//   - Nodes: per node, its runs, its aborts by finding, its last driver,
-//     and the nodes to drain first.
-//
-// A Tracer reads sources (Read: any stream of records as log pipelines hold
-// them) and builds a Result; it does no I/O of its own beyond the readers
-// it is given. docs/trace.md describes the inputs and the rules.
+// Package trace answers fleet questions (ranks that differ, where runs
+// started failing and what changed, nodes to drain) over provenance
+// records read in one pass from wherever a log pipeline left them, in
+// memory bounded by the distinct jobs, images, nodes and runs.
+// docs/trace.md has the forms it reads and the rules.
 package trace
 
 import (
-	"bytes"
-	"encoding/json"
 	"hash/maphash"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
-	"github.com/gpu-preflight/gpu-preflight/preflight/decision"
-	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
-	"github.com/gpu-preflight/gpu-preflight/preflight/orchestrator"
-	"github.com/gpu-preflight/gpu-preflight/report"
-	"github.com/gpu-preflight/gpu-preflight/report/diff"
+	"github.com/gpu-preflight/gpu-preflight/preflight/imageref"
+	"github.com/gpu-preflight/gpu-preflight/report/trace/provline"
 )
 
 // Options select the records a Tracer counts.
 type Options struct {
 	// Job keeps only the records of this job id or job name.
 	Job string
-	// Image keeps only the records whose image digest or reference is this.
+	// Image is a digest, a reference or a repository.
 	Image string
-	// Since and Until keep only records started in [Since, Until); zero
-	// is unbounded.
+	// Since and Until bound the start, [Since, Until); zero is unbounded.
 	Since, Until time.Time
-	// Problem, when set, is called for each broken record, at most
-	// MaxProblems times per source.
+	// Now leaves out records dated over FutureSlack after it; zero keeps all.
+	Now time.Time
+	// Problem is called for each record not counted as a run.
 	Problem func(Problem)
 }
 
-// MaxProblems bounds the problems reported per source: a file of a million
-// broken lines says so in its counts, not in a million messages.
+// MaxProblems bounds the problems reported per source.
 const MaxProblems = 20
 
 // Counts are what a source (or all of them) held.
 type Counts struct {
-	// Records is how many records were counted (after the filters).
-	Records int64 `json:"records"`
-	// Filtered is how many records the filters (--job, --image, --since,
-	// --until) left out.
+	// Records counts runs: a record and its end, or two copies, once.
+	Records  int64 `json:"records"`
 	Filtered int64 `json:"filtered"`
-	// Skipped is how many lines or documents held no record: other log
-	// lines, blank lines are not counted.
-	Skipped int64 `json:"skipped"`
-	// Malformed is how many records could not be decoded.
-	Malformed int64 `json:"malformed"`
-	// OtherSchema is how many records were of another schemaVersion.
+	// Skipped counts lines or values that held no record.
+	Skipped     int64 `json:"skipped"`
+	Malformed   int64 `json:"malformed"`
 	OtherSchema int64 `json:"otherSchema"`
-	// OverLong is how many lines (or JSON values) were longer than
-	// MaxLineBytes and skipped.
-	OverLong int64 `json:"overLong"`
-	problems int
-	// emit, when set, takes the records decoded instead of Tracer.add
-	// (Merge).
-	emit func(*report.Record, time.Time)
+	// Truncated counts records a pipeline cut (a line limit, a lost part).
+	Truncated int64 `json:"truncated"`
+	// Duplicates counts records (and ends) of a run counted already.
+	Duplicates int64 `json:"duplicates"`
+	// Conflicts counts records whose runId names a run counted already
+	// with another host or start time.
+	Conflicts int64 `json:"conflicts"`
+	// Stdout counts records the job printed on stdout.
+	Stdout int64 `json:"stdout"`
+	// NotJobRuns counts records of no job's command (gpu-preflight check).
+	NotJobRuns int64 `json:"notJobRuns"`
+	// Future counts records dated more than FutureSlack after the trace.
+	Future int64 `json:"future"`
+	// Outcomes counts ends of supervised runs joined to their run.
+	Outcomes int64 `json:"outcomes"`
+	// LateOutcomes came after their run was counted without one.
+	LateOutcomes     int64 `json:"lateOutcomes"`
+	UnjoinedOutcomes int64 `json:"unjoinedOutcomes"`
+
+	found int64 // records and ends the reader found
 }
 
 func (c *Counts) plus(o Counts) {
@@ -79,169 +72,135 @@ func (c *Counts) plus(o Counts) {
 	c.Skipped += o.Skipped
 	c.Malformed += o.Malformed
 	c.OtherSchema += o.OtherSchema
-	c.OverLong += o.OverLong
+	c.Truncated += o.Truncated
+	c.Duplicates += o.Duplicates
+	c.Conflicts += o.Conflicts
+	c.Stdout += o.Stdout
+	c.NotJobRuns += o.NotJobRuns
+	c.Future += o.Future
+	c.Outcomes += o.Outcomes
+	c.LateOutcomes += o.LateOutcomes
+	c.UnjoinedOutcomes += o.UnjoinedOutcomes
+	c.found += o.found
 }
 
-// SourceCounts is one source's counts, and the error that ended it early.
+// SourceCounts is one source's counts, form, problems and error.
 type SourceCounts struct {
 	Name string `json:"name"`
-	counts
-	// Error is the read error that ended the source early; "" when it was
-	// read to its end.
+	// Form is what the source was read as: "Docker json-file: log>.record".
+	Form string `json:"form"`
+	Counts
+	Problems []Problem `json:"problems"`
+	// Error ended the source early.
 	Error string `json:"error"`
+
+	read     Counts // the reader's, kept apart from the Tracer's
+	problems int
+	named    bool // Form names where a record was found
 }
 
-type counts = Counts
-
-// Tracer accumulates records. Its zero value is not usable: call New.
+// Tracer accumulates runs. Its zero value is not usable: call New.
 type Tracer struct {
 	opt     Options
 	sources []*SourceCounts
+	mu      sync.Mutex
+	held    atomic.Int64 // bytes of partial lines the readers hold
 
-	strs interner[string] // short values: ranks, nodes, facts, check ids
+	strs interner
+	seed maphash.Seed
+	sums summaries
+	sigs map[signature]int32
+	sigl []signature
 
-	seed     maphash.Seed
-	sumIndex map[uint64][]int32 // summary hash -> ids with that hash
-	sums     [][]byte           // summary id -> its canonical JSON
-
-	sigs interner[signature]
+	runs     runSet
+	pending  pendingRuns
+	orphans  orphanEnds
+	finished bool // pending runs were counted as they stand
 
 	jobs      map[string]*job
 	histories map[historyKey]*history
-	nodes     map[string]*node
+	nodes     map[int32]*node
 }
 
 // New returns a Tracer that counts the records o selects.
 func New(o Options) *Tracer {
-	return &Tracer{
+	t := &Tracer{
 		opt:       o,
-		strs:      interner[string]{index: map[string]int32{"": 0}, list: []string{""}},
 		seed:      maphash.MakeSeed(),
-		sumIndex:  map[uint64][]int32{},
-		sigs:      interner[signature]{index: map[signature]int32{}},
+		sigs:      map[signature]int32{},
 		jobs:      map[string]*job{},
 		histories: map[historyKey]*history{},
-		nodes:     map[string]*node{},
+		nodes:     map[int32]*node{},
 	}
+	t.strs.init()
+	t.sums.init(t.seed)
+	t.pending.init()
+	t.orphans.init()
+	return t
 }
 
-// sourceStats returns the counts of the source named name: the last
-// source's when it has that name (the parts of one source come in a row).
-func (t *Tracer) sourceStats(name string) *SourceCounts {
-	if n := len(t.sources); n > 0 && t.sources[n-1].Name == name {
-		return t.sources[n-1]
-	}
+func (t *Tracer) source(name string) *SourceCounts {
 	s := &SourceCounts{Name: name}
 	t.sources = append(t.sources, s)
 	return s
 }
 
-// SourceError records the error that ended the source read last.
-func (t *Tracer) SourceError(err error) {
-	if len(t.sources) > 0 && err != nil {
-		t.sources[len(t.sources)-1].Error = err.Error()
-	}
-}
-
-func (t *Tracer) problem(p Problem, src *Counts) {
-	if t.opt.Problem == nil || src.problems >= MaxProblems {
+// problem reports p; readers call it from their own goroutines.
+func (t *Tracer) problem(src *SourceCounts, p Problem) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if src.problems >= MaxProblems {
 		return
 	}
 	src.problems++
 	if src.problems == MaxProblems {
 		p.What += " (further problems in this source are only counted)"
 	}
-	t.opt.Problem(p)
-}
-
-// interner numbers distinct values in the order first seen.
-type interner[K comparable] struct {
-	index map[K]int32
-	list  []K
-}
-
-func (in *interner[K]) id(k K) int32 {
-	if id, ok := in.index[k]; ok {
-		return id
+	src.Problems = append(src.Problems, p)
+	if t.opt.Problem != nil {
+		t.opt.Problem(p)
 	}
-	id := int32(len(in.list))
-	in.index[k] = id
-	in.list = append(in.list, k)
-	return id
 }
-
-func (t *Tracer) intern(s string) int32 { return t.strs.id(s) }
-
-func (t *Tracer) str(id int32) string { return t.strs.list[id] }
 
 // selected reports whether the options keep r.
-func (t *Tracer) selected(r *report.Record, at time.Time) bool {
+func (t *Tracer) selected(r *provline.Run, at time.Time) bool {
 	o := t.opt
-	if o.Job != "" && r.Orchestrator.JobID != o.Job && jobName(r) != o.Job {
+	if o.Job != "" && r.Orchestrator.JobID != o.Job && JobName(r) != o.Job {
 		return false
 	}
-	if o.Image != "" && r.Image.Digest != o.Image && r.Image.Ref != o.Image {
+	if o.Image != "" && r.Image.Digest != o.Image && r.Image.Ref != o.Image && Repository(r) != o.Image {
 		return false
 	}
 	if !o.Since.IsZero() && at.Before(o.Since) {
 		return false
 	}
-	if !o.Until.IsZero() && !at.Before(o.Until) {
-		return false
-	}
-	return true
-}
-
-func (t *Tracer) add(r *report.Record, at time.Time, src *Counts) {
-	if !t.selected(r, at) {
-		src.Filtered++
-		return
-	}
-	src.Records++
-	nano := at.UnixNano()
-	nodeName := t.intern(NodeOf(r))
-	t.addNode(r, nano, nodeName)
-	sig := t.signature(r)
-	if r.Orchestrator.JobID != "" {
-		t.addJob(r, nano, sig, nodeName)
-	}
-	ok := Succeeded(r)
-	var sum int32 = -1 // interned on first use: a run that is no edge needs none
-	summary := func() int32 {
-		if sum < 0 {
-			sum = t.summarise(r)
-		}
-		return sum
-	}
-	ref := runRef{at: nano, runID: r.RunID, node: nodeName, host: t.intern(r.Host.Hostname)}
-	if k := ImageKey(r); k != "" {
-		t.addRun(historyKey{KindImage, k}, ok, ref, summary)
-	}
-	if k := jobName(r); k != "" {
-		t.addRun(historyKey{KindJob, k}, ok, ref, summary)
-	}
+	return o.Until.IsZero() || at.Before(o.Until)
 }
 
 // Succeeded is the rule for a good run: gpu-preflight started the command
-// (decision exec) and the command did not fail (no outcome: not
-// supervised; or exit code 0). An abort, a command that never started and a
-// non-zero exit are failures.
-func Succeeded(r *report.Record) bool {
-	if r.Decision.Action != decision.Exec {
+// (decision exec) and the command did not fail: exit code 0, or no outcome
+// from a run not supervised. A supervised run whose end was not recorded
+// is a failure.
+func Succeeded(r *provline.Run) bool {
+	if r.Decision.Action != "exec" {
 		return false
 	}
-	return r.Outcome == nil || (r.Outcome.ExitCode == 0 && r.Outcome.NotStarted == "")
+	o := r.Outcome
+	if o == nil {
+		return !r.Command.Supervised
+	}
+	return o.ExitCode == 0 && o.Signal == 0 && o.NotStarted == ""
 }
 
 // NodeOf is the node a run ran on: the Kubernetes node name, else Slurm's
 // node name, else the host name.
-func NodeOf(r *report.Record) string {
+func NodeOf(r *provline.Run) string {
 	o := r.Orchestrator
 	switch {
-	case o.Kubernetes.NodeName != "":
-		return o.Kubernetes.NodeName
-	case o.Slurm.NodeName != "":
-		return o.Slurm.NodeName
+	case o.NodeName != "":
+		return o.NodeName
+	case o.SlurmNodeName != "":
+		return o.SlurmNodeName
 	}
 	return r.Host.Hostname
 }
@@ -249,9 +208,9 @@ func NodeOf(r *report.Record) string {
 // RankOf is a run's rank in its job: torchrun's RANK, Slurm's
 // SLURM_PROCID, Paddle's trainer id, an Indexed Job's completion index,
 // else the pod name, else the host name.
-func RankOf(r *report.Record) string {
+func RankOf(r *provline.Run) string {
 	o := r.Orchestrator
-	for _, s := range []string{o.Torchrun.Rank, o.Slurm.ProcID, o.Paddle.TrainerID, o.Kubernetes.CompletionIndex, o.Kubernetes.PodName} {
+	for _, s := range []string{o.TorchrunRank, o.SlurmProcID, o.PaddleTrainerID, o.CompletionIdx, o.PodName} {
 		if s != "" {
 			return s
 		}
@@ -260,141 +219,85 @@ func RankOf(r *report.Record) string {
 }
 
 // ImageKey names the image a run used: its digest, else its reference.
-func ImageKey(r *report.Record) string {
+func ImageKey(r *provline.Run) string {
 	if r.Image.Digest != "" {
 		return r.Image.Digest
 	}
 	return r.Image.Ref
 }
 
-// jobName is the name a job keeps across its runs: a Kubeflow job's
-// namespace/name, or a job id given explicitly (PREFLIGHT_JOB_ID, in
-// Kubernetes the Job's name). Slurm, torchelastic and Paddle ids are new for
-// every submission, so they name no history.
-func jobName(r *report.Record) string {
-	o := r.Orchestrator
-	if o.Kubeflow.JobName != "" {
-		if o.Kubernetes.Namespace != "" {
-			return o.Kubernetes.Namespace + "/" + o.Kubeflow.JobName
-		}
-		return o.Kubeflow.JobName
+// Repository is the image's reference without tag and digest
+// (registry.example/ml/train), the key of an image's history: a rollout to
+// a new digest continues it. Without a reference, the digest.
+func Repository(r *provline.Run) string {
+	if ref, err := imageref.Parse(r.Image.Ref); err == nil && ref.Name != "" {
+		return ref.Name
 	}
-	if o.JobIDSource == orchestrator.EnvJobID {
+	return ImageKey(r)
+}
+
+// JobName is the name a job keeps across submissions: a Kubeflow job's
+// namespace/name, or a job id given explicitly (PREFLIGHT_JOB_ID). Slurm,
+// torchelastic and Paddle ids are new for every submission.
+func JobName(r *provline.Run) string {
+	o := r.Orchestrator
+	if o.KubeflowJobID != "" {
+		if o.Namespace != "" {
+			return o.Namespace + "/" + o.KubeflowJobID
+		}
+		return o.KubeflowJobID
+	}
+	if o.JobIDSource == "PREFLIGHT_JOB_ID" {
 		return o.JobID
 	}
 	return ""
-}
-
-// summarise interns what a boundary compares of r: the record without what
-// differs between any two runs (ids, times, the command, the per-node GPU
-// ids, the launcher's placement) and without the texts its facts already
-// say, so that the runs of one image on one kind of node share one summary.
-// The node and host are kept beside it (runRef) and put back for diff.
-func (t *Tracer) summarise(r *report.Record) int32 {
-	s := *r
-	s.RunID, s.StartedAt = "", ""
-	s.Host.Hostname = ""
-	s.Host.DeviceNodes = nil
-	s.Host.NVML.DurationMillis = 0
-	s.Host.CUDA = facts.CUDACheck{Mode: r.Host.CUDA.Mode, Outcome: r.Host.CUDA.Outcome, Via: r.Host.CUDA.Via,
-		DriverAPIVersion: r.Host.CUDA.DriverAPIVersion, DeviceCount: r.Host.CUDA.DeviceCount}
-	s.Host.GPUs = make([]facts.GPU, len(r.Host.GPUs))
-	for i, g := range r.Host.GPUs {
-		// Without UUID and bus id diff compares GPUs by index: the node
-		// class (model, compute capability, MIG), not the very boards.
-		s.Host.GPUs[i] = facts.GPU{Index: g.Index, Name: g.Name, Brand: g.Brand,
-			ComputeCapability: g.ComputeCapability, Architecture: g.Architecture, MemoryBytes: g.MemoryBytes,
-			MIGMode: g.MIGMode, PersistenceMode: g.PersistenceMode}
-	}
-	s.Image.CUDALibraries = nil
-	s.Checks = make([]report.Check, len(r.Checks))
-	for i, c := range r.Checks {
-		s.Checks[i] = report.Check{ID: c.ID, Status: c.Status, NodeFault: c.NodeFault}
-	}
-	s.Command = report.Command{}
-	s.Orchestrator = facts.Orchestrator{}
-	s.Env = map[string]string{}
-	for k, v := range r.Env {
-		if diff.Tuning(k) {
-			s.Env[k] = v
-		}
-	}
-	s.EnvDropped = 0
-	if o := r.Outcome; o != nil {
-		s.Outcome = &report.Outcome{ExitCode: o.ExitCode, Signal: o.Signal, NotStarted: o.NotStarted}
-	}
-	b, err := s.AppendJSON(nil)
-	if err != nil {
-		panic("trace: a report.Record did not encode: " + err.Error()) // only strings, numbers, bools, slices, maps
-	}
-	h := maphash.Bytes(t.seed, b)
-	for _, id := range t.sumIndex[h] {
-		if bytes.Equal(t.sums[id], b) {
-			return id
-		}
-	}
-	id := int32(len(t.sums))
-	t.sums = append(t.sums, b)
-	t.sumIndex[h] = append(t.sumIndex[h], id)
-	return id
-}
-
-// rebuild rebuilds the record a summary stands for, with ref's node and host.
-func (t *Tracer) rebuild(ref runRef) report.Record {
-	var r report.Record
-	if ref.sum >= 0 {
-		_ = json.Unmarshal(t.sums[ref.sum], &r) // encoded by summarise
-	}
-	r.RunID = ref.runID
-	r.StartedAt = time.Unix(0, ref.at).UTC().Format(report.TimeLayout)
-	r.Host.Hostname = t.str(ref.host)
-	r.Orchestrator.Kubernetes.NodeName = t.str(ref.node)
-	return r
 }
 
 // Fact is one fact ranks of a job are compared on.
 type Fact struct {
 	Name string
 	// Matters says whether ranks that differ in it are drift that matters
-	// (the exit status of `gpu-preflight trace`): a difference that can
-	// hang a collective or silently change the numbers. The rule is this
-	// column and nowhere else.
+	// (the exit status of `gpu-preflight trace`).
 	Matters bool
-	get     func(*report.Record) string
+	get     func(*provline.Run) string
 }
 
 // Facts are the facts compared between the ranks of a job, in the order
 // they are reported.
 var Facts = []Fact{
-	{"driver", true, func(r *report.Record) string { return r.Host.Driver.Version }},
-	{"driver branch", true, func(r *report.Record) string { return r.Host.Driver.Branch.Name }},
-	{"driver CUDA", true, func(r *report.Record) string { return r.Host.Driver.CUDAVersion }},
-	// The image as its digest, else its reference: two references to one
-	// digest are one image.
+	{"driver", true, func(r *provline.Run) string { return r.Host.Driver.Version }},
+	{"driver branch", true, func(r *provline.Run) string { return r.Host.Driver.Branch }},
+	{"driver CUDA", true, func(r *provline.Run) string { return r.Host.Driver.CUDAVersion }},
 	{"image", true, ImageKey},
-	// A tag beside a digest, or two tags of one digest: minor.
-	{"image ref", false, func(r *report.Record) string { return r.Image.Ref }},
-	{"image CUDA", true, func(r *report.Record) string {
+	// A tag beside a digest, or two tags of one digest, name one image.
+	{"image ref", false, func(r *provline.Run) string { return r.Image.Ref }},
+	{"image CUDA", true, func(r *provline.Run) string {
 		if r.Image.CUDAVersionFull != "" {
 			return r.Image.CUDAVersionFull
 		}
 		return r.Image.CUDAVersion
 	}},
-	{"cuDNN", true, func(r *report.Record) string { return r.Image.CuDNNVersion }},
-	{"NCCL", true, func(r *report.Record) string { return r.Image.NCCLVersion }},
+	{"cuDNN", true, func(r *provline.Run) string { return r.Image.CuDNNVersion }},
+	{"NCCL", true, func(r *provline.Run) string { return r.Image.NCCLVersion }},
 	{"frameworks", true, frameworks},
-	{"GPU model", true, func(r *report.Record) string {
-		return distinct(r.Host.GPUs, func(g facts.GPU) string { return g.Name })
+	{"GPU model", true, func(r *provline.Run) string {
+		return distinct(r.Host.GPUs, func(g provline.GPU) string { return g.Name })
 	}},
-	// A rank that sees fewer GPUs is a placement choice as often as a fault.
-	{"GPU count", false, func(r *report.Record) string { return itoa(len(r.Host.GPUs)) }},
-	{"MIG mode", true, func(r *report.Record) string {
-		return distinct(r.Host.GPUs, func(g facts.GPU) string { return g.MIGMode })
+	// Fewer GPUs is a placement choice as often as a fault.
+	{"GPU count", false, func(r *provline.Run) string {
+		n := 0
+		for _, g := range r.Host.GPUs {
+			n += g.Count
+		}
+		return strconv.Itoa(n)
+	}},
+	{"MIG mode", true, func(r *provline.Run) string {
+		return distinct(r.Host.GPUs, func(g provline.GPU) string { return g.MIGMode })
 	}},
 	// One rank stopped while the others ran: the job cannot be whole.
-	{"decision", true, func(r *report.Record) string {
-		if r.Decision.Action == decision.Abort {
-			return "abort (exit " + itoa(r.Decision.ExitCode) + ")"
+	{"decision", true, func(r *provline.Run) string {
+		if r.Decision.Action == "abort" {
+			return "abort (exit " + strconv.Itoa(r.Decision.ExitCode) + ")"
 		}
 		return r.Decision.Action
 	}},
@@ -409,15 +312,21 @@ func init() {
 	}
 }
 
-func (t *Tracer) signature(r *report.Record) int32 {
+func (t *Tracer) signature(r *provline.Run) int32 {
 	var s signature
 	for i, f := range Facts {
-		s[i] = t.intern(f.get(r))
+		s[i] = t.strs.id(f.get(r))
 	}
-	return t.sigs.id(s)
+	if id, ok := t.sigs[s]; ok {
+		return id
+	}
+	id := int32(len(t.sigl))
+	t.sigs[s] = id
+	t.sigl = append(t.sigl, s)
+	return id
 }
 
-func frameworks(r *report.Record) string {
+func frameworks(r *provline.Run) string {
 	parts := make([]string, 0, len(r.Image.Frameworks))
 	for _, f := range r.Image.Frameworks {
 		p := f.Name + " " + f.Version
@@ -443,5 +352,3 @@ func distinct[T any](xs []T, get func(T) string) string {
 	slices.Sort(vs)
 	return strings.Join(vs, ", ")
 }
-
-func itoa(n int) string { return strconv.Itoa(n) }

@@ -351,6 +351,23 @@ func fillUntilFull(t *testing.T, dir string) {
 	os.Remove(probe)
 }
 
+// smallTmpfs mounts a tmpfs of size on mnt until the test ends.
+func smallTmpfs(t *testing.T, mnt, size string) string {
+	t.Helper()
+	if err := os.Mkdir(mnt, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Mount("tmpfs", mnt, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "size="+size+",mode=0755"); err != nil {
+		t.Fatalf("mount a %s tmpfs on %s: %v", size, mnt, err)
+	}
+	t.Cleanup(func() {
+		if err := unix.Unmount(mnt, 0); err != nil {
+			t.Errorf("unmount %s: %v", mnt, err)
+		}
+	})
+	return mnt
+}
+
 // docs/schema/README.md: "no space" is a warning, never a reason to abort. On a
 // full tmpfs the command still runs, the log warns naming ENOSPC, and the
 // provenance directory holds no partial file.
@@ -361,18 +378,7 @@ func TestFullDiskLeavesNoPartialRecordAndWarns(t *testing.T) {
 	bin := shimBin(t)
 	base := t.TempDir()
 	root := emptyRoot(t, base)
-	mnt := filepath.Join(base, "full")
-	if err := os.Mkdir(mnt, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := unix.Mount("tmpfs", mnt, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "size=64k,mode=0755"); err != nil {
-		t.Fatalf("mount a 64 KiB tmpfs on %s: %v", mnt, err)
-	}
-	t.Cleanup(func() {
-		if err := unix.Unmount(mnt, 0); err != nil {
-			t.Errorf("unmount %s: %v", mnt, err)
-		}
-	})
+	mnt := smallTmpfs(t, filepath.Join(base, "full"), "64k")
 	dir := filepath.Join(mnt, "provenance")
 	if err := os.Mkdir(dir, 0o750); err != nil {
 		t.Fatal(err)
@@ -387,6 +393,9 @@ func TestFullDiskLeavesNoPartialRecordAndWarns(t *testing.T) {
 		t.Fatalf("exit %d, stdout %q: the command must run despite the full disk\nstderr: %s", r.code, r.stdout, r.stderr)
 	}
 	assertWriteFailedCleanly(t, r, dir, "no space left on device")
+	if w := notWrittenWarning(t, r.stderr); !strings.Contains(w, "the volume is full") || strings.Contains(w, "writable") {
+		t.Errorf("the warning does not name a full disk and its remedy alone: %s", w)
+	}
 }
 
 // docs/schema/README.md: "no permission" is a warning, never a reason to abort.
@@ -435,4 +444,76 @@ func TestUnwritableDirectoryWarns(t *testing.T) {
 			r.code, r.stdout, want, nobody, r.stderr)
 	}
 	assertWriteFailedCleanly(t, r, dir, "permission denied")
+}
+
+// A supervised command that fills the record's volume: the warning names a
+// full disk and its remedy, not permissions; the outcome still reaches the
+// log's finished line and the ledger (on another volume); and the record
+// left on disk, the start record, says the run was supervised with no
+// outcome, which trace counts as a failure after the job's good run and
+// shows as "end not recorded".
+func TestFullDiskMidRunIsNamedAndTheEndRecoverable(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Fatalf("this test needs root to mount a small tmpfs (uid %d); run 'make test-e2e' as root, as the CI does", os.Getuid())
+	}
+	base := t.TempDir()
+	root := emptyRoot(t, base)
+	mnt := smallTmpfs(t, filepath.Join(base, "volume"), "256k")
+	dir, ledger := filepath.Join(mnt, "provenance"), filepath.Join(base, "ledger.jsonl")
+	shim := func(args ...string) result {
+		cmd := exec.Command(shimBin(t), append([]string{"--provenance-dir=" + dir, "--root=" + root, "--host-root=" + root, "--"}, args...)...)
+		cmd.Env = append(crashEnv(base), "PREFLIGHT_SUPERVISE=true", "PREFLIGHT_LEDGER="+ledger, "PREFLIGHT_JOB_ID=train")
+		return runCmd(t, cmd, 60*time.Second)
+	}
+	if r := shim("true"); r.code != 0 {
+		t.Fatalf("a good run first: exit %d:\n%s", r.code, r.stderr)
+	}
+	// The command fills the volume after the start record is written there.
+	r := shim("/bin/sh", "-c", `cat /dev/zero > "$0"/filler 2>/dev/null; exit 3`, mnt)
+	if r.code != 3 {
+		t.Fatalf("exit %d, want the command's 3:\n%s", r.code, r.stderr)
+	}
+
+	var warning, finished string
+	for _, line := range strings.Split(r.stderr, "\n") {
+		switch {
+		case strings.Contains(line, "finished provenance record not written"):
+			warning = line
+		case strings.Contains(line, `"event":"finished"`):
+			finished = line
+		}
+	}
+	if !strings.Contains(warning, "the volume is full: free space on it") || !strings.Contains(warning, "no space left on device") || strings.Contains(warning, "writable") {
+		t.Errorf("the warning does not name a full disk and its remedy alone: %q\n%s", warning, r.stderr)
+	}
+	if !strings.Contains(finished, `"exitCode":3`) {
+		t.Errorf("the log's finished line does not say exit 3: %q\n%s", finished, r.stderr)
+	}
+	lines, err := os.ReadFile(ledger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l := strings.Split(strings.TrimSpace(string(lines)), "\n"); len(l) != 4 || !strings.Contains(l[3], `"exitCode":3`) {
+		t.Errorf("the ledger does not end with the outcome, exit 3:\n%s", lines)
+	}
+
+	records, _ := filepath.Glob(filepath.Join(dir, "*.json"))
+	if len(records) != 2 {
+		t.Fatalf("%d records in %s, want the good run's and the start record", len(records), dir)
+	}
+	b, err := os.ReadFile(records[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec struct {
+		Command struct{ Supervised bool }
+		Outcome *struct{ ExitCode int }
+	}
+	if err := json.Unmarshal(b, &rec); err != nil || !rec.Command.Supervised || rec.Outcome != nil {
+		t.Fatalf("the record on disk is not the start record of a supervised run (%v):\n%s", err, b)
+	}
+	tr := run(t, 30*time.Second, []string{"PATH=/usr/bin:/bin"}, shimBin(t), "trace", "--json", dir)
+	if !strings.Contains(tr.stdout, `"outcome":"end not recorded"`) || !strings.Contains(tr.stdout, `"failing":true`) {
+		t.Errorf("trace does not tell the run's end was not recorded (exit %d):\n%s\n%s", tr.code, tr.stdout, tr.stderr)
+	}
 }

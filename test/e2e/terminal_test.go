@@ -3,6 +3,8 @@
 package e2e
 
 import (
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -102,24 +104,166 @@ func TestAffinityShowsTheProbesEscaped(t *testing.T) {
 	wantTerminalSafe(t, "affinity", r.stdout+r.stderr)
 }
 
-// Two records of one node, the second after its GPUs and torch took the
-// probes: diff's text names both changes, escaped.
-func TestDiffTextShowsTheProbesEscaped(t *testing.T) {
-	prov := t.TempDir()
-	check := func(s fakenvml.Scenario, probe bool) {
-		env := shimEnv(t, fakeLibrary(t), &s, "PREFLIGHT_PROVENANCE_DIR="+prov, "PREFLIGHT_POLICY=warn")
-		if probe {
+// probedRecords writes two records of one node to a provenance folder, the
+// second after its GPUs and torch took the probes, and returns the folder and
+// the second run's environment and check --json output.
+func probedRecords(t *testing.T) (prov string, env []string, checkJSON string) {
+	prov = t.TempDir()
+	for _, s := range []fakenvml.Scenario{fakenvml.H100x8("580.65.06", 13000), hostileNode()} {
+		env = shimEnv(t, fakeLibrary(t), &s, "PREFLIGHT_PROVENANCE_DIR="+prov, "PREFLIGHT_POLICY=warn")
+		if s.GPUs[0]["name"] == gpuNameProbe {
 			torchProbe(t, envValue(env, "PREFLIGHT_ROOT"))
 		}
-		if r := run(t, 30*time.Second, env, shimBin(t), "check", "--json"); r.code != 0 {
+		r := run(t, 30*time.Second, env, shimBin(t), "check", "--json")
+		if r.code != 0 {
 			t.Fatalf("check exit %d:\n%s", r.code, r.stderr)
 		}
+		checkJSON = r.stdout
 	}
-	check(fakenvml.H100x8("580.65.06", 13000), false)
-	check(hostileNode(), true)
+	return prov, env, checkJSON
+}
+
+// diff's text names both changes between the records, escaped.
+func TestDiffTextShowsTheProbesEscaped(t *testing.T) {
+	prov, _, _ := probedRecords(t)
 	d := run(t, 30*time.Second, []string{"PATH=/usr/bin:/bin"}, shimBin(t), "diff", prov)
 	if d.code != 1 || !strings.Contains(d.stdout, "old: ") {
 		t.Fatalf("diff exit %d, want 1 (changes that matter):\n%s\n%s", d.code, d.stdout, d.stderr)
 	}
 	wantTerminalSafe(t, "diff", d.stdout+d.stderr, `NVIDIA H100\x1b]0;PWNED\x07\x1b[2J\u202e`, `2.9.0+cu130\x1b]0;PWNED\x07\x1b[2J`)
+}
+
+// advise, for the node and for the image at --root, shows torch's version
+// as its escape on every line that names it.
+func TestAdviseShowsTheProbesEscaped(t *testing.T) {
+	env := shimEnv(t, fakeLibrary(t), ptr(hostileNode()))
+	root := envValue(env, "PREFLIGHT_ROOT")
+	torchProbe(t, root)
+	node := run(t, 30*time.Second, env, shimBin(t), "advise")
+	if node.code != 0 || !strings.Contains(node.stdout, "driver 580.65.06") {
+		t.Fatalf("advise exit %d, want the node's advice:\n%s\n%s", node.code, node.stdout, node.stderr)
+	}
+	wantTerminalSafe(t, "advise", node.stdout+node.stderr)
+	image := run(t, 30*time.Second, env, shimBin(t), "advise", "--root", root)
+	if image.code != 0 || !strings.Contains(image.stdout, "Minimum driver per branch") {
+		t.Fatalf("advise --root exit %d, want the image's advice:\n%s\n%s", image.code, image.stdout, image.stderr)
+	}
+	wantTerminalSafe(t, "advise --root", image.stdout+image.stderr, `torch 2.9.0+cu130\x1b]0;PWNED\x07\x1b[2J (CUDA 13.0)`)
+}
+
+// Every --json output escapes what a terminal acts on and keeps the exact
+// bytes: decoded, it holds the probes as the driver and the image gave them.
+func TestJSONOutputsKeepTheProbesEscaped(t *testing.T) {
+	prov, env, checkOut := probedRecords(t)
+	root := envValue(env, "PREFLIGHT_ROOT")
+	outputs := map[string]string{"check --json": checkOut}
+	for name, args := range map[string][]string{
+		"diff --json":          {"diff", "--json", prov},
+		"advise --json":        {"advise", "--json"},
+		"advise --root --json": {"advise", "--root", root, "--json"},
+	} {
+		r := run(t, 30*time.Second, env, shimBin(t), args...)
+		if r.code > 1 {
+			t.Fatalf("%s exit %d:\n%s", name, r.code, r.stderr)
+		}
+		outputs[name] = r.stdout
+	}
+	for name, out := range outputs {
+		wantTerminalSafe(t, name, out)
+		var v any
+		if err := json.Unmarshal([]byte(out), &v); err != nil {
+			t.Fatalf("%s is not JSON: %v\n%s", name, err, out)
+		}
+		if name != "advise --json" && !strings.Contains(fmt.Sprint(v), torchVersionProbe) { // the node's advice names no framework
+			t.Errorf("%s does not hold torch's version exactly:\n%s", name, out)
+		}
+	}
+	for _, name := range []string{"check --json", "diff --json"} {
+		if !strings.Contains(outputs[name], `NVIDIA H100\u001b]0;PWNED\u0007\u001b[2J\u202e`) {
+			t.Errorf("%s does not hold the GPU name escaped:\n%s", name, outputs[name])
+		}
+	}
+}
+
+// probedRun runs `-- true` on hostileNode with torchProbe in the image and
+// require, which the driver cannot meet, under the strict policy: the run
+// aborts with the GPU name in its finding.
+func probedRun(t *testing.T, require string, extra ...string) (result, []string) {
+	t.Helper()
+	env := shimEnv(t, fakeLibrary(t), ptr(hostileNode()), append([]string{"NVIDIA_REQUIRE_CUDA=" + require, "PREFLIGHT_POLICY=strict"}, extra...)...)
+	torchProbe(t, envValue(env, "PREFLIGHT_ROOT"))
+	r := run(t, 30*time.Second, env, shimBin(t), "--", "true")
+	if r.code != 78 {
+		t.Fatalf("exit %d, want 78 (%q blocks):\n%s", r.code, require, r.stderr)
+	}
+	return r, env
+}
+
+// The termination message, which kubectl prints to an operator's terminal,
+// shows the GPU name escaped, and stays within Kubernetes' 4096 bytes when
+// the escapes make a long finding longer.
+func TestTerminationMessageShowsTheProbesEscaped(t *testing.T) {
+	_, env := probedRun(t, "cuda>=99.0")
+	msg, err := os.ReadFile(envValue(env, "PREFLIGHT_TERMINATION_LOG"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantTerminalSafe(t, "termination message", string(msg), `(NVIDIA H100\x1b]0;PWNED\x07\x1b[2J\u202e, brand Nvidia`)
+
+	_, env = probedRun(t, "cuda>=99.0 brand=tesla"+strings.Repeat("\u202e\x1b", 1000))
+	msg, err = os.ReadFile(envValue(env, "PREFLIGHT_TERMINATION_LOG"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(msg) > 4096 {
+		t.Errorf("termination message is %d bytes, over Kubernetes' 4096", len(msg))
+	}
+	wantTerminalSafe(t, "termination message of a long requirement", string(msg), `\u202e\x1b\u202e\x1b`)
+}
+
+// The JSON log escapes what a terminal acts on, keeps the exact bytes, and
+// the provenance line's recordBytes counts the record as the line holds it.
+func TestJSONLogKeepsTheProbesEscaped(t *testing.T) {
+	r, _ := probedRun(t, "cuda>=99.0")
+	wantTerminalSafe(t, "JSON log", r.stderr, `NVIDIA H100\u001b]0;PWNED\u0007\u001b[2J\u202e`)
+	var held bool
+	for _, line := range strings.Split(strings.TrimSpace(r.stderr), "\n") {
+		var m struct {
+			RecordBytes int             `json:"recordBytes"`
+			Record      json.RawMessage `json:"record"`
+		}
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatalf("not a JSON line (%v): %s", err, line)
+		}
+		if m.Record != nil && m.RecordBytes != len(m.Record) {
+			t.Errorf("recordBytes %d, the record is %d bytes", m.RecordBytes, len(m.Record))
+		}
+		var v any
+		json.Unmarshal([]byte(line), &v)
+		held = held || strings.Contains(fmt.Sprint(v), gpuNameProbe)
+	}
+	if !held {
+		t.Errorf("no line holds the GPU name exactly:\n%s", r.stderr)
+	}
+}
+
+// The console log escapes every value, the record nested in the provenance
+// line too.
+func TestConsoleLogShowsTheProbesEscaped(t *testing.T) {
+	r, _ := probedRun(t, "cuda>=99.0", "PREFLIGHT_LOG_FORMAT=console")
+	wantTerminalSafe(t, "console log", r.stderr, `8x NVIDIA H100\x1b]0;PWNED\x07\x1b[2J\u202e`, `torch 2.9.0+cu130\x1b]0;PWNED\x07\x1b[2J`)
+	if _, prov := stderrLines(t, r.stderr); prov != 1 {
+		t.Errorf("%d provenance lines, want 1:\n%s", prov, r.stderr)
+	}
+}
+
+// check's human report shows both probes escaped.
+func TestHumanReportShowsTheProbesEscaped(t *testing.T) {
+	env := shimEnv(t, fakeLibrary(t), ptr(hostileNode()), "PREFLIGHT_POLICY=warn")
+	torchProbe(t, envValue(env, "PREFLIGHT_ROOT"))
+	r := run(t, 30*time.Second, env, shimBin(t), "check")
+	if r.code != 0 || !strings.Contains(r.stdout, "GPUs (8)") {
+		t.Fatalf("check exit %d, want the report of 8 GPUs:\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	wantTerminalSafe(t, "check", r.stdout+r.stderr, `NVIDIA H100\x1b]0;PWNED\x07\x1b[2J\u202e`, `torch  2.9.0+cu130\x1b]0;PWNED\x07\x1b[2J`)
 }

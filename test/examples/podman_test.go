@@ -182,6 +182,7 @@ func TestPodman(t *testing.T) {
 	t.Run("podman stop", func(t *testing.T) { testStop(t) })
 	t.Run("GPU host", func(t *testing.T) { testGPUHost(t) })
 	t.Run("old driver aborts with 78", func(t *testing.T) { testOldDriver(t) })
+	t.Run("trace reads conmon's CRI log", func(t *testing.T) { testTraceCRI(t) })
 }
 
 // testShimImage: the shim target holds one file, the static shim with the

@@ -124,3 +124,16 @@ func WaitForFile(t testing.TB, path string, stderr func() string) {
 	}
 	t.Fatalf("%s did not appear within a minute; stderr:\n%s", path, stderr())
 }
+
+// NeedRoot stops a test that needs root: under CI it fails, elsewhere it is
+// skipped with the reason.
+func NeedRoot(t *testing.T, why string) {
+	t.Helper()
+	if os.Geteuid() == 0 {
+		return
+	}
+	if os.Getenv("CI") != "" {
+		t.Fatal("this test needs root: " + why)
+	}
+	t.Skip("needs root: " + why)
+}

@@ -154,10 +154,7 @@ func TestLayersOnlyLookDown(t *testing.T) {
 
 // stillLong are the command's functions over the limit, each with where
 // its work is going; the test fails once one is short, to strike it off.
-var stillLong = map[string]string{
-	"newestTwo":  "diff.go's record readers, to report/store",
-	"cmdTraceAt": "trace.go's source reading, to report/trace",
-}
+var stillLong = map[string]string{}
 
 // The command reads the command line and hands the work to app: its
 // package stays small (maxCommandLines, tests aside) and so does each

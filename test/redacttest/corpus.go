@@ -60,8 +60,8 @@ const pem = "-----BEGIN OPENSSH PRIVATE KEY-----\n" + pemBody + "\n-----END OPEN
 // jwt is a JSON Web Token (RFC 7519, section 3.1): header, claims, signature.
 const jwt = "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiJRbVp4V3ZUcUtyIn0.Yq3NfLw8ZpTxMvKbHcRdJsGe2aUo7iQk9yWl0En4Xt"
 
-// Forms is the corpus.
-var Forms = []Form{
+// Forms is the corpus: the forms below, then each of Tokens alone on a command line.
+var Forms = append([]Form{
 	// curl(1) manual: -u/--user <user:password>, -H/--header, --oauth2-bearer,
 	// -x/--proxy with user:password in the URL, -U/--proxy-user, -b/--cookie,
 	// -d/--data, -E/--cert <certificate[:password]>, and URL user-info.
@@ -238,6 +238,60 @@ var Forms = []Form{
 	{"access-key-id-positional", []string{"sync", "AKIAXZTQKWMPLVNRB3Q7", "s3://bucket/data"}, []string{"AKIAXZTQKWMPLVNRB3Q7"}, []string{"sync", "s3://bucket/data"}},
 	{"rdzv-endpoint-userinfo", []string{"torchrun", "--nnodes=2", "--rdzv-backend=c10d", "--rdzv-endpoint=etcd:Xw8TzKq3MpLn@etcd.example.com:2379", "train.py"}, []string{"Xw8TzKq3MpLn"}, []string{"torchrun", "--nnodes=2", "--rdzv-backend=c10d", "train.py"}},
 	{"userinfo-no-scheme-positional", []string{"connect", "admin:Yz3KwTq8XmVp@db.example.com:5432"}, []string{"Yz3KwTq8XmVp"}, []string{"connect"}},
+}, tokenForms()...)
+
+// Token is a credential its issuer marks with a prefix, in the form the
+// issuer documents (docs/redaction.md has each source); the secrets are
+// made up, but for the issuers' own published examples.
+type Token struct{ Issuer, Prefix, Secret string }
+
+// Value is the token as it is written.
+func (t Token) Value() string { return t.Prefix + t.Secret }
+
+// Tokens are the token formats redaction knows by their shape alone.
+var Tokens = []Token{
+	// NVIDIA NeMo Retriever "Authentication and API keys": keys from build.nvidia.com start with nvapi-, as NGC personal keys do.
+	{"nvidia", "nvapi-", "orzbnpAXMaS4rUxWm5btU97eyagCxC3Zg8AHNusWeECrMvMaXW8cSn_Q-QFQZRz4"},
+	// Vault "Tokens", "Token formats": its own examples of a service and a batch token.
+	{"vault-service", "hvs.", "R0670sAqZnKX3yW40NddrPVk"},
+	{"vault-batch", "hvb.", "aYnhlZjetM09MRRc11FSLVk1"},
+	// GitLab "GitLab token overview", "Token prefixes": every prefix of the table.
+	{"gitlab-personal", "glpat-", "v4tzSxFiJCemuUZtq3VX"},
+	{"gitlab-oauth-secret", "gloas-", "Hn84Njm_kyvtmchoMe8pdgS9hg3E9LE5xsToivmtKe6fEetbKg4mozjTGiw6jRoD"},
+	{"gitlab-deploy", "gldt-", "8VnwwMDy3d6FqEwbPzJ9"},
+	{"gitlab-runner", "glrt-", "Mes5o39aJUHx6byBpYfM"},
+	{"gitlab-ci-job", "glcbt-", "64_5ThiSv25quvg5u-tHFhj"},
+	{"gitlab-trigger", "glptt-", "c6exnRKQpRkszaHbbPtSXYFoy3kE8QXivxoDyxWe"},
+	{"gitlab-feed", "glft-", "oGNCajTJLxHT6fMysMnE"},
+	{"gitlab-incoming-mail", "glimt-", "MxrZS7Khf_YkJsnFqEEfjQQzf"},
+	{"gitlab-agent", "glagent-", "afGnySWwF-FH6Yh6zYZC9g9J4Wq67Z4At4STTxPvGeouemg-kK"},
+	{"gitlab-workspace", "glwt-", "p2-7Yc5UYwMrKuPd_ihs"},
+	{"gitlab-scim", "glsoat-", "p7_XGXpj-7cGKCcT7SXz"},
+	{"gitlab-feature-flags", "glffct-", "tEagCudtU74akuLPxFGc"},
+	{"gitlab-session", "_gitlab_session=", "eb2e2d9d53fb7e8e2ecf1f09f5ebb10b"},
+	// Docker Hub API reference, "Create access token": a personal access token as the secret, dckr_pat_...
+	{"docker", "dckr_pat_", "G8R9EPEbZdTNDfECVgUrcfc9onB"},
+	// Google OAuth 2.0 access tokens as `gcloud auth print-access-token` prints them (Google calls the format opaque).
+	{"google-oauth", "ya29.", "a0Afop7WdB_WsaQBgjAfmp5QnMuqXD9q8kpukPgAkwVyaPTgPodPkWATAwVULjna"},
+	// Slack "Token types": app-level tokens begin with xapp-.
+	{"slack-app", "xapp-", "1-A0VYEZOEJMC-t5wSx27oC86HdWVV96cbFRJRhMocSS8PXLP4gJSP"},
+	// Databricks "Authenticate with personal access tokens": dapi and 32 hex digits, as its .netrc example.
+	{"databricks", "dapi", "6e8d8fdbc82d17e5d39fa3d21d10acae"},
+	// Stripe API reference "Authentication": its sample test key; "API keys": live secret and restricted keys.
+	{"stripe-test", "sk_test_", "BQokikJOvBiI2HlWgH4olfQ2"},
+	{"stripe-live", "sk_live_", "PhpBYnEU2Zes8jru4wfqzj5x"},
+	{"stripe-restricted", "rk_live_", "gaSZsEqHrBozdyACjYuSt5bB"},
+}
+
+// tokenForms puts each token where only its shape gives it away: a
+// positional argument after a flag that names no credential.
+func tokenForms() []Form {
+	var out []Form
+	for _, tok := range Tokens {
+		out = append(out, Form{"token-" + tok.Issuer, []string{"python", "job.py", "--run", "nightly", tok.Value()}, []string{tok.Secret},
+			[]string{"python", "job.py", "--run", "nightly"}})
+	}
+	return out
 }
 
 // Kept are commands that hold no credential: redaction must leave them

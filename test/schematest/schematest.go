@@ -91,20 +91,20 @@ var (
 	traceErr      error
 )
 
-// CheckTrace validates `gpu-preflight trace --json` against docs/schema/trace.v1.schema.json.
+// CheckTrace validates `gpu-preflight trace --json` against docs/schema/trace.v2.schema.json.
 func CheckTrace(out []byte) error {
 	traceOnce.Do(func() {
-		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(schema.TraceV1))
+		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(schema.TraceV2))
 		if err != nil {
-			traceErr = fmt.Errorf("parse docs/schema/trace.v1.schema.json: %w", err)
+			traceErr = fmt.Errorf("parse docs/schema/trace.v2.schema.json: %w", err)
 			return
 		}
 		c := jsonschema.NewCompiler()
-		if err := c.AddResource(schema.TraceV1ID, doc); err != nil {
-			traceErr = fmt.Errorf("load docs/schema/trace.v1.schema.json: %w", err)
+		if err := c.AddResource(schema.TraceV2ID, doc); err != nil {
+			traceErr = fmt.Errorf("load docs/schema/trace.v2.schema.json: %w", err)
 			return
 		}
-		traceCompiled, traceErr = c.Compile(schema.TraceV1ID)
+		traceCompiled, traceErr = c.Compile(schema.TraceV2ID)
 	})
 	if traceErr != nil {
 		return traceErr
@@ -114,7 +114,7 @@ func CheckTrace(out []byte) error {
 		return fmt.Errorf("trace output is not JSON: %w", err)
 	}
 	if err := traceCompiled.Validate(inst); err != nil {
-		return fmt.Errorf("trace output does not match docs/schema/trace.v1.schema.json: %w", err)
+		return fmt.Errorf("trace output does not match docs/schema/trace.v2.schema.json: %w", err)
 	}
 	return nil
 }

@@ -1,7 +1,6 @@
-// Package tracetest builds provenance records of generated fleets for the
-// tests of package trace and for its benchmark (bench/trace): each record
-// is made by report.New from facts, findings and a decision, as a real
-// run's is, so what trace reads is what gpu-preflight writes.
+// Package tracetest builds generated fleets' records, with report.New as a
+// real run does, and the log paths that carry them, for trace's tests and
+// its benchmark.
 package tracetest
 
 import (
@@ -18,37 +17,55 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/report"
 )
 
-// Run describes one run of a fleet.
+// Run is one run of a fleet.
 type Run struct {
 	RunID string
 	At    time.Time
-	// Node is the Kubernetes node (NODE_NAME) and the host name.
-	Node string
-	// Job is PREFLIGHT_JOB_ID (a job name kept across submissions) unless
-	// Slurm is set, when it is SLURM_JOB_ID; Rank is RANK or SLURM_PROCID.
-	Job   string
-	Slurm bool
-	Rank  int
-	// Driver is the host's driver version, DriverCUDA its CUDA.
+	Node  string
+	// Job is SLURM_JOB_ID when Slurm is set, else PREFLIGHT_JOB_ID.
+	Job                string
+	Slurm              bool
+	Rank               int
 	Driver, DriverCUDA string
-	// Digest is the image's digest (sha256:...), Ref its reference.
-	Digest, Ref string
-	GPU         string
-	GPUs        int
-	NCCL        string
-	// Abort stops the run with the blocking findings; NodeFault makes it a
-	// node-fault abort (75), else a mismatch (78).
+	Digest, Ref        string
+	GPU                string
+	GPUs               int
+	NCCL               string
+	// Abort blocks on these findings: 75 with NodeFault, else 78.
 	Abort     []string
 	NodeFault bool
-	// Exit, when not nil, is the supervised command's exit code.
-	Exit *int
+	Exit      *int
+	// NotStarted is why the command never ran; Exit is then gpu-preflight's.
+	NotStarted string
+	Envs       []string
+	// Check makes it a record of gpu-preflight check: no command.
+	Check bool
 }
 
-// Exit returns a pointer to code, for Run.Exit.
 func Exit(code int) *int { return &code }
 
-// Record builds r's provenance record.
+// Record is r's record once the run ended.
 func Record(r Run) report.Record {
+	rec := Start(r)
+	if r.Exit != nil && len(r.Abort) == 0 {
+		var err error
+		if r.NotStarted != "" {
+			err = rec.NotStarted(*r.Exit, 0, r.At.Add(time.Second), r.NotStarted)
+		} else {
+			err = rec.Finish(*r.Exit, 0, r.End())
+		}
+		if err != nil {
+			panic(err) // StartedAt is ours
+		}
+	}
+	return rec
+}
+
+// End is when a supervised run's command ended.
+func (r Run) End() time.Time { return r.At.Add(time.Hour) }
+
+// Start builds r's provenance record as the run starts.
+func Start(r Run) report.Record {
 	gpus := r.GPUs
 	if gpus == 0 {
 		gpus = 8
@@ -122,20 +139,19 @@ func Record(r Run) report.Record {
 	} else if r.Job != "" {
 		env = append(env, "PREFLIGHT_JOB_ID="+r.Job, fmt.Sprintf("RANK=%d", r.Rank), "WORLD_SIZE=16")
 	}
+	argv := []string{"torchrun", "--nproc-per-node=8", "train.py"}
+	if r.Check {
+		argv = nil
+	}
+	env = append(env, r.Envs...)
 	f.Host.Driver.Branch = compat.DriverBranchOn(f.Host.Driver.Version, r.At)
 	f.Orchestrator = orchestrator.FromEnv(envvars.Parse(env))
-	rec := report.New(report.Inputs{
+	return report.New(report.Inputs{
 		Facts: f, Findings: findings, Decision: d,
-		Argv: []string{"torchrun", "--nproc-per-node=8", "train.py"}, Cwd: "/workspace",
+		Argv: argv, Cwd: "/workspace", Supervised: r.Exit != nil,
 		Environ: envvars.Parse(env), ToolVersion: "v0.4.0", ToolCommit: "0123abc",
 		Now: r.At, RunID: r.RunID,
 	})
-	if r.Exit != nil && len(r.Abort) == 0 {
-		if err := rec.Finish(*r.Exit, 0, r.At.Add(time.Hour)); err != nil {
-			panic(err) // StartedAt is ours
-		}
-	}
-	return rec
 }
 
 func hash(s string) uint32 {

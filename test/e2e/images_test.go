@@ -1,0 +1,186 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gpu-preflight/gpu-preflight/preflight/ldso/ldsotest"
+	"github.com/gpu-preflight/gpu-preflight/test/fakenvml"
+)
+
+// Issue 36's images through the shim: CUDA 13's wheels, the environment an
+// entrypoint activates, and copies Python cannot import.
+
+// imageTree writes files (path -> content; content "->X" is a symlink to X)
+// under root.
+func imageTree(t *testing.T, root string, files map[string]string) {
+	t.Helper()
+	for p, s := range files {
+		host := filepath.Join(root, p)
+		if err := os.MkdirAll(filepath.Dir(host), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		var err error
+		if target, ok := strings.CutPrefix(s, "->"); ok {
+			err = os.Symlink(target, host)
+		} else {
+			err = os.WriteFile(host, []byte(s), 0o644)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// imageRecord is the part of the record these tests read.
+type imageRecord struct {
+	Checks []struct{ ID, Status, Message string }
+	Image  struct {
+		CUDAVersion, CuDNNVersion, NCCLVersion string
+		Frameworks                             []struct{ Name, Version, CUDAVersion, Environment, NotJudged string }
+		Python                                 struct {
+			Interpreter, How, Environment, Version string
+		}
+	}
+}
+
+func (r imageRecord) status(t *testing.T, id string) (string, string) {
+	t.Helper()
+	for _, c := range r.Checks {
+		if c.ID == id {
+			return c.Status, c.Message
+		}
+	}
+	t.Fatalf("record has no %q check", id)
+	return "", ""
+}
+
+// runRecord runs the shim on argv and returns its provenance record.
+func runRecord(t *testing.T, env []string, prov string, argv ...string) (imageRecord, result) {
+	t.Helper()
+	r := run(t, 30*time.Second, env, shimBin(t), argv...)
+	files, _ := filepath.Glob(filepath.Join(prov, "*.json"))
+	if len(files) != 1 {
+		t.Fatalf("%d records in %s (exit %d)\nstderr: %s", len(files), prov, r.code, r.stderr)
+	}
+	b, err := os.ReadFile(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec imageRecord
+	if err := json.Unmarshal(b, &rec); err != nil {
+		t.Fatalf("record %s: %v", files[0], err)
+	}
+	return rec, r
+}
+
+// PyPI's torch 2.11.0 (a CUDA 13.0 build) in a venv, with the wheels its
+// METADATA pins through cuda-toolkit[...] (docs/cuda-stack.md, "The
+// wheels"): the runtime in nvidia/cu13/lib, cuDNN and NCCL in their own.
+// Driver 550 runs CUDA 12.4 at most, so cuda-driver stops the job before
+// `python train.py` runs, and the record names the venv's python.
+func TestShimCUDA13WheelsStopTheJobOnDriver550(t *testing.T) {
+	const sp = "opt/venv/lib/python3.12/site-packages"
+	prov := filepath.Join(t.TempDir(), "provenance")
+	env := shimEnv(t, fakeLibrary(t), ptr(fakenvml.H100x8("550.127.05", 12040)),
+		"PATH=/opt/venv/bin:/usr/local/bin:/usr/bin:/bin", "PREFLIGHT_PROVENANCE_DIR="+prov)
+	root := envValue(env, "PREFLIGHT_ROOT")
+	imageTree(t, root, map[string]string{
+		"usr/bin/python3.12":                             "#!ELF",
+		"usr/bin/python3":                                "->python3.12",
+		"opt/venv/pyvenv.cfg":                            "home = /usr/bin\ninclude-system-site-packages = false\nversion = 3.12.3\n",
+		"opt/venv/bin/python3":                           "->/usr/bin/python3.12",
+		"opt/venv/bin/python":                            "->python3",
+		sp + "/torch/__init__.py":                        "",
+		sp + "/torch/version.py":                         "__version__ = '2.11.0+cu130'\ncuda = '13.0'\nhip = None\n",
+		sp + "/torch/_C.cpython-312-x86_64-linux-gnu.so": "",
+		sp + "/torch-2.11.0.dist-info/METADATA": "Metadata-Version: 2.4\nName: torch\nVersion: 2.11.0\n" +
+			"Requires-Dist: cuda-toolkit[cublas,cudart,nvrtc]==13.0.2; platform_system == \"Linux\"\n" +
+			"Requires-Dist: nvidia-cudnn-cu13==9.19.0.56; platform_system == \"Linux\"\n" +
+			"Requires-Dist: nvidia-nccl-cu13==2.28.9; platform_system == \"Linux\"\n",
+		sp + "/cuda_toolkit-13.0.2.dist-info/METADATA": "Metadata-Version: 2.1\nName: cuda-toolkit\nVersion: 13.0.2\n" +
+			"Provides-Extra: cudart\nRequires-Dist: nvidia-cuda-runtime==13.0.96.*; extra == \"cudart\"\n",
+		sp + "/nvidia_cuda_runtime-13.0.96.dist-info/RECORD": "nvidia/cu13/lib/libcudart.so.13,,\n",
+		sp + "/nvidia_cudnn_cu13-9.19.0.56.dist-info/RECORD": "nvidia/cudnn/lib/libcudnn.so.9,,\n",
+		sp + "/nvidia_nccl_cu13-2.28.9.dist-info/RECORD":     "nvidia/nccl/lib/libnccl.so.2,,\n",
+	})
+	var needs []string
+	for _, l := range []string{"nvidia/cu13/lib/libcudart.so.13", "nvidia/cudnn/lib/libcudnn.so.9", "nvidia/nccl/lib/libnccl.so.2"} {
+		ldsotest.Build(t, root, ldsotest.Lib{Path: sp + "/" + l, Soname: filepath.Base(l)})
+		needs = append(needs, sp+"/"+l)
+	}
+	ldsotest.Build(t, root, ldsotest.Lib{Path: sp + "/torch/lib/libtorch_cuda.so", Soname: "libtorch_cuda.so", Needs: needs,
+		RunPath: "$ORIGIN/../../nvidia/cu13/lib:$ORIGIN/../../nvidia/cudnn/lib:$ORIGIN/../../nvidia/nccl/lib"})
+
+	rec, r := runRecord(t, env, prov, "--", "python", "train.py")
+	if r.code != abortCode {
+		t.Errorf("exit %d, want %d: driver 550 cannot run CUDA 13.0\nstderr: %s", r.code, abortCode, r.stderr)
+	}
+	if status, msg := rec.status(t, "cuda-driver"); status != "error" || !strings.Contains(msg, "13.0") {
+		t.Errorf("cuda-driver %s: %s", status, msg)
+	}
+	im := rec.Image
+	if im.CUDAVersion != "13.0" || im.CuDNNVersion != "9.19.0.56" || im.NCCLVersion != "2.28.9" {
+		t.Errorf("image CUDA %q, cuDNN %q, NCCL %q; want 13.0, 9.19.0.56, 2.28.9", im.CUDAVersion, im.CuDNNVersion, im.NCCLVersion)
+	}
+	if im.Python.Interpreter != "/opt/venv/bin/python" || im.Python.Environment != "/opt/venv" || !strings.Contains(im.Python.How, "python") {
+		t.Errorf("image.python = %+v, want /opt/venv/bin/python", im.Python)
+	}
+}
+
+// micromamba-docker's multi_env example (its _activate_current_env.sh
+// activates ${ENV_NAME}): env1 sorts first and holds a CPU torch, ENV_NAME
+// chooses env2's CUDA one. The CUDA build is judged, env1's copy is
+// recorded as not on that Python's sys.path, and no CPU-build warning
+// follows. Beside it, an orphaned paddlepaddle-gpu dist-info (Paddle's
+// install docs uninstall the CPU wheel after the GPU one) is never judged.
+func TestShimJudgesTheEnvironmentENVNAMEActivates(t *testing.T) {
+	prov := filepath.Join(t.TempDir(), "provenance")
+	env := shimEnv(t, fakeLibrary(t), ptr(fakenvml.H100x8("580.95.05", 13000)),
+		"MAMBA_ROOT_PREFIX=/opt/conda", "ENV_NAME=env2", "PREFLIGHT_PROVENANCE_DIR="+prov)
+	files := map[string]string{"opt/conda/conda-meta/history": ""}
+	for name, torch := range map[string][2]string{"env1": {"2.5.1+cpu", "None"}, "env2": {"2.5.1", "'12.4'"}} {
+		p := "opt/conda/envs/" + name
+		sp := p + "/lib/python3.11/site-packages"
+		files[p+"/conda-meta/history"] = ""
+		files[p+"/bin/python3.11"] = "#!ELF"
+		files[p+"/bin/python"] = "->python3.11"
+		files[sp+"/torch/__init__.py"] = ""
+		files[sp+"/torch/version.py"] = "__version__ = '" + torch[0] + "'\ncuda = " + torch[1] + "\nhip = None\n"
+		files[sp+"/torch/_C.cpython-311-x86_64-linux-gnu.so"] = ""
+		files[sp+"/paddlepaddle_gpu-2.6.2.post120.dist-info/METADATA"] = "Metadata-Version: 2.1\nName: paddlepaddle-gpu\nVersion: 2.6.2.post120\n"
+	}
+	imageTree(t, envValue(env, "PREFLIGHT_ROOT"), files)
+
+	rec, r := runRecord(t, env, prov, "--", "sh", "-c", "exit 0")
+	if r.code != 0 {
+		t.Errorf("exit %d, want 0\nstderr: %s", r.code, r.stderr)
+	}
+	if status, msg := rec.status(t, "cpu-build"); status != "pass" {
+		t.Errorf("cpu-build %s: %s (env1's CPU torch is not the one that runs)", status, msg)
+	}
+	if py := rec.Image.Python; py.Interpreter != "/opt/conda/envs/env2/bin/python" || !strings.Contains(py.How, "ENV_NAME=env2") {
+		t.Errorf("image.python = %+v, want env2's python, activated by ENV_NAME", py)
+	}
+	judged := 0
+	for _, f := range rec.Image.Frameworks {
+		switch {
+		case f.NotJudged == "":
+			judged++
+			if f.Name != "torch" || f.CUDAVersion != "12.4" || f.Environment != "/opt/conda/envs/env2" {
+				t.Errorf("judged %+v, want env2's torch for CUDA 12.4", f)
+			}
+		case f.Name == "paddlepaddle" && !strings.Contains(f.NotJudged, "orphaned dist-info"):
+			t.Errorf("paddlepaddle not judged because %q, want the orphaned dist-info named", f.NotJudged)
+		}
+	}
+	if judged != 1 {
+		t.Errorf("%d frameworks judged, want env2's torch alone: %+v", judged, rec.Image.Frameworks)
+	}
+}
