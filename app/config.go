@@ -23,7 +23,6 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/preflight/fsroot"
 	"github.com/gpu-preflight/gpu-preflight/preflight/gather"
 	"github.com/gpu-preflight/gpu-preflight/preflight/imageconfig"
-	"github.com/gpu-preflight/gpu-preflight/preflight/orchestrator"
 	"github.com/gpu-preflight/gpu-preflight/preflight/policy"
 	"github.com/gpu-preflight/gpu-preflight/preflight/require"
 )
@@ -331,13 +330,12 @@ func unknownVariables(env envvars.Env) []string {
 	return out
 }
 
-// knownVariables are the settings' and the facts' (envvars.Read, the job id).
+// knownVariables are the settings' and the facts' (envvars.Read).
 func knownVariables() []string {
 	var known []string
 	for _, s := range Settings() {
 		known = append(known, s.Key)
 	}
-	known = append(known, orchestrator.EnvJobID)
 	for _, v := range envvars.Read {
 		if strings.HasPrefix(v.Name, envPrefix) {
 			known = append(known, v.Name)

@@ -16,5 +16,6 @@ E2E_TIMEOUT ?= 10m
 test-e2e: build $(PROBE_BIN)
 	bash scripts/nvidia-libs.sh >/dev/null
 	bash scripts/nvidia-libs.sh "" "" cuda >/dev/null
+	bash scripts/rdma-debian.sh image >/dev/null
 	GPU_PREFLIGHT_BIN=$(CURDIR)/bin/gpu-preflight GPU_PREFLIGHT_NVML_BIN=$(CURDIR)/$(PROBE_BIN) \
 	  $(GO) test -tags e2e -count=1 -timeout $(E2E_TIMEOUT) $(if $(RUN),-run '$(RUN)') -v ./test/e2e/

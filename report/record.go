@@ -109,6 +109,7 @@ type Image struct {
 	IdentitySource  string              `json:"identitySource"`
 	Pinned          bool                `json:"pinned"`
 	ScanSource      string              `json:"scanSource"`
+	Ranks           []facts.Ranks       `json:"ranks"` // the launchers' process counts on this node
 }
 
 // Check is a check.Finding, its text redacted and bounded.
@@ -261,6 +262,10 @@ func newImage(c facts.Container) Image {
 	for i := range im.CUDALibraries {
 		im.CUDALibraries[i].Others = slices.Clone(im.CUDALibraries[i].Others)
 	}
+	im.Ranks = slices.Clone(c.Ranks)
+	for i := range im.Ranks {
+		im.Ranks[i].Source, im.Ranks[i].Devices = safe(im.Ranks[i].Source), slices.Clone(im.Ranks[i].Devices)
+	}
 	if c.Python != nil {
 		py := &im.Python
 		py.Interpreter, py.How, py.Environment, py.Version = safe(c.Python.Interpreter), safe(c.Python.How), safe(c.Python.Environment), safe(c.Python.Version)
@@ -274,12 +279,15 @@ func newImage(c facts.Container) Image {
 // newOrchestrator redacts o's values: they come from the environment, and
 // MASTER_ADDR or PADDLE_MASTER could be URLs.
 func newOrchestrator(o facts.Orchestrator) facts.Orchestrator {
-	k, s, t, p := &o.Kubernetes, &o.Slurm, &o.Torchrun, &o.Paddle
+	k, s, t, p, m := &o.Kubernetes, &o.Slurm, &o.Torchrun, &o.Paddle, &o.MPI
 	for _, v := range []*string{
 		&o.JobID, &k.PodName, &k.Namespace, &k.PodUID, &k.NodeName, &k.CompletionIndex, &o.Kubeflow.JobName,
 		&s.JobID, &s.StepID, &s.ProcID, &s.LocalID, &s.NodeID, &s.NodeName, &s.NumTasks, &s.Cluster, &s.ArrayJobID, &s.ArrayTaskID,
+		&s.StepNumNodes, &s.JobNumNodes, &s.NNodes, &s.NTasksPerNode, &s.GPUsPerTask,
 		&t.Rank, &t.LocalRank, &t.WorldSize, &t.LocalWorldSize, &t.RunID, &t.MasterAddr, &t.MasterPort,
-		&p.TrainerID, &p.TrainersNum, &p.JobID, &p.NNodes, &p.Master,
+		&t.GroupWorldSize, &t.NNodes, &t.NProcPerNode,
+		&p.TrainerID, &p.TrainersNum, &p.JobID, &p.NNodes, &p.Master, &p.Devices, &p.NProcPerNode,
+		&m.WorldSize, &m.LocalSize, &m.PMISize, &m.LocalNRanks,
 	} {
 		*v = redact.Value(*v)
 	}

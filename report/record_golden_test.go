@@ -88,6 +88,9 @@ func goldenRecords(t *testing.T) map[string]report.Record {
 		"RANK=9", "LOCAL_RANK=1", "WORLD_SIZE=16", "LOCAL_WORLD_SIZE=8", "PET_RDZV_ID=rdzv-7",
 		"MASTER_ADDR=https://u:pw_GOLDEN@10.0.0.1", "MASTER_PORT=29500",
 		"PADDLE_TRAINER_ID=9", "PADDLE_TRAINERS_NUM=16", "PADDLE_JOB_ID=default", "PADDLE_NNODES=2", "PADDLE_MASTER=10.0.0.1:37777",
+		"SLURM_STEP_NUM_NODES=2", "SLURM_JOB_NUM_NODES=2", "SLURM_NNODES=2", "SLURM_NTASKS_PER_NODE=8", "SLURM_GPUS_PER_TASK=1",
+		"GROUP_WORLD_SIZE=2", "PET_NNODES=1:2", "PET_NPROC_PER_NODE=8", "PADDLE_DEVICES=0,1,2,3,4,5,6,7", "PADDLE_NPROC_PER_NODE=8",
+		"OMPI_COMM_WORLD_SIZE=16", "OMPI_COMM_WORLD_LOCAL_SIZE=8", "PMI_SIZE=16", "MPI_LOCALNRANKS=8",
 		"NCCL_DEBUG=INFO", "NCCL_SOCKET_IFNAME=" + strings.Repeat("eth0,", 1000), "HF_TOKEN=hf_GOLDEN", "XLA_FLAGS=--xla_gpu_autotune_level=0 \u2028\x01",
 	}
 	full := report.Inputs{
@@ -144,7 +147,7 @@ func gathered(in report.Inputs) report.Inputs {
 // source of its CUDA; texts hold what the record must escape, cut or
 // redact.
 func everyFact(env []string) facts.Facts {
-	ecc, retired, mig := uint64(3), true, 2
+	ecc, retired, mig, mounted, mask, clocks := uint64(3), true, 2, true, uint32(1), uint64(0x48)
 	ok := func(step string, ms float64) facts.CUDAStep { return facts.CUDAStep{Step: step, Millis: ms} }
 	return facts.Facts{
 		Host: facts.Host{
@@ -153,14 +156,35 @@ func everyFact(env []string) facts.Facts {
 			GPUs: []facts.GPU{
 				{Index: 0, Name: "NVIDIA H100 80GB HBM3", UUID: "GPU-9d1c0b6e-0000-1111-2222-333344445555", PCIBusID: "00000000:18:00.0",
 					Brand: facts.BrandNvidia, ComputeCapability: "9.0", Architecture: "Hopper", MemoryBytes: 85520809984,
-					MIGMode: "enabled", PersistenceMode: "disabled", ECCUncorrectedVolatile: &ecc, RetiredPagesPending: &retired, MIGDevices: &mig},
+					MIGMode: "enabled", PersistenceMode: "disabled", ECCUncorrectedVolatile: &ecc, RetiredPagesPending: &retired, MIGDevices: &mig,
+					Health: &facts.GPUHealth{
+						RemappedRows: &facts.RemappedRows{Correctable: 2, Uncorrectable: 1, Pending: true},
+						Fabric: &facts.Fabric{State: facts.FabricCompleted, StatusText: "Success", CliqueID: 7, ClusterUUID: "c0ffee00-0000-1111-2222-333344445555",
+							HealthMask: &mask, Degraded: []string{facts.FabricHealthDegradedBandwidth}},
+						Memory:      &facts.MemoryUse{TotalBytes: 85520809984, ReservedBytes: 536870912, UsedBytes: 34359738368},
+						Processes:   &facts.Processes{Count: 9, First: []facts.Process{{PID: 48213, UsedBytes: 34359738368}, {PID: 48214}}},
+						ComputeMode: facts.ComputeModeDefault, NVLink: &facts.NVLink{Active: 14, Inactive: []int{3, 7, 11, 15}},
+						PCIe:        &facts.PCIe{CurrentGeneration: 5, CurrentWidth: 8, MaxGeneration: 5, MaxWidth: 16, GPUMaxGeneration: 5},
+						ClockEvents: []string{facts.ClockHWSlowdown, facts.ClockHWThermal}, ClockEventMask: &clocks,
+						Unsupported: []string{"retiredPages"}, Errors: map[string]string{"fabric.health": "Unknown Error <&>"}}},
 				{Index: 1, Name: "NVIDIA H100 80GB HBM3", UUID: "GPU-00000000-1111-2222-3333-444455556666", PCIBusID: "00000000:2A:00.0",
 					Brand: facts.BrandNvidia, ComputeCapability: "9.0",
 					Errors: map[string]string{"memoryBytes": "Not Supported", "migMode": "GPU is lost <&>"}},
 			},
 			Cgroup: facts.Cgroup{Version: 1},
 			NVML: facts.NVML{Outcome: facts.ProbeInitFailed, Error: "nvmlInit: Unknown Error (https://u:nvml_GOLDEN@x.example/y)",
-				Via: "file:/tmp/gpu-preflight-nvml", Version: "12.535.183.01", DurationMillis: 12.5, Embedded: true},
+				Via: "file:/tmp/gpu-preflight-nvml", Version: "12.535.183.01", DurationMillis: 12.5, Embedded: true,
+				Library: &facts.DriverLibrary{Path: "/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.535.183.01", Version: "535.183.01", Mounted: &mounted}},
+			Transport: facts.Transport{
+				Prediction: facts.TransportPrediction{Network: facts.NetIB, Devices: []string{"mlx5_0:1", "mlx5_1:1"}, LinkLayer: facts.LinkInfiniBand,
+					Bootstrap: "eth0", Summary: "NET/IB on mlx5_0:1, mlx5_1:1 (InfiniBand)",
+					Causes: []facts.TransportCause{{Code: "gdr-off", Message: "GPUDirect RDMA is off: no nvidia_peermem <&>"}}},
+				HCAs: []facts.HCA{{Name: "mlx5_0", Driver: "mlx5_core", Vendor: "0x15b3", Device: "0x1021", Address: "0000:1a:00.0", IOMMU: "identity",
+					Verbs: "uverbs0", Node: facts.UverbsNode{Path: "/dev/infiniband/uverbs0", Open: facts.UverbsOK},
+					Ports: []facts.HCAPort{{Num: 1, State: "ACTIVE", PhysState: "LinkUp", LinkLayer: facts.LinkInfiniBand, Rate: "400 Gb/sec (4X NDR)"}}},
+					{Name: "mlx5_1", Driver: "mlx5_core", Verbs: "uverbs1", Node: facts.UverbsNode{Path: "/dev/infiniband/uverbs1", Open: "EPERM"},
+						Ports: []facts.HCAPort{{Num: 1, State: "DOWN", PhysState: "Polling", LinkLayer: facts.LinkInfiniBand}}}},
+			},
 			CUDA: facts.CUDACheck{
 				Mode: facts.CUDAModeKernel, Outcome: facts.CUDAFailed, Error: strings.Repeat("dlopen ", 700), Via: "memfd",
 				Library: "/usr/local/cuda/compat/libcuda.so.1", DriverAPIVersion: 12040,
@@ -218,7 +242,9 @@ func everyFact(env []string) facts.Facts {
 			Python: &facts.Python{Interpreter: "/opt/venv/bin/python", How: "python on PATH", Environment: "/opt/venv", Version: "3.11",
 				Candidates: []string{"/opt/venv"}},
 			ScanSource: "manifest",
-			Identity:   identity.FromEnv(envvars.Parse(env)),
+			Ranks: []facts.Ranks{{Launcher: facts.LauncherTorchrun, Source: "--nproc-per-node=8", PerNode: 8},
+				{Launcher: facts.LauncherAccelerate, Source: "--num_processes 16", PerNode: 16, Assumed: "one machine"}},
+			Identity: identity.FromEnv(envvars.Parse(env)),
 		},
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/gpu-preflight/gpu-preflight/internal/jsonenc"
 	"github.com/gpu-preflight/gpu-preflight/preflight/decision"
+	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 )
 
 // AppendRecordJSON appends v with every field present, as the
@@ -143,7 +144,14 @@ func appendImage(e *jsonenc.Encoder, b []byte, v *Image) []byte {
 	b = strconv.AppendBool(b, v.Pinned)
 	b = append(b, `,"scanSource":`...)
 	b = jsonenc.AppendString(b, v.ScanSource)
-	b = append(b, '}')
+	b = append(b, `,"ranks":[`...)
+	for i0 := range v.Ranks {
+		if i0 > 0 {
+			b = append(b, ',')
+		}
+		b = appendFactsRanks(e, b, &v.Ranks[i0])
+	}
+	b = append(b, `]}`...)
 	return b
 }
 
@@ -221,6 +229,26 @@ func appendOutcome(e *jsonenc.Encoder, b []byte, v *Outcome) []byte {
 		b = append(b, `,"notStarted":`...)
 		b = jsonenc.AppendString(b, v.NotStarted)
 	}
+	b = append(b, '}')
+	return b
+}
+
+func appendFactsRanks(e *jsonenc.Encoder, b []byte, v *facts.Ranks) []byte {
+	b = append(b, `{"launcher":`...)
+	b = jsonenc.AppendString(b, v.Launcher)
+	b = append(b, `,"source":`...)
+	b = jsonenc.AppendString(b, v.Source)
+	b = append(b, `,"perNode":`...)
+	b = strconv.AppendInt(b, int64(v.PerNode), 10)
+	b = append(b, `,"devices":[`...)
+	for i0 := range v.Devices {
+		if i0 > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendInt(b, int64(v.Devices[i0]), 10)
+	}
+	b = append(b, `],"assumed":`...)
+	b = jsonenc.AppendString(b, v.Assumed)
 	b = append(b, '}')
 	return b
 }

@@ -106,6 +106,10 @@ var All = []Check{Driver, NVML, GPUCount, CUDARequirement, CUDADriver, Framework
 	GPUDegraded,
 	DriverLibrary,
 	RanksPerNode,
+	NCCLTransport,
+	GPUDirectRDMA,
+	RDMAMemlock,
+	GPUP2P,
 }
 
 // IDs returns every id a finding may carry: those of All, then TimeoutID.

@@ -19,8 +19,10 @@ var pureDeps = []string{
 	"preflight/facts",
 	"preflight/gpuarch",
 	"preflight/imageref",
+	"preflight/nccl",
 	"preflight/releases",
 	"preflight/require",
+	"preflight/transport",
 	"preflight/version",
 }
 

@@ -118,9 +118,9 @@ func TestEnvKeepsWhatPreflightReadsWithEmptyValues(t *testing.T) {
 		"PYTORCH_BUILD_VERSION=2.1.0a0+32f93b1",
 		"PREFLIGHT_IMAGE=registry.example/train:1",
 		"LD_LIBRARY_PATH=/usr/local/cuda/compat/lib:/usr/local/nvidia/lib64",
-		"HOME=/root",
+		"HOSTNAME=trainer-0",
 		"AWS_SECRET_ACCESS_KEY=hunter2",
-		"NCCL_SOCKET_IFNAME=eth0",
+		"NCCL_DEBUG=INFO",
 		"no-equals-sign",
 		"=empty-name",
 	}))

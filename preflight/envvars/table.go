@@ -33,6 +33,21 @@ const (
 	srcStackEnv  = "the nvidia/cuda and NGC images' environments"
 	srcIdentity  = "gpu-preflight's own: the deployer sets it (docs/schema/README.md)"
 	srcLabel     = "gpu-preflight's own: the image's Dockerfile sets it beside the OCI image-spec annotation it mirrors (docs/schema/README.md)"
+	srcJobID     = "gpu-preflight's own: the deployer sets it the same on every rank (docs/schema/README.md)"
+	srcDownward  = "Kubernetes, \"Expose Pod Information to Containers Through Environment Variables\" (the pod spec sets it)"
+	srcK8sSvc    = "Kubernetes, \"Service\" (\"Environment variables\": the kubelet sets it in every container)"
+	srcSlurm     = "srun(1), sbatch(1), \"OUTPUT ENVIRONMENT VARIABLES\""
+	srcTorchrun  = "PyTorch, \"torchrun (Elastic Launch)\": the variables each worker gets (`torch/distributed/elastic/agent/server/api.py`)"
+	srcKubeflow  = "Kubeflow training-operator, `pkg/controller.v1/pytorch/envvar.go` (torchrun's options as `PET_` variables)"
+	srcPaddle    = "PaddlePaddle, `python/paddle/distributed/launch/context/args_envs.py`"
+	srcOpenMPI   = "Open MPI, mpirun(1), \"Exported Environment Variables\""
+	srcHydra     = "MPICH's Hydra process manager (`pm/hydra`), which Intel MPI shares"
+	srcNCCL      = "NCCL, \"Environment Variables\" (`docs/userguide/source/env.rst`); docs/transport.md"
+	srcVerbs     = "rdma-core, `libibverbs/dynamic_driver.c` (`load_drivers`); docs/transport.md"
+	launchers    = "the launchers' view of the run: the record's `orchestrator`"
+	shape        = "the job's shape (multi-node or not) for `nccl-transport`, `gpudirect-rdma`, `rdma-memlock`"
+	ranksPerNode = "the processes a launcher starts on this node: `ranks-per-node`"
+	ncclUse      = "NCCL's setting, as the image's NCCL resolves it: `nccl-transport`, `gpudirect-rdma`"
 )
 
 // Read are the variables gpu-preflight reads from the container's
@@ -67,6 +82,67 @@ var Read = []Variable{
 	{Name: "PREFLIGHT_IMAGE_REVISION", Use: "the source revision the image was built from (the OCI label `org.opencontainers.image.revision`): the record's `image.revision`", Source: srcLabel},
 	{Name: "PREFLIGHT_IMAGE_CREATED", Use: "when the image was built, RFC 3339 (`org.opencontainers.image.created`): the record's `image.created`", Source: srcLabel},
 	{Name: "PREFLIGHT_IMAGE_SOURCE", Use: "the image's source repository (`org.opencontainers.image.source`): the record's `image.source`", Source: srcLabel},
+	{Name: "PREFLIGHT_JOB_ID", Use: "the job id the same on every rank: the record's `orchestrator.jobId`", Source: srcJobID},
+	{Name: "KUBERNETES_SERVICE_HOST", Use: "running in a Kubernetes pod: the record's `orchestrator`, the remedies for Kubernetes", Source: srcK8sSvc},
+	{Name: "POD_NAME", Use: launchers, Source: srcDownward},
+	{Name: "POD_NAMESPACE", Use: launchers, Source: srcDownward},
+	{Name: "POD_UID", Use: launchers, Source: srcDownward},
+	{Name: "NODE_NAME", Use: launchers, Source: srcDownward},
+	{Name: "JOB_COMPLETION_INDEX", Use: launchers, Source: "Kubernetes, \"Indexed Job for Parallel Processing with Static Work Assignment\""},
+	{Name: "SLURM_JOB_ID", Use: "the job id, and the remedies for Slurm", Source: srcSlurm},
+	{Name: "SLURM_STEP_ID", Use: launchers, Source: srcSlurm},
+	{Name: "SLURM_PROCID", Use: launchers, Source: srcSlurm},
+	{Name: "SLURM_LOCALID", Use: launchers, Source: srcSlurm},
+	{Name: "SLURM_NODEID", Use: launchers, Source: srcSlurm},
+	{Name: "SLURMD_NODENAME", Use: launchers, Source: srcSlurm},
+	{Name: "SLURM_NTASKS", Use: launchers, Source: srcSlurm},
+	{Name: "SLURM_CLUSTER_NAME", Use: launchers, Source: srcSlurm},
+	{Name: "SLURM_ARRAY_JOB_ID", Use: launchers, Source: srcSlurm},
+	{Name: "SLURM_ARRAY_TASK_ID", Use: launchers, Source: srcSlurm},
+	{Name: "SLURM_STEP_NUM_NODES", Use: shape, Source: srcSlurm},
+	{Name: "SLURM_JOB_NUM_NODES", Use: shape, Source: srcSlurm},
+	{Name: "SLURM_NNODES", Use: shape, Source: srcSlurm},
+	{Name: "SLURM_NTASKS_PER_NODE", Use: ranksPerNode, Source: srcSlurm},
+	{Name: "SLURM_GPUS_PER_TASK", Use: "each task sees GPUs of its own, so `SLURM_NTASKS_PER_NODE` does not count against them: `ranks-per-node`", Source: srcSlurm},
+	{Name: "RANK", Use: launchers, Source: srcTorchrun},
+	{Name: "LOCAL_RANK", Use: launchers, Source: srcTorchrun},
+	{Name: "WORLD_SIZE", Use: "the job's shape, against `LOCAL_WORLD_SIZE`; the record's `orchestrator`", Source: srcTorchrun},
+	{Name: "LOCAL_WORLD_SIZE", Use: ranksPerNode, Source: srcTorchrun},
+	{Name: "GROUP_WORLD_SIZE", Use: shape, Source: srcTorchrun},
+	{Name: "TORCHELASTIC_RUN_ID", Use: "the job id", Source: srcTorchrun},
+	{Name: "MASTER_ADDR", Use: "the job id of a Kubeflow PyTorchJob (`<job>-master-0`)", Source: srcTorchrun},
+	{Name: "MASTER_PORT", Use: launchers, Source: srcTorchrun},
+	{Name: "PET_RDZV_ID", Use: "the job id of a Kubeflow elastic PyTorchJob", Source: srcKubeflow},
+	{Name: "PET_RDZV_ENDPOINT", Use: "recognises a Kubeflow elastic PyTorchJob", Source: srcKubeflow},
+	{Name: "PET_NNODES", Use: shape, Source: srcKubeflow},
+	{Name: "PET_NPROC_PER_NODE", Use: ranksPerNode, Source: srcKubeflow},
+	{Name: "PADDLE_TRAINER_ID", Use: launchers, Source: srcPaddle},
+	{Name: "PADDLE_TRAINERS_NUM", Use: launchers, Source: srcPaddle},
+	{Name: "PADDLE_JOB_ID", Use: "the job id", Source: srcPaddle},
+	{Name: "PADDLE_NNODES", Use: shape, Source: srcPaddle},
+	{Name: "PADDLE_MASTER", Use: "recognises a Kubeflow PaddleJob", Source: srcPaddle},
+	{Name: "PADDLE_DEVICES", Use: ranksPerNode, Source: srcPaddle},
+	{Name: "PADDLE_NPROC_PER_NODE", Use: ranksPerNode, Source: srcPaddle},
+	{Name: "OMPI_COMM_WORLD_SIZE", Use: shape, Source: srcOpenMPI},
+	{Name: "OMPI_COMM_WORLD_LOCAL_SIZE", Use: shape, Source: srcOpenMPI},
+	{Name: "PMI_SIZE", Use: shape, Source: srcHydra},
+	{Name: "MPI_LOCALNRANKS", Use: shape, Source: srcHydra},
+	{Name: "NCCL_SOCKET_IFNAME", Use: ncclUse, Source: srcNCCL},
+	{Name: "NCCL_SOCKET_FAMILY", Use: ncclUse, Source: srcNCCL},
+	{Name: "NCCL_COMM_ID", Use: ncclUse, Source: srcNCCL},
+	{Name: "NCCL_IB_DISABLE", Use: ncclUse, Source: srcNCCL},
+	{Name: "NCCL_IB_HCA", Use: ncclUse, Source: srcNCCL},
+	{Name: "NCCL_IB_GID_INDEX", Use: ncclUse, Source: srcNCCL},
+	{Name: "NCCL_IB_ADDR_FAMILY", Use: ncclUse, Source: srcNCCL},
+	{Name: "NCCL_IB_ADDR_RANGE", Use: ncclUse, Source: srcNCCL},
+	{Name: "NCCL_IB_ROCE_VERSION_NUM", Use: ncclUse, Source: srcNCCL},
+	{Name: "NCCL_NET", Use: ncclUse, Source: srcNCCL},
+	{Name: "NCCL_NET_PLUGIN", Use: ncclUse, Source: srcNCCL},
+	{Name: "NCCL_NET_GDR_LEVEL", Use: ncclUse, Source: srcNCCL},
+	{Name: "NCCL_DMABUF_ENABLE", Use: ncclUse, Source: srcNCCL},
+	{Name: "NCCL_CONF_FILE", Use: "the configuration file NCCL 2.23.4 and later reads first: `nccl-transport`", Source: srcNCCL},
+	{Name: "RDMAV_DRIVERS", Use: "the libibverbs providers loaded besides `/etc/libibverbs.d`'s: `nccl-transport`", Source: srcVerbs},
+	{Name: "IBV_DRIVERS", Use: "the older name of `RDMAV_DRIVERS`, read when it is unset", Source: srcVerbs},
 }
 
 var read = sync.OnceValue(func() Names {

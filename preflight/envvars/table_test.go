@@ -36,7 +36,8 @@ func TestIsReadFollowsTheTable(t *testing.T) {
 		"NVIDIA_REQUIRE":                     false,
 		"PREFLIGHT_IMAGE_DIGEST":             true,
 		"PREFLIGHT_IMAGE_SOURCE":             true,  // the image identity, read from the container's environment
-		"PREFLIGHT_JOB_ID":                   false, // the job's, read from the process environment by the record
+		"PREFLIGHT_JOB_ID":                   true,  // the job id, a launcher variable
+		"NCCL_DEBUG":                         false, // NCCL reads it; no rule does
 		"TORCH_CUDA_ARCH_LIST":               false,
 		"TENSORRT_VERSION":                   false,
 		"NVARCH":                             false,

@@ -25,6 +25,7 @@ type Host struct {
 	ShmBytes    uint64    `json:"shmBytes"` // the size of /dev/shm
 	Cgroup      Cgroup    `json:"cgroup"`
 	CUDA        CUDACheck `json:"cuda"`
+	Transport   Transport `json:"transport"` // NCCL's network as this rank sees it
 }
 
 // Driver is the NVIDIA kernel driver; Version is empty without one.
@@ -75,7 +76,7 @@ type GPU struct {
 	ECCUncorrectedVolatile *uint64           `json:"eccUncorrectedVolatile,omitempty"`
 	RetiredPagesPending    *bool             `json:"retiredPagesPending,omitempty"`
 	MIGDevices             *int              `json:"migDevices,omitempty"`
-	Health                 *GPUHealth        `json:"health,omitempty" record:"-"` // whether it can start a job now
+	Health                 *GPUHealth        `json:"health,omitempty"` // whether it can start a job now
 	Errors                 map[string]string `json:"errors,omitempty"`
 }
 
@@ -94,7 +95,7 @@ type NVML struct {
 	Version        string         `json:"version,omitempty"`
 	DurationMillis float64        `json:"durationMillis,omitempty"`
 	Embedded       bool           `json:"embedded,omitempty" record:"-"` // of the build, not the run
-	Library        *DriverLibrary `json:"library,omitempty" record:"-"`  // the file the probe loaded
+	Library        *DriverLibrary `json:"library,omitempty"`             // the file the probe loaded
 }
 
 // Outcomes of the NVML probe.

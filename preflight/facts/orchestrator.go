@@ -10,6 +10,7 @@ type Orchestrator struct {
 	Slurm       Slurm      `json:"slurm"`
 	Torchrun    Torchrun   `json:"torchrun"`
 	Paddle      Paddle     `json:"paddle"`
+	MPI         MPI        `json:"mpi"`
 }
 
 // Kubernetes is the pod, from the downward API.
@@ -40,6 +41,12 @@ type Slurm struct {
 	Cluster     string `json:"cluster"`
 	ArrayJobID  string `json:"arrayJobId"`
 	ArrayTaskID string `json:"arrayTaskId"`
+	// The node counts of the step and the job, and the older name of the job's.
+	StepNumNodes  string `json:"stepNumNodes"`
+	JobNumNodes   string `json:"jobNumNodes"`
+	NNodes        string `json:"nnodes"`
+	NTasksPerNode string `json:"ntasksPerNode"`
+	GPUsPerTask   string `json:"gpusPerTask"`
 }
 
 // Torchrun is torch.distributed's rank environment.
@@ -51,13 +58,28 @@ type Torchrun struct {
 	RunID          string `json:"runId"`
 	MasterAddr     string `json:"masterAddr"`
 	MasterPort     string `json:"masterPort"`
+	GroupWorldSize string `json:"groupWorldSize"` // the agents: one per node
+	// Kubeflow's PET_ variables, torchrun's --nnodes and --nproc-per-node.
+	NNodes       string `json:"nnodes"`
+	NProcPerNode string `json:"nprocPerNode"`
 }
 
 // Paddle is PaddlePaddle's distributed environment.
 type Paddle struct {
-	TrainerID   string `json:"trainerId"`
-	TrainersNum string `json:"trainersNum"`
-	JobID       string `json:"jobId"`
-	NNodes      string `json:"nnodes"`
-	Master      string `json:"master"`
+	TrainerID    string `json:"trainerId"`
+	TrainersNum  string `json:"trainersNum"`
+	JobID        string `json:"jobId"`
+	NNodes       string `json:"nnodes"`
+	Master       string `json:"master"`
+	Devices      string `json:"devices"`
+	NProcPerNode string `json:"nprocPerNode"`
+}
+
+// MPI is the ranks an MPI launcher counts: Open MPI's mpirun, and the
+// Hydra process manager of MPICH and Intel MPI.
+type MPI struct {
+	WorldSize   string `json:"worldSize"`   // OMPI_COMM_WORLD_SIZE
+	LocalSize   string `json:"localSize"`   // OMPI_COMM_WORLD_LOCAL_SIZE
+	PMISize     string `json:"pmiSize"`     // PMI_SIZE
+	LocalNRanks string `json:"localNRanks"` // MPI_LOCALNRANKS
 }

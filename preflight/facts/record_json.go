@@ -86,6 +86,8 @@ func appendHost(e *jsonenc.Encoder, b []byte, v *Host) []byte {
 	b = appendCgroup(e, b, &v.Cgroup)
 	b = append(b, `,"cuda":`...)
 	b = appendCUDACheck(e, b, &v.CUDA)
+	b = append(b, `,"transport":`...)
+	b = appendTransport(e, b, &v.Transport)
 	b = append(b, '}')
 	return b
 }
@@ -112,6 +114,8 @@ func appendOrchestrator(e *jsonenc.Encoder, b []byte, v *Orchestrator) []byte {
 	b = appendTorchrun(e, b, &v.Torchrun)
 	b = append(b, `,"paddle":`...)
 	b = appendPaddle(e, b, &v.Paddle)
+	b = append(b, `,"mpi":`...)
+	b = appendMPI(e, b, &v.MPI)
 	b = append(b, '}')
 	return b
 }
@@ -287,6 +291,12 @@ func appendGPU(e *jsonenc.Encoder, b []byte, v *GPU) []byte {
 	} else {
 		b = strconv.AppendInt(b, int64(*v.MIGDevices), 10)
 	}
+	b = append(b, `,"health":`...)
+	if v.Health == nil {
+		b = append(b, `null`...)
+	} else {
+		b = appendGPUHealth(e, b, v.Health)
+	}
 	b = append(b, `,"errors":{`...)
 	for j0, k0 := range jsonenc.SortedKeys(v.Errors) {
 		if j0 > 0 {
@@ -312,6 +322,12 @@ func appendNVML(e *jsonenc.Encoder, b []byte, v *NVML) []byte {
 	b = jsonenc.AppendString(b, v.Version)
 	b = append(b, `,"durationMillis":`...)
 	b = e.Float(b, v.DurationMillis, "facts.NVML.durationMillis")
+	b = append(b, `,"library":`...)
+	if v.Library == nil {
+		b = append(b, `null`...)
+	} else {
+		b = appendDriverLibrary(e, b, v.Library)
+	}
 	b = append(b, '}')
 	return b
 }
@@ -367,6 +383,20 @@ func appendCUDACheck(e *jsonenc.Encoder, b []byte, v *CUDACheck) []byte {
 	return b
 }
 
+func appendTransport(e *jsonenc.Encoder, b []byte, v *Transport) []byte {
+	b = append(b, `{"prediction":`...)
+	b = appendTransportPrediction(e, b, &v.Prediction)
+	b = append(b, `,"hcas":[`...)
+	for i0 := range v.HCAs {
+		if i0 > 0 {
+			b = append(b, ',')
+		}
+		b = appendHCA(e, b, &v.HCAs[i0])
+	}
+	b = append(b, `]}`...)
+	return b
+}
+
 func appendKubernetes(e *jsonenc.Encoder, b []byte, v *Kubernetes) []byte {
 	b = append(b, `{"inCluster":`...)
 	b = strconv.AppendBool(b, v.InCluster)
@@ -414,6 +444,16 @@ func appendSlurm(e *jsonenc.Encoder, b []byte, v *Slurm) []byte {
 	b = jsonenc.AppendString(b, v.ArrayJobID)
 	b = append(b, `,"arrayTaskId":`...)
 	b = jsonenc.AppendString(b, v.ArrayTaskID)
+	b = append(b, `,"stepNumNodes":`...)
+	b = jsonenc.AppendString(b, v.StepNumNodes)
+	b = append(b, `,"jobNumNodes":`...)
+	b = jsonenc.AppendString(b, v.JobNumNodes)
+	b = append(b, `,"nnodes":`...)
+	b = jsonenc.AppendString(b, v.NNodes)
+	b = append(b, `,"ntasksPerNode":`...)
+	b = jsonenc.AppendString(b, v.NTasksPerNode)
+	b = append(b, `,"gpusPerTask":`...)
+	b = jsonenc.AppendString(b, v.GPUsPerTask)
 	b = append(b, '}')
 	return b
 }
@@ -433,6 +473,12 @@ func appendTorchrun(e *jsonenc.Encoder, b []byte, v *Torchrun) []byte {
 	b = jsonenc.AppendString(b, v.MasterAddr)
 	b = append(b, `,"masterPort":`...)
 	b = jsonenc.AppendString(b, v.MasterPort)
+	b = append(b, `,"groupWorldSize":`...)
+	b = jsonenc.AppendString(b, v.GroupWorldSize)
+	b = append(b, `,"nnodes":`...)
+	b = jsonenc.AppendString(b, v.NNodes)
+	b = append(b, `,"nprocPerNode":`...)
+	b = jsonenc.AppendString(b, v.NProcPerNode)
 	b = append(b, '}')
 	return b
 }
@@ -448,6 +494,23 @@ func appendPaddle(e *jsonenc.Encoder, b []byte, v *Paddle) []byte {
 	b = jsonenc.AppendString(b, v.NNodes)
 	b = append(b, `,"master":`...)
 	b = jsonenc.AppendString(b, v.Master)
+	b = append(b, `,"devices":`...)
+	b = jsonenc.AppendString(b, v.Devices)
+	b = append(b, `,"nprocPerNode":`...)
+	b = jsonenc.AppendString(b, v.NProcPerNode)
+	b = append(b, '}')
+	return b
+}
+
+func appendMPI(e *jsonenc.Encoder, b []byte, v *MPI) []byte {
+	b = append(b, `{"worldSize":`...)
+	b = jsonenc.AppendString(b, v.WorldSize)
+	b = append(b, `,"localSize":`...)
+	b = jsonenc.AppendString(b, v.LocalSize)
+	b = append(b, `,"pmiSize":`...)
+	b = jsonenc.AppendString(b, v.PMISize)
+	b = append(b, `,"localNRanks":`...)
+	b = jsonenc.AppendString(b, v.LocalNRanks)
 	b = append(b, '}')
 	return b
 }
@@ -478,6 +541,96 @@ func appendDriverBranch(e *jsonenc.Encoder, b []byte, v *DriverBranch) []byte {
 	b = jsonenc.AppendString(b, v.EndOfLife)
 	b = append(b, `,"supported":`...)
 	b = strconv.AppendBool(b, v.Supported)
+	b = append(b, '}')
+	return b
+}
+
+func appendGPUHealth(e *jsonenc.Encoder, b []byte, v *GPUHealth) []byte {
+	b = append(b, `{"remappedRows":`...)
+	if v.RemappedRows == nil {
+		b = append(b, `null`...)
+	} else {
+		b = appendRemappedRows(e, b, v.RemappedRows)
+	}
+	b = append(b, `,"fabric":`...)
+	if v.Fabric == nil {
+		b = append(b, `null`...)
+	} else {
+		b = appendFabric(e, b, v.Fabric)
+	}
+	b = append(b, `,"memory":`...)
+	if v.Memory == nil {
+		b = append(b, `null`...)
+	} else {
+		b = appendMemoryUse(e, b, v.Memory)
+	}
+	b = append(b, `,"processes":`...)
+	if v.Processes == nil {
+		b = append(b, `null`...)
+	} else {
+		b = appendProcesses(e, b, v.Processes)
+	}
+	b = append(b, `,"computeMode":`...)
+	b = jsonenc.AppendString(b, v.ComputeMode)
+	b = append(b, `,"nvlink":`...)
+	if v.NVLink == nil {
+		b = append(b, `null`...)
+	} else {
+		b = appendNVLink(e, b, v.NVLink)
+	}
+	b = append(b, `,"pcie":`...)
+	if v.PCIe == nil {
+		b = append(b, `null`...)
+	} else {
+		b = appendPCIe(e, b, v.PCIe)
+	}
+	b = append(b, `,"clockEvents":[`...)
+	for i0 := range v.ClockEvents {
+		if i0 > 0 {
+			b = append(b, ',')
+		}
+		b = jsonenc.AppendString(b, v.ClockEvents[i0])
+	}
+	b = append(b, `],"clockEventMask":`...)
+	if v.ClockEventMask == nil {
+		b = append(b, `null`...)
+	} else {
+		b = strconv.AppendUint(b, *v.ClockEventMask, 10)
+	}
+	b = append(b, `,"unsupported":[`...)
+	for i0 := range v.Unsupported {
+		if i0 > 0 {
+			b = append(b, ',')
+		}
+		b = jsonenc.AppendString(b, v.Unsupported[i0])
+	}
+	b = append(b, `],"errors":{`...)
+	for j0, k0 := range jsonenc.SortedKeys(v.Errors) {
+		if j0 > 0 {
+			b = append(b, ',')
+		}
+		b = jsonenc.AppendString(b, k0)
+		b = append(b, ':')
+		v0 := v.Errors[k0]
+		b = jsonenc.AppendString(b, v0)
+	}
+	b = append(b, `}}`...)
+	return b
+}
+
+func appendDriverLibrary(e *jsonenc.Encoder, b []byte, v *DriverLibrary) []byte {
+	b = append(b, `{"path":`...)
+	b = jsonenc.AppendString(b, v.Path)
+	b = append(b, `,"version":`...)
+	b = jsonenc.AppendString(b, v.Version)
+	b = append(b, `,"mounted":`...)
+	if v.Mounted == nil {
+		b = append(b, `null`...)
+	} else {
+		b = strconv.AppendBool(b, *v.Mounted)
+	}
+	b = append(b, `,"rmVersionMismatch":`...)
+	b = strconv.AppendBool(b, v.RMVersionMismatch)
 	b = append(b, '}')
 	return b
 }
@@ -547,6 +700,207 @@ func appendCUDAFatbin(e *jsonenc.Encoder, b []byte, v *CUDAFatbin) []byte {
 	}
 	b = append(b, `],"error":`...)
 	b = jsonenc.AppendString(b, v.Error)
+	b = append(b, '}')
+	return b
+}
+
+func appendTransportPrediction(e *jsonenc.Encoder, b []byte, v *TransportPrediction) []byte {
+	b = append(b, `{"network":`...)
+	b = jsonenc.AppendString(b, v.Network)
+	b = append(b, `,"devices":[`...)
+	for i0 := range v.Devices {
+		if i0 > 0 {
+			b = append(b, ',')
+		}
+		b = jsonenc.AppendString(b, v.Devices[i0])
+	}
+	b = append(b, `],"linkLayer":`...)
+	b = jsonenc.AppendString(b, v.LinkLayer)
+	b = append(b, `,"gdr":`...)
+	b = jsonenc.AppendString(b, v.GDR)
+	b = append(b, `,"bootstrap":`...)
+	b = jsonenc.AppendString(b, v.Bootstrap)
+	b = append(b, `,"interfaces":[`...)
+	for i0 := range v.Interfaces {
+		if i0 > 0 {
+			b = append(b, ',')
+		}
+		b = jsonenc.AppendString(b, v.Interfaces[i0])
+	}
+	b = append(b, `],"summary":`...)
+	b = jsonenc.AppendString(b, v.Summary)
+	b = append(b, `,"causes":[`...)
+	for i0 := range v.Causes {
+		if i0 > 0 {
+			b = append(b, ',')
+		}
+		b = appendTransportCause(e, b, &v.Causes[i0])
+	}
+	b = append(b, `]}`...)
+	return b
+}
+
+func appendHCA(e *jsonenc.Encoder, b []byte, v *HCA) []byte {
+	b = append(b, `{"name":`...)
+	b = jsonenc.AppendString(b, v.Name)
+	b = append(b, `,"driver":`...)
+	b = jsonenc.AppendString(b, v.Driver)
+	b = append(b, `,"vendor":`...)
+	b = jsonenc.AppendString(b, v.Vendor)
+	b = append(b, `,"device":`...)
+	b = jsonenc.AppendString(b, v.Device)
+	b = append(b, `,"address":`...)
+	b = jsonenc.AppendString(b, v.Address)
+	b = append(b, `,"iommu":`...)
+	b = jsonenc.AppendString(b, v.IOMMU)
+	b = append(b, `,"verbs":`...)
+	b = jsonenc.AppendString(b, v.Verbs)
+	b = append(b, `,"node":`...)
+	b = appendUverbsNode(e, b, &v.Node)
+	b = append(b, `,"ports":[`...)
+	for i0 := range v.Ports {
+		if i0 > 0 {
+			b = append(b, ',')
+		}
+		b = appendHCAPort(e, b, &v.Ports[i0])
+	}
+	b = append(b, `]}`...)
+	return b
+}
+
+func appendRemappedRows(e *jsonenc.Encoder, b []byte, v *RemappedRows) []byte {
+	b = append(b, `{"correctable":`...)
+	b = strconv.AppendInt(b, int64(v.Correctable), 10)
+	b = append(b, `,"uncorrectable":`...)
+	b = strconv.AppendInt(b, int64(v.Uncorrectable), 10)
+	b = append(b, `,"pending":`...)
+	b = strconv.AppendBool(b, v.Pending)
+	b = append(b, `,"failed":`...)
+	b = strconv.AppendBool(b, v.Failed)
+	b = append(b, '}')
+	return b
+}
+
+func appendFabric(e *jsonenc.Encoder, b []byte, v *Fabric) []byte {
+	b = append(b, `{"state":`...)
+	b = jsonenc.AppendString(b, v.State)
+	b = append(b, `,"status":`...)
+	b = strconv.AppendInt(b, int64(v.Status), 10)
+	b = append(b, `,"statusText":`...)
+	b = jsonenc.AppendString(b, v.StatusText)
+	b = append(b, `,"cliqueId":`...)
+	b = strconv.AppendUint(b, uint64(v.CliqueID), 10)
+	b = append(b, `,"clusterUuid":`...)
+	b = jsonenc.AppendString(b, v.ClusterUUID)
+	b = append(b, `,"healthMask":`...)
+	if v.HealthMask == nil {
+		b = append(b, `null`...)
+	} else {
+		b = strconv.AppendUint(b, uint64(*v.HealthMask), 10)
+	}
+	b = append(b, `,"degraded":[`...)
+	for i0 := range v.Degraded {
+		if i0 > 0 {
+			b = append(b, ',')
+		}
+		b = jsonenc.AppendString(b, v.Degraded[i0])
+	}
+	b = append(b, `]}`...)
+	return b
+}
+
+func appendMemoryUse(e *jsonenc.Encoder, b []byte, v *MemoryUse) []byte {
+	b = append(b, `{"totalBytes":`...)
+	b = strconv.AppendUint(b, v.TotalBytes, 10)
+	b = append(b, `,"reservedBytes":`...)
+	b = strconv.AppendUint(b, v.ReservedBytes, 10)
+	b = append(b, `,"usedBytes":`...)
+	b = strconv.AppendUint(b, v.UsedBytes, 10)
+	b = append(b, '}')
+	return b
+}
+
+func appendProcesses(e *jsonenc.Encoder, b []byte, v *Processes) []byte {
+	b = append(b, `{"count":`...)
+	b = strconv.AppendInt(b, int64(v.Count), 10)
+	b = append(b, `,"first":[`...)
+	for i0 := range v.First {
+		if i0 > 0 {
+			b = append(b, ',')
+		}
+		b = appendProcess(e, b, &v.First[i0])
+	}
+	b = append(b, `]}`...)
+	return b
+}
+
+func appendNVLink(e *jsonenc.Encoder, b []byte, v *NVLink) []byte {
+	b = append(b, `{"active":`...)
+	b = strconv.AppendInt(b, int64(v.Active), 10)
+	b = append(b, `,"inactive":[`...)
+	for i0 := range v.Inactive {
+		if i0 > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendInt(b, int64(v.Inactive[i0]), 10)
+	}
+	b = append(b, `]}`...)
+	return b
+}
+
+func appendPCIe(e *jsonenc.Encoder, b []byte, v *PCIe) []byte {
+	b = append(b, `{"currentGeneration":`...)
+	b = strconv.AppendInt(b, int64(v.CurrentGeneration), 10)
+	b = append(b, `,"currentWidth":`...)
+	b = strconv.AppendInt(b, int64(v.CurrentWidth), 10)
+	b = append(b, `,"maxGeneration":`...)
+	b = strconv.AppendInt(b, int64(v.MaxGeneration), 10)
+	b = append(b, `,"maxWidth":`...)
+	b = strconv.AppendInt(b, int64(v.MaxWidth), 10)
+	b = append(b, `,"gpuMaxGeneration":`...)
+	b = strconv.AppendInt(b, int64(v.GPUMaxGeneration), 10)
+	b = append(b, '}')
+	return b
+}
+
+func appendTransportCause(e *jsonenc.Encoder, b []byte, v *TransportCause) []byte {
+	b = append(b, `{"code":`...)
+	b = jsonenc.AppendString(b, v.Code)
+	b = append(b, `,"message":`...)
+	b = jsonenc.AppendString(b, v.Message)
+	b = append(b, '}')
+	return b
+}
+
+func appendUverbsNode(e *jsonenc.Encoder, b []byte, v *UverbsNode) []byte {
+	b = append(b, `{"path":`...)
+	b = jsonenc.AppendString(b, v.Path)
+	b = append(b, `,"open":`...)
+	b = jsonenc.AppendString(b, v.Open)
+	b = append(b, '}')
+	return b
+}
+
+func appendHCAPort(e *jsonenc.Encoder, b []byte, v *HCAPort) []byte {
+	b = append(b, `{"num":`...)
+	b = strconv.AppendInt(b, int64(v.Num), 10)
+	b = append(b, `,"state":`...)
+	b = jsonenc.AppendString(b, v.State)
+	b = append(b, `,"physState":`...)
+	b = jsonenc.AppendString(b, v.PhysState)
+	b = append(b, `,"linkLayer":`...)
+	b = jsonenc.AppendString(b, v.LinkLayer)
+	b = append(b, `,"rate":`...)
+	b = jsonenc.AppendString(b, v.Rate)
+	b = append(b, '}')
+	return b
+}
+
+func appendProcess(e *jsonenc.Encoder, b []byte, v *Process) []byte {
+	b = append(b, `{"pid":`...)
+	b = strconv.AppendUint(b, uint64(v.PID), 10)
+	b = append(b, `,"usedBytes":`...)
+	b = strconv.AppendUint(b, v.UsedBytes, 10)
 	b = append(b, '}')
 	return b
 }

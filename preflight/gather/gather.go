@@ -7,6 +7,7 @@ import (
 	"context"
 	"maps"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/gpu-preflight/gpu-preflight/preflight/compat"
@@ -21,7 +22,9 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/preflight/launcher"
 	"github.com/gpu-preflight/gpu-preflight/preflight/nvml"
 	"github.com/gpu-preflight/gpu-preflight/preflight/orchestrator"
+	"github.com/gpu-preflight/gpu-preflight/preflight/rdma"
 	"github.com/gpu-preflight/gpu-preflight/preflight/require"
+	"github.com/gpu-preflight/gpu-preflight/preflight/transport"
 )
 
 // Options say where and how to gather.
@@ -79,7 +82,7 @@ func Gather(ctx context.Context, o Options) (Result, []string) {
 	c, w = container.Gather(o.Root, environ)
 	warnings = append(warnings, w...)
 
-	c.Ranks = launcher.Ranks(o.Command, o.Environ.Lookup)
+	c.Ranks = launcher.Ranks(o.Command, f.Orchestrator)
 
 	reqs, disabled, err := require.Collect(c.Env)
 	c.Requirements, c.RequireDisabled = reqs, disabled
@@ -114,12 +117,39 @@ func Gather(ctx context.Context, o Options) (Result, []string) {
 		h.CUDA = smokeTest(ctx, o, c.Frameworks)
 	}
 
-	f.Host, f.Container = h, c
 	visible, note := container.VisibleGPUs(h.GPUs, c.Env)
 	if note != "" {
 		warnings = append(warnings, note)
 	}
+	p.enter(ctx, step{"reading the RDMA devices, the network and NCCL's settings under " + o.HostRoot.Path("/"), true}, h, c)
+	h.Transport, w = transportFacts(o, h, c, visible)
+	warnings = append(warnings, w...)
+	f.Host, f.Container = h, c
 	return Result{Facts: f, Visible: visible}, warnings
+}
+
+// transportFacts gathers what this rank sees of NCCL's network, for the
+// libnccl the judged framework loads, and completes the prediction.
+func transportFacts(o Options, h facts.Host, c facts.Container, visible []facts.GPU) (facts.Transport, []string) {
+	ro := rdma.Options{Host: o.HostRoot, Image: o.Root, Env: o.Environ.Lookup,
+		NCCLVersion: c.Stack.NCCL.Version, KernelRelease: h.Kernel,
+		DriverVersion: h.Driver.Version, OpenModule: h.Driver.OpenKernelModule}
+	for _, g := range visible {
+		ro.GPUs = append(ro.GPUs, g.PCIBusID)
+	}
+	judged := c.Judged()
+	for _, l := range c.CUDALibraries {
+		if l.Library == "libnccl" && l.Loaded.Path != "" && slices.ContainsFunc(judged, func(f facts.Framework) bool { return f.Name == l.Framework }) {
+			ro.NCCL = l.Loaded.Path
+			if l.Loaded.Version != "" {
+				ro.NCCLVersion = l.Loaded.Version
+			}
+			break
+		}
+	}
+	t, warnings := rdma.Gather(ro)
+	t.Prediction = transport.Predict(t)
+	return t, warnings
 }
 
 // completeDriver fills the driver's Source when no probe did, its CUDA

@@ -20,15 +20,16 @@ const (
 )
 
 // Ranks returns every per-node process count that argv, the training
-// command, and the variables lookup reads state.
-func Ranks(argv []string, lookup func(string) (string, bool)) []facts.Ranks {
+// command, and the launchers' variables (read by preflight/orchestrator)
+// state.
+func Ranks(argv []string, o facts.Orchestrator) []facts.Ranks {
 	var out []facts.Ranks
 	name, args := command(argv)
 	switch name {
 	case facts.LauncherTorchrun:
-		out = append(out, torchrun(args, lookup)...)
+		out = append(out, torchrun(args, o.Torchrun.NProcPerNode)...)
 	case facts.LauncherPaddle:
-		out = append(out, paddle(args, lookup)...)
+		out = append(out, paddle(args, o.Paddle)...)
 	case facts.LauncherDeepSpeed:
 		if v, src, ok := option(args, deepspeedFlags, "--num_gpus", "--num_accelerators"); ok {
 			out = appendCount(out, facts.Ranks{Launcher: name, Source: src}, v)
@@ -36,19 +37,15 @@ func Ranks(argv []string, lookup func(string) (string, bool)) []facts.Ranks {
 	case facts.LauncherAccelerate:
 		out = append(out, accelerate(args)...)
 	}
-	if name != facts.LauncherTorchrun {
+	if v := o.Torchrun.NProcPerNode; v != "" && name != facts.LauncherTorchrun {
 		// Kubeflow sets it for whatever the pod runs.
-		if v, ok := lookup("PET_NPROC_PER_NODE"); ok {
-			out = appendCount(out, facts.Ranks{Launcher: facts.LauncherTorchrun, Source: "PET_NPROC_PER_NODE=" + v}, v)
-		}
+		out = appendCount(out, facts.Ranks{Launcher: facts.LauncherTorchrun, Source: "PET_NPROC_PER_NODE=" + v}, v)
 	}
-	if v, ok := lookup("SLURM_NTASKS_PER_NODE"); ok {
-		// With --gpus-per-task each task sees GPUs of its own.
-		if _, bound := lookup("SLURM_GPUS_PER_TASK"); !bound {
-			out = appendCount(out, facts.Ranks{Launcher: facts.LauncherSlurm, Source: "SLURM_NTASKS_PER_NODE=" + v}, v)
-		}
+	// With --gpus-per-task each task sees GPUs of its own.
+	if v := o.Slurm.NTasksPerNode; v != "" && o.Slurm.GPUsPerTask == "" {
+		out = appendCount(out, facts.Ranks{Launcher: facts.LauncherSlurm, Source: "SLURM_NTASKS_PER_NODE=" + v}, v)
 	}
-	if v, ok := lookup("LOCAL_WORLD_SIZE"); ok {
+	if v := o.Torchrun.LocalWorldSize; v != "" {
 		out = appendCount(out, facts.Ranks{Launcher: facts.LauncherTorchWorker, Source: "LOCAL_WORLD_SIZE=" + v}, v)
 	}
 	return out
@@ -152,14 +149,14 @@ var torchrunFlags = flagSet("--standalone", "-m", "--module", "--no-python", "--
 
 // torchrun's --nproc-per-node defaults to PET_NPROC_PER_NODE
 // (torch/distributed/argparse_util.py, env).
-func torchrun(args []string, lookup func(string) (string, bool)) []facts.Ranks {
+func torchrun(args []string, petNProc string) []facts.Ranks {
 	r := facts.Ranks{Launcher: facts.LauncherTorchrun}
 	v, src, ok := option(args, torchrunFlags, "--nproc-per-node", "--nproc_per_node")
 	if !ok {
-		if v, ok = lookup("PET_NPROC_PER_NODE"); !ok {
+		if petNProc == "" {
 			return nil
 		}
-		src = "PET_NPROC_PER_NODE=" + v
+		v, src = petNProc, "PET_NPROC_PER_NODE="+petNProc
 	}
 	r.Source = src
 	return appendCount(nil, r, v)
@@ -167,10 +164,10 @@ func torchrun(args []string, lookup func(string) (string, bool)) []facts.Ranks {
 
 // paddle's options all take a value; PADDLE_DEVICES and
 // PADDLE_NPROC_PER_NODE override them (launch/context/args_envs.py).
-func paddle(args []string, lookup func(string) (string, bool)) []facts.Ranks {
+func paddle(args []string, p facts.Paddle) []facts.Ranks {
 	var out []facts.Ranks
 	devices, src, ok := option(args, nil, "--devices", "--gpus", "--npus", "--xpus")
-	if v, set := lookup("PADDLE_DEVICES"); set {
+	if v := p.Devices; v != "" {
 		devices, src, ok = v, "PADDLE_DEVICES="+v, true
 	}
 	if ok {
@@ -180,7 +177,7 @@ func paddle(args []string, lookup func(string) (string, bool)) []facts.Ranks {
 		}
 	}
 	nproc, src, ok := option(args, nil, "--nproc_per_node")
-	if v, set := lookup("PADDLE_NPROC_PER_NODE"); set {
+	if v := p.NProcPerNode; v != "" {
 		nproc, src, ok = v, "PADDLE_NPROC_PER_NODE="+v, true
 	}
 	if ok {

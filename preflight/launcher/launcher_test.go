@@ -5,17 +5,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gpu-preflight/gpu-preflight/preflight/envvars"
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
+	"github.com/gpu-preflight/gpu-preflight/preflight/orchestrator"
 )
 
-func env(kv ...string) func(string) (string, bool) {
-	m := map[string]string{}
-	for _, s := range kv {
-		k, v, _ := strings.Cut(s, "=")
-		m[k] = v
-	}
-	return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
-}
+// env is the launchers' variables as preflight/orchestrator reads them.
+func env(kv ...string) facts.Orchestrator { return orchestrator.FromEnv(envvars.Parse(kv)) }
 
 func r(launcher, source string, n int) facts.Ranks {
 	return facts.Ranks{Launcher: launcher, Source: source, PerNode: n}

@@ -26,8 +26,9 @@ const (
 	envMasterAddr   = "MASTER_ADDR"
 )
 
-// variables are the launchers' variables (Slurm: srun(1), "OUTPUT
-// ENVIRONMENT VARIABLES") and the field each fills.
+// variables are the launchers' variables and the field each fills, the
+// one place a launcher's variable is read (envvars.Read says each one's
+// source).
 var variables = []struct {
 	name string
 	to   func(*facts.Orchestrator) *string
@@ -47,6 +48,11 @@ var variables = []struct {
 	{"SLURM_CLUSTER_NAME", func(o *facts.Orchestrator) *string { return &o.Slurm.Cluster }},
 	{"SLURM_ARRAY_JOB_ID", func(o *facts.Orchestrator) *string { return &o.Slurm.ArrayJobID }},
 	{"SLURM_ARRAY_TASK_ID", func(o *facts.Orchestrator) *string { return &o.Slurm.ArrayTaskID }},
+	{"SLURM_STEP_NUM_NODES", func(o *facts.Orchestrator) *string { return &o.Slurm.StepNumNodes }},
+	{"SLURM_JOB_NUM_NODES", func(o *facts.Orchestrator) *string { return &o.Slurm.JobNumNodes }},
+	{"SLURM_NNODES", func(o *facts.Orchestrator) *string { return &o.Slurm.NNodes }},
+	{"SLURM_NTASKS_PER_NODE", func(o *facts.Orchestrator) *string { return &o.Slurm.NTasksPerNode }},
+	{"SLURM_GPUS_PER_TASK", func(o *facts.Orchestrator) *string { return &o.Slurm.GPUsPerTask }},
 	{"RANK", func(o *facts.Orchestrator) *string { return &o.Torchrun.Rank }},
 	{"LOCAL_RANK", func(o *facts.Orchestrator) *string { return &o.Torchrun.LocalRank }},
 	{"WORLD_SIZE", func(o *facts.Orchestrator) *string { return &o.Torchrun.WorldSize }},
@@ -54,11 +60,29 @@ var variables = []struct {
 	{envElasticRun, func(o *facts.Orchestrator) *string { return &o.Torchrun.RunID }},
 	{envMasterAddr, func(o *facts.Orchestrator) *string { return &o.Torchrun.MasterAddr }},
 	{"MASTER_PORT", func(o *facts.Orchestrator) *string { return &o.Torchrun.MasterPort }},
+	{"GROUP_WORLD_SIZE", func(o *facts.Orchestrator) *string { return &o.Torchrun.GroupWorldSize }},
+	{"PET_NNODES", func(o *facts.Orchestrator) *string { return &o.Torchrun.NNodes }},
+	{"PET_NPROC_PER_NODE", func(o *facts.Orchestrator) *string { return &o.Torchrun.NProcPerNode }},
 	{"PADDLE_TRAINER_ID", func(o *facts.Orchestrator) *string { return &o.Paddle.TrainerID }},
 	{"PADDLE_TRAINERS_NUM", func(o *facts.Orchestrator) *string { return &o.Paddle.TrainersNum }},
 	{envPaddleJob, func(o *facts.Orchestrator) *string { return &o.Paddle.JobID }},
 	{"PADDLE_NNODES", func(o *facts.Orchestrator) *string { return &o.Paddle.NNodes }},
 	{"PADDLE_MASTER", func(o *facts.Orchestrator) *string { return &o.Paddle.Master }},
+	{"PADDLE_DEVICES", func(o *facts.Orchestrator) *string { return &o.Paddle.Devices }},
+	{"PADDLE_NPROC_PER_NODE", func(o *facts.Orchestrator) *string { return &o.Paddle.NProcPerNode }},
+	{"OMPI_COMM_WORLD_SIZE", func(o *facts.Orchestrator) *string { return &o.MPI.WorldSize }},
+	{"OMPI_COMM_WORLD_LOCAL_SIZE", func(o *facts.Orchestrator) *string { return &o.MPI.LocalSize }},
+	{"PMI_SIZE", func(o *facts.Orchestrator) *string { return &o.MPI.PMISize }},
+	{"MPI_LOCALNRANKS", func(o *facts.Orchestrator) *string { return &o.MPI.LocalNRanks }},
+}
+
+// Variables are every variable FromEnv reads, each a row of envvars.Read.
+func Variables() []string {
+	out := []string{EnvJobID, envInCluster, envRdzvID, envRdzvEndpoint}
+	for _, v := range variables {
+		out = append(out, v.name)
+	}
+	return out
 }
 
 // placeholderIDs are launcher defaults the same for every job, which join
@@ -89,6 +113,7 @@ func FromEnv(env envvars.Env) facts.Orchestrator {
 		{"slurm", o.Slurm.JobID != ""},
 		{"torchrun", o.Torchrun.RunID != "" || o.Torchrun.Rank != "" || o.Torchrun.WorldSize != ""},
 		{"paddle", o.Paddle.JobID != "" || o.Paddle.TrainerID != "" || o.Paddle.Master != ""},
+		{"mpi", o.MPI.WorldSize != "" || o.MPI.PMISize != ""},
 	} {
 		if l.set {
 			o.Detected = append(o.Detected, l.name)

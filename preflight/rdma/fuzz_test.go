@@ -1,11 +1,11 @@
 package rdma
 
 import (
+	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 	"strings"
 	"testing"
 
 	"github.com/gpu-preflight/gpu-preflight/preflight/rdma/rdmatest"
-	"github.com/gpu-preflight/gpu-preflight/preflight/transport"
 )
 
 func FuzzParseProcFiles(f *testing.F) {
@@ -14,7 +14,7 @@ func FuzzParseProcFiles(f *testing.F) {
 	f.Add("Uid:\t1000\t1000\t1000\t1000\nCapEff:\t0000000000000000\nCapBnd:\t000001ffffffffff\nCapAmb:\t0000000000000000\nCpus_allowed_list:\t0-3\n",
 		"Max locked memory         8388608              8388608              bytes     \n")
 	f.Fuzz(func(t *testing.T, status, limits string) {
-		var p transport.Process
+		var p facts.RankProcess
 		ParseStatus(status, &p)
 		soft, hard := ParseMemlock(limits)
 		if soft < -1 || hard < -1 {

@@ -1,6 +1,7 @@
 package rdma
 
 import (
+	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -8,7 +9,6 @@ import (
 
 	"github.com/gpu-preflight/gpu-preflight/preflight/fsroot"
 	"github.com/gpu-preflight/gpu-preflight/preflight/nccl"
-	"github.com/gpu-preflight/gpu-preflight/preflight/transport"
 )
 
 func writeFile(t testing.TB, root fsroot.Root, p, content string) {
@@ -23,16 +23,16 @@ func writeFile(t testing.TB, root fsroot.Root, p, content string) {
 }
 
 // ibFacts is a rank whose NCCL takes one InfiniBand port.
-func ibFacts() transport.Facts {
-	return transport.Facts{
-		HCAs: []transport.HCA{{Name: "mlx5_0", Driver: "mlx5_core", Verbs: "uverbs0",
-			Node:  transport.Node{Path: "/dev/infiniband/uverbs0", Open: transport.NodeOK},
-			Ports: []transport.Port{{Num: 1, State: "ACTIVE", PhysState: "LinkUp", LinkLayer: transport.LinkInfiniBand}}}},
+func ibFacts() facts.Transport {
+	return facts.Transport{
+		HCAs: []facts.HCA{{Name: "mlx5_0", Driver: "mlx5_core", Verbs: "uverbs0",
+			Node:  facts.UverbsNode{Path: "/dev/infiniband/uverbs0", Open: facts.UverbsOK},
+			Ports: []facts.HCAPort{{Num: 1, State: "ACTIVE", PhysState: "LinkUp", LinkLayer: facts.LinkInfiniBand}}}},
 		Addresses: []nccl.Address{{Interface: "eth0", Index: 2, Prefix: netip.MustParsePrefix("10.0.0.2/24"), Running: true}},
-		Image: transport.Image{NCCL: "/usr/lib/x86_64-linux-gnu/libnccl.so.2",
-			Verbs:      transport.Library{Name: "libibverbs.so.1", Path: "/usr/lib/x86_64-linux-gnu/libibverbs.so.1"},
+		Image: facts.RDMAImage{NCCL: "/usr/lib/x86_64-linux-gnu/libnccl.so.2",
+			Verbs:      facts.LoadedLibrary{Name: "libibverbs.so.1", Path: "/usr/lib/x86_64-linux-gnu/libibverbs.so.1"},
 			Configured: []string{"mlx5"},
-			Providers:  []transport.Provider{{Name: "mlx5", Library: transport.Library{Path: "/usr/lib/x86_64-linux-gnu/libibverbs/libmlx5-rdmav34.so"}}}},
-		NCCL: transport.NCCL{Version: "2.22.3"},
+			Providers:  []facts.VerbsProvider{{Name: "mlx5", Library: facts.LoadedLibrary{Path: "/usr/lib/x86_64-linux-gnu/libibverbs/libmlx5-rdmav34.so"}}}},
+		NCCL: facts.NCCLConfig{Version: "2.22.3"},
 	}
 }

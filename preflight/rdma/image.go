@@ -1,6 +1,7 @@
 package rdma
 
 import (
+	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 	"path"
 	"regexp"
 	"slices"
@@ -14,8 +15,8 @@ import (
 
 // ncclSettings resolves NCCL's variables as the image's NCCL will: the
 // environment, then its configuration files, read from the image.
-func (g *gatherer) ncclSettings(uid int) transport.NCCL {
-	n := transport.NCCL{Version: g.o.NCCLVersion}
+func (g *gatherer) ncclSettings(uid int) facts.NCCLConfig {
+	n := facts.NCCLConfig{Version: g.o.NCCLVersion}
 	v, _ := nccl.ParseVersion(g.o.NCCLVersion)
 	env := g.o.Env
 	var files []nccl.ConfFile
@@ -88,8 +89,11 @@ func pabi(rdmaCore int) int {
 // imageSide finds, with the loader model, what the image's NCCL loads of
 // the RDMA stack: libibverbs, the providers the host's HCAs need, and the
 // net plugins its settings name.
-func (g *gatherer) imageSide(hcas []transport.HCA, n transport.NCCL) transport.Image {
-	im := transport.Image{NCCL: g.o.NCCL}
+func (g *gatherer) imageSide(hcas []facts.HCA, n facts.NCCLConfig) facts.RDMAImage {
+	im := facts.RDMAImage{NCCL: g.o.NCCL}
+	if len(hcas) > 0 {
+		im.Configured = g.configuredProviders()
+	}
 	if im.NCCL == "" {
 		return im
 	}
@@ -109,7 +113,7 @@ func (g *gatherer) imageSide(hcas []transport.HCA, n transport.NCCL) transport.I
 		im.Verbs = library(objs, "libibverbs.so.1")
 	}
 	for _, names := range plugins {
-		p := transport.Plugin{Names: names}
+		p := facts.NetPlugin{Names: names}
 		for _, name := range names {
 			if p.Library = library(objs, name); p.Library.Path != "" {
 				break
@@ -126,7 +130,6 @@ func (g *gatherer) imageSide(hcas []transport.HCA, n transport.NCCL) transport.I
 			im.RDMACore, _ = strconv.Atoi(m[2])
 		}
 	}
-	im.Configured = g.configuredProviders()
 	im.Providers = g.providers(hcas, im, env)
 	return im
 }
@@ -163,7 +166,7 @@ func (g *gatherer) configuredProviders() []string {
 // providers resolves each provider the HCAs need as load_driver does: in
 // the provider directory (the lib directory's libibverbs/ beside
 // libibverbs), else by name from libibverbs.
-func (g *gatherer) providers(hcas []transport.HCA, im transport.Image, env ldso.Env) []transport.Provider {
+func (g *gatherer) providers(hcas []facts.HCA, im facts.RDMAImage, env ldso.Env) []facts.VerbsProvider {
 	var names []string
 	for _, h := range hcas {
 		if p := transport.ProviderFor(h); p != "" && !slices.Contains(names, p) {
@@ -194,9 +197,9 @@ func (g *gatherer) providers(hcas []transport.HCA, im transport.Image, env ldso.
 		requests = append(requests, ldso.Dlopen{By: "libibverbs", Name: req})
 	}
 	objs := ldso.LoadDlopen(imageFS{g}, env, nil, []string{im.Verbs.Path}, requests)
-	var out []transport.Provider
+	var out []facts.VerbsProvider
 	for _, name := range names {
-		p := transport.Provider{Name: name, Library: transport.Library{Name: "lib" + name + "-rdmav*.so"}}
+		p := facts.VerbsProvider{Name: name, Library: facts.LoadedLibrary{Name: "lib" + name + "-rdmav*.so"}}
 		if req, ok := want[name]; ok {
 			p.Library = library(objs, req)
 		}
@@ -207,8 +210,8 @@ func (g *gatherer) providers(hcas []transport.HCA, im transport.Image, env ldso.
 
 // library is the object the loader found for name, with the libraries of
 // its dependency closure it did not find.
-func library(objs []ldso.Object, name string) transport.Library {
-	l := transport.Library{Name: name}
+func library(objs []ldso.Object, name string) facts.LoadedLibrary {
+	l := facts.LoadedLibrary{Name: name}
 	i := slices.IndexFunc(objs, func(o ldso.Object) bool { return o.Name == name })
 	if i < 0 || objs[i].Path == "" {
 		return l

@@ -1,6 +1,7 @@
 package rdma
 
 import (
+	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -67,7 +68,7 @@ type debianError struct {
 
 func (e *debianError) Error() string { return e.err.Error() + "\n" + e.stderr }
 
-func imageFacts(t *testing.T, image fsroot.Root, host rdmatest.Node, env map[string]string) transport.Facts {
+func imageFacts(t *testing.T, image fsroot.Root, host rdmatest.Node, env map[string]string) facts.Transport {
 	t.Helper()
 	o := Options{Host: layout(t, host), Image: image, NCCL: libdir + "/libnccl.so.2", NCCLVersion: "2.22.3",
 		Env: func(k string) (string, bool) { v, ok := env[k]; return v, ok }}
@@ -78,10 +79,9 @@ func imageFacts(t *testing.T, image fsroot.Root, host rdmatest.Node, env map[str
 	return f
 }
 
-func codes(f transport.Facts) []string {
-	_, findings := transport.Predict(f)
+func codes(f facts.Transport) []string {
 	var out []string
-	for _, x := range findings {
+	for _, x := range transport.Predict(f).Causes {
 		out = append(out, x.Code)
 	}
 	return out
@@ -126,7 +126,7 @@ func TestMissingProviderIsFound(t *testing.T) {
 			}
 			f := imageFacts(t, image, rdmatest.HGX(1, "InfiniBand", "400 Gb/sec (4X NDR)"), nil)
 			for i := range f.HCAs {
-				f.HCAs[i].Node.Open = transport.NodeOK // the device opens; the image is at fault
+				f.HCAs[i].Node.Open = facts.UverbsOK // the device opens; the image is at fault
 			}
 			if got := codes(f); !slices.Contains(got, want[name]) {
 				t.Errorf("causes %q, want %s", got, want[name])
@@ -165,10 +165,10 @@ func TestEFANeedsALoadablePlugin(t *testing.T) {
 	}
 	f = imageFacts(t, image, efa, env)
 	for i := range f.HCAs {
-		f.HCAs[i].Node.Open = transport.NodeOK
+		f.HCAs[i].Node.Open = facts.UverbsOK
 	}
-	pred, findings := transport.Predict(f)
+	pred := transport.Predict(f)
 	if pred.Network != "/opt/amazon/ofi-nccl/lib/libnccl-net.so" || len(pred.Devices) != 4 {
-		t.Errorf("prediction %+v (causes %v), want the plugin on the four EFAs", pred, findings)
+		t.Errorf("prediction %+v (causes %v), want the plugin on the four EFAs", pred, pred.Causes)
 	}
 }

@@ -2,6 +2,7 @@ package rdma
 
 import (
 	"encoding/binary"
+	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 	"net/netip"
 	"slices"
 	"syscall"
@@ -9,7 +10,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/gpu-preflight/gpu-preflight/preflight/nccl"
-	"github.com/gpu-preflight/gpu-preflight/preflight/transport"
 )
 
 // maxLinks bounds the interfaces and addresses kept; a host network
@@ -20,7 +20,7 @@ const maxLinks = 4096
 // interfaces and their addresses, as glibc's getifaddrs does (a link dump,
 // then an address dump of every family): the addresses keep the dump's
 // order, which is the order NCCL walks them in.
-func (g *gatherer) interfaces() ([]transport.Link, []nccl.Address) {
+func (g *gatherer) interfaces() ([]facts.Interface, []nccl.Address) {
 	links, err := dumpLinks()
 	if err != nil {
 		g.warn(err)
@@ -31,7 +31,7 @@ func (g *gatherer) interfaces() ([]transport.Link, []nccl.Address) {
 	return links, addrs
 }
 
-func dumpLinks() ([]transport.Link, error) {
+func dumpLinks() ([]facts.Interface, error) {
 	b, err := syscall.NetlinkRIB(syscall.RTM_GETLINK, syscall.AF_UNSPEC)
 	if err != nil {
 		return nil, err
@@ -40,14 +40,14 @@ func dumpLinks() ([]transport.Link, error) {
 	if err != nil {
 		return nil, err
 	}
-	var out []transport.Link
+	var out []facts.Interface
 	for _, m := range msgs {
 		if m.Header.Type != syscall.RTM_NEWLINK || len(m.Data) < syscall.SizeofIfInfomsg || len(out) == maxLinks {
 			continue
 		}
 		// struct ifinfomsg: family, pad, type, index, flags, change.
 		flags := binary.NativeEndian.Uint32(m.Data[8:12])
-		l := transport.Link{Index: int(int32(binary.NativeEndian.Uint32(m.Data[4:8]))),
+		l := facts.Interface{Index: int(int32(binary.NativeEndian.Uint32(m.Data[4:8]))),
 			Up: flags&syscall.IFF_UP != 0, Running: flags&syscall.IFF_RUNNING != 0}
 		attrs, err := syscall.ParseNetlinkRouteAttr(&m)
 		if err != nil {
@@ -83,7 +83,7 @@ func linkKind(b []byte) string {
 	return ""
 }
 
-func dumpAddresses(links []transport.Link) ([]nccl.Address, error) {
+func dumpAddresses(links []facts.Interface) ([]nccl.Address, error) {
 	b, err := syscall.NetlinkRIB(syscall.RTM_GETADDR, syscall.AF_UNSPEC)
 	if err != nil {
 		return nil, err
@@ -122,7 +122,7 @@ func dumpAddresses(links []transport.Link) ([]nccl.Address, error) {
 			continue
 		}
 		a := nccl.Address{Index: index, Prefix: netip.PrefixFrom(ip, prefixLen)}
-		if i := slices.IndexFunc(links, func(l transport.Link) bool { return l.Index == a.Index }); i >= 0 {
+		if i := slices.IndexFunc(links, func(l facts.Interface) bool { return l.Index == a.Index }); i >= 0 {
 			a.Interface, a.Running = links[i].Name, links[i].Running
 		}
 		out = append(out, a)

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/binary"
 	"fmt"
+	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 	"net/netip"
 	"os"
 	"strings"
@@ -14,7 +15,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/gpu-preflight/gpu-preflight/preflight/nccl"
-	"github.com/gpu-preflight/gpu-preflight/preflight/transport"
 )
 
 // netnsLayout builds, in this process's (new) network namespace, the
@@ -273,7 +273,7 @@ func TestNamespaceInterfacesGiveNCCLsOwnChoice(t *testing.T) {
 		addrs, ok := read[f[1]]
 		if !ok {
 			var got struct {
-				Links     []transport.Link
+				Links     []facts.Interface
 				Addresses []nccl.Address
 			}
 			runChild(t, netnsAttr(), nil, "layout "+f[1], &got)

@@ -2,6 +2,7 @@ package rdma
 
 import (
 	"encoding/json"
+	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -43,9 +44,9 @@ func TestUverbsNodeOpenTellsNoDriverFromNotPassed(t *testing.T) {
 		t.Fatal(err)
 	}
 	f, _ := Gather(Options{Host: root, Image: root})
-	want := []string{"ENXIO", "ENOENT", transport.NodeNotDevice, transport.NodeOther, "ENXIO"}
+	want := []string{"ENXIO", "ENOENT", facts.UverbsNotDevice, facts.UverbsOther, "ENXIO"}
 	if uverbsDriverHere() {
-		want[0] = transport.NodeOK
+		want[0] = facts.UverbsOK
 	}
 	for i, w := range want {
 		if got := f.HCAs[i].Node.Open; got != w {
@@ -65,7 +66,7 @@ func TestDeviceCgroupDenialIsEPERM(t *testing.T) {
 	}
 	want := map[bool]string{false: "EPERM", true: "ENXIO"}
 	if uverbsDriverHere() {
-		want[true] = transport.NodeOK
+		want[true] = facts.UverbsOK
 	}
 	for _, allowed := range []bool{false, true} {
 		if got := openInContainer(t, allowed); got.Open != want[allowed] {
@@ -76,7 +77,7 @@ func TestDeviceCgroupDenialIsEPERM(t *testing.T) {
 
 // openInContainer runs the test binary in a runc container that holds
 // uverbs0 and opens it there.
-func openInContainer(t *testing.T, allowed bool) transport.Node {
+func openInContainer(t *testing.T, allowed bool) facts.UverbsNode {
 	t.Helper()
 	bundle := t.TempDir()
 	if err := os.Mkdir(filepath.Join(bundle, "rootfs"), 0o755); err != nil {
@@ -123,7 +124,7 @@ func openInContainer(t *testing.T, allowed bool) transport.Node {
 		exec.Command("runc", "delete", "--force", id).Run()
 		t.Fatalf("runc run: %v\n%s", err, stderr.String())
 	}
-	var n transport.Node
+	var n facts.UverbsNode
 	if err := json.Unmarshal(out, &n); err != nil {
 		t.Fatalf("the container printed %q: %v", out, err)
 	}
@@ -143,7 +144,7 @@ func TestLockedMemoryLimitIsTheProcessOwn(t *testing.T) {
 	if os.Geteuid() == 0 {
 		prefix = append(prefix, "setpriv", "--bounding-set", "-ipc_lock")
 	}
-	var lowered transport.Process
+	var lowered facts.RankProcess
 	runChild(t, nil, prefix, "process", &lowered)
 	if lowered.MemlockSoft != 65536 || lowered.MemlockHard != 65536 || lowered.CapBnd>>14&1 != 0 && lowered.UID == 0 {
 		t.Fatalf("lowered: %+v", lowered)
@@ -154,7 +155,7 @@ func TestLockedMemoryLimitIsTheProcessOwn(t *testing.T) {
 	if os.Geteuid() != 0 {
 		return
 	}
-	var asIs transport.Process
+	var asIs facts.RankProcess
 	runChild(t, nil, nil, "process", &asIs)
 	if codes := memlockCodes(asIs); len(codes) != 0 {
 		t.Errorf("root with CAP_IPC_LOCK: causes %q, want none", codes)
@@ -163,13 +164,12 @@ func TestLockedMemoryLimitIsTheProcessOwn(t *testing.T) {
 
 // memlockCodes runs the rules for a rank with p's limits and an HCA NCCL
 // takes.
-func memlockCodes(p transport.Process) []string {
+func memlockCodes(p facts.RankProcess) []string {
 	f := ibFacts()
 	f.Process = p
-	_, findings := transport.Predict(f)
 	var codes []string
-	for _, x := range findings {
-		if x.Check == transport.CheckMemlock {
+	for _, x := range transport.Predict(f).Causes {
+		if transport.Causes[x.Code].Check == transport.CheckMemlock {
 			codes = append(codes, x.Code)
 		}
 	}

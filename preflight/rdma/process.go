@@ -1,16 +1,15 @@
 package rdma
 
 import (
+	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 	"strconv"
 	"strings"
-
-	"github.com/gpu-preflight/gpu-preflight/preflight/transport"
 )
 
 // process reads this process's limits from procfs: the training command
 // inherits them through exec (or as gpu-preflight's child).
-func (g *gatherer) process() transport.Process {
-	p := transport.Process{UID: -1, MemlockSoft: -1, MemlockHard: -1}
+func (g *gatherer) process() facts.RankProcess {
+	p := facts.RankProcess{UID: -1, MemlockSoft: -1, MemlockHard: -1}
 	if b, err := g.host.ReadFileMax("/proc/self/status", maxFile); err == nil {
 		ParseStatus(string(b), &p)
 	} else {
@@ -27,7 +26,7 @@ func (g *gatherer) process() transport.Process {
 // ParseStatus reads /proc/self/status (proc(5)): the effective uid, the
 // effective, bounding and ambient capability sets (hexadecimal) and
 // Cpus_allowed_list.
-func ParseStatus(s string, p *transport.Process) {
+func ParseStatus(s string, p *facts.RankProcess) {
 	for line := range strings.SplitSeq(s, "\n") {
 		key, value, ok := strings.Cut(line, ":")
 		if !ok {

@@ -4,7 +4,7 @@
 // capabilities, the interfaces of its network namespace, the image's
 // libibverbs, providers and NCCL net plugins as the loader model finds
 // them, GPUDirect RDMA's kernel side, the PCI placement of GPUs and HCAs,
-// and NCCL's settings. It returns transport.Facts; a missing file is a
+// and NCCL's settings. It returns facts.Transport; a missing file is a
 // fact, and any other failure a warning. Everything under /sys, /dev and
 // /proc is read under the host root, the image's files under the image
 // root; the interfaces come from netlink, which is this process's own
@@ -12,9 +12,9 @@
 package rdma
 
 import (
+	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 	"github.com/gpu-preflight/gpu-preflight/preflight/fsroot"
 	"github.com/gpu-preflight/gpu-preflight/preflight/nccl"
-	"github.com/gpu-preflight/gpu-preflight/preflight/transport"
 )
 
 // Options are what the gatherer takes from the run's other facts.
@@ -40,12 +40,12 @@ type Options struct {
 const maxFile = 64 << 10
 
 // Gather reads the facts; the warnings say what could not be read.
-func Gather(o Options) (transport.Facts, []string) {
+func Gather(o Options) (facts.Transport, []string) {
 	if o.Env == nil {
 		o.Env = func(string) (string, bool) { return "", false }
 	}
 	g := gatherer{o: o, host: o.Host, image: o.Image}
-	var f transport.Facts
+	var f facts.Transport
 	f.Process = g.process()
 	f.HCAs = g.hcas()
 	f.Links, f.Addresses = g.interfaces()

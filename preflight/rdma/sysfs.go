@@ -3,6 +3,7 @@ package rdma
 import (
 	"errors"
 	"fmt"
+	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 	"io/fs"
 	"net/netip"
 	"os"
@@ -15,7 +16,6 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/preflight/fsroot"
 	"github.com/gpu-preflight/gpu-preflight/preflight/host"
 	"github.com/gpu-preflight/gpu-preflight/preflight/nccl"
-	"github.com/gpu-preflight/gpu-preflight/preflight/transport"
 )
 
 // Limits that keep a hostile tree cheap: a node has a few tens of HCAs,
@@ -130,16 +130,16 @@ func (g *gatherer) uverbs() map[string][2]string {
 	return out
 }
 
-func (g *gatherer) hcas() []transport.HCA {
+func (g *gatherer) hcas() []facts.HCA {
 	names, err := g.host.ReadDirNames("/sys/class/infiniband")
 	g.warn(err)
 	verbs := g.uverbs()
-	var out []transport.HCA
+	var out []facts.HCA
 	class := g.resolve("/sys/class/infiniband")
 	for _, name := range names[:min(len(names), maxHCAs)] {
 		inside := "/sys/class/infiniband/" + name
 		dir := g.follow(class, name, inside)
-		h := transport.HCA{Name: name}
+		h := facts.HCA{Name: name}
 		dev := ""
 		if dir != "" {
 			dev = g.follow(dir, "device", inside+"/device")
@@ -157,7 +157,7 @@ func (g *gatherer) hcas() []transport.HCA {
 	return out
 }
 
-func (g *gatherer) ports(hca string) []transport.Port {
+func (g *gatherer) ports(hca string) []facts.HCAPort {
 	if hca == "" {
 		return nil
 	}
@@ -165,17 +165,17 @@ func (g *gatherer) ports(hca string) []transport.Port {
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		g.warn(err)
 	}
-	var out []transport.Port
+	var out []facts.HCAPort
 	for _, e := range names {
 		num, err := strconv.Atoi(e.Name())
 		if err != nil || len(out) == maxPorts {
 			continue
 		}
 		d := hca + "/ports/" + e.Name()
-		p := transport.Port{Num: num, LinkLayer: g.attr(d, "link_layer"), Rate: g.attr(d, "rate")}
+		p := facts.HCAPort{Num: num, LinkLayer: g.attr(d, "link_layer"), Rate: g.attr(d, "rate")}
 		_, p.State = ParseState(g.attr(d, "state"))
 		_, p.PhysState = ParseState(g.attr(d, "phys_state"))
-		if p.LinkLayer == transport.LinkEthernet {
+		if p.LinkLayer == facts.LinkEthernet {
 			p.GIDs = g.gids(d)
 		}
 		out = append(out, p)
@@ -224,8 +224,8 @@ func ParseGID(s string) (netip.Addr, bool) {
 // open opens a uverbs character device read-write, as libibverbs'
 // open_cdev does, and says what happened. dev is the number sysfs gives
 // it ("231:192"); a node of another number is not opened.
-func (g *gatherer) open(p, dev string) transport.Node {
-	n := transport.Node{Path: p}
+func (g *gatherer) open(p, dev string) facts.UverbsNode {
+	n := facts.UverbsNode{Path: p}
 	host, err := g.host.Resolve(p)
 	if err != nil {
 		n.Open = errnoName(err)
@@ -237,11 +237,11 @@ func (g *gatherer) open(p, dev string) transport.Node {
 		return n
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFCHR {
-		n.Open = transport.NodeNotDevice
+		n.Open = facts.UverbsNotDevice
 		return n
 	}
 	if dev != "" && dev != fmt.Sprintf("%d:%d", unix.Major(st.Rdev), unix.Minor(st.Rdev)) {
-		n.Open = transport.NodeOther
+		n.Open = facts.UverbsOther
 		return n
 	}
 	fd, err := unix.Open(host, unix.O_RDWR|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
@@ -250,7 +250,7 @@ func (g *gatherer) open(p, dev string) transport.Node {
 		return n
 	}
 	unix.Close(fd)
-	n.Open = transport.NodeOK
+	n.Open = facts.UverbsOK
 	return n
 }
 
@@ -317,8 +317,8 @@ func (g *gatherer) pciID(dir string) uint64 {
 }
 
 // gpus places the visible GPUs.
-func (g *gatherer) gpus() []transport.GPU {
-	var out []transport.GPU
+func (g *gatherer) gpus() []facts.GPUPlacement {
+	var out []facts.GPUPlacement
 	bus := ""
 	if len(g.o.GPUs) > 0 {
 		bus = g.resolve("/sys/bus/pci/devices")
@@ -332,7 +332,7 @@ func (g *gatherer) gpus() []transport.GPU {
 		domain, rest, _ := strings.Cut(norm, ":")
 		d, _ := strconv.ParseUint(domain, 16, 32)
 		bdf := fmt.Sprintf("%04x:%s", d, strings.ToLower(rest))
-		gpu := transport.GPU{Address: bdf}
+		gpu := facts.GPUPlacement{Address: bdf}
 		_, gpu.PCI, gpu.IOMMU, gpu.LocalCPUs = g.placement(g.follow(bus, bdf, "/sys/bus/pci/devices/"+bdf))
 		out = append(out, gpu)
 	}
@@ -340,8 +340,8 @@ func (g *gatherer) gpus() []transport.GPU {
 }
 
 // kernel reads which of NCCL's peer-memory probes exist.
-func (g *gatherer) kernel() transport.Kernel {
-	k := transport.Kernel{Release: g.o.KernelRelease, DriverVersion: g.o.DriverVersion, OpenModule: g.o.OpenModule}
+func (g *gatherer) kernel() facts.RDMAKernel {
+	k := facts.RDMAKernel{Release: g.o.KernelRelease, DriverVersion: g.o.DriverVersion, OpenModule: g.o.OpenModule}
 	for _, f := range nccl.AllPeermemFiles() {
 		_, err := g.host.Stat(f)
 		if err == nil {

@@ -2,14 +2,16 @@ package rdma
 
 import (
 	"fmt"
+	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 	"os"
+	"path"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/gpu-preflight/gpu-preflight/preflight/fsroot"
 	"github.com/gpu-preflight/gpu-preflight/preflight/nccl"
 	"github.com/gpu-preflight/gpu-preflight/preflight/rdma/rdmatest"
-	"github.com/gpu-preflight/gpu-preflight/preflight/transport"
 )
 
 // layout writes n into a new directory and returns it as a host root.
@@ -25,8 +27,8 @@ func layout(t testing.TB, n rdmatest.Node) fsroot.Root {
 // hgxGPUs are the HGX fixture's GPUs as NVML names them.
 func hgxGPUs() []string {
 	var out []string
-	for i := range 8 {
-		out = append(out, fmt.Sprintf("00000000:%02X:00.0", 0x15+0x20*i))
+	for _, g := range rdmatest.HGX(1, "InfiniBand", "").GPUs {
+		out = append(out, "0000"+strings.ToUpper(path.Base(g.Path)))
 	}
 	return out
 }
@@ -41,7 +43,7 @@ func TestHCAsPortsAndPlacementAreReadAsSysfsLaysThemOut(t *testing.T) {
 		t.Fatalf("%d HCAs, %d GPUs; want 8 of each", len(f.HCAs), len(f.GPUs))
 	}
 	h := f.HCAs[3]
-	want := transport.Port{Num: 1, State: "ACTIVE", PhysState: "LinkUp", LinkLayer: "InfiniBand", Rate: "400 Gb/sec (4X NDR)"}
+	want := facts.HCAPort{Num: 1, State: "ACTIVE", PhysState: "LinkUp", LinkLayer: "InfiniBand", Rate: "400 Gb/sec (4X NDR)"}
 	if h.Name != "mlx5_3" || h.Driver != "mlx5_core" || h.Vendor != "0x15b3" || h.Verbs != "uverbs3" || len(h.Ports) != 1 || h.Ports[0].State != want.State ||
 		h.Ports[0].PhysState != want.PhysState || h.Ports[0].LinkLayer != want.LinkLayer || h.Ports[0].Rate != want.Rate {
 		t.Errorf("mlx5_3 read as %+v", h)
@@ -52,7 +54,7 @@ func TestHCAsPortsAndPlacementAreReadAsSysfsLaysThemOut(t *testing.T) {
 	if h.IOMMU != "identity" || h.PCI.NUMANode != 0 || len(h.PCI.SwitchIDs) != 2 {
 		t.Errorf("mlx5_3's placement: iommu %q, %+v", h.IOMMU, h.PCI)
 	}
-	if g := f.GPUs[3]; g.Address != "0000:75:00.0" || g.LocalCPUs != "0-55" || nccl.Distance(g.PCI, h.PCI) != nccl.PathPIX {
+	if g := f.GPUs[3]; g.Address != "0000:5d:00.0" || g.LocalCPUs != "0-55" || nccl.Distance(g.PCI, h.PCI) != nccl.PathPIX {
 		t.Errorf("GPU 3 %+v is %s from mlx5_3, want PIX", g, nccl.Distance(g.PCI, h.PCI))
 	}
 	if d := nccl.Distance(f.GPUs[0].PCI, f.HCAs[7].PCI); d != nccl.PathSYS {

@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 	"slices"
 	"strings"
 )
@@ -25,19 +26,12 @@ type Verdict struct {
 	Codes []string
 }
 
-// Evaluate runs the rules and returns the prediction and one verdict per
-// check. A job on one node needs no network: only CheckP2P speaks then,
-// and the prediction is still made for the record.
-func Evaluate(f Facts, job Job) (Prediction, []Verdict) {
-	pred, findings := Predict(f)
-	var out []Verdict
-	for _, check := range []string{CheckTransport, CheckGPUDirect, CheckMemlock, CheckP2P} {
-		out = append(out, verdict(check, pred, findings, job))
-	}
-	return pred, out
-}
+// Checks are the checks the causes belong to, in the order they report.
+var Checks = []string{CheckTransport, CheckGPUDirect, CheckMemlock, CheckP2P}
 
-func verdict(check string, pred Prediction, findings []Finding, job Job) Verdict {
+// Evaluate is check's verdict on the prediction for job. A job on one node
+// needs no network: only CheckP2P speaks then.
+func Evaluate(check string, pred facts.TransportPrediction, job Job) Verdict {
 	v := Verdict{Check: check, Status: StatusPass}
 	if check != CheckP2P && !job.MultiNode {
 		v.Status, v.Message = StatusSkip, "a single-node job uses no network transport (prediction: "+pred.Summary+")"
@@ -45,13 +39,13 @@ func verdict(check string, pred Prediction, findings []Finding, job Job) Verdict
 	}
 	var worst Class = -1
 	var msgs, remedies []string
-	for _, f := range findings {
-		if f.Check != check {
+	for _, f := range pred.Causes {
+		c := Causes[f.Code]
+		if c.Check != check {
 			continue
 		}
-		c := Causes[f.Code]
-		if f.Class > worst {
-			worst = f.Class
+		if c.Class > worst {
+			worst = c.Class
 			v.Codes = append([]string{f.Code}, v.Codes...)
 		} else {
 			v.Codes = append(v.Codes, f.Code)
@@ -82,20 +76,20 @@ func verdict(check string, pred Prediction, findings []Finding, job Job) Verdict
 	return v
 }
 
-func passMessage(check string, pred Prediction, job Job) string {
+func passMessage(check string, pred facts.TransportPrediction, job Job) string {
 	switch check {
 	case CheckTransport:
 		return pred.Summary + " (" + job.Evidence + ")"
 	case CheckGPUDirect:
 		switch pred.Network {
-		case NetIB:
+		case facts.NetIB:
 			return "GPUDirect RDMA through " + pred.GDR + " for every GPU"
-		case "", NetSocket:
+		case "", facts.NetSocket:
 			return "no RDMA network, no GPUDirect RDMA (" + pred.Summary + ")"
 		}
 		return "the net plugin decides GPUDirect RDMA itself (" + pred.Summary + ")"
 	case CheckMemlock:
-		if pred.Network == "" || pred.Network == NetSocket {
+		if pred.Network == "" || pred.Network == facts.NetSocket {
 			return "NCCL registers no memory with an HCA (" + pred.Summary + ")"
 		}
 		return "locked memory is unlimited, or CAP_IPC_LOCK lifts the limit"

@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/gpu-preflight/gpu-preflight/preflight/nccl"
+	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 )
 
 // Launcher is what started the container, for the remedy a person can
@@ -29,40 +29,41 @@ type Job struct {
 	Launcher  Launcher `json:"launcher"`
 }
 
-// nodeCounts are the variables that count a job's nodes, or its ranks
-// against the ranks of this node, from the launchers' own documentation
-// (docs/transport.md, "The job's shape"). The first pair that decides,
-// decides.
-var nodeCounts = []struct{ total, local string }{
-	{"SLURM_STEP_NUM_NODES", ""},                           // srun(1)
-	{"SLURM_JOB_NUM_NODES", ""},                            // sbatch(1), salloc(1)
-	{"SLURM_NNODES", ""},                                   // the older name of SLURM_JOB_NUM_NODES
-	{"PET_NNODES", ""},                                     // Kubeflow's PyTorchJob: torchrun --nnodes
-	{"PADDLE_NNODES", ""},                                  // paddle.distributed.launch --nnodes
-	{"GROUP_WORLD_SIZE", ""},                               // torchrun: the number of agents (nodes)
-	{"WORLD_SIZE", "LOCAL_WORLD_SIZE"},                     // torchrun's workers
-	{"OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_SIZE"}, // Open MPI's mpirun
-	{"PMI_SIZE", "MPI_LOCALNRANKS"},                        // MPICH's and Intel MPI's Hydra
+// nodeCounts are the launchers' counts of a job's nodes, or of its ranks
+// against the ranks of this node (docs/transport.md, "The job's shape"):
+// the first pair that decides, decides.
+var nodeCounts = []struct {
+	total, local string
+	get          func(o facts.Orchestrator) (total, local string)
+}{
+	{"SLURM_STEP_NUM_NODES", "", func(o facts.Orchestrator) (string, string) { return o.Slurm.StepNumNodes, "" }},
+	{"SLURM_JOB_NUM_NODES", "", func(o facts.Orchestrator) (string, string) { return o.Slurm.JobNumNodes, "" }},
+	{"SLURM_NNODES", "", func(o facts.Orchestrator) (string, string) { return o.Slurm.NNodes, "" }},
+	{"PET_NNODES", "", func(o facts.Orchestrator) (string, string) { return o.Torchrun.NNodes, "" }},
+	{"PADDLE_NNODES", "", func(o facts.Orchestrator) (string, string) { return o.Paddle.NNodes, "" }},
+	{"GROUP_WORLD_SIZE", "", func(o facts.Orchestrator) (string, string) { return o.Torchrun.GroupWorldSize, "" }},
+	{"WORLD_SIZE", "LOCAL_WORLD_SIZE", func(o facts.Orchestrator) (string, string) {
+		return o.Torchrun.WorldSize, o.Torchrun.LocalWorldSize
+	}},
+	{"OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_SIZE", func(o facts.Orchestrator) (string, string) {
+		return o.MPI.WorldSize, o.MPI.LocalSize
+	}},
+	{"PMI_SIZE", "MPI_LOCALNRANKS", func(o facts.Orchestrator) (string, string) { return o.MPI.PMISize, o.MPI.LocalNRanks }},
 }
 
-// JobFromEnv reads the job's shape from the launchers' variables. A
-// count of nodes is read up to a ":" ("1:4", torchrun's elastic range,
-// counts its maximum). Kubeflow's PyTorchJob without an elastic policy
-// sets only WORLD_SIZE, the number of pods, with MASTER_ADDR naming the
-// master pod "<job>-master-0"; each pod is taken as a node.
-func JobFromEnv(get nccl.Lookup) Job {
+// JobOf reads the job's shape from the launchers' variables. A count of
+// nodes is read up to a ":" ("1:4", torchrun's elastic range, counts its
+// maximum). Kubeflow's PyTorchJob without an elastic policy sets only
+// WORLD_SIZE, the number of pods, each taken as a node.
+func JobOf(o facts.Orchestrator) Job {
 	j := Job{Launcher: Docker}
-	if _, ok := get("SLURM_JOB_ID"); ok {
+	if o.Slurm.JobID != "" {
 		j.Launcher = Slurm
 	}
-	if _, ok := get("KUBERNETES_SERVICE_HOST"); ok {
+	if o.Kubernetes.InCluster {
 		j.Launcher = Kubernetes
 	}
-	count := func(name string) (int, bool) {
-		v, ok := get(name)
-		if !ok {
-			return 0, false
-		}
+	count := func(v string) (int, bool) {
 		if _, max, ranged := strings.Cut(v, ":"); ranged {
 			v = max
 		}
@@ -70,7 +71,8 @@ func JobFromEnv(get nccl.Lookup) Job {
 		return n, err == nil && n > 0
 	}
 	for _, c := range nodeCounts {
-		total, ok := count(c.total)
+		tv, lv := c.get(o)
+		total, ok := count(tv)
 		if !ok {
 			continue
 		}
@@ -78,14 +80,14 @@ func JobFromEnv(get nccl.Lookup) Job {
 			j.MultiNode, j.Evidence = total > 1, fmt.Sprintf("%s=%d", c.total, total)
 			return j
 		}
-		if local, ok := count(c.local); ok {
+		if local, ok := count(lv); ok {
 			j.MultiNode, j.Evidence = total > local, fmt.Sprintf("%s=%d, %s=%d", c.total, total, c.local, local)
 			return j
 		}
 	}
-	if master, _ := get("MASTER_ADDR"); strings.HasSuffix(master, "-master-0") && j.Launcher == Kubernetes {
-		if n, ok := count("WORLD_SIZE"); ok {
-			j.MultiNode, j.Evidence = n > 1, fmt.Sprintf("WORLD_SIZE=%d pods of PyTorchJob %s", n, strings.TrimSuffix(master, "-master-0"))
+	if o.Kubeflow.Kind == "PyTorchJob" && strings.HasSuffix(o.Torchrun.MasterAddr, "-master-0") {
+		if n, ok := count(o.Torchrun.WorldSize); ok {
+			j.MultiNode, j.Evidence = n > 1, fmt.Sprintf("WORLD_SIZE=%d pods of PyTorchJob %s", n, o.Kubeflow.JobName)
 		}
 	}
 	return j

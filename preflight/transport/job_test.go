@@ -1,29 +1,35 @@
 package transport
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
+)
 
 func TestJobShapeFromTheLaunchers(t *testing.T) {
+	inCluster := facts.Kubernetes{InCluster: true}
+	pytorchJob := facts.Kubeflow{JobName: "llm", Kind: "PyTorchJob"}
 	cases := []struct {
 		name  string
-		env   map[string]string
+		o     facts.Orchestrator
 		multi bool
 		l     Launcher
 	}{
-		{"nothing", nil, false, Docker},
-		{"sbatch over 4 nodes", map[string]string{"SLURM_JOB_ID": "7", "SLURM_JOB_NUM_NODES": "4"}, true, Slurm},
-		{"srun step on 1 node of 4", map[string]string{"SLURM_JOB_ID": "7", "SLURM_JOB_NUM_NODES": "4", "SLURM_STEP_NUM_NODES": "1"}, false, Slurm},
-		{"torchrun worker", map[string]string{"WORLD_SIZE": "16", "LOCAL_WORLD_SIZE": "8"}, true, Docker},
-		{"torchrun on one node", map[string]string{"WORLD_SIZE": "8", "LOCAL_WORLD_SIZE": "8"}, false, Docker},
-		{"Kubeflow elastic", map[string]string{"KUBERNETES_SERVICE_HOST": "10.0.0.1", "PET_NNODES": "1:4"}, true, Kubernetes},
-		{"PyTorchJob master and worker", map[string]string{"KUBERNETES_SERVICE_HOST": "10.0.0.1", "MASTER_ADDR": "llm-master-0", "WORLD_SIZE": "2"}, true, Kubernetes},
-		{"PyTorchJob of one pod", map[string]string{"KUBERNETES_SERVICE_HOST": "10.0.0.1", "MASTER_ADDR": "llm-master-0", "WORLD_SIZE": "1"}, false, Kubernetes},
-		{"Paddle", map[string]string{"PADDLE_NNODES": "2"}, true, Docker},
-		{"Open MPI", map[string]string{"OMPI_COMM_WORLD_SIZE": "16", "OMPI_COMM_WORLD_LOCAL_SIZE": "8"}, true, Docker},
-		{"Hydra", map[string]string{"PMI_SIZE": "8", "MPI_LOCALNRANKS": "8"}, false, Docker},
-		{"garbage", map[string]string{"SLURM_JOB_NUM_NODES": "many"}, false, Docker},
+		{"nothing", facts.Orchestrator{}, false, Docker},
+		{"sbatch over 4 nodes", facts.Orchestrator{Slurm: facts.Slurm{JobID: "7", JobNumNodes: "4"}}, true, Slurm},
+		{"srun step on 1 node of 4", facts.Orchestrator{Slurm: facts.Slurm{JobID: "7", JobNumNodes: "4", StepNumNodes: "1"}}, false, Slurm},
+		{"torchrun worker", facts.Orchestrator{Torchrun: facts.Torchrun{WorldSize: "16", LocalWorldSize: "8"}}, true, Docker},
+		{"torchrun on one node", facts.Orchestrator{Torchrun: facts.Torchrun{WorldSize: "8", LocalWorldSize: "8"}}, false, Docker},
+		{"Kubeflow elastic", facts.Orchestrator{Kubernetes: inCluster, Torchrun: facts.Torchrun{NNodes: "1:4"}}, true, Kubernetes},
+		{"PyTorchJob master and worker", facts.Orchestrator{Kubernetes: inCluster, Kubeflow: pytorchJob, Torchrun: facts.Torchrun{MasterAddr: "llm-master-0", WorldSize: "2"}}, true, Kubernetes},
+		{"PyTorchJob of one pod", facts.Orchestrator{Kubernetes: inCluster, Kubeflow: pytorchJob, Torchrun: facts.Torchrun{MasterAddr: "llm-master-0", WorldSize: "1"}}, false, Kubernetes},
+		{"Paddle", facts.Orchestrator{Paddle: facts.Paddle{NNodes: "2"}}, true, Docker},
+		{"Open MPI", facts.Orchestrator{MPI: facts.MPI{WorldSize: "16", LocalSize: "8"}}, true, Docker},
+		{"Hydra", facts.Orchestrator{MPI: facts.MPI{PMISize: "8", LocalNRanks: "8"}}, false, Docker},
+		{"garbage", facts.Orchestrator{Slurm: facts.Slurm{JobNumNodes: "many"}}, false, Docker},
 	}
 	for _, c := range cases {
-		j := JobFromEnv(func(k string) (string, bool) { v, ok := c.env[k]; return v, ok })
+		j := JobOf(c.o)
 		if j.MultiNode != c.multi || j.Launcher != c.l {
 			t.Errorf("%s: %+v, want multi-node %v on %s", c.name, j, c.multi, c.l)
 		}

@@ -5,74 +5,39 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 	"github.com/gpu-preflight/gpu-preflight/preflight/nccl"
 )
 
-// Networks NCCL names (NCCL_NET compares them without case).
-const (
-	NetIB     = "IB"
-	NetSocket = "Socket"
-)
-
-// Prediction is what NCCL will do on this rank.
-type Prediction struct {
-	// Network is NetIB, NetSocket, the net plugin's path, or "" when NCCL
-	// will fail at init (or there is no NCCL to predict).
-	Network string `json:"network"`
-	// Devices are the IB transport's ports ("mlx5_0:1"), or the EFA
-	// devices a plugin drives; LinkLayer theirs ("InfiniBand",
-	// "Ethernet" for RoCE, both joined by "+").
-	Devices   []string `json:"devices,omitempty"`
-	LinkLayer string   `json:"linkLayer,omitempty"`
-	// GDR is how GPU memory is registered with the NIC: "peermem",
-	// "dmabuf", or "" (GPUDirect RDMA off).
-	GDR string `json:"gdr,omitempty"`
-	// Interfaces are the socket interfaces of NET/Socket; Bootstrap the
-	// one NCCL's bootstrap uses.
-	Interfaces []string `json:"interfaces,omitempty"`
-	Bootstrap  string   `json:"bootstrap,omitempty"`
-	Summary    string   `json:"summary"`
-}
-
-// Finding is one cause the prediction found.
-type Finding struct {
-	Code    string
-	Check   string
-	Class   Class
-	Message string
-}
-
 // analysis is one pass of the rules over the facts.
 type analysis struct {
-	f        Facts
-	v        nccl.Version
-	s        nccl.Settings
-	pred     Prediction
-	findings []Finding
+	f    facts.Transport
+	v    nccl.Version
+	s    nccl.Settings
+	pred facts.TransportPrediction
 	// ibPorts are the ports NCCL's IB transport takes, usable the HCAs
 	// they belong to, by name.
 	ibPorts []port
 }
 
 type port struct {
-	hca  HCA
-	port Port
+	hca  facts.HCA
+	port facts.HCAPort
 }
 
 func (p port) String() string { return fmt.Sprintf("%s:%d", p.hca.Name, p.port.Num) }
 
-// Predict runs the rules over the facts: the prediction, and every cause
-// found, whatever the job's shape.
-func Predict(f Facts) (Prediction, []Finding) {
+// Predict runs the rules over the facts: the prediction, with every cause
+// found whatever the job's shape.
+func Predict(f facts.Transport) facts.TransportPrediction {
 	a := analysis{f: f, s: f.NCCL.Settings}
 	a.v, _ = nccl.ParseVersion(f.NCCL.Version)
 	a.run()
-	return a.pred, a.findings
+	return a.pred
 }
 
 func (a *analysis) add(code, format string, args ...any) {
-	c := Causes[code]
-	a.findings = append(a.findings, Finding{code, c.Check, c.Class, fmt.Sprintf(format, args...)})
+	a.pred.Causes = append(a.pred.Causes, facts.TransportCause{Code: code, Message: fmt.Sprintf(format, args...)})
 }
 
 func (a *analysis) run() {
@@ -99,10 +64,10 @@ func (a *analysis) run() {
 	plugin, pluginDevices := a.plugin()
 	ib := a.ib()
 	a.choose(plugin, pluginDevices, ib)
-	if a.pred.Network == NetIB {
+	if a.pred.Network == facts.NetIB {
 		a.gdr()
 	}
-	if a.pred.Network == NetIB || plugin != "" && a.pred.Network == plugin {
+	if a.pred.Network == facts.NetIB || plugin != "" && a.pred.Network == plugin {
 		a.memlock()
 	}
 	a.p2p()
@@ -125,13 +90,13 @@ func (a *analysis) choose(plugin string, pluginDevices []string, ib bool) {
 		name string
 		ok   bool
 	}
-	nets := []net{{plugin, plugin != ""}, {NetIB, ib}, {NetSocket, len(socket) > 0}}
+	nets := []net{{plugin, plugin != ""}, {facts.NetIB, ib}, {facts.NetSocket, len(socket) > 0}}
 	for _, n := range nets {
 		if !n.ok {
 			continue
 		}
 		named := !set || want == "" || strings.EqualFold(want, n.name) ||
-			n.name == plugin && !strings.EqualFold(want, NetIB) && !strings.EqualFold(want, NetSocket)
+			n.name == plugin && !strings.EqualFold(want, facts.NetIB) && !strings.EqualFold(want, facts.NetSocket)
 		if !named {
 			continue
 		}
@@ -143,13 +108,13 @@ func (a *analysis) choose(plugin string, pluginDevices []string, ib bool) {
 		a.add("net-unavailable", "NCCL_NET=%q (%s) names no network with a device here: NCCL stops at init (\"Error: network %s not found\")",
 			want, a.s[nccl.Net].Source, want)
 		a.pred.Summary = "NCCL will fail at init: NCCL_NET=" + want + " has no device"
-	case NetSocket:
+	case facts.NetSocket:
 		for _, i := range socket {
 			a.pred.Interfaces = append(a.pred.Interfaces, i.Name)
 		}
 		a.pred.Summary = "NET/Socket (TCP) on " + strings.Join(a.pred.Interfaces, ", ")
 		a.virtualInterface(socket)
-	case NetIB:
+	case facts.NetIB:
 		for _, p := range a.ibPorts {
 			a.pred.Devices = append(a.pred.Devices, p.String())
 		}
@@ -170,7 +135,7 @@ func (a *analysis) choose(plugin string, pluginDevices []string, ib bool) {
 func (a *analysis) plugin() (string, []string) {
 	value, set := a.s.Get(nccl.NetPlugin)
 	named := set && value != "" && !strings.EqualFold(value, "none")
-	var loaded Library
+	var loaded facts.LoadedLibrary
 	for _, p := range a.f.Image.Plugins {
 		if p.Library.Found() {
 			loaded = p.Library
@@ -186,11 +151,11 @@ func (a *analysis) plugin() (string, []string) {
 	}
 	var efa, efaUsable []string
 	for _, h := range a.f.HCAs {
-		if !h.EFA() {
+		if !EFA(h) {
 			continue
 		}
 		efa = append(efa, h.Name)
-		if h.Node.Open == NodeOK && a.providerLoads("efa") && slices.ContainsFunc(h.Ports, active) {
+		if h.Node.Open == facts.UverbsOK && a.providerLoads("efa") && slices.ContainsFunc(h.Ports, active) {
 			efaUsable = append(efaUsable, h.Name)
 		}
 	}
@@ -225,7 +190,7 @@ func (a *analysis) pluginTried() string {
 	return strings.Join(tried, "; ")
 }
 
-func active(p Port) bool { return p.State == "ACTIVE" }
+func active(p facts.HCAPort) bool { return p.State == "ACTIVE" }
 
 // providerLoads reports whether libibverbs and the named provider load.
 func (a *analysis) providerLoads(name string) bool {
@@ -249,13 +214,13 @@ func (a *analysis) ib() bool {
 	filter := nccl.ParseList(hcaValue, nccl.MaxHCAs, a.v)
 	disabled := nccl.Param(a.s, nccl.IBDisable, 0) == 1
 	var candidates, down, unusable []string
-	var unusableHCAs []HCA
+	var unusableHCAs []facts.HCA
 	for _, h := range a.f.HCAs {
-		usable := a.f.Image.Verbs.Found() && h.Node.Open == NodeOK && h.Verbs != "" &&
+		usable := a.f.Image.Verbs.Found() && h.Node.Open == facts.UverbsOK && h.Verbs != "" &&
 			(ProviderFor(h) == "" || a.providerLoads(ProviderFor(h)))
 		counted := false
 		for _, p := range h.Ports {
-			if p.LinkLayer != LinkInfiniBand && p.LinkLayer != LinkEthernet {
+			if p.LinkLayer != facts.LinkInfiniBand && p.LinkLayer != facts.LinkEthernet {
 				continue
 			}
 			candidates = append(candidates, port{h, p}.String())
@@ -281,7 +246,7 @@ func (a *analysis) ib() bool {
 	}
 	switch {
 	case len(candidates) == 0:
-		if !slices.ContainsFunc(a.f.HCAs, HCA.EFA) {
+		if !slices.ContainsFunc(a.f.HCAs, EFA) {
 			a.add("no-rdma-device", "no InfiniBand or RoCE device in /sys/class/infiniband: NCCL uses TCP sockets")
 		}
 		return false
@@ -307,7 +272,7 @@ func (a *analysis) ib() bool {
 
 // devicesUnusable reports why HCAs cannot be opened through libibverbs;
 // efa lists EFA adapters by name, hcas the others.
-func (a *analysis) devicesUnusable(efa []string, hcas ...HCA) {
+func (a *analysis) devicesUnusable(efa []string, hcas ...facts.HCA) {
 	for _, name := range efa {
 		for _, h := range a.f.HCAs {
 			if h.Name == name {
@@ -348,11 +313,11 @@ var nodeCauseWords = map[string]string{
 
 // nodeCause is the cause of an HCA whose uverbs device does not open, ""
 // when it opens.
-func nodeCause(h HCA) (code, why string) {
+func nodeCause(h facts.HCA) (code, why string) {
 	switch {
 	case h.Verbs == "":
 		return "rdma-driver-not-loaded", "no /sys/class/infiniband_verbs entry"
-	case h.Node.Open == NodeOK:
+	case h.Node.Open == facts.UverbsOK:
 		return "", ""
 	case h.Node.Open == "ENOENT":
 		return "rdma-device-not-passed", h.Node.Path + ": ENOENT"
@@ -381,7 +346,7 @@ func (a *analysis) providerWhy(name string) string {
 	return fmt.Sprintf("lib%s-rdmav*.so not found", name)
 }
 
-func verbsWhy(l Library) string {
+func verbsWhy(l facts.LoadedLibrary) string {
 	if l.Path == "" {
 		return "not in the image"
 	}
@@ -393,7 +358,7 @@ func verbsWhy(l Library) string {
 func (a *analysis) gids() {
 	var empty []string
 	for _, p := range a.ibPorts {
-		if p.port.LinkLayer != LinkEthernet {
+		if p.port.LinkLayer != facts.LinkEthernet {
 			continue
 		}
 		i, fixed := nccl.RoCEGIDIndex(p.port.GIDs, a.s)
@@ -447,7 +412,7 @@ func linkLayers(ports []port) string {
 	return strings.Join(out, "+")
 }
 
-func names(hcas []HCA) string {
+func names(hcas []facts.HCA) string {
 	var out []string
 	for _, h := range hcas {
 		out = append(out, h.Name)

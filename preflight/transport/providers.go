@@ -1,6 +1,10 @@
 package transport
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
+)
 
 // providers names the libibverbs provider that drives an HCA, by the
 // kernel driver of its PCI device, else by its PCI vendor: rdma-core's
@@ -27,7 +31,7 @@ var providers = []struct {
 
 // ProviderFor returns the provider h needs, "" when the table does not
 // know its driver.
-func ProviderFor(h HCA) string {
+func ProviderFor(h facts.HCA) string {
 	for _, p := range providers {
 		for _, d := range p.drivers {
 			if h.Driver == d {
@@ -46,4 +50,4 @@ func ProviderFor(h HCA) string {
 // EFA reports whether h is an AWS Elastic Fabric Adapter, which NCCL's own
 // IB transport skips (its ports' link layer is "Unknown") and only the
 // aws-ofi-nccl plugin drives.
-func (h HCA) EFA() bool { return ProviderFor(h) == "efa" }
+func EFA(h facts.HCA) bool { return ProviderFor(h) == "efa" }

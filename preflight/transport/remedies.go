@@ -1,7 +1,6 @@
 package transport
 
-// Check ids: the checks the findings belong to, one finding each once
-// wired into preflight/check (docs/transport.md, "Integration").
+// Check ids: the checks of preflight/check the findings belong to.
 const (
 	CheckTransport = "nccl-transport"
 	CheckGPUDirect = "gpudirect-rdma"

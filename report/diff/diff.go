@@ -63,7 +63,16 @@ func Diff(old, new report.Record) []Change {
 	d.add("driver CUDA", oh.Driver.CUDAVersion, nh.Driver.CUDAVersion, true)
 	d.add("driver kernel module", moduleKind(oh.Driver), moduleKind(nh.Driver), true)
 	d.gpus(oh.GPUs, nh.GPUs)
+	d.add("NVML library version", libraryField(oh.NVML, func(l facts.DriverLibrary) string { return l.Version }),
+		libraryField(nh.NVML, func(l facts.DriverLibrary) string { return l.Version }), true)
+	d.add("NVML library mounted", libraryField(oh.NVML, func(l facts.DriverLibrary) string { return ptrString(l.Mounted) }),
+		libraryField(nh.NVML, func(l facts.DriverLibrary) string { return ptrString(l.Mounted) }), true)
 	d.cuda(oh.CUDA, nh.CUDA)
+	op, np := oh.Transport.Prediction, nh.Transport.Prediction
+	d.add("NCCL network", op.Network, np.Network, true)
+	d.add("NCCL devices", strings.Join(op.Devices, " "), strings.Join(np.Devices, " "), true)
+	d.add("NCCL link layer", op.LinkLayer, np.LinkLayer, true)
+	d.add("GPUDirect RDMA", op.GDR, np.GDR, true)
 
 	oi, ni := old.Image, new.Image
 	d.add("image CUDA", imageCUDA(oi), imageCUDA(ni), true)
@@ -77,6 +86,7 @@ func Diff(old, new report.Record) []Change {
 	d.add("TensorRT", oi.TensorRTVersion, ni.TensorRTVersion, true)
 	d.add("CUDA forward compatibility", compat(oi.Compat), compat(ni.Compat), true)
 	d.frameworks(oi.Frameworks, ni.Frameworks)
+	d.add("ranks per node", ranks(oi.Ranks), ranks(ni.Ranks), true)
 	d.env(old.Env, new.Env, true)
 	d.checks(old.Checks, new.Checks)
 	d.add("decision", decisionText(old.Decision), decisionText(new.Decision), true)
@@ -251,6 +261,21 @@ func (d *differ) gpus(old, new []facts.GPU) {
 		{"brand", func(g facts.GPU) string { return g.Brand }, true},
 		{"MIG mode", func(g facts.GPU) string { return g.MIGMode }, true},
 		{"persistence mode", func(g facts.GPU) string { return g.PersistenceMode }, true},
+		{"row remap pending", health(func(h facts.GPUHealth) any {
+			return through(h.RemappedRows, func(r facts.RemappedRows) bool { return r.Pending })
+		}), true},
+		{"row remap failed", health(func(h facts.GPUHealth) any {
+			return through(h.RemappedRows, func(r facts.RemappedRows) bool { return r.Failed })
+		}), true},
+		{"fabric state", health(func(h facts.GPUHealth) any { return through(h.Fabric, func(f facts.Fabric) string { return f.State }) }), true},
+		{"active NVLinks", health(func(h facts.GPUHealth) any { return through(h.NVLink, func(n facts.NVLink) int { return n.Active }) }), true},
+		{"PCIe max generation", health(func(h facts.GPUHealth) any { return through(h.PCIe, func(p facts.PCIe) int { return p.MaxGeneration }) }), true},
+		{"PCIe max width", health(func(h facts.GPUHealth) any { return through(h.PCIe, func(p facts.PCIe) int { return p.MaxWidth }) }), true},
+		{"clock events", health(func(h facts.GPUHealth) any { return strings.Join(h.ClockEvents, " ") }), true},
+		{"compute mode", health(func(h facts.GPUHealth) any { return h.ComputeMode }), true},
+		{"compute processes", health(func(h facts.GPUHealth) any {
+			return through(h.Processes, func(p facts.Processes) int { return p.Count })
+		}), false},
 		{"index", func(g facts.GPU) string { return strconv.Itoa(g.Index) }, false},
 		{"PCI bus id", func(g facts.GPU) string { return g.PCIBusID }, false},
 		{"architecture", func(g facts.GPU) string { return g.Architecture }, false},
@@ -273,6 +298,43 @@ func (d *differ) gpus(old, new []facts.GPU) {
 			}
 		}
 	}
+}
+
+// health reads a GPU's health fact, "" when NVML gave none.
+func health(get func(facts.GPUHealth) any) func(facts.GPU) string {
+	return func(g facts.GPU) string {
+		if g.Health == nil {
+			return ""
+		}
+		if v := get(*g.Health); v != nil {
+			return fmt.Sprint(v)
+		}
+		return ""
+	}
+}
+
+// through is get(*p), nil when p is.
+func through[T, V any](p *T, get func(T) V) any {
+	if p == nil {
+		return nil
+	}
+	return get(*p)
+}
+
+func libraryField(n facts.NVML, get func(facts.DriverLibrary) string) string {
+	if n.Library == nil {
+		return ""
+	}
+	return get(*n.Library)
+}
+
+// ranks is each launcher's count of processes on the node.
+func ranks(rs []facts.Ranks) string {
+	var out []string
+	for _, r := range rs {
+		out = append(out, fmt.Sprintf("%s %d (%s)", r.Launcher, r.PerNode, r.Source))
+	}
+	return strings.Join(out, ", ")
 }
 
 func uintString(n uint64) string {
@@ -431,7 +493,9 @@ func (d *differ) checkTexts(old, new []report.Check) {
 var covered = []string{
 	"runId", "startedAt",
 	"host.driver.version", "host.driver.cudaVersion", "host.driver.openKernelModule", "host.gpus",
-	"host.nvml.durationMillis", "host.cuda",
+	"host.nvml.durationMillis", "host.nvml.library.version", "host.nvml.library.mounted", "host.cuda",
+	"host.transport.prediction.network", "host.transport.prediction.devices", "host.transport.prediction.linkLayer",
+	"host.transport.prediction.gdr", "image.ranks",
 	// Derived from the driver version and the digest, which are compared.
 	"host.driver.branch", "image.pinned",
 	"image.cudaVersion", "image.cudaVersionFull", "image.requirements", "image.requireDisabled",

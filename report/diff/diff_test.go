@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -435,4 +436,37 @@ func TestDiffNamesACommandThatRedactionHides(t *testing.T) {
 	new.Command = report.New(report.Inputs{Argv: []string{"train", "--token", "two"}}).Command
 	got := Diff(old, new)
 	assertChanges(t, got, []Change{{"command digest", old.Command.ArgvSHA256, new.Command.ArgvSHA256, false}})
+}
+
+// A sick node's health, the NVML library, the launchers' rank counts and
+// NCCL's predicted network are changes that matter.
+func TestDiffShowsNodeHealthAndTransport(t *testing.T) {
+	healthy := func(f *facts.Facts) {
+		mounted := true
+		f.Host.GPUs[0].Health = &facts.GPUHealth{RemappedRows: &facts.RemappedRows{}, Fabric: &facts.Fabric{State: facts.FabricCompleted},
+			NVLink: &facts.NVLink{Active: 18}, PCIe: &facts.PCIe{MaxGeneration: 5, MaxWidth: 16}}
+		f.Host.NVML.Library = &facts.DriverLibrary{Version: "550.54.15", Mounted: &mounted}
+		f.Container.Ranks = []facts.Ranks{{Launcher: facts.LauncherTorchrun, Source: "--nproc-per-node=8", PerNode: 8}}
+		f.Host.Transport.Prediction = facts.TransportPrediction{Network: facts.NetIB, Devices: []string{"mlx5_0:1", "mlx5_1:1"},
+			LinkLayer: facts.LinkInfiniBand, GDR: "peermem", Summary: "NET/IB"}
+	}
+	f := baseFacts()
+	healthy(&f)
+	old := record(f, passAll(), nil, "0123456789abcdef0123456789abcdef", t0)
+	g := baseFacts()
+	healthy(&g)
+	h := g.Host.GPUs[0].Health
+	h.RemappedRows.Pending, h.Fabric.State, h.NVLink.Active, h.PCIe.MaxWidth = true, facts.FabricNotStarted, 14, 8
+	h.ClockEvents = []string{facts.ClockHWSlowdown}
+	unmounted := false
+	g.Host.NVML.Library = &facts.DriverLibrary{Version: "535.183.01", Mounted: &unmounted}
+	g.Container.Ranks[0].PerNode = 16
+	g.Host.Transport.Prediction = facts.TransportPrediction{Network: facts.NetSocket, Summary: "NET/Socket"}
+	changes := Diff(old, record(g, passAll(), nil, "fedcba9876543210fedcba9876543210", t0))
+	for _, want := range []string{"row remap pending", "fabric state", "active NVLinks", "PCIe max width", "clock events",
+		"NVML library version", "NVML library mounted", "ranks per node", "NCCL network", "NCCL devices", "NCCL link layer", "GPUDirect RDMA"} {
+		if !slices.ContainsFunc(changes, func(c Change) bool { return strings.HasSuffix(c.Field, want) && c.Matters }) {
+			t.Errorf("no change that matters for %s in %+v", want, changes)
+		}
+	}
 }

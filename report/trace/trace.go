@@ -279,6 +279,8 @@ var Facts = []Fact{
 	}},
 	{"cuDNN", true, func(r *provline.Run) string { return r.Image.CuDNNVersion }},
 	{"NCCL", true, func(r *provline.Run) string { return r.Image.NCCLVersion }},
+	// Ranks on different networks or HCA sets hang in their first collective.
+	{"NCCL transport", true, transport},
 	{"frameworks", true, frameworks},
 	{"GPU model", true, func(r *provline.Run) string {
 		return distinct(r.Host.GPUs, func(g provline.GPU) string { return g.Name })
@@ -304,7 +306,7 @@ var Facts = []Fact{
 }
 
 // signature is a run's value of each of Facts, interned.
-type signature [13]int32
+type signature [14]int32
 
 func init() {
 	if len(Facts) != len(signature{}) {
@@ -324,6 +326,18 @@ func (t *Tracer) signature(r *provline.Run) int32 {
 	t.sigs[s] = id
 	t.sigl = append(t.sigl, s)
 	return id
+}
+
+func transport(r *provline.Run) string {
+	t := r.Host.Transport
+	s := t.Network
+	if t.LinkLayer != "" {
+		s += " (" + t.LinkLayer + ")"
+	}
+	if t.Devices != "" {
+		s += " on " + t.Devices
+	}
+	return s
 }
 
 func frameworks(r *provline.Run) string {

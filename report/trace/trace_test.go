@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 	"github.com/gpu-preflight/gpu-preflight/report/trace"
 	"github.com/gpu-preflight/gpu-preflight/test/tracetest"
 )
@@ -393,5 +394,75 @@ func TestAResubmittedJobIsComparedByEachRanksLatestRun(t *testing.T) {
 	drv := res.Jobs[0].Facts[0].Values[0]
 	if drv.Value != newDrv || fmt.Sprint(drv.Ranks, drv.Nodes) != "[5] [gpu-node-16]" || drv.Records != 3 {
 		t.Errorf("restarted rank %+v: want rank 5 on gpu-node-16, its 3 records", drv)
+	}
+}
+
+// One rank of a multi-node job predicted on TCP sockets while the others
+// use their InfiniBand HCAs: the job is flagged, that rank named.
+func TestRanksThatDisagreeOnTransportAreDrift(t *testing.T) {
+	ib := facts.TransportPrediction{Network: facts.NetIB, LinkLayer: "InfiniBand"}
+	for i := 7; i >= 0; i-- {
+		ib.Devices = append(ib.Devices, fmt.Sprintf("mlx5_%d:1", i))
+	}
+	var runs []tracetest.Run
+	for rank := range 4 {
+		p := ib
+		if rank == 2 {
+			p = facts.TransportPrediction{Network: facts.NetSocket, Interfaces: []string{"eth0"}}
+		}
+		runs = append(runs, tracetest.Run{RunID: tracetest.RunID(900 + rank), At: t0.Add(time.Duration(rank) * time.Second),
+			Node: node(rank), Job: "4242", Slurm: true, Rank: rank, Driver: oldDrv, DriverCUDA: "12.2", Digest: digestA, Transport: p})
+	}
+	res := traceOf(t, trace.Options{}, ledger(t, runs))
+	if len(res.Jobs) != 1 || !res.DriftMatters || len(res.Jobs[0].Facts) != 1 || res.Jobs[0].Facts[0].Fact != "NCCL transport" {
+		t.Fatalf("jobs %+v, drift that matters %v; want the job's NCCL transport", res.Jobs, res.DriftMatters)
+	}
+	odd, usual := res.Jobs[0].Facts[0].Values[0], res.Jobs[0].Facts[0].Values[1]
+	if odd.Value != "Socket" || !slices.Equal(odd.Ranks, []string{"2"}) || !slices.Equal(odd.Nodes, []string{node(2)}) {
+		t.Errorf("odd one out %+v, want Socket on rank 2", odd)
+	}
+	if usual.Value != "IB (InfiniBand) on mlx5_0:1 mlx5_1:1 mlx5_2:1 mlx5_3:1 mlx5_4:1 mlx5_5:1 mlx5_6:1 mlx5_7:1" || len(usual.Ranks) != 3 {
+		t.Errorf("the others %+v, want IB on the eight HCAs, in order, on 3 ranks", usual)
+	}
+	runs[2].Transport = ib
+	if res := traceOf(t, trace.Options{}, ledger(t, runs)); len(res.Jobs) != 0 {
+		t.Errorf("ranks on one network and HCA set flagged: %+v", res.Jobs)
+	}
+}
+
+// The node-health faults abort with the node-fault code: the nodes they
+// hit drain first, the node with more such aborts before the other, each
+// with the findings that stopped it.
+func TestNodesRankByTheirHealthFaults(t *testing.T) {
+	var runs []tracetest.Run
+	n := 0
+	for round := range 3 {
+		for i := range 8 {
+			n++
+			r := tracetest.Run{RunID: tracetest.RunID(7000 + n), At: t0.Add(time.Duration(n) * time.Minute), Node: node(i),
+				Job: fmt.Sprintf("b-%d-%d", round, i), Driver: oldDrv, DriverCUDA: "12.2", Digest: digestA}
+			switch {
+			case i == 5:
+				r.Abort, r.NodeFault = []string{"row-remap"}, true
+			case i == 2 && round > 0:
+				r.Abort, r.NodeFault = []string{"nvlink-fabric", "gpu-in-use"}, true
+			case i == 6:
+				r.Abort = []string{"ranks-per-node"}
+			}
+			runs = append(runs, r)
+		}
+	}
+	res := traceOf(t, trace.Options{}, ledger(t, runs))
+	if !slices.Equal(res.Drain, []string{node(5), node(2)}) {
+		t.Fatalf("drain %v, want %s (3 row-remap aborts) then %s (2 fabric aborts)", res.Drain, node(5), node(2))
+	}
+	if f := res.Nodes[0].NodeFaultFindings; !slices.Equal(f, []trace.FindingCount{{ID: "row-remap", Count: 3}}) {
+		t.Errorf("%s's findings %+v", node(5), f)
+	}
+	if f := res.Nodes[1].NodeFaultFindings; !slices.Equal(f, []trace.FindingCount{{ID: "gpu-in-use", Count: 2}, {ID: "nvlink-fabric", Count: 2}}) {
+		t.Errorf("%s's findings %+v", node(2), f)
+	}
+	if third := res.Nodes[2]; third.Name != node(6) || third.Drain || third.MismatchAborts != 3 {
+		t.Errorf("third %+v, want %s: 3 mismatch aborts (ranks-per-node), not drained", third, node(6))
 	}
 }

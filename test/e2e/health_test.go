@@ -169,10 +169,13 @@ func TestDriverLibraryOnDebiansRealLibrary(t *testing.T) {
 // A launcher that starts more processes than the container sees GPUs
 // stops the job with the mismatch code, before the command starts.
 func TestRanksPerNodeEndToEnd(t *testing.T) {
-	torchrun := filepath.Join(t.TempDir(), "torchrun")
-	if err := os.WriteFile(torchrun, []byte("#!/bin/sh\necho ran\n"), 0o755); err != nil {
-		t.Fatal(err)
+	bin := t.TempDir()
+	for _, name := range []string{"torchrun", "python3", "deepspeed", "accelerate"} {
+		if err := os.WriteFile(filepath.Join(bin, name), []byte("#!/bin/sh\necho ran\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
 	}
+	torchrun, python := filepath.Join(bin, "torchrun"), filepath.Join(bin, "python3")
 	for _, tt := range []struct {
 		name string
 		argv []string
@@ -182,6 +185,15 @@ func TestRanksPerNodeEndToEnd(t *testing.T) {
 		{"torchrun --nproc-per-node=8 on 4 GPUs", []string{torchrun, "--standalone", "--nproc-per-node=8", "train.py"}, nil, abortCode},
 		{"Kubeflow's PET_NPROC_PER_NODE=8 on 4 GPUs", []string{torchrun, "train.py"}, []string{"PET_NPROC_PER_NODE=8"}, abortCode},
 		{"torchrun --nproc-per-node=4 on 4 GPUs", []string{torchrun, "--nproc-per-node=4", "train.py"}, nil, 0},
+		{"srun --ntasks-per-node=8 on 4 GPUs", []string{torchrun, "train.py"}, []string{"SLURM_JOB_ID=7", "SLURM_NTASKS_PER_NODE=8"}, abortCode},
+		{"a torchrun worker with LOCAL_WORLD_SIZE=8 on 4 GPUs", []string{torchrun, "train.py"}, []string{"LOCAL_WORLD_SIZE=8", "WORLD_SIZE=16"}, abortCode},
+		{"srun --gpus-per-task: each task its own GPUs", []string{torchrun, "train.py"}, []string{"SLURM_NTASKS_PER_NODE=8", "SLURM_GPUS_PER_TASK=1"}, 0},
+		{"paddle.distributed.launch --gpus 0,...,7 on 4 GPUs", []string{python, "-m", "paddle.distributed.launch", "--gpus", "0,1,2,3,4,5,6,7", "train.py"}, nil, abortCode},
+		{"Paddle's PADDLE_DEVICES over --devices", []string{python, "-m", "paddle.distributed.launch", "--devices=0,1", "train.py"},
+			[]string{"PADDLE_DEVICES=0,1,2,3,4,5,6,7"}, abortCode},
+		{"deepspeed --num_gpus 8 on 4 GPUs", []string{filepath.Join(bin, "deepspeed"), "--num_gpus", "8", "train.py"}, nil, abortCode},
+		{"accelerate launch --num_machines 1 --num_processes=8 on 4 GPUs", []string{filepath.Join(bin, "accelerate"), "launch", "--num_machines", "1", "--num_processes=8", "train.py"}, nil, abortCode},
+		{"accelerate launch --num_processes=8 with its machines unknown warns", []string{filepath.Join(bin, "accelerate"), "launch", "--num_processes=8", "train.py"}, nil, 0},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			env := shimEnv(t, fakeLibrary(t), ptr(fakenvml.HealthyH100x8()), append([]string{"CUDA_VISIBLE_DEVICES=0,1,2,3"}, tt.env...)...)

@@ -40,6 +40,8 @@ type Run struct {
 	Envs       []string
 	// Check makes it a record of gpu-preflight check: no command.
 	Check bool
+	// Transport is NCCL's predicted network.
+	Transport facts.TransportPrediction
 }
 
 func Exit(code int) *int { return &code }
@@ -80,12 +82,13 @@ func Start(r Run) report.Record {
 	}
 	f := facts.Facts{
 		Host: facts.Host{
-			Hostname: r.Node,
-			Kernel:   "6.1.0-18-amd64",
-			Driver:   facts.Driver{Version: r.Driver, CUDAVersion: r.DriverCUDA, CUDAVersionSource: "nvml", Source: "procfs"},
-			Cgroup:   facts.Cgroup{Version: 2},
-			NVML:     facts.NVML{Outcome: facts.ProbeOK, Via: "libnvidia-ml.so.1", Version: r.Driver, DurationMillis: 6.2},
-			ShmBytes: 64 << 30,
+			Hostname:  r.Node,
+			Kernel:    "6.1.0-18-amd64",
+			Driver:    facts.Driver{Version: r.Driver, CUDAVersion: r.DriverCUDA, CUDAVersionSource: "nvml", Source: "procfs"},
+			Cgroup:    facts.Cgroup{Version: 2},
+			NVML:      facts.NVML{Outcome: facts.ProbeOK, Via: "libnvidia-ml.so.1", Version: r.Driver, DurationMillis: 6.2},
+			ShmBytes:  64 << 30,
+			Transport: facts.Transport{Prediction: r.Transport},
 		},
 		Container: facts.Container{
 			Requirements: []facts.Requirement{{Var: "NVIDIA_REQUIRE_CUDA", Value: "cuda>=12.4 brand=tesla,driver>=535,driver<536"}},

@@ -11,8 +11,7 @@ const (
 	Polling  = "2: Polling"
 )
 
-// Process files of a root process with every capability and no locked
-// memory limit, as proc(5) lays them out.
+// A root process's files (proc(5)): every capability, no memlock limit.
 const (
 	StatusRoot = "Name:\tgpu-preflight\nUmask:\t0022\nState:\tR (running)\nUid:\t0\t0\t0\t0\nGid:\t0\t0\t0\t0\n" +
 		"CapInh:\t0000000000000000\nCapPrm:\t000001ffffffffff\nCapEff:\t000001ffffffffff\nCapBnd:\t000001ffffffffff\n" +
@@ -32,11 +31,12 @@ var (
 
 // HGX is an 8-GPU node with one InfiniBand HCA beside each GPU: each pair
 // behind its own Broadcom Gen5 switch, whose sub-switches NCCL merges so
-// that every GPU is PIX to its HCA, four pairs per NUMA node.
+// that every GPU is PIX to its HCA, four pairs per NUMA node. The GPUs
+// sit on a DGX H100's bus numbers, as test/fakenvml's H100s report them.
 func HGX(ports int, linkLayer, rate string) Node {
 	n := Node{Bridges: map[string][4]string{}, Status: StatusRoot, Limits: LimitsUnlimited}
-	for i := range 8 {
-		b := 0x10 + 0x20*i
+	for i, bus := range []int{0x18, 0x2a, 0x3a, 0x5d, 0x9a, 0xab, 0xba, 0xdb} {
+		b := bus - 5
 		numa, cpus := i/4, []string{"0-55", "56-111"}[i/4]
 		root := fmt.Sprintf("pci0000:%02x/0000:%02x:01.0/0000:%02x:00.0", b, b, b+1)
 		n.Bridges[fmt.Sprintf("0000:%02x:00.0", b+1)] = broadcomTop

@@ -57,6 +57,8 @@ type Node struct {
 	// Nodes mknods /dev/infiniband/uverbsN (CAP_MKNOD) but those Missing.
 	Nodes   bool
 	Missing []int
+	// Opens, with Nodes, makes them mem's null (1:3): ib_uverbs' stand-in.
+	Opens bool
 }
 
 // Layout writes n under root.
@@ -97,8 +99,7 @@ func (w *writer) file(p, content string) {
 	}
 }
 
-// link makes p a symbolic link to target, relative to p's directory as
-// the kernel's are.
+// link makes p a relative symbolic link to target, as the kernel's are.
 func (w *writer) link(p, target string) {
 	if w.err != nil {
 		return
@@ -169,9 +170,13 @@ func (w *writer) hca(h HCA, n Node) {
 	}
 	uv := fmt.Sprintf("uverbs%d", h.Verbs)
 	vd := dev + "/infiniband_verbs/" + uv
+	major, minor := uint32(231), uint32(192+h.Verbs)
+	if n.Opens {
+		major, minor = 1, 3
+	}
 	w.link("/sys/class/infiniband_verbs/"+uv, vd)
 	w.file(vd+"/ibdev", h.Name+"\n")
-	w.file(vd+"/dev", fmt.Sprintf("231:%d\n", 192+h.Verbs))
+	w.file(vd+"/dev", fmt.Sprintf("%d:%d\n", major, minor))
 	w.file(vd+"/abi_version", "1\n")
 	for _, m := range n.Missing {
 		if m == h.Verbs {
@@ -181,7 +186,7 @@ func (w *writer) hca(h HCA, n Node) {
 	if n.Nodes && w.err == nil {
 		p := w.path("/dev/infiniband/" + uv)
 		if w.err = os.MkdirAll(filepath.Dir(p), 0o755); w.err == nil {
-			w.err = unix.Mknod(p, unix.S_IFCHR|0o666, int(unix.Mkdev(231, uint32(192+h.Verbs))))
+			w.err = unix.Mknod(p, unix.S_IFCHR|0o666, int(unix.Mkdev(major, minor)))
 		}
 	}
 }

@@ -16,8 +16,9 @@ func TestTheCapsAndBudgetsAddUpToTheLine(t *testing.T) {
 	r := Run{
 		SchemaVersion: x(capShort), RunID: x(capVersion), StartedAt: x(capVersion), Tool: t24(capTool),
 		Host: Host{Hostname: t24(capName),
-			Driver: Driver{Version: t24(capVersion), CUDAVersion: t24(capShort), OpenKernelModule: true, Branch: t24(capShort)},
-			CUDA:   CUDA{Mode: t24(capShort), Outcome: t24(capShort), DriverAPIVersion: minInt}},
+			Driver:    Driver{Version: t24(capVersion), CUDAVersion: t24(capShort), OpenKernelModule: true, Branch: t24(capShort)},
+			CUDA:      CUDA{Mode: t24(capShort), Outcome: t24(capShort), DriverAPIVersion: minInt},
+			Transport: Transport{Network: t24(capName), LinkLayer: t24(capShort), Devices: t24(capText)}},
 		Image: Image{CUDAVersion: t24(capShort), CUDAVersionFull: t24(capVersion), RequireDisabled: true,
 			CuDNNVersion: t24(capVersion), NCCLVersion: t24(capVersion), TensorRTVersion: t24(capVersion),
 			Ref: t24(capRef), Digest: x(capDigest), Revision: t24(capVersion)},

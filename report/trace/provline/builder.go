@@ -3,7 +3,9 @@ package provline
 import (
 	"crypto/sha256"
 	"errors"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/gpu-preflight/gpu-preflight/report/diff"
 	"github.com/gpu-preflight/gpu-preflight/report/trace/jsonstream"
@@ -28,6 +30,7 @@ type Builder struct {
 	check   Check
 	req     Var
 	envName string
+	devices []string
 	lists   [nLists]list
 	argv    int
 	cache   map[string]string // values seen before: a fleet repeats most
@@ -148,6 +151,15 @@ var tree = object(map[string]*node{
 				"count":             integer(func(b *Builder, n int) { b.gpu.Count = max(n, 1) }),
 			},
 		}},
+		"transport": object(map[string]*node{"prediction": {end: (*Builder).endPrediction, kids: map[string]*node{
+			"network":   str(capName, func(b *Builder, s string) { b.run.Host.Transport.Network = s }),
+			"linkLayer": str(capShort, func(b *Builder, s string) { b.run.Host.Transport.LinkLayer = s }),
+			"devices": {elem: str(capName, func(b *Builder, s string) {
+				if len(b.devices) < maxHeld {
+					b.devices = append(b.devices, s)
+				}
+			})},
+		}}}),
 		"cuda": object(map[string]*node{
 			"mode":             str(capShort, func(b *Builder, s string) { b.run.Host.CUDA.Mode = s }),
 			"outcome":          str(capShort, func(b *Builder, s string) { b.run.Host.CUDA.Outcome = s }),
@@ -259,6 +271,12 @@ var tree = object(map[string]*node{
 	"notStarted": str(capText, func(b *Builder, s string) { b.finished().NotStarted = s }),
 })
 
+// endPrediction keeps the devices as one value, in order.
+func (b *Builder) endPrediction() {
+	slices.Sort(b.devices)
+	b.run.Host.Transport.Devices = Cap([]byte(strings.Join(b.devices, " ")), false, [32]byte{}, capText)
+}
+
 // finished is the outcome a finished line's members set.
 func (b *Builder) finished() *Outcome {
 	if b.run.Outcome == nil {
@@ -277,6 +295,7 @@ func (b *Builder) Reset() {
 	b.stack = b.stack[:0]
 	b.key, b.depth = nil, 0
 	b.schema, b.event, b.time, b.argv = false, "", "", 0
+	b.devices = b.devices[:0]
 	b.lists = [nLists]list{}
 	b.raw, b.rawList, b.odd = 0, [nLists]int{}, true
 }

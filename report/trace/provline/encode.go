@@ -70,7 +70,7 @@ func (r Run) clone() Run {
 // capTight.
 func (r *Run) tighten() {
 	for _, p := range []*string{&r.Tool, &r.Host.Hostname, &r.Host.Driver.Version, &r.Host.Driver.CUDAVersion,
-		&r.Host.Driver.Branch, &r.Host.CUDA.Mode, &r.Host.CUDA.Outcome, &r.Image.CUDAVersion, &r.Image.CUDAVersionFull,
+		&r.Host.Driver.Branch, &r.Host.Transport.Network, &r.Host.Transport.LinkLayer, &r.Host.Transport.Devices, &r.Host.CUDA.Mode, &r.Host.CUDA.Outcome, &r.Image.CUDAVersion, &r.Image.CUDAVersionFull,
 		&r.Image.CuDNNVersion, &r.Image.NCCLVersion, &r.Image.TensorRTVersion, &r.Image.Ref, &r.Image.Revision,
 		&r.Decision.Policy, &r.Decision.Action, &r.Command.Program, &r.Command.ArgvRecord,
 		&r.Orchestrator.JobID, &r.Orchestrator.JobIDSource, &r.Orchestrator.Namespace, &r.Orchestrator.PodName,
@@ -232,6 +232,17 @@ func (r *Run) appendHost(b []byte) []byte {
 	b = d.close(b)
 	if len(h.GPUs) > 0 {
 		b = appendList(o.key(b, "gpus"), h.GPUs, appendGPU)
+	}
+	if t := h.Transport; t != (Transport{}) {
+		var tr, p obj
+		b = tr.open(o.key(b, "transport"))
+		b = p.open(tr.key(b, "prediction"))
+		b = p.str(b, "network", t.Network, false)
+		b = p.str(b, "linkLayer", t.LinkLayer, false)
+		if t.Devices != "" {
+			b = appendList(p.key(b, "devices"), []string{t.Devices}, appendString)
+		}
+		b = tr.close(p.close(b))
 	}
 	if h.CUDA != (CUDA{}) {
 		var c obj

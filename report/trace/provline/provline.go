@@ -30,10 +30,18 @@ type Run struct {
 }
 
 type Host struct {
-	Hostname string
-	Driver   Driver
-	GPUs     []GPU
-	CUDA     CUDA
+	Hostname  string
+	Driver    Driver
+	GPUs      []GPU
+	CUDA      CUDA
+	Transport Transport
+}
+
+// Transport is the network NCCL was predicted to use; Devices are the
+// prediction's devices, sorted and joined by spaces: ranks that disagree
+// on them hang.
+type Transport struct {
+	Network, LinkLayer, Devices string
 }
 
 type Driver struct {
