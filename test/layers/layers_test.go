@@ -197,3 +197,24 @@ func TestTheCommandIsThin(t *testing.T) {
 		t.Errorf("cmd/gpu-preflight is %d lines without its tests, over %d: the application belongs in app", lines, maxCommandLines)
 	}
 }
+
+// report itself holds the record and its renderings; reading records back,
+// logs, ledgers and trace live in its own packages.
+func TestTheReportIsTheRecordAndItsRenderings(t *testing.T) {
+	const maxReportLines = 1300
+	p, err := build.ImportDir("../../report", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := 0
+	for _, name := range p.GoFiles {
+		src, err := os.ReadFile(filepath.Join(p.Dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines += bytes.Count(src, []byte("\n"))
+	}
+	if lines > maxReportLines {
+		t.Errorf("report is %d lines without its tests, over %d: what is not the record or its rendering belongs in a package of its own", lines, maxReportLines)
+	}
+}
