@@ -1,9 +1,11 @@
 package rdma
 
 import (
-	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 
 	"github.com/gpu-preflight/gpu-preflight/preflight/rdma/rdmatest"
 )
@@ -47,6 +49,28 @@ func FuzzParseSysfs(f *testing.F) {
 			if d == "" || strings.ContainsAny(d, " \t\n") {
 				t.Fatalf("%q: driver %q", s, d)
 			}
+		}
+	})
+}
+
+// A name verbsFile reads is libibverbs.so.1.<abi>.<core>.<rest>, with the
+// numbers it gives written in decimal (leading zeros aside).
+func FuzzVerbsFile(f *testing.F) {
+	f.Add("libibverbs.so.1.14.44.0") // Debian bookworm's libibverbs1
+	f.Add("libibverbs.so.1.014.56.0")
+	f.Add("libibverbs.so.1")
+	f.Fuzz(func(t *testing.T, name string) {
+		abi, core, ok := verbsFile(name)
+		if !ok {
+			return
+		}
+		rest, found := strings.CutPrefix(name, "libibverbs.so.1.")
+		parts := strings.SplitN(rest, ".", 3)
+		decimal := func(s string, n int) bool {
+			return s != "" && (strings.TrimLeft(s, "0") == strconv.Itoa(n) || n == 0 && strings.Trim(s, "0") == "")
+		}
+		if !found || len(parts) != 3 || !decimal(parts[0], abi) || !decimal(parts[1], core) {
+			t.Fatalf("%q read as ABI %d, rdma-core %d", name, abi, core)
 		}
 	})
 }

@@ -3,7 +3,6 @@ package rdma
 import (
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 	"path"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -69,9 +68,24 @@ func ParseDriverConfig(s string) []string {
 	return out
 }
 
-// verbsFile is libibverbs' file name, libibverbs.so.1.<ABI>.<rdma-core>.0
+// verbsFile reads libibverbs' file name, libibverbs.so.1.<ABI>.<rdma-core>.0
 // (rdma-core libibverbs/CMakeLists.txt).
-var verbsFile = regexp.MustCompile(`^libibverbs\.so\.1\.(\d+)\.(\d+)\.`)
+func verbsFile(name string) (abi, rdmaCore int, ok bool) {
+	rest, ok := strings.CutPrefix(name, "libibverbs.so.1.")
+	if !ok {
+		return 0, 0, false
+	}
+	f := strings.SplitN(rest, ".", 3)
+	if len(f) < 3 {
+		return 0, 0, false
+	}
+	if strings.Trim(f[0], "0123456789") != "" || strings.Trim(f[1], "0123456789") != "" {
+		return 0, 0, false
+	}
+	abi, err1 := strconv.Atoi(f[0])
+	rdmaCore, err2 := strconv.Atoi(f[1])
+	return abi, rdmaCore, err1 == nil && err2 == nil
+}
 
 // providerABI is rdma-core's IBVERBS_PABI_VERSION by release: a
 // provider's file is lib<name>-rdmav<PABI>.so (rdma-core CMakeLists.txt).
@@ -125,9 +139,8 @@ func (g *gatherer) imageSide(hcas []facts.HCA, n facts.NCCLConfig) facts.RDMAIma
 		return im
 	}
 	if real, err := g.image.Resolve(im.Verbs.Path); err == nil {
-		if m := verbsFile.FindStringSubmatch(path.Base(real)); m != nil {
-			im.VerbsABI, _ = strconv.Atoi(m[1])
-			im.RDMACore, _ = strconv.Atoi(m[2])
+		if abi, core, ok := verbsFile(path.Base(real)); ok {
+			im.VerbsABI, im.RDMACore = abi, core
 		}
 	}
 	im.Providers = g.providers(hcas, im, env)

@@ -172,3 +172,23 @@ func TestEFANeedsALoadablePlugin(t *testing.T) {
 		t.Errorf("prediction %+v (causes %v), want the plugin on the four EFAs", pred, pred.Causes)
 	}
 }
+
+// libibverbs' file name carries its ABI and rdma-core's release
+// (libibverbs.so.1.14.44.0 in Debian bookworm's libibverbs1); nothing else
+// is read as one.
+func TestVerbsFileNameGivesABIAndRelease(t *testing.T) {
+	for name, want := range map[string][3]int{
+		"libibverbs.so.1.14.44.0": {14, 44, 1},
+		"libibverbs.so.1.14.56.0": {14, 56, 1},
+		"libibverbs.so.1":         {},
+		"libibverbs.so.1.14":      {},
+		"libibverbs.so.1.+14.4.0": {},
+		"libibverbs.so.1.x.44.0":  {},
+		"libmlx5.so.1.24.44.0":    {},
+	} {
+		abi, core, ok := verbsFile(name)
+		if got := [3]int{abi, core, map[bool]int{true: 1}[ok]}; got != want {
+			t.Errorf("verbsFile(%q) = %d, %d, %v; want %v", name, abi, core, ok, want)
+		}
+	}
+}

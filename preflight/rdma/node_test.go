@@ -169,7 +169,7 @@ func memlockCodes(p facts.RankProcess) []string {
 	f.Process = p
 	var codes []string
 	for _, x := range transport.Predict(f).Causes {
-		if transport.Causes[x.Code].Check == transport.CheckMemlock {
+		if transport.Causes()[x.Code].Check == transport.CheckMemlock {
 			codes = append(codes, x.Code)
 		}
 	}

@@ -40,7 +40,7 @@ func Evaluate(check string, pred facts.TransportPrediction, job Job) Verdict {
 	var worst Class = -1
 	var msgs, remedies []string
 	for _, f := range pred.Causes {
-		c := Causes[f.Code]
+		c := Causes()[f.Code]
 		if c.Check != check {
 			continue
 		}

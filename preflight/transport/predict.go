@@ -297,18 +297,20 @@ func (a *analysis) devicesUnusable(efa []string, hcas ...facts.HCA) {
 		}
 		byCode[code] = append(byCode[code], h.Name+" ("+why+")")
 	}
-	for _, code := range []string{"rdma-device-not-passed", "rdma-device-denied", "rdma-driver-not-loaded", "rdma-provider-missing"} {
-		if len(byCode[code]) > 0 {
-			a.add(code, "%s: %s", nodeCauseWords[code], list(byCode[code]))
+	for _, c := range nodeCauses {
+		if len(byCode[c.code]) > 0 {
+			a.add(c.code, "%s: %s", c.words, list(byCode[c.code]))
 		}
 	}
 }
 
-var nodeCauseWords = map[string]string{
-	"rdma-device-not-passed": "RDMA devices not in this container",
-	"rdma-device-denied":     "RDMA devices this container may not open (device cgroup)",
-	"rdma-driver-not-loaded": "RDMA devices without their kernel verbs driver (ib_uverbs)",
-	"rdma-provider-missing":  "HCAs libibverbs has no provider for in this image",
+// nodeCauses are the causes of HCAs whose devices do not open, in the
+// order they are reported, with the words that name those HCAs.
+var nodeCauses = []struct{ code, words string }{
+	{"rdma-device-not-passed", "RDMA devices not in this container"},
+	{"rdma-device-denied", "RDMA devices this container may not open (device cgroup)"},
+	{"rdma-driver-not-loaded", "RDMA devices without their kernel verbs driver (ib_uverbs)"},
+	{"rdma-provider-missing", "HCAs libibverbs has no provider for in this image"},
 }
 
 // nodeCause is the cause of an HCA whose uverbs device does not open, ""

@@ -277,7 +277,7 @@ func TestNoNCCLNoPrediction(t *testing.T) {
 // Every cause a rule can give is in the table, under a check, with a
 // remedy for every launcher.
 func TestEveryCauseHasARemedyForEveryLauncher(t *testing.T) {
-	for code, c := range Causes {
+	for code, c := range Causes() {
 		if c.Check == "" {
 			t.Errorf("%s has no check", code)
 		}
@@ -308,18 +308,18 @@ func TestEveryCodeReportedIsACause(t *testing.T) {
 		}
 		for _, m := range addCall.FindAllStringSubmatch(string(b), -1) {
 			n++
-			if _, ok := Causes[m[1]]; !ok {
+			if _, ok := Causes()[m[1]]; !ok {
 				t.Errorf("%s reports %q, which Causes lacks", name, m[1])
 			}
 		}
 	}
-	for code := range nodeCauseWords {
-		if _, ok := Causes[code]; !ok {
-			t.Errorf("devicesUnusable reports %q, which Causes lacks", code)
+	for _, c := range nodeCauses {
+		if _, ok := Causes()[c.code]; !ok {
+			t.Errorf("devicesUnusable reports %q, which Causes lacks", c.code)
 		}
 	}
-	if n+len(nodeCauseWords) < len(Causes) {
-		t.Errorf("found %d reports of %d causes", n+len(nodeCauseWords), len(Causes))
+	if n+len(nodeCauses) < len(Causes()) {
+		t.Errorf("found %d reports of %d causes", n+len(nodeCauses), len(Causes()))
 	}
 }
 
