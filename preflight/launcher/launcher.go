@@ -69,19 +69,24 @@ func command(argv []string) (string, []string) {
 		return facts.LauncherAccelerate, argv[2:]
 	case strings.HasPrefix(base, "python"):
 		module, args := pythonModule(argv[1:])
-		return modules[module], args
+		return moduleLauncher(module), args
 	}
 	return "", nil
 }
 
-// modules are the launchers run as python -m.
-var modules = map[string]string{
-	"torch.distributed.run":           facts.LauncherTorchrun,
-	"torch.distributed.launch":        facts.LauncherTorchrun,
-	"paddle.distributed.launch":       facts.LauncherPaddle,
-	"paddle.distributed.fleet.launch": facts.LauncherPaddle,
-	"deepspeed.launcher.runner":       facts.LauncherDeepSpeed,
-	"accelerate.commands.launch":      facts.LauncherAccelerate,
+// moduleLauncher names the launcher run as python -m module, "" for none.
+func moduleLauncher(module string) string {
+	switch module {
+	case "torch.distributed.run", "torch.distributed.launch":
+		return facts.LauncherTorchrun
+	case "paddle.distributed.launch", "paddle.distributed.fleet.launch":
+		return facts.LauncherPaddle
+	case "deepspeed.launcher.runner":
+		return facts.LauncherDeepSpeed
+	case "accelerate.commands.launch":
+		return facts.LauncherAccelerate
+	}
+	return ""
 }
 
 // pythonModule finds python's -m MODULE and the arguments after it.
@@ -104,12 +109,12 @@ func pythonModule(args []string) (string, []string) {
 // option finds the last of names among the options before the training
 // script, as argparse reads "--name value" and "--name=value", flags
 // taking no value; it returns the value and the option as given.
-func option(args []string, flags map[string]bool, names ...string) (value, source string, found bool) {
+func option(args []string, flags []string, names ...string) (value, source string, found bool) {
 	return optionIn(args, args, flags, names...)
 }
 
 // optionIn is option matching names in match, args respelled.
-func optionIn(args, match []string, flags map[string]bool, names ...string) (value, source string, found bool) {
+func optionIn(args, match []string, flags []string, names ...string) (value, source string, found bool) {
 	for i := 0; i < len(match); i++ {
 		a := match[i]
 		if a == "--" || !strings.HasPrefix(a, "-") || a == "-" {
@@ -124,7 +129,7 @@ func optionIn(args, match []string, flags map[string]bool, names ...string) (val
 				value, source, found = args[i+1], args[i]+" "+args[i+1], true
 			}
 		}
-		if !inline && !flags[opt] {
+		if !inline && !slices.Contains(flags, opt) {
 			i++
 		}
 	}
@@ -144,8 +149,8 @@ func appendCount(out []facts.Ranks, r facts.Ranks, v string) []facts.Ranks {
 
 // torchrunFlags take no value (torch/distributed/run.py, get_args_parser;
 // launch.py adds --use-env).
-var torchrunFlags = flagSet("--standalone", "-m", "--module", "--no-python", "--no_python", "--run-path", "--run_path",
-	"--use-env", "--use_env", "-h", "--help")
+var torchrunFlags = []string{"--standalone", "-m", "--module", "--no-python", "--no_python", "--run-path", "--run_path",
+	"--use-env", "--use_env", "-h", "--help"}
 
 // torchrun's --nproc-per-node defaults to PET_NPROC_PER_NODE
 // (torch/distributed/argparse_util.py, env).
@@ -203,14 +208,14 @@ func deviceList(s string) (facts.Ranks, bool) {
 }
 
 // deepspeedFlags take no value (deepspeed/launcher/runner.py).
-var deepspeedFlags = flagSet("--module", "--no_python", "--no_local_rank", "--no_ssh", "--no_ssh_check", "--force_multi",
-	"--save_pid", "--elastic_training", "--bind_cores_to_rank", "-h", "--help")
+var deepspeedFlags = []string{"--module", "--no_python", "--no_local_rank", "--no_ssh", "--no_ssh_check", "--force_multi",
+	"--save_pid", "--elastic_training", "--bind_cores_to_rank", "-h", "--help"}
 
 // accelerateFlags take no value (src/accelerate/commands/launch.py).
-var accelerateFlags = flagSet("-h", "--help", "--quiet", "-q", "--cpu", "--multi_gpu", "--tpu", "--ipex",
+var accelerateFlags = []string{"-h", "--help", "--quiet", "-q", "--cpu", "--multi_gpu", "--tpu", "--ipex",
 	"--enable_cpu_affinity", "--dynamo_use_fullgraph", "--dynamo_use_dynamic", "--use_deepspeed", "--use_fsdp",
 	"--use_megatron_lm", "--use_xpu", "--same_network", "-m", "--module", "--no_python", "--tpu_cluster",
-	"--no_tpu_cluster", "--tpu_use_sudo", "--downcast_bf16", "--fp8_use_autocast_during_eval", "--debug")
+	"--no_tpu_cluster", "--tpu_use_sudo", "--downcast_bf16", "--fp8_use_autocast_during_eval", "--debug"}
 
 // accelerate's --num_processes counts all machines' processes; options
 // take hyphens or underscores alike.
@@ -242,12 +247,4 @@ func accelerate(args []string) []facts.Ranks {
 		r.Assumed = "one machine: --num_machines is not given, and accelerate's config file may set it"
 	}
 	return appendCount(nil, r, strconv.Itoa((n+machines-1)/machines))
-}
-
-func flagSet(names ...string) map[string]bool {
-	m := make(map[string]bool, len(names))
-	for _, n := range names {
-		m[n] = true
-	}
-	return m
 }
