@@ -14,7 +14,7 @@ func Argv(argv []string) []string {
 		return nil
 	}
 	out := make([]string, len(argv))
-	c := commandLine{positional: true}
+	c := commandLine{positional: true, literal: true}
 	for i, a := range argv {
 		out[i] = c.step(a, func(a string) string {
 			if strings.IndexFunc(a, unicode.IsSpace) >= 0 {
@@ -30,6 +30,7 @@ func Argv(argv []string) []string {
 // word says of the next ones.
 type commandLine struct {
 	positional bool      // a command line, not free text
+	literal    bool      // argv's words: a quote in one is part of the value, not shell syntax
 	next       valueRule // for the value of a credential flag or key
 	// login: after a login verb every word but a host is a credential, up
 	// to the end of the command.
@@ -55,6 +56,9 @@ func (c *commandLine) step(w string, other func(string) string) string {
 	if c.next != keepValue && !isFlag(w) {
 		n := c.next
 		c.next = keepValue
+		if c.literal && n == redactValue {
+			return Placeholder
+		}
 		return n.apply(w)
 	}
 	c.next = keepValue
