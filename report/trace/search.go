@@ -97,7 +97,8 @@ type searcher struct {
 	pool    []*provline.Builder
 	decs    []*jsonstream.Decoder
 	runs    []*provline.Run // delivered, to be filled again
-	records int             // open levels that are records
+	ends    []*provline.Finished
+	records int // open levels that are records
 	// lastRecordy is whether the last top-level value held a record or
 	// the marks of one.
 	lastRecordy bool
@@ -431,8 +432,8 @@ func (s *searcher) finish(b *provline.Builder, pos Position) {
 		f.run = s.newRun()
 		f.run.Set(&r)
 	case b.IsFinished():
-		fin, _ := b.Finished()
-		f.finished = &fin
+		f.finished = s.newEnd()
+		*f.finished, _ = b.Finished()
 	default:
 		return
 	}
@@ -462,11 +463,23 @@ func (s *searcher) newRun() *provline.Run {
 	return new(provline.Run)
 }
 
+func (s *searcher) newEnd() *provline.Finished {
+	if n := len(s.ends); n > 0 {
+		f := s.ends[n-1]
+		s.ends = s.ends[:n-1]
+		return f
+	}
+	return new(provline.Finished)
+}
+
 // deliver hands f on; the Tracer keeps nothing of its run.
 func (s *searcher) deliver(f found, stream string) {
 	s.rd.deliver(f, stream)
 	if f.run != nil {
 		s.runs = append(s.runs, f.run)
+	}
+	if f.finished != nil {
+		s.ends = append(s.ends, f.finished)
 	}
 }
 
