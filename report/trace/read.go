@@ -21,12 +21,11 @@ import (
 // split it into; a longer one is counted as truncated.
 const MaxMessageBytes = 512 << 10
 
-// maxPartials bounds the bytes all readers hold of lines whose last part
-// has not come yet.
-
 // maxPart bounds one part of a line a framer reads: runtimes write parts
 // of 16 KiB, journald fields of up to LineMax (48 KiB by default).
 const maxPart = 64 << 10
+
+// maxPartials bounds the bytes all readers hold of partial lines.
 const maxPartials = 2 << 20
 
 // Position is where a record or a problem was found: the stream as named
@@ -160,17 +159,15 @@ func (rd *reader) read(part string, r io.Reader) error {
 	return nil
 }
 
-// inflateAhead is how many chunks an inflater may hold ahead of the reading.
 const inflateAhead = 4
 
-// inflater inflates a gzip stream on a goroutine of its own, chunks ahead
-// of the reading, so that inflating and reading share the cores.
+// inflater inflates on a goroutine of its own, inflateAhead chunks ahead.
 type inflater struct {
 	full, free chan []byte
 	done       chan struct{}
 	chunk      []byte
 	off        int
-	err        error // why the stream ended; set before full closes
+	err        error // set before full closes
 }
 
 func inflate(zr io.Reader, size int) *inflater {

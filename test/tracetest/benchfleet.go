@@ -5,9 +5,8 @@ import (
 	"time"
 )
 
-// Shape is a generated fleet for trace's benchmark: jobs of Ranks ranks
-// resubmitted under their ids, a driver upgrade on a few nodes half way,
-// one node whose NVML hangs, and one image in ten failing its runs.
+// Shape is a generated fleet: jobs resubmitted under their ids, a driver
+// upgrade half way, a node whose NVML hangs, an image in ten failing.
 type Shape struct {
 	Records, Nodes, Images, Jobs, Ranks, GPUs int
 }

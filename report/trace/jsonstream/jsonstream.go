@@ -629,8 +629,7 @@ func (d *Decoder) text(limit int, wantSum bool) ([]byte, bool, error) {
 	}
 }
 
-// plain returns the end of the run of plain ASCII bytes (nothing to
-// unescape) that starts at d.r, within the buffer.
+// plain returns the end of the buffered run of ASCII to copy as it is.
 func (d *Decoder) plain() int {
 	for i, c := range d.buf[d.r:d.w] {
 		if stops[c] != 0 {
@@ -640,9 +639,7 @@ func (d *Decoder) plain() int {
 	return d.w
 }
 
-// stops marks the bytes a run of a string's content ends at: endsString
-// for the quote, the backslash and control characters, and endsPlain for
-// those and every byte of a multi-byte character.
+// stops marks the bytes that end a skipped string's run and a plain one.
 var stops = func() (t [256]uint8) {
 	for c := range 256 {
 		switch {
@@ -783,7 +780,6 @@ func hex4(b []byte) (rune, bool) {
 	return r, true
 }
 
-// skipString skips the rest of the open string.
 func (d *Decoder) skipString() error {
 	for {
 		i := d.w

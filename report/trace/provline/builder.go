@@ -117,7 +117,6 @@ var budgets = [nLists]int{budgetGPUs, budgetRequirements, budgetCompat, budgetFr
 
 func str(limit int, set func(*Builder, string)) *node { return &node{limit: limit, str: set} }
 
-// fresh is a string whose value differs from run to run.
 func fresh(limit int, set func(*Builder, string)) *node {
 	n := str(limit, set)
 	n.fresh = true
