@@ -429,10 +429,10 @@ func (s *searcher) finish(b *provline.Builder, pos Position) {
 	switch {
 	case b.Record():
 		r, _ := b.Run()
-		f.run = s.newRun()
+		f.run = take(&s.runs)
 		f.run.Set(&r)
 	case b.IsFinished():
-		f.finished = s.newEnd()
+		f.finished = take(&s.ends)
 		*f.finished, _ = b.Finished()
 	default:
 		return
@@ -454,22 +454,14 @@ func (s *searcher) openUnit(u unit) {
 	s.units = append(s.units, u)
 }
 
-func (s *searcher) newRun() *provline.Run {
-	if n := len(s.runs); n > 0 {
-		r := s.runs[n-1]
-		s.runs = s.runs[:n-1]
-		return r
+// take is the last of pool, taken from it, else a new one.
+func take[T any](pool *[]*T) *T {
+	if n := len(*pool); n > 0 {
+		x := (*pool)[n-1]
+		*pool = (*pool)[:n-1]
+		return x
 	}
-	return new(provline.Run)
-}
-
-func (s *searcher) newEnd() *provline.Finished {
-	if n := len(s.ends); n > 0 {
-		f := s.ends[n-1]
-		s.ends = s.ends[:n-1]
-		return f
-	}
-	return new(provline.Finished)
+	return new(T)
 }
 
 // deliver hands f on; the Tracer keeps nothing of its run.
