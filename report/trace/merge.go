@@ -61,10 +61,14 @@ func (t *Tracer) Read(sources []Source) []error {
 			go func() {
 				defer close(in.ch)
 				read(in, func(it item) {
-					if it.run != nil { // the reader fills its run again
+					if it.run != nil { // the reader fills its run and end again
 						r := new(provline.Run)
 						r.Set(it.run)
 						it.run = r
+					}
+					if it.finished != nil {
+						f := *it.finished
+						it.finished = &f
 					}
 					in.ch <- it
 				})

@@ -21,12 +21,11 @@ import (
 // split it into; a longer one is counted as truncated.
 const MaxMessageBytes = 512 << 10
 
-// maxPartials bounds the bytes all readers hold of lines whose last part
-// has not come yet.
-
 // maxPart bounds one part of a line a framer reads: runtimes write parts
 // of 16 KiB, journald fields of up to LineMax (48 KiB by default).
 const maxPart = 64 << 10
+
+// maxPartials bounds the bytes all readers hold of partial lines.
 const maxPartials = 2 << 20
 
 // Position is where a record or a problem was found: the stream as named
@@ -123,14 +122,9 @@ func (rd *reader) read(part string, r io.Reader) error {
 		if err != nil {
 			return fmt.Errorf("%s: gzip: %w", part, err)
 		}
-		// Inflated on a goroutine of its own, a buffer ahead of the reading.
-		pr, pw := io.Pipe()
-		go func() {
-			_, err := io.CopyBuffer(pw, zr, make([]byte, rd.bufSize))
-			pw.CloseWithError(err)
-		}()
-		defer pr.Close()
-		br = bufio.NewReaderSize(pr, rd.bufSize)
+		in := inflate(zr, rd.bufSize)
+		defer in.close()
+		br = bufio.NewReaderSize(in, rd.bufSize)
 		form = "gzip, "
 	}
 	head, _ := br.Peek(rd.bufSize)
@@ -164,6 +158,72 @@ func (rd *reader) read(part string, r io.Reader) error {
 	}
 	return nil
 }
+
+const inflateAhead = 4
+
+// inflater inflates on a goroutine of its own, inflateAhead chunks ahead.
+type inflater struct {
+	full, free chan []byte
+	done       chan struct{}
+	chunk      []byte
+	off        int
+	err        error // set before full closes
+}
+
+func inflate(zr io.Reader, size int) *inflater {
+	in := &inflater{full: make(chan []byte, inflateAhead), free: make(chan []byte, inflateAhead+1), done: make(chan struct{})}
+	for range inflateAhead + 1 {
+		in.free <- make([]byte, size)
+	}
+	go func() {
+		defer close(in.full)
+		for {
+			var buf []byte
+			select {
+			case buf = <-in.free:
+			case <-in.done:
+				return
+			}
+			n, err := 0, error(nil)
+			for n < len(buf) && err == nil {
+				var k int
+				k, err = zr.Read(buf[n:])
+				n += k
+			}
+			if n > 0 {
+				select {
+				case in.full <- buf[:n]:
+				case <-in.done:
+					return
+				}
+			}
+			if err != nil {
+				in.err = err
+				return
+			}
+		}
+	}()
+	return in
+}
+
+func (in *inflater) Read(p []byte) (int, error) {
+	for in.off == len(in.chunk) {
+		if in.chunk != nil {
+			in.free <- in.chunk[:cap(in.chunk)]
+			in.chunk, in.off = nil, 0
+		}
+		buf, ok := <-in.full
+		if !ok {
+			return 0, in.err
+		}
+		in.chunk, in.off = buf, 0
+	}
+	n := copy(p, in.chunk[in.off:])
+	in.off += n
+	return n, nil
+}
+
+func (in *inflater) close() { close(in.done) }
 
 func (rd *reader) setForm(f string) {
 	if rd.form == "" {

@@ -97,7 +97,8 @@ type searcher struct {
 	pool    []*provline.Builder
 	decs    []*jsonstream.Decoder
 	runs    []*provline.Run // delivered, to be filled again
-	records int             // open levels that are records
+	ends    []*provline.Finished
+	records int // open levels that are records
 	// lastRecordy is whether the last top-level value held a record or
 	// the marks of one.
 	lastRecordy bool
@@ -428,11 +429,11 @@ func (s *searcher) finish(b *provline.Builder, pos Position) {
 	switch {
 	case b.Record():
 		r, _ := b.Run()
-		f.run = s.newRun()
+		f.run = take(&s.runs)
 		f.run.Set(&r)
 	case b.IsFinished():
-		fin, _ := b.Finished()
-		f.finished = &fin
+		f.finished = take(&s.ends)
+		*f.finished, _ = b.Finished()
 	default:
 		return
 	}
@@ -453,13 +454,14 @@ func (s *searcher) openUnit(u unit) {
 	s.units = append(s.units, u)
 }
 
-func (s *searcher) newRun() *provline.Run {
-	if n := len(s.runs); n > 0 {
-		r := s.runs[n-1]
-		s.runs = s.runs[:n-1]
-		return r
+// take is the last of pool, taken from it, else a new one.
+func take[T any](pool *[]*T) *T {
+	if n := len(*pool); n > 0 {
+		x := (*pool)[n-1]
+		*pool = (*pool)[:n-1]
+		return x
 	}
-	return new(provline.Run)
+	return new(T)
 }
 
 // deliver hands f on; the Tracer keeps nothing of its run.
@@ -467,6 +469,9 @@ func (s *searcher) deliver(f found, stream string) {
 	s.rd.deliver(f, stream)
 	if f.run != nil {
 		s.runs = append(s.runs, f.run)
+	}
+	if f.finished != nil {
+		s.ends = append(s.ends, f.finished)
 	}
 }
 

@@ -629,18 +629,33 @@ func (d *Decoder) text(limit int, wantSum bool) ([]byte, bool, error) {
 	}
 }
 
-// plain returns the end of the run of plain ASCII bytes (nothing to
-// unescape) that starts at d.r, within the buffer.
+// plain returns the end of the buffered run of ASCII to copy as it is.
 func (d *Decoder) plain() int {
-	j := d.r
-	for j < d.w {
-		if c := d.buf[j]; c == '"' || c == '\\' || c < 0x20 || c >= utf8.RuneSelf {
-			break
+	for i, c := range d.buf[d.r:d.w] {
+		if stops[c] != 0 {
+			return d.r + i
 		}
-		j++
 	}
-	return j
+	return d.w
 }
+
+// stops marks the bytes that end a skipped string's run and a plain one.
+var stops = func() (t [256]uint8) {
+	for c := range 256 {
+		switch {
+		case c == '"' || c == '\\' || c < 0x20:
+			t[c] = endsString | endsPlain
+		case c >= utf8.RuneSelf:
+			t[c] = endsPlain
+		}
+	}
+	return t
+}()
+
+const (
+	endsString = 1 << iota
+	endsPlain
+)
 
 // decodeRune reads the next rune of the open string into p, returning its
 // length; 0 at the closing quote, which closes the string. Invalid UTF-8
@@ -765,16 +780,14 @@ func hex4(b []byte) (rune, bool) {
 	return r, true
 }
 
-// skipString skips the rest of the open string.
 func (d *Decoder) skipString() error {
 	for {
-		i := d.r
-		for i < d.w {
-			c := d.buf[i]
-			if c == '"' || c == '\\' || c < 0x20 {
+		i := d.w
+		for j, c := range d.buf[d.r:d.w] {
+			if stops[c]&endsString != 0 {
+				i = d.r + j
 				break
 			}
-			i++
 		}
 		d.r = i
 		if i == d.w {

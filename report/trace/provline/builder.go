@@ -17,10 +17,11 @@ import (
 // whatever the record holds: values are cut as they come, lists hold at
 // most maxHeld elements.
 type Builder struct {
-	run   Run
-	stack []*node // the node of each open object or array; nil below one not kept
-	key   *node   // the node of the member whose name came last
-	depth int     // open containers below the deepest kept one
+	run     Run
+	outcome Outcome // run.Outcome's, when it has one
+	stack   []*node // the node of each open object or array; nil below one not kept
+	key     *node   // the node of the member whose name came last
+	depth   int     // open containers below the deepest kept one
 
 	schema  bool // a schemaVersion member at the top
 	event   string
@@ -93,6 +94,7 @@ type node struct {
 	any   *node // any member name (env)
 	elem  *node // an array's elements
 	limit int   // a string value's cap; 0 when no string is kept here
+	fresh bool  // its value differs from run to run: not worth remembering
 	str   func(*Builder, string)
 	num   func(*Builder, int)
 	bool  func(*Builder, bool)
@@ -118,6 +120,12 @@ var budgets = [nLists]int{budgetGPUs, budgetRequirements, budgetCompat, budgetFr
 
 func str(limit int, set func(*Builder, string)) *node { return &node{limit: limit, str: set} }
 
+func fresh(limit int, set func(*Builder, string)) *node {
+	n := str(limit, set)
+	n.fresh = true
+	return n
+}
+
 func integer(set func(*Builder, int)) *node { return &node{num: set} }
 
 func boolean(set func(*Builder, bool)) *node { return &node{bool: set} }
@@ -128,8 +136,8 @@ func object(kids map[string]*node) *node { return &node{kids: kids} }
 // line's members at its top.
 var tree = object(map[string]*node{
 	"schemaVersion": str(capShort, func(b *Builder, s string) { b.run.SchemaVersion, b.schema = s, true }),
-	"runId":         str(capVersion, func(b *Builder, s string) { b.run.RunID = s }),
-	"startedAt":     str(capVersion, func(b *Builder, s string) { b.run.StartedAt = s }),
+	"runId":         fresh(capVersion, func(b *Builder, s string) { b.run.RunID = s }),
+	"startedAt":     fresh(capVersion, func(b *Builder, s string) { b.run.StartedAt = s }),
 	"tool":          object(map[string]*node{"version": str(capTool, func(b *Builder, s string) { b.run.Tool = s })}),
 	"host": object(map[string]*node{
 		"hostname": str(capName, func(b *Builder, s string) { b.run.Host.Hostname = s }),
@@ -240,7 +248,7 @@ var tree = object(map[string]*node{
 		"jobIdSource": str(capShort, func(b *Builder, s string) { b.run.Orchestrator.JobIDSource = s }),
 		"kubernetes": object(map[string]*node{
 			"namespace":       str(capName, func(b *Builder, s string) { b.run.Orchestrator.Namespace = s }),
-			"podName":         str(capName, func(b *Builder, s string) { b.run.Orchestrator.PodName = s }),
+			"podName":         fresh(capName, func(b *Builder, s string) { b.run.Orchestrator.PodName = s }),
 			"nodeName":        str(capName, func(b *Builder, s string) { b.run.Orchestrator.NodeName = s }),
 			"completionIndex": str(capShort, func(b *Builder, s string) { b.run.Orchestrator.CompletionIdx = s }),
 		}),
@@ -256,7 +264,7 @@ var tree = object(map[string]*node{
 		b.run.Env = held(b, lEnv, b.run.Env, Var{b.envName, s}, appendEnvVar)
 	})},
 	"outcome": {
-		start: func(b *Builder) { b.run.Outcome = &Outcome{} },
+		start: func(b *Builder) { b.outcome = Outcome{}; b.run.Outcome = &b.outcome },
 		kids: map[string]*node{
 			"exitCode":   integer(func(b *Builder, n int) { b.run.Outcome.ExitCode = n }),
 			"signal":     integer(func(b *Builder, n int) { b.run.Outcome.Signal = n }),
@@ -265,7 +273,7 @@ var tree = object(map[string]*node{
 	},
 	// The line that ends a supervised run.
 	"event":      str(capShort, func(b *Builder, s string) { b.event = s }),
-	"time":       str(capVersion, func(b *Builder, s string) { b.time = s }),
+	"time":       fresh(capVersion, func(b *Builder, s string) { b.time = s }),
 	"exitCode":   integer(func(b *Builder, n int) { b.finished().ExitCode = n }),
 	"signal":     integer(func(b *Builder, n int) { b.finished().Signal = n }),
 	"notStarted": str(capText, func(b *Builder, s string) { b.finished().NotStarted = s }),
@@ -280,7 +288,8 @@ func (b *Builder) endPrediction() {
 // finished is the outcome a finished line's members set.
 func (b *Builder) finished() *Outcome {
 	if b.run.Outcome == nil {
-		b.run.Outcome = &Outcome{}
+		b.outcome = Outcome{}
+		b.run.Outcome = &b.outcome
 	}
 	return b.run.Outcome
 }
@@ -388,14 +397,15 @@ func (b *Builder) Wants() bool {
 // and then the digest of the whole (jsonstream.Decoder.TextSum).
 func (b *Builder) String(s []byte, more bool, sum [sha256.Size]byte) {
 	if n := b.leaf(); n != nil && n.str != nil {
-		n.str(b, b.value(s, more, sum, n.limit))
+		n.str(b, b.value(s, more, sum, n))
 	}
 	b.key = nil
 }
 
 // value is s cut to limit, the string made once for values seen before.
-func (b *Builder) value(s []byte, more bool, sum [sha256.Size]byte, limit int) string {
-	if more || len(s) > limit {
+func (b *Builder) value(s []byte, more bool, sum [sha256.Size]byte, n *node) string {
+	limit := n.limit
+	if more || len(s) > limit || n.fresh {
 		return Cap(s, more, sum, limit)
 	}
 	if v, ok := b.cache[string(s)]; ok {
@@ -658,7 +668,7 @@ func (b *Builder) readToken(d *jsonstream.Decoder, k jsonstream.Kind, n *node) e
 			n.str(b, b.last[n.id])
 			return nil
 		}
-		v := b.value(t, more, sum, n.limit)
+		v := b.value(t, more, sum, n)
 		b.last[n.id] = v
 		n.str(b, v)
 	case jsonstream.Number:

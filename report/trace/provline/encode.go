@@ -34,10 +34,20 @@ func (r *Run) Set(src *Run) {
 	r.Host.GPUs = append(gpus, src.Host.GPUs...)
 	r.Image.Requirements = append(req, src.Image.Requirements...)
 	r.Image.Compat = append(compat, src.Image.Compat...)
-	r.Image.Frameworks = append(fws, src.Image.Frameworks...)
-	for i, f := range r.Image.Frameworks {
-		r.Image.Frameworks[i].Archs = slices.Clone(f.Archs)
+	for _, f := range src.Image.Frameworks {
+		var archs []string // r's own, from the framework this one replaces
+		if len(fws) < cap(fws) {
+			archs = fws[:len(fws)+1][len(fws)].Archs[:0]
+		}
+		if f.Archs != nil {
+			f.Archs = append(archs, f.Archs...)
+			if f.Archs == nil {
+				f.Archs = []string{}
+			}
+		}
+		fws = append(fws, f)
 	}
+	r.Image.Frameworks = fws
 	r.Checks = append(checks, src.Checks...)
 	r.Decision.Blocking = append(blocking, src.Decision.Blocking...)
 	r.Env = append(env, src.Env...)
