@@ -417,7 +417,7 @@ func checkFleetAnswers(t *testing.T, res trace.Result) {
 			t.Errorf("the boundary's changes %v lack %q", fields, want)
 		}
 	}
-	if !strings.HasPrefix(b.FirstBad.Outcome, "abort 78") || b.LastGood.Outcome != "exit 0" && b.LastGood.Outcome != "ran (no end seen)" {
+	if !strings.HasPrefix(b.FirstBad.Outcome, "abort 78") || b.LastGood.Outcome != "exit 0" && b.LastGood.Outcome != "ran (not supervised)" {
 		t.Errorf("boundary outcomes %q -> %q", b.LastGood.Outcome, b.FirstBad.Outcome)
 	}
 	for _, n := range res.Nodes {
