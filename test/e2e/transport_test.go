@@ -15,6 +15,7 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/preflight/ldso/ldsotest"
 	"github.com/gpu-preflight/gpu-preflight/preflight/rdma/rdmatest"
 	"github.com/gpu-preflight/gpu-preflight/test/fakenvml"
+	"github.com/gpu-preflight/gpu-preflight/test/harness"
 )
 
 var (
@@ -327,13 +328,14 @@ func TestDeviceCgroupDenialEndToEnd(t *testing.T) {
 }
 
 // runInContainer runs bin in a runc container over this machine's /usr,
-// /etc, /tmp and /work whose device cgroup allows only the memory
-// devices (null, zero, random, urandom).
+// /etc, /tmp and the repository (where bin is built), whose device cgroup
+// allows only the memory devices (null, zero, random, urandom).
 func runInContainer(t *testing.T, env []string, bin string, args ...string) result {
 	t.Helper()
 	bundle := t.TempDir()
 	rootfs := filepath.Join(bundle, "rootfs")
-	for _, d := range []string{"usr", "etc", "tmp", "work", "proc", "dev"} {
+	repo := harness.Root(t)
+	for _, d := range []string{"usr", "etc", "tmp", "proc", "dev", repo} {
 		if err := os.MkdirAll(filepath.Join(rootfs, d), 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -357,7 +359,7 @@ func runInContainer(t *testing.T, env []string, bin string, args ...string) resu
 		"mounts": []map[string]any{
 			{"destination": "/proc", "type": "proc", "source": "proc"},
 			{"destination": "/dev", "type": "tmpfs", "source": "tmpfs", "options": []string{"nosuid", "mode=755"}},
-			bind("/usr", "ro"), bind("/etc", "ro"), bind("/work", "ro"), bind("/tmp"),
+			bind("/usr", "ro"), bind("/etc", "ro"), bind("/tmp"), bind(repo, "ro"),
 		},
 		"linux": map[string]any{
 			"resources":  map[string]any{"devices": rules},
