@@ -150,6 +150,7 @@ func (h *humanWriter) write(r Record) {
 		[]string{"cuDNN", or(im.CuDNNVersion, "-")},
 		[]string{"NCCL", or(im.NCCLVersion, "-")},
 		[]string{"TensorRT", or(im.TensorRTVersion, "-")},
+		[]string{"Python", pythonSummary(im.Python)},
 	)
 	for _, c := range im.Compat {
 		rows = append(rows, []string{"compat libcuda", c.DriverVersion + " " + c.Path})
@@ -200,6 +201,28 @@ func (h *humanWriter) write(r Record) {
 	default:
 		b.WriteString("\nVerdict: -\n")
 	}
+}
+
+// pythonSummary is the interpreter the command runs and how it was
+// told, or the environments judged when it could not be told.
+func pythonSummary(p facts.Python) string {
+	var s string
+	switch {
+	case p.Interpreter != "":
+		s = p.Interpreter
+		if p.Version != "" {
+			s += " (" + p.Version + ")"
+		}
+	case len(p.Candidates) > 0:
+		s = "one of " + strings.Join(p.Candidates, ", ") + ", each judged"
+	}
+	switch {
+	case s == "":
+		return or(p.How, "-")
+	case p.How != "":
+		s += ": " + p.How
+	}
+	return s
 }
 
 // cudaSummary is the CUDA check in one line: "kernel: ok, driver API

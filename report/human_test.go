@@ -69,3 +69,26 @@ func TestHumanShowsTheCUDACheck(t *testing.T) {
 		t.Errorf("the human report does not say %q:\n%s", want, b.String())
 	}
 }
+
+func TestHumanReportNamesThePythonTheCommandRuns(t *testing.T) {
+	for _, c := range []struct {
+		py   facts.Python
+		want string
+	}{
+		{facts.Python{Interpreter: "/opt/venv/bin/python", How: "python on PATH", Environment: "/opt/venv", Version: "3.11"},
+			"Python    /opt/venv/bin/python (3.11): python on PATH"},
+		{facts.Python{How: "the command names no interpreter", Candidates: []string{"/opt/conda", "/usr"}},
+			"Python    one of /opt/conda, /usr, each judged: the command names no interpreter"},
+		{facts.Python{}, "Python    -"},
+	} {
+		r := report.New(report.Inputs{Now: reporttest.Time})
+		r.Image.Python = c.py
+		var b strings.Builder
+		if err := report.Human(&b, r); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(b.String(), c.want) {
+			t.Errorf("the report does not say %q:\n%s", c.want, b.String())
+		}
+	}
+}
