@@ -3,7 +3,6 @@ package trace
 import (
 	"bufio"
 	"bytes"
-	"compress/gzip"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +14,7 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/report"
 	"github.com/gpu-preflight/gpu-preflight/report/trace/jsonstream"
 	"github.com/gpu-preflight/gpu-preflight/report/trace/provline"
+	"github.com/klauspost/compress/gzip"
 )
 
 // MaxMessageBytes bounds a log line joined from the parts its writer
