@@ -39,12 +39,10 @@ func (t *Tracer) Read(sources []Source) []error {
 	if len(inputs) > 1 {
 		bufSize = 8 << 10 // a buffer, a decoder and a gzip window each
 	}
-	read := func(in *input, emit func(item)) {
-		rd := newReader(&in.c, t.opt.Now, &t.held, bufSize, func(p Problem) { t.problem(in.src, p) }, emit)
+	read := func(in *input, emit func(item), problem func(Problem)) {
+		rd := newReader(&in.c, t.opt.Now, &t.held, bufSize, problem, emit)
 		in.err = in.g.each(func(part string, r io.Reader) error { return rd.read(part, r) },
-			func(err error) {
-				t.problem(in.src, Problem{Position{Source: in.g.name}, ProblemMalformed, err.Error()})
-			})
+			func(err error) { problem(Problem{Position{Source: in.g.name}, ProblemMalformed, err.Error()}) })
 		t.mu.Lock()
 		if in.src.Form == "" || in.c.found > 0 && !in.src.named {
 			in.src.Form, in.src.named = rd.form, in.c.found > 0
@@ -53,7 +51,7 @@ func (t *Tracer) Read(sources []Source) []error {
 	}
 	if len(inputs) == 1 || len(inputs) > MaxMerged {
 		for _, in := range inputs {
-			read(in, func(it item) { t.add(it, in.src) })
+			t.pipeline(in.src, func(emit func(item), problem func(Problem)) { read(in, emit, problem) })
 		}
 	} else {
 		for _, in := range inputs {
@@ -71,7 +69,7 @@ func (t *Tracer) Read(sources []Source) []error {
 						it.finished = &f
 					}
 					in.ch <- it
-				})
+				}, func(p Problem) { t.problem(in.src, p) })
 			}()
 		}
 		heads := make([]item, len(inputs))
@@ -107,3 +105,71 @@ func (t *Tracer) Read(sources []Source) []error {
 // earlier orders items by time; an end without a time comes first, to
 // wait for its run.
 func earlier(a, b time.Time) bool { return a.Before(b) }
+
+// batchLen is the items a batch of pipeline carries, batches the batches
+// in flight: what the reading may run ahead of the counting.
+const (
+	batchLen = 64
+	batches  = 4
+)
+
+// batch is a run of a reader's items and problems in the order found; an
+// item's run and end are copies the batch owns, reused batch to batch.
+type batch struct {
+	items    []item
+	problems []Problem // an item with a nil run and end is the next of these
+	runs     [batchLen]provline.Run
+	ends     [batchLen]provline.Finished
+}
+
+// pipeline runs read on a goroutine of its own and counts what it finds on
+// this one, in the order found, so that reading and counting each take a
+// core; problems travel with the items, so they are reported in the order
+// one goroutine would.
+func (t *Tracer) pipeline(src *SourceCounts, read func(emit func(item), problem func(Problem))) {
+	full, free := make(chan *batch, batches), make(chan *batch, batches)
+	for range batches {
+		free <- &batch{items: make([]item, 0, batchLen)}
+	}
+	go func() {
+		defer close(full)
+		b := <-free
+		next := func() {
+			if len(b.items) == cap(b.items) {
+				full <- b
+				b = <-free
+				b.items, b.problems = b.items[:0], b.problems[:0]
+			}
+		}
+		read(func(it item) {
+			next()
+			i := len(b.items)
+			if it.run != nil {
+				b.runs[i].Set(it.run)
+				it.run = &b.runs[i]
+			}
+			if it.finished != nil {
+				b.ends[i] = *it.finished
+				it.finished = &b.ends[i]
+			}
+			b.items = append(b.items, it)
+		}, func(p Problem) {
+			next()
+			b.problems = append(b.problems, p)
+			b.items = append(b.items, item{})
+		})
+		full <- b
+	}()
+	for b := range full {
+		p := 0
+		for _, it := range b.items {
+			if it.run == nil && it.finished == nil {
+				t.problem(src, b.problems[p])
+				p++
+				continue
+			}
+			t.add(it, src)
+		}
+		free <- b
+	}
+}
