@@ -80,6 +80,14 @@ func (in *interner) id(s string) int32 {
 	return id
 }
 
+// idBytes is id(string(b)), without a copy of a value seen before.
+func (in *interner) idBytes(b []byte) int32 {
+	if id, ok := in.index[string(b)]; ok {
+		return id
+	}
+	return in.id(string(b))
+}
+
 func (in *interner) str(id int32) string { return in.list[id] }
 
 // summaries interns what a boundary compares of a run: its reduced
