@@ -9,8 +9,11 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
+	"unicode/utf8"
 
+	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 	"github.com/gpu-preflight/gpu-preflight/report"
 	"github.com/gpu-preflight/gpu-preflight/report/diff"
 	"github.com/gpu-preflight/gpu-preflight/report/termsafe"
@@ -485,8 +488,55 @@ func itoa(n int) string { return strconv.Itoa(n) }
 // rebuild makes the record diff compares from a run's summary: its GPUs
 // one by one again, its host, node and outcome put back.
 func (t *Tracer) rebuild(ref runRef) report.Record {
+	r, ok := t.rebuilt[ref.sum]
+	if !ok {
+		if len(t.rebuilt) >= maxRebuilt {
+			clear(t.rebuilt)
+		}
+		r = t.decodeSummary(ref.sum)
+		t.rebuilt[ref.sum] = r
+	}
+	// diff reads records and changes none: r shares its lists with the
+	// other runs of its summary.
+	r.Host.Hostname = jsonText(t.strs.str(ref.host))
+	r.RunID = jsonText(ref.runID)
+	r.StartedAt = formatTime(ref.at)
+	r.Orchestrator = facts.Orchestrator{Kubernetes: facts.Kubernetes{NodeName: jsonText(t.strs.str(ref.node))}}
+	if ref.ended {
+		r.Outcome = &report.Outcome{ExitCode: int(ref.exit), Signal: int(ref.signal)}
+		if ref.notStarted {
+			r.Outcome.NotStarted = "not started"
+		}
+	}
+	return r
+}
+
+// jsonText is s as encoding/json passes it through: each byte that is
+// not UTF-8 becomes U+FFFD.
+func jsonText(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, w := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && w == 1 {
+			b.WriteRune(r)
+		} else {
+			b.WriteString(s[i : i+w])
+		}
+		i += w
+	}
+	return b.String()
+}
+
+// maxRebuilt bounds the summaries kept decoded for rebuild.
+const maxRebuilt = 256
+
+// decodeSummary is summary id as a report.Record, its GPUs one by one.
+func (t *Tracer) decodeSummary(id int32) report.Record {
 	var m map[string]any
-	_ = json.Unmarshal(t.sums.list[ref.sum], &m) // encoded by summaries.id
+	_ = json.Unmarshal(t.sums.list[id], &m) // encoded by summaries.id
 	host, _ := m["host"].(map[string]any)
 	if host == nil {
 		host = map[string]any{}
@@ -504,17 +554,6 @@ func (t *Tracer) rebuild(ref runRef) report.Record {
 		}
 	}
 	host["gpus"] = gpus
-	host["hostname"] = t.strs.str(ref.host)
-	m["runId"] = ref.runID
-	m["startedAt"] = formatTime(ref.at)
-	m["orchestrator"] = map[string]any{"kubernetes": map[string]any{"nodeName": t.strs.str(ref.node)}}
-	if ref.ended {
-		o := map[string]any{"exitCode": ref.exit, "signal": ref.signal}
-		if ref.notStarted {
-			o["notStarted"] = "not started"
-		}
-		m["outcome"] = o
-	}
 	b, _ := json.Marshal(m)
 	var r report.Record
 	_ = json.Unmarshal(b, &r)

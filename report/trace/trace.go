@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/gpu-preflight/gpu-preflight/preflight/imageref"
+	"github.com/gpu-preflight/gpu-preflight/report"
 	"github.com/gpu-preflight/gpu-preflight/report/trace/provline"
 )
 
@@ -106,12 +107,13 @@ type Tracer struct {
 	mu      sync.Mutex
 	held    atomic.Int64 // bytes of partial lines the readers hold
 
-	strs interner
-	fact []byte // a fact's value, interned from here
-	seed maphash.Seed
-	sums summaries
-	sigs map[signature]int32
-	sigl []signature
+	strs    interner
+	fact    []byte // a fact's value, interned from here
+	seed    maphash.Seed
+	sums    summaries
+	rebuilt map[int32]report.Record // decoded summaries (rebuild)
+	sigs    map[signature]int32
+	sigl    []signature
 
 	runs     runSet
 	pending  pendingRuns
@@ -132,6 +134,7 @@ func New(o Options) *Tracer {
 		jobs:      map[string]*job{},
 		histories: map[historyKey]*history{},
 		nodes:     map[int32]*node{},
+		rebuilt:   map[int32]report.Record{},
 	}
 	t.strs.init()
 	t.sums.init(t.seed)
