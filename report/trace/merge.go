@@ -7,18 +7,15 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/report/trace/provline"
 )
 
-// MaxMerged bounds the groups read at once; more are read one after the
-// other.
+// MaxMerged bounds the groups read at once; more are read in turn.
 const MaxMerged = 32
 
 // mergeQueue is how many records a group may hold ahead of the merge.
 const mergeQueue = 16
 
-// Read reads the sources, every group of them in its own goroutine, and
-// counts their records in startedAt order across groups: groups that are
-// each in time order (a container's log, a ledger per node, an export
-// per day) give the boundaries one merged stream would. It returns for
-// each source the error that ended it early, nil when read to its end.
+// Read reads the sources, a goroutine per group, and counts their records
+// in startedAt order across groups, so that groups each in time order give
+// the boundaries one stream would. It returns each source's error, if any.
 func (t *Tracer) Read(sources []Source) []error {
 	type input struct {
 		idx int
@@ -102,19 +99,13 @@ func (t *Tracer) Read(sources []Source) []error {
 	return errs
 }
 
-// earlier orders items by time; an end without a time comes first, to
-// wait for its run.
+// earlier orders items by time; an end without one comes first.
 func earlier(a, b time.Time) bool { return a.Before(b) }
 
-// batchLen is the items a batch of pipeline carries, batches the batches
-// in flight: what the reading may run ahead of the counting.
-const (
-	batchLen = 64
-	batches  = 4
-)
+const batchLen, batches = 64, 4 // how far reading may run ahead of counting
 
-// batch is a run of a reader's items and problems in the order found; an
-// item's run and end are copies the batch owns, reused batch to batch.
+// batch holds a reader's items and problems in order (so MaxProblems keeps
+// the same), with copies of their runs and ends.
 type batch struct {
 	items    []item
 	problems []Problem // an item with a nil run and end is the next of these
@@ -122,10 +113,7 @@ type batch struct {
 	ends     [batchLen]provline.Finished
 }
 
-// pipeline runs read on a goroutine of its own and counts what it finds on
-// this one, in the order found, so that reading and counting each take a
-// core; problems travel with the items, so they are reported in the order
-// one goroutine would.
+// pipeline reads on a goroutine of its own and counts here, in order.
 func (t *Tracer) pipeline(src *SourceCounts, read func(emit func(item), problem func(Problem))) {
 	full, free := make(chan *batch, batches), make(chan *batch, batches)
 	for range batches {

@@ -17,8 +17,7 @@ import (
 	"github.com/klauspost/compress/gzip"
 )
 
-// MaxMessageBytes bounds a log line joined from the parts its writer
-// split it into; a longer one is counted as truncated.
+// MaxMessageBytes bounds a line joined from its parts; past it, truncated.
 const MaxMessageBytes = 512 << 10
 
 // maxPart bounds one part of a line a framer reads: runtimes write parts

@@ -136,10 +136,8 @@ type FindingCount struct {
 	Count int64  `json:"count"`
 }
 
-// Result builds the answers from what was read so far, every history
-// with its boundaries and their changes. An answer of many histories is
-// large (each boundary holds diff's changes): WriteJSON streams them, and
-// Summary keeps the first few.
+// Result builds the answers from what was read so far, every history with
+// its boundaries and their changes (WriteJSON streams them instead).
 func (t *Tracer) Result() Result { return t.build(-1) }
 
 // Summary is Result with at most limit histories, the first in order; the
@@ -235,8 +233,7 @@ func (t *Tracer) build(limit int) Result {
 }
 
 // jobOrder lists the jobs whose ranks differ, drift that matters first,
-// then by id, and counts the multi-rank jobs and whether any drift matters
-// into res; it keeps no drift.
+// then by id, and counts into res the multi-rank jobs and whether any matters.
 func (t *Tracer) jobOrder(res *Result) []string {
 	type ref struct {
 		id      string
@@ -279,8 +276,7 @@ type historyRef struct {
 
 // historyOrder lists the histories the answer holds (with a boundary, or
 // runs it could not place): failing ones first, then the latest boundary
-// first, then by kind and key. It reads the stretches only, so the order
-// is known before any boundary's changes are computed.
+// first, then by kind and key, from the stretches alone.
 func (t *Tracer) historyOrder() []historyRef {
 	var refs []historyRef
 	for k, h := range t.histories {
@@ -496,8 +492,7 @@ func (t *Tracer) rebuild(ref runRef) report.Record {
 		r = t.decodeSummary(ref.sum)
 		t.rebuilt[ref.sum] = r
 	}
-	// diff reads records and changes none: r shares its lists with the
-	// other runs of its summary.
+	// r shares its lists with its summary's other runs: diff changes none.
 	r.Host.Hostname = jsonText(t.strs.str(ref.host))
 	r.RunID = jsonText(ref.runID)
 	r.StartedAt = formatTime(ref.at)
@@ -511,8 +506,7 @@ func (t *Tracer) rebuild(ref runRef) report.Record {
 	return r
 }
 
-// jsonText is s as encoding/json passes it through: each byte that is
-// not UTF-8 becomes U+FFFD.
+// jsonText is s as encoding/json passes it: a byte not UTF-8 becomes U+FFFD.
 func jsonText(s string) string {
 	if utf8.ValidString(s) {
 		return s
@@ -530,8 +524,7 @@ func jsonText(s string) string {
 	return b.String()
 }
 
-// maxRebuilt bounds the summaries kept decoded for rebuild.
-const maxRebuilt = 256
+const maxRebuilt = 256 // summaries kept decoded
 
 // decodeSummary is summary id as a report.Record, its GPUs one by one.
 func (t *Tracer) decodeSummary(id int32) report.Record {

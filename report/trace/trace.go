@@ -182,9 +182,8 @@ func (t *Tracer) selected(r *provline.Run, at time.Time) bool {
 }
 
 // Succeeded is the rule for a good run: gpu-preflight started the command
-// (decision exec) and the command did not fail: exit code 0, or no outcome
-// from a run not supervised. A supervised run whose end was not recorded
-// is a failure.
+// (decision exec) and it did not fail: exit code 0, or no outcome from a
+// run not supervised (a supervised run whose end was not recorded failed).
 func Succeeded(r *provline.Run) bool {
 	if r.Decision.Action != "exec" {
 		return false
@@ -260,19 +259,16 @@ func JobName(r *provline.Run) string {
 // Fact is one fact ranks of a job are compared on.
 type Fact struct {
 	Name string
-	// Matters says whether ranks that differ in it are drift that matters
-	// (the exit status of `gpu-preflight trace`).
+	// Matters: ranks that differ in it are drift that matters (the exit status).
 	Matters bool
 	put     func([]byte, *provline.Run) []byte // appends the run's value
 }
 
-// text is a Fact's put for a value the run holds as it is.
 func text(get func(*provline.Run) string) func([]byte, *provline.Run) []byte {
 	return func(b []byte, r *provline.Run) []byte { return append(b, get(r)...) }
 }
 
-// Facts are the facts compared between the ranks of a job, in the order
-// they are reported.
+// Facts are compared between the ranks of a job, in the order reported.
 var Facts = []Fact{
 	{"driver", true, text(func(r *provline.Run) string { return r.Host.Driver.Version })},
 	{"driver branch", true, text(func(r *provline.Run) string { return r.Host.Driver.Branch })},
@@ -350,8 +346,7 @@ func transport(r *provline.Run) string {
 	return s
 }
 
-// appendFrameworks appends the image's frameworks, sorted and joined:
-// "torch 2.4.0+cu124 (CUDA 12.4)".
+// appendFrameworks appends the frameworks, sorted: "torch 2.4.0 (CUDA 12.4)".
 func appendFrameworks(b []byte, r *provline.Run) []byte {
 	fws := r.Image.Frameworks
 	if len(fws) == 1 {
