@@ -7,18 +7,15 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/report/trace/provline"
 )
 
-// MaxMerged bounds the groups read at once; more are read one after the
-// other.
+// MaxMerged bounds the groups read at once; more are read in turn.
 const MaxMerged = 32
 
 // mergeQueue is how many records a group may hold ahead of the merge.
 const mergeQueue = 16
 
-// Read reads the sources, every group of them in its own goroutine, and
-// counts their records in startedAt order across groups: groups that are
-// each in time order (a container's log, a ledger per node, an export
-// per day) give the boundaries one merged stream would. It returns for
-// each source the error that ended it early, nil when read to its end.
+// Read reads the sources, a goroutine per group, and counts their records
+// in startedAt order across groups, so that groups each in time order give
+// the boundaries one stream would. It returns each source's error, if any.
 func (t *Tracer) Read(sources []Source) []error {
 	type input struct {
 		idx int
@@ -39,12 +36,10 @@ func (t *Tracer) Read(sources []Source) []error {
 	if len(inputs) > 1 {
 		bufSize = 8 << 10 // a buffer, a decoder and a gzip window each
 	}
-	read := func(in *input, emit func(item)) {
-		rd := newReader(&in.c, t.opt.Now, &t.held, bufSize, func(p Problem) { t.problem(in.src, p) }, emit)
+	read := func(in *input, emit func(item), problem func(Problem)) {
+		rd := newReader(&in.c, t.opt.Now, &t.held, bufSize, problem, emit)
 		in.err = in.g.each(func(part string, r io.Reader) error { return rd.read(part, r) },
-			func(err error) {
-				t.problem(in.src, Problem{Position{Source: in.g.name}, ProblemMalformed, err.Error()})
-			})
+			func(err error) { problem(Problem{Position{Source: in.g.name}, ProblemMalformed, err.Error()}) })
 		t.mu.Lock()
 		if in.src.Form == "" || in.c.found > 0 && !in.src.named {
 			in.src.Form, in.src.named = rd.form, in.c.found > 0
@@ -53,7 +48,7 @@ func (t *Tracer) Read(sources []Source) []error {
 	}
 	if len(inputs) == 1 || len(inputs) > MaxMerged {
 		for _, in := range inputs {
-			read(in, func(it item) { t.add(it, in.src) })
+			t.pipeline(in.src, func(emit func(item), problem func(Problem)) { read(in, emit, problem) })
 		}
 	} else {
 		for _, in := range inputs {
@@ -71,7 +66,7 @@ func (t *Tracer) Read(sources []Source) []error {
 						it.finished = &f
 					}
 					in.ch <- it
-				})
+				}, func(p Problem) { t.problem(in.src, p) })
 			}()
 		}
 		heads := make([]item, len(inputs))
@@ -104,6 +99,65 @@ func (t *Tracer) Read(sources []Source) []error {
 	return errs
 }
 
-// earlier orders items by time; an end without a time comes first, to
-// wait for its run.
+// earlier orders items by time; an end without one comes first.
 func earlier(a, b time.Time) bool { return a.Before(b) }
+
+const batchLen, batches = 64, 4 // how far reading may run ahead of counting
+
+// batch holds a reader's items and problems in order (so MaxProblems keeps
+// the same), with copies of their runs and ends.
+type batch struct {
+	items    []item
+	problems []Problem // an item with a nil run and end is the next of these
+	runs     [batchLen]provline.Run
+	ends     [batchLen]provline.Finished
+}
+
+// pipeline reads on a goroutine of its own and counts here, in order.
+func (t *Tracer) pipeline(src *SourceCounts, read func(emit func(item), problem func(Problem))) {
+	full, free := make(chan *batch, batches), make(chan *batch, batches)
+	for range batches {
+		free <- &batch{items: make([]item, 0, batchLen)}
+	}
+	go func() {
+		defer close(full)
+		b := <-free
+		next := func() {
+			if len(b.items) == cap(b.items) {
+				full <- b
+				b = <-free
+				b.items, b.problems = b.items[:0], b.problems[:0]
+			}
+		}
+		read(func(it item) {
+			next()
+			i := len(b.items)
+			if it.run != nil {
+				b.runs[i].Set(it.run)
+				it.run = &b.runs[i]
+			}
+			if it.finished != nil {
+				b.ends[i] = *it.finished
+				it.finished = &b.ends[i]
+			}
+			b.items = append(b.items, it)
+		}, func(p Problem) {
+			next()
+			b.problems = append(b.problems, p)
+			b.items = append(b.items, item{})
+		})
+		full <- b
+	}()
+	for b := range full {
+		p := 0
+		for _, it := range b.items {
+			if it.run == nil && it.finished == nil {
+				t.problem(src, b.problems[p])
+				p++
+				continue
+			}
+			t.add(it, src)
+		}
+		free <- b
+	}
+}

@@ -3,7 +3,6 @@ package trace
 import (
 	"bufio"
 	"bytes"
-	"compress/gzip"
 	"errors"
 	"fmt"
 	"io"
@@ -15,10 +14,10 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/report"
 	"github.com/gpu-preflight/gpu-preflight/report/trace/jsonstream"
 	"github.com/gpu-preflight/gpu-preflight/report/trace/provline"
+	"github.com/klauspost/compress/gzip"
 )
 
-// MaxMessageBytes bounds a log line joined from the parts its writer
-// split it into; a longer one is counted as truncated.
+// MaxMessageBytes bounds a line joined from its parts; past it, truncated.
 const MaxMessageBytes = 512 << 10
 
 // maxPart bounds one part of a line a framer reads: runtimes write parts

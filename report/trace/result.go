@@ -9,8 +9,11 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
+	"unicode/utf8"
 
+	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 	"github.com/gpu-preflight/gpu-preflight/report"
 	"github.com/gpu-preflight/gpu-preflight/report/diff"
 	"github.com/gpu-preflight/gpu-preflight/report/termsafe"
@@ -133,10 +136,8 @@ type FindingCount struct {
 	Count int64  `json:"count"`
 }
 
-// Result builds the answers from what was read so far, every history
-// with its boundaries and their changes. An answer of many histories is
-// large (each boundary holds diff's changes): WriteJSON streams them, and
-// Summary keeps the first few.
+// Result builds the answers from what was read so far, every history with
+// its boundaries and their changes (WriteJSON streams them instead).
 func (t *Tracer) Result() Result { return t.build(-1) }
 
 // Summary is Result with at most limit histories, the first in order; the
@@ -232,8 +233,7 @@ func (t *Tracer) build(limit int) Result {
 }
 
 // jobOrder lists the jobs whose ranks differ, drift that matters first,
-// then by id, and counts the multi-rank jobs and whether any drift matters
-// into res; it keeps no drift.
+// then by id, and counts into res the multi-rank jobs and whether any matters.
 func (t *Tracer) jobOrder(res *Result) []string {
 	type ref struct {
 		id      string
@@ -276,8 +276,7 @@ type historyRef struct {
 
 // historyOrder lists the histories the answer holds (with a boundary, or
 // runs it could not place): failing ones first, then the latest boundary
-// first, then by kind and key. It reads the stretches only, so the order
-// is known before any boundary's changes are computed.
+// first, then by kind and key, from the stretches alone.
 func (t *Tracer) historyOrder() []historyRef {
 	var refs []historyRef
 	for k, h := range t.histories {
@@ -485,8 +484,54 @@ func itoa(n int) string { return strconv.Itoa(n) }
 // rebuild makes the record diff compares from a run's summary: its GPUs
 // one by one again, its host, node and outcome put back.
 func (t *Tracer) rebuild(ref runRef) report.Record {
+	r, ok := t.rebuilt[ref.sum]
+	if !ok {
+		if len(t.rebuilt) >= maxRebuilt {
+			clear(t.rebuilt)
+		}
+		r = t.decodeSummary(ref.sum)
+		if len(r.Host.GPUs) <= 64 { // a hostile count is not kept
+			t.rebuilt[ref.sum] = r
+		}
+	}
+	// r shares its lists with its summary's other runs: diff changes none.
+	r.Host.Hostname = jsonText(t.strs.str(ref.host))
+	r.RunID = jsonText(ref.runID)
+	r.StartedAt = formatTime(ref.at)
+	r.Orchestrator = facts.Orchestrator{Kubernetes: facts.Kubernetes{NodeName: jsonText(t.strs.str(ref.node))}}
+	if ref.ended {
+		r.Outcome = &report.Outcome{ExitCode: int(ref.exit), Signal: int(ref.signal)}
+		if ref.notStarted {
+			r.Outcome.NotStarted = "not started"
+		}
+	}
+	return r
+}
+
+// jsonText is s as encoding/json passes it: a byte not UTF-8 becomes U+FFFD.
+func jsonText(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, w := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && w == 1 {
+			b.WriteRune(r)
+		} else {
+			b.WriteString(s[i : i+w])
+		}
+		i += w
+	}
+	return b.String()
+}
+
+const maxRebuilt = 256 // summaries kept decoded
+
+// decodeSummary is summary id as a report.Record, its GPUs one by one.
+func (t *Tracer) decodeSummary(id int32) report.Record {
 	var m map[string]any
-	_ = json.Unmarshal(t.sums.list[ref.sum], &m) // encoded by summaries.id
+	_ = json.Unmarshal(t.sums.list[id], &m) // encoded by summaries.id
 	host, _ := m["host"].(map[string]any)
 	if host == nil {
 		host = map[string]any{}
@@ -504,17 +549,6 @@ func (t *Tracer) rebuild(ref runRef) report.Record {
 		}
 	}
 	host["gpus"] = gpus
-	host["hostname"] = t.strs.str(ref.host)
-	m["runId"] = ref.runID
-	m["startedAt"] = formatTime(ref.at)
-	m["orchestrator"] = map[string]any{"kubernetes": map[string]any{"nodeName": t.strs.str(ref.node)}}
-	if ref.ended {
-		o := map[string]any{"exitCode": ref.exit, "signal": ref.signal}
-		if ref.notStarted {
-			o["notStarted"] = "not started"
-		}
-		m["outcome"] = o
-	}
 	b, _ := json.Marshal(m)
 	var r report.Record
 	_ = json.Unmarshal(b, &r)

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/gpu-preflight/gpu-preflight/preflight/imageref"
+	"github.com/gpu-preflight/gpu-preflight/report"
 	"github.com/gpu-preflight/gpu-preflight/report/trace/provline"
 )
 
@@ -106,11 +107,13 @@ type Tracer struct {
 	mu      sync.Mutex
 	held    atomic.Int64 // bytes of partial lines the readers hold
 
-	strs interner
-	seed maphash.Seed
-	sums summaries
-	sigs map[signature]int32
-	sigl []signature
+	strs    interner
+	fact    []byte // a fact's value, interned from here
+	seed    maphash.Seed
+	sums    summaries
+	rebuilt map[int32]report.Record // decoded summaries (rebuild)
+	sigs    map[signature]int32
+	sigl    []signature
 
 	runs     runSet
 	pending  pendingRuns
@@ -131,6 +134,7 @@ func New(o Options) *Tracer {
 		jobs:      map[string]*job{},
 		histories: map[historyKey]*history{},
 		nodes:     map[int32]*node{},
+		rebuilt:   map[int32]report.Record{},
 	}
 	t.strs.init()
 	t.sums.init(t.seed)
@@ -178,9 +182,8 @@ func (t *Tracer) selected(r *provline.Run, at time.Time) bool {
 }
 
 // Succeeded is the rule for a good run: gpu-preflight started the command
-// (decision exec) and the command did not fail: exit code 0, or no outcome
-// from a run not supervised. A supervised run whose end was not recorded
-// is a failure.
+// (decision exec) and it did not fail: exit code 0, or no outcome from a
+// run not supervised (a supervised run whose end was not recorded failed).
 func Succeeded(r *provline.Run) bool {
 	if r.Decision.Action != "exec" {
 		return false
@@ -256,53 +259,55 @@ func JobName(r *provline.Run) string {
 // Fact is one fact ranks of a job are compared on.
 type Fact struct {
 	Name string
-	// Matters says whether ranks that differ in it are drift that matters
-	// (the exit status of `gpu-preflight trace`).
+	// Matters: ranks that differ in it are drift that matters (the exit status).
 	Matters bool
-	get     func(*provline.Run) string
+	put     func([]byte, *provline.Run) []byte // appends the run's value
 }
 
-// Facts are the facts compared between the ranks of a job, in the order
-// they are reported.
+func text(get func(*provline.Run) string) func([]byte, *provline.Run) []byte {
+	return func(b []byte, r *provline.Run) []byte { return append(b, get(r)...) }
+}
+
+// Facts are compared between the ranks of a job, in the order reported.
 var Facts = []Fact{
-	{"driver", true, func(r *provline.Run) string { return r.Host.Driver.Version }},
-	{"driver branch", true, func(r *provline.Run) string { return r.Host.Driver.Branch }},
-	{"driver CUDA", true, func(r *provline.Run) string { return r.Host.Driver.CUDAVersion }},
-	{"image", true, ImageKey},
+	{"driver", true, text(func(r *provline.Run) string { return r.Host.Driver.Version })},
+	{"driver branch", true, text(func(r *provline.Run) string { return r.Host.Driver.Branch })},
+	{"driver CUDA", true, text(func(r *provline.Run) string { return r.Host.Driver.CUDAVersion })},
+	{"image", true, text(ImageKey)},
 	// A tag beside a digest, or two tags of one digest, name one image.
-	{"image ref", false, func(r *provline.Run) string { return r.Image.Ref }},
-	{"image CUDA", true, func(r *provline.Run) string {
+	{"image ref", false, text(func(r *provline.Run) string { return r.Image.Ref })},
+	{"image CUDA", true, text(func(r *provline.Run) string {
 		if r.Image.CUDAVersionFull != "" {
 			return r.Image.CUDAVersionFull
 		}
 		return r.Image.CUDAVersion
-	}},
-	{"cuDNN", true, func(r *provline.Run) string { return r.Image.CuDNNVersion }},
-	{"NCCL", true, func(r *provline.Run) string { return r.Image.NCCLVersion }},
+	})},
+	{"cuDNN", true, text(func(r *provline.Run) string { return r.Image.CuDNNVersion })},
+	{"NCCL", true, text(func(r *provline.Run) string { return r.Image.NCCLVersion })},
 	// Ranks on different networks or HCA sets hang in their first collective.
-	{"NCCL transport", true, transport},
-	{"frameworks", true, frameworks},
-	{"GPU model", true, func(r *provline.Run) string {
+	{"NCCL transport", true, text(transport)},
+	{"frameworks", true, appendFrameworks},
+	{"GPU model", true, text(func(r *provline.Run) string {
 		return distinct(r.Host.GPUs, func(g provline.GPU) string { return g.Name })
-	}},
+	})},
 	// Fewer GPUs is a placement choice as often as a fault.
-	{"GPU count", false, func(r *provline.Run) string {
+	{"GPU count", false, func(b []byte, r *provline.Run) []byte {
 		n := 0
 		for _, g := range r.Host.GPUs {
 			n += g.Count
 		}
-		return strconv.Itoa(n)
+		return strconv.AppendInt(b, int64(n), 10)
 	}},
-	{"MIG mode", true, func(r *provline.Run) string {
+	{"MIG mode", true, text(func(r *provline.Run) string {
 		return distinct(r.Host.GPUs, func(g provline.GPU) string { return g.MIGMode })
-	}},
+	})},
 	// One rank stopped while the others ran: the job cannot be whole.
-	{"decision", true, func(r *provline.Run) string {
+	{"decision", true, text(func(r *provline.Run) string {
 		if r.Decision.Action == "abort" {
 			return "abort (exit " + strconv.Itoa(r.Decision.ExitCode) + ")"
 		}
 		return r.Decision.Action
-	}},
+	})},
 }
 
 // signature is a run's value of each of Facts, interned.
@@ -317,7 +322,8 @@ func init() {
 func (t *Tracer) signature(r *provline.Run) int32 {
 	var s signature
 	for i, f := range Facts {
-		s[i] = t.strs.id(f.get(r))
+		t.fact = f.put(t.fact[:0], r)
+		s[i] = t.strs.idBytes(t.fact)
 	}
 	if id, ok := t.sigs[s]; ok {
 		return id
@@ -340,23 +346,35 @@ func transport(r *provline.Run) string {
 	return s
 }
 
-func frameworks(r *provline.Run) string {
-	parts := make([]string, 0, len(r.Image.Frameworks))
-	for _, f := range r.Image.Frameworks {
-		p := f.Name + " " + f.Version
-		switch {
-		case f.CUDAVersion != "":
-			p += " (CUDA " + f.CUDAVersion + ")"
-		case f.Build != "":
-			p += " (" + f.Build + ")"
-		}
-		parts = append(parts, p)
+// appendFrameworks appends the frameworks, sorted: "torch 2.4.0 (CUDA 12.4)".
+func appendFrameworks(b []byte, r *provline.Run) []byte {
+	fws := r.Image.Frameworks
+	if len(fws) == 1 {
+		return appendFramework(b, fws[0])
+	}
+	parts := make([]string, 0, len(fws))
+	for _, f := range fws {
+		parts = append(parts, string(appendFramework(nil, f)))
 	}
 	slices.Sort(parts)
-	return strings.Join(parts, ", ")
+	return append(b, strings.Join(parts, ", ")...)
+}
+
+func appendFramework(b []byte, f provline.Framework) []byte {
+	b = append(append(append(b, f.Name...), ' '), f.Version...)
+	switch {
+	case f.CUDAVersion != "":
+		b = append(append(append(b, " (CUDA "...), f.CUDAVersion...), ')')
+	case f.Build != "":
+		b = append(append(append(b, " ("...), f.Build...), ')')
+	}
+	return b
 }
 
 func distinct[T any](xs []T, get func(T) string) string {
+	if len(xs) == 1 {
+		return get(xs[0])
+	}
 	var vs []string
 	for _, x := range xs {
 		if v := get(x); !slices.Contains(vs, v) {

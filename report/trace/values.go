@@ -10,9 +10,8 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/report/trace/provline"
 )
 
-// Same compares values after dropping the invisible format characters
-// (Unicode's Cf: U+200B, U+FEFF, the bidirectional marks): two values
-// that print alike are one value.
+// Same compares values without the invisible format characters (Unicode's
+// Cf: U+200B, U+FEFF, bidirectional marks): values that print alike are one.
 func Same(a, b string) bool { return norm(a) == norm(b) }
 
 // norm drops the format characters from s.
@@ -80,12 +79,18 @@ func (in *interner) id(s string) int32 {
 	return id
 }
 
+// idBytes is id(string(b)), without a copy of a value seen before.
+func (in *interner) idBytes(b []byte) int32 {
+	if id, ok := in.index[string(b)]; ok {
+		return id
+	}
+	return in.id(string(b))
+}
+
 func (in *interner) str(id int32) string { return in.list[id] }
 
-// summaries interns what a boundary compares of a run: its reduced
-// record without what differs between any two runs (its id, time, host,
-// placement and command) and without its outcome, which the run keeps
-// beside it. The runs of one image on one kind of node share one.
+// summaries interns what a boundary compares of a run: its reduced record
+// without its id, time, host, placement, command and outcome.
 type summaries struct {
 	seed  maphash.Seed
 	index map[uint64][]int32
