@@ -206,6 +206,9 @@ var tree = object(map[string]*node{
 				"cudnnVersion": str(capShort, func(b *Builder, s string) { b.fw.CuDNNVersion = s }),
 				"build":        str(capShort, func(b *Builder, s string) { b.fw.Build = s }),
 				"archs": {elem: str(capShort, func(b *Builder, s string) {
+					if b.fw.Archs == nil && b.lists[lArchs].over == 0 {
+						b.fw.Archs = b.spareArchs()
+					}
 					b.fw.Archs = held(b, lArchs, b.fw.Archs, s, appendString)
 				})},
 			},
@@ -544,6 +547,16 @@ func (b *Builder) endGPU() {
 		}
 	}
 	b.run.Host.GPUs = held(b, lGPUs, gs, b.gpu, appendGPU)
+}
+
+// spareArchs is the archs list of the framework the next one replaces,
+// emptied: Reset keeps the frameworks' backing array.
+func (b *Builder) spareArchs() []string {
+	fws := b.run.Image.Frameworks
+	if len(fws) < cap(fws) {
+		return fws[:len(fws)+1][len(fws)].Archs[:0]
+	}
+	return nil
 }
 
 func (b *Builder) endFramework() {
