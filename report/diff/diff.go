@@ -488,8 +488,7 @@ func (d *differ) checkTexts(old, new []report.Check) {
 	}
 }
 
-// covered are the JSON paths compared above (or never compared); rest
-// skips them and everything below them.
+// covered are the JSON paths compared above (or never), with all below them.
 var covered = []string{
 	"runId", "startedAt",
 	"host.driver.version", "host.driver.cudaVersion", "host.driver.openKernelModule", "host.gpus",
@@ -524,13 +523,11 @@ var labels = map[string]string{
 	"orchestrator.detected": "launchers",
 }
 
-// minorFirst are the minor fields listed first, in this order; the others
-// follow sorted by path.
+// minorFirst are the minor fields listed first, in order; the rest by path.
 var minorFirst = []string{"host.hostname", "host.kernel", "outcome.exitCode", "outcome.signal", "command.argv", "command.argvSha256"}
 
-// rest compares every field not covered above, as minor changes. It walks
-// both records' JSON, so a field added to the record later is compared
-// without a change here.
+// rest compares every field not covered above, as minor changes, from both
+// records' JSON: a field added to the record later needs no change here.
 func (d *differ) rest(old, new report.Record) {
 	b := appendJSON(old, nil)
 	ov := flatten(string(b), 0)
@@ -590,11 +587,9 @@ func appendJSON(r report.Record, dst []byte) []byte {
 	return b
 }
 
-// flatten turns a record's JSON into dotted paths ("host.cgroup.version")
-// to scalar values, as encoding/json decodes them, leaving out the covered
-// paths. An array of scalars is one space-separated value
-// ("command.argv"); an array of objects gets an index per element. null,
-// "" and absent are the same: no entry.
+// flatten maps a record's JSON, as encoding/json reads it, from dotted paths
+// not covered to scalars: an array of scalars is one space-separated value,
+// an array of objects indexed; null, "" and absent give no entry.
 func flatten(js string, size int) map[string]string {
 	f := flattener{js: js, m: make(map[string]string, size)}
 	f.put("")
@@ -643,8 +638,7 @@ func (f *flattener) put(path string) {
 	}
 }
 
-// next steps over a comma and says whether another element follows
-// before end, stepping over end if not.
+// next says whether an element follows before end, stepping over end if not.
 func (f *flattener) next(end byte) bool {
 	f.space()
 	if f.js[f.i] == ',' {
@@ -693,7 +687,6 @@ func (f *flattener) scalar() string {
 	return f.js[start:f.i]
 }
 
-// skip steps over a value.
 func (f *flattener) skip() {
 	depth := 0
 	for {

@@ -549,8 +549,7 @@ func (b *Builder) endGPU() {
 	b.run.Host.GPUs = held(b, lGPUs, gs, b.gpu, appendGPU)
 }
 
-// spareArchs is the archs list of the framework the next one replaces,
-// emptied: Reset keeps the frameworks' backing array.
+// spareArchs is, emptied, the archs of the framework the next one replaces.
 func (b *Builder) spareArchs() []string {
 	fws := b.run.Image.Frameworks
 	if len(fws) < cap(fws) {
@@ -564,8 +563,7 @@ func (b *Builder) endFramework() {
 	b.run.Image.Frameworks = held(b, lFrameworks, b.run.Image.Frameworks, b.fw, appendFramework)
 }
 
-// held appends x to xs unless xs holds maxHeld elements already; then x is
-// folded into the list's marker.
+// held appends x to xs, or past maxHeld folds it into the list's marker.
 func held[T any](b *Builder, l int, xs []T, x T, enc func([]byte, T) []byte) []T {
 	if len(xs) < maxHeld && b.lists[l].over == 0 {
 		return append(xs, x)
