@@ -11,13 +11,13 @@
 package diff
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/gpu-preflight/gpu-preflight/preflight/decision"
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
@@ -488,8 +488,7 @@ func (d *differ) checkTexts(old, new []report.Check) {
 	}
 }
 
-// covered are the JSON paths compared above (or never compared); rest
-// skips them and everything below them.
+// covered are the JSON paths compared above (or never), with all below them.
 var covered = []string{
 	"runId", "startedAt",
 	"host.driver.version", "host.driver.cudaVersion", "host.driver.openKernelModule", "host.gpus",
@@ -524,16 +523,17 @@ var labels = map[string]string{
 	"orchestrator.detected": "launchers",
 }
 
-// minorFirst are the minor fields listed first, in this order; the others
-// follow sorted by path.
+// minorFirst are the minor fields listed first, in order; the rest by path.
 var minorFirst = []string{"host.hostname", "host.kernel", "outcome.exitCode", "outcome.signal", "command.argv", "command.argvSha256"}
 
-// rest compares every field not covered above, as minor changes. It walks
-// both records' JSON, so a field added to the record later is compared
-// without a change here.
+// rest compares every field not covered above, as minor changes, from both
+// records' JSON: a field added to the record later needs no change here.
 func (d *differ) rest(old, new report.Record) {
-	ov, nv := flatten(old), flatten(new)
-	var paths []string
+	b := appendJSON(old, nil)
+	ov := flatten(string(b), 0)
+	b = appendJSON(new, b[:0])
+	nv := flatten(string(b), len(ov))
+	paths := make([]string, 0, len(ov)+len(nv))
 	for p := range ov {
 		paths = append(paths, p)
 	}
@@ -548,14 +548,16 @@ func (d *differ) rest(old, new report.Record) {
 		return strings.Compare(a, b)
 	})
 	for _, p := range slices.Compact(paths) {
-		if isCovered(p) {
+		o, n := ov[p], nv[p]
+		if o == n {
 			continue
 		}
 		label := labels[p]
 		if label == "" {
-			label = p
+			label = strings.Clone(p)
 		}
-		d.add(label, ov[p], nv[p], false)
+		// The values share their record's JSON: keep only what changed.
+		d.add(label, strings.Clone(o), strings.Clone(n), false)
 	}
 }
 
@@ -569,72 +571,144 @@ func rank(path string) int {
 
 func isCovered(path string) bool {
 	for _, c := range covered {
-		if path == c || strings.HasPrefix(path, c+".") {
+		if strings.HasPrefix(path, c) && (len(path) == len(c) || path[len(c)] == '.') {
 			return true
 		}
 	}
 	return false
 }
 
-// flatten turns r into dotted JSON paths ("host.cgroup.version") to scalar
-// values. An array of scalars is one space-separated value
-// ("command.argv"); an array of objects gets an index per element. null,
-// "" and absent are the same: no entry.
-func flatten(r report.Record) map[string]string {
-	b, err := r.AppendJSON(nil)
+func appendJSON(r report.Record, dst []byte) []byte {
+	b, err := r.AppendJSON(dst)
 	if err != nil {
 		// A Record holds only strings, numbers, bools, slices and maps.
 		panic(fmt.Sprintf("diff: a report.Record did not encode: %v", err))
 	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		panic(fmt.Sprintf("diff: a report.Record did not decode: %v", err))
-	}
-	m := map[string]string{}
-	put(m, "", v)
-	return m
+	return b
 }
 
-func put(m map[string]string, path string, v any) {
-	switch v := v.(type) {
-	case map[string]any:
-		for k, x := range v {
-			put(m, join(path, k), x)
+// flatten maps a record's JSON, as encoding/json reads it, from dotted paths
+// not covered to scalars: an array of scalars is one space-separated value,
+// an array of objects indexed; null, "" and absent give no entry.
+func flatten(js string, size int) map[string]string {
+	f := flattener{js: js, m: make(map[string]string, size)}
+	f.put("")
+	return f.m
+}
+
+// flattener walks JSON that AppendJSON wrote, so valid JSON.
+type flattener struct {
+	js string
+	i  int
+	m  map[string]string
+}
+
+func (f *flattener) put(path string) {
+	f.space()
+	if path != "" && isCovered(path) {
+		f.skip()
+		return
+	}
+	switch f.js[f.i] {
+	case '{':
+		f.i++
+		for f.next('}') {
+			k := f.scalar()
+			f.space()
+			f.i++ // the colon
+			f.put(join(path, k))
 		}
-	case []any:
-		scalars := make([]string, 0, len(v))
-		for i, x := range v {
-			switch x.(type) {
-			case map[string]any, []any:
-				put(m, join(path, strconv.Itoa(i)), x)
-			default:
-				scalars = append(scalars, scalar(x))
+	case '[':
+		f.i++
+		var scalars []string
+		for n := 0; f.next(']'); n++ {
+			if c := f.js[f.i]; c == '{' || c == '[' {
+				f.put(join(path, strconv.Itoa(n)))
+			} else {
+				scalars = append(scalars, f.scalar())
 			}
 		}
 		if len(scalars) > 0 {
-			m[path] = strings.Join(scalars, " ")
+			f.m[path] = strings.Join(scalars, " ")
 		}
 	default:
-		if s := scalar(v); s != "" {
-			m[path] = s
+		if s := f.scalar(); s != "" {
+			f.m[path] = s
 		}
 	}
 }
 
-func scalar(v any) string {
-	switch v := v.(type) {
-	case nil:
-		return ""
-	case string:
-		return v
-	case json.Number:
-		return v.String()
-	case bool:
-		return strconv.FormatBool(v)
+// next says whether an element follows before end, stepping over end if not.
+func (f *flattener) next(end byte) bool {
+	f.space()
+	if f.js[f.i] == ',' {
+		f.i++
+		f.space()
 	}
-	return fmt.Sprint(v)
+	if f.js[f.i] == end {
+		f.i++
+		return false
+	}
+	return true
+}
+
+func (f *flattener) space() {
+	for f.i < len(f.js) && strings.IndexByte(" \t\r\n", f.js[f.i]) >= 0 {
+		f.i++
+	}
+}
+
+// scalar reads a string, number, bool or null as its text; null is "".
+func (f *flattener) scalar() string {
+	start := f.i
+	switch f.js[f.i] {
+	case '"':
+		escaped := false
+		for f.i++; f.js[f.i] != '"'; f.i++ {
+			if f.js[f.i] == '\\' {
+				escaped = true
+				f.i++
+			}
+		}
+		f.i++
+		if s := f.js[start+1 : f.i-1]; !escaped && utf8.ValidString(s) {
+			return s
+		}
+		var s string
+		_ = json.Unmarshal([]byte(f.js[start:f.i]), &s) // escapes and bytes not UTF-8
+		return s
+	case 'n':
+		f.i += len("null")
+		return ""
+	}
+	for f.i < len(f.js) && strings.IndexByte(",]} \t\r\n", f.js[f.i]) < 0 {
+		f.i++
+	}
+	return f.js[start:f.i]
+}
+
+func (f *flattener) skip() {
+	depth := 0
+	for {
+		switch f.js[f.i] {
+		case '{', '[':
+			depth++
+			f.i++
+		case '}', ']':
+			depth--
+			f.i++
+		case '"':
+			f.scalar()
+		default:
+			f.i++
+		}
+		if depth == 0 {
+			f.space()
+			if f.i == len(f.js) || strings.IndexByte(",]}", f.js[f.i]) >= 0 {
+				return
+			}
+		}
+	}
 }
 
 func join(path, k string) string {

@@ -3,8 +3,11 @@ package diff
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
+	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -407,6 +410,7 @@ func FuzzDiff(f *testing.F) {
 		{`{"checks":[{"id":"driver","status":"pass"},{"id":"driver"}]}`, `{"checks":[],"decision":{"action":"abort","exitCode":78}}`},
 		{`{"outcome":null}`, `{"outcome":{"exitCode":137,"signal":9},"image":{"requirements":[{"var":"A"},{"var":"A"}]}}`},
 		{`{"image":{"compat":[{"path":"/usr/local/cuda/compat/libcuda.so.1"}]}}`, `{"orchestrator":{"detected":["slurm"],"slurm":{"jobId":"7"}}}`},
+		{`{"host":{"hostname":"n\u00e9\"x\\"}}`, `{"command":{"argv":["a","","\ud800","é"]},"host":{"kernel":"\u0000"}}`},
 	} {
 		f.Add([]byte(seed[0]), []byte(seed[1]))
 	}
@@ -419,6 +423,10 @@ func FuzzDiff(f *testing.F) {
 			return
 		}
 		_ = Diff(ra, rb)
+		js := string(appendJSON(rb, nil))
+		if got, want := flatten(js, 0), decodedPaths(t, js); !maps.Equal(got, want) {
+			t.Fatalf("flatten(%s) =\n%v\nwant, as encoding/json decodes it,\n%v", js, got, want)
+		}
 		if got := Diff(ra, ra); len(got) != 0 {
 			t.Fatalf("Diff of a record with itself = %+v", got)
 		}
@@ -426,6 +434,53 @@ func FuzzDiff(f *testing.F) {
 			t.Fatal(err)
 		}
 	})
+}
+
+// decodedPaths is flatten's rule read through encoding/json: every path
+// to a scalar, arrays of scalars joined, null and "" left out.
+func decodedPaths(t *testing.T, js string) map[string]string {
+	dec := json.NewDecoder(strings.NewReader(js))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		t.Fatal(err)
+	}
+	m := map[string]string{}
+	var put func(path string, v any)
+	text := func(v any) string {
+		if v == nil {
+			return ""
+		}
+		return fmt.Sprint(v)
+	}
+	put = func(path string, v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			for k, x := range v {
+				put(join(path, k), x)
+			}
+		case []any:
+			var scalars []string
+			for i, x := range v {
+				switch x.(type) {
+				case map[string]any, []any:
+					put(join(path, strconv.Itoa(i)), x)
+				default:
+					scalars = append(scalars, text(x))
+				}
+			}
+			if len(scalars) > 0 {
+				m[path] = strings.Join(scalars, " ")
+			}
+		default:
+			if s := text(v); s != "" {
+				m[path] = s
+			}
+		}
+	}
+	put("", v)
+	maps.DeleteFunc(m, func(p, _ string) bool { return isCovered(p) })
+	return m
 }
 
 // Two commands that redact to the same argv differ in their digest, a

@@ -206,6 +206,9 @@ var tree = object(map[string]*node{
 				"cudnnVersion": str(capShort, func(b *Builder, s string) { b.fw.CuDNNVersion = s }),
 				"build":        str(capShort, func(b *Builder, s string) { b.fw.Build = s }),
 				"archs": {elem: str(capShort, func(b *Builder, s string) {
+					if b.fw.Archs == nil && b.lists[lArchs].over == 0 {
+						b.fw.Archs = b.spareArchs()
+					}
 					b.fw.Archs = held(b, lArchs, b.fw.Archs, s, appendString)
 				})},
 			},
@@ -546,13 +549,21 @@ func (b *Builder) endGPU() {
 	b.run.Host.GPUs = held(b, lGPUs, gs, b.gpu, appendGPU)
 }
 
+// spareArchs is, emptied, the archs of the framework the next one replaces.
+func (b *Builder) spareArchs() []string {
+	fws := b.run.Image.Frameworks
+	if len(fws) < cap(fws) {
+		return fws[:len(fws)+1][len(fws)].Archs[:0]
+	}
+	return nil
+}
+
 func (b *Builder) endFramework() {
 	b.fw.Archs = fit(b.fw.Archs, &b.lists[lArchs], budgetArchs, appendString, markerString)
 	b.run.Image.Frameworks = held(b, lFrameworks, b.run.Image.Frameworks, b.fw, appendFramework)
 }
 
-// held appends x to xs unless xs holds maxHeld elements already; then x is
-// folded into the list's marker.
+// held appends x to xs, or past maxHeld folds it into the list's marker.
 func held[T any](b *Builder, l int, xs []T, x T, enc func([]byte, T) []byte) []T {
 	if len(xs) < maxHeld && b.lists[l].over == 0 {
 		return append(xs, x)
