@@ -17,7 +17,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/gpu-preflight/gpu-preflight/preflight/decision"
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
@@ -529,17 +531,24 @@ var minorFirst = []string{"host.hostname", "host.kernel", "outcome.exitCode", "o
 // rest compares every field not covered above, as minor changes, from both
 // records' JSON: a field added to the record later needs no change here.
 func (d *differ) rest(old, new report.Record) {
-	b := appendJSON(old, nil)
-	ov := flatten(string(b), 0)
-	b = appendJSON(new, b[:0])
-	nv := flatten(string(b), len(ov))
-	paths := make([]string, 0, len(ov)+len(nv))
+	r := restPool.Get().(*restBufs)
+	defer r.put()
+	r.keys = r.keys[:0]
+	r.json[0], r.json[1] = appendJSON(old, r.json[0][:0]), appendJSON(new, r.json[1][:0])
+	for i := range r.m {
+		clear(r.m[i])
+		f := flattener{js: unsafe.String(unsafe.SliceData(r.json[i]), len(r.json[i])), m: r.m[i], keys: &r.keys}
+		f.put("")
+	}
+	ov, nv := r.m[0], r.m[1]
+	paths := r.paths[:0]
 	for p := range ov {
 		paths = append(paths, p)
 	}
 	for p := range nv {
 		paths = append(paths, p)
 	}
+	r.paths = paths
 	slices.SortFunc(paths, func(a, b string) int {
 		ia, ib := rank(a), rank(b)
 		if ia != ib {
@@ -556,7 +565,6 @@ func (d *differ) rest(old, new report.Record) {
 		if label == "" {
 			label = strings.Clone(p)
 		}
-		// The values share their record's JSON: keep only what changed.
 		d.add(label, strings.Clone(o), strings.Clone(n), false)
 	}
 }
@@ -576,6 +584,22 @@ func isCovered(path string) bool {
 		}
 	}
 	return false
+}
+
+// restBufs is rest's room, reused call to call: what rest keeps is cloned.
+type restBufs struct {
+	json  [2][]byte
+	m     [2]map[string]string
+	keys  []byte
+	paths []string
+}
+
+var restPool = sync.Pool{New: func() any { return &restBufs{m: [2]map[string]string{{}, {}}} }}
+
+func (r *restBufs) put() {
+	if cap(r.json[0])+cap(r.json[1])+cap(r.keys) <= 256<<10 { // a hostile record's is let go
+		restPool.Put(r)
+	}
 }
 
 func appendJSON(r report.Record, dst []byte) []byte {
@@ -598,9 +622,10 @@ func flatten(js string, size int) map[string]string {
 
 // flattener walks JSON that AppendJSON wrote, so valid JSON.
 type flattener struct {
-	js string
-	i  int
-	m  map[string]string
+	js   string
+	i    int
+	m    map[string]string
+	keys *[]byte // holds the paths when set
 }
 
 func (f *flattener) put(path string) {
@@ -616,14 +641,14 @@ func (f *flattener) put(path string) {
 			k := f.scalar()
 			f.space()
 			f.i++ // the colon
-			f.put(join(path, k))
+			f.put(f.join(path, k))
 		}
 	case '[':
 		f.i++
 		var scalars []string
 		for n := 0; f.next(']'); n++ {
 			if c := f.js[f.i]; c == '{' || c == '[' {
-				f.put(join(path, strconv.Itoa(n)))
+				f.put(f.join(path, strconv.Itoa(n)))
 			} else {
 				scalars = append(scalars, f.scalar())
 			}
@@ -709,6 +734,15 @@ func (f *flattener) skip() {
 			}
 		}
 	}
+}
+
+func (f *flattener) join(path, k string) string {
+	if path == "" || f.keys == nil {
+		return join(path, k)
+	}
+	i := len(*f.keys)
+	*f.keys = append(append(append(*f.keys, path...), '.'), k...)
+	return unsafe.String(&(*f.keys)[i], len(*f.keys)-i)
 }
 
 func join(path, k string) string {

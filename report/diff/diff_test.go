@@ -331,6 +331,29 @@ func TestDiffSupervisedOutcomeIsMinorAndTimingsNeverCount(t *testing.T) {
 	}
 }
 
+// TestChangesKeepTheirValuesWhenDiffRunsAgain: Diff reuses its room for
+// the records' JSON, so what it returns must hold none of it.
+func TestChangesKeepTheirValuesWhenDiffRunsAgain(t *testing.T) {
+	finished := func(exit, signal int) (report.Record, report.Record) {
+		old, new := pair(nil)
+		if err := old.Finish(0, 0, t0.Add(time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+		if err := new.Finish(exit, signal, t0.Add(37*time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+		return old, new
+	}
+	got := Diff(finished(137, 9))
+	for exit := range 20 {
+		Diff(finished(exit+200, 0))
+	}
+	assertChanges(t, got, []Change{
+		{"command exit code", "0", "137", false},
+		{"command signal", "0", "9", false},
+	})
+}
+
 // TestDiffReadsRecordsFromJSON proves Diff works on records as written to
 // disk and read back, including fields this version does not know.
 func TestDiffReadsRecordsFromJSON(t *testing.T) {

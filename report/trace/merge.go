@@ -2,6 +2,7 @@ package trace
 
 import (
 	"io"
+	"strings"
 	"time"
 
 	"github.com/gpu-preflight/gpu-preflight/report/trace/provline"
@@ -59,10 +60,12 @@ func (t *Tracer) Read(sources []Source) []error {
 					if it.run != nil { // the reader fills its run and end again
 						r := new(provline.Run)
 						r.Set(it.run)
+						r.Keep(strings.Clone)
 						it.run = r
 					}
 					if it.finished != nil {
 						f := *it.finished
+						f.Keep(strings.Clone)
 						it.finished = &f
 					}
 					in.ch <- it
@@ -105,12 +108,13 @@ func earlier(a, b time.Time) bool { return a.Before(b) }
 const batchLen, batches = 64, 4 // how far reading may run ahead of counting
 
 // batch holds a reader's items and problems in order (so MaxProblems keeps
-// the same), with copies of their runs and ends.
+// the same), with copies of their runs and ends and of their fresh values.
 type batch struct {
 	items    []item
 	problems []Problem // an item with a nil run and end is the next of these
 	runs     [batchLen]provline.Run
 	ends     [batchLen]provline.Finished
+	text     provline.Scratch
 }
 
 // pipeline reads on a goroutine of its own and counts here, in order.
@@ -127,6 +131,7 @@ func (t *Tracer) pipeline(src *SourceCounts, read func(emit func(item), problem 
 				full <- b
 				b = <-free
 				b.items, b.problems = b.items[:0], b.problems[:0]
+				b.text.Recycle()
 			}
 		}
 		read(func(it item) {
@@ -134,10 +139,12 @@ func (t *Tracer) pipeline(src *SourceCounts, read func(emit func(item), problem 
 			i := len(b.items)
 			if it.run != nil {
 				b.runs[i].Set(it.run)
+				b.runs[i].Keep(b.text.String)
 				it.run = &b.runs[i]
 			}
 			if it.finished != nil {
 				b.ends[i] = *it.finished
+				b.ends[i].Keep(b.text.String)
 				it.finished = &b.ends[i]
 			}
 			b.items = append(b.items, it)

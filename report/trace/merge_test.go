@@ -65,3 +65,42 @@ func TestMergedSourcesGiveTheBoundariesOfOneSourceInTimeOrder(t *testing.T) {
 		t.Errorf("sequential reading placed runs it cannot: %+v", seq.Regressions[0])
 	}
 }
+
+// TestBoundariesKeepTheirRunIDsAfterTheReadersBuffersAreReused: the run ids
+// a boundary names were read many batches before the end, in one source and
+// in two merged ones.
+func TestBoundariesKeepTheirRunIDsAfterTheReadersBuffersAreReused(t *testing.T) {
+	const n = 2000 // far more records than the batches in flight hold
+	var even, odd []tracetest.Run
+	for i := range n {
+		r := tracetest.Run{RunID: tracetest.RunID(i), At: t0.Add(time.Duration(i) * time.Minute), Node: node(i % 2),
+			Driver: oldDrv, DriverCUDA: "12.2", Digest: digestA, Exit: tracetest.Exit(0)}
+		if i >= 10 {
+			r.Exit = tracetest.Exit(1)
+		}
+		if i%2 == 0 {
+			even = append(even, r)
+		} else {
+			odd = append(odd, r)
+		}
+	}
+	for name, sources := range map[string][]trace.Source{
+		"one":    {source("all", ledger(t, append(append([]tracetest.Run{}, even...), odd...)))},
+		"merged": {source("even", ledger(t, even)), source("odd", ledger(t, odd))},
+	} {
+		tr := trace.New(trace.Options{})
+		for _, err := range tr.Read(sources) {
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		res := tr.Result()
+		if len(res.Regressions) != 1 || len(res.Regressions[0].Boundaries) != 1 {
+			t.Fatalf("%s: regressions %+v: want one boundary", name, res.Regressions)
+		}
+		b := res.Regressions[0].Boundaries[0]
+		if b.LastGood.RunID != tracetest.RunID(9) || b.FirstBad.RunID != tracetest.RunID(10) {
+			t.Errorf("%s: boundary %s -> %s, want %s -> %s", name, b.LastGood.RunID, b.FirstBad.RunID, tracetest.RunID(9), tracetest.RunID(10))
+		}
+	}
+}

@@ -98,7 +98,8 @@ type searcher struct {
 	decs    []*jsonstream.Decoder
 	runs    []*provline.Run // delivered, to be filled again
 	ends    []*provline.Finished
-	records int // open levels that are records
+	scratch provline.Scratch // recycled when no unit holds a record
+	records int              // open levels that are records
 	// lastRecordy is whether the last top-level value held a record or
 	// the marks of one.
 	lastRecordy bool
@@ -112,7 +113,7 @@ func (s *searcher) builder() *provline.Builder {
 		b.Reset()
 		return b
 	}
-	b := &provline.Builder{}
+	b := &provline.Builder{Scratch: &s.scratch}
 	b.Reset()
 	return b
 }
@@ -491,6 +492,7 @@ func (s *searcher) closeUnit() {
 	}
 	if i == 0 {
 		s.lastRecordy = s.units[0].recordy
+		s.scratch.Recycle()
 	}
 	s.units = s.units[:i]
 }

@@ -73,9 +73,9 @@ func (in *interner) id(s string) int32 {
 	if id, ok := in.index[k]; ok {
 		return id
 	}
-	id := int32(len(in.list))
-	in.index[k] = id
-	in.list = append(in.list, Visible(s))
+	id := int32(len(in.list)) // s may be a batch's
+	in.index[strings.Clone(k)] = id
+	in.list = append(in.list, strings.Clone(Visible(s)))
 	return id
 }
 

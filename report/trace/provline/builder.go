@@ -17,6 +17,7 @@ import (
 // whatever the record holds: values are cut as they come, lists hold at
 // most maxHeld elements.
 type Builder struct {
+	Scratch *Scratch // when set, holds the fresh values
 	run     Run
 	outcome Outcome // run.Outcome's, when it has one
 	stack   []*node // the node of each open object or array; nil below one not kept
@@ -408,6 +409,9 @@ func (b *Builder) String(s []byte, more bool, sum [sha256.Size]byte) {
 // value is s cut to limit, the string made once for values seen before.
 func (b *Builder) value(s []byte, more bool, sum [sha256.Size]byte, n *node) string {
 	limit := n.limit
+	if n.fresh && b.Scratch != nil && !more && encodedLen(s) <= limit {
+		return b.Scratch.Bytes(s)
+	}
 	if more || len(s) > limit || n.fresh {
 		return Cap(s, more, sum, limit)
 	}
@@ -452,12 +456,10 @@ func (b *Builder) Bool(v bool) {
 // Skip is a value b does not keep (null, a string it does not want).
 func (b *Builder) Skip() { b.key = nil }
 
-// Record reports whether b is reading a record: it saw a schemaVersion at
-// its top.
+// Record reports whether b saw a schemaVersion at its top.
 func (b *Builder) Record() bool { return b.schema }
 
-// Run is what b read, and whether it was a record: an object with a
-// schemaVersion at its top.
+// Run is what b read, and whether it was a record.
 func (b *Builder) Run() (Run, bool) {
 	if !b.schema {
 		return Run{}, false
