@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 	"testing/iotest"
+	"unicode/utf8"
 
 	"github.com/gpu-preflight/gpu-preflight/report/trace/jsonstream"
 	"github.com/gpu-preflight/gpu-preflight/test/tracetest"
@@ -152,4 +153,54 @@ func FuzzDecoder(f *testing.F) {
 			t.Fatalf("%q: read at once %v %v, a byte at a time %v %v", in, out, errs, slow, slowErrs)
 		}
 	})
+}
+
+// FuzzStream: a string read as a stream is the string JSON decodes, read
+// a byte at a time into reads as small as a rune.
+func FuzzStream(f *testing.F) {
+	f.Add(`{"runId":"r\u00e9","value":"cuda>=12.4 \\ a/b"}`, uint8(0))
+	f.Add("\"\"\\\xff\u2028\t\"", uint8(3))
+	f.Fuzz(func(t *testing.T, s string, size uint8) {
+		enc, _ := json.Marshal(s)
+		var want string
+		json.Unmarshal(enc, &want)
+		d := jsonstream.NewDecoderSize(iotest.OneByteReader(strings.NewReader(string(enc))), 4096)
+		if k, err := d.Next(); k != jsonstream.String || err != nil {
+			t.Fatalf("%s: %v %v", enc, k, err)
+		}
+		got, err := io.ReadAll(smallReads{d.Stream(), utf8.UTFMax + int(size)})
+		if err != nil || string(got) != want {
+			t.Fatalf("%s: stream %q, %v; want %q", enc, got, err, want)
+		}
+	})
+}
+
+type smallReads struct {
+	r    io.Reader
+	size int
+}
+
+func (s smallReads) Read(p []byte) (int, error) { return s.r.Read(p[:min(len(p), s.size)]) }
+
+// BenchmarkStream reads a record held in an escaped JSON string, the way
+// Loki's jsonl carries a provenance line.
+func BenchmarkStream(b *testing.B) {
+	record := `{"level":"info","record":{"schemaVersion":"1","runId":"350ca8af00000000350ca8af00000000","host":{"hostname":"gpu-node-0000","driver":{"version":"535.161.08","cudaVersion":"12.2"}},"image":{"requirements":[{"var":"NVIDIA_REQUIRE_CUDA","value":"cuda>=12.4 brand=tesla,driver>=535,driver<536"}]},"note":"ünïcode\ttab"}}`
+	line, _ := json.Marshal(map[string]string{"line": strings.Repeat(record, 20)})
+	buf := make([]byte, 64<<10)
+	b.SetBytes(int64(len(line)))
+	for b.Loop() {
+		d := jsonstream.NewBytesDecoder(line)
+		d.Next()
+		d.Next()
+		if k, _ := d.Next(); k != jsonstream.String {
+			b.Fatal(k)
+		}
+		r := d.Stream()
+		for {
+			if _, err := r.Read(buf); err != nil {
+				break
+			}
+		}
+	}
 }
