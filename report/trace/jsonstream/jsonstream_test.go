@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"regexp"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -134,8 +135,11 @@ func TestStreamReadsAStringAsAStreamOfItsOwn(t *testing.T) {
 	}
 }
 
-// FuzzDecoder: no input panics or hangs, and valid JSON reads without an
-// error.
+// longNumber is a number past the 256 bytes the Decoder keeps.
+var longNumber = regexp.MustCompile(`[-+.0-9eE]{257}`)
+
+// FuzzDecoder: no input panics or hangs, and valid JSON but for a long
+// number reads without an error.
 func FuzzDecoder(f *testing.F) {
 	f.Add([]byte(`{"a":[1,"x\u00e9",{"b":null}]}` + "\n[true]"))
 	f.Add([]byte("{\n{\"schemaVersion\":\"1\"}\n"))
@@ -144,7 +148,7 @@ func FuzzDecoder(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, in []byte) {
 		out, errs := tokens(string(in))
-		if json.Valid(in) && errs != nil {
+		if json.Valid(in) && errs != nil && !longNumber.Match(in) {
 			t.Fatalf("valid JSON %q: %v", in, errs)
 		}
 		// Read a byte at a time, through the smallest buffer: the same.
