@@ -829,21 +829,10 @@ func (s stringReader) Read(p []byte) (int, error) {
 		return 0, io.EOF
 	}
 	n := 0
-	for n+utf8.UTFMax <= len(p) {
-		// Runs of plain bytes are copied at once.
-		if j := min(d.plain(), d.r+len(p)-n); j > d.r {
-			n += copy(p[n:], d.buf[d.r:j])
-			d.r = j
-			continue
-		}
-		// The escapes of JSON inside a string, at once.
-		if d.w-d.r >= 2 && d.buf[d.r] == '\\' {
-			if c := d.buf[d.r+1]; c == '"' || c == '\\' || c == '/' {
-				p[n] = c
-				n++
-				d.r += 2
-				continue
-			}
+	for {
+		n += d.unescape(p[n:])
+		if n+utf8.UTFMax > len(p) {
+			break
 		}
 		_, k, err := d.decodeRune(p[n:])
 		if err != nil {
@@ -858,6 +847,35 @@ func (s stringReader) Read(p []byte) (int, error) {
 		return 0, io.EOF
 	}
 	return n, nil
+}
+
+// unescape copies the buffered content of the open string into p, up to
+// the first byte that takes decodeRune: plain runs, and the escapes of
+// JSON inside a string (\", \\, \/) one byte each.
+func (d *Decoder) unescape(p []byte) int {
+	src := d.buf[d.r:d.w]
+	i, n := 0, 0
+	for i < len(src) && n < len(p) {
+		c := src[i]
+		if stops[c] == 0 {
+			p[n] = c
+			i++
+			n++
+			continue
+		}
+		if c != '\\' || i+1 == len(src) {
+			break
+		}
+		c = src[i+1]
+		if c != '"' && c != '\\' && c != '/' {
+			break
+		}
+		p[n] = c
+		n++
+		i += 2
+	}
+	d.r += i
+	return n
 }
 
 // ReadLine appends the rest of the current line to dst, at most limit

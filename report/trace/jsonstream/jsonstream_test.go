@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"regexp"
 	"strings"
 	"testing"
 	"testing/iotest"
+	"unicode/utf8"
 
 	"github.com/gpu-preflight/gpu-preflight/report/trace/jsonstream"
 	"github.com/gpu-preflight/gpu-preflight/test/tracetest"
@@ -133,8 +135,11 @@ func TestStreamReadsAStringAsAStreamOfItsOwn(t *testing.T) {
 	}
 }
 
-// FuzzDecoder: no input panics or hangs, and valid JSON reads without an
-// error.
+// longNumber is a number past the 256 bytes the Decoder keeps.
+var longNumber = regexp.MustCompile(`[-+.0-9eE]{257}`)
+
+// FuzzDecoder: no input panics or hangs, and valid JSON but for a long
+// number reads without an error.
 func FuzzDecoder(f *testing.F) {
 	f.Add([]byte(`{"a":[1,"x\u00e9",{"b":null}]}` + "\n[true]"))
 	f.Add([]byte("{\n{\"schemaVersion\":\"1\"}\n"))
@@ -143,7 +148,7 @@ func FuzzDecoder(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, in []byte) {
 		out, errs := tokens(string(in))
-		if json.Valid(in) && errs != nil {
+		if json.Valid(in) && errs != nil && !longNumber.Match(in) {
 			t.Fatalf("valid JSON %q: %v", in, errs)
 		}
 		// Read a byte at a time, through the smallest buffer: the same.
@@ -152,4 +157,54 @@ func FuzzDecoder(f *testing.F) {
 			t.Fatalf("%q: read at once %v %v, a byte at a time %v %v", in, out, errs, slow, slowErrs)
 		}
 	})
+}
+
+// FuzzStream: a string read as a stream is the string JSON decodes, read
+// a byte at a time into reads as small as a rune.
+func FuzzStream(f *testing.F) {
+	f.Add(`{"runId":"r\u00e9","value":"cuda>=12.4 \\ a/b"}`, uint8(0))
+	f.Add("\"\"\\\xff\u2028\t\"", uint8(3))
+	f.Fuzz(func(t *testing.T, s string, size uint8) {
+		enc, _ := json.Marshal(s)
+		var want string
+		json.Unmarshal(enc, &want)
+		d := jsonstream.NewDecoderSize(iotest.OneByteReader(strings.NewReader(string(enc))), 4096)
+		if k, err := d.Next(); k != jsonstream.String || err != nil {
+			t.Fatalf("%s: %v %v", enc, k, err)
+		}
+		got, err := io.ReadAll(smallReads{d.Stream(), utf8.UTFMax + int(size)})
+		if err != nil || string(got) != want {
+			t.Fatalf("%s: stream %q, %v; want %q", enc, got, err, want)
+		}
+	})
+}
+
+type smallReads struct {
+	r    io.Reader
+	size int
+}
+
+func (s smallReads) Read(p []byte) (int, error) { return s.r.Read(p[:min(len(p), s.size)]) }
+
+// BenchmarkStream reads a record held in an escaped JSON string, the way
+// Loki's jsonl carries a provenance line.
+func BenchmarkStream(b *testing.B) {
+	record := `{"level":"info","record":{"schemaVersion":"1","runId":"350ca8af00000000350ca8af00000000","host":{"hostname":"gpu-node-0000","driver":{"version":"535.161.08","cudaVersion":"12.2"}},"image":{"requirements":[{"var":"NVIDIA_REQUIRE_CUDA","value":"cuda>=12.4 brand=tesla,driver>=535,driver<536"}]},"note":"ünïcode\ttab"}}`
+	line, _ := json.Marshal(map[string]string{"line": strings.Repeat(record, 20)})
+	buf := make([]byte, 64<<10)
+	b.SetBytes(int64(len(line)))
+	for b.Loop() {
+		d := jsonstream.NewBytesDecoder(line)
+		d.Next()
+		d.Next()
+		if k, _ := d.Next(); k != jsonstream.String {
+			b.Fatal(k)
+		}
+		r := d.Stream()
+		for {
+			if _, err := r.Read(buf); err != nil {
+				break
+			}
+		}
+	}
 }
