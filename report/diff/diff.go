@@ -537,8 +537,7 @@ func (d *differ) rest(old, new report.Record) {
 	r.json[0], r.json[1] = appendJSON(old, r.json[0][:0]), appendJSON(new, r.json[1][:0])
 	for i := range r.m {
 		clear(r.m[i])
-		f := flattener{js: unsafe.String(unsafe.SliceData(r.json[i]), len(r.json[i])), m: r.m[i], keys: &r.keys}
-		f.put("")
+		flatten(unsafe.String(unsafe.SliceData(r.json[i]), len(r.json[i])), r.m[i], &r.keys)
 	}
 	ov, nv := r.m[0], r.m[1]
 	paths := r.paths[:0]
@@ -611,13 +610,13 @@ func appendJSON(r report.Record, dst []byte) []byte {
 	return b
 }
 
-// flatten maps a record's JSON, as encoding/json reads it, from dotted paths
-// not covered to scalars: an array of scalars is one space-separated value,
-// an array of objects indexed; null, "" and absent give no entry.
-func flatten(js string, size int) map[string]string {
-	f := flattener{js: js, m: make(map[string]string, size)}
+// flatten fills m from a record's JSON, as encoding/json reads it, with
+// dotted paths not covered to scalars: an array of scalars is one
+// space-separated value, an array of objects indexed; null, "" and absent
+// give no entry. The paths are built in keys.
+func flatten(js string, m map[string]string, keys *[]byte) {
+	f := flattener{js: js, m: m, keys: keys}
 	f.put("")
-	return f.m
 }
 
 // flattener walks JSON that AppendJSON wrote, so valid JSON.
@@ -625,7 +624,7 @@ type flattener struct {
 	js   string
 	i    int
 	m    map[string]string
-	keys *[]byte // holds the paths when set
+	keys *[]byte // holds the paths
 }
 
 func (f *flattener) put(path string) {
@@ -737,19 +736,12 @@ func (f *flattener) skip() {
 }
 
 func (f *flattener) join(path, k string) string {
-	if path == "" || f.keys == nil {
-		return join(path, k)
+	if path == "" {
+		return k
 	}
 	i := len(*f.keys)
 	*f.keys = append(append(append(*f.keys, path...), '.'), k...)
 	return unsafe.String(&(*f.keys)[i], len(*f.keys)-i)
-}
-
-func join(path, k string) string {
-	if path == "" {
-		return k
-	}
-	return path + "." + k
 }
 
 // Render writes changes escaped for a terminal, those that matter first:

@@ -447,7 +447,9 @@ func FuzzDiff(f *testing.F) {
 		}
 		_ = Diff(ra, rb)
 		js := string(appendJSON(rb, nil))
-		if got, want := flatten(js, 0), decodedPaths(t, js); !maps.Equal(got, want) {
+		got, keys := map[string]string{}, []byte(nil)
+		flatten(js, got, &keys)
+		if want := decodedPaths(t, js); !maps.Equal(got, want) {
 			t.Fatalf("flatten(%s) =\n%v\nwant, as encoding/json decodes it,\n%v", js, got, want)
 		}
 		if got := Diff(ra, ra); len(got) != 0 {
@@ -547,4 +549,11 @@ func TestDiffShowsNodeHealthAndTransport(t *testing.T) {
 			t.Errorf("no change that matters for %s in %+v", want, changes)
 		}
 	}
+}
+
+func join(path, k string) string {
+	if path == "" {
+		return k
+	}
+	return path + "." + k
 }
