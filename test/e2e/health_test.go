@@ -88,6 +88,54 @@ func TestNodeHealthFaultsEndToEnd(t *testing.T) {
 	}
 }
 
+// The case beside each fault, through the binary: which answers are
+// faults (and their exit code under the fail policy), which are the
+// server's design, and that an NVML error is said as info, neither pass
+// nor fault (docs/node-health.md, "Scenarios").
+func TestNodeHealthNeighbourCasesEndToEnd(t *testing.T) {
+	tests := []struct {
+		s      fakenvml.Scenario
+		id     string
+		status string
+		code   int
+		says   []string
+	}{
+		{fakenvml.HeldByAnotherContainer(), "gpu-in-use", "error", nodeFaultCode, []string{"GPU 5", "40960 MiB", "no process of this PID namespace", "another node"}},
+		{fakenvml.ExclusiveIdle(), "gpu-in-use", "pass", 0, nil},
+		{fakenvml.ExclusiveBusy(), "gpu-in-use", "error", nodeFaultCode, []string{"GPU 1", "PID 7741", "exclusive-process", "no second process"}},
+		{fakenvml.H100PCIeBridged(), "gpu-degraded", "pass", 0, nil},
+		{fakenvml.H100PCIeBridged(), "nvlink-fabric", "pass", 0, []string{"4 do not support it"}},
+		{fakenvml.A100PCIe(), "gpu-degraded", "pass", 0, nil},
+		{fakenvml.H100Gen4Slots(), "gpu-degraded", "info", 0, []string{"Gen4", "Gen5", "the server's slots"}},
+		{fakenvml.H100OneGen4Link(), "gpu-degraded", "warn", 0, []string{"GPU 7", "reaches Gen4", "reaches Gen5"}},
+		{fakenvml.ClocksSoftware(), "gpu-degraded", "pass", 0, nil},
+		{fakenvml.ClocksPowerBrake(), "gpu-degraded", "warn", 0, []string{"GPU 0", "hw-power-brake"}},
+		{fakenvml.ClocksSWThermal(), "gpu-degraded", "warn", 0, []string{"GPU 0", "sw-thermal"}},
+		{fakenvml.FabricInProgress(), "nvlink-fabric", "error", nodeFaultCode, []string{"GPU 0", "in-progress", "802"}},
+		{fakenvml.FabricRouteUnhealthy(), "nvlink-fabric", "warn", 0, []string{"GPU 3", "route unhealthy"}},
+		{fakenvml.FabricInsufficientNVLinks(), "nvlink-fabric", "warn", 0, []string{"GPU 3", "configuration"}},
+		{fakenvml.RemapCorrectable(), "row-remap", "pass", 0, nil},
+		{fakenvml.RemapPendingAndFailed(), "row-remap", "error", nodeFaultCode, []string{"GPU 4", "fail", "drain the node"}},
+		{fakenvml.RemapMIG(), "row-remap", "pass", -1, []string{"1 do not support it"}},
+		{fakenvml.GPULost(), "row-remap", "info", 0, []string{"GPU 6", "GPU is lost"}},
+		{fakenvml.HealthUnknown(), "nvlink-fabric", "info", 0, []string{"GPU 6", "Unknown Error"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.s.Name+"/"+tt.id, func(t *testing.T) {
+			rec, r := checkJSON(t, shimEnv(t, fakeLibrary(t), &tt.s))
+			status, text := finding(t, rec, tt.id)
+			if status != tt.status || (tt.code >= 0 && r.code != tt.code) {
+				t.Fatalf("%s %s, exit %d; want %s, exit %d: %s", tt.id, status, r.code, tt.status, tt.code, text)
+			}
+			for _, want := range tt.says {
+				if !strings.Contains(text, want) {
+					t.Errorf("%s does not say %q: %s", tt.id, want, text)
+				}
+			}
+		})
+	}
+}
+
 // A kernel module at one version and an NVML library at another: the
 // library's file name and nvmlInit's own error say so. Bind-mounted, as
 // the NVIDIA Container Toolkit injects the host's libraries, it is the
