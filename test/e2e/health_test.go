@@ -108,6 +108,7 @@ func TestNodeHealthNeighbourCasesEndToEnd(t *testing.T) {
 		{fakenvml.A100PCIe(), "gpu-degraded", "pass", 0, nil},
 		{fakenvml.H100Gen4Slots(), "gpu-degraded", "info", 0, []string{"Gen4", "Gen5", "the server's slots"}},
 		{fakenvml.H100OneGen4Link(), "gpu-degraded", "warn", 0, []string{"GPU 7", "reaches Gen4", "reaches Gen5"}},
+		{fakenvml.B200OneGen4Link(), "gpu-degraded", "warn", 0, []string{"GPU 3", "reaches Gen4 where a peer", "reaches Gen5"}},
 		{fakenvml.ClocksSoftware(), "gpu-degraded", "pass", 0, nil},
 		{fakenvml.ClocksPowerBrake(), "gpu-degraded", "warn", 0, []string{"GPU 0", "hw-power-brake"}},
 		{fakenvml.ClocksSWThermal(), "gpu-degraded", "warn", 0, []string{"GPU 0", "sw-thermal"}},

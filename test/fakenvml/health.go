@@ -258,6 +258,13 @@ func H100OneGen4Link() Scenario {
 	return sick(HealthyH100x8(), "h100-one-gen4-link", 7, map[string]string{"pciemaxgen": "4"})
 }
 
+// B200OneGen4Link is a DGX B200 whose GPU 3's link reaches Gen4 where its
+// peers' reach Gen5: the GPU's own generation is unscripted, the peers
+// show it.
+func B200OneGen4Link() Scenario {
+	return sick(HealthyB200x8(), "b200-one-gen4-link", 3, map[string]string{"pciemaxgen": "4"})
+}
+
 // ClocksSoftware is a DGX B200 whose every GPU reports the reasons that
 // are no fault: idle, applications clocks, SW power cap, sync boost,
 // display clocks (0x1, 0x2, 0x4, 0x10, 0x100).
