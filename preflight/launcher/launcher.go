@@ -217,8 +217,9 @@ var accelerateFlags = []string{"-h", "--help", "--quiet", "-q", "--cpu", "--mult
 	"--use_megatron_lm", "--use_xpu", "--same_network", "-m", "--module", "--no_python", "--tpu_cluster",
 	"--no_tpu_cluster", "--tpu_use_sudo", "--downcast_bf16", "--fp8_use_autocast_during_eval", "--debug"}
 
-// accelerate's --num_processes counts all machines' processes; options
-// take hyphens or underscores alike.
+// accelerate's --num_processes counts all machines' processes, each
+// starting num_processes // num_machines (utils/launch.py,
+// prepare_multi_gpu_env); options take hyphens or underscores alike.
 func accelerate(args []string) []facts.Ranks {
 	norm := make([]string, len(args))
 	for i, a := range args {
@@ -246,5 +247,5 @@ func accelerate(args []string) []facts.Ranks {
 	} else {
 		r.Assumed = "one machine: --num_machines is not given, and accelerate's config file may set it"
 	}
-	return appendCount(nil, r, strconv.Itoa((n+machines-1)/machines))
+	return appendCount(nil, r, strconv.Itoa(n/machines))
 }

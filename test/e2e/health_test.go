@@ -187,7 +187,7 @@ func TestDriverLibraryMismatchEndToEnd(t *testing.T) {
 
 // Debian's real libnvidia-ml1 carries its driver version in its file
 // name: against a kernel module of that version nothing differs, against
-// another the image's mismatch is named with both versions.
+// a newer or an older one the image's mismatch is named with both versions.
 func TestDriverLibraryOnDebiansRealLibrary(t *testing.T) {
 	lib := realLibrary(t)
 	file, err := filepath.EvalSymlinks(lib)
@@ -201,7 +201,7 @@ func TestDriverLibraryOnDebiansRealLibrary(t *testing.T) {
 	for _, tt := range []struct {
 		module, status string
 		code           int
-	}{{version, "pass", 0}, {"550.54.15", "error", abortCode}} {
+	}{{version, "pass", 0}, {"550.54.15", "error", abortCode}, {"525.147.05", "error", abortCode}} {
 		env := shimEnv(t, lib, nil)
 		writeProcDriver(t, env, tt.module)
 		rec, r := checkJSON(t, env)
