@@ -44,8 +44,10 @@ func gpuInUse(in Input) Finding {
 		case p != nil && p.Count > 0:
 			busy = "already runs " + processList(p)
 		case h.Memory != nil && h.Memory.UsedBytes >= heldBytes:
-			busy = fmt.Sprintf("has %d MiB of %d MiB allocated by no process of this PID namespace: another container's or the host's, which the driver does not list here",
-				h.Memory.UsedBytes>>20, h.Memory.TotalBytes>>20)
+			busy = fmt.Sprintf("has %d MiB of %d MiB allocated", h.Memory.UsedBytes>>20, h.Memory.TotalBytes>>20)
+			if p != nil {
+				busy += " by no process of this PID namespace: another container's or the host's, which the driver does not list here"
+			}
 		}
 		switch {
 		case busy == "":

@@ -28,6 +28,9 @@ func TestGPUInUse(t *testing.T) {
 			[]string{"prohibited", "nvidia-smi -i 2 -c DEFAULT"}},
 		{"memory no listed process holds is another PID namespace's, a node fault", func(h *facts.GPUHealth) { h.Memory.UsedBytes = 20 << 30 }, false, nil, Error, true,
 			[]string{"GPU 2", "20480 MiB", "no process of this PID namespace", "another node", "PREFLIGHT_IGNORE=gpu-in-use"}},
+		{"memory held where NVML gave no process list is still a node fault", func(h *facts.GPUHealth) {
+			h.Memory.UsedBytes, h.Processes = 20<<30, nil
+		}, false, nil, Error, true, []string{"20480 MiB of 81920 MiB allocated", "another node"}},
 		{"exclusive-process mode with memory held says no second one fits", func(h *facts.GPUHealth) {
 			h.Memory.UsedBytes, h.ComputeMode = 20<<30, facts.ComputeModeExclusiveProcess
 		}, false, nil, Error, true, []string{"20480 MiB", "no second process"}},
