@@ -122,6 +122,15 @@ func sick(s Scenario, name string, i int, facts map[string]string) Scenario {
 	return s
 }
 
+// everyGPU is s with every GPU's facts changed alike.
+func everyGPU(s Scenario, name string, facts map[string]string) Scenario {
+	s.Name = name
+	for _, g := range s.GPUs {
+		maps.Copy(g, facts)
+	}
+	return s
+}
+
 // RemapPending is a DGX H100 whose GPU 3 remapped a row for an
 // uncorrectable error and waits for a reset to apply it (Xid 63).
 func RemapPending() Scenario {
@@ -137,12 +146,7 @@ func RemapFailed() Scenario {
 // FabricNotStarted is a DGX H100 whose fabric manager is not running: no
 // GPU has begun its registration.
 func FabricNotStarted() Scenario {
-	s := HealthyH100x8()
-	s.Name = "fabric-not-started"
-	for _, g := range s.GPUs {
-		g["fabric"] = fmt.Sprintf("%d 0 0 0", fabricNotStarted)
-	}
-	return s
+	return everyGPU(HealthyH100x8(), "fabric-not-started", map[string]string{"fabric": fmt.Sprintf("%d 0 0 0", fabricNotStarted)})
 }
 
 // FabricFailed is a GB200 tray whose GPU 2 completed its registration
@@ -197,18 +201,12 @@ func HeldByAnotherContainer() Scenario {
 // ExclusiveIdle is a DGX H100 in compute mode exclusive process with no
 // process: the job's one context per GPU fits.
 func ExclusiveIdle() Scenario {
-	s := HealthyH100x8()
-	s.Name = "exclusive-idle"
-	for _, g := range s.GPUs {
-		g["computemode"] = strconv.Itoa(computeExclusive)
-	}
-	return s
+	return everyGPU(HealthyH100x8(), "exclusive-idle", map[string]string{"computemode": strconv.Itoa(computeExclusive)})
 }
 
 // ExclusiveBusy is ExclusiveIdle with a process on GPU 1.
 func ExclusiveBusy() Scenario {
-	s := ExclusiveIdle()
-	return sick(s, "exclusive-busy", 1, map[string]string{"procs": "7741:8589934592", "used": "8589934592"})
+	return sick(ExclusiveIdle(), "exclusive-busy", 1, map[string]string{"procs": "7741:8589934592", "used": "8589934592"})
 }
 
 // h100PCIe is GPU i of four H100 PCIe cards joined in pairs by NVLink
@@ -244,12 +242,7 @@ func A100PCIe() Scenario        { return healthy("a100pcie", 4, a100PCIe) }
 // H100Gen4Slots is a DGX H100's GPUs in a server whose slots reach Gen4:
 // the link's maximum is 4, the GPU's 5, alike on every GPU.
 func H100Gen4Slots() Scenario {
-	s := HealthyH100x8()
-	s.Name = "h100-gen4-slots"
-	for _, g := range s.GPUs {
-		g["pciemaxgen"] = "4"
-	}
-	return s
+	return everyGPU(HealthyH100x8(), "h100-gen4-slots", map[string]string{"pciemaxgen": "4"})
 }
 
 // H100OneGen4Link is a DGX H100 whose GPU 7's link trained to Gen4 where
@@ -269,12 +262,7 @@ func B200OneGen4Link() Scenario {
 // are no fault: idle, applications clocks, SW power cap, sync boost,
 // display clocks (0x1, 0x2, 0x4, 0x10, 0x100).
 func ClocksSoftware() Scenario {
-	s := HealthyB200x8()
-	s.Name = "clocks-software"
-	for _, g := range s.GPUs {
-		g["clocks"] = strconv.Itoa(0x1 | 0x2 | 0x4 | 0x10 | 0x100)
-	}
-	return s
+	return everyGPU(HealthyB200x8(), "clocks-software", map[string]string{"clocks": strconv.Itoa(0x1 | 0x2 | 0x4 | 0x10 | 0x100)})
 }
 
 // ClocksPowerBrake and ClocksSWThermal are a DGX B200 with GPU 0 held by
