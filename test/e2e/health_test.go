@@ -234,6 +234,8 @@ func TestRanksPerNodeEndToEnd(t *testing.T) {
 		{"torchrun --nproc-per-node=8 on 4 GPUs", []string{torchrun, "--standalone", "--nproc-per-node=8", "train.py"}, nil, abortCode},
 		{"Kubeflow's PET_NPROC_PER_NODE=8 on 4 GPUs", []string{torchrun, "train.py"}, []string{"PET_NPROC_PER_NODE=8"}, abortCode},
 		{"torchrun --nproc-per-node=4 on 4 GPUs", []string{torchrun, "--nproc-per-node=4", "train.py"}, nil, 0},
+		{"torchrun --nproc-per-node=gpu counts the GPUs itself", []string{torchrun, "--nproc-per-node=gpu", "train.py"}, nil, 0},
+		{"python -m torch.distributed.run --nproc_per_node 8 on 4 GPUs", []string{python, "-m", "torch.distributed.run", "--nproc_per_node", "8", "train.py"}, nil, abortCode},
 		{"srun --ntasks-per-node=8 on 4 GPUs", []string{torchrun, "train.py"}, []string{"SLURM_JOB_ID=7", "SLURM_NTASKS_PER_NODE=8"}, abortCode},
 		{"a torchrun worker with LOCAL_WORLD_SIZE=8 on 4 GPUs", []string{torchrun, "train.py"}, []string{"LOCAL_WORLD_SIZE=8", "WORLD_SIZE=16"}, abortCode},
 		{"srun --gpus-per-task: each task its own GPUs", []string{torchrun, "train.py"}, []string{"SLURM_NTASKS_PER_NODE=8", "SLURM_GPUS_PER_TASK=1"}, 0},
@@ -242,6 +244,7 @@ func TestRanksPerNodeEndToEnd(t *testing.T) {
 			[]string{"PADDLE_DEVICES=0,1,2,3,4,5,6,7"}, abortCode},
 		{"deepspeed --num_gpus 8 on 4 GPUs", []string{filepath.Join(bin, "deepspeed"), "--num_gpus", "8", "train.py"}, nil, abortCode},
 		{"accelerate launch --num_machines 1 --num_processes=8 on 4 GPUs", []string{filepath.Join(bin, "accelerate"), "launch", "--num_machines", "1", "--num_processes=8", "train.py"}, nil, abortCode},
+		{"accelerate launch --num_processes 16 --num_machines 2: 8 on each of 4 GPUs", []string{filepath.Join(bin, "accelerate"), "launch", "--num_processes", "16", "--num_machines", "2", "train.py"}, nil, abortCode},
 		{"accelerate launch --num_processes=8 with its machines unknown warns", []string{filepath.Join(bin, "accelerate"), "launch", "--num_processes=8", "train.py"}, nil, 0},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
