@@ -95,35 +95,37 @@ func TestNodeHealthFaultsEndToEnd(t *testing.T) {
 func TestNodeHealthNeighbourCasesEndToEnd(t *testing.T) {
 	tests := []struct {
 		s      fakenvml.Scenario
+		env    []string
 		id     string
 		status string
 		code   int
 		says   []string
 	}{
-		{fakenvml.HeldByAnotherContainer(), "gpu-in-use", "error", nodeFaultCode, []string{"GPU 5", "40960 MiB", "no process of this PID namespace", "another node"}},
-		{fakenvml.ExclusiveIdle(), "gpu-in-use", "pass", 0, nil},
-		{fakenvml.ExclusiveBusy(), "gpu-in-use", "error", nodeFaultCode, []string{"GPU 1", "PID 7741", "exclusive-process", "no second process"}},
-		{fakenvml.H100PCIeBridged(), "gpu-degraded", "pass", 0, nil},
-		{fakenvml.H100PCIeBridged(), "nvlink-fabric", "pass", 0, []string{"4 do not support it"}},
-		{fakenvml.A100PCIe(), "gpu-degraded", "pass", 0, nil},
-		{fakenvml.H100Gen4Slots(), "gpu-degraded", "info", 0, []string{"Gen4", "Gen5", "the server's slots"}},
-		{fakenvml.H100OneGen4Link(), "gpu-degraded", "warn", 0, []string{"GPU 7", "reaches Gen4", "reaches Gen5"}},
-		{fakenvml.B200OneGen4Link(), "gpu-degraded", "warn", 0, []string{"GPU 3", "reaches Gen4 where a peer", "reaches Gen5"}},
-		{fakenvml.ClocksSoftware(), "gpu-degraded", "pass", 0, nil},
-		{fakenvml.ClocksPowerBrake(), "gpu-degraded", "warn", 0, []string{"GPU 0", "hw-power-brake"}},
-		{fakenvml.ClocksSWThermal(), "gpu-degraded", "warn", 0, []string{"GPU 0", "sw-thermal"}},
-		{fakenvml.FabricInProgress(), "nvlink-fabric", "error", nodeFaultCode, []string{"GPU 0", "in-progress", "802"}},
-		{fakenvml.FabricRouteUnhealthy(), "nvlink-fabric", "warn", 0, []string{"GPU 3", "route unhealthy"}},
-		{fakenvml.FabricInsufficientNVLinks(), "nvlink-fabric", "warn", 0, []string{"GPU 3", "configuration"}},
-		{fakenvml.RemapCorrectable(), "row-remap", "pass", 0, nil},
-		{fakenvml.RemapPendingAndFailed(), "row-remap", "error", nodeFaultCode, []string{"GPU 4", "fail", "drain the node"}},
-		{fakenvml.RemapMIG(), "row-remap", "pass", -1, []string{"1 do not support it"}},
-		{fakenvml.GPULost(), "row-remap", "info", 0, []string{"GPU 6", "GPU is lost"}},
-		{fakenvml.HealthUnknown(), "nvlink-fabric", "info", 0, []string{"GPU 6", "Unknown Error"}},
+		{fakenvml.HeldByAnotherContainer(), nil, "gpu-in-use", "error", nodeFaultCode, []string{"GPU 5", "40960 MiB", "no process of this PID namespace", "another node"}},
+		{fakenvml.HeldByAnotherContainer(), []string{"CUDA_VISIBLE_DEVICES=0,1,2,3"}, "gpu-in-use", "pass", 0, nil},
+		{fakenvml.ExclusiveIdle(), nil, "gpu-in-use", "pass", 0, nil},
+		{fakenvml.ExclusiveBusy(), nil, "gpu-in-use", "error", nodeFaultCode, []string{"GPU 1", "PID 7741", "exclusive-process", "no second process"}},
+		{fakenvml.H100PCIeBridged(), nil, "gpu-degraded", "pass", 0, nil},
+		{fakenvml.H100PCIeBridged(), nil, "nvlink-fabric", "pass", 0, []string{"4 do not support it"}},
+		{fakenvml.A100PCIe(), nil, "gpu-degraded", "pass", 0, nil},
+		{fakenvml.H100Gen4Slots(), nil, "gpu-degraded", "info", 0, []string{"Gen4", "Gen5", "the server's slots"}},
+		{fakenvml.H100OneGen4Link(), nil, "gpu-degraded", "warn", 0, []string{"GPU 7", "reaches Gen4", "reaches Gen5"}},
+		{fakenvml.B200OneGen4Link(), nil, "gpu-degraded", "warn", 0, []string{"GPU 3", "reaches Gen4 where a peer", "reaches Gen5"}},
+		{fakenvml.ClocksSoftware(), nil, "gpu-degraded", "pass", 0, nil},
+		{fakenvml.ClocksPowerBrake(), nil, "gpu-degraded", "warn", 0, []string{"GPU 0", "hw-power-brake"}},
+		{fakenvml.ClocksSWThermal(), nil, "gpu-degraded", "warn", 0, []string{"GPU 0", "sw-thermal"}},
+		{fakenvml.FabricInProgress(), nil, "nvlink-fabric", "error", nodeFaultCode, []string{"GPU 0", "in-progress", "802"}},
+		{fakenvml.FabricRouteUnhealthy(), nil, "nvlink-fabric", "warn", 0, []string{"GPU 3", "route unhealthy"}},
+		{fakenvml.FabricInsufficientNVLinks(), nil, "nvlink-fabric", "warn", 0, []string{"GPU 3", "configuration"}},
+		{fakenvml.RemapCorrectable(), nil, "row-remap", "pass", 0, nil},
+		{fakenvml.RemapPendingAndFailed(), nil, "row-remap", "error", nodeFaultCode, []string{"GPU 4", "fail", "drain the node"}},
+		{fakenvml.RemapMIG(), nil, "row-remap", "pass", -1, []string{"1 do not support it"}},
+		{fakenvml.GPULost(), nil, "row-remap", "info", 0, []string{"GPU 6", "GPU is lost"}},
+		{fakenvml.HealthUnknown(), nil, "nvlink-fabric", "info", 0, []string{"GPU 6", "Unknown Error"}},
 	}
 	for _, tt := range tests {
-		t.Run(tt.s.Name+"/"+tt.id, func(t *testing.T) {
-			rec, r := checkJSON(t, shimEnv(t, fakeLibrary(t), &tt.s))
+		t.Run(strings.TrimSpace(tt.s.Name+"/"+tt.id+" "+strings.Join(tt.env, " ")), func(t *testing.T) {
+			rec, r := checkJSON(t, shimEnv(t, fakeLibrary(t), &tt.s, tt.env...))
 			status, text := finding(t, rec, tt.id)
 			if status != tt.status || (tt.code >= 0 && r.code != tt.code) {
 				t.Fatalf("%s %s, exit %d; want %s, exit %d: %s", tt.id, status, r.code, tt.status, tt.code, text)
