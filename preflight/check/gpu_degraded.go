@@ -9,11 +9,8 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 )
 
-// GPUDegraded is the `gpu-degraded` check: no visible GPU runs slower than
-// its like (same-model peers' NVLinks, its link's widest, the GPU's PCIe
-// generation, never the current one) or with a hardware clock slowdown;
-// each warns as a node fault (docs/node-health.md, "Degraded links and
-// clocks").
+// GPUDegraded is the `gpu-degraded` check: no visible GPU's links or
+// clocks run slower than its like's (docs/node-health.md).
 var GPUDegraded = Check{ID: "gpu-degraded", rule: gpuDegraded}
 
 func gpuDegraded(in Input) Finding {
@@ -67,10 +64,8 @@ func nvlinkDegraded(v *verdict, g facts.GPU, peers []facts.GPU) {
 	}
 }
 
-// pcieDegraded warns when g's link is narrower than it can be, or reaches
-// a lower generation than a same-model peer's (the GPU evidently supports
-// it); a cap below the GPU's generation every peer shares is the server's,
-// returned for a note.
+// pcieDegraded warns when g's link is narrower than it can be or below a
+// same-model peer's generation; it returns a cap all peers share.
 func pcieDegraded(v *verdict, g facts.GPU, peers []facts.GPU) string {
 	p := g.Health.PCIe
 	if p == nil {

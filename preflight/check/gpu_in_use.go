@@ -7,10 +7,8 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 )
 
-// GPUInUse is the `gpu-in-use` check: no visible GPU runs a compute
-// process, holds memory no listed process explains (another PID
-// namespace's) or forbids contexts, each a node fault. MIG GPUs are shared
-// by design (docs/node-health.md, "GPUs in use").
+// GPUInUse is the `gpu-in-use` check: no visible non-MIG GPU runs a
+// process, holds memory or forbids contexts (docs/node-health.md).
 var GPUInUse = Check{ID: "gpu-in-use", rule: gpuInUse}
 
 // heldBytes counts as held: an idle GPU has a few MiB allocated.

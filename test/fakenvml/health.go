@@ -25,16 +25,11 @@ const (
 	clocksHWSlowdown      = 0x8  // nvmlClocksThrottleReasonHwSlowdown
 	clocksHWThermal       = 0x40 // nvmlClocksThrottleReasonHwThermalSlowdown
 	computeProhibited     = 2    // NVML_COMPUTEMODE_PROHIBITED
-	computeExclusive      = 3    // NVML_COMPUTEMODE_EXCLUSIVE_PROCESS
-	fabricNotSupported    = 0    // NVML_GPU_FABRIC_STATE_NOT_SUPPORTED
-	fabricInProgress      = 2    // NVML_GPU_FABRIC_STATE_IN_PROGRESS
 	errLibRMMismatch      = 18   // NVML_ERROR_LIB_RM_VERSION_MISMATCH
 )
 
 // fabricHealthy is a health mask with every field at its healthy value:
-// bandwidth not degraded, no route recovery, routes healthy, no access
-// timeout recovery (each 2, "false"), configuration correct (1), partition
-// assigned (1), global fabric manager connected (1).
+// each 2 ("false") up to bit 8, then 1 (correct, assigned, connected).
 const fabricHealthy = 2 | 2<<2 | 2<<4 | 2<<6 | 1<<8 | 1<<12 | 1<<14
 
 // idle is what every model answers alike: no row remapped, no process,
@@ -186,137 +181,6 @@ func PCIeNarrow() Scenario {
 // slowdown and thermal slowdown.
 func ClocksSlowdown() Scenario {
 	return sick(HealthyB200x8(), "clocks-slowdown", 4, map[string]string{"clocks": strconv.Itoa(clocksHWSlowdown | clocksHWThermal)})
-}
-
-// The cases beside each fault: what NVML answers on the GPU or the bit
-// next to the one a fault scenario scripts (docs/node-health.md,
-// "Scenarios").
-
-// HeldByAnotherContainer is a DGX H100 whose GPU 5 holds 40 GiB for a
-// process of another PID namespace, which the driver does not list.
-func HeldByAnotherContainer() Scenario {
-	return sick(HealthyH100x8(), "held-by-another-container", 5, map[string]string{"procs": "", "used": strconv.FormatUint(40<<30, 10)})
-}
-
-// ExclusiveIdle is a DGX H100 in compute mode exclusive process with no
-// process: the job's one context per GPU fits.
-func ExclusiveIdle() Scenario {
-	return everyGPU(HealthyH100x8(), "exclusive-idle", map[string]string{"computemode": strconv.Itoa(computeExclusive)})
-}
-
-// ExclusiveBusy is ExclusiveIdle with a process on GPU 1.
-func ExclusiveBusy() Scenario {
-	return sick(ExclusiveIdle(), "exclusive-busy", 1, map[string]string{"procs": "7741:8589934592", "used": "8589934592"})
-}
-
-// h100PCIe is GPU i of four H100 PCIe cards joined in pairs by NVLink
-// bridges: 12 links each, all active; no NVSwitch, so the fabric call
-// answers with state not supported; Gen5 x16.
-func h100PCIe(i int) map[string]string {
-	g := idle(map[string]string{
-		"name": "NVIDIA H100 PCIe", "uuid": uuid(9, i), "busid": fmt.Sprintf("00000000:%02X:00.0", 0x17+i),
-		"brand": "14", "cc": "9 0", "arch": "9", "memory": strconv.FormatUint(81559<<20, 10),
-		"mig": "0 0", "persistence": "1", "ecc": "0", "minor": strconv.Itoa(i),
-		"nvlink": links(12), "fabric": fmt.Sprintf("%d 0 0 0", fabricNotSupported),
-	})
-	pcie(g, 1, 5, 5, 16)
-	return g
-}
-
-// a100PCIe is GPU i of four A100 PCIe cards without NVLink bridges: 12
-// links, all inactive; Gen4 x16.
-func a100PCIe(i int) map[string]string {
-	g := idle(map[string]string{
-		"name": "NVIDIA A100 80GB PCIe", "uuid": uuid(10, i), "busid": fmt.Sprintf("00000000:%02X:00.0", 0x31+i),
-		"brand": "14", "cc": "8 0", "arch": "7", "memory": strconv.FormatUint(81920<<20, 10),
-		"mig": "0 0", "persistence": "1", "ecc": "0", "minor": strconv.Itoa(i),
-		"nvlink": strings.TrimSpace(strings.Repeat("0 ", 12)),
-	})
-	pcie(g, 1, 4, 4, 16)
-	return g
-}
-
-func H100PCIeBridged() Scenario { return healthy("h100pcie-bridged", 4, h100PCIe) }
-func A100PCIe() Scenario        { return healthy("a100pcie", 4, a100PCIe) }
-
-// H100Gen4Slots is a DGX H100's GPUs in a server whose slots reach Gen4:
-// the link's maximum is 4, the GPU's 5, alike on every GPU.
-func H100Gen4Slots() Scenario {
-	return everyGPU(HealthyH100x8(), "h100-gen4-slots", map[string]string{"pciemaxgen": "4"})
-}
-
-// H100OneGen4Link is a DGX H100 whose GPU 7's link trained to Gen4 where
-// its peers' reach Gen5.
-func H100OneGen4Link() Scenario {
-	return sick(HealthyH100x8(), "h100-one-gen4-link", 7, map[string]string{"pciemaxgen": "4"})
-}
-
-// B200OneGen4Link is a DGX B200 whose GPU 3's link reaches Gen4 where its
-// peers' reach Gen5: the GPU's own generation is unscripted, the peers
-// show it.
-func B200OneGen4Link() Scenario {
-	return sick(HealthyB200x8(), "b200-one-gen4-link", 3, map[string]string{"pciemaxgen": "4"})
-}
-
-// ClocksSoftware is a DGX B200 whose every GPU reports the reasons that
-// are no fault: idle, applications clocks, SW power cap, sync boost,
-// display clocks (0x1, 0x2, 0x4, 0x10, 0x100).
-func ClocksSoftware() Scenario {
-	return everyGPU(HealthyB200x8(), "clocks-software", map[string]string{"clocks": strconv.Itoa(0x1 | 0x2 | 0x4 | 0x10 | 0x100)})
-}
-
-// ClocksPowerBrake and ClocksSWThermal are a DGX B200 with GPU 0 held by
-// the external power brake (0x80) or the driver's thermal slowdown (0x20).
-func ClocksPowerBrake() Scenario {
-	return sick(HealthyB200x8(), "clocks-power-brake", 0, map[string]string{"clocks": strconv.Itoa(0x4 | 0x80)})
-}
-func ClocksSWThermal() Scenario {
-	return sick(HealthyB200x8(), "clocks-sw-thermal", 0, map[string]string{"clocks": strconv.Itoa(0x20)})
-}
-
-// FabricInProgress is a DGX H100 whose GPU 0 is still registering.
-func FabricInProgress() Scenario {
-	return sick(HealthyH100x8(), "fabric-in-progress", 0, map[string]string{"fabric": fmt.Sprintf("%d 0 0 0", fabricInProgress)})
-}
-
-// FabricRouteUnhealthy and FabricInsufficientNVLinks are a GB200 tray
-// whose GPU 3's mask reports an unhealthy route (ROUTE_UNHEALTHY_TRUE) or
-// too few NVLinks (INCORRECT_CONFIGURATION_INSUFFICIENT_NVLINKS, 5).
-func FabricRouteUnhealthy() Scenario {
-	return sick(HealthyGB200x4(), "fabric-route-unhealthy", 3, map[string]string{"fabric": fmt.Sprintf("%d 0 32766 %d", fabricCompleted, fabricHealthy&^(3<<4)|1<<4)})
-}
-func FabricInsufficientNVLinks() Scenario {
-	return sick(HealthyGB200x4(), "fabric-insufficient-nvlinks", 3, map[string]string{"fabric": fmt.Sprintf("%d 0 32766 %d", fabricCompleted, fabricHealthy&^(0xf<<8)|5<<8)})
-}
-
-// RemapCorrectable is a DGX A100 whose GPU 2 remapped rows for
-// correctable errors, applied at the last reset: no fault.
-func RemapCorrectable() Scenario {
-	return sick(HealthyA100x8(), "remap-correctable", 2, map[string]string{"remap": "6 0 0 0"})
-}
-
-// RemapPendingAndFailed is a DGX H100 whose GPU 4 has a remapping pending
-// and one failed: failed decides.
-func RemapPendingAndFailed() Scenario {
-	return sick(HealthyH100x8(), "remap-pending-and-failed", 4, map[string]string{"remap": "0 3 1 1"})
-}
-
-// RemapMIG is a DGX A100 whose GPU 0 is in MIG mode, where the call
-// answers NOT_SUPPORTED.
-func RemapMIG() Scenario {
-	s := sick(HealthyA100x8(), "remap-mig", 0, map[string]string{"mig": "1 1"})
-	delete(s.GPUs[0], "remap")
-	return s
-}
-
-// GPULost and HealthUnknown are a DGX H100 whose GPU 6 answers
-// NVML_ERROR_GPU_IS_LOST to the row remapping call, or NVML_ERROR_UNKNOWN
-// to the fabric call.
-func GPULost() Scenario {
-	return sick(HealthyH100x8(), "gpu-lost", 6, map[string]string{"remap": Fail(ErrorGPUIsLost)})
-}
-func HealthUnknown() Scenario {
-	return sick(HealthyH100x8(), "health-unknown", 6, map[string]string{"fabric": Fail(ErrorUnknown)})
 }
 
 // LibraryMismatch is a libnvidia-ml whose nvmlInit finds the kernel
