@@ -20,8 +20,7 @@ const (
 )
 
 // Ranks returns every per-node process count that argv, the training
-// command, and the launchers' variables (read by preflight/orchestrator)
-// state.
+// command, and the launchers' variables state.
 func Ranks(argv []string, o facts.Orchestrator) []facts.Ranks {
 	var out []facts.Ranks
 	name, args := command(argv)
@@ -136,8 +135,7 @@ func optionIn(args, match []string, flags []string, names ...string) (value, sou
 	return value, source, found
 }
 
-// appendCount adds r counting v; "gpu" or "auto" (the launcher counts the
-// GPUs itself) adds nothing.
+// appendCount adds r counting v; "gpu", "auto" or "cpu" add nothing.
 func appendCount(out []facts.Ranks, r facts.Ranks, v string) []facts.Ranks {
 	n, err := strconv.Atoi(strings.TrimSpace(v))
 	if err != nil || n < 1 || n > maxPerNode {
@@ -217,8 +215,8 @@ var accelerateFlags = []string{"-h", "--help", "--quiet", "-q", "--cpu", "--mult
 	"--use_megatron_lm", "--use_xpu", "--same_network", "-m", "--module", "--no_python", "--tpu_cluster",
 	"--no_tpu_cluster", "--tpu_use_sudo", "--downcast_bf16", "--fp8_use_autocast_during_eval", "--debug"}
 
-// accelerate's --num_processes counts all machines' processes; options
-// take hyphens or underscores alike.
+// accelerate starts --num_processes // --num_machines per machine
+// (utils/launch.py); options take hyphens or underscores alike.
 func accelerate(args []string) []facts.Ranks {
 	norm := make([]string, len(args))
 	for i, a := range args {
@@ -246,5 +244,5 @@ func accelerate(args []string) []facts.Ranks {
 	} else {
 		r.Assumed = "one machine: --num_machines is not given, and accelerate's config file may set it"
 	}
-	return appendCount(nil, r, strconv.Itoa((n+machines-1)/machines))
+	return appendCount(nil, r, strconv.Itoa(n/machines))
 }

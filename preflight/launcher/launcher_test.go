@@ -61,6 +61,8 @@ func TestRanks(t *testing.T) {
 				Assumed: "one machine: --num_machines is not given, and accelerate's config file may set it"}}},
 		{"accelerate divides --num-processes by --num-machines", "accelerate launch --num-processes 16 --num-machines 2 --machine_rank 0 train.py", nil,
 			[]facts.Ranks{r("accelerate", "--num-processes 16, --num-machines 2", 8)}},
+		{"accelerate rounds --num_processes / --num_machines down, as its launcher does", "accelerate launch --num_processes=17 --num_machines=2 train.py", nil,
+			[]facts.Ranks{r("accelerate", "--num_processes=17, --num_machines=2", 8)}},
 		{"SLURM_NTASKS_PER_NODE", "python train.py", []string{"SLURM_NTASKS_PER_NODE=8"},
 			[]facts.Ranks{r("slurm", "SLURM_NTASKS_PER_NODE=8", 8)}},
 		{"Slurm tasks with GPUs of their own", "python train.py", []string{"SLURM_NTASKS_PER_NODE=8", "SLURM_GPUS_PER_TASK=1"}, nil},
