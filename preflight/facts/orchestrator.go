@@ -47,6 +47,9 @@ type Slurm struct {
 	NNodes        string `json:"nnodes"`
 	NTasksPerNode string `json:"ntasksPerNode"`
 	GPUsPerTask   string `json:"gpusPerTask"`
+	// The tasks on each node of the job and of the step, "2(x3),1" in node-list order.
+	TasksPerNode     string `json:"tasksPerNode"`
+	StepTasksPerNode string `json:"stepTasksPerNode"`
 }
 
 // Torchrun is torch.distributed's rank environment.
