@@ -9,8 +9,7 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 )
 
-// maxQuoted is how much of a tasks-per-node list a source quotes.
-const maxQuoted = 64
+const maxQuoted = 64 // the bytes of a tasks-per-node list a source quotes
 
 // slurm is the tasks Slurm starts on this node: inside an srun step the
 // step's layout, else the job's, at this node's place in the list; without
@@ -30,7 +29,7 @@ func slurm(s facts.Slurm) []facts.Ranks {
 	quoted := name + "=" + clip(list)
 	switch {
 	case err == nil && nodeErr == nil && node < counts.nodes:
-		r.Source = quoted + ", SLURM_NODEID=" + s.NodeID
+		r.Source = quoted + ", SLURM_NODEID=" + strconv.FormatUint(node, 10)
 		return appendCount(nil, r, strconv.Itoa(counts.at))
 	case s.NTasksPerNode != "":
 		r.Source = "SLURM_NTASKS_PER_NODE=" + s.NTasksPerNode
@@ -54,10 +53,8 @@ type taskCounts struct {
 
 var errTaskList = errors.New(`not a tasks-per-node list ("8(x2)", "2(x3),1")`)
 
-// parseTasksPerNode reads Slurm's compressed per-node counts: comma-separated
-// counts, a run of equal ones written once as "count(xrepeats)"
-// (src/common/env.c, uint16_array_to_str and uint32_compressed_to_str). It
-// walks the string in place, so any length costs no memory.
+// parseTasksPerNode reads Slurm's per-node counts, a run of equal ones written
+// once as "count(xrepeats)" (src/common/env.c, uint16_array_to_str), in place.
 func parseTasksPerNode(s string, node uint64) (taskCounts, error) {
 	c := taskCounts{least: -1}
 	if s == "" {
@@ -89,7 +86,6 @@ func parseTasksPerNode(s string, node uint64) (taskCounts, error) {
 	return c, nil
 }
 
-// clip shortens s for a message.
 func clip(s string) string {
 	if len(s) <= maxQuoted {
 		return s

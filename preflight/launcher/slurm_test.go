@@ -140,3 +140,10 @@ func FuzzParseTasksPerNode(f *testing.F) {
 		}
 	})
 }
+
+func TestSlurmQuotesSLURM_NODEIDAsANumber(t *testing.T) {
+	got := slurm(facts.Slurm{TasksPerNode: "8(x2)", NodeID: strings.Repeat("0", 1<<20) + "1"})
+	if len(got) != 1 || got[0].Source != "SLURM_TASKS_PER_NODE=8(x2), SLURM_NODEID=1" {
+		t.Errorf("got %+v", got)
+	}
+}
