@@ -1,7 +1,6 @@
 package launcher
 
 import (
-	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -18,12 +17,7 @@ func TestSlurmCountsThisNodesTasks(t *testing.T) {
 			"SLURM_STEP_TASKS_PER_NODE=" + tpn, "SLURM_NODEID=" + node}, more...)
 	}
 	assumed := "the most tasks a node runs: SLURM_NODEID=\"\" does not place this node"
-	tests := []struct {
-		rule string
-		argv string
-		env  []string
-		want []facts.Ranks
-	}{
+	testRanks(t, []rankCase{
 		{"srun -N2 -n16: the step's count on this node", "python train.py", step("8(x2)", "1"),
 			[]facts.Ranks{r("slurm", "SLURM_STEP_TASKS_PER_NODE=8(x2), SLURM_NODEID=1", 8)}},
 		{"srun -N3 -n8: the last node of 3(x2),2 runs 2", "python train.py", step("3(x2),2", "2"),
@@ -50,47 +44,36 @@ func TestSlurmCountsThisNodesTasks(t *testing.T) {
 		{"srun --ntasks-per-node=1 torchrun: torchrun's count and Slurm's, each against the GPUs",
 			"torchrun --nnodes=2 --nproc-per-node=8 train.py", step("1(x2)", "1", "SLURM_NTASKS_PER_NODE=1"),
 			[]facts.Ranks{r("torchrun", "--nproc-per-node=8", 8), r("slurm", "SLURM_STEP_TASKS_PER_NODE=1(x2), SLURM_NODEID=1", 1)}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.rule, func(t *testing.T) {
-			got := Ranks(strings.Fields(tt.argv), env(tt.env...))
-			if !reflect.DeepEqual(got, tt.want) {
-				t.Errorf("%s:\n got %+v\nwant %+v", tt.env, got, tt.want)
-			}
-		})
-	}
+	})
 }
 
 // The forms are Slurm's own: sbatch(1)'s "2(x3),1", uint16_array_to_str's
 // "1,2,1(x3),3,2" (src/common/env.c), and the largest repeat a uint32 holds.
 func TestParseTasksPerNodeReadsTheCompressedForm(t *testing.T) {
 	tests := []struct {
-		list  string
-		node  uint64
-		want  taskCounts
-		valid bool
+		list, node string
+		want       taskCounts
 	}{
-		{"8", 0, taskCounts{at: 8, least: 8, most: 8, nodes: 1}, true},
-		{"8(x2)", 1, taskCounts{at: 8, least: 8, most: 8, nodes: 2}, true},
-		{"2(x3),1", 3, taskCounts{at: 1, least: 1, most: 2, nodes: 4}, true},
-		{"2(x3),1", 2, taskCounts{at: 2, least: 1, most: 2, nodes: 4}, true},
-		{"1,2,1(x3),3,2", 5, taskCounts{at: 3, least: 1, most: 3, nodes: 7}, true},
-		{"1,2,1(x3),3,2", 7, taskCounts{at: 0, least: 1, most: 3, nodes: 7}, true},
-		{"4(x4294967295)", 4294967294, taskCounts{at: 4, least: 4, most: 4, nodes: 4294967295}, true},
-		{"4(x4294967296)", 0, taskCounts{}, false},
-		{"65536", 0, taskCounts{}, false},
-		{"8(x0)", 0, taskCounts{}, false},
-		{"8(x2", 0, taskCounts{}, false},
-		{"8(x2)x", 0, taskCounts{}, false},
-		{"8,,1", 0, taskCounts{}, false},
-		{" 8", 0, taskCounts{}, false},
-		{"-1", 0, taskCounts{}, false},
-		{"", 0, taskCounts{}, false},
+		{"8", "0", taskCounts{at: 8, least: 8, most: 8, nodes: 1}},
+		{"8(x2)", "1", taskCounts{at: 8, least: 8, most: 8, nodes: 2}},
+		{"2(x3),1", "3", taskCounts{at: 1, least: 1, most: 2, nodes: 4}},
+		{"2(x3),1", "2", taskCounts{at: 2, least: 1, most: 2, nodes: 4}},
+		{"1,2,1(x3),3,2", "5", taskCounts{at: 3, least: 1, most: 3, nodes: 7}},
+		{"1,2,1(x3),3,2", "7", taskCounts{at: 0, least: 1, most: 3, nodes: 7}},
+		{"4(x4294967295)", "4294967294", taskCounts{at: 4, least: 4, most: 4, nodes: 4294967295}},
 	}
 	for _, tt := range tests {
-		got, err := parseTasksPerNode(tt.list, tt.node)
-		if (err == nil) != tt.valid || tt.valid && got != tt.want {
-			t.Errorf("parseTasksPerNode(%q, %d) = %+v, %v; want %+v, valid %v", tt.list, tt.node, got, err, tt.want, tt.valid)
+		node, _ := strconv.ParseUint(tt.node, 10, 64)
+		if got, err := parseTasksPerNode(tt.list, node); err != nil || got != tt.want {
+			t.Errorf("parseTasksPerNode(%q, %d) = %+v, %v; want %+v", tt.list, node, got, err, tt.want)
+		}
+	}
+}
+
+func TestParseTasksPerNodeRejectsWhatSlurmDoesNotWrite(t *testing.T) {
+	for _, list := range []string{"4(x4294967296)", "65536", "8(x0)", "8(x2", "8(x2)x", "8,,1", " 8", "-1", "+8", ""} {
+		if got, err := parseTasksPerNode(list, 0); err == nil {
+			t.Errorf("parseTasksPerNode(%q) = %+v, want an error", list, got)
 		}
 	}
 }
