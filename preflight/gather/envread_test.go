@@ -133,6 +133,8 @@ func TestEveryVariableReadChangesWhatTheChecksSee(t *testing.T) {
 		"SLURM_NNODES":               {"SLURM_NNODES=4"},
 		"SLURM_NTASKS_PER_NODE":      {"SLURM_NTASKS_PER_NODE=4"},
 		"SLURM_GPUS_PER_TASK":        {"SLURM_NTASKS_PER_NODE=4", "SLURM_GPUS_PER_TASK=1"},
+		"SLURM_TASKS_PER_NODE":       {"SLURM_TASKS_PER_NODE=4(x2)", "SLURM_NODEID=1"},
+		"SLURM_STEP_TASKS_PER_NODE":  {"SLURM_STEP_ID=0", "SLURM_STEP_TASKS_PER_NODE=4(x2)"},
 		"RANK":                       {"RANK=3"},
 		"LOCAL_RANK":                 {"LOCAL_RANK=1"},
 		"WORLD_SIZE":                 {"WORLD_SIZE=16"},
