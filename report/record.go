@@ -283,7 +283,7 @@ func newOrchestrator(o facts.Orchestrator) facts.Orchestrator {
 	for _, v := range []*string{
 		&o.JobID, &k.PodName, &k.Namespace, &k.PodUID, &k.NodeName, &k.CompletionIndex, &o.Kubeflow.JobName,
 		&s.JobID, &s.StepID, &s.ProcID, &s.LocalID, &s.NodeID, &s.NodeName, &s.NumTasks, &s.Cluster, &s.ArrayJobID, &s.ArrayTaskID,
-		&s.StepNumNodes, &s.JobNumNodes, &s.NNodes, &s.NTasksPerNode, &s.GPUsPerTask, &s.TasksPerNode, &s.StepTasksPerNode,
+		&s.StepNumNodes, &s.JobNumNodes, &s.NNodes, &s.NTasksPerNode, &s.GPUsPerTask, &s.NTasksPerGPU, &s.TasksPerNode, &s.StepTasksPerNode,
 		&t.Rank, &t.LocalRank, &t.WorldSize, &t.LocalWorldSize, &t.RunID, &t.MasterAddr, &t.MasterPort,
 		&t.GroupWorldSize, &t.NNodes, &t.NProcPerNode,
 		&p.TrainerID, &p.TrainersNum, &p.JobID, &p.NNodes, &p.Master, &p.Devices, &p.NProcPerNode,

@@ -105,6 +105,7 @@ var Read = []Variable{
 	{Name: "SLURM_NNODES", Use: shape, Source: srcSlurm},
 	{Name: "SLURM_NTASKS_PER_NODE", Use: ranksPerNode, Source: srcSlurm},
 	{Name: "SLURM_GPUS_PER_TASK", Use: "each task sees GPUs of its own, so Slurm's task counts do not count against them: `ranks-per-node`", Source: srcSlurm},
+	{Name: "SLURM_NTASKS_PER_GPU", Use: "tasks bound to one GPU each, several to a GPU, so Slurm's task counts do not count against them: `ranks-per-node`", Source: srcSlurm},
 	{Name: "SLURM_TASKS_PER_NODE", Use: "the job's tasks on each node (`2(x3),1`), this node's at `SLURM_NODEID`: `ranks-per-node`", Source: srcSlurm},
 	{Name: "SLURM_STEP_TASKS_PER_NODE", Use: "the step's tasks on each node, read in place of the job's inside an srun step: `ranks-per-node`", Source: srcSrun},
 	{Name: "RANK", Use: launchers, Source: srcTorchrun},

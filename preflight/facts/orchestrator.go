@@ -46,6 +46,7 @@ type Slurm struct {
 	NNodes           string `json:"nnodes"` // the older name of JobNumNodes
 	NTasksPerNode    string `json:"ntasksPerNode"`
 	GPUsPerTask      string `json:"gpusPerTask"`
+	NTasksPerGPU     string `json:"ntasksPerGpu"`
 	TasksPerNode     string `json:"tasksPerNode"`     // the job's per node, "2(x3),1" in node-list order
 	StepTasksPerNode string `json:"stepTasksPerNode"` // the srun step's
 }

@@ -40,6 +40,7 @@ func TestSlurmCountsThisNodesTasks(t *testing.T) {
 		{"without a place an uneven list counts its most, as an assumption", "python train.py", []string{"SLURM_TASKS_PER_NODE=3(x2),2"},
 			[]facts.Ranks{{Launcher: "slurm", Source: "SLURM_TASKS_PER_NODE=3(x2),2", PerNode: 3, Assumed: assumed}}},
 		{"tasks with GPUs of their own count nothing", "python train.py", step("8(x2)", "0", "SLURM_GPUS_PER_TASK=1"), nil},
+		{"srun --ntasks-per-gpu=2: tasks bound to a GPU each count nothing", "python train.py", step("8(x2)", "0", "SLURM_NTASKS_PER_GPU=2"), nil},
 		{"a list that is no list counts nothing", "python train.py", step("8(x0)", "0"), nil},
 		{"srun --ntasks-per-node=1 torchrun: torchrun's count and Slurm's, each against the GPUs",
 			"torchrun --nnodes=2 --nproc-per-node=8 train.py", step("1(x2)", "1", "SLURM_NTASKS_PER_NODE=1"),

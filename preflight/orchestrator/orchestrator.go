@@ -53,6 +53,7 @@ var variables = []struct {
 	{"SLURM_NNODES", func(o *facts.Orchestrator) *string { return &o.Slurm.NNodes }},
 	{"SLURM_NTASKS_PER_NODE", func(o *facts.Orchestrator) *string { return &o.Slurm.NTasksPerNode }},
 	{"SLURM_GPUS_PER_TASK", func(o *facts.Orchestrator) *string { return &o.Slurm.GPUsPerTask }},
+	{"SLURM_NTASKS_PER_GPU", func(o *facts.Orchestrator) *string { return &o.Slurm.NTasksPerGPU }},
 	{"SLURM_TASKS_PER_NODE", func(o *facts.Orchestrator) *string { return &o.Slurm.TasksPerNode }},
 	{"SLURM_STEP_TASKS_PER_NODE", func(o *facts.Orchestrator) *string { return &o.Slurm.StepTasksPerNode }},
 	{"RANK", func(o *facts.Orchestrator) *string { return &o.Torchrun.Rank }},

@@ -254,6 +254,7 @@ func TestRanksPerNodeEndToEnd(t *testing.T) {
 			[]string{"SLURM_JOB_ID=7", "SLURM_TASKS_PER_NODE=8(x2)", "SLURM_NODEID=0"}, abortCode},
 		{"srun --ntasks-per-node=1 torchrun --nproc-per-node=4: one task, torchrun's 4", []string{torchrun, "--nproc-per-node=4", "train.py"},
 			append(step("1(x2)", "0"), "SLURM_NTASKS_PER_NODE=1"), 0},
+		{"srun -n8 --ntasks-per-gpu=2: two tasks bound to each GPU", []string{python, "train.py"}, append(step("8", "0"), "SLURM_NTASKS_PER_GPU=2"), 0},
 		{"srun --gpus-per-task: each task its own GPUs", []string{torchrun, "train.py"}, []string{"SLURM_NTASKS_PER_NODE=8", "SLURM_GPUS_PER_TASK=1"}, 0},
 		{"paddle.distributed.launch --gpus 0,...,7 on 4 GPUs", []string{python, "-m", "paddle.distributed.launch", "--gpus", "0,1,2,3,4,5,6,7", "train.py"}, nil, abortCode},
 		{"Paddle's PADDLE_DEVICES over --devices", []string{python, "-m", "paddle.distributed.launch", "--devices=0,1", "train.py"},
