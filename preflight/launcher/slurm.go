@@ -13,8 +13,8 @@ const maxQuoted = 64 // the bytes of a tasks-per-node list a source quotes
 
 // slurm is the tasks Slurm starts on this node: inside an srun step the
 // step's layout, else the job's, at this node's place in the list; without
-// that place --ntasks-per-node, else the most any node runs. With
-// --gpus-per-task or --ntasks-per-gpu each task is bound to GPUs of its own (docs/node-health.md).
+// that place --ntasks-per-node, else the most any node runs. None when each
+// task is bound to GPUs of its own (docs/node-health.md).
 func slurm(s facts.Slurm) []facts.Ranks {
 	if s.GPUsPerTask != "" || s.NTasksPerGPU != "" {
 		return nil
