@@ -40,10 +40,7 @@ func Ranks(argv []string, o facts.Orchestrator) []facts.Ranks {
 		// Kubeflow sets it for whatever the pod runs.
 		out = appendCount(out, facts.Ranks{Launcher: facts.LauncherTorchrun, Source: "PET_NPROC_PER_NODE=" + v}, v)
 	}
-	// With --gpus-per-task each task sees GPUs of its own.
-	if v := o.Slurm.NTasksPerNode; v != "" && o.Slurm.GPUsPerTask == "" {
-		out = appendCount(out, facts.Ranks{Launcher: facts.LauncherSlurm, Source: "SLURM_NTASKS_PER_NODE=" + v}, v)
-	}
+	out = append(out, slurm(o.Slurm)...)
 	if v := o.Torchrun.LocalWorldSize; v != "" {
 		out = appendCount(out, facts.Ranks{Launcher: facts.LauncherTorchWorker, Source: "LOCAL_WORLD_SIZE=" + v}, v)
 	}

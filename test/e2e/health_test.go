@@ -227,6 +227,11 @@ func TestRanksPerNodeEndToEnd(t *testing.T) {
 		}
 	}
 	torchrun, python := filepath.Join(bin, "torchrun"), filepath.Join(bin, "python3")
+	// srun's step environment (Slurm's src/common/env.c, env_array_for_step).
+	step := func(tasksPerNode, node string) []string {
+		return []string{"SLURM_JOB_ID=7", "SLURM_STEP_ID=0", "SLURM_TASKS_PER_NODE=" + tasksPerNode,
+			"SLURM_STEP_TASKS_PER_NODE=" + tasksPerNode, "SLURM_NODEID=" + node}
+	}
 	for _, tt := range []struct {
 		name string
 		argv []string
@@ -240,6 +245,16 @@ func TestRanksPerNodeEndToEnd(t *testing.T) {
 		{"python -m torch.distributed.run --nproc_per_node 8 on 4 GPUs", []string{python, "-m", "torch.distributed.run", "--nproc_per_node", "8", "train.py"}, nil, abortCode},
 		{"srun --ntasks-per-node=8 on 4 GPUs", []string{torchrun, "train.py"}, []string{"SLURM_JOB_ID=7", "SLURM_NTASKS_PER_NODE=8"}, abortCode},
 		{"a torchrun worker with LOCAL_WORLD_SIZE=8 on 4 GPUs", []string{torchrun, "train.py"}, []string{"LOCAL_WORLD_SIZE=8", "WORLD_SIZE=16"}, abortCode},
+		{"srun -N2 -n16: 8(x2) tasks on 4 GPUs", []string{python, "train.py"}, step("8(x2)", "1"), abortCode},
+		{"srun -N2 -n8: 4(x2) tasks on 4 GPUs", []string{python, "train.py"}, step("4(x2)", "1"), 0},
+		{"srun -N3 -n8: the last node of 3(x2),2 runs 2", []string{python, "train.py"}, step("3(x2),2", "2"), 0},
+		{"srun -N3 -n22: the first node of 8,7(x2) runs 8", []string{python, "train.py"}, step("8,7(x2)", "0"), abortCode},
+		{"srun -N2 -n9: the second node of 5,4 runs 4", []string{python, "train.py"}, step("5,4", "1"), 0},
+		{"sbatch -N2 -n16: the batch script reads the job's 8(x2)", []string{python, "train.py"},
+			[]string{"SLURM_JOB_ID=7", "SLURM_TASKS_PER_NODE=8(x2)", "SLURM_NODEID=0"}, abortCode},
+		{"srun --ntasks-per-node=1 torchrun --nproc-per-node=4: one task, torchrun's 4", []string{torchrun, "--nproc-per-node=4", "train.py"},
+			append(step("1(x2)", "0"), "SLURM_NTASKS_PER_NODE=1"), 0},
+		{"srun -n8 --ntasks-per-gpu=2: two tasks bound to each GPU", []string{python, "train.py"}, append(step("8", "0"), "SLURM_NTASKS_PER_GPU=2"), 0},
 		{"srun --gpus-per-task: each task its own GPUs", []string{torchrun, "train.py"}, []string{"SLURM_NTASKS_PER_NODE=8", "SLURM_GPUS_PER_TASK=1"}, 0},
 		{"paddle.distributed.launch --gpus 0,...,7 on 4 GPUs", []string{python, "-m", "paddle.distributed.launch", "--gpus", "0,1,2,3,4,5,6,7", "train.py"}, nil, abortCode},
 		{"Paddle's PADDLE_DEVICES over --devices", []string{python, "-m", "paddle.distributed.launch", "--devices=0,1", "train.py"},
