@@ -12,18 +12,29 @@ import (
 const maxQuoted = 64 // the bytes of a tasks-per-node list a source quotes
 
 // slurm is the tasks Slurm starts on this node: inside an srun step the
-// step's layout, else the job's, at this node's place in the list; without
-// that place --ntasks-per-node, else the most any node runs. None when each
-// task is bound to GPUs of its own (docs/node-health.md).
+// step's layout at this node's place in the list, or the most any node runs
+// when that place is unknown; outside a step --ntasks-per-node, else the
+// job's layout as an assumption. None when each task is bound to GPUs of its
+// own (docs/node-health.md).
 func slurm(s facts.Slurm) []facts.Ranks {
 	if s.GPUsPerTask != "" || s.NTasksPerGPU != "" {
 		return nil
 	}
 	name, list := "SLURM_TASKS_PER_NODE", s.TasksPerNode
-	if s.StepID != "" && s.StepTasksPerNode != "" {
+	inStep := s.StepID != "" && s.StepTasksPerNode != ""
+	if inStep {
 		name, list = "SLURM_STEP_TASKS_PER_NODE", s.StepTasksPerNode
 	}
 	r := facts.Ranks{Launcher: facts.LauncherSlurm}
+	if !inStep {
+		// A batch script is one process however many tasks the job holds;
+		// only the steps it starts with srun run the job's layout.
+		if s.NTasksPerNode != "" {
+			r.Source = "SLURM_NTASKS_PER_NODE=" + s.NTasksPerNode
+			return appendCount(nil, r, s.NTasksPerNode)
+		}
+		r.Assumed = "the job's layout runs here: outside an srun step this may be the batch script alone"
+	}
 	node, nodeErr := strconv.ParseUint(s.NodeID, 10, 64)
 	counts, err := parseTasksPerNode(list, node)
 	quoted := name + "=" + clip(list)
@@ -31,9 +42,6 @@ func slurm(s facts.Slurm) []facts.Ranks {
 	case err == nil && nodeErr == nil && node < counts.nodes:
 		r.Source = quoted + ", SLURM_NODEID=" + strconv.FormatUint(node, 10)
 		return appendCount(nil, r, strconv.Itoa(counts.at))
-	case s.NTasksPerNode != "":
-		r.Source = "SLURM_NTASKS_PER_NODE=" + s.NTasksPerNode
-		return appendCount(nil, r, s.NTasksPerNode)
 	case err != nil:
 		return nil
 	}

@@ -17,6 +17,7 @@ func TestSlurmCountsThisNodesTasks(t *testing.T) {
 			"SLURM_STEP_TASKS_PER_NODE=" + tpn, "SLURM_NODEID=" + node}, more...)
 	}
 	assumed := "the most tasks a node runs: SLURM_NODEID=\"\" does not place this node"
+	outsideStep := "the job's layout runs here: outside an srun step this may be the batch script alone"
 	testRanks(t, []rankCase{
 		{"srun -N2 -n16: the step's count on this node", "python train.py", step("8(x2)", "1"),
 			[]facts.Ranks{r("slurm", "SLURM_STEP_TASKS_PER_NODE=8(x2), SLURM_NODEID=1", 8)}},
@@ -29,12 +30,12 @@ func TestSlurmCountsThisNodesTasks(t *testing.T) {
 		{"srun --preserve-env keeps the job's SLURM_TASKS_PER_NODE; the step's counts",
 			"python train.py", []string{"SLURM_STEP_ID=3", "SLURM_TASKS_PER_NODE=8(x2)", "SLURM_STEP_TASKS_PER_NODE=2,1", "SLURM_NODEID=1"},
 			[]facts.Ranks{r("slurm", "SLURM_STEP_TASKS_PER_NODE=2,1, SLURM_NODEID=1", 1)}},
-		{"a batch script reads the job's list", "python train.py", []string{"SLURM_JOB_ID=7", "SLURM_TASKS_PER_NODE=2(x3),1", "SLURM_NODEID=3"},
-			[]facts.Ranks{r("slurm", "SLURM_TASKS_PER_NODE=2(x3),1, SLURM_NODEID=3", 1)}},
+		{"a batch script reads the job's list as an assumption", "python train.py", []string{"SLURM_JOB_ID=7", "SLURM_TASKS_PER_NODE=2(x3),1", "SLURM_NODEID=3"},
+			[]facts.Ranks{{Launcher: "slurm", Source: "SLURM_TASKS_PER_NODE=2(x3),1, SLURM_NODEID=3", PerNode: 1, Assumed: outsideStep}}},
 		{"a step's list without SLURM_STEP_ID is no step", "python train.py", []string{"SLURM_TASKS_PER_NODE=4", "SLURM_STEP_TASKS_PER_NODE=9", "SLURM_NODEID=0"},
-			[]facts.Ranks{r("slurm", "SLURM_TASKS_PER_NODE=4, SLURM_NODEID=0", 4)}},
+			[]facts.Ranks{{Launcher: "slurm", Source: "SLURM_TASKS_PER_NODE=4, SLURM_NODEID=0", PerNode: 4, Assumed: outsideStep}}},
 		{"without SLURM_NODEID an even list needs no place", "python train.py", []string{"SLURM_TASKS_PER_NODE=8(x2)"},
-			[]facts.Ranks{r("slurm", "SLURM_TASKS_PER_NODE=8(x2)", 8)}},
+			[]facts.Ranks{{Launcher: "slurm", Source: "SLURM_TASKS_PER_NODE=8(x2)", PerNode: 8, Assumed: outsideStep}}},
 		{"without SLURM_NODEID --ntasks-per-node counts", "python train.py", []string{"SLURM_TASKS_PER_NODE=3(x2),2", "SLURM_NTASKS_PER_NODE=3"},
 			[]facts.Ranks{r("slurm", "SLURM_NTASKS_PER_NODE=3", 3)}},
 		{"without a place an uneven list counts its most, as an assumption", "python train.py", []string{"SLURM_TASKS_PER_NODE=3(x2),2"},
