@@ -10,8 +10,9 @@ import (
 	"unicode/utf8"
 )
 
-// String returns s as one line, each rune of Unicode's Cc, Cf, Zl and Zp as an
-// escape (\n, \x1b, \u202e, \U000e0001) and each byte not UTF-8 as \xff.
+// String returns s as one line, each rune Shown rejects as an escape (\n,
+// \x1b, \u202e, \U000e0001), each byte not UTF-8 as \xff, and each combining
+// mark past MaxMarks in a row as its escape.
 func String(s string) string { return escape(s, false) }
 
 // Lines is String keeping line feeds: for a message such as the termination log's.
@@ -29,25 +30,50 @@ func (t writer) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// Shown reports whether a terminal may be given r as it is.
+// Shown reports whether a terminal may be given r as it is: not of Unicode's
+// Cc, Cf, Zl or Zp, nor a default-ignorable filler (U+115F, U+3164).
 func Shown(r rune) bool {
 	if r < utf8.RuneSelf {
 		return r >= 0x20 && r != 0x7f
 	}
-	return !unicode.In(r, unicode.Cc, unicode.Cf, unicode.Zl, unicode.Zp)
+	return !unicode.In(r, unicode.Cc, unicode.Cf, unicode.Zl, unicode.Zp, unicode.Other_Default_Ignorable_Code_Point)
+}
+
+// MaxMarks is the most combining marks in a row shown as they are: the limit
+// of UAX #15's Stream-Safe Text Format; more only stack over other lines.
+const MaxMarks = 30
+
+// Run is Shown for each rune of a text in turn, counting combining marks.
+type Run struct{ marks int }
+
+// Shown reports whether r, after the runes Shown was given before, may be
+// given to a terminal as it is; an escape in its place ends a run of marks.
+func (m *Run) Shown(r rune) bool {
+	switch {
+	case r < utf8.RuneSelf || !Shown(r):
+		m.marks = 0
+		return Shown(r)
+	case unicode.In(r, unicode.Mn, unicode.Me):
+		m.marks++
+		return m.marks <= MaxMarks
+	}
+	m.marks = 0
+	return true
 }
 
 const hexDigits = "0123456789abcdef"
 
 func escape(s string, keepNewlines bool) string {
+	var run Run
 	i := 0
 	for i < len(s) {
 		if c := s[i]; c >= 0x20 && c < 0x7f || c == '\n' && keepNewlines {
+			run.marks = 0
 			i++
 			continue
 		}
 		r, n := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && n == 1 || !Shown(r) {
+		if r == utf8.RuneError && n == 1 || !run.Shown(r) {
 			break
 		}
 		i += n
@@ -61,8 +87,9 @@ func escape(s string, keepNewlines bool) string {
 		r, n := utf8.DecodeRuneInString(s[i:])
 		switch {
 		case r == utf8.RuneError && n == 1:
+			run.marks = 0
 			b = appendHex(b, `\x`, rune(s[i]), 2)
-		case Shown(r) || r == '\n' && keepNewlines:
+		case run.Shown(r) || r == '\n' && keepNewlines:
 			b = append(b, s[i:i+n]...)
 		case r == '\n':
 			b = append(b, `\n`...)
@@ -94,15 +121,19 @@ func appendHex(b []byte, prefix string, r rune, digits int) []byte {
 // escape: outside ASCII it stands in a string, where the escape decodes the same.
 func JSON(b []byte) []byte {
 	var out []byte
+	var run Run
 	done := 0
 	for i := 0; i < len(b); {
 		c := b[i]
 		if c >= 0x20 && c < 0x7f || c == '\n' || c == '\r' || c == '\t' {
+			run.marks = 0
 			i++
 			continue
 		}
 		r, n := utf8.DecodeRune(b[i:])
-		if r != utf8.RuneError && Shown(r) || r == utf8.RuneError && n == 3 {
+		if r == utf8.RuneError && n == 1 {
+			run.marks = 0
+		} else if run.Shown(r) {
 			i += n
 			continue
 		}
