@@ -4,12 +4,14 @@ import "strings"
 
 // tokenFormat is a credential known by its own shape: a prefix its issuer
 // puts on every token, then at least min characters of its alphabet, in at
-// least dots+1 '.'-separated parts.
+// least dots+1 '.'-separated parts; and the secret of secret base64
+// characters that may follow it as the next word.
 type tokenFormat struct {
 	prefixes []string
 	min      int
 	body     func(byte) bool
 	dots     int
+	secret   int
 }
 
 // tokenFormats are redacted wherever they appear, one row a format with
@@ -22,7 +24,7 @@ var tokenFormats = []tokenFormat{
 	{prefixes: []string{"xoxa-", "xoxb-", "xoxe-", "xoxo-"}, min: 10, body: alnumDash},         // Slack, "Token types"
 	{prefixes: []string{"xoxp-", "xoxr-", "xoxs-", "xapp-"}, min: 10, body: alnumDash},         // Slack, "Token types" (xapp-: app-level)
 	{prefixes: []string{"hf_"}, min: 30, body: alnum},                                          // Hugging Face
-	{prefixes: []string{"AKIA", "ASIA"}, min: 16, body: upperDigit},                            // AWS access key ids
+	{prefixes: []string{"AKIA", "ASIA"}, min: 16, body: upperDigit, secret: awsSecretLen},      // AWS access key ids, then the secret key
 	{prefixes: []string{"AIza"}, min: 35, body: alnumDashUnderscore},                           // Google API keys
 	{prefixes: []string{"ya29."}, min: 20, body: dottedWord},                                   // Google OAuth 2.0 access tokens
 	{prefixes: []string{"npm_"}, min: 36, body: alnum},                                         // npm
@@ -44,6 +46,40 @@ var webhookPaths = []string{"hooks.slack.com/services/", "hooks.slack.com/workfl
 // channelToken is the path segment of a conda channel URL before its token
 // (https://host/t/<token>/<channel>), which conda masks in its own output.
 const channelToken = "/t/"
+
+// awsSecretLen is the length of an AWS secret access key, 40 characters of
+// base64's alphabet, which has no prefix of its own.
+const awsSecretLen = 40
+
+// endsInPairedToken reports whether w ends with a token whose secret may
+// be the next word.
+func endsInPairedToken(w string) bool {
+	for _, f := range tokenFormats {
+		for _, p := range f.prefixes {
+			if f.secret > 0 && strings.Contains(w, p) && strings.HasSuffix(redactTokenFormat(w, p, f), Placeholder) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// followingSecret returns the end of the secret of n base64 characters
+// that is the next word of s from i, or i.
+func followingSecret(s string, i, n int) int {
+	k := i
+	for k < len(s) && k-i < 8 && strings.IndexByte(" \t\n\r,:;=\"'", s[k]) >= 0 {
+		k++
+	}
+	end := k
+	for end < len(s) && (alnum(s[end]) || s[end] == '/' || s[end] == '+') {
+		end++
+	}
+	if end-k != n {
+		return i
+	}
+	return end
+}
 
 func alnum(c byte) bool { return isLetter(c) || c >= '0' && c <= '9' }
 
@@ -105,6 +141,12 @@ func redactTokenFormat(s, prefix string, f tokenFormat) string {
 		}
 		b.WriteString(s[i:j])
 		b.WriteString(Placeholder)
+		if f.secret > 0 {
+			if k := followingSecret(s, end, f.secret); k > end {
+				b.WriteString(s[end:k-f.secret] + Placeholder)
+				end = k
+			}
+		}
 		i, from = end, end
 	}
 	if i == 0 {
