@@ -356,7 +356,7 @@ func hostileImage(t *testing.T, extra ...string) []string {
 		"proc/sys/kernel/hostname":   "node-7" + everyEncoding + "\n",
 		"proc/driver/nvidia/version": "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.65.06" + everyEncoding + "  Sun Jul 27 07:09:27 UTC 2025\n",
 		filepath.Join(e2eSP, "evil"+everyEncoding+"-1.0.dist-info/METADATA"): "Metadata-Version: 2.1\nName: evil" + everyEncoding + "\nVersion: 1.0" + everyEncoding + "\n",
-		filepath.Join(e2eSP, "torch-2.9.0.dist-info/METADATA"):                  "Metadata-Version: 2.1\nName: torch" + everyEncoding + "\nVersion: 2.9.0" + everyEncoding + "\n",
+		filepath.Join(e2eSP, "torch-2.9.0.dist-info/METADATA"):               "Metadata-Version: 2.1\nName: torch" + everyEncoding + "\nVersion: 2.9.0" + everyEncoding + "\n",
 	} {
 		p = filepath.Join(root, p)
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
