@@ -1,11 +1,13 @@
 // Package truncate bounds text of unbounded length (an environment string,
 // a file under /proc) where it enters a message, a log line or the record:
-// its start, cut at a rune boundary, and "…[truncated N bytes]".
+// its start, cut at a rune boundary and between two escapes, and
+// "…[truncated N bytes]".
 package truncate
 
 import (
 	"fmt"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -49,5 +51,39 @@ func start(s string, n int) string {
 	for n > 0 && !utf8.RuneStart(s[n]) {
 		n--
 	}
+	// Nor an escape (\x1b, \u202e, \") of text escaped before.
+	for i := 0; i < n; {
+		j := strings.IndexByte(s[i:n], '\\')
+		if j < 0 {
+			break
+		}
+		i += j
+		w := escapeLen(s[i:])
+		if i+w > n {
+			return s[:i]
+		}
+		i += w
+	}
 	return s[:n]
+}
+
+// escapeLen is the length of the escape s, which starts with a backslash,
+// starts with: a character after it, or \x, \u or \U and their hex digits.
+func escapeLen(s string) int {
+	if len(s) < 2 {
+		return 1
+	}
+	d := 0
+	switch s[1] {
+	case 'x':
+		d = 2
+	case 'u':
+		d = 4
+	case 'U':
+		d = 8
+	}
+	if len(s) < 2+d || strings.Trim(s[2:2+d], "0123456789abcdefABCDEF") != "" {
+		return 2
+	}
+	return 2 + d
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -245,7 +246,21 @@ func TestTerminationMessageShowsTheProbesEscaped(t *testing.T) {
 		t.Errorf("termination message is %d bytes, over Kubernetes' 4096", len(msg))
 	}
 	wantTerminalSafe(t, "termination message of a long requirement", string(msg), `\u202e\x1b\u202e\x1b`)
+	// The budget cuts between two escapes, whichever byte it falls on.
+	for pad := range 10 {
+		_, env = probedRun(t, "cuda>=99.0 brand=tesla"+strings.Repeat("x", pad)+strings.Repeat("\U000e0041\u202e\x1b", 400))
+		msg, err = os.ReadFile(envValue(env, "PREFLIGHT_TERMINATION_LOG"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if half := halfEscape.FindString(string(msg)); half != "" || len(msg) > 4096 {
+			t.Errorf("termination message of %d bytes cuts an escape in two (%q):\n%s", len(msg), half, msg)
+		}
+	}
 }
+
+// halfEscape matches an escape whose hex digits stop short.
+var halfEscape = regexp.MustCompile(`\\(x[0-9a-f]?|u[0-9a-f]{0,3}|U[0-9a-f]{0,7})([^0-9a-f]|$)`)
 
 // The JSON log escapes what a terminal acts on and keeps the exact bytes;
 // the escapes do not push the provenance line past journald's threshold.
