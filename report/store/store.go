@@ -286,12 +286,29 @@ func ownFDDir(fdDir string, fd int, id fileID) (int, error) {
 	return procFD, nil
 }
 
-// remedy says what to do about err: a full volume wants space, not permissions.
+// remedy says what to do about err: a volume that refuses every write
+// wants space or a writable mount, not permissions.
 func remedy(err error) string {
-	if errors.Is(err, unix.ENOSPC) || errors.Is(err, unix.EDQUOT) {
-		return "the volume is full: free space on it, point PREFLIGHT_PROVENANCE_DIR at a larger volume, or set it to off"
+	if v := VolumeRemedy(err, "PREFLIGHT_PROVENANCE_DIR", "set it to off"); v != "" {
+		return v
 	}
 	return "make the directory writable by this user, point PREFLIGHT_PROVENANCE_DIR at a writable volume, or set it to off"
+}
+
+// VolumeRemedy says what to do when err says the volume, not the file,
+// refused a write: full (ENOSPC), over its quota (EDQUOT) or mounted
+// read-only (EROFS); setting names the path, disable how to turn it off.
+// It is "" for any other error.
+func VolumeRemedy(err error, setting, disable string) string {
+	switch {
+	case errors.Is(err, unix.ENOSPC):
+		return "the volume is full: free space on it, point " + setting + " at a larger volume, or " + disable
+	case errors.Is(err, unix.EDQUOT):
+		return "the disk quota on the volume is used up: free space within it or raise it, point " + setting + " at another volume, or " + disable
+	case errors.Is(err, unix.EROFS):
+		return "the volume is mounted read-only: mount it read-write, point " + setting + " at a writable volume, or " + disable
+	}
+	return ""
 }
 
 // writeTemp creates tmp in the directory open as dfd, never following or

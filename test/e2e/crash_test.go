@@ -517,3 +517,78 @@ func TestFullDiskMidRunIsNamedAndTheEndRecoverable(t *testing.T) {
 		t.Errorf("trace does not tell the run's end was not recorded (exit %d):\n%s\n%s", tr.code, tr.stdout, tr.stderr)
 	}
 }
+
+// A record volume mounted read-only is named as such, with the remedy for
+// it, not the permissions one; the command still runs.
+func TestReadOnlyRecordVolumeIsNamed(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Fatalf("this test needs root to mount a tmpfs read-only (uid %d); run 'make test-e2e' as root, as the CI does", os.Getuid())
+	}
+	base := t.TempDir()
+	root := emptyRoot(t, base)
+	mnt := smallTmpfs(t, filepath.Join(base, "ro"), "64k")
+	dir := filepath.Join(mnt, "provenance")
+	if err := os.Mkdir(dir, 0o750); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Mount("", mnt, "", unix.MS_REMOUNT|unix.MS_RDONLY, ""); err != nil {
+		t.Fatalf("remount %s read-only: %v", mnt, err)
+	}
+	cmd := exec.Command(shimBin(t), "--provenance-dir="+dir, "--root="+root, "--host-root="+root, "--", "/bin/sh", "-c", "echo ran")
+	cmd.Env = crashEnv(base)
+	r := runCmd(t, cmd, 30*time.Second)
+	if r.code != 0 || r.stdout != "ran\n" {
+		t.Fatalf("exit %d, stdout %q: the command must run despite the read-only volume\nstderr: %s", r.code, r.stdout, r.stderr)
+	}
+	assertWriteFailedCleanly(t, r, dir, "read-only file system")
+	if w := notWrittenWarning(t, r.stderr); !strings.Contains(w, "the volume is mounted read-only: mount it read-write") || strings.Contains(w, "writable by this user") {
+		t.Errorf("the warning does not name a read-only volume and its remedy alone: %s", w)
+	}
+}
+
+// A full ledger volume is named apart from the record's: the record is
+// written on its own volume, and only the ledger's warning names a full
+// volume, with PREFLIGHT_LEDGER's remedy; a read-only one likewise.
+func TestFullLedgerVolumeIsNamedApartFromTheRecords(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Fatalf("this test needs root to mount a small tmpfs (uid %d); run 'make test-e2e' as root, as the CI does", os.Getuid())
+	}
+	base := t.TempDir()
+	root := emptyRoot(t, base)
+	dir := filepath.Join(base, "provenance")
+	full := smallTmpfs(t, filepath.Join(base, "full"), "64k")
+	if err := os.WriteFile(filepath.Join(full, "ledger.jsonl"), nil, 0o640); err != nil {
+		t.Fatal(err)
+	}
+	fillUntilFull(t, full)
+	ro := smallTmpfs(t, filepath.Join(base, "ro"), "64k")
+	if err := unix.Mount("", ro, "", unix.MS_REMOUNT|unix.MS_RDONLY, ""); err != nil {
+		t.Fatalf("remount %s read-only: %v", ro, err)
+	}
+	for ledger, want := range map[string]string{
+		filepath.Join(full, "ledger.jsonl"): "the volume is full: free space on it, point PREFLIGHT_LEDGER at a larger volume, or unset it",
+		filepath.Join(ro, "ledger.jsonl"):   "the volume is mounted read-only: mount it read-write, point PREFLIGHT_LEDGER at a writable volume, or unset it",
+	} {
+		cmd := exec.Command(shimBin(t), "--provenance-dir="+dir, "--root="+root, "--host-root="+root, "--", "/bin/sh", "-c", "echo ran")
+		cmd.Env = append(crashEnv(base), "PREFLIGHT_LEDGER="+ledger)
+		r := runCmd(t, cmd, 30*time.Second)
+		if r.code != 0 || r.stdout != "ran\n" {
+			t.Fatalf("exit %d, stdout %q: the command must run\nstderr: %s", r.code, r.stdout, r.stderr)
+		}
+		var warning string
+		for _, line := range strings.Split(r.stderr, "\n") {
+			if strings.Contains(line, "ledger line not appended") {
+				warning = line
+			}
+			if strings.Contains(line, "provenance record not written") {
+				t.Errorf("the record's volume is not the ledger's, yet: %s", line)
+			}
+		}
+		if !strings.Contains(warning, want) || strings.Contains(warning, "regular file of its own") {
+			t.Errorf("the ledger's warning does not name its volume and the remedy %q alone: %q\n%s", want, warning, r.stderr)
+		}
+	}
+	if records, _ := filepath.Glob(filepath.Join(dir, "*.json")); len(records) != 2 {
+		t.Errorf("%d records in %s, want both runs'", len(records), dir)
+	}
+}
