@@ -56,7 +56,8 @@ var allowed = envvars.Names{Exact: allowedNames, Prefixes: slices.Concat(allowed
 // gpu-preflight reads and the record's own families.
 func Allowed(name string) bool { return envvars.IsRead(name) || allowed.Has(name) }
 
-// Env returns the allow-listed variables of env, credentials replaced.
+// Env returns the allow-listed variables of env, credentials replaced, in
+// a name too (NCCL_ghp_...).
 func Env(env envvars.Env) map[string]string {
 	out := env.Filter(Allowed)
 	for name, value := range out {
@@ -64,6 +65,10 @@ func Env(env envvars.Env) map[string]string {
 			out[name] = Placeholder
 		} else {
 			out[name] = Value(value)
+		}
+		if r := redactTokens(name); r != name {
+			out[r] = Placeholder
+			delete(out, name)
 		}
 	}
 	return out
