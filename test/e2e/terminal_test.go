@@ -442,3 +442,26 @@ func TestHostImageAndEnvironmentTextShowEscaped(t *testing.T) {
 		}
 	}
 }
+
+// trace and diff show two ranks' records, one of them from hostileImage,
+// with every encoding escaped: the Hangul fillers in a GPU name too.
+func TestTraceAndDiffShowEveryEncodingEscaped(t *testing.T) {
+	prov := t.TempDir()
+	for rank := range 2 {
+		extra := []string{"PREFLIGHT_PROVENANCE_DIR=" + prov, "PREFLIGHT_POLICY=warn", "SLURM_JOB_ID=4242", "SLURM_NTASKS=2",
+			fmt.Sprintf("SLURM_PROCID=%d", rank), fmt.Sprintf("SLURMD_NODENAME=node-%d", rank)}
+		env := shimEnv(t, fakeLibrary(t), ptr(fakenvml.H100x8("580.65.06", 13000)), extra...)
+		if rank == 1 {
+			env = hostileImage(t, extra...)
+		}
+		if r := run(t, 30*time.Second, env, shimBin(t), "--", "true"); r.code != 0 {
+			t.Fatalf("exit %d:\n%s", r.code, r.stderr)
+		}
+	}
+	text := run(t, 30*time.Second, []string{"PATH=/usr/bin:/bin"}, shimBin(t), "trace", prov)
+	wantTerminalSafe(t, "trace", text.stdout+text.stderr, `\u3164\u115f\u2066`)
+	asJSON := run(t, 30*time.Second, []string{"PATH=/usr/bin:/bin"}, shimBin(t), "trace", "--json", prov)
+	wantTerminalSafe(t, "trace --json", asJSON.stdout+asJSON.stderr, `\u3164\u115f`)
+	d := run(t, 30*time.Second, []string{"PATH=/usr/bin:/bin"}, shimBin(t), "diff", prov)
+	wantTerminalSafe(t, "diff", d.stdout+d.stderr, `\u3164\u115f\u2066`)
+}
