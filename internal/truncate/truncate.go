@@ -1,7 +1,6 @@
 // Package truncate bounds text of unbounded length (an environment string,
 // a file under /proc) where it enters a message, a log line or the record:
-// its start, cut at a rune boundary and between two escapes, and
-// "…[truncated N bytes]".
+// its start, cut between runes and escapes, and "…[truncated N bytes]".
 package truncate
 
 import (
@@ -35,8 +34,7 @@ func Quote(s string, limit int) string {
 	return strconv.Quote(start(s, limit)) + Note(len(s))
 }
 
-// Note is the mark a cut value ends with, for a writer that learns the
-// whole size only at the end (a child's output).
+// Note is the mark a cut value of size bytes ends with.
 func Note(size int) string {
 	return fmt.Sprintf("…[truncated %d bytes]", size)
 }
@@ -51,7 +49,6 @@ func start(s string, n int) string {
 	for n > 0 && !utf8.RuneStart(s[n]) {
 		n--
 	}
-	// Nor an escape (\x1b, \u202e, \") of text escaped before.
 	for i := 0; i < n; {
 		j := strings.IndexByte(s[i:n], '\\')
 		if j < 0 {
@@ -67,8 +64,7 @@ func start(s string, n int) string {
 	return s[:n]
 }
 
-// escapeLen is the length of the escape s, which starts with a backslash,
-// starts with: a character after it, or \x, \u or \U and their hex digits.
+// escapeLen is the length of the escape (\", \x1b, \u202e) at s's backslash.
 func escapeLen(s string) int {
 	if len(s) < 2 {
 		return 1

@@ -89,7 +89,6 @@ func Append(path string, r report.Record) error {
 	if n > 0 && n < len(line) {
 		// A short write (disk full) leaves a torn line: cut it back, so
 		// the ledger holds whole lines only.
-		// write(2): a write is short when the medium has no more space.
 		if cerr := cutBack(fd, n, locked); cerr != nil {
 			err = fmt.Errorf("short write (%d of %d bytes: %w), and the torn line could not be cut back (%v): the next append will end it", n, len(line), unix.ENOSPC, cerr)
 		} else {
@@ -178,7 +177,6 @@ func writeOnce(fd int, b []byte) (int, error) {
 	}
 }
 
-// remedy says what to do about err: the volume's remedy, else the file's.
 func remedy(err error) string {
 	if v := store.VolumeRemedy(err, "PREFLIGHT_LEDGER", "unset it"); v != "" {
 		return v

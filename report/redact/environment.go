@@ -56,8 +56,7 @@ var allowed = envvars.Names{Exact: allowedNames, Prefixes: slices.Concat(allowed
 // gpu-preflight reads and the record's own families.
 func Allowed(name string) bool { return envvars.IsRead(name) || allowed.Has(name) }
 
-// Env returns the allow-listed variables of env, credentials replaced, in
-// a name too (NCCL_ghp_...).
+// Env returns the allow-listed variables of env, credentials replaced.
 func Env(env envvars.Env) map[string]string {
 	out := env.Filter(Allowed)
 	for name, value := range out {

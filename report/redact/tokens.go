@@ -4,8 +4,7 @@ import "strings"
 
 // tokenFormat is a credential known by its own shape: a prefix its issuer
 // puts on every token, then at least min characters of its alphabet, in at
-// least dots+1 '.'-separated parts; and the secret of secret base64
-// characters that may follow it as the next word.
+// least dots+1 '.'-separated parts, then maybe a secret of that length.
 type tokenFormat struct {
 	prefixes []string
 	min      int
@@ -14,8 +13,7 @@ type tokenFormat struct {
 	secret   int
 }
 
-// tokenFormats are redacted wherever they appear, one row a format with
-// its issuer's documentation (docs/redaction.md has each URL and section).
+// tokenFormats are redacted wherever they appear (docs/redaction.md).
 var tokenFormats = []tokenFormat{
 	{prefixes: []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_"}, min: 30, body: alnum}, // GitHub, "About authentication to GitHub"
 	{prefixes: []string{"github_pat_"}, min: 40, body: alnumUnderscore},                // GitHub fine-grained
@@ -38,8 +36,7 @@ var tokenFormats = []tokenFormat{
 	{prefixes: []string{"eyJ"}, min: 20, body: dottedWord, dots: 2},                            // JWT: base64url of '{"'
 }
 
-// webhookPaths are URLs whose path is the credential: whoever has it may
-// post (Slack's incoming webhooks, Discord's webhooks).
+// webhookPaths are URLs whose path is the credential (Slack's, Discord's).
 var webhookPaths = []string{"hooks.slack.com/services/", "hooks.slack.com/workflows/", "hooks.slack.com/triggers/",
 	"discord.com/api/webhooks/", "discordapp.com/api/webhooks/"}
 
@@ -47,12 +44,10 @@ var webhookPaths = []string{"hooks.slack.com/services/", "hooks.slack.com/workfl
 // (https://host/t/<token>/<channel>), which conda masks in its own output.
 const channelToken = "/t/"
 
-// awsSecretLen is the length of an AWS secret access key, 40 characters of
-// base64's alphabet, which has no prefix of its own.
+// awsSecretLen is the length of an AWS secret access key.
 const awsSecretLen = 40
 
-// endsInPairedToken reports whether w ends with a token whose secret may
-// be the next word.
+// endsInPairedToken reports whether a secret may follow w.
 func endsInPairedToken(w string) bool {
 	for _, f := range tokenFormats {
 		for _, p := range f.prefixes {
@@ -64,8 +59,7 @@ func endsInPairedToken(w string) bool {
 	return false
 }
 
-// followingSecret returns the end of the secret of n base64 characters
-// that is the next word of s from i, or i.
+// followingSecret returns the end of the n-character secret after s[:i], or i.
 func followingSecret(s string, i, n int) int {
 	k := i
 	for k < len(s) && k-i < 8 && strings.IndexByte(" \t\n\r,:;=\"'", s[k]) >= 0 {
@@ -116,8 +110,7 @@ func redactTokens(s string) string {
 	return s
 }
 
-// redactTokenFormat replaces each prefix that starts a word and is followed
-// by a body of format f.
+// redactTokenFormat replaces each token of format f that starts a word.
 func redactTokenFormat(s, prefix string, f tokenFormat) string {
 	var b strings.Builder
 	i := 0 // s[:i] is in b
@@ -213,8 +206,7 @@ func redactPEMBlocks(s string) string {
 	return b.String()
 }
 
-// redactChannelTokens replaces the path segment after each "/t/" that
-// follows "://" in the same word of s.
+// redactChannelTokens replaces the segment after each "/t/" in a URL of s.
 func redactChannelTokens(s string) string {
 	var b strings.Builder
 	i := 0       // s[:i] is in b

@@ -24,8 +24,7 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/report"
 )
 
-// FileTimeLayout is the UTC time at the start of a record's file name. It
-// sorts as a string in time order.
+// FileTimeLayout is the UTC time a record's file name starts with; it sorts in time order.
 const FileTimeLayout = "20060102T150405.000000000Z"
 
 // FileName is the name Write gives a record: "<UTC start time>-<run id>.json".
@@ -286,8 +285,6 @@ func ownFDDir(fdDir string, fd int, id fileID) (int, error) {
 	return procFD, nil
 }
 
-// remedy says what to do about err: a volume that refuses every write
-// wants space or a writable mount, not permissions.
 func remedy(err error) string {
 	if v := VolumeRemedy(err, "PREFLIGHT_PROVENANCE_DIR", "set it to off"); v != "" {
 		return v
@@ -295,10 +292,8 @@ func remedy(err error) string {
 	return "make the directory writable by this user, point PREFLIGHT_PROVENANCE_DIR at a writable volume, or set it to off"
 }
 
-// VolumeRemedy says what to do when err says the volume, not the file,
-// refused a write: full (ENOSPC), over its quota (EDQUOT) or mounted
-// read-only (EROFS); setting names the path, disable how to turn it off.
-// It is "" for any other error.
+// VolumeRemedy says what to do when the volume setting points at refused
+// a write (ENOSPC, EDQUOT, EROFS), or "".
 func VolumeRemedy(err error, setting, disable string) string {
 	switch {
 	case errors.Is(err, unix.ENOSPC):

@@ -1,5 +1,4 @@
-// Package termsafe makes text from images, drivers and environments safe to show
-// on a terminal (docs/terminal-output.md), and tells whether output goes to one.
+// Package termsafe makes text safe to show on a terminal (docs/terminal-output.md).
 package termsafe
 
 import (
@@ -10,9 +9,7 @@ import (
 	"unicode/utf8"
 )
 
-// String returns s as one line, each rune Shown rejects as an escape (\n,
-// \x1b, \u202e, \U000e0001), each byte not UTF-8 as \xff, and each combining
-// mark past MaxMarks in a row as its escape.
+// String returns s as one line, each rune Run.Shown rejects and each byte not UTF-8 escaped.
 func String(s string) string { return escape(s, false) }
 
 // Lines is String keeping line feeds: for a message such as the termination log's.
@@ -30,8 +27,7 @@ func (t writer) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// Shown reports whether a terminal may be given r as it is: not of Unicode's
-// Cc, Cf, Zl or Zp, nor a default-ignorable filler (U+115F, U+3164).
+// Shown reports whether a terminal may be given r as it is.
 func Shown(r rune) bool {
 	if r < utf8.RuneSelf {
 		return r >= 0x20 && r != 0x7f
@@ -39,15 +35,13 @@ func Shown(r rune) bool {
 	return !unicode.In(r, unicode.Cc, unicode.Cf, unicode.Zl, unicode.Zp, unicode.Other_Default_Ignorable_Code_Point)
 }
 
-// MaxMarks is the most combining marks in a row shown as they are: the limit
-// of UAX #15's Stream-Safe Text Format; more only stack over other lines.
+// MaxMarks is UAX #15's limit on combining marks in a row.
 const MaxMarks = 30
 
 // Run is Shown for each rune of a text in turn, counting combining marks.
 type Run struct{ marks int }
 
-// Shown reports whether r, after the runes Shown was given before, may be
-// given to a terminal as it is; an escape in its place ends a run of marks.
+// Shown is the package's Shown for r after the runes given before.
 func (m *Run) Shown(r rune) bool {
 	switch {
 	case r < utf8.RuneSelf || !Shown(r):
@@ -117,8 +111,7 @@ func appendHex(b []byte, prefix string, r rune, digits int) []byte {
 	return b
 }
 
-// JSON returns JSON text b with each rune String escapes, but whitespace, as a \u
-// escape: outside ASCII it stands in a string, where the escape decodes the same.
+// JSON returns JSON text b with each rune String escapes, but whitespace, as a \u escape.
 func JSON(b []byte) []byte {
 	var out []byte
 	var run Run
