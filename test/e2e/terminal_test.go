@@ -356,8 +356,8 @@ const shortProbe = "\x9b31m\u3164\u115f\u2066"
 
 // hostileImage is hostileNode whose GPUs' names end in shortProbe, a host
 // whose hostname and driver version file hold everyEncoding, and an image
-// at root with torch and a distribution whose folder, Name and Version
-// hold it.
+// at root whose CUDA version files, torch and a distribution's folder, Name
+// and Version hold it.
 func hostileImage(t *testing.T, extra ...string) []string {
 	t.Helper()
 	s := fakenvml.H100x8("580.65.06", 13000)
@@ -368,8 +368,10 @@ func hostileImage(t *testing.T, extra ...string) []string {
 	root := envValue(env, "PREFLIGHT_ROOT")
 	torchProbe(t, root)
 	for p, content := range map[string]string{
-		"proc/sys/kernel/hostname":   "node-7" + everyEncoding + "\n",
-		"proc/driver/nvidia/version": "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.65.06" + everyEncoding + "  Sun Jul 27 07:09:27 UTC 2025\n",
+		"proc/sys/kernel/hostname":                                           "node-7" + everyEncoding + "\n",
+		"proc/driver/nvidia/version":                                         "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.65.06" + everyEncoding + "  Sun Jul 27 07:09:27 UTC 2025\n",
+		"usr/local/cuda/version.json":                                        `{"cuda":{"name":"CUDA SDK` + everyEncoding + `","version":"13.0.0` + everyEncoding + `"}}`,
+		"usr/local/cuda/version.txt":                                         "CUDA Version 13.0.0" + everyEncoding + "\n",
 		filepath.Join(e2eSP, "evil"+everyEncoding+"-1.0.dist-info/METADATA"): "Metadata-Version: 2.1\nName: evil" + everyEncoding + "\nVersion: 1.0" + everyEncoding + "\n",
 		filepath.Join(e2eSP, "torch-2.9.0.dist-info/METADATA"):               "Metadata-Version: 2.1\nName: torch" + everyEncoding + "\nVersion: 2.9.0" + everyEncoding + "\n",
 	} {
