@@ -3,6 +3,7 @@ package pyenv
 import (
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/gpu-preflight/gpu-preflight/preflight/fsroot"
@@ -27,8 +28,9 @@ type Choice struct {
 // Choose returns the Python the command argv will run among envs (Find's):
 // argv[0] when it is a Python, or the one its "#!" line names (a console
 // script); else the first Python an argument names (an entrypoint script
-// that execs "$@"); else python3, then python. A bare name is looked up in
-// the bin of the environments an entrypoint activates, then on PATH.
+// that execs "$@"); else python3, then python. A shell's -c script is read
+// as its words. A bare name is looked up in the bin of the environments an
+// entrypoint activates, then on PATH.
 func Choose(root fsroot.Root, env map[string]string, envs []Environment, argv []string) Choice {
 	c := chooser{finder: &finder{root: root, env: env, seen: map[string]bool{}, read: map[string]bool{}}}
 	for _, e := range envs {
@@ -36,13 +38,21 @@ func Choose(root fsroot.Root, env map[string]string, envs []Environment, argv []
 			c.activated = append(c.activated, e)
 		}
 	}
+	how, missing := "the command", ""
+	if words, ok := shellScript(argv); ok {
+		argv, how = words, "the -c script of "+argv[0]
+	}
 	if len(argv) > 0 && argv[0] != "" {
-		if ch, ok := c.command(argv[0], "the command, "+argv[0]); ok {
+		ch, found, ok := c.command(argv[0], how+", "+argv[0])
+		if ok {
 			return ch
+		}
+		if !found {
+			missing = fmt.Sprintf(" (%s's %s is not found, so it cannot start)", how, argv[0])
 		}
 		for i, a := range argv[1:min(len(argv), maxArgsLooked)] {
 			if IsPythonName(path.Base(a)) {
-				if ch, ok := c.python(a, fmt.Sprintf("argument %d of the command, %s", i+1, a)); ok {
+				if ch, ok := c.python(a, fmt.Sprintf("argument %d of %s, %s", i+1, how, a)); ok {
 					return ch
 				}
 			}
@@ -50,42 +60,79 @@ func Choose(root fsroot.Root, env map[string]string, envs []Environment, argv []
 	}
 	for _, n := range []string{"python3", "python"} {
 		if ch, ok := c.python(n, n); ok {
+			ch.How += missing
 			return ch
 		}
 	}
 	return Choice{}
 }
 
+// shells are the programs whose -c script a command may hand Python to.
+var shells = []string{"sh", "bash", "dash", "zsh", "ash"}
+
+// shellScript splits `sh -c 'SCRIPT'` into the words of SCRIPT's first
+// simple command that runs something, leaving out variable assignments,
+// exec and cd; ok is false for any other command.
+func shellScript(argv []string) ([]string, bool) {
+	if len(argv) < 3 || !slices.Contains(shells, path.Base(argv[0])) || argv[1] != "-c" {
+		return nil, false
+	}
+	script := argv[2]
+	if len(script) > maxShellScript {
+		script = script[:maxShellScript]
+	}
+	for cmd := range strings.FieldsFuncSeq(script, func(r rune) bool { return strings.ContainsRune(";&|\n()", r) }) {
+		var words []string
+		for _, w := range strings.Fields(cmd) {
+			w = strings.Trim(w, `"'`)
+			if len(words) == 0 && (w == "exec" || strings.Contains(w, "=") && !strings.Contains(w[:strings.Index(w, "=")], "/")) {
+				continue
+			}
+			words = append(words, w)
+		}
+		if len(words) > 0 && words[0] != "cd" {
+			return words, true
+		}
+	}
+	return nil, false
+}
+
+// maxShellScript bounds the -c script read.
+const maxShellScript = 4096
+
 type chooser struct {
 	*finder
 	activated []Environment
 }
 
-// command resolves argv[0]: a Python, or a script whose #! line names one.
-func (c chooser) command(name, how string) (Choice, bool) {
+// command resolves argv[0]: a Python, or a script whose #! line names one;
+// found is false when argv[0] is not there at all.
+func (c chooser) command(name, how string) (ch Choice, found, ok bool) {
 	if IsPythonName(path.Base(name)) {
-		return c.python(name, how)
+		ch, ok = c.python(name, how)
+		return ch, ok, ok
 	}
 	exe, found := c.activatedBin(name)
 	if !found {
 		exe, found = c.lookPath(name)
 	}
 	if !found {
-		return Choice{}, false
+		return Choice{}, false, false
 	}
 	head, _ := c.root.ReadHead(exe, maxShebang)
 	sb, isScript := ParseShebang(head)
 	if !isScript || !IsPythonName(path.Base(sb.Interpreter)) {
-		return Choice{}, false
+		return Choice{}, true, false
 	}
 	how = "the #! line of " + exe
 	if sb.ViaEnv {
-		return c.python(sb.Interpreter, how)
+		ch, ok = c.python(sb.Interpreter, how)
+		return ch, true, ok
 	}
 	if !c.root.IsFile(sb.Interpreter) {
-		return Choice{}, false
+		return Choice{}, true, false
 	}
-	return Choice{Interpreter: sb.Interpreter, How: how}, true
+	return Choice{Interpreter: sb.Interpreter, How: how}, true, true
 }
 
 // python resolves a Python's name: a path as it is, a bare name in the
@@ -131,11 +178,15 @@ func (c chooser) activatedBin(name string) (string, bool) {
 	return "", false
 }
 
-// lookPath finds name as execvp does; a relative path with a "/" is not
-// found, the working directory being unknown.
+// lookPath finds name as execvp does; a relative path with a "/" is taken
+// from the working directory PWD records, unknown without it.
 func (f *finder) lookPath(name string) (string, bool) {
 	if strings.Contains(name, "/") {
-		p := path.Clean(name)
+		p := name
+		if wd := f.env["PWD"]; !strings.HasPrefix(p, "/") && strings.HasPrefix(wd, "/") {
+			p = path.Join(wd, p)
+		}
+		p = path.Clean(p)
 		return p, strings.HasPrefix(p, "/") && f.root.IsFile(p)
 	}
 	for _, dir := range f.searchPath() {

@@ -296,3 +296,62 @@ func TestPixiEnvironmentsUnderTheWorkingDirectory(t *testing.T) {
 		t.Errorf("two pixi environments: %+v, want both candidates", c)
 	}
 }
+
+// What a command hands Python to, read as the shell and the kernel would:
+// a shell's -c script by its words (POSIX sh, "-c"), a relative script from
+// the working directory, and, when the command's own program is not there,
+// a record that says it cannot start.
+func TestTheCommandsPythonThroughAShellScriptAndTheWorkingDirectory(t *testing.T) {
+	r := root(t, map[string]string{
+		"usr/bin/python3.12":    "",
+		"usr/bin/python3":       "->python3.12",
+		"opt/venv/pyvenv.cfg":   "home = /usr/bin\ninclude-system-site-packages = false\n",
+		"opt/venv/bin/python":   "->/usr/bin/python3.12",
+		"opt/venv/bin/torchrun": "#!/opt/venv/bin/python\n# -*- coding: utf-8 -*-\nimport re\n",
+		"app/train.py":          "#!/opt/venv/bin/python\nimport torch\n",
+	})
+	env := map[string]string{"PATH": "/usr/local/bin:/usr/bin:/bin", "PWD": "/app"}
+	for _, tc := range []struct {
+		argv      []string
+		want, how string
+	}{
+		{[]string{"sh", "-c", "python3 train.py"}, "/usr/bin/python3", "the -c script of sh, python3 on PATH"},
+		{[]string{"/bin/bash", "-c", "cd /app && NCCL_DEBUG=INFO exec /opt/venv/bin/python train.py"}, "/opt/venv/bin/python", "the -c script of /bin/bash"},
+		{[]string{"bash", "-c", "/opt/venv/bin/torchrun --nproc-per-node=8 train.py"}, "/opt/venv/bin/python", "the #! line of /opt/venv/bin/torchrun"},
+		{[]string{"./train.py"}, "/opt/venv/bin/python", "the #! line of /app/train.py"},
+		{[]string{"python", "train.py"}, "/usr/bin/python3", "the command's python is not found, so it cannot start"},
+		{[]string{"torchrun", "train.py"}, "/usr/bin/python3", "the command's torchrun is not found"},
+	} {
+		c := Choose(r, env, Find(r, env).Environments, tc.argv)
+		if c.Interpreter != tc.want || !strings.Contains(c.How, tc.how) {
+			t.Errorf("Choose(%q) = %q (%s), want %q (%s)", tc.argv, c.Interpreter, c.How, tc.want, tc.how)
+		}
+	}
+}
+
+// A venv no PATH entry or variable names is still an environment when the
+// command runs its Python (ENTRYPOINT ["/opt/venv/bin/python", ...], a
+// console script's #! line): Find builds it, last.
+func TestTheCommandsOwnEnvironmentIsFound(t *testing.T) {
+	r := root(t, map[string]string{
+		"usr/bin/python3.12":                      "",
+		"usr/bin/python3":                         "->python3.12",
+		"opt/venv/pyvenv.cfg":                     "home = /usr/bin\ninclude-system-site-packages = false\n",
+		"opt/venv/bin/python":                     "->/usr/bin/python3.12",
+		"opt/venv/bin/torchrun":                   "#!/opt/venv/bin/python\nimport sys\n",
+		"opt/venv/lib/python3.12/site-packages/":  "",
+		"usr/local/lib/python3.12/dist-packages/": "",
+		"usr/lib/python3/dist-packages/":          "",
+	})
+	env := map[string]string{"PATH": "/usr/local/bin:/usr/bin:/bin"}
+	if e := Find(r, env).Environments; slices.ContainsFunc(e, func(e Environment) bool { return e.Prefix == "/opt/venv" }) {
+		t.Fatalf("/opt/venv found without the command: %+v", e)
+	}
+	for _, argv := range [][]string{{"/opt/venv/bin/python", "train.py"}, {"/opt/venv/bin/torchrun", "train.py"}} {
+		envs := Find(r, env, argv...).Environments
+		last := envs[len(envs)-1]
+		if last.Prefix != "/opt/venv" || last.Kind != KindVenv || last.Via != "the command's Python" {
+			t.Errorf("%q: last environment %+v, want the venv the command runs", argv, last)
+		}
+	}
+}
