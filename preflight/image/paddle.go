@@ -12,9 +12,9 @@ import (
 // paddleModules: fluid/ up to 2.5, base/ from 2.6, the 3.x libs/libphi*.so.
 var paddleModules = []string{"paddle/base/libpaddle.so", "paddle/fluid/libpaddle.so", "paddle/fluid/core_*.so", "paddle/libs/libphi*.so"}
 
-func (s *scanner) paddle(v *view) (facts.Framework, bool) {
-	d, hasDist := v.firstDist("paddlepaddle_gpu", "paddlepaddle")
-	pkgDir, found := v.pkg("paddle")
+func (s *scanner) paddle(env *view) (facts.Framework, bool) {
+	d, hasDist := env.firstDist("paddlepaddle_gpu", "paddlepaddle")
+	pkgDir, found := env.pkg("paddle")
 	sp, ok := home(pkgDir, found, d, hasDist)
 	if !ok {
 		return facts.Framework{}, false
@@ -37,7 +37,10 @@ func (s *scanner) paddle(v *view) (facts.Framework, bool) {
 		if v.CUDA != "" {
 			f.Build = facts.BuildCUDA
 		} else if v.CUDARecorded {
+			// The CPU wheel's files over the GPU one's: its record is the
+			// CPU wheel's, and no post tag says otherwise.
 			f.Build = facts.BuildCPU
+			d, hasDist = env.firstDist("paddlepaddle", "paddlepaddle_gpu")
 		}
 		break
 	}
@@ -47,7 +50,7 @@ func (s *scanner) paddle(v *view) (facts.Framework, bool) {
 		if f.Version == "" || strings.HasPrefix(d.Version, f.Version) {
 			f.Version = d.Version
 		}
-		if f.CUDAVersion == "" {
+		if f.CUDAVersion == "" && f.Build != facts.BuildCPU {
 			f.CUDAVersion = paddlePostCUDA(d.Version)
 		}
 		switch {
