@@ -298,6 +298,30 @@ func TestImagesAsBuiltToday(t *testing.T) {
 			want: imageWant{framework: "paddlepaddle", version: "2.6.0.post120", cuda: "12.0", environment: "/usr",
 				interpreter: "/usr/bin/python3.10"},
 		},
+		{
+			// pixi's container guide's build stage: `pixi install -e
+			// prod` beside the default environment, and /app/entrypoint.sh
+			// made of `pixi shell-hook -e prod -s bash` and `exec "$@"`:
+			// the script's exports decide, so default's CPU torch is not
+			// judged.
+			name: "pixi entrypoint choosing one of two environments",
+			build: func(t *testing.T, tr *tree) {
+				for env, v := range map[string][2]string{"default": {"2.7.1+cpu", ""}, "prod": {"2.7.1", "12.8"}} {
+					p := "/app/.pixi/envs/" + env
+					tr.dir(p + "/conda-meta")
+					tr.file(p+"/bin/python3.12", "#!ELF")
+					tr.link(p+"/bin/python", "python3.12")
+					torchPackage(tr, p+"/lib/python3.12/site-packages", v[0], v[1], "cpython-312")
+				}
+				tr.file("/app/entrypoint.sh", "#!/bin/bash\nexport PATH=\"/app/.pixi/envs/prod/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\"\n"+
+					"export CONDA_PREFIX=\"/app/.pixi/envs/prod\"\nexport PIXI_ENVIRONMENT_NAME=\"prod\"\nexec \"$@\"\n")
+			},
+			env:  map[string]string{"PATH": defaultPATH},
+			argv: []string{"/app/entrypoint.sh", "python", "-m", "my_project"},
+			want: imageWant{framework: "torch", version: "2.7.1", cuda: "12.8", environment: "/app/.pixi/envs/prod",
+				interpreter: "/app/.pixi/envs/prod/bin/python",
+				notJudged:   map[string]string{"/app/.pixi/envs/default/lib/python3.12/site-packages/torch": "not on the sys.path of /app/.pixi/envs/prod/bin/python"}},
+		},
 	} {
 		t.Run(l.name, func(t *testing.T) { checkImage(t, l) })
 	}

@@ -15,18 +15,12 @@ var activationVars = []string{"ENV_NAME", "MAMBA_DEFAULT_ENV", "CONDA_DEFAULT_EN
 const pixiAppDir = "/app"
 
 // activated adds the environments an entrypoint activates without PATH
-// saying so: the conda environment a variable names, else pixi's.
-func (f *finder) activated() {
-	for _, k := range activationVars {
-		v := strings.TrimSpace(f.env[k])
-		if v == "" || strings.ContainsRune(v, 0) {
-			continue
-		}
-		for _, p := range f.condaEnvPrefixes(v) {
-			if f.addActivated(p, fmt.Sprintf("%s=%s (an entrypoint's conda activate)", k, v)) {
-				return
-			}
-		}
+// saying so: the one the command's entrypoint script activates, else the
+// conda environment a variable names, else pixi's.
+func (f *finder) activated(command []string) {
+	scripted := f.scriptActivated(command)
+	if !scripted && f.varActivated() {
+		return
 	}
 	var envs []string
 	for _, proj := range f.pixiProjects() {
@@ -37,8 +31,28 @@ func (f *finder) activated() {
 		how = fmt.Sprintf("pixi's shell-hook entrypoint, one of %d environments", len(envs))
 	}
 	for _, p := range envs {
+		if scripted {
+			f.addPrefix(p, "", "pixi environment, not the one the entrypoint activates")
+			continue
+		}
 		f.addActivated(p, how)
 	}
+}
+
+// varActivated adds the conda environment an activation variable names.
+func (f *finder) varActivated() bool {
+	for _, k := range activationVars {
+		v := strings.TrimSpace(f.env[k])
+		if v == "" || strings.ContainsRune(v, 0) {
+			continue
+		}
+		for _, p := range f.condaEnvPrefixes(v) {
+			if f.addActivated(p, fmt.Sprintf("%s=%s (an entrypoint's conda activate)", k, v)) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // pixiProjects are the working directory a shell recorded in PWD, and /app.
@@ -56,16 +70,9 @@ func (f *finder) condaEnvPrefixes(name string) []string {
 	if strings.HasPrefix(name, "/") {
 		return []string{path.Clean(name)}
 	}
-	if strings.Contains(name, "/") || name == "." || name == ".." {
-		return nil
-	}
 	var out []string
 	for _, r := range f.condaRoots() {
-		if name == "base" {
-			out = append(out, r)
-		} else {
-			out = append(out, path.Join(r, "envs", name))
-		}
+		out = append(out, condaEnvIn(r, name)...)
 	}
 	return out
 }
@@ -100,4 +107,108 @@ func (f *finder) addActivated(prefix, how string) bool {
 	e.Activation = how
 	f.add(e)
 	return true
+}
+
+// maxScript bounds the entrypoint script read for an activation.
+const maxScript = 64 << 10
+
+// scriptActivated adds the environment the command's entrypoint script (its
+// argv[0], `bash FILE`'s FILE, or `sh -c`'s script) activates before it
+// execs the rest, reporting whether it found one: the last of
+// `source P/bin/activate [NAME]`, `conda|mamba|micromamba activate NAME`, or
+// an export of CONDA_PREFIX, VIRTUAL_ENV or PATH's first directory (what
+// `pixi shell-hook` writes).
+func (f *finder) scriptActivated(command []string) bool {
+	text, file := f.entrypointScript(command)
+	var prefixes []string
+	var how string
+	for stmt := range strings.FieldsFuncSeq(text, func(r rune) bool { return strings.ContainsRune(";&|\n", r) }) {
+		if ps := f.activation(strings.Fields(stmt)); len(ps) > 0 {
+			prefixes, how = ps, fmt.Sprintf("%s's `%s`", file, strings.TrimSpace(stmt))
+		}
+	}
+	for _, p := range prefixes {
+		if f.addActivated(p, how) {
+			return true
+		}
+	}
+	return false
+}
+
+// entrypointScript is the shell script the command runs and its name.
+func (f *finder) entrypointScript(command []string) (text, file string) {
+	if len(command) == 0 {
+		return "", ""
+	}
+	if len(command) >= 3 && slices.Contains(shells, path.Base(command[0])) && command[1] == "-c" {
+		return command[2][:min(len(command[2]), maxScript)], command[0] + " -c"
+	}
+	file = command[0]
+	given := slices.Contains(shells, path.Base(file)) && len(command) > 1 && !strings.HasPrefix(command[1], "-")
+	if given {
+		file = command[1]
+	}
+	p, ok := f.lookPath(file)
+	if !ok {
+		return "", ""
+	}
+	head, _ := f.root.ReadHead(p, maxScript)
+	if sb, ok := ParseShebang(head); !given && (!ok || !slices.Contains(shells, path.Base(sb.Interpreter))) {
+		return "", ""
+	}
+	f.input(p)
+	return string(head), p
+}
+
+// activation reads the prefixes one shell statement activates.
+func (f *finder) activation(words []string) []string {
+	if len(words) > 0 && words[0] == "export" {
+		words = words[1:]
+	}
+	if len(words) == 0 || strings.Contains(strings.Join(words, " "), "$(") {
+		return nil
+	}
+	unquote := func(s string) string { return strings.Trim(s, `"'`) }
+	if k, v, ok := strings.Cut(words[0], "="); ok {
+		v = unquote(v)
+		switch k {
+		case "CONDA_PREFIX", "VIRTUAL_ENV":
+			if strings.HasPrefix(v, "/") && !strings.Contains(v, "$") {
+				return []string{path.Clean(v)}
+			}
+		case "PATH":
+			if first, _, _ := strings.Cut(v, ":"); strings.HasPrefix(first, "/") && path.Base(first) == "bin" && !strings.Contains(first, "$") {
+				return []string{path.Dir(path.Clean(first))}
+			}
+		}
+		return nil
+	}
+	switch {
+	case (words[0] == "source" || words[0] == ".") && len(words) > 1 && strings.HasSuffix(unquote(words[1]), "/bin/activate"):
+		prefix := path.Dir(path.Dir(path.Clean(unquote(words[1]))))
+		if len(words) > 2 && !strings.Contains(words[2], "$") {
+			return condaEnvIn(prefix, unquote(words[2]))
+		}
+		return []string{prefix}
+	case slices.Contains([]string{"conda", "mamba", "micromamba"}, path.Base(words[0])) && len(words) > 2 && words[1] == "activate":
+		name := unquote(words[len(words)-1])
+		if strings.HasPrefix(name, "-") || strings.Contains(name, "$") {
+			return nil
+		}
+		return f.condaEnvPrefixes(name)
+	}
+	return nil
+}
+
+// condaEnvIn is where environment name of conda root prefix root is.
+func condaEnvIn(root, name string) []string {
+	switch {
+	case strings.HasPrefix(name, "/"):
+		return []string{path.Clean(name)}
+	case name == "base":
+		return []string{root}
+	case strings.Contains(name, "/") || name == "." || name == "..":
+		return nil
+	}
+	return []string{path.Join(root, "envs", name)}
 }

@@ -70,9 +70,13 @@ func Choose(root fsroot.Root, env map[string]string, envs []Environment, argv []
 // shells are the programs whose -c script a command may hand Python to.
 var shells = []string{"sh", "bash", "dash", "zsh", "ash"}
 
+// setup are the commands a script runs before the program it starts: the
+// shell's builtins that change its state, and conda's activation.
+var setup = []string{"cd", "source", ".", "set", "export", "unset", "eval", "ulimit", "umask", "echo", "printf", "conda", "mamba", "micromamba"}
+
 // shellScript splits `sh -c 'SCRIPT'` into the words of SCRIPT's first
-// simple command that runs something, leaving out variable assignments,
-// exec and cd; ok is false for any other command.
+// simple command that runs a program, leaving out variable assignments,
+// exec and setup; ok is false for any other command.
 func shellScript(argv []string) ([]string, bool) {
 	if len(argv) < 3 || !slices.Contains(shells, path.Base(argv[0])) || argv[1] != "-c" {
 		return nil, false
@@ -90,7 +94,7 @@ func shellScript(argv []string) ([]string, bool) {
 			}
 			words = append(words, w)
 		}
-		if len(words) > 0 && words[0] != "cd" {
+		if len(words) > 0 && !slices.Contains(setup, words[0]) {
 			return words, true
 		}
 	}

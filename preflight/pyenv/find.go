@@ -49,7 +49,7 @@ func Find(root fsroot.Root, env map[string]string, command ...string) Result {
 			f.addPrefix(path.Clean(p), "", k)
 		}
 	}
-	f.activated()
+	f.activated(command)
 	for _, dir := range f.searchPath() {
 		if f.pyenvShims(dir) {
 			continue

@@ -355,3 +355,50 @@ func TestTheCommandsOwnEnvironmentIsFound(t *testing.T) {
 		}
 	}
 }
+
+// An entrypoint script that activates an environment before `exec "$@"`
+// decides where a bare python is found: pixi's container guide writes
+// `pixi shell-hook -e prod -s bash` (exports of PATH and CONDA_PREFIX) into
+// /app/entrypoint.sh, venv's docs `source <venv>/bin/activate`, conda's
+// `conda activate NAME` and `source <root>/bin/activate NAME`.
+func TestTheEnvironmentAnEntrypointScriptActivates(t *testing.T) {
+	files := map[string]string{
+		"usr/bin/python3.12":                     "",
+		"usr/bin/python3":                        "->python3.12",
+		"opt/venv/pyvenv.cfg":                    "home = /usr/bin\ninclude-system-site-packages = false\n",
+		"opt/venv/bin/python":                    "->/usr/bin/python3.12",
+		"opt/venv/lib/python3.12/site-packages/": "",
+		"opt/conda/conda-meta/":                  "",
+		"opt/conda/bin/python3.11":               "",
+		"opt/conda/envs/train/conda-meta/":       "",
+		"opt/conda/envs/train/bin/python3.11":    "",
+		"opt/conda/envs/train/bin/python":        "->python3.11",
+		"app/.pixi/envs/default/conda-meta/":     "",
+		"app/.pixi/envs/default/bin/python3.12":  "",
+		"app/.pixi/envs/default/bin/python":      "->python3.12",
+		"app/.pixi/envs/prod/conda-meta/":        "",
+		"app/.pixi/envs/prod/bin/python3.12":     "",
+		"app/.pixi/envs/prod/bin/python":         "->python3.12",
+		"app/entrypoint.sh":                      "#!/bin/bash\nexport PATH=\"/app/.pixi/envs/prod/bin:/usr/local/bin:/usr/bin:/bin\"\nexport CONDA_PREFIX=\"/app/.pixi/envs/prod\"\nexport PIXI_ENVIRONMENT_NAME=\"prod\"\nexec \"$@\"\n",
+		"usr/local/bin/venv-entrypoint.sh":       "#!/bin/sh\nset -e\n. /opt/venv/bin/activate\nexec \"$@\"\n",
+		"usr/local/bin/conda-entrypoint.sh":      "#!/bin/bash\nsource /opt/conda/etc/profile.d/conda.sh\nconda activate train\nexec \"$@\"\n",
+		"usr/local/bin/micromamba-entrypoint.sh": "#!/bin/bash\neval \"$(micromamba shell hook --shell bash)\"\nmicromamba activate \"${ENV_NAME}\"\nexec \"$@\"\n",
+	}
+	r := root(t, files)
+	env := map[string]string{"PATH": "/usr/local/bin:/usr/bin:/bin"}
+	for _, tc := range []struct {
+		argv      []string
+		want, how string
+	}{
+		{[]string{"/app/entrypoint.sh", "python", "-m", "my_project"}, "/app/.pixi/envs/prod/bin/python", "/app/entrypoint.sh's `export CONDA_PREFIX=\"/app/.pixi/envs/prod\"`"},
+		{[]string{"venv-entrypoint.sh", "python", "train.py"}, "/opt/venv/bin/python", "`. /opt/venv/bin/activate`"},
+		{[]string{"conda-entrypoint.sh", "python", "train.py"}, "/opt/conda/envs/train/bin/python", "`conda activate train`"},
+		{[]string{"bash", "-c", "source /opt/conda/bin/activate train && python train.py"}, "/opt/conda/envs/train/bin/python", "the -c script of bash, python"},
+		{[]string{"micromamba-entrypoint.sh", "python3", "train.py"}, "/usr/bin/python3", "python3 on PATH"},
+	} {
+		c := Choose(r, env, Find(r, env, tc.argv...).Environments, tc.argv)
+		if c.Interpreter != tc.want || !strings.Contains(c.How, tc.how) {
+			t.Errorf("Choose(%q) = %q (%s), want %q (%s)", tc.argv, c.Interpreter, c.How, tc.want, tc.how)
+		}
+	}
+}
