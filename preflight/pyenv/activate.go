@@ -185,7 +185,14 @@ func (f *finder) activation(words []string) []string {
 	}
 	switch {
 	case (words[0] == "source" || words[0] == ".") && len(words) > 1 && strings.HasSuffix(unquote(words[1]), "/bin/activate"):
-		prefix := path.Dir(path.Dir(path.Clean(unquote(words[1]))))
+		script := unquote(words[1])
+		if wd := f.env["PWD"]; !strings.HasPrefix(script, "/") && strings.HasPrefix(wd, "/") {
+			script = path.Join(wd, script)
+		}
+		if !strings.HasPrefix(script, "/") || strings.Contains(script, "$") {
+			return nil
+		}
+		prefix := path.Dir(path.Dir(path.Clean(script)))
 		if len(words) > 2 && !strings.Contains(words[2], "$") {
 			return condaEnvIn(prefix, unquote(words[2]))
 		}

@@ -1,8 +1,11 @@
 package pyenv
 
 import (
+	"path"
 	"strings"
 	"testing"
+
+	"github.com/gpu-preflight/gpu-preflight/preflight/fsroot"
 )
 
 func FuzzParsePyvenvCfg(f *testing.F) {
@@ -84,6 +87,29 @@ func FuzzPythonVersion(f *testing.F) {
 		v, _, ok := PythonVersion(name)
 		if ok != strings.HasPrefix(v, "3.") || ok && strings.Trim(v[2:], "0123456789") != "" {
 			t.Errorf("%q: %q %v", name, v, ok)
+		}
+	})
+}
+
+// A shell script's activation and the words of its first program are read
+// from any bytes: every prefix found is a clean absolute path, and the words
+// come from the script.
+func FuzzShellScriptActivation(f *testing.F) {
+	f.Add("#!/bin/bash\nexport PATH=\"/app/.pixi/envs/prod/bin:/usr/bin\"\nexport CONDA_PREFIX=\"/app/.pixi/envs/prod\"\nexec \"$@\"\n")
+	f.Add("#!/bin/sh\nset -e\n. /opt/venv/bin/activate\nexec \"$@\"\n")
+	f.Add("source /opt/conda/bin/activate train && NCCL_DEBUG=INFO exec python train.py")
+	f.Add("eval \"$(micromamba shell hook --shell bash)\"\nmicromamba activate \"${ENV_NAME}\"\n")
+	fd := &finder{root: fsroot.Root(f.TempDir()), env: map[string]string{}, seen: map[string]bool{}, read: map[string]bool{}}
+	f.Fuzz(func(t *testing.T, script string) {
+		if words, ok := shellScript([]string{"sh", "-c", script}); ok && (len(words) == 0 || !strings.Contains(script, words[0])) {
+			t.Errorf("words %q from %q", words, script)
+		}
+		for line := range strings.Lines(script) {
+			for _, p := range fd.activation(strings.Fields(line)) {
+				if !strings.HasPrefix(p, "/") || path.Clean(p) != p {
+					t.Errorf("prefix %q from %q", p, line)
+				}
+			}
 		}
 	})
 }
