@@ -162,6 +162,7 @@ func (f *finder) entrypointScript(command []string) (text, file string) {
 
 // activation reads the prefixes one shell statement activates.
 func (f *finder) activation(words []string) []string {
+	words = slices.DeleteFunc(slices.Clone(words), func(w string) bool { return strings.ContainsAny(w, "<>") })
 	if len(words) > 0 && words[0] == "export" {
 		words = words[1:]
 	}

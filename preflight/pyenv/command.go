@@ -70,9 +70,11 @@ func Choose(root fsroot.Root, env map[string]string, envs []Environment, argv []
 // shells are the programs whose -c script a command may hand Python to.
 var shells = []string{"sh", "bash", "dash", "zsh", "ash"}
 
-// setup are the commands a script runs before the program it starts: the
-// shell's builtins that change its state, and conda's activation.
-var setup = []string{"cd", "source", ".", "set", "export", "unset", "eval", "ulimit", "umask", "echo", "printf", "conda", "mamba", "micromamba"}
+// setup are the commands a script runs besides the program it starts: the
+// shell's builtins (POSIX sh, "Special Built-In Utilities", and bash's
+// source) and conda's activation.
+var setup = []string{"cd", "source", ".", ":", "set", "export", "unset", "eval", "exit", "return", "trap", "ulimit", "umask",
+	"echo", "printf", "true", "false", "test", "[", "wait", "conda", "mamba", "micromamba"}
 
 // shellScript splits `sh -c 'SCRIPT'` into the words of SCRIPT's first
 // simple command that runs a program, leaving out variable assignments,
