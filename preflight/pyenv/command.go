@@ -9,8 +9,12 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/preflight/fsroot"
 )
 
-// maxShebang is the kernel's BINPRM_BUF_SIZE.
-const maxShebang = 256
+// maxShebang is the kernel's BINPRM_BUF_SIZE; maxTrampoline bounds the
+// two lines of a script that execs Python (PATH_MAX and the #! line).
+const (
+	maxShebang    = 256
+	maxTrampoline = 4096 + maxShebang
+)
 
 // maxArgsLooked bounds the arguments searched for the Python a wrapper
 // command (an entrypoint script, `micromamba run`) hands the rest to.
@@ -125,12 +129,18 @@ func (c chooser) command(name, how string) (ch Choice, found, ok bool) {
 	if !found {
 		return Choice{}, false, false
 	}
-	head, _ := c.root.ReadHead(exe, maxShebang)
-	sb, isScript := ParseShebang(head)
+	head, _ := c.root.ReadHead(exe, maxTrampoline)
+	sb, isScript := ParseShebang(head[:min(len(head), maxShebang)])
+	how = "the #! line of " + exe
+	if p, rel, ok := ParseExecTrampoline(head); ok && isScript && path.Base(sb.Interpreter) == "sh" {
+		if rel {
+			p = path.Join(path.Dir(c.root.RealPath(exe)), p)
+		}
+		sb, how = Shebang{Interpreter: p}, "the 'exec' line of "+exe
+	}
 	if !isScript || !IsPythonName(path.Base(sb.Interpreter)) {
 		return Choice{}, true, false
 	}
-	how = "the #! line of " + exe
 	if sb.ViaEnv {
 		ch, ok = c.python(sb.Interpreter, how)
 		return ch, true, ok

@@ -299,16 +299,19 @@ func TestPixiEnvironmentsUnderTheWorkingDirectory(t *testing.T) {
 
 // What a command hands Python to, read as the shell and the kernel would:
 // a shell's -c script by its words (POSIX sh, "-c"), a relative script from
-// the working directory, and, when the command's own program is not there,
-// a record that says it cannot start.
+// the working directory, a console script's 'exec' line (distlib's and uv's,
+// TestExecTrampolineNamesTheInterpreter), and, when the command's own
+// program is not there, a record that says it cannot start.
 func TestTheCommandsPythonThroughAShellScriptAndTheWorkingDirectory(t *testing.T) {
 	r := root(t, map[string]string{
-		"usr/bin/python3.12":    "",
-		"usr/bin/python3":       "->python3.12",
-		"opt/venv/pyvenv.cfg":   "home = /usr/bin\ninclude-system-site-packages = false\n",
-		"opt/venv/bin/python":   "->/usr/bin/python3.12",
-		"opt/venv/bin/torchrun": "#!/opt/venv/bin/python\n# -*- coding: utf-8 -*-\nimport re\n",
-		"app/train.py":          "#!/opt/venv/bin/python\nimport torch\n",
+		"usr/bin/python3.12":      "",
+		"usr/bin/python3":         "->python3.12",
+		"opt/venv/pyvenv.cfg":     "home = /usr/bin\ninclude-system-site-packages = false\n",
+		"opt/venv/bin/python":     "->/usr/bin/python3.12",
+		"opt/venv/bin/torchrun":   "#!/opt/venv/bin/python\n# -*- coding: utf-8 -*-\nimport re\n",
+		"app/train.py":            "#!/opt/venv/bin/python\nimport torch\n",
+		"opt/venv/bin/accelerate": "#!/bin/sh\n'''exec' '/opt/venv/bin/python' \"$0\" \"$@\"\n' '''\n# -*- coding: utf-8 -*-\n",
+		"opt/venv/bin/deepspeed":  "#!/bin/sh\n'''exec' \"$(dirname -- \"$(realpath -- \"$0\")\")\"/'python' \"$0\" \"$@\"\n' '''\n",
 	})
 	env := map[string]string{"PATH": "/usr/local/bin:/usr/bin:/bin", "PWD": "/app"}
 	for _, tc := range []struct {
@@ -319,6 +322,8 @@ func TestTheCommandsPythonThroughAShellScriptAndTheWorkingDirectory(t *testing.T
 		{[]string{"/bin/bash", "-c", "cd /app && NCCL_DEBUG=INFO exec /opt/venv/bin/python train.py"}, "/opt/venv/bin/python", "the -c script of /bin/bash"},
 		{[]string{"bash", "-c", "/opt/venv/bin/torchrun --nproc-per-node=8 train.py"}, "/opt/venv/bin/python", "the #! line of /opt/venv/bin/torchrun"},
 		{[]string{"./train.py"}, "/opt/venv/bin/python", "the #! line of /app/train.py"},
+		{[]string{"/opt/venv/bin/accelerate", "launch", "train.py"}, "/opt/venv/bin/python", "the 'exec' line of /opt/venv/bin/accelerate"},
+		{[]string{"/opt/venv/bin/deepspeed", "train.py"}, "/opt/venv/bin/python", "the 'exec' line of /opt/venv/bin/deepspeed"},
 		{[]string{"python", "train.py"}, "/usr/bin/python3", "the command's python is not found, so it cannot start"},
 		{[]string{"torchrun", "train.py"}, "/usr/bin/python3", "the command's torchrun is not found"},
 	} {

@@ -113,3 +113,13 @@ func FuzzShellScriptActivation(f *testing.F) {
 		}
 	})
 }
+
+func FuzzParseExecTrampoline(f *testing.F) {
+	f.Add([]byte("#!/bin/sh\n'''exec' '/usr/bin/path to python3' \"$0\" \"$@\"\n' '''\n"))
+	f.Add([]byte("#!/bin/sh\n'''exec' \"$(dirname -- \"$(realpath -- \"$0\")\")\"/'python3' \"$0\" \"$@\"\n' '''\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if p, rel, ok := ParseExecTrampoline(b); ok && (p == "" || rel == strings.HasPrefix(p, "/")) {
+			t.Errorf("%q: %q relative %v", b, p, rel)
+		}
+	})
+}

@@ -211,6 +211,42 @@ func ParseShebang(src []byte) (Shebang, bool) {
 	return Shebang{Interpreter: path.Clean(f[0])}, true
 }
 
+// relocated is how uv's relocatable console scripts name the directory the
+// script's real path is in.
+const relocated = `"$(dirname -- "$(realpath -- "$0")")"/`
+
+// ParseExecTrampoline reads the interpreter of a console script that starts
+// "#!/bin/sh" and runs Python through its second line, `”'exec' PYTHON "$0"
+// "$@"`: what pypa/distlib's ScriptMaker._build_shebang writes when the path
+// is too long for a #! line or holds a space, and uv for a relocatable venv,
+// where PYTHON is `"$(dirname -- "$(realpath -- "$0")")"/'python3'` and
+// dirRel says the name is relative to the script's real directory.
+func ParseExecTrampoline(src []byte) (interpreter string, dirRel, ok bool) {
+	_, rest, _ := bytes.Cut(src, []byte("\n"))
+	line, _, _ := bytes.Cut(rest, []byte("\n"))
+	word, found := strings.CutPrefix(string(line), "'''exec' ")
+	if !found {
+		return "", false, false
+	}
+	word, dirRel = strings.CutPrefix(word, relocated)
+	if word == "" {
+		return "", false, false
+	}
+	if q := word[0]; q == '"' || q == '\'' {
+		var closed bool
+		word, _, closed = strings.Cut(word[1:], string(q))
+		if !closed {
+			return "", false, false
+		}
+	} else {
+		word, _, _ = strings.Cut(word, " ")
+	}
+	if word == "" || dirRel == strings.HasPrefix(word, "/") || strings.ContainsAny(word, "$`") {
+		return "", false, false
+	}
+	return word, dirRel, true
+}
+
 // IsPythonName reports whether a program's file name is a CPython
 // interpreter's: "python", "python3", "python3.11", a free-threaded
 // "python3.13t", and their debug builds ("python3.11d", "python3.13td").
