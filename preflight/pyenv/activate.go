@@ -122,8 +122,19 @@ func (f *finder) scriptActivated(command []string) bool {
 	text, file := f.entrypointScript(command)
 	var prefixes []string
 	var how string
+	if len(command) > 0 {
+		// A runner the command itself is: `conda run -n NAME`, `pixi run`.
+		if ps := f.runIn(command[:min(len(command), maxArgsLooked)]); len(ps) > 0 {
+			prefixes, how = ps, "the command's `"+path.Base(command[0])+" run`"
+		}
+	}
 	for stmt := range strings.FieldsFuncSeq(text, func(r rune) bool { return strings.ContainsRune(";&|\n", r) }) {
-		if ps := f.activation(strings.Fields(stmt)); len(ps) > 0 {
+		words := strings.Fields(stmt)
+		ps := f.activation(words)
+		if len(ps) == 0 {
+			ps = f.runIn(words)
+		}
+		if len(ps) > 0 {
 			prefixes, how = ps, fmt.Sprintf("%s's `%s`", file, strings.TrimSpace(stmt))
 		}
 	}
@@ -219,4 +230,51 @@ func condaEnvIn(root, name string) []string {
 		return nil
 	}
 	return []string{path.Join(root, "envs", name)}
+}
+
+// runIn reads the environment a runner command runs the rest in: `conda
+// run`, `mamba run`, `micromamba run` with -n/--name NAME or -p/--prefix
+// PREFIX (conda, "conda run"; micromamba's "run" help), `pixi run` in
+// .pixi/envs/<-e/--environment NAME, else default> of the working
+// directory's project or /app (pixi, "pixi run").
+func (f *finder) runIn(words []string) []string {
+	if len(words) < 3 || words[1] != "run" {
+		return nil
+	}
+	flag := func(names ...string) (string, bool) {
+		for i, w := range words[2:] {
+			for _, n := range names {
+				if v, ok := strings.CutPrefix(w, n+"="); ok {
+					return v, true
+				}
+				if w == n && i+3 < len(words) {
+					return words[i+3], true
+				}
+			}
+		}
+		return "", false
+	}
+	switch path.Base(words[0]) {
+	case "conda", "mamba", "micromamba":
+		if p, ok := flag("-p", "--prefix"); ok && strings.HasPrefix(p, "/") {
+			return []string{path.Clean(p)}
+		}
+		if n, ok := flag("-n", "--name"); ok && !strings.Contains(n, "$") {
+			return f.condaEnvPrefixes(n)
+		}
+	case "pixi":
+		name, ok := flag("-e", "--environment")
+		if !ok {
+			name = "default"
+		}
+		if strings.ContainsAny(name, "/$") || name == "." || name == ".." {
+			return nil
+		}
+		var out []string
+		for _, proj := range f.pixiProjects() {
+			out = append(out, path.Join(proj, ".pixi", "envs", name))
+		}
+		return out
+	}
+	return nil
 }

@@ -365,7 +365,8 @@ func TestTheCommandsOwnEnvironmentIsFound(t *testing.T) {
 // decides where a bare python is found: pixi's container guide writes
 // `pixi shell-hook -e prod -s bash` (exports of PATH and CONDA_PREFIX) into
 // /app/entrypoint.sh, venv's docs `source <venv>/bin/activate`, conda's
-// `conda activate NAME` and `source <root>/bin/activate NAME`.
+// `conda activate NAME` and `source <root>/bin/activate NAME`; a runner
+// command (`conda run -n NAME`, `pixi run -e NAME`) does the same.
 func TestTheEnvironmentAnEntrypointScriptActivates(t *testing.T) {
 	files := map[string]string{
 		"usr/bin/python3.12":                     "",
@@ -400,6 +401,10 @@ func TestTheEnvironmentAnEntrypointScriptActivates(t *testing.T) {
 		{[]string{"conda-entrypoint.sh", "python", "train.py"}, "/opt/conda/envs/train/bin/python", "`conda activate train`"},
 		{[]string{"bash", "-c", "source /opt/conda/bin/activate train && python train.py"}, "/opt/conda/envs/train/bin/python", "the -c script of bash, python"},
 		{[]string{"micromamba-entrypoint.sh", "python3", "train.py"}, "/usr/bin/python3", "python3 on PATH"},
+		{[]string{"conda", "run", "--no-capture-output", "-n", "train", "python", "train.py"}, "/opt/conda/envs/train/bin/python", "the command's `conda run`"},
+		{[]string{"micromamba", "run", "-p", "/opt/conda/envs/train", "python", "train.py"}, "/opt/conda/envs/train/bin/python", "the command's `micromamba run`"},
+		{[]string{"pixi", "run", "-e", "prod", "python", "-m", "my_project"}, "/app/.pixi/envs/prod/bin/python", "the command's `pixi run`"},
+		{[]string{"pixi", "run", "python", "-m", "my_project"}, "/app/.pixi/envs/default/bin/python", "the command's `pixi run`"},
 	} {
 		c := Choose(r, env, Find(r, env, tc.argv...).Environments, tc.argv)
 		if c.Interpreter != tc.want || !strings.Contains(c.How, tc.how) {

@@ -99,13 +99,15 @@ func FuzzShellScriptActivation(f *testing.F) {
 	f.Add("#!/bin/sh\nset -e\n. /opt/venv/bin/activate\nexec \"$@\"\n")
 	f.Add("source /opt/conda/bin/activate train && NCCL_DEBUG=INFO exec python train.py")
 	f.Add("eval \"$(micromamba shell hook --shell bash)\"\nmicromamba activate \"${ENV_NAME}\"\n")
+	f.Add("conda run --no-capture-output -n train python train.py\npixi run -e prod python -m app\n")
 	fd := &finder{root: fsroot.Root(f.TempDir()), env: map[string]string{}, seen: map[string]bool{}, read: map[string]bool{}}
 	f.Fuzz(func(t *testing.T, script string) {
 		if words, ok := shellScript([]string{"sh", "-c", script}); ok && (len(words) == 0 || !strings.Contains(script, words[0])) {
 			t.Errorf("words %q from %q", words, script)
 		}
 		for line := range strings.Lines(script) {
-			for _, p := range fd.activation(strings.Fields(line)) {
+			words := strings.Fields(line)
+			for _, p := range append(fd.activation(words), fd.runIn(words)...) {
 				if !strings.HasPrefix(p, "/") || path.Clean(p) != p {
 					t.Errorf("prefix %q from %q", p, line)
 				}
