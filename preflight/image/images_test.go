@@ -39,6 +39,18 @@ func torchPackage(tr *tree, sp, version, cuda, soabi string) {
 	tr.file(sp+"/torch/_C."+soabi+"-x86_64-linux-gnu.so", "")
 }
 
+// pixiTorches lays out pixi environments under /app (pixi's container
+// guide), each with a torch of version and CUDA (name -> {version, cuda}).
+func pixiTorches(tr *tree, envs map[string][2]string) {
+	for env, v := range envs {
+		p := "/app/.pixi/envs/" + env
+		tr.dir(p + "/conda-meta")
+		tr.file(p+"/bin/python3.12", "#!ELF")
+		tr.link(p+"/bin/python", "python3.12")
+		torchPackage(tr, p+"/lib/python3.12/site-packages", v[0], v[1], "cpython-312")
+	}
+}
+
 // cu13Torch lays out PyPI's torch 2.11.0 (a CUDA 13.0 build) as pip
 // installs it with its dependencies: cuda-toolkit 13.0.2's unsuffixed
 // wheels in nvidia/cu13/lib, nvidia-cudnn-cu13 and nvidia-nccl-cu13 in
@@ -306,13 +318,7 @@ func TestImagesAsBuiltToday(t *testing.T) {
 			// judged.
 			name: "pixi entrypoint choosing one of two environments",
 			build: func(t *testing.T, tr *tree) {
-				for env, v := range map[string][2]string{"default": {"2.7.1+cpu", ""}, "prod": {"2.7.1", "12.8"}} {
-					p := "/app/.pixi/envs/" + env
-					tr.dir(p + "/conda-meta")
-					tr.file(p+"/bin/python3.12", "#!ELF")
-					tr.link(p+"/bin/python", "python3.12")
-					torchPackage(tr, p+"/lib/python3.12/site-packages", v[0], v[1], "cpython-312")
-				}
+				pixiTorches(tr, map[string][2]string{"default": {"2.7.1+cpu", ""}, "prod": {"2.7.1", "12.8"}})
 				tr.file("/app/entrypoint.sh", "#!/bin/bash\nexport PATH=\"/app/.pixi/envs/prod/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\"\n"+
 					"export CONDA_PREFIX=\"/app/.pixi/envs/prod\"\nexport PIXI_ENVIRONMENT_NAME=\"prod\"\nexec \"$@\"\n")
 			},
@@ -426,13 +432,7 @@ func TestCopiesPythonCannotImportAreNeverJudged(t *testing.T) {
 // environment.
 func TestEveryCandidateIsJudgedWhenTheEnvironmentCannotBeKnown(t *testing.T) {
 	tr := newTree(t)
-	for env, v := range map[string][2]string{"default": {"2.7.1+cpu", ""}, "cuda": {"2.7.1", "12.8"}} {
-		p := "/app/.pixi/envs/" + env
-		tr.dir(p + "/conda-meta")
-		tr.file(p+"/bin/python3.12", "#!ELF")
-		tr.link(p+"/bin/python", "python3.12")
-		torchPackage(tr, p+"/lib/python3.12/site-packages", v[0], v[1], "cpython-312")
-	}
+	pixiTorches(tr, map[string][2]string{"default": {"2.7.1+cpu", ""}, "cuda": {"2.7.1", "12.8"}})
 	env := map[string]string{"PATH": "/usr/local/bin:/usr/bin:/bin"}
 	res, _ := Scan(tr.Root(), env)
 	fws, py := Judge(tr.Root(), env, res, []string{"python", "train.py"})

@@ -80,6 +80,24 @@ func runRecord(t *testing.T, env []string, prov string, argv ...string) (imageRe
 	return rec, r
 }
 
+// runActivated runs argv, which must exit 0 with cpu-build passing (the
+// CPU torch of an environment not activated is not judged), the Python
+// being interpreter, chosen as how says.
+func runActivated(t *testing.T, env []string, prov, interpreter, how string, argv ...string) imageRecord {
+	t.Helper()
+	rec, r := runRecord(t, env, prov, append([]string{"--"}, argv...)...)
+	if r.code != 0 {
+		t.Errorf("exit %d, want 0\nstderr: %s", r.code, r.stderr)
+	}
+	if status, msg := rec.status(t, "cpu-build"); status != "pass" {
+		t.Errorf("cpu-build %s: %s (a CPU torch that does not run was judged)", status, msg)
+	}
+	if py := rec.Image.Python; py.Interpreter != interpreter || !strings.Contains(py.How, how) {
+		t.Errorf("image.python = %+v, want %s, activated by %q", py, interpreter, how)
+	}
+	return rec
+}
+
 // PyPI's torch 2.11.0 (a CUDA 13.0 build) in a venv, with the wheels its
 // METADATA pins through cuda-toolkit[...] (docs/cuda-stack.md, "The
 // wheels"): the runtime in nvidia/cu13/lib, cuDNN and NCCL in their own.
@@ -158,16 +176,7 @@ func TestShimJudgesTheEnvironmentENVNAMEActivates(t *testing.T) {
 	}
 	imageTree(t, envValue(env, "PREFLIGHT_ROOT"), files)
 
-	rec, r := runRecord(t, env, prov, "--", "sh", "-c", "exit 0")
-	if r.code != 0 {
-		t.Errorf("exit %d, want 0\nstderr: %s", r.code, r.stderr)
-	}
-	if status, msg := rec.status(t, "cpu-build"); status != "pass" {
-		t.Errorf("cpu-build %s: %s (env1's CPU torch is not the one that runs)", status, msg)
-	}
-	if py := rec.Image.Python; py.Interpreter != "/opt/conda/envs/env2/bin/python" || !strings.Contains(py.How, "ENV_NAME=env2") {
-		t.Errorf("image.python = %+v, want env2's python, activated by ENV_NAME", py)
-	}
+	rec := runActivated(t, env, prov, "/opt/conda/envs/env2/bin/python", "ENV_NAME=env2", "sh", "-c", "exit 0")
 	judged := 0
 	for _, f := range rec.Image.Frameworks {
 		switch {
@@ -263,14 +272,5 @@ func TestShimJudgesTheVenvAnEntrypointScriptActivates(t *testing.T) {
 		"usr/local/lib/python3.11/dist-packages/torch/_C.cpython-311-x86_64-linux-gnu.so": "",
 	})
 
-	rec, r := runRecord(t, env, prov, "--", "entrypoint.sh", "sh", "-c", "exit 0")
-	if r.code != 0 {
-		t.Errorf("exit %d, want 0\nstderr: %s", r.code, r.stderr)
-	}
-	if status, msg := rec.status(t, "cpu-build"); status != "pass" {
-		t.Errorf("cpu-build %s: %s (the system's CPU torch is not the one that runs)", status, msg)
-	}
-	if py := rec.Image.Python; py.Interpreter != "/opt/venv/bin/python3" || !strings.Contains(py.How, ". /opt/venv/bin/activate") {
-		t.Errorf("image.python = %+v, want the venv's python, activated by the entrypoint", py)
-	}
+	runActivated(t, env, prov, "/opt/venv/bin/python3", ". /opt/venv/bin/activate", "entrypoint.sh", "sh", "-c", "exit 0")
 }
