@@ -8,8 +8,7 @@ import (
 )
 
 // sitePackageDirs returns the sys.path directories of the image's Python
-// environments for the command, in search order, each once however it is
-// reached.
+// environments for command, in search order, each once.
 func sitePackageDirs(root fsroot.Root, env map[string]string, command []string) []string {
 	return sysPathDirs(root, pyenv.Find(root, envSubset(env), command...).Environments)
 }

@@ -174,8 +174,7 @@ func loadManifest(root fsroot.Root, path string) (Manifest, error) {
 // manifestPath inside root while its variables, site-packages and stamps
 // are unchanged (no library is opened), else a scan that stops after
 // budget (at once for zero or less), its warnings starting with why. source
-// is facts.ScanFromManifest or facts.ScanFromImage. The scan also finds the
-// environment of the Python command runs (pyenv.Find).
+// is facts.ScanFromManifest or facts.ScanFromImage.
 func LoadWithin(root fsroot.Root, env map[string]string, manifestPath string, budget time.Duration, command ...string) (res Result, source string, warnings []string) {
 	return load(root, env, manifestPath, fatbin.ScanFile, max(budget, time.Nanosecond), command...)
 }

@@ -9,7 +9,7 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/preflight/pyenv"
 )
 
-// paddleModules: fluid/ up to 2.5, base/ from 2.6, the 3.x libs/libphi*.so.
+// paddleModules: fluid/ to 2.5, base/ from 2.6, 3.x's libs/libphi*.so.
 var paddleModules = []string{"paddle/base/libpaddle.so", "paddle/fluid/libpaddle.so", "paddle/fluid/core_*.so", "paddle/libs/libphi*.so"}
 
 func (s *scanner) paddle(env *view) (facts.Framework, bool) {
@@ -37,8 +37,7 @@ func (s *scanner) paddle(env *view) (facts.Framework, bool) {
 		if v.CUDA != "" {
 			f.Build = facts.BuildCUDA
 		} else if v.CUDARecorded {
-			// The CPU wheel's files over the GPU one's: its record is the
-			// CPU wheel's, and no post tag says otherwise.
+			// The CPU wheel's files, whatever a GPU dist-info beside says.
 			f.Build = facts.BuildCPU
 			d, hasDist = env.firstDist("paddlepaddle", "paddlepaddle_gpu")
 		}
@@ -82,8 +81,7 @@ type paddleVersion struct {
 	Archs                []string
 }
 
-// parsePaddleVersion reads the module Paddle's setup.py write_version_py
-// generates.
+// parsePaddleVersion reads what Paddle's setup.py write_version_py writes.
 func parsePaddleVersion(src []byte) (paddleVersion, error) {
 	f := pyenv.ModuleAssignments(src)
 	var v paddleVersion

@@ -75,8 +75,7 @@ func scan(root fsroot.Root, env map[string]string, scanFile scanFileFunc, budget
 }
 
 // scanKnown is scan reusing the kernel scans in known for the libraries
-// whose identity is unchanged, and finding the environment of the Python
-// command runs.
+// whose identity is unchanged.
 func scanKnown(root fsroot.Root, env map[string]string, command []string, scanFile scanFileFunc, budget time.Duration, known map[libraryKey]facts.KernelLibrary) (Result, []string) {
 	env = envSubset(env) // what a manifest records, so it goes stale on any change
 	s := &scanner{root: root, env: env, command: command, scanFile: scanFile, seen: map[string]bool{}, views: map[string]*view{}, budget: budget, known: known}

@@ -8,15 +8,14 @@ import (
 )
 
 // activationVars name the conda environment an entrypoint activates, best
-// first (micromamba-docker's _activate_current_env.sh activates ENV_NAME).
+// first (micromamba-docker's _activate_current_env.sh reads ENV_NAME).
 var activationVars = []string{"ENV_NAME", "MAMBA_DEFAULT_ENV", "CONDA_DEFAULT_ENV"}
 
 // pixiAppDir is the WORKDIR of pixi's container guide.
 const pixiAppDir = "/app"
 
-// activated adds the environments an entrypoint activates without PATH
-// saying so: the one the command's entrypoint script activates, else the
-// conda environment a variable names, else pixi's.
+// activated adds what an entrypoint activates: the command's or its
+// script's environment, else a variable's, else pixi's.
 func (f *finder) activated(command []string) {
 	scripted := f.scriptActivated(command)
 	if !scripted && f.varActivated() {
@@ -39,7 +38,6 @@ func (f *finder) activated(command []string) {
 	}
 }
 
-// varActivated adds the conda environment an activation variable names.
 func (f *finder) varActivated() bool {
 	for _, k := range activationVars {
 		v := strings.TrimSpace(f.env[k])
@@ -64,8 +62,7 @@ func (f *finder) pixiProjects() []string {
 	return out
 }
 
-// condaEnvPrefixes are where conda environment name may be: itself when a
-// path, else "base" or envs/<name> of each conda root.
+// condaEnvPrefixes are where conda environment name may be.
 func (f *finder) condaEnvPrefixes(name string) []string {
 	if strings.HasPrefix(name, "/") {
 		return []string{path.Clean(name)}
@@ -77,8 +74,7 @@ func (f *finder) condaEnvPrefixes(name string) []string {
 	return out
 }
 
-// condaRoots are MAMBA_ROOT_PREFIX, then the conda installers' default
-// prefixes that exist.
+// condaRoots are MAMBA_ROOT_PREFIX, then condaDefaults that exist.
 func (f *finder) condaRoots() []string {
 	var out []string
 	if r := f.env["MAMBA_ROOT_PREFIX"]; strings.HasPrefix(r, "/") {
@@ -94,8 +90,7 @@ func (f *finder) condaRoots() []string {
 	return out
 }
 
-// addActivated adds the environment at prefix, reporting whether it holds a
-// Python.
+// addActivated adds prefix, reporting whether it holds a Python.
 func (f *finder) addActivated(prefix, how string) bool {
 	if f.full || !f.root.IsDir(prefix) {
 		return false
@@ -109,21 +104,15 @@ func (f *finder) addActivated(prefix, how string) bool {
 	return true
 }
 
-// maxScript bounds the entrypoint script read for an activation.
-const maxScript = 64 << 10
+const maxScript = 64 << 10 // bytes of an entrypoint script read
 
-// scriptActivated adds the environment the command's entrypoint script (its
-// argv[0], `bash FILE`'s FILE, or `sh -c`'s script) activates before it
-// execs the rest, reporting whether it found one: the last of
-// `source P/bin/activate [NAME]`, `conda|mamba|micromamba activate NAME`, or
-// an export of CONDA_PREFIX, VIRTUAL_ENV or PATH's first directory (what
-// `pixi shell-hook` writes).
+// scriptActivated adds the environment a runner command or the last
+// activating statement of its script names, reporting whether one did.
 func (f *finder) scriptActivated(command []string) bool {
 	text, file := f.entrypointScript(command)
 	var prefixes []string
 	var how string
 	if len(command) > 0 {
-		// A runner the command itself is: `conda run -n NAME`, `pixi run`.
 		if ps := f.runIn(command[:min(len(command), maxArgsLooked)]); len(ps) > 0 {
 			prefixes, how = ps, "the command's `"+path.Base(command[0])+" run`"
 		}
@@ -146,7 +135,6 @@ func (f *finder) scriptActivated(command []string) bool {
 	return false
 }
 
-// entrypointScript is the shell script the command runs and its name.
 func (f *finder) entrypointScript(command []string) (text, file string) {
 	if len(command) == 0 {
 		return "", ""
@@ -219,7 +207,7 @@ func (f *finder) activation(words []string) []string {
 	return nil
 }
 
-// condaEnvIn is where environment name of conda root prefix root is.
+// condaEnvIn is where environment name of conda root is.
 func condaEnvIn(root, name string) []string {
 	switch {
 	case strings.HasPrefix(name, "/"):
@@ -232,11 +220,8 @@ func condaEnvIn(root, name string) []string {
 	return []string{path.Join(root, "envs", name)}
 }
 
-// runIn reads the environment a runner command runs the rest in: `conda
-// run`, `mamba run`, `micromamba run` with -n/--name NAME or -p/--prefix
-// PREFIX (conda, "conda run"; micromamba's "run" help), `pixi run` in
-// .pixi/envs/<-e/--environment NAME, else default> of the working
-// directory's project or /app (pixi, "pixi run").
+// runIn reads where `conda|mamba|micromamba run -n NAME|-p PREFIX` and
+// `pixi run [-e NAME]` run the rest.
 func (f *finder) runIn(words []string) []string {
 	if len(words) < 3 || words[1] != "run" {
 		return nil

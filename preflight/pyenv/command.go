@@ -9,20 +9,17 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/preflight/fsroot"
 )
 
-// maxShebang is the kernel's BINPRM_BUF_SIZE; maxTrampoline bounds the
-// two lines of a script that execs Python (PATH_MAX and the #! line).
+// maxShebang is the kernel's BINPRM_BUF_SIZE; maxTrampoline adds PATH_MAX.
 const (
 	maxShebang    = 256
 	maxTrampoline = 4096 + maxShebang
 )
 
-// maxArgsLooked bounds the arguments searched for the Python a wrapper
-// command (an entrypoint script, `micromamba run`) hands the rest to.
+// maxArgsLooked bounds the arguments searched for a wrapper's Python.
 const maxArgsLooked = 16
 
-// Choice is the Python a command runs and how that was decided, or, where
-// that cannot be told (several environments an entrypoint may activate),
-// the candidates one of which will run it.
+// Choice is the Python a command runs and how that was decided, or the
+// candidates when that cannot be told.
 type Choice struct {
 	Interpreter string
 	How         string
@@ -32,9 +29,8 @@ type Choice struct {
 // Choose returns the Python the command argv will run among envs (Find's):
 // argv[0] when it is a Python, or the one its "#!" line names (a console
 // script); else the first Python an argument names (an entrypoint script
-// that execs "$@"); else python3, then python. A shell's -c script is read
-// as its words. A bare name is looked up in the bin of the environments an
-// entrypoint activates, then on PATH.
+// that execs "$@"), `sh -c`'s script read alike; else python3, then python.
+// A bare name is looked up in the activated environments' bin, then PATH.
 func Choose(root fsroot.Root, env map[string]string, envs []Environment, argv []string) Choice {
 	c := chooser{finder: &finder{root: root, env: env, seen: map[string]bool{}, read: map[string]bool{}}}
 	for _, e := range envs {
@@ -74,15 +70,12 @@ func Choose(root fsroot.Root, env map[string]string, envs []Environment, argv []
 // shells are the programs whose -c script a command may hand Python to.
 var shells = []string{"sh", "bash", "dash", "zsh", "ash"}
 
-// setup are the commands a script runs besides the program it starts: the
-// shell's builtins (POSIX sh, "Special Built-In Utilities", and bash's
-// source) and conda's activation.
+// setup are shell builtins and conda's activation, not the program run.
 var setup = []string{"cd", "source", ".", ":", "set", "export", "unset", "eval", "exit", "return", "trap", "ulimit", "umask",
 	"echo", "printf", "true", "false", "test", "[", "wait", "conda", "mamba", "micromamba"}
 
-// shellScript splits `sh -c 'SCRIPT'` into the words of SCRIPT's first
-// simple command that runs a program, leaving out variable assignments,
-// exec and setup; ok is false for any other command.
+// shellScript is the words of `sh -c SCRIPT`'s first program, without
+// assignments and exec; ok is false for any other command.
 func shellScript(argv []string) ([]string, bool) {
 	if len(argv) < 3 || !slices.Contains(shells, path.Base(argv[0])) || argv[1] != "-c" {
 		return nil, false
@@ -107,7 +100,6 @@ func shellScript(argv []string) ([]string, bool) {
 	return nil, false
 }
 
-// maxShellScript bounds the -c script read.
 const maxShellScript = 4096
 
 type chooser struct {
@@ -115,8 +107,8 @@ type chooser struct {
 	activated []Environment
 }
 
-// command resolves argv[0]: a Python, or a script whose #! line names one;
-// found is false when argv[0] is not there at all.
+// command resolves argv[0], a Python or a script naming one; found is
+// false when argv[0] is not there.
 func (c chooser) command(name, how string) (ch Choice, found, ok bool) {
 	if IsPythonName(path.Base(name)) {
 		ch, ok = c.python(name, how)
@@ -151,8 +143,7 @@ func (c chooser) command(name, how string) (ch Choice, found, ok bool) {
 	return Choice{Interpreter: sb.Interpreter, How: how}, true, true
 }
 
-// python resolves a Python's name: a path as it is, a bare name in the
-// activated environments' bin first, then on PATH.
+// python resolves a Python's name, a bare one as Choose says.
 func (c chooser) python(name, how string) (Choice, bool) {
 	if !strings.Contains(name, "/") {
 		var in []Environment
@@ -180,8 +171,7 @@ func (c chooser) python(name, how string) (Choice, bool) {
 	return Choice{Interpreter: exe, How: how}, true
 }
 
-// activatedBin is bare name in the bin of the first activated environment
-// holding it.
+// activatedBin is name in the first activated environment's bin.
 func (c chooser) activatedBin(name string) (string, bool) {
 	if strings.Contains(name, "/") {
 		return "", false
@@ -194,8 +184,7 @@ func (c chooser) activatedBin(name string) (string, bool) {
 	return "", false
 }
 
-// lookPath finds name as execvp does; a relative path with a "/" is taken
-// from the working directory PWD records, unknown without it.
+// lookPath finds name as execvp does, a relative path from PWD.
 func (f *finder) lookPath(name string) (string, bool) {
 	if strings.Contains(name, "/") {
 		p := name

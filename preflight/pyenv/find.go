@@ -36,12 +36,7 @@ type finder struct {
 }
 
 // Find returns the Python environments under root for the container's
-// environment env, in search order: VIRTUAL_ENV, CONDA_PREFIX, the
-// environments an entrypoint activates (activate.go), every interpreter in
-// PATH's directories, the system prefixes' interpreters, pyenv's versions,
-// conda's default prefixes and their envs, the environment of the Python
-// the command runs (Choose) when none of those is it, then the homes' user
-// sites.
+// environment env and command, in docs/python-environments.md's order.
 func Find(root fsroot.Root, env map[string]string, command ...string) Result {
 	f := &finder{root: root, env: env, seen: map[string]bool{}, read: map[string]bool{}}
 	for _, k := range []string{"VIRTUAL_ENV", "CONDA_PREFIX"} {
