@@ -139,13 +139,13 @@ func (f *finder) entrypointScript(command []string) (text, file string) {
 	if len(command) == 0 {
 		return "", ""
 	}
-	if len(command) >= 3 && slices.Contains(shells, path.Base(command[0])) && command[1] == "-c" {
-		return command[2][:min(len(command[2]), maxScript)], command[0] + " -c"
+	operand, isScript, given := shellOperand(command)
+	if isScript {
+		return operand[:min(len(operand), maxScript)], command[0] + " -c"
 	}
 	file = command[0]
-	given := slices.Contains(shells, path.Base(file)) && len(command) > 1 && !strings.HasPrefix(command[1], "-")
 	if given {
-		file = command[1]
+		file = operand
 	}
 	p, ok := f.lookPath(file)
 	if !ok {

@@ -74,16 +74,38 @@ var shells = []string{"sh", "bash", "dash", "zsh", "ash"}
 var setup = []string{"cd", "source", ".", ":", "set", "export", "unset", "eval", "exit", "return", "trap", "ulimit", "umask",
 	"echo", "printf", "true", "false", "test", "[", "wait", "conda", "mamba", "micromamba"}
 
+// shellOperand is what a shell command runs: the script of `sh -c SCRIPT`
+// (-c also in a cluster, `bash -lc`) or, without -c, the file of `bash
+// FILE`; ok is false for any other command.
+func shellOperand(argv []string) (operand string, isScript, ok bool) {
+	if len(argv) < 2 || !slices.Contains(shells, path.Base(argv[0])) {
+		return "", false, false
+	}
+	for i, a := range argv[1:] {
+		switch {
+		case a == "--":
+			if i+2 < len(argv) {
+				return argv[i+2], isScript, true
+			}
+			return "", false, false
+		case strings.HasPrefix(a, "--"):
+		case strings.HasPrefix(a, "-") || strings.HasPrefix(a, "+"):
+			isScript = isScript || strings.ContainsRune(a[1:], 'c')
+		default:
+			return a, isScript, true
+		}
+	}
+	return "", false, false
+}
+
 // shellScript is the words of `sh -c SCRIPT`'s first program, without
 // assignments and exec; ok is false for any other command.
 func shellScript(argv []string) ([]string, bool) {
-	if len(argv) < 3 || !slices.Contains(shells, path.Base(argv[0])) || argv[1] != "-c" {
+	script, isScript, ok := shellOperand(argv)
+	if !ok || !isScript {
 		return nil, false
 	}
-	script := argv[2]
-	if len(script) > maxShellScript {
-		script = script[:maxShellScript]
-	}
+	script = script[:min(len(script), maxShellScript)]
 	for cmd := range strings.FieldsFuncSeq(script, func(r rune) bool { return strings.ContainsRune(";&|\n()", r) }) {
 		var words []string
 		for _, w := range strings.Fields(cmd) {
