@@ -328,6 +328,32 @@ func TestImagesAsBuiltToday(t *testing.T) {
 				interpreter: "/app/.pixi/envs/prod/bin/python",
 				notJudged:   map[string]string{"/app/.pixi/envs/default/lib/python3.12/site-packages/torch": "not on the sys.path of /app/.pixi/envs/prod/bin/python"}},
 		},
+		{
+			// conda-forge's CUDA 12 packages put the libraries in
+			// $PREFIX/targets/x86_64-linux/lib (targets/sbsa-linux on
+			// aarch64) and link each from $PREFIX/lib
+			// (conda-forge/cuda-cudart-feedstock recipe/build.sh); torch's
+			// RUNPATH reaches lib/, and with no conda-meta record the real
+			// file's name gives 12.6.77.
+			name: "conda-forge libcudart in targets/x86_64-linux/lib",
+			build: func(t *testing.T, tr *tree) {
+				p := "/opt/conda"
+				tr.file(p+"/bin/python3.12", "#!ELF")
+				tr.link(p+"/bin/python", "python3.12")
+				tr.dir(p + "/conda-meta")
+				ldsotest.Build(t, tr.root, ldsotest.Lib{Path: "opt/conda/targets/x86_64-linux/lib/libcudart.so.12.6.77", Soname: "libcudart.so.12"})
+				tr.link(p+"/targets/x86_64-linux/lib/libcudart.so.12", "libcudart.so.12.6.77")
+				tr.link(p+"/lib/libcudart.so.12", "../targets/x86_64-linux/lib/libcudart.so.12")
+				sp := p + "/lib/python3.12/site-packages"
+				torchPackage(tr, sp, "2.5.1", "12.6", "cpython-312")
+				ldsotest.Build(t, tr.root, ldsotest.Lib{Path: sp[1:] + "/torch/lib/libtorch_cuda.so", Soname: "libtorch_cuda.so",
+					Needs: []string{"opt/conda/targets/x86_64-linux/lib/libcudart.so.12.6.77"}, RunPath: "$ORIGIN/../../../..:$ORIGIN"})
+			},
+			env:  map[string]string{"PATH": "/opt/conda/bin:" + defaultPATH},
+			argv: []string{"python", "train.py"},
+			want: imageWant{framework: "torch", version: "2.5.1", cuda: "12.6", environment: "/opt/conda",
+				imageCUDA: "12.6", interpreter: "/opt/conda/bin/python"},
+		},
 	} {
 		t.Run(l.name, func(t *testing.T) { checkImage(t, l) })
 	}
