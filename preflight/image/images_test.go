@@ -354,6 +354,27 @@ func TestImagesAsBuiltToday(t *testing.T) {
 			want: imageWant{framework: "torch", version: "2.5.1", cuda: "12.6", environment: "/opt/conda",
 				imageCUDA: "12.6", interpreter: "/opt/conda/bin/python"},
 		},
+		{
+			// The same prefix as files alone, no ELF to follow and no
+			// cuda-cudart or cuda-version record in conda-meta: the newest
+			// libcudart.so.12.X.Y of the framework's major in the
+			// prefix's lib or targets is its runtime.
+			name: "conda-forge libcudart without a conda-meta record",
+			build: func(t *testing.T, tr *tree) {
+				p := "/opt/conda"
+				tr.file(p+"/bin/python3.12", "#!ELF")
+				tr.link(p+"/bin/python", "python3.12")
+				tr.dir(p + "/conda-meta")
+				tr.file(p+"/targets/x86_64-linux/lib/libcudart.so.12.6.77", "")
+				tr.file(p+"/targets/x86_64-linux/lib/libcudart.so.11.8.89", "")
+				tr.link(p+"/lib/libcudart.so.12", "../targets/x86_64-linux/lib/libcudart.so.12.6.77")
+				torchPackage(tr, p+"/lib/python3.12/site-packages", "2.5.1", "12.6", "cpython-312")
+			},
+			env:  map[string]string{"PATH": "/opt/conda/bin:" + defaultPATH},
+			argv: []string{"python", "train.py"},
+			want: imageWant{framework: "torch", version: "2.5.1", cuda: "12.6", environment: "/opt/conda",
+				imageCUDA: "12.6", interpreter: "/opt/conda/bin/python"},
+		},
 	} {
 		t.Run(l.name, func(t *testing.T) { checkImage(t, l) })
 	}
