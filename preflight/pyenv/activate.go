@@ -106,17 +106,19 @@ func (f *finder) addActivated(prefix, how string) bool {
 
 const maxScript = 64 << 10 // bytes of an entrypoint script read
 
-// scriptActivated adds the environment a runner command or the last
-// activating statement of its script names, reporting whether one did.
+// scriptActivated adds the environment the last activating statement of
+// the command's script, else the runner command, names that holds a Python,
+// reporting whether one did.
 func (f *finder) scriptActivated(command []string) bool {
-	text, file := f.entrypointScript(command)
-	var prefixes []string
-	var how string
-	if len(command) > 0 {
-		if ps := f.runIn(command[:min(len(command), maxArgsLooked)]); len(ps) > 0 {
-			prefixes, how = ps, "the command's `"+path.Base(command[0])+" run`"
-		}
+	type found struct {
+		prefixes []string
+		how      string
 	}
+	var all []found
+	if len(command) > 0 {
+		all = append(all, found{f.runIn(command[:min(len(command), maxArgsLooked)]), "the command's `" + path.Base(command[0]) + " run`"})
+	}
+	text, file := f.entrypointScript(command)
 	for stmt := range strings.FieldsFuncSeq(text, func(r rune) bool { return strings.ContainsRune(";&|\n", r) }) {
 		words := strings.Fields(stmt)
 		ps := f.activation(words)
@@ -124,12 +126,14 @@ func (f *finder) scriptActivated(command []string) bool {
 			ps = f.runIn(words)
 		}
 		if len(ps) > 0 {
-			prefixes, how = ps, fmt.Sprintf("%s's `%s`", file, strings.TrimSpace(stmt))
+			all = append(all, found{ps, fmt.Sprintf("%s's `%s`", file, strings.TrimSpace(stmt))})
 		}
 	}
-	for _, p := range prefixes {
-		if f.addActivated(p, how) {
-			return true
+	for _, a := range slices.Backward(all) {
+		for _, p := range a.prefixes {
+			if f.addActivated(p, a.how) {
+				return true
+			}
 		}
 	}
 	return false

@@ -387,7 +387,7 @@ func TestTheEnvironmentAnEntrypointScriptActivates(t *testing.T) {
 		"app/.pixi/envs/prod/conda-meta/":        "",
 		"app/.pixi/envs/prod/bin/python3.12":     "",
 		"app/.pixi/envs/prod/bin/python":         "->python3.12",
-		"app/entrypoint.sh":                      "#!/bin/bash\nexport PATH=\"/app/.pixi/envs/prod/bin:/usr/local/bin:/usr/bin:/bin\"\nexport CONDA_PREFIX=\"/app/.pixi/envs/prod\"\nexport PIXI_ENVIRONMENT_NAME=\"prod\"\nexec \"$@\"\n",
+		"app/entrypoint.sh":                      "#!/bin/bash\nexport PATH=\"/app/.pixi/envs/prod/bin:/usr/local/bin:/usr/bin:/bin\"\nexport CONDA_PREFIX=\"/app/.pixi/envs/prod\"\nexport PIXI_ENVIRONMENT_NAME=\"prod\"\nexport PATH=/usr/local/nvidia/bin:$PATH\nexec \"$@\"\n",
 		"usr/local/bin/venv-entrypoint.sh":       "#!/bin/sh\nset -e\n. /opt/venv/bin/activate\nexec \"$@\"\n",
 		"usr/local/bin/conda-entrypoint.sh":      "#!/bin/bash\nsource /opt/conda/etc/profile.d/conda.sh\nconda activate train\nexec \"$@\"\n",
 		"usr/local/bin/micromamba-entrypoint.sh": "#!/bin/bash\neval \"$(micromamba shell hook --shell bash)\"\nmicromamba activate \"${ENV_NAME}\"\nexec \"$@\"\n",
