@@ -73,6 +73,7 @@ var Read = []Variable{
 	{Name: "ENV_NAME", Scan: true, Use: "the conda environment micromamba's entrypoint activates: the `python` a command names is taken from it", Source: "mamba-org/micromamba-docker `_activate_current_env.sh` (`micromamba activate \"${ENV_NAME}\"`)"},
 	{Name: "MAMBA_DEFAULT_ENV", Scan: true, Use: "the environment `mamba activate` recorded, when `ENV_NAME` is unset", Source: "mamba, \"Activation\" (the variables `activate` exports)"},
 	{Name: "CONDA_DEFAULT_ENV", Scan: true, Use: "the environment `conda activate` recorded, when neither of the above is set", Source: "conda, \"Managing environments\" (the variables `activate` exports)"},
+	{Name: "UV_PROJECT_ENVIRONMENT", Scan: true, Use: "the environment `uv run` runs the command in, in place of the project's `.venv`", Source: "uv, \"Environment variables\" (astral-sh/uv#6834)"},
 	{Name: "PWD", Scan: true, Use: "the working directory (a shell's, else gpu-preflight's own inside the container): pixi's environments under its `.pixi/envs`, as under `/app`, count as activated; a baked manifest does not compare it, only the environments found", Source: "POSIX `sh`, \"Shell Variables\"; pixi, \"Container\" (`WORKDIR /app`, `pixi shell-hook` entrypoint)"},
 	{Name: "NV_CUDNN_VERSION", Scan: true, Version: CuDNN, Use: "cuDNN's version when no file says it (nvidia/cuda cuDNN images)", Source: srcStackEnv},
 	{Name: "CUDNN_VERSION", Scan: true, Version: CuDNN, Use: "cuDNN's version when no file says it (NGC images)", Source: srcStackEnv},

@@ -1,6 +1,7 @@
 package pyenv
 
 import (
+	"cmp"
 	"fmt"
 	"path"
 	"slices"
@@ -224,8 +225,9 @@ func condaEnvIn(root, name string) []string {
 	return []string{path.Join(root, "envs", name)}
 }
 
-// runIn reads where `conda|mamba|micromamba run -n NAME|-p PREFIX` and
-// `pixi run [-e NAME]` run the rest.
+// runIn reads where `conda|mamba|micromamba run -n NAME|-p PREFIX`,
+// `pixi run [-e NAME]` and `uv run` (the project's .venv, or
+// UV_PROJECT_ENVIRONMENT: astral-sh/uv#6834) run the rest.
 func (f *finder) runIn(words []string) []string {
 	if len(words) < 3 || words[1] != "run" {
 		return nil
@@ -262,6 +264,16 @@ func (f *finder) runIn(words []string) []string {
 		var out []string
 		for _, proj := range f.pixiProjects() {
 			out = append(out, path.Join(proj, ".pixi", "envs", name))
+		}
+		return out
+	case "uv":
+		venv := cmp.Or(f.env["UV_PROJECT_ENVIRONMENT"], ".venv")
+		if strings.HasPrefix(venv, "/") {
+			return []string{path.Clean(venv)}
+		}
+		var out []string
+		for _, proj := range f.pixiProjects() {
+			out = append(out, path.Join(proj, venv))
 		}
 		return out
 	}

@@ -376,6 +376,8 @@ func TestTheEnvironmentAnEntrypointScriptActivates(t *testing.T) {
 		"opt/venv/pyvenv.cfg":                    "home = /usr/bin\ninclude-system-site-packages = false\n",
 		"opt/venv/bin/python":                    "->/usr/bin/python3.12",
 		"opt/venv/lib/python3.12/site-packages/": "",
+		"app/.venv/pyvenv.cfg":                   "home = /usr/bin\nimplementation = CPython\nuv = 0.9.5\nversion_info = 3.12.3\ninclude-system-site-packages = false\n",
+		"app/.venv/bin/python":                   "->/usr/bin/python3.12",
 		"opt/conda/conda-meta/":                  "",
 		"opt/conda/bin/python3.11":               "",
 		"opt/conda/envs/train/conda-meta/":       "",
@@ -408,6 +410,7 @@ func TestTheEnvironmentAnEntrypointScriptActivates(t *testing.T) {
 		{[]string{"micromamba", "run", "-p", "/opt/conda/envs/train", "python", "train.py"}, "/opt/conda/envs/train/bin/python", "the command's `micromamba run`"},
 		{[]string{"pixi", "run", "-e", "prod", "python", "-m", "my_project"}, "/app/.pixi/envs/prod/bin/python", "the command's `pixi run`"},
 		{[]string{"pixi", "run", "python", "-m", "my_project"}, "/app/.pixi/envs/default/bin/python", "the command's `pixi run`"},
+		{[]string{"uv", "run", "--frozen", "python", "train.py"}, "/app/.venv/bin/python", "the command's `uv run`"},
 	} {
 		c := Choose(r, env, Find(r, env, tc.argv...).Environments, tc.argv)
 		if c.Interpreter != tc.want || !strings.Contains(c.How, tc.how) {
