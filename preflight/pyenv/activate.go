@@ -127,7 +127,7 @@ func (f *finder) scriptActivated(command []string) bool {
 			ps = f.runIn(words)
 		}
 		if len(ps) > 0 {
-			all = append(all, found{ps, fmt.Sprintf("%s's `%s`", file, strings.TrimSpace(stmt))})
+			all = append(all, found{ps, fmt.Sprintf("%s's `%s`", file, shown(words))})
 		}
 	}
 	for _, a := range slices.Backward(all) {
@@ -162,6 +162,18 @@ func (f *finder) entrypointScript(command []string) (text, file string) {
 	}
 	f.input(p)
 	return string(head), p
+}
+
+// shown is what the record keeps of an activating statement: its first
+// assignment, or its first three words, not what else it sets.
+func shown(words []string) string {
+	switch {
+	case words[0] == "export" && len(words) > 1:
+		return "export " + words[1]
+	case strings.Contains(words[0], "="):
+		return words[0]
+	}
+	return strings.Join(words[:min(len(words), 3)], " ")
 }
 
 // activation reads the prefixes one shell statement activates.

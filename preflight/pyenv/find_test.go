@@ -418,3 +418,19 @@ func TestTheEnvironmentAnEntrypointScriptActivates(t *testing.T) {
 		}
 	}
 }
+
+// What the record keeps of an activating statement is the activation, not
+// the rest of what the statement sets.
+func TestTheRecordKeepsOnlyTheActivatingWords(t *testing.T) {
+	r := root(t, map[string]string{
+		"usr/bin/python3.12":  "",
+		"opt/venv/pyvenv.cfg": "home = /usr/bin\ninclude-system-site-packages = false\n",
+		"opt/venv/bin/python": "->/usr/bin/python3.12",
+	})
+	argv := []string{"sh", "-c", "export VIRTUAL_ENV=/opt/venv HF_TOKEN=hf_example && python train.py"}
+	env := map[string]string{"PATH": "/usr/bin:/bin"}
+	c := Choose(r, env, Find(r, env, argv...).Environments, argv)
+	if c.Interpreter != "/opt/venv/bin/python" || strings.Contains(c.How, "HF_TOKEN") {
+		t.Errorf("Choose = %q (%s), want the venv's python and no other assignment", c.Interpreter, c.How)
+	}
+}
