@@ -18,7 +18,8 @@ const pixiAppDir = "/app"
 // activated adds what an entrypoint activates: the command's or its
 // script's environment, else a variable's, else pixi's.
 func (f *finder) activated(command []string) {
-	scripted := f.scriptActivated(command)
+	prefix, scriptHow, scripted := f.scriptActivation(command)
+	scripted = scripted && f.addActivated(prefix, scriptHow)
 	if !scripted && f.varActivated() {
 		return
 	}
@@ -107,10 +108,10 @@ func (f *finder) addActivated(prefix, how string) bool {
 
 const maxScript = 64 << 10 // bytes of an entrypoint script read
 
-// scriptActivated adds the environment the last activating statement of
-// the command's script, else the runner command, names that holds a Python,
-// reporting whether one did.
-func (f *finder) scriptActivated(command []string) bool {
+// scriptActivation is the environment holding a Python that the last
+// activating statement of the command's script, else the runner command,
+// names, and how.
+func (f *finder) scriptActivation(command []string) (prefix, how string, ok bool) {
 	type found struct {
 		prefixes []string
 		how      string
@@ -132,12 +133,12 @@ func (f *finder) scriptActivated(command []string) bool {
 	}
 	for _, a := range slices.Backward(all) {
 		for _, p := range a.prefixes {
-			if f.addActivated(p, a.how) {
-				return true
+			if f.prefixInterpreter(p) != "" {
+				return p, a.how, true
 			}
 		}
 	}
-	return false
+	return "", "", false
 }
 
 func (f *finder) entrypointScript(command []string) (text, file string) {

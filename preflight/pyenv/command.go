@@ -38,6 +38,10 @@ func Choose(root fsroot.Root, env map[string]string, envs []Environment, argv []
 			c.activated = append(c.activated, e)
 		}
 	}
+	if p, how, ok := c.scriptActivation(argv); ok {
+		// What a manifest baked without the command cannot know.
+		c.activated = []Environment{{Prefix: p, Activation: how}}
+	}
 	how, missing := "the command", ""
 	if words, ok := shellScript(argv); ok {
 		argv, how = words, "the -c script of "+argv[0]
