@@ -56,7 +56,7 @@ func TestScannedAndVersionOfKeepTableOrder(t *testing.T) {
 	if got := VersionOf(NCCL); !slices.Equal(got, []string{"NCCL_VERSION"}) {
 		t.Errorf("VersionOf(NCCL) = %q", got)
 	}
-	want := []string{"LD_LIBRARY_PATH", "VIRTUAL_ENV", "CONDA_PREFIX", "PYTHONPATH", "PATH", "PYENV_ROOT", "PYENV_VERSION", "PYTHONUSERBASE", "PYTHONNOUSERSITE", "MAMBA_ROOT_PREFIX", "ENV_NAME", "MAMBA_DEFAULT_ENV", "CONDA_DEFAULT_ENV", "UV_PROJECT_ENVIRONMENT", "PWD", "NV_CUDNN_VERSION", "CUDNN_VERSION", "NCCL_VERSION"}
+	want := []string{"LD_LIBRARY_PATH", "VIRTUAL_ENV", "CONDA_PREFIX", "PYTHONPATH", "PATH", "PYENV_ROOT", "PYENV_VERSION", "PYTHONUSERBASE", "PYTHONNOUSERSITE", "MAMBA_ROOT_PREFIX", "ENV_NAME", "MAMBA_DEFAULT_ENV", "CONDA_DEFAULT_ENV", "PWD", "NV_CUDNN_VERSION", "CUDNN_VERSION", "NCCL_VERSION"}
 	if got := Scanned(); !slices.Equal(got, want) {
 		t.Errorf("Scanned() = %q, want %q", got, want)
 	}

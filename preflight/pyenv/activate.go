@@ -1,7 +1,6 @@
 package pyenv
 
 import (
-	"cmp"
 	"fmt"
 	"path"
 	"slices"
@@ -239,8 +238,7 @@ func condaEnvIn(root, name string) []string {
 }
 
 // runIn reads where `conda|mamba|micromamba run -n NAME|-p PREFIX`,
-// `pixi run [-e NAME]` and `uv run` (the project's .venv, or
-// UV_PROJECT_ENVIRONMENT: astral-sh/uv#6834) run the rest.
+// `pixi run [-e NAME]` and `uv run` (the project's .venv) run the rest.
 func (f *finder) runIn(words []string) []string {
 	if len(words) < 3 || words[1] != "run" {
 		return nil
@@ -280,13 +278,9 @@ func (f *finder) runIn(words []string) []string {
 		}
 		return out
 	case "uv":
-		venv := cmp.Or(f.env["UV_PROJECT_ENVIRONMENT"], ".venv")
-		if strings.HasPrefix(venv, "/") {
-			return []string{path.Clean(venv)}
-		}
 		var out []string
 		for _, proj := range f.pixiProjects() {
-			out = append(out, path.Join(proj, venv))
+			out = append(out, path.Join(proj, ".venv"))
 		}
 		return out
 	}
