@@ -39,14 +39,19 @@ func torchPackage(tr *tree, sp, version, cuda, soabi string) {
 	tr.file(sp+"/torch/_C."+soabi+"-x86_64-linux-gnu.so", "")
 }
 
+// condaPrefix lays out a conda prefix (conda-meta/) with its interpreter.
+func condaPrefix(tr *tree, p, name string) {
+	tr.dir(p + "/conda-meta")
+	tr.file(p+"/bin/"+name, "#!ELF")
+	tr.link(p+"/bin/python", name)
+}
+
 // pixiTorches lays out pixi environments under /app (pixi's container
 // guide), each with a torch of version and CUDA (name -> {version, cuda}).
 func pixiTorches(tr *tree, envs map[string][2]string) {
 	for env, v := range envs {
 		p := "/app/.pixi/envs/" + env
-		tr.dir(p + "/conda-meta")
-		tr.file(p+"/bin/python3.12", "#!ELF")
-		tr.link(p+"/bin/python", "python3.12")
+		condaPrefix(tr, p, "python3.12")
 		torchPackage(tr, p+"/lib/python3.12/site-packages", v[0], v[1], "cpython-312")
 	}
 }
@@ -338,9 +343,7 @@ func TestImagesAsBuiltToday(t *testing.T) {
 			name: "conda-forge libcudart in targets/x86_64-linux/lib",
 			build: func(t *testing.T, tr *tree) {
 				p := "/opt/conda"
-				tr.file(p+"/bin/python3.12", "#!ELF")
-				tr.link(p+"/bin/python", "python3.12")
-				tr.dir(p + "/conda-meta")
+				condaPrefix(tr, p, "python3.12")
 				ldsotest.Build(t, tr.root, ldsotest.Lib{Path: "opt/conda/targets/x86_64-linux/lib/libcudart.so.12.6.77", Soname: "libcudart.so.12"})
 				tr.link(p+"/targets/x86_64-linux/lib/libcudart.so.12", "libcudart.so.12.6.77")
 				tr.link(p+"/lib/libcudart.so.12", "../targets/x86_64-linux/lib/libcudart.so.12")
@@ -362,9 +365,7 @@ func TestImagesAsBuiltToday(t *testing.T) {
 			name: "conda-forge libcudart without a conda-meta record",
 			build: func(t *testing.T, tr *tree) {
 				p := "/opt/conda"
-				tr.file(p+"/bin/python3.12", "#!ELF")
-				tr.link(p+"/bin/python", "python3.12")
-				tr.dir(p + "/conda-meta")
+				condaPrefix(tr, p, "python3.12")
 				tr.file(p+"/targets/x86_64-linux/lib/libcudart.so.12.6.77", "")
 				tr.file(p+"/targets/x86_64-linux/lib/libcudart.so.11.8.89", "")
 				tr.link(p+"/lib/libcudart.so.12", "../targets/x86_64-linux/lib/libcudart.so.12.6.77")

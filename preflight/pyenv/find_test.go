@@ -329,10 +329,7 @@ func TestTheCommandsPythonThroughAShellScriptAndTheWorkingDirectory(t *testing.T
 		{[]string{"python", "train.py"}, "/usr/bin/python3", "the command's python is not found, so it cannot start"},
 		{[]string{"torchrun", "train.py"}, "/usr/bin/python3", "the command's torchrun is not found"},
 	} {
-		c := Choose(r, env, Find(r, env).Environments, tc.argv)
-		if c.Interpreter != tc.want || !strings.Contains(c.How, tc.how) {
-			t.Errorf("Choose(%q) = %q (%s), want %q (%s)", tc.argv, c.Interpreter, c.How, tc.want, tc.how)
-		}
+		wantChoice(t, r, env, tc.argv, tc.want, tc.how)
 	}
 }
 
@@ -412,10 +409,17 @@ func TestTheEnvironmentAnEntrypointScriptActivates(t *testing.T) {
 		{[]string{"pixi", "run", "python", "-m", "my_project"}, "/app/.pixi/envs/default/bin/python", "the command's `pixi run`"},
 		{[]string{"uv", "run", "--frozen", "python", "train.py"}, "/app/.venv/bin/python", "the command's `uv run`"},
 	} {
-		c := Choose(r, env, Find(r, env, tc.argv...).Environments, tc.argv)
-		if c.Interpreter != tc.want || !strings.Contains(c.How, tc.how) {
-			t.Errorf("Choose(%q) = %q (%s), want %q (%s)", tc.argv, c.Interpreter, c.How, tc.want, tc.how)
-		}
+		wantChoice(t, r, env, tc.argv, tc.want, tc.how)
+	}
+}
+
+// wantChoice holds Choose of argv, among the environments Find builds for
+// it, to the interpreter want, chosen as how (a substring) says.
+func wantChoice(t *testing.T, r fsroot.Root, env map[string]string, argv []string, want, how string) {
+	t.Helper()
+	c := Choose(r, env, Find(r, env, argv...).Environments, argv)
+	if c.Interpreter != want || !strings.Contains(c.How, how) {
+		t.Errorf("Choose(%q) = %q (%s), want %q (%s)", argv, c.Interpreter, c.How, want, how)
 	}
 }
 
