@@ -1,11 +1,14 @@
 package app
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
 	"syscall"
 
 	"github.com/gpu-preflight/gpu-preflight/preflight/envvars"
@@ -16,12 +19,36 @@ import (
 // returns only on failure (a bad format, a noexec mount).
 func (r *run) execCommand() int {
 	r.out.Flush()
+	releaseKernelEnviron()
 	r.releaseForExec()
 	err := fmt.Errorf("%s: %w", r.path, syscall.Exec(r.path, r.argv, r.env.List()))
 	code := startFailure(err)
 	r.logNotStarted(err, code, "")
 	r.complete(code, 0, err)
 	return code
+}
+
+// releaseKernelEnviron gives back the pages of the environment's strings
+// that execve(2) left on the initial stack: the runtime copied them at start,
+// and execve is about to copy the environment again.
+func releaseKernelEnviron() {
+	stat, err := os.ReadFile("/proc/self/stat")
+	if err != nil {
+		return
+	}
+	// proc_pid_stat(5): env_start and env_end are fields 50 and 51, and the
+	// second field, the command name in parentheses, may hold spaces.
+	f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+	if len(f) < 49 {
+		return
+	}
+	start, err1 := strconv.ParseUint(f[47], 10, 64)
+	end, err2 := strconv.ParseUint(f[48], 10, 64)
+	page := uint64(os.Getpagesize())
+	start, end = (start+page-1)&^(page-1), end&^(page-1)
+	if err1 == nil && err2 == nil && start < end {
+		_, _, _ = syscall.Syscall(syscall.SYS_MADVISE, uintptr(start), uintptr(end-start), syscall.MADV_DONTNEED)
+	}
 }
 
 func (r *run) logNotStarted(err error, code int, remedy string) {

@@ -1,0 +1,46 @@
+package nvml
+
+import "strings"
+
+// probeEnv is every variable a probe is started with, when set: what the
+// probe, the driver libraries it loads and the dynamic linker read, so the
+// job's own variables, however large, are not copied for it. A name ending
+// in "_" is a family. docs/node-health.md, "The probe's environment", gives
+// each row's source.
+var probeEnv = []struct{ name, readBy string }{
+	{"PREFLIGHT_NVML_LIBRARY", "the probe: the NVML library it loads"},
+	{"CUDA_", "libcuda: the CUDA Environment Variables of the CUDA C++ Programming Guide, CUPTI's CUDA_INJECTION64_PATH"},
+	{"HOME", "libcuda: CUDA_CACHE_PATH's default, ~/.nv/ComputeCache"},
+	{"NVIDIA_VISIBLE_DEVICES", "the NVIDIA Container Toolkit: the GPUs given to the container"},
+	{"NVIDIA_DRIVER_CAPABILITIES", "the NVIDIA Container Toolkit: the driver libraries given to the container"},
+	{"NVIDIA_MIG_CONFIG_DEVICES", "the NVIDIA Container Toolkit: the MIG devices the container may configure"},
+	{"NVIDIA_MIG_MONITOR_DEVICES", "the NVIDIA Container Toolkit: the MIG devices the container may monitor"},
+	{"LD_", "ld.so: which libcuda and libnvidia-ml load, what is preloaded or audited beside them"},
+	{"GLIBC_TUNABLES", "ld.so: the hardware capabilities that choose a library's subdirectory"},
+	{"FAKE_NVML_SCENARIO", "test/fakenvml's library, in place of libnvidia-ml"},
+	{"FAKE_CUDA_SCENARIO", "test/fakecuda's library, in place of libcuda"},
+	{"FAKE_CUDA_COMPAT_SCENARIO", "test/fakecuda's library, in place of the compat libcuda"},
+	{"FAKE_CUDA_LOADED", "test/fakecuda's library: the file each load appends to"},
+	{"GPU_PREFLIGHT_E2E_RUN", "test/e2e: the tag that finds a probe left running"},
+}
+
+// ProbeEnviron returns the variables of env a probe is started with, in
+// their order; never nil, which exec.Cmd would read as this whole process's.
+func ProbeEnviron(env []string) []string {
+	out := []string{}
+	for _, kv := range env {
+		if name, _, ok := strings.Cut(kv, "="); ok && probeReads(name) {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
+func probeReads(name string) bool {
+	for _, v := range probeEnv {
+		if name == v.name || strings.HasSuffix(v.name, "_") && strings.HasPrefix(name, v.name) {
+			return true
+		}
+	}
+	return false
+}
