@@ -180,4 +180,40 @@ func TestLongInputsStayUnder30MiB(t *testing.T) {
 			}
 		})
 	}
+	t.Run("EnvironmentOfAWholeStack", func(t *testing.T) { wholeStackOfEnvironment(t, maxArg) })
+}
+
+// wholeStackOfEnvironment: under a 64 MiB stack limit the kernel passes 46
+// variables of MAX_ARG_STRLEN (6 MB). The probe is given none of them and
+// execve's copy replaces the kernel's, so the job's run, check and check
+// --json stay under maxPeakRSS on 8 GPUs.
+func wholeStackOfEnvironment(t *testing.T, maxArg int) {
+	var lim syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_STACK, &lim); err != nil {
+		t.Fatal(err)
+	}
+	if want := uint64(64 << 20); lim.Cur < want {
+		raised := lim
+		raised.Cur = min(want, lim.Max)
+		if err := syscall.Setrlimit(syscall.RLIMIT_STACK, &raised); err != nil || raised.Cur < want {
+			t.Fatalf("raising the stack limit to 64 MiB (hard limit %d): %v", lim.Max, err)
+		}
+		t.Cleanup(func() { _ = syscall.Setrlimit(syscall.RLIMIT_STACK, &lim) })
+	}
+	var blobs []string
+	for i := range 46 {
+		name := fmt.Sprintf("JOB_BLOB_%02d", i)
+		blobs = append(blobs, name+"="+strings.Repeat("x", maxArg-len(name)-1))
+	}
+	env := shimEnv(t, fakeLibrary(t), ptr(fakenvml.H100x8("580.65.06", 13000)), append(blobs, "PREFLIGHT_PROVENANCE_DIR="+t.TempDir())...)
+	for _, args := range [][]string{{"--", "true"}, {"check"}, {"check", "--json"}} {
+		r, peak := runMeasured(t, env, shimBin(t), args...)
+		t.Logf("%v: exit %d, peak RSS %.1f MiB", args, r.code, float64(peak)/(1<<20))
+		if r.code != 0 {
+			t.Errorf("%v: exit %d, want 0\nstderr: %.2000s", args, r.code, r.stderr)
+		}
+		if peak >= maxPeakRSS {
+			t.Errorf("%v: peak RSS %.1f MiB, over the %d MiB promise", args, float64(peak)/(1<<20), maxPeakRSS>>20)
+		}
+	}
 }
