@@ -9,63 +9,56 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/gpu-preflight/gpu-preflight/preflight/require"
 	"github.com/gpu-preflight/gpu-preflight/test/fakenvml"
+	"github.com/gpu-preflight/gpu-preflight/test/harness"
 )
 
 // maxPeakRSS is the promise: under 30 MiB on any input.
 const maxPeakRSS = 30 << 20
 
-// peakRSSEnv names the file where this test binary, started as a measuring
-// parent, writes the peak RSS of the command it runs.
-const peakRSSEnv = "GPU_PREFLIGHT_E2E_PEAK_RSS"
+var (
+	peakRSSOnce sync.Once
+	peakRSSBin  string
+	peakRSSErr  error
+)
 
-func init() {
-	if out := os.Getenv(peakRSSEnv); out != "" {
-		os.Exit(measure(out, os.Args[1:]))
-	}
-}
-
-// measure runs argv and writes its peak RSS in KiB to out. Linux charges a
-// child the RSS its parent had when it exec'd as well, so the parent is this
-// small process and not the test, which may have grown large.
-func measure(out string, argv []string) int {
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, peakRSSEnv+"=") {
-			cmd.Env = append(cmd.Env, kv)
+// peakRSSParent compiles testdata/peakrss.c once per test binary: a Go
+// parent would hold the environment three times (the kernel's, the
+// runtime's, the child's) and be charged to the child it measures.
+func peakRSSParent(t *testing.T) string {
+	t.Helper()
+	peakRSSOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "e2e-peakrss-")
+		if err != nil {
+			peakRSSErr = err
+			return
 		}
+		peakRSSBin = filepath.Join(dir, "peakrss")
+		out, err := exec.Command("gcc", "-O1", "-Wall", "-Werror", "-o", peakRSSBin, filepath.Join(harness.Root(t), "test", "e2e", "testdata", "peakrss.c")).CombinedOutput()
+		if err != nil {
+			peakRSSErr = fmt.Errorf("%w\n%s", err, out)
+		}
+	})
+	if peakRSSErr != nil {
+		t.Fatalf("compiling testdata/peakrss.c: %v", peakRSSErr)
 	}
-	err := cmd.Run()
-	if cmd.ProcessState == nil {
-		fmt.Fprintln(os.Stderr, "measure:", err)
-		return 125
-	}
-	kib := cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss
-	if err := os.WriteFile(out, []byte(strconv.FormatInt(kib, 10)), 0o644); err != nil {
-		fmt.Fprintln(os.Stderr, "measure:", err)
-		return 125
-	}
-	return cmd.ProcessState.ExitCode()
+	return peakRSSBin
 }
 
-// runMeasured runs bin with env and args under a measuring parent and a
-// 2 GiB address-space limit (a run that would take gigabytes fails here, not
-// the machine), and returns what it did and its peak RSS in bytes.
+// runMeasured runs bin with env and args under peakRSSParent and a 2 GiB
+// address-space limit (a run that would take gigabytes fails here, not the
+// machine), and returns what it did and its peak RSS in bytes.
 func runMeasured(t *testing.T, env []string, bin string, args ...string) (result, int64) {
 	t.Helper()
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
 	rss := filepath.Join(t.TempDir(), "peak-rss")
-	cmd := exec.Command("/bin/sh", append([]string{"-c", `ulimit -v 2097152; exec "$0" "$@"`, self, bin}, args...)...)
-	cmd.Env = append(append([]string{}, env...), peakRSSEnv+"="+rss)
+	cmd := exec.Command("/bin/sh", append([]string{"-c", `ulimit -v 2097152; exec "$0" "$@"`, peakRSSParent(t), rss, bin}, args...)...)
+	cmd.Env = env
 	r := runCmd(t, cmd, time.Minute)
 	b, err := os.ReadFile(rss)
 	if err != nil {
