@@ -15,8 +15,7 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/report/logs"
 )
 
-// execCommand replaces gpu-preflight with the command, same PID and all; it
-// returns only on failure (a bad format, a noexec mount).
+// execCommand replaces gpu-preflight with the command (same PID); it returns only on failure.
 func (r *run) execCommand() int {
 	r.out.Flush()
 	releaseKernelEnviron()
@@ -28,16 +27,14 @@ func (r *run) execCommand() int {
 	return code
 }
 
-// releaseKernelEnviron gives back the pages of the environment's strings
-// that execve(2) left on the initial stack: the runtime copied them at start,
-// and execve is about to copy the environment again.
+// releaseKernelEnviron drops the environment execve(2) left on the stack, which the
+// runtime copied at start, before execve copies it once more.
 func releaseKernelEnviron() {
 	stat, err := os.ReadFile("/proc/self/stat")
 	if err != nil {
 		return
 	}
-	// proc_pid_stat(5): env_start and env_end are fields 50 and 51, and the
-	// second field, the command name in parentheses, may hold spaces.
+	// proc_pid_stat(5) fields 50 and 51, counted after the parenthesised command name.
 	f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
 	if len(f) < 49 {
 		return

@@ -2,11 +2,8 @@ package nvml
 
 import "strings"
 
-// probeEnv is every variable a probe is started with, when set: what the
-// probe, the driver libraries it loads and the dynamic linker read, so the
-// job's own variables, however large, are not copied for it. A name ending
-// in "_" is a family. docs/node-health.md, "The probe's environment", gives
-// each row's source.
+// probeEnv is what a probe is started with of the environment: what it, the driver libraries
+// and ld.so read; "_" ends a family (docs/node-health.md, "The probe's environment").
 var probeEnv = []struct{ name, readBy string }{
 	{"PREFLIGHT_NVML_LIBRARY", "the probe: the NVML library it loads"},
 	{"CUDA_", "libcuda: the CUDA Environment Variables of the CUDA C++ Programming Guide, CUPTI's CUDA_INJECTION64_PATH"},
@@ -24,8 +21,7 @@ var probeEnv = []struct{ name, readBy string }{
 	{"GPU_PREFLIGHT_E2E_RUN", "test/e2e: the tag that finds a probe left running"},
 }
 
-// ProbeEnviron returns the variables of env a probe is started with, in
-// their order; never nil, which exec.Cmd would read as this whole process's.
+// ProbeEnviron is env's share for a probe, in order; never nil, which exec.Cmd reads as all of ours.
 func ProbeEnviron(env []string) []string {
 	out := []string{}
 	for _, kv := range env {
