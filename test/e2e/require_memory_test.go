@@ -179,7 +179,7 @@ func TestLongInputsStayUnder30MiB(t *testing.T) {
 // wholeStackOfEnvironment: under a 64 MiB stack limit the kernel passes 46
 // variables of MAX_ARG_STRLEN (6 MB). The probe is given none of them and
 // execve's copy replaces the kernel's, so the job's run, check and check
-// --json stay under maxPeakRSS on 8 GPUs.
+// --json stay under maxPeakRSS on 8 GPUs, and the job gets every byte.
 func wholeStackOfEnvironment(t *testing.T, maxArg int) {
 	var lim syscall.Rlimit
 	if err := syscall.Getrlimit(syscall.RLIMIT_STACK, &lim); err != nil {
@@ -196,9 +196,9 @@ func wholeStackOfEnvironment(t *testing.T, maxArg int) {
 	var blobs []string
 	for i := range 46 {
 		name := fmt.Sprintf("JOB_BLOB_%02d", i)
-		blobs = append(blobs, name+"="+strings.Repeat("x", maxArg-len(name)-1))
+		blobs = append(blobs, name+"="+strings.Repeat(string(rune('a'+i%26)), maxArg-len(name)-1))
 	}
-	env := shimEnv(t, fakeLibrary(t), ptr(fakenvml.H100x8("580.65.06", 13000)), append(blobs, "PREFLIGHT_PROVENANCE_DIR="+t.TempDir())...)
+	env := shimEnv(t, fakeLibrary(t), ptr(fakenvml.H100x8("580.65.06", 13000)), blobs...)
 	for _, args := range [][]string{{"--", "true"}, {"check"}, {"check", "--json"}} {
 		r, peak := runMeasured(t, env, shimBin(t), args...)
 		t.Logf("%v: exit %d, peak RSS %.1f MiB", args, r.code, float64(peak)/(1<<20))
@@ -208,5 +208,9 @@ func wholeStackOfEnvironment(t *testing.T, maxArg int) {
 		if peak >= maxPeakRSS {
 			t.Errorf("%v: peak RSS %.1f MiB, over the %d MiB promise", args, float64(peak)/(1<<20), maxPeakRSS>>20)
 		}
+	}
+	r := run(t, time.Minute, env, shimBin(t), "--", "/bin/cat", "/proc/self/environ")
+	if want := strings.Join(env, "\x00") + "\x00"; r.stdout != want {
+		t.Errorf("the job's environment is not the shim's (%d bytes, want %d; exit %d)\nstderr: %.2000s", len(r.stdout), len(want), r.code, r.stderr)
 	}
 }
