@@ -14,6 +14,7 @@ var probeEnv = []struct{ name, readBy string }{
 	{"NVIDIA_MIG_MONITOR_DEVICES", "the NVIDIA Container Toolkit: the MIG devices the container may monitor"},
 	{"LD_", "ld.so: which libcuda and libnvidia-ml load, what is preloaded or audited beside them"},
 	{"GLIBC_TUNABLES", "ld.so: the hardware capabilities that choose a library's subdirectory"},
+	{"QEMU_", "qemu-user, which binfmt_misc runs a probe of another architecture under: its sysroot, its CPU"},
 	{"FAKE_NVML_SCENARIO", "test/fakenvml's library, in place of libnvidia-ml"},
 	{"FAKE_CUDA_SCENARIO", "test/fakecuda's library, in place of libcuda"},
 	{"FAKE_CUDA_COMPAT_SCENARIO", "test/fakecuda's library, in place of the compat libcuda"},

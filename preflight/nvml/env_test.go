@@ -28,6 +28,7 @@ func TestTheProbeGetsWhatItTheDriverAndTheLoaderReadAndNothingElse(t *testing.T)
 		"NVIDIA_VISIBLE_DEVICES=GPU-0", "NVIDIA_DRIVER_CAPABILITIES=compute,utility",
 		"NVIDIA_MIG_CONFIG_DEVICES=all", "NVIDIA_MIG_MONITOR_DEVICES=all",
 		"LD_LIBRARY_PATH=/usr/local/cuda/compat", "LD_PRELOAD=/share.so", "LD_AUDIT=/audit.so", "GLIBC_TUNABLES=glibc.cpu.hwcaps=-AVX2",
+		"QEMU_LD_PREFIX=/usr/aarch64-linux-gnu",
 		fakenvml.EnvScenario + "=/s", fakecuda.EnvScenario + "=/s", fakecuda.EnvCompatScenario + "=/s", fakecuda.EnvLoaded + "=/l",
 		"GPU_PREFLIGHT_E2E_RUN=00",
 	}
