@@ -5,10 +5,12 @@ import "github.com/gpu-preflight/gpu-preflight/preflight/nccl"
 // Transport is what one rank sees of the network NCCL may use
 // (preflight/rdma) and NCCL's choice predicted from it (preflight/transport,
 // docs/transport.md). The record keeps the prediction and the HCAs; the
-// rest is the prediction's working data.
+// rest is the prediction's working data. Active is the opt-in active
+// tier's result, which the prediction takes over sysfs's word.
 type Transport struct {
 	Prediction TransportPrediction `json:"prediction"`
 	HCAs       []HCA               `json:"hcas"`
+	Active     RDMACheck           `json:"active"`
 	// Addresses are in getifaddrs order.
 	Addresses []nccl.Address `json:"addresses" record:"-"`
 	Links     []Interface    `json:"links" record:"-"`
@@ -24,7 +26,8 @@ type Transport struct {
 // the image has none; Devices are the IB transport's ports ("mlx5_0:1")
 // or the EFA devices a plugin drives, LinkLayer theirs joined by "+"; GDR
 // is "peermem", "dmabuf" or "" (GPUDirect RDMA off); Bootstrap is the
-// socket interface NCCL's bootstrap uses, Interfaces NET/Socket's.
+// socket interface NCCL's bootstrap uses, Interfaces NET/Socket's;
+// Proved what the active tier did on the HCAs that passed it.
 type TransportPrediction struct {
 	Network    string           `json:"network"`
 	Devices    []string         `json:"devices"`
@@ -33,6 +36,7 @@ type TransportPrediction struct {
 	Bootstrap  string           `json:"bootstrap"`
 	Interfaces []string         `json:"interfaces"`
 	Summary    string           `json:"summary"`
+	Proved     string           `json:"proved,omitempty"`
 	Causes     []TransportCause `json:"causes"`
 }
 

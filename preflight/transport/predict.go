@@ -70,6 +70,7 @@ func (a *analysis) run() {
 	if a.pred.Network == facts.NetIB || plugin != "" && a.pred.Network == plugin {
 		a.memlock()
 	}
+	a.active()
 	a.p2p()
 }
 
@@ -155,7 +156,7 @@ func (a *analysis) plugin() (string, []string) {
 			continue
 		}
 		efa = append(efa, h.Name)
-		if h.Node.Open == facts.UverbsOK && a.providerLoads("efa") && slices.ContainsFunc(h.Ports, active) {
+		if a.opens(h) && a.providerLoads("efa") && slices.ContainsFunc(h.Ports, active) {
 			efaUsable = append(efaUsable, h.Name)
 		}
 	}
@@ -216,7 +217,7 @@ func (a *analysis) ib() bool {
 	var candidates, down, unusable []string
 	var unusableHCAs []facts.HCA
 	for _, h := range a.f.HCAs {
-		usable := a.f.Image.Verbs.Found() && h.Node.Open == facts.UverbsOK && h.Verbs != "" &&
+		usable := a.f.Image.Verbs.Found() && a.opens(h) && h.Verbs != "" &&
 			(ProviderFor(h) == "" || a.providerLoads(ProviderFor(h)))
 		counted := false
 		for _, p := range h.Ports {
@@ -290,7 +291,7 @@ func (a *analysis) devicesUnusable(efa []string, hcas ...facts.HCA) {
 	}
 	byCode := map[string][]string{}
 	for _, h := range hcas {
-		code, why := nodeCause(h)
+		code, why := a.nodeCause(h)
 		if code == "" {
 			p := ProviderFor(h)
 			code, why = "rdma-provider-missing", a.providerWhy(p)
@@ -313,9 +314,20 @@ var nodeCauses = []struct{ code, words string }{
 	{"rdma-provider-missing", "HCAs libibverbs has no provider for in this image"},
 }
 
-// nodeCause is the cause of an HCA whose uverbs device does not open, ""
-// when it opens.
-func nodeCause(h facts.HCA) (code, why string) {
+// opens reports whether HCA h opens: as the active tier found, else as
+// its uverbs node did.
+func (a *analysis) opens(h facts.HCA) bool {
+	if t := a.activeResult(h); t.ran {
+		return t.opened
+	}
+	return h.Node.Open == facts.UverbsOK
+}
+
+// nodeCause is the cause of an HCA that does not open, "" when it opens.
+func (a *analysis) nodeCause(h facts.HCA) (code, why string) {
+	if t := a.activeResult(h); t.ran && !t.opened {
+		return t.code, t.why
+	}
 	switch {
 	case h.Verbs == "":
 		return "rdma-driver-not-loaded", "no /sys/class/infiniband_verbs entry"

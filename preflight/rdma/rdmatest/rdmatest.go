@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -149,6 +150,10 @@ func (w *writer) device(d Device, bridges map[string][4]string) string {
 
 func (w *writer) hca(h HCA, n Node) {
 	dev := w.device(h.Device, n.Bridges)
+	// What libibverbs matches its providers on: pci-sysfs.c's modalias_show
+	// (class 0x0207, an InfiniBand controller) and uverbs_main.c's ABI.
+	w.file(dev+"/modalias", fmt.Sprintf("pci:v%08Xd%08Xsv%08Xsd%08Xbc02sc07i00\n", hex(h.Vendor), hex(h.Device.Device), hex(h.Vendor), 0))
+	w.file("/sys/class/infiniband_verbs/abi_version", "6\n")
 	dir := dev + "/infiniband/" + h.Name
 	w.link("/sys/class/infiniband/"+h.Name, dir)
 	w.link(dir+"/device", dev)
@@ -189,4 +194,9 @@ func (w *writer) hca(h HCA, n Node) {
 			w.err = unix.Mknod(p, unix.S_IFCHR|0o666, int(unix.Mkdev(major, minor)))
 		}
 	}
+}
+
+func hex(s string) uint64 {
+	v, _ := strconv.ParseUint(strings.TrimPrefix(s, "0x"), 16, 32)
+	return v
 }
