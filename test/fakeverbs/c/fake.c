@@ -119,6 +119,7 @@ struct ibv_device **ibv_get_device_list(int *num_devices)
 		n++;
 	}
 	list[n] = NULL;
+	ledger(0);
 	if (num_devices != NULL)
 		*num_devices = n;
 	return list;

@@ -1,0 +1,186 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gpu-preflight/gpu-preflight/preflight/rdma/rdmatest"
+	"github.com/gpu-preflight/gpu-preflight/test/fakeverbs"
+)
+
+// The RDMA active tier (PREFLIGHT_RDMA_CHECK) end to end: the shim with its
+// embedded probe against a fake libibverbs.so.1 in the image, where the
+// loader model finds the image's own; and the probe against Debian's real
+// rdma-core on this kernel, which has no RDMA.
+
+// activeRecord is the part of the record the active tier's tests read.
+type activeRecord struct {
+	Host struct {
+		Transport struct {
+			Prediction struct {
+				Network, Proved string
+				Causes          []struct{ Code string }
+			}
+			Active struct {
+				Mode, Outcome, Error, Library string
+				Devices                       []struct {
+					Name  string
+					Ports []struct {
+						Num              int
+						State, LinkLayer string
+					}
+					Steps []struct{ Step, Errno string }
+				}
+			}
+		}
+	}
+}
+
+// activeImage is ncclImage with the fake in place of Debian's libibverbs.
+func activeImage(t *testing.T) string {
+	t.Helper()
+	img := ncclImage(t)
+	lib, err := fakeverbs.Build(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("cp", lib, filepath.Join(img, "usr/lib/x86_64-linux-gnu/libibverbs.so.1.14.44.0")).CombinedOutput(); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	return img
+}
+
+// activeRun runs `check --json` on eight InfiniBand HCAs whose nodes open,
+// with the fake playing s; it returns the record, the run, what the fake
+// held when it ended and whether it was loaded at all.
+func activeRun(t *testing.T, img string, s fakeverbs.Scenario, extra ...string) (record, activeRecord, result, string, bool) {
+	t.Helper()
+	dir := t.TempDir()
+	s.Ledger = filepath.Join(dir, "ledger")
+	scen, err := s.Write(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	node := rdmatest.HGX(1, "InfiniBand", "400 Gb/sec (4X NDR)")
+	node.Nodes, node.Opens = true, true
+	env := rankEnv(t, img, node, append([]string{fakeverbs.EnvScenario + "=" + scen, fakeverbs.EnvLoaded + "=" + filepath.Join(dir, "loaded")},
+		append(slurmTwoNodes, extra...)...)...)
+	rec, r := checkJSON(t, env)
+	var a activeRecord
+	if err := json.Unmarshal([]byte(r.stdout), &a); err != nil {
+		t.Fatal(err)
+	}
+	ledger, _ := os.ReadFile(s.Ledger)
+	_, err = os.Stat(filepath.Join(dir, "loaded"))
+	return rec, a, r, strings.TrimSpace(string(ledger)), err == nil
+}
+
+// Each answer of the image's libibverbs becomes the transport cause it
+// proves, with the launcher's remedy and the exit code of its class:
+// success is said and proved, ENOMEM from ibv_reg_mr is the memlock
+// limit, EPERM from ibv_open_device the device cgroup (NCCL then falls
+// back to sockets); whatever was taken is given back.
+func TestRDMAActiveTierTurnsVerbsErrnosIntoCauses(t *testing.T) {
+	needRoot(t, "mknod of /dev/infiniband/uverbsN")
+	img := activeImage(t)
+	denied := fakeverbs.HGX()
+	for i := range denied.Devices {
+		denied.Devices[i].Open = "EPERM"
+	}
+	limited := fakeverbs.HGX()
+	limited.Devices[3].Reg = "ENOMEM"
+	tests := []struct {
+		name, mode string
+		scenario   fakeverbs.Scenario
+		id, status string
+		network    string
+		says       []string
+		outcome    string
+	}{
+		{"every HCA opens and registers", "register", fakeverbs.HGX(), "nccl-transport", "pass", "IB",
+			[]string{"NET/IB on mlx5_0:1", "opened, ports queried, 1 MiB registered through", "mlx5_7"}, "ok"},
+		{"open mode registers nothing", "open", fakeverbs.HGX(), "nccl-transport", "pass", "IB",
+			[]string{"opened, ports queried, a protection domain allocated"}, "ok"},
+		{"ibv_reg_mr answers ENOMEM: the memlock limit", "register", limited, "rdma-memlock", "warn", "IB",
+			[]string{"mlx5_3 (ibv_reg_mr: ENOMEM", "PropagateResourceLimitsExcept=MEMLOCK"}, "failed"},
+		{"ibv_open_device answers EPERM: the device cgroup", "open", denied, "nccl-transport", "warn", "Socket",
+			[]string{"may not open (device cgroup)", "mlx5_0 (ibv_open_device: EPERM", "NET/Socket", "ConstrainDevices"}, "failed"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rec, a, r, ledger, _ := activeRun(t, img, tt.scenario, "PREFLIGHT_RDMA_CHECK="+tt.mode)
+			status, text := finding(t, rec, tt.id)
+			if status != tt.status {
+				t.Fatalf("%s %s, want %s: %s", tt.id, status, tt.status, text)
+			}
+			for _, want := range tt.says {
+				if !strings.Contains(text, want) {
+					t.Errorf("%s does not say %q: %s", tt.id, want, text)
+				}
+			}
+			act := a.Host.Transport.Active
+			if act.Mode != tt.mode || act.Outcome != tt.outcome || len(act.Devices) != 8 || !strings.HasSuffix(act.Library, "libibverbs.so.1.14.44.0") {
+				t.Errorf("host.transport.active: %+v", act)
+			}
+			if got := a.Host.Transport.Prediction.Network; got != tt.network {
+				t.Errorf("network %q, want %q", got, tt.network)
+			}
+			if p := act.Devices[0].Ports; tt.network == "IB" && (len(p) != 1 || p[0].State != "ACTIVE" || p[0].LinkLayer != "InfiniBand") {
+				t.Errorf("mlx5_0's ports as ibv_query_port gave them: %+v", p)
+			}
+			if ledger != "0" {
+				t.Errorf("the fake still held %q contexts, domains and regions when the probe ended", ledger)
+			}
+			if want := map[string]int{"pass": 0, "warn": 0}[tt.status]; r.code != want {
+				t.Errorf("exit %d, want %d\nstderr: %s", r.code, want, r.stderr)
+			}
+		})
+	}
+}
+
+// An ibv_open_device that never returns cannot hang the start: the probe
+// and its process group are killed at PREFLIGHT_RDMA_TIMEOUT, the run
+// ends soon after, and the node is reported faulty (75).
+func TestRDMAActiveTierHangIsANodeFault(t *testing.T) {
+	needRoot(t, "mknod of /dev/infiniband/uverbsN")
+	ref := reference(t)
+	hang := fakeverbs.HGX()
+	hang.Devices[2].Open = "hang"
+	tag, img := marker(t), activeImage(t)
+	start := time.Now()
+	rec, a, r, _, _ := activeRun(t, img, hang, "PREFLIGHT_RDMA_CHECK=open", "PREFLIGHT_RDMA_TIMEOUT=2s", tag)
+	took := time.Since(start)
+	status, text := finding(t, rec, "nccl-transport")
+	if status != "error" || r.code != nodeFaultCode || a.Host.Transport.Active.Outcome != "timeout" ||
+		!strings.Contains(text, "PREFLIGHT_RDMA_TIMEOUT=2s") || !strings.Contains(text, "drain the node") {
+		t.Errorf("nccl-transport %s, exit %d, outcome %q: %s", status, r.code, a.Host.Transport.Active.Outcome, text)
+	}
+	if took < 2*time.Second {
+		t.Errorf("the run took %v with PREFLIGHT_RDMA_TIMEOUT=2s; it cannot end before the deadline", took)
+	}
+	withinDeadline(t, "the run", took, 2*time.Second, ref)
+	if left := processesWith(tag); len(left) > 0 {
+		t.Errorf("processes left behind: %v", left)
+	}
+}
+
+// Off, the default, starts nothing: the image's libibverbs is never loaded.
+func TestRDMAActiveTierOffLoadsNothing(t *testing.T) {
+	needRoot(t, "mknod of /dev/infiniband/uverbsN")
+	s := fakeverbs.HGX()
+	s.Devices[0].Open = "hang"
+	_, a, _, _, loaded := activeRun(t, activeImage(t), s)
+	if loaded {
+		t.Error("PREFLIGHT_RDMA_CHECK unset loaded libibverbs")
+	}
+	if act := a.Host.Transport.Active; act.Mode != "off" || act.Outcome != "not-run" || len(act.Devices) != 0 {
+		t.Errorf("host.transport.active: %+v", act)
+	}
+}
