@@ -11,7 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 	"github.com/gpu-preflight/gpu-preflight/preflight/rdma/rdmatest"
+	"github.com/gpu-preflight/gpu-preflight/preflight/rdmaprobe"
 	"github.com/gpu-preflight/gpu-preflight/test/fakeverbs"
 )
 
@@ -182,5 +184,89 @@ func TestRDMAActiveTierOffLoadsNothing(t *testing.T) {
 	}
 	if act := a.Host.Transport.Active; act.Mode != "off" || act.Outcome != "not-run" || len(act.Devices) != 0 {
 		t.Errorf("host.transport.active: %+v", act)
+	}
+}
+
+// Debian bookworm's real libibverbs and providers, run by the probe inside
+// the image (chroot, in a private mount namespace) on this kernel, which
+// has no RDMA, answer truthfully: no uverbs at all is ENOSYS from
+// ibv_get_device_list; with rdmatest's HGX sysfs and real uverbs nodes
+// (open(2) gives ENXIO here), the mlx5 provider lists all eight and
+// ibv_open_device fails with ENOENT, which rdma-core's open_cdev reports
+// after its udev fallback finds no /dev/char; without the provider's
+// configuration no device is listed.
+func TestDebianLibibverbsAnswersTruthfully(t *testing.T) {
+	needRoot(t, "chroot, mount --bind and mknod")
+	tests := []struct {
+		name     string
+		sysfs    bool
+		without  string
+		list     string
+		listed   int
+		open     string
+		notFound bool
+	}{
+		{"this kernel's own /sys", false, "", "ENOSYS", 0, "", false},
+		{"rdmatest's HGX sysfs and uverbs nodes", true, "", "", 8, "ENOENT", false},
+		{"no mlx5.driver in /etc/libibverbs.d", true, "etc/libibverbs.d/mlx5.driver", "", 0, "", true},
+	}
+	img := ncclImage(t)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			root := filepath.Join(t.TempDir(), "root")
+			if out, err := exec.Command("cp", "-a", img, root).CombinedOutput(); err != nil {
+				t.Fatalf("%v: %s", err, out)
+			}
+			if out, err := exec.Command("cp", probeBin(t), filepath.Join(root, "probe")).CombinedOutput(); err != nil {
+				t.Fatalf("%v: %s", err, out)
+			}
+			if tt.without != "" {
+				if err := os.Remove(filepath.Join(root, tt.without)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			host := "/"
+			if tt.sysfs {
+				host = t.TempDir()
+				node := rdmatest.HGX(1, "InfiniBand", "400 Gb/sec (4X NDR)")
+				node.Nodes = true
+				if err := rdmatest.Layout(host, node); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for _, d := range []string{"sys", "dev/infiniband"} {
+				if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			script := `set -e
+mount --bind "$1/sys" "$2/sys"
+if [ -d "$1/dev/infiniband" ]; then mount --bind "$1/dev/infiniband" "$2/dev/infiniband"; fi
+exec chroot "$2" /probe rdma open /usr/lib/x86_64-linux-gnu/libibverbs.so.1 mlx5_0:1`
+			cmd := exec.Command("unshare", "-m", "--propagation", "private", "sh", "-c", script, "sh", host, root)
+			r := runCmd(t, cmd, 30*time.Second)
+			doc, err := rdmaprobe.Decode([]byte(r.stdout), "open")
+			if err != nil {
+				t.Fatalf("%v\nstdout: %s\nstderr: %s", err, r.stdout, r.stderr)
+			}
+			if doc.List == nil || doc.List.Errno != tt.list || len(doc.Listed) != tt.listed {
+				t.Fatalf("ibv_get_device_list: %+v, listed %v; want errno %q and %d devices", doc.List, doc.Listed, tt.list, tt.listed)
+			}
+			if tt.list != "" {
+				return
+			}
+			if len(doc.Devices) != 1 {
+				t.Fatalf("devices %+v", doc.Devices)
+			}
+			s := doc.Devices[0].Failed()
+			switch {
+			case s == nil:
+				t.Errorf("mlx5_0 passed on a kernel without RDMA: %+v", doc.Devices[0])
+			case tt.notFound && s.Step != facts.RDMAStepFind:
+				t.Errorf("mlx5_0 without its provider: %+v, want the find step", s)
+			case !tt.notFound && (s.Step != facts.RDMAStepOpen || s.Errno != tt.open):
+				t.Errorf("mlx5_0: %+v, want %s from ibv_open_device", s, tt.open)
+			}
+		})
 	}
 }
