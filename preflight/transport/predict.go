@@ -312,6 +312,7 @@ var nodeCauses = []struct{ code, words string }{
 	{"rdma-device-denied", "RDMA devices this container may not open (device cgroup)"},
 	{"rdma-driver-not-loaded", "RDMA devices without their kernel verbs driver (ib_uverbs)"},
 	{"rdma-provider-missing", "HCAs libibverbs has no provider for in this image"},
+	{"rdma-verbs-failed", "HCAs libibverbs could not open"},
 }
 
 // opens reports whether HCA h opens: as the active tier found, else as
