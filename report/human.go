@@ -113,6 +113,7 @@ func (h *humanWriter) write(r Record) {
 		{"driver's CUDA", cuda},
 		{"NVML", nvml},
 		{"CUDA check", cudaSummary(r.Host.CUDA)},
+		{"RDMA check", rdmaSummary(r.Host.Transport.Active)},
 		{"/dev/shm", bytesOrUnknown(r.Host.ShmBytes)},
 		{"cgroup", cg},
 	})
@@ -244,6 +245,30 @@ func cudaSummary(c facts.CUDACheck) string {
 	for _, d := range c.Devices {
 		if d.Result != "ok" {
 			s += fmt.Sprintf("; device %d %s", d.Ordinal, d.Result)
+		}
+	}
+	if c.Error != "" {
+		s += ": " + c.Error
+	}
+	return s
+}
+
+// rdmaSummary is the RDMA active tier in one line: "register: ok, 8
+// device(s)", and the failed devices' first failed calls.
+func rdmaSummary(c facts.RDMACheck) string {
+	if c.Mode == "" {
+		return "-"
+	}
+	s := c.Mode + ": " + or(c.Outcome, "-")
+	if c.List != nil && c.List.Failed() {
+		s += ", " + c.List.Step + ": " + c.List.Errno
+	}
+	if len(c.Devices) > 0 {
+		s += fmt.Sprintf(", %d device(s)", len(c.Devices))
+	}
+	for _, d := range c.Devices {
+		if f := d.Failed(); f != nil {
+			s += "; " + d.Name + " " + f.Step + ": " + or(f.Errno, f.Message)
 		}
 	}
 	if c.Error != "" {

@@ -731,6 +731,8 @@ func appendTransportPrediction(e *jsonenc.Encoder, b []byte, v *TransportPredict
 	}
 	b = append(b, `],"summary":`...)
 	b = jsonenc.AppendString(b, v.Summary)
+	b = append(b, `,"proved":`...)
+	b = jsonenc.AppendString(b, v.Proved)
 	b = append(b, `,"causes":[`...)
 	for i0 := range v.Causes {
 		if i0 > 0 {
