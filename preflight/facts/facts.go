@@ -125,6 +125,10 @@ type Container struct {
 	ScanSource      string            `json:"scanSource,omitempty"` // a ScanFrom* constant, or ""
 	Identity        Identity          `json:"identity"`
 	Ranks           []Ranks           `json:"ranks,omitempty"` // the launchers' process counts on this node
+	// Nodes is the node count the command's launcher is given ("2",
+	// "1:4"), NodesSource the option as given; "" when none.
+	Nodes       string `json:"nodes,omitempty"`
+	NodesSource string `json:"nodesSource,omitempty"`
 }
 
 // Requirement is a NVIDIA_REQUIRE_* variable, PREFLIGHT_REQUIRE or CUDA_VERSION's rule.

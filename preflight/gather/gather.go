@@ -86,6 +86,7 @@ func Gather(ctx context.Context, o Options) (Result, []string) {
 	warnings = append(warnings, w...)
 
 	c.Ranks = launcher.Ranks(o.Command, f.Orchestrator)
+	c.Nodes, c.NodesSource = launcher.Nodes(o.Command)
 
 	reqs, disabled, err := require.Collect(c.Env)
 	c.Requirements, c.RequireDisabled = reqs, disabled

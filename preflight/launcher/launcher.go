@@ -51,6 +51,23 @@ func Ranks(argv []string, o facts.Orchestrator) []facts.Ranks {
 	return out
 }
 
+// Nodes is the node count the command's launcher is given: torchrun's and
+// paddle.distributed.launch's --nnodes ("2", or "1:4" for an elastic
+// range), and the option as given; "" when none.
+func Nodes(argv []string) (value, source string) {
+	name, args := command(argv)
+	flags := torchrunFlags
+	switch name {
+	case facts.LauncherPaddle:
+		flags = nil
+	case facts.LauncherTorchrun:
+	default:
+		return "", ""
+	}
+	value, source, _ = option(args, flags, "--nnodes")
+	return value, source
+}
+
 // command names the launcher argv runs, as its executable or python -m,
 // and the arguments it parses.
 func command(argv []string) (string, []string) {
