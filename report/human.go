@@ -226,8 +226,7 @@ func pythonSummary(p facts.Python) string {
 	return s
 }
 
-// cudaSummary is the CUDA check in one line: "kernel: ok, driver API
-// 12.4, 8 device(s)", and the failed devices' results.
+// cudaSummary is the CUDA check in one line, with the failed devices.
 func cudaSummary(c facts.CUDACheck) string {
 	if c.Mode == "" {
 		return "-"
@@ -253,8 +252,7 @@ func cudaSummary(c facts.CUDACheck) string {
 	return s
 }
 
-// rdmaSummary is the RDMA active tier in one line: "register: ok, 8
-// device(s)", and the failed devices' first failed calls.
+// rdmaSummary is the RDMA active tier in one line.
 func rdmaSummary(c facts.RDMACheck) string {
 	if c.Mode == "" {
 		return "-"

@@ -5,8 +5,7 @@
 // as a child with a deadline: go-nvml needs the dynamic linker, and a hung
 // NVML call can only be stopped by killing the process. Every failure is a
 // fact in the document; the exit status is 0 whenever it was written.
-// `cuda init` or `cuda kernel [LIBRARY]` runs the CUDA smoke test instead,
-// `rdma` the RDMA active tier.
+// `cuda MODE` runs the CUDA smoke test instead, `rdma MODE` the RDMA tier.
 // It needs cgo, so CGO_ENABLED=0 leaves it out.
 package main
 

@@ -1,9 +1,6 @@
 package facts
 
-// RDMACheck is what the opt-in active tier (PREFLIGHT_RDMA_CHECK) did
-// through the image's libibverbs on each HCA NCCL would use: opened it,
-// queried its ports and, in register mode, registered 1 MiB. Listed are
-// the devices ibv_get_device_list returned.
+// RDMACheck is what the active tier (PREFLIGHT_RDMA_CHECK) did on each HCA.
 type RDMACheck struct {
 	Mode           string       `json:"mode"`
 	Outcome        string       `json:"outcome"`
@@ -23,7 +20,7 @@ const (
 	RDMAModeRegister = "register"
 )
 
-// Outcomes of the active tier; the failures of a call are in its steps.
+// Outcomes of the active tier.
 const (
 	RDMANotRun        = "not-run"            // off, or nothing to test (the Error says which)
 	RDMAOK            = "ok"                 // every step on every device succeeded
@@ -34,25 +31,21 @@ const (
 	RDMAProbeFailed   = "probe-failed"       // the probe crashed or printed garbage
 )
 
-// RDMADevice is one HCA the tier tested: Ports are the ports NCCL would
-// use, as ibv_query_port answered.
+// RDMADevice is one HCA tested, its ports as ibv_query_port answered.
 type RDMADevice struct {
 	Name  string     `json:"name"`
 	Ports []RDMAPort `json:"ports,omitempty"`
 	Steps []RDMAStep `json:"steps"`
 }
 
-// RDMAPort is ibv_query_port's answer, in sysfs's words ("ACTIVE",
-// "InfiniBand").
+// RDMAPort is ibv_query_port's answer in sysfs's words.
 type RDMAPort struct {
 	Num       int    `json:"num"`
 	State     string `json:"state"`
 	LinkLayer string `json:"linkLayer"`
 }
 
-// RDMAStep is one verbs call: Errno its errno as rdma-core sets it
-// ("ENOMEM"), Message strerror's words or why it failed without one; both
-// empty when it succeeded.
+// RDMAStep is one verbs call; Errno and Message are empty on success.
 type RDMAStep struct {
 	Step    string  `json:"step"`
 	Errno   string  `json:"errno,omitempty"`

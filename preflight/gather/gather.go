@@ -33,8 +33,7 @@ type Options struct {
 	// Root is where the image's files are; HostRoot the host's (procfs,
 	// sysfs, /dev, cgroup), Root when empty. Both are "/" in a container.
 	Root, HostRoot fsroot.Root
-	// ImageEnviron, when set, is the image config's Env, in place of Environ
-	// for everything the image declares.
+	// ImageEnviron, when set, is the image config's Env, in place of Environ.
 	ImageEnviron *envvars.Env
 	// Environ is the process environment; the CUDA smoke test gets it as it is.
 	Environ     envvars.Env
@@ -162,9 +161,7 @@ func transportFacts(o Options, h facts.Host, c facts.Container, visible []facts.
 	return t, warnings
 }
 
-// activeTier runs the RDMA active tier on the HCAs NCCL would use, through
-// the libibverbs the loader model found in the image, within what is left
-// of ctx's deadline.
+// activeTier runs the RDMA active tier through the image's libibverbs.
 func activeTier(ctx context.Context, o Options, t facts.Transport) facts.RDMACheck {
 	c := facts.RDMACheck{Mode: o.RDMAMode, Outcome: facts.RDMANotRun}
 	targets := transport.Targets(t)
@@ -196,9 +193,8 @@ func activeTier(ctx context.Context, o Options, t facts.Transport) facts.RDMAChe
 	return res
 }
 
-// completeDriver fills the driver's Source when no probe did, its CUDA
-// version from the branch table when NVML did not, and its branch's
-// lifecycle on the day now.
+// completeDriver fills the driver's Source, CUDA version and branch where
+// no probe did.
 func completeDriver(h *facts.Host, now time.Time) {
 	if h.Driver.Source == "" {
 		h.Driver.Source = facts.DriverFromNone
@@ -251,9 +247,8 @@ func smokeTest(ctx context.Context, o Options, frameworks []facts.Framework) fac
 	return c
 }
 
-// cudaBudget is a probe's own deadline (PREFLIGHT_CUDA_TIMEOUT, else
-// def), or less when ctx's deadline is nearer, so the test ends with its
-// own node-fault timeout; at least a millisecond.
+// cudaBudget is a probe's deadline (configured, else def), or less when
+// ctx's is nearer, so the probe ends with its own timeout; at least 1 ms.
 func cudaBudget(ctx context.Context, configured, def time.Duration, now time.Time) time.Duration {
 	if configured <= 0 {
 		configured = def

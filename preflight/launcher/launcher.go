@@ -19,9 +19,8 @@ const (
 	maxDevices = 64
 )
 
-// Ranks returns every per-node process count that argv, the training
-// command, and the launchers' variables (read by preflight/orchestrator)
-// state.
+// Ranks returns every per-node process count argv and the launchers'
+// variables state.
 func Ranks(argv []string, o facts.Orchestrator) []facts.Ranks {
 	var out []facts.Ranks
 	name, args := command(argv)
@@ -51,9 +50,8 @@ func Ranks(argv []string, o facts.Orchestrator) []facts.Ranks {
 	return out
 }
 
-// Nodes is the node count the command's launcher is given: torchrun's and
-// paddle.distributed.launch's --nnodes ("2", or "1:4" for an elastic
-// range), and the option as given; "" when none.
+// Nodes is torchrun's or paddle's --nnodes ("2", "1:4") and the option as
+// given; "" when none.
 func Nodes(argv []string) (value, source string) {
 	name, args := command(argv)
 	flags := torchrunFlags
@@ -123,9 +121,8 @@ func pythonModule(args []string) (string, []string) {
 	return "", nil
 }
 
-// option finds the last of names among the options before the training
-// script, as argparse reads "--name value" and "--name=value", flags
-// taking no value; it returns the value and the option as given.
+// option finds the last of names among the options before the script,
+// as argparse reads them; it returns the value and the option as given.
 func option(args []string, flags []string, names ...string) (value, source string, found bool) {
 	return optionIn(args, args, flags, names...)
 }
@@ -153,8 +150,7 @@ func optionIn(args, match []string, flags []string, names ...string) (value, sou
 	return value, source, found
 }
 
-// appendCount adds r counting v; "gpu" or "auto" (the launcher counts the
-// GPUs itself) adds nothing.
+// appendCount adds r counting v; "gpu" or "auto" adds nothing.
 func appendCount(out []facts.Ranks, r facts.Ranks, v string) []facts.Ranks {
 	n, err := strconv.Atoi(strings.TrimSpace(v))
 	if err != nil || n < 1 || n > maxPerNode {
@@ -169,8 +165,7 @@ func appendCount(out []facts.Ranks, r facts.Ranks, v string) []facts.Ranks {
 var torchrunFlags = []string{"--standalone", "-m", "--module", "--no-python", "--no_python", "--run-path", "--run_path",
 	"--use-env", "--use_env", "-h", "--help"}
 
-// torchrun's --nproc-per-node defaults to PET_NPROC_PER_NODE
-// (torch/distributed/argparse_util.py, env).
+// torchrun's --nproc-per-node defaults to PET_NPROC_PER_NODE (argparse_util.py).
 func torchrun(args []string, petNProc string) []facts.Ranks {
 	r := facts.Ranks{Launcher: facts.LauncherTorchrun}
 	v, src, ok := option(args, torchrunFlags, "--nproc-per-node", "--nproc_per_node")
@@ -234,8 +229,7 @@ var accelerateFlags = []string{"-h", "--help", "--quiet", "-q", "--cpu", "--mult
 	"--use_megatron_lm", "--use_xpu", "--same_network", "-m", "--module", "--no_python", "--tpu_cluster",
 	"--no_tpu_cluster", "--tpu_use_sudo", "--downcast_bf16", "--fp8_use_autocast_during_eval", "--debug"}
 
-// accelerate's --num_processes counts all machines' processes; options
-// take hyphens or underscores alike.
+// accelerate's --num_processes counts all machines'; - and _ are alike.
 func accelerate(args []string) []facts.Ranks {
 	norm := make([]string, len(args))
 	for i, a := range args {

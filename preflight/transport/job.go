@@ -29,10 +29,8 @@ type Job struct {
 	Launcher  Launcher `json:"launcher"`
 }
 
-// nodeCounts are the launchers' counts of a job's nodes, or of its ranks
-// against the ranks of this node (docs/transport.md, "The job's shape"):
-// the first pair that decides, decides. The command's --nnodes overrides
-// PET_NNODES, its default in torchrun's parser.
+// nodeCounts are the launchers' counts of nodes, or of ranks against this
+// node's (docs/transport.md, "The job's shape"); the first set decides.
 var nodeCounts = []struct {
 	total, local string
 	get          func(o facts.Orchestrator, c facts.Container) (total, local string)
@@ -56,7 +54,7 @@ var nodeCounts = []struct {
 }
 
 // JobOf reads the job's shape from the launchers' variables and the
-// command's --nnodes (c.Nodes). A count of
+// command's --nnodes. A count of
 // nodes is read up to a ":" ("1:4", torchrun's elastic range, counts its
 // maximum). Kubeflow's PyTorchJob without an elastic policy sets only
 // WORLD_SIZE, the number of pods, each taken as a node.

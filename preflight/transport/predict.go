@@ -315,8 +315,7 @@ var nodeCauses = []struct{ code, words string }{
 	{"rdma-verbs-failed", "HCAs libibverbs could not open"},
 }
 
-// opens reports whether HCA h opens: as the active tier found, else as
-// its uverbs node did.
+// opens reports whether h opens, by the active tier, else by its node.
 func (a *analysis) opens(h facts.HCA) bool {
 	if t := a.activeResult(h); t.ran {
 		return t.opened

@@ -1,8 +1,7 @@
 // Package rdmatest lays out a host's sysfs, /dev and /proc as a container
-// sees them: devices under /sys/devices with the driver core's relative
-// class links, the attributes of the kernel's
-// Documentation/ABI/stable/sysfs-class-infiniband in the formats
-// drivers/infiniband/core/sysfs.c prints, and real character devices.
+// sees them: the driver core's relative class links, the attributes of
+// Documentation/ABI/stable/sysfs-class-infiniband as
+// drivers/infiniband/core/sysfs.c prints them, real character devices.
 package rdmatest
 
 import (
@@ -150,8 +149,7 @@ func (w *writer) device(d Device, bridges map[string][4]string) string {
 
 func (w *writer) hca(h HCA, n Node) {
 	dev := w.device(h.Device, n.Bridges)
-	// What libibverbs matches its providers on: pci-sysfs.c's modalias_show
-	// (class 0x0207, an InfiniBand controller) and uverbs_main.c's ABI.
+	// libibverbs matches providers on these (pci-sysfs.c, uverbs_main.c).
 	w.file(dev+"/modalias", fmt.Sprintf("pci:v%08Xd%08Xsv%08Xsd%08Xbc02sc07i00\n", hex(h.Vendor), hex(h.Device.Device), hex(h.Vendor), 0))
 	w.file("/sys/class/infiniband_verbs/abi_version", "6\n")
 	dir := dev + "/infiniband/" + h.Name
