@@ -254,25 +254,19 @@ func cudaSummary(c facts.CUDACheck) string {
 
 // rdmaSummary is the RDMA active tier in one line.
 func rdmaSummary(c facts.RDMACheck) string {
-	if c.Mode == "" {
-		return "-"
+	s := or(c.Mode, "-")
+	if c.Outcome != "" && c.Outcome != facts.RDMANotRun {
+		s += fmt.Sprintf(": %s, %d device(s)", c.Outcome, len(c.Devices))
 	}
-	s := c.Mode + ": " + or(c.Outcome, "-")
 	if c.List != nil && c.List.Failed() {
-		s += ", " + c.List.Step + ": " + c.List.Errno
-	}
-	if len(c.Devices) > 0 {
-		s += fmt.Sprintf(", %d device(s)", len(c.Devices))
+		s += "; " + c.List.Step + ": " + c.List.Errno
 	}
 	for _, d := range c.Devices {
 		if f := d.Failed(); f != nil {
 			s += "; " + d.Name + " " + f.Step + ": " + or(f.Errno, f.Message)
 		}
 	}
-	if c.Error != "" {
-		s += ": " + c.Error
-	}
-	return s
+	return strings.TrimSuffix(s+": "+c.Error, ": ")
 }
 
 // ANSI colours for statuses.
