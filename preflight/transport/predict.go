@@ -33,6 +33,7 @@ func Predict(f facts.Transport) facts.TransportPrediction {
 	a := analysis{f: f, s: f.NCCL.Settings}
 	a.v, _ = nccl.ParseVersion(f.NCCL.Version)
 	a.run()
+	a.active()
 	return a.pred
 }
 
@@ -70,7 +71,6 @@ func (a *analysis) run() {
 	if a.pred.Network == facts.NetIB || plugin != "" && a.pred.Network == plugin {
 		a.memlock()
 	}
-	a.active()
 	a.p2p()
 }
 
