@@ -182,7 +182,7 @@ func activeTier(ctx context.Context, o Options, t facts.Transport) facts.RDMAChe
 		return c
 	}
 	opts := rdmaprobe.Options{Mode: o.RDMAMode, Library: lib, Targets: targets,
-		Probe: nvml.Options{Timeout: cudaBudget(ctx, o.RDMATimeout, rdmaprobe.DefaultTimeout, time.Now())}}
+		Probe: nvml.Options{Timeout: probeBudget(ctx, o.RDMATimeout, rdmaprobe.DefaultTimeout, time.Now())}}
 	if l := o.Environ.List(); l != nil {
 		opts.Probe.Env = l
 	}
@@ -215,7 +215,7 @@ func completeDriver(h *facts.Host, now time.Time) {
 
 // smokeTest runs the CUDA smoke test within what is left of ctx's deadline.
 func smokeTest(ctx context.Context, o Options, frameworks []facts.Framework) facts.CUDACheck {
-	opts := cudaprobe.Options{Mode: o.CUDAMode, Probe: nvml.Options{Timeout: cudaBudget(ctx, o.CUDATimeout, cudaprobe.DefaultTimeout, time.Now())}}
+	opts := cudaprobe.Options{Mode: o.CUDAMode, Probe: nvml.Options{Timeout: probeBudget(ctx, o.CUDATimeout, cudaprobe.DefaultTimeout, time.Now())}}
 	if l := o.Environ.List(); l != nil {
 		opts.Probe.Env = l
 	}
@@ -247,9 +247,9 @@ func smokeTest(ctx context.Context, o Options, frameworks []facts.Framework) fac
 	return c
 }
 
-// cudaBudget is a probe's deadline (configured, else def), or less when
+// probeBudget is a probe's deadline (configured, else def), or less when
 // ctx's is nearer, so the probe ends with its own timeout; at least 1 ms.
-func cudaBudget(ctx context.Context, configured, def time.Duration, now time.Time) time.Duration {
+func probeBudget(ctx context.Context, configured, def time.Duration, now time.Time) time.Duration {
 	if configured <= 0 {
 		configured = def
 	}
