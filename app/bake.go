@@ -10,12 +10,14 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/preflight/fsroot"
 	"github.com/gpu-preflight/gpu-preflight/preflight/gather"
 	"github.com/gpu-preflight/gpu-preflight/preflight/image"
+	"github.com/gpu-preflight/gpu-preflight/report/termsafe"
 )
 
 // Bake scans the image (at build time) and writes the manifest the run
 // reads instead of scanning again: to out, a path on this machine, or by
 // default to PREFLIGHT_MANIFEST inside the root. Exit 0, or 1.
 func Bake(cfg Config, env envvars.Env, out string, stdout, stderr io.Writer) int {
+	stdout, stderr = termsafe.NewWriter(stdout), termsafe.NewWriter(stderr) // paths and names come from the image
 	cfg.PrintWarnings(stderr)
 	if out == "" {
 		out = fsroot.Root(cfg.Root).Path(cfg.Manifest)

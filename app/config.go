@@ -25,6 +25,7 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/preflight/imageconfig"
 	"github.com/gpu-preflight/gpu-preflight/preflight/policy"
 	"github.com/gpu-preflight/gpu-preflight/preflight/require"
+	"github.com/gpu-preflight/gpu-preflight/report/termsafe"
 )
 
 // Config is gpu-preflight's configuration: each field's envconfig tag names
@@ -230,7 +231,7 @@ func usagef(format string, args ...any) error { return fmt.Errorf(format, args..
 // PrintWarnings writes the warnings, for a command without a log.
 func (c Config) PrintWarnings(w io.Writer) {
 	for _, s := range c.warnings {
-		fmt.Fprintf(w, "gpu-preflight: warning: %s\n", s)
+		fmt.Fprintf(w, "gpu-preflight: warning: %s\n", termsafe.String(s))
 	}
 }
 

@@ -276,20 +276,20 @@ func newImage(c facts.Container) Image {
 	return im
 }
 
-// newOrchestrator redacts o's values: they come from the environment, and
+// newOrchestrator redacts and cuts o's values: they come from the environment, and
 // MASTER_ADDR or PADDLE_MASTER could be URLs.
 func newOrchestrator(o facts.Orchestrator) facts.Orchestrator {
 	k, s, t, p, m := &o.Kubernetes, &o.Slurm, &o.Torchrun, &o.Paddle, &o.MPI
 	for _, v := range []*string{
 		&o.JobID, &k.PodName, &k.Namespace, &k.PodUID, &k.NodeName, &k.CompletionIndex, &o.Kubeflow.JobName,
 		&s.JobID, &s.StepID, &s.ProcID, &s.LocalID, &s.NodeID, &s.NodeName, &s.NumTasks, &s.Cluster, &s.ArrayJobID, &s.ArrayTaskID,
-		&s.StepNumNodes, &s.JobNumNodes, &s.NNodes, &s.NTasksPerNode, &s.GPUsPerTask,
+		&s.StepNumNodes, &s.JobNumNodes, &s.NNodes, &s.NTasksPerNode, &s.GPUsPerTask, &s.NTasksPerGPU, &s.TasksPerNode, &s.StepTasksPerNode,
 		&t.Rank, &t.LocalRank, &t.WorldSize, &t.LocalWorldSize, &t.RunID, &t.MasterAddr, &t.MasterPort,
 		&t.GroupWorldSize, &t.NNodes, &t.NProcPerNode,
 		&p.TrainerID, &p.TrainersNum, &p.JobID, &p.NNodes, &p.Master, &p.Devices, &p.NProcPerNode,
 		&m.WorldSize, &m.LocalSize, &m.PMISize, &m.LocalNRanks,
 	} {
-		*v = redact.Value(*v)
+		*v = safe(*v)
 	}
 	o.Detected = slices.Clone(o.Detected)
 	return o

@@ -164,3 +164,12 @@ func TestRecordKeepsAtMost512VariablesAndCountsTheRest(t *testing.T) {
 		t.Errorf("three variables: env %v, envDropped %d", small.Env, small.EnvDropped)
 	}
 }
+
+func TestRecordCutsOrchestratorValues(t *testing.T) {
+	var in report.Inputs
+	in.Facts.Orchestrator.Slurm.TasksPerNode = strings.Repeat("8(x2),", 1<<20/6)
+	r := report.New(in)
+	if v := r.Orchestrator.Slurm.TasksPerNode; len(v) > 4096 || !strings.Contains(v, "truncated") {
+		t.Errorf("a 1 MiB SLURM_TASKS_PER_NODE is kept as %d bytes", len(v))
+	}
+}

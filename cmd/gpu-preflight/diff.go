@@ -76,7 +76,7 @@ func newestTwo(dir string, stderr io.Writer) (old, new store.Stored, err error) 
 	if !st.IsDir() {
 		return old, new, fmt.Errorf("%s is not a directory; give two records (diff OLD.json NEW.json) or a directory of records (diff DIR)", dir)
 	}
-	return store.NewestTwo(dir, func(err error) { fmt.Fprintf(stderr, "gpu-preflight: skipping %v\n", err) })
+	return store.NewestTwo(dir, func(err error) { fmt.Fprintf(stderr, "gpu-preflight: skipping %s\n", termsafe.String(err.Error())) })
 }
 
 // diffJSON is the --json output.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/gpu-preflight/gpu-preflight/app"
 	"github.com/gpu-preflight/gpu-preflight/internal/suggest"
+	"github.com/gpu-preflight/gpu-preflight/report/termsafe"
 )
 
 // newFlagSet returns a flag set with the configuration flags of the parts
@@ -143,6 +144,6 @@ func usageExit(stderr io.Writer, err error) int {
 		fmt.Fprint(stderr, help(nil))
 		return exitOK
 	}
-	fmt.Fprintf(stderr, "gpu-preflight: %v\n(run gpu-preflight -h for usage)\n", err)
+	fmt.Fprintf(stderr, "gpu-preflight: %s\n(run gpu-preflight -h for usage)\n", termsafe.Lines(err.Error()))
 	return exitUsage
 }

@@ -1,11 +1,12 @@
 // Package truncate bounds text of unbounded length (an environment string,
 // a file under /proc) where it enters a message, a log line or the record:
-// its start, cut at a rune boundary, and "…[truncated N bytes]".
+// its start, cut between runes and escapes, and "…[truncated N bytes]".
 package truncate
 
 import (
 	"fmt"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -33,8 +34,7 @@ func Quote(s string, limit int) string {
 	return strconv.Quote(start(s, limit)) + Note(len(s))
 }
 
-// Note is the mark a cut value ends with, for a writer that learns the
-// whole size only at the end (a child's output).
+// Note is the mark a cut value of size bytes ends with.
 func Note(size int) string {
 	return fmt.Sprintf("…[truncated %d bytes]", size)
 }
@@ -49,5 +49,37 @@ func start(s string, n int) string {
 	for n > 0 && !utf8.RuneStart(s[n]) {
 		n--
 	}
+	for i := 0; i < n; {
+		j := strings.IndexByte(s[i:n], '\\')
+		if j < 0 {
+			break
+		}
+		i += j
+		w := escapeLen(s[i:])
+		if i+w > n {
+			return s[:i]
+		}
+		i += w
+	}
 	return s[:n]
+}
+
+// escapeLen is the length of the escape (\", \x1b, \u202e) at s's backslash.
+func escapeLen(s string) int {
+	if len(s) < 2 {
+		return 1
+	}
+	d := 0
+	switch s[1] {
+	case 'x':
+		d = 2
+	case 'u':
+		d = 4
+	case 'U':
+		d = 8
+	}
+	if len(s) < 2+d || strings.Trim(s[2:2+d], "0123456789abcdefABCDEF") != "" {
+		return 2
+	}
+	return 2 + d
 }

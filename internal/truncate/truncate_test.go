@@ -50,6 +50,32 @@ func TestStringStaysWithinTheLimitAtARuneBoundary(t *testing.T) {
 	}
 }
 
+// Text escaped before (termsafe's, strconv's) is cut between two escapes,
+// never inside one: no "\u20" or lone backslash is left before the note.
+func TestStringCutsNoEscapeInTwo(t *testing.T) {
+	pieces := []string{"NVIDIA H100", `\x1b`, "]0;PWNED", `\x07`, `\u202e`, `\U000e0041`, "中", `\xff`, `\t`, `\"`, `\\`, "a"}
+	s := strings.Repeat(strings.Join(pieces, ""), 2)
+	inside := map[int]bool{} // the cuts that fall within an escape
+	at := 0
+	for range 2 {
+		for _, p := range pieces {
+			if p[0] == '\\' {
+				for i := at + 1; i < at+len(p); i++ {
+					inside[i] = true
+				}
+			}
+			at += len(p)
+		}
+	}
+	note := Note(len(s))
+	for limit := len(note); limit < len(s); limit++ {
+		body, ok := strings.CutSuffix(String(s, limit), note)
+		if !ok || !strings.HasPrefix(s, body) || inside[len(body)] || len(body) < limit-len(note)-len(`\U00000000`) {
+			t.Errorf("String(s, %d) = %q: not the longest start of s that ends between escapes", limit, body)
+		}
+	}
+}
+
 func TestQuoteQuotesAValueWithinTheLimitWhole(t *testing.T) {
 	for in, want := range map[string]string{
 		"":             `""`,

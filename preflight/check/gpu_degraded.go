@@ -9,11 +9,8 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 )
 
-// GPUDegraded is the `gpu-degraded` check: no visible GPU runs slower than
-// its like (same-model peers' NVLinks, its link's widest, the GPU's PCIe
-// generation, never the current one) or with a hardware clock slowdown;
-// each warns as a node fault (docs/node-health.md, "Degraded links and
-// clocks").
+// GPUDegraded is the `gpu-degraded` check: no visible GPU's links or
+// clocks run slower than its like's (docs/node-health.md).
 var GPUDegraded = Check{ID: "gpu-degraded", rule: gpuDegraded}
 
 func gpuDegraded(in Input) Finding {
@@ -67,9 +64,8 @@ func nvlinkDegraded(v *verdict, g facts.GPU, peers []facts.GPU) {
 	}
 }
 
-// pcieDegraded warns when g's link is narrower than it can be, or below
-// the GPU's generation where a peer's reaches higher; a cap every peer
-// shares is the server's, returned for a note.
+// pcieDegraded warns when g's link is narrower than it can be or below a
+// same-model peer's generation; it returns a cap all peers share.
 func pcieDegraded(v *verdict, g facts.GPU, peers []facts.GPU) string {
 	p := g.Health.PCIe
 	if p == nil {
@@ -79,7 +75,7 @@ func pcieDegraded(v *verdict, g facts.GPU, peers []facts.GPU) string {
 	if p.CurrentWidth > 0 && p.CurrentWidth < p.MaxWidth {
 		v.add(Warn, true, fmt.Sprintf("%s's PCIe link runs at x%d of the x%d it can reach", gpuRef(g), p.CurrentWidth, p.MaxWidth), remedy)
 	}
-	if p.MaxGeneration == 0 || p.MaxGeneration >= p.GPUMaxGeneration {
+	if p.MaxGeneration == 0 {
 		return ""
 	}
 	best := p.MaxGeneration
@@ -88,12 +84,18 @@ func pcieDegraded(v *verdict, g facts.GPU, peers []facts.GPU) string {
 			best = max(best, q.Health.PCIe.MaxGeneration)
 		}
 	}
-	if best > p.MaxGeneration {
-		v.add(Warn, true, fmt.Sprintf("%s's PCIe link reaches Gen%d where the GPU supports Gen%d and a peer of model %s reaches Gen%d",
-			gpuRef(g), p.MaxGeneration, p.GPUMaxGeneration, orUnknown(g.Name), best), remedy)
-		return ""
+	supports := " where"
+	if p.GPUMaxGeneration > 0 {
+		supports = fmt.Sprintf(" where the GPU supports Gen%d and", p.GPUMaxGeneration)
 	}
-	return fmt.Sprintf("PCIe links reach Gen%d where the GPU (%s) supports Gen%d", p.MaxGeneration, orUnknown(g.Name), p.GPUMaxGeneration)
+	switch {
+	case best > p.MaxGeneration:
+		v.add(Warn, true, fmt.Sprintf("%s's PCIe link reaches Gen%d%s a peer of model %s reaches Gen%d",
+			gpuRef(g), p.MaxGeneration, supports, orUnknown(g.Name), best), remedy)
+	case p.MaxGeneration < p.GPUMaxGeneration:
+		return fmt.Sprintf("PCIe links reach Gen%d where the GPU (%s) supports Gen%d", p.MaxGeneration, orUnknown(g.Name), p.GPUMaxGeneration)
+	}
+	return ""
 }
 
 func ints(xs []int) string {

@@ -23,6 +23,8 @@ func TestGPUDegraded(t *testing.T) {
 		{"a lower current generation is an idle GPU's, no finding", dgxA100, func(h *facts.GPUHealth) { h.PCIe.CurrentGeneration = 1 }, Pass, nil},
 		{"a link reaching a lower generation than its peers' warns", dgxH100, func(h *facts.GPUHealth) { h.PCIe.MaxGeneration = 3 }, Warn,
 			[]string{"GPU 6", "reaches Gen3", "supports Gen5", "reaches Gen5"}},
+		{"without the GPU's own generation, a link below a same-model peer's warns", dgxB200, func(h *facts.GPUHealth) { h.PCIe.MaxGeneration = 4 }, Warn,
+			[]string{"GPU 6", "reaches Gen4 where a peer", "reaches Gen5"}},
 		{"HW slowdown, thermal and power brake clock events warn", dgxB200, func(h *facts.GPUHealth) {
 			h.ClockEvents = []string{facts.ClockHWSlowdown, facts.ClockHWPowerBrake}
 		}, Warn, []string{"GPU 6", "hw-slowdown, hw-power-brake-slowdown", "nvidia-smi -q -d PERFORMANCE"}},

@@ -7,10 +7,8 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 )
 
-// GPUInUse is the `gpu-in-use` check: no visible GPU runs a compute
-// process of any PID namespace or forbids contexts (node faults), or holds
-// memory with no process (a warning). MIG GPUs are shared by design
-// (docs/node-health.md, "GPUs in use").
+// GPUInUse is the `gpu-in-use` check: no visible non-MIG GPU runs a
+// process, holds memory or forbids contexts (docs/node-health.md).
 var GPUInUse = Check{ID: "gpu-in-use", rule: gpuInUse}
 
 // heldBytes counts as held: an idle GPU has a few MiB allocated.
@@ -27,6 +25,8 @@ func gpuInUse(in Input) Finding {
 			siblings = r.Source
 		}
 	}
+	const elsewhere = "run the job on another node and stop what uses the GPU on this one (nvidia-smi on the host lists it); " +
+		"if the GPUs are shared on purpose (MPS, time-slicing), set PREFLIGHT_IGNORE=gpu-in-use"
 	var v verdict
 	for _, g := range gpus {
 		h := g.Health
@@ -37,21 +37,26 @@ func gpuInUse(in Input) Finding {
 			v.add(Error, true, gpuRef(g)+" is in compute mode prohibited: no CUDA context can be created on it",
 				fmt.Sprintf("set GPU %d's compute mode back on the host (nvidia-smi -i %d -c DEFAULT), or run the job on another node", g.Index, g.Index))
 		}
+		busy := ""
 		switch p := h.Processes; {
-		case p != nil && p.Count > 0 && siblings != "":
-			v.add(Info, false, fmt.Sprintf("%s already runs %s, which may be this job's other ranks (%s)", gpuRef(g), processList(p), siblings),
-				"nothing, if they are this job's ranks; otherwise stop them (nvidia-smi on the host lists them)")
 		case p != nil && p.Count > 0:
-			mode := ""
-			if h.ComputeMode == facts.ComputeModeExclusiveProcess || h.ComputeMode == facts.ComputeModeExclusiveThread {
-				mode = fmt.Sprintf(", and its compute mode (%s) admits no second process", h.ComputeMode)
-			}
-			v.add(Error, true, fmt.Sprintf("%s already runs %s (PIDs of the host, which this container may not see)%s", gpuRef(g), processList(p), mode),
-				"run the job on another node and stop the stray processes on this one (nvidia-smi on the host lists them); "+
-					"if the GPUs are shared on purpose (MPS, time-slicing), set PREFLIGHT_IGNORE=gpu-in-use")
+			busy = "already runs " + processList(p)
 		case h.Memory != nil && h.Memory.UsedBytes >= heldBytes:
-			v.add(Warn, true, fmt.Sprintf("%s has %d MiB of %d MiB allocated with no compute process listed", gpuRef(g), h.Memory.UsedBytes>>20, h.Memory.TotalBytes>>20),
-				fmt.Sprintf("reset GPU %d (nvidia-smi -r -i %d) once nothing uses it, or reboot the node", g.Index, g.Index))
+			busy = fmt.Sprintf("has %d MiB of %d MiB allocated", h.Memory.UsedBytes>>20, h.Memory.TotalBytes>>20)
+			if p != nil {
+				busy += " by no process of this PID namespace: another container's or the host's, which the driver does not list here"
+			}
+		}
+		switch {
+		case busy == "":
+		case siblings != "":
+			v.add(Info, false, fmt.Sprintf("%s %s, which may be this job's other ranks (%s)", gpuRef(g), busy, siblings),
+				"nothing, if they are this job's ranks; otherwise stop them (nvidia-smi on the host lists them)")
+		default:
+			if h.ComputeMode == facts.ComputeModeExclusiveProcess || h.ComputeMode == facts.ComputeModeExclusiveThread {
+				busy += fmt.Sprintf(", and its compute mode (%s) admits no second process", h.ComputeMode)
+			}
+			v.add(Error, true, gpuRef(g)+" "+busy, elsewhere)
 		}
 	}
 	v.unread(gpus, "processes", "computeMode", "memory")

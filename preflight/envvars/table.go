@@ -37,6 +37,7 @@ const (
 	srcDownward  = "Kubernetes, \"Expose Pod Information to Containers Through Environment Variables\" (the pod spec sets it)"
 	srcK8sSvc    = "Kubernetes, \"Service\" (\"Environment variables\": the kubelet sets it in every container)"
 	srcSlurm     = "srun(1), sbatch(1), \"OUTPUT ENVIRONMENT VARIABLES\""
+	srcSrun      = "srun(1), \"OUTPUT ENVIRONMENT VARIABLES\"; Slurm `src/common/env.c`, `env_array_for_step`"
 	srcTorchrun  = "PyTorch, \"torchrun (Elastic Launch)\": the variables each worker gets (`torch/distributed/elastic/agent/server/api.py`)"
 	srcKubeflow  = "Kubeflow training-operator, `pkg/controller.v1/pytorch/envvar.go` (torchrun's options as `PET_` variables)"
 	srcPaddle    = "PaddlePaddle, `python/paddle/distributed/launch/context/args_envs.py`"
@@ -73,7 +74,7 @@ var Read = []Variable{
 	{Name: "ENV_NAME", Scan: true, Use: "the conda environment micromamba's entrypoint activates: the `python` a command names is taken from it", Source: "mamba-org/micromamba-docker `_activate_current_env.sh` (`micromamba activate \"${ENV_NAME}\"`)"},
 	{Name: "MAMBA_DEFAULT_ENV", Scan: true, Use: "the environment `mamba activate` recorded, when `ENV_NAME` is unset", Source: "mamba, \"Activation\" (the variables `activate` exports)"},
 	{Name: "CONDA_DEFAULT_ENV", Scan: true, Use: "the environment `conda activate` recorded, when neither of the above is set", Source: "conda, \"Managing environments\" (the variables `activate` exports)"},
-	{Name: "PWD", Scan: true, Use: "the working directory (a shell's, else gpu-preflight's own inside the container): pixi's environments under its `.pixi/envs`, as under `/app`, count as activated; a baked manifest does not compare it, only the environments found", Source: "POSIX `sh`, \"Shell Variables\"; pixi, \"Container\" (`WORKDIR /app`, `pixi shell-hook` entrypoint)"},
+	{Name: "PWD", Scan: true, Use: "the working directory (a shell's, else gpu-preflight's own inside the container): pixi's environments under its `.pixi/envs`, as under `/app`, count as activated, `uv run` takes its `.venv`, and a relative `./script` is found from it; a baked manifest does not compare it, only the environments found", Source: "POSIX `sh`, \"Shell Variables\"; pixi, \"Container\" (`WORKDIR /app`, `pixi shell-hook` entrypoint)"},
 	{Name: "NV_CUDNN_VERSION", Scan: true, Version: CuDNN, Use: "cuDNN's version when no file says it (nvidia/cuda cuDNN images)", Source: srcStackEnv},
 	{Name: "CUDNN_VERSION", Scan: true, Version: CuDNN, Use: "cuDNN's version when no file says it (NGC images)", Source: srcStackEnv},
 	{Name: "NCCL_VERSION", Scan: true, Version: NCCL, Use: "NCCL's version when no file says it", Source: srcStackEnv},
@@ -90,10 +91,10 @@ var Read = []Variable{
 	{Name: "NODE_NAME", Use: launchers, Source: srcDownward},
 	{Name: "JOB_COMPLETION_INDEX", Use: launchers, Source: "Kubernetes, \"Indexed Job for Parallel Processing with Static Work Assignment\""},
 	{Name: "SLURM_JOB_ID", Use: "the job id, and the remedies for Slurm", Source: srcSlurm},
-	{Name: "SLURM_STEP_ID", Use: launchers, Source: srcSlurm},
+	{Name: "SLURM_STEP_ID", Use: "running in an srun step, whose `SLURM_STEP_TASKS_PER_NODE` counts: `ranks-per-node`; the record's `orchestrator`", Source: srcSrun},
 	{Name: "SLURM_PROCID", Use: launchers, Source: srcSlurm},
 	{Name: "SLURM_LOCALID", Use: launchers, Source: srcSlurm},
-	{Name: "SLURM_NODEID", Use: launchers, Source: srcSlurm},
+	{Name: "SLURM_NODEID", Use: "this node's place in the tasks-per-node list: `ranks-per-node`; the record's `orchestrator`", Source: srcSlurm},
 	{Name: "SLURMD_NODENAME", Use: launchers, Source: srcSlurm},
 	{Name: "SLURM_NTASKS", Use: launchers, Source: srcSlurm},
 	{Name: "SLURM_CLUSTER_NAME", Use: launchers, Source: srcSlurm},
@@ -103,7 +104,10 @@ var Read = []Variable{
 	{Name: "SLURM_JOB_NUM_NODES", Use: shape, Source: srcSlurm},
 	{Name: "SLURM_NNODES", Use: shape, Source: srcSlurm},
 	{Name: "SLURM_NTASKS_PER_NODE", Use: ranksPerNode, Source: srcSlurm},
-	{Name: "SLURM_GPUS_PER_TASK", Use: "each task sees GPUs of its own, so `SLURM_NTASKS_PER_NODE` does not count against them: `ranks-per-node`", Source: srcSlurm},
+	{Name: "SLURM_GPUS_PER_TASK", Use: "each task sees GPUs of its own, so Slurm's task counts do not count against them: `ranks-per-node`", Source: srcSlurm},
+	{Name: "SLURM_NTASKS_PER_GPU", Use: "tasks bound to one GPU each, several to a GPU, so Slurm's task counts do not count against them: `ranks-per-node`", Source: srcSlurm},
+	{Name: "SLURM_TASKS_PER_NODE", Use: "the job's tasks on each node (`2(x3),1`), this node's at `SLURM_NODEID`: `ranks-per-node`", Source: srcSlurm},
+	{Name: "SLURM_STEP_TASKS_PER_NODE", Use: "the step's tasks on each node, read in place of the job's inside an srun step: `ranks-per-node`", Source: srcSrun},
 	{Name: "RANK", Use: launchers, Source: srcTorchrun},
 	{Name: "LOCAL_RANK", Use: launchers, Source: srcTorchrun},
 	{Name: "WORLD_SIZE", Use: "the job's shape, against `LOCAL_WORLD_SIZE`; the record's `orchestrator`", Source: srcTorchrun},

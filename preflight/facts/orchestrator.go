@@ -31,22 +31,24 @@ type Kubeflow struct {
 
 // Slurm is the job, the step and the task's ranks.
 type Slurm struct {
-	JobID       string `json:"jobId"`
-	StepID      string `json:"stepId"`
-	ProcID      string `json:"procId"`
-	LocalID     string `json:"localId"`
-	NodeID      string `json:"nodeId"`
-	NodeName    string `json:"nodeName"`
-	NumTasks    string `json:"numTasks"`
-	Cluster     string `json:"cluster"`
-	ArrayJobID  string `json:"arrayJobId"`
-	ArrayTaskID string `json:"arrayTaskId"`
-	// The node counts of the step and the job, and the older name of the job's.
-	StepNumNodes  string `json:"stepNumNodes"`
-	JobNumNodes   string `json:"jobNumNodes"`
-	NNodes        string `json:"nnodes"`
-	NTasksPerNode string `json:"ntasksPerNode"`
-	GPUsPerTask   string `json:"gpusPerTask"`
+	JobID            string `json:"jobId"`
+	StepID           string `json:"stepId"`
+	ProcID           string `json:"procId"`
+	LocalID          string `json:"localId"`
+	NodeID           string `json:"nodeId"`
+	NodeName         string `json:"nodeName"`
+	NumTasks         string `json:"numTasks"`
+	Cluster          string `json:"cluster"`
+	ArrayJobID       string `json:"arrayJobId"`
+	ArrayTaskID      string `json:"arrayTaskId"`
+	StepNumNodes     string `json:"stepNumNodes"`
+	JobNumNodes      string `json:"jobNumNodes"`
+	NNodes           string `json:"nnodes"` // the older name of JobNumNodes
+	NTasksPerNode    string `json:"ntasksPerNode"`
+	GPUsPerTask      string `json:"gpusPerTask"`
+	NTasksPerGPU     string `json:"ntasksPerGpu"`
+	TasksPerNode     string `json:"tasksPerNode"`     // the job's per node, "2(x3),1" in node-list order
+	StepTasksPerNode string `json:"stepTasksPerNode"` // the srun step's
 }
 
 // Torchrun is torch.distributed's rank environment.

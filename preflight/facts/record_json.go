@@ -456,6 +456,12 @@ func appendSlurm(e *jsonenc.Encoder, b []byte, v *Slurm) []byte {
 	b = jsonenc.AppendString(b, v.NTasksPerNode)
 	b = append(b, `,"gpusPerTask":`...)
 	b = jsonenc.AppendString(b, v.GPUsPerTask)
+	b = append(b, `,"ntasksPerGpu":`...)
+	b = jsonenc.AppendString(b, v.NTasksPerGPU)
+	b = append(b, `,"tasksPerNode":`...)
+	b = jsonenc.AppendString(b, v.TasksPerNode)
+	b = append(b, `,"stepTasksPerNode":`...)
+	b = jsonenc.AppendString(b, v.StepTasksPerNode)
 	b = append(b, '}')
 	return b
 }

@@ -107,7 +107,7 @@ func Gather(ctx context.Context, o Options) (Result, []string) {
 
 	p.enter(ctx, step{"the image scan under " + o.Root.Path("/"), true}, h, c)
 	scanEnv := withWorkDir(c.Env, o.Root)
-	scan, source, w := image.LoadWithin(o.Root, scanEnv, o.Manifest, scanBudget(ctx, time.Now()))
+	scan, source, w := image.LoadWithin(o.Root, scanEnv, o.Manifest, scanBudget(ctx, time.Now()), o.Command...)
 	warnings = append(warnings, w...)
 	c.Stack, c.ScanSource = scan.Stack, source
 	c.Frameworks, c.Python = image.Judge(o.Root, scanEnv, scan, o.Command)

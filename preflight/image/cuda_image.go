@@ -54,12 +54,7 @@ var dpkgArch = map[string]string{"x86_64-linux-gnu": "amd64", "aarch64-linux-gnu
 // libcudart.so.X.Y.Z, naming the dpkg package that installed it.
 func (s *scanner) distributionCUDA() {
 	for _, dir := range distCUDADirs {
-		best, bestName := "", ""
-		for _, n := range s.list(dir) {
-			if v, ok := sonameVersion(n, "libcudart.so"); ok && components(v) >= 3 && newer(v, best) {
-				best, bestName = v, n
-			}
-		}
+		best, bestName := s.newestRuntime(dir, "")
 		if best == "" {
 			continue
 		}
@@ -99,11 +94,42 @@ func (s *scanner) frameworkRuntimes() {
 			}
 		}
 		if v.env.Kind == pyenv.KindConda {
-			if ver, src, ok := s.condaRuntime(v.env.Prefix); ok {
+			ver, src, ok := s.condaRuntime(v.env.Prefix)
+			if !ok {
+				ver, src, ok = s.prefixRuntime(v.env.Prefix, cudaMajor(fw.CUDAVersion))
+			}
+			if ok {
 				fw.CUDARuntime, fw.CUDARuntimeSource = ver, src
 			}
 		}
 	}
+}
+
+// newestRuntime is the newest libcudart.so.X.Y.Z in dir, of CUDA major
+// when given, and its name.
+func (s *scanner) newestRuntime(dir, major string) (version, name string) {
+	for _, n := range s.list(dir) {
+		if v, ok := sonameVersion(n, "libcudart.so"); ok && components(v) >= 3 && newer(v, version) && (major == "" || cudaMajor(v) == major) {
+			version, name = v, n
+		}
+	}
+	return version, name
+}
+
+// condaTargets are where conda-forge's CUDA 12 packages put the libraries
+// they link from $PREFIX/lib (conda-forge/cuda-cudart-feedstock
+// recipe/build.sh).
+var condaTargets = []string{"lib", "targets/x86_64-linux/lib", "targets/sbsa-linux/lib", "targets/aarch64-linux/lib"}
+
+// prefixRuntime is the newest libcudart of CUDA major in a conda prefix.
+func (s *scanner) prefixRuntime(prefix, major string) (string, string, bool) {
+	for _, d := range condaTargets {
+		dir := path.Join(prefix, d)
+		if v, n := s.newestRuntime(dir, major); v != "" {
+			return v, path.Join(dir, n), true
+		}
+	}
+	return "", "", false
 }
 
 // loadedRuntime is the libcudart the loader model resolved for fw.

@@ -8,9 +8,9 @@ import (
 )
 
 // sitePackageDirs returns the sys.path directories of the image's Python
-// environments, in search order, each once however it is reached.
-func sitePackageDirs(root fsroot.Root, env map[string]string) []string {
-	return sysPathDirs(root, pyenv.Find(root, envSubset(env)).Environments)
+// environments for command, in search order, each once.
+func sitePackageDirs(root fsroot.Root, env map[string]string, command []string) []string {
+	return sysPathDirs(root, pyenv.Find(root, envSubset(env), command...).Environments)
 }
 
 // sysPathDirs are the distinct directories of envs' sys.paths, in order.
@@ -37,7 +37,7 @@ func (s *scanner) environments() {
 			s.warnings = append(s.warnings, w)
 		}
 	}
-	found := pyenv.Find(s.root, s.env)
+	found := pyenv.Find(s.root, s.env, s.command...)
 	for _, p := range found.Inputs {
 		// A directory is stamped by its names (injected files aside).
 		if s.root.IsDir(p) {

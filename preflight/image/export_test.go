@@ -7,8 +7,8 @@ import (
 
 // Scan is the scan Bake runs (no budget, the real fatbin reader), without
 // the manifest around it: what the tests compare a manifest's facts with.
-func Scan(root fsroot.Root, env map[string]string) (Result, []string) {
-	return scan(root, env, fatbin.ScanFile, 0)
+func Scan(root fsroot.Root, env map[string]string, command ...string) (Result, []string) {
+	return scanKnown(root, env, command, fatbin.ScanFile, 0, nil)
 }
 
 // Load is LoadWithin with the run-time default budget.

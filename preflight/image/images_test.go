@@ -39,6 +39,23 @@ func torchPackage(tr *tree, sp, version, cuda, soabi string) {
 	tr.file(sp+"/torch/_C."+soabi+"-x86_64-linux-gnu.so", "")
 }
 
+// condaPrefix lays out a conda prefix (conda-meta/) with its interpreter.
+func condaPrefix(tr *tree, p, name string) {
+	tr.dir(p + "/conda-meta")
+	tr.file(p+"/bin/"+name, "#!ELF")
+	tr.link(p+"/bin/python", name)
+}
+
+// pixiTorches lays out pixi environments under /app (pixi's container
+// guide), each with a torch of version and CUDA (name -> {version, cuda}).
+func pixiTorches(tr *tree, envs map[string][2]string) {
+	for env, v := range envs {
+		p := "/app/.pixi/envs/" + env
+		condaPrefix(tr, p, "python3.12")
+		torchPackage(tr, p+"/lib/python3.12/site-packages", v[0], v[1], "cpython-312")
+	}
+}
+
 // cu13Torch lays out PyPI's torch 2.11.0 (a CUDA 13.0 build) as pip
 // installs it with its dependencies: cuda-toolkit 13.0.2's unsuffixed
 // wheels in nvidia/cu13/lib, nvidia-cudnn-cu13 and nvidia-nccl-cu13 in
@@ -96,8 +113,9 @@ func TestImagesAsBuiltToday(t *testing.T) {
 		{
 			// jax[cuda13] (jax's setup.py: jax-cuda13-plugin[with-cuda];
 			// jax_plugins/cuda/plugin_setup.py names the unsuffixed
-			// toolkit wheels for CUDA 13): the plugin's major is its
-			// CUDA, the runtime wheel the image's.
+			// toolkit wheels for CUDA 13, cuda_whl_sfx "", keeping CUDA
+			// 12's floors): the plugin's major is its CUDA, the runtime
+			// wheel the image's.
 			name: "jax[cuda13]",
 			build: func(t *testing.T, tr *tree) {
 				baseCPython(tr, "/usr/local/bin", "python3.12")
@@ -105,7 +123,7 @@ func TestImagesAsBuiltToday(t *testing.T) {
 				tr.file(sp+"/jaxlib/__init__.py", "")
 				tr.file(sp+"/jaxlib/version.py", "_version = \"0.7.2\"\n")
 				tr.dir(sp + "/jaxlib-0.7.2.dist-info")
-				tr.file(sp+"/jax_cuda13_plugin-0.7.2.dist-info/METADATA", "Metadata-Version: 2.1\nName: jax-cuda13-plugin\nVersion: 0.7.2\nRequires-Dist: jax-cuda13-pjrt==0.7.2\nProvides-Extra: with-cuda\nRequires-Dist: nvidia-cuda-runtime>=13.0.48; extra == \"with-cuda\"\nRequires-Dist: nvidia-cudnn-cu13<10.0,>=9.8; extra == \"with-cuda\"\n")
+				tr.file(sp+"/jax_cuda13_plugin-0.7.2.dist-info/METADATA", "Metadata-Version: 2.1\nName: jax-cuda13-plugin\nVersion: 0.7.2\nRequires-Dist: jax-cuda13-pjrt==0.7.2\nProvides-Extra: with-cuda\nRequires-Dist: nvidia-cublas>=12.1.3.1; extra == \"with-cuda\"\nRequires-Dist: nvidia-cuda-runtime>=12.1.105; extra == \"with-cuda\"\nRequires-Dist: nvidia-cudnn-cu13<10.0,>=9.8; extra == \"with-cuda\"\nRequires-Dist: nvidia-nvvm; extra == \"with-cuda\"\n")
 				tr.dir(sp + "/jax_cuda13_pjrt-0.7.2.dist-info")
 				tr.file(sp+"/jax_plugins/xla_cuda13/__init__.py", "")
 				tr.dir(sp + "/nvidia_cuda_runtime-13.0.96.dist-info")
@@ -229,6 +247,135 @@ func TestImagesAsBuiltToday(t *testing.T) {
 			want: imageWant{framework: "torch", version: "2.6.0+cu126", cuda: "12.6", environment: "/usr/local",
 				interpreter: "/usr/local/bin/python3.13t"},
 		},
+		{
+			// torch 2.9.0+cu130 from PyTorch's cu130 index: its METADATA
+			// pins the unsuffixed toolkit wheels itself (pytorch/pytorch
+			// .github/scripts/generate_binary_build_matrix.py,
+			// PYTORCH_EXTRA_INSTALL_REQUIREMENTS["13.0"]), no cuda-toolkit.
+			name: "torch +cu130 from the cu130 index",
+			build: func(t *testing.T, tr *tree) {
+				baseCPython(tr, "/usr/bin", "python3.12")
+				venv(tr, "/opt/venv", "/usr/bin", "3.12.3", false)
+				torchPackage(tr, venvSP, "2.9.0+cu130", "13.0", "cpython-312")
+				tr.file(venvSP+"/torch-2.9.0+cu130.dist-info/METADATA", "Metadata-Version: 2.1\nName: torch\nVersion: 2.9.0+cu130\n"+
+					"Requires-Dist: nvidia-cuda-runtime==13.0.48; platform_system == 'Linux' and platform_machine == 'x86_64'\n"+
+					"Requires-Dist: nvidia-cudnn-cu13==9.13.0.50; platform_system == 'Linux' and platform_machine == 'x86_64'\n"+
+					"Requires-Dist: nvidia-cublas==13.0.0.19; platform_system == 'Linux' and platform_machine == 'x86_64'\n"+
+					"Requires-Dist: nvidia-nccl-cu13==2.27.7; platform_system == 'Linux' and platform_machine == 'x86_64'\n")
+				for dist, file := range map[string]string{"nvidia_cuda_runtime-13.0.48": "nvidia/cu13/lib/libcudart.so.13",
+					"nvidia_cublas-13.0.0.19": "nvidia/cu13/lib/libcublas.so.13", "nvidia_cudnn_cu13-9.13.0.50": "nvidia/cudnn/lib/libcudnn.so.9",
+					"nvidia_nccl_cu13-2.27.7": "nvidia/nccl/lib/libnccl.so.2"} {
+					tr.file(venvSP+"/"+dist+".dist-info/RECORD", file+",sha256=AAAA,1024\n")
+					tr.file(venvSP+"/"+file, "")
+				}
+			},
+			env:  map[string]string{"PATH": "/opt/venv/bin:" + defaultPATH},
+			argv: []string{"python", "train.py"},
+			want: imageWant{framework: "torch", version: "2.9.0+cu130", cuda: "13.0", environment: "/opt/venv",
+				imageCUDA: "13.0", cudnn: "9.13.0.50", nccl: "2.27.7", interpreter: "/opt/venv/bin/python"},
+		},
+		{
+			// torchrun, the console script pip writes for torch's
+			// entry point (pytorch/pytorch setup.py, "torchrun =
+			// torch.distributed.run:main"), run by path from a venv no
+			// PATH entry names: its #! line is the venv's python, and the
+			// venv is scanned because the command runs it. A CPU torch
+			// in the system site is not judged.
+			name: "torchrun from a venv off PATH",
+			build: func(t *testing.T, tr *tree) {
+				baseCPython(tr, "/usr/bin", "python3.12")
+				venv(tr, "/opt/venv", "/usr/bin", "3.12.3", false)
+				tr.file("/opt/venv/bin/torchrun", "#!/opt/venv/bin/python\n# -*- coding: utf-8 -*-\nimport re\nimport sys\nfrom torch.distributed.run import main\n")
+				torchPackage(tr, venvSP, "2.5.1+cu124", "12.4", "cpython-312")
+				torchPackage(tr, "/usr/local/lib/python3.12/dist-packages", "2.5.1+cpu", "", "cpython-312")
+			},
+			env:  map[string]string{"PATH": defaultPATH},
+			argv: []string{"/opt/venv/bin/torchrun", "--nproc-per-node=8", "train.py"},
+			want: imageWant{framework: "torch", version: "2.5.1+cu124", cuda: "12.4", environment: "/opt/venv",
+				interpreter: "/opt/venv/bin/python",
+				notJudged:   map[string]string{"/usr/local/lib/python3.12/dist-packages/torch": "not on the sys.path of /opt/venv/bin/python"}},
+		},
+		{
+			// Paddle's images (tools/dockerfile/Dockerfile.ubuntu20) run
+			// through a shell: the -c script's python3.10 runs it.
+			name: "sh -c naming python3.10",
+			build: func(t *testing.T, tr *tree) {
+				for _, v := range []string{"3.9", "3.10"} {
+					tr.file("/usr/bin/python"+v, "#!ELF")
+				}
+				tr.link("/usr/bin/python3", "python3.9")
+				tr.dir("/usr/lib/python3/dist-packages")
+				sp := "/usr/local/lib/python3.10/dist-packages"
+				tr.file(sp+"/paddle/__init__.py", "")
+				tr.file(sp+"/paddle/version/__init__.py", strings.ReplaceAll(paddleVersion26, "'11.8'", "'12.0'"))
+				tr.dir(sp + "/paddlepaddle_gpu-2.6.0.post120.dist-info")
+			},
+			env:  map[string]string{"PATH": defaultPATH},
+			argv: []string{"/bin/sh", "-c", "cd /workspace && exec python3.10 -m paddle.distributed.launch train.py"},
+			want: imageWant{framework: "paddlepaddle", version: "2.6.0.post120", cuda: "12.0", environment: "/usr",
+				interpreter: "/usr/bin/python3.10"},
+		},
+		{
+			// pixi's container guide's build stage: `pixi install -e
+			// prod` beside the default environment, and /app/entrypoint.sh
+			// made of `pixi shell-hook -e prod -s bash` and `exec "$@"`:
+			// the script's exports decide, so default's CPU torch is not
+			// judged.
+			name: "pixi entrypoint choosing one of two environments",
+			build: func(t *testing.T, tr *tree) {
+				pixiTorches(tr, map[string][2]string{"default": {"2.7.1+cpu", ""}, "prod": {"2.7.1", "12.8"}})
+				tr.file("/app/entrypoint.sh", "#!/bin/bash\nexport PATH=\"/app/.pixi/envs/prod/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\"\n"+
+					"export CONDA_PREFIX=\"/app/.pixi/envs/prod\"\nexport PIXI_ENVIRONMENT_NAME=\"prod\"\nexec \"$@\"\n")
+			},
+			env:  map[string]string{"PATH": defaultPATH},
+			argv: []string{"/app/entrypoint.sh", "python", "-m", "my_project"},
+			want: imageWant{framework: "torch", version: "2.7.1", cuda: "12.8", environment: "/app/.pixi/envs/prod",
+				interpreter: "/app/.pixi/envs/prod/bin/python",
+				notJudged:   map[string]string{"/app/.pixi/envs/default/lib/python3.12/site-packages/torch": "not on the sys.path of /app/.pixi/envs/prod/bin/python"}},
+		},
+		{
+			// conda-forge's CUDA 12 packages put the libraries in
+			// $PREFIX/targets/x86_64-linux/lib (targets/sbsa-linux on
+			// aarch64) and link each from $PREFIX/lib
+			// (conda-forge/cuda-cudart-feedstock recipe/build.sh); torch's
+			// RUNPATH reaches lib/, and with no conda-meta record the real
+			// file's name gives 12.6.77.
+			name: "conda-forge libcudart in targets/x86_64-linux/lib",
+			build: func(t *testing.T, tr *tree) {
+				p := "/opt/conda"
+				condaPrefix(tr, p, "python3.12")
+				ldsotest.Build(t, tr.root, ldsotest.Lib{Path: "opt/conda/targets/x86_64-linux/lib/libcudart.so.12.6.77", Soname: "libcudart.so.12"})
+				tr.link(p+"/targets/x86_64-linux/lib/libcudart.so.12", "libcudart.so.12.6.77")
+				tr.link(p+"/lib/libcudart.so.12", "../targets/x86_64-linux/lib/libcudart.so.12")
+				sp := p + "/lib/python3.12/site-packages"
+				torchPackage(tr, sp, "2.5.1", "12.6", "cpython-312")
+				ldsotest.Build(t, tr.root, ldsotest.Lib{Path: sp[1:] + "/torch/lib/libtorch_cuda.so", Soname: "libtorch_cuda.so",
+					Needs: []string{"opt/conda/targets/x86_64-linux/lib/libcudart.so.12.6.77"}, RunPath: "$ORIGIN/../../../..:$ORIGIN"})
+			},
+			env:  map[string]string{"PATH": "/opt/conda/bin:" + defaultPATH},
+			argv: []string{"python", "train.py"},
+			want: imageWant{framework: "torch", version: "2.5.1", cuda: "12.6", environment: "/opt/conda",
+				imageCUDA: "12.6", interpreter: "/opt/conda/bin/python"},
+		},
+		{
+			// The same prefix as files alone, no ELF to follow and no
+			// cuda-cudart or cuda-version record in conda-meta: the newest
+			// libcudart.so.12.X.Y of the framework's major in the
+			// prefix's lib or targets is its runtime.
+			name: "conda-forge libcudart without a conda-meta record",
+			build: func(t *testing.T, tr *tree) {
+				p := "/opt/conda"
+				condaPrefix(tr, p, "python3.12")
+				tr.file(p+"/targets/x86_64-linux/lib/libcudart.so.12.6.77", "")
+				tr.file(p+"/targets/x86_64-linux/lib/libcudart.so.11.8.89", "")
+				tr.link(p+"/lib/libcudart.so.12", "../targets/x86_64-linux/lib/libcudart.so.12.6.77")
+				torchPackage(tr, p+"/lib/python3.12/site-packages", "2.5.1", "12.6", "cpython-312")
+			},
+			env:  map[string]string{"PATH": "/opt/conda/bin:" + defaultPATH},
+			argv: []string{"python", "train.py"},
+			want: imageWant{framework: "torch", version: "2.5.1", cuda: "12.6", environment: "/opt/conda",
+				imageCUDA: "12.6", interpreter: "/opt/conda/bin/python"},
+		},
 	} {
 		t.Run(l.name, func(t *testing.T) { checkImage(t, l) })
 	}
@@ -333,13 +480,7 @@ func TestCopiesPythonCannotImportAreNeverJudged(t *testing.T) {
 // environment.
 func TestEveryCandidateIsJudgedWhenTheEnvironmentCannotBeKnown(t *testing.T) {
 	tr := newTree(t)
-	for env, v := range map[string][2]string{"default": {"2.7.1+cpu", ""}, "cuda": {"2.7.1", "12.8"}} {
-		p := "/app/.pixi/envs/" + env
-		tr.dir(p + "/conda-meta")
-		tr.file(p+"/bin/python3.12", "#!ELF")
-		tr.link(p+"/bin/python", "python3.12")
-		torchPackage(tr, p+"/lib/python3.12/site-packages", v[0], v[1], "cpython-312")
-	}
+	pixiTorches(tr, map[string][2]string{"default": {"2.7.1+cpu", ""}, "cuda": {"2.7.1", "12.8"}})
 	env := map[string]string{"PATH": "/usr/local/bin:/usr/bin:/bin"}
 	res, _ := Scan(tr.Root(), env)
 	fws, py := Judge(tr.Root(), env, res, []string{"python", "train.py"})

@@ -74,7 +74,7 @@ func venv(tr *tree, prefix, home, version string, system bool) string {
 // copy of framework judged.
 func judgedOne(t *testing.T, tr *tree, env map[string]string, argv []string, framework string) (Result, facts.Container, facts.Framework, *facts.Python) {
 	t.Helper()
-	res, warnings := Scan(tr.Root(), env)
+	res, warnings := Scan(tr.Root(), env, argv...)
 	fws, py := Judge(tr.Root(), env, res, argv)
 	c := facts.Container{Frameworks: fws}
 	var judged []facts.Framework

@@ -175,11 +175,11 @@ func loadManifest(root fsroot.Root, path string) (Manifest, error) {
 // are unchanged (no library is opened), else a scan that stops after
 // budget (at once for zero or less), its warnings starting with why. source
 // is facts.ScanFromManifest or facts.ScanFromImage.
-func LoadWithin(root fsroot.Root, env map[string]string, manifestPath string, budget time.Duration) (res Result, source string, warnings []string) {
-	return load(root, env, manifestPath, fatbin.ScanFile, max(budget, time.Nanosecond))
+func LoadWithin(root fsroot.Root, env map[string]string, manifestPath string, budget time.Duration, command ...string) (res Result, source string, warnings []string) {
+	return load(root, env, manifestPath, fatbin.ScanFile, max(budget, time.Nanosecond), command...)
 }
 
-func load(root fsroot.Root, env map[string]string, manifestPath string, scanFile scanFileFunc, budget time.Duration) (Result, string, []string) {
+func load(root fsroot.Root, env map[string]string, manifestPath string, scanFile scanFileFunc, budget time.Duration, command ...string) (Result, string, []string) {
 	m, err := loadManifest(root, manifestPath)
 	var why string
 	var known map[libraryKey]facts.KernelLibrary
@@ -189,7 +189,7 @@ func load(root fsroot.Root, env map[string]string, manifestPath string, scanFile
 	case err != nil:
 		why = fmt.Sprintf("image manifest unusable, scanned the image instead: %v", err)
 	default:
-		if stale := m.stale(root, env); stale != nil {
+		if stale := m.stale(root, env, command); stale != nil {
 			why = fmt.Sprintf("image manifest %s is out of date (%v): scanned the image instead", manifestPath, stale)
 			// Its kernel libraries are reused where still the same files.
 			known = knownLibraries(m)
@@ -198,7 +198,7 @@ func load(root fsroot.Root, env map[string]string, manifestPath string, scanFile
 	if why == "" {
 		return m.Result, facts.ScanFromManifest, nil
 	}
-	res, warnings := scanKnown(root, env, scanFile, budget, known)
+	res, warnings := scanKnown(root, env, command, scanFile, budget, known)
 	return res, facts.ScanFromImage, append([]string{why}, warnings...)
 }
 
@@ -206,7 +206,7 @@ func load(root fsroot.Root, env map[string]string, manifestPath string, scanFile
 var errStale = errors.New("changed since bake")
 
 // stale returns why m no longer describes the image, or nil.
-func (m Manifest) stale(root fsroot.Root, env map[string]string) error {
+func (m Manifest) stale(root fsroot.Root, env map[string]string, command []string) error {
 	now := envSubset(env)
 	for _, k := range scanKeys {
 		// A shell exports PWD and an exec-form start does not: what the
@@ -218,7 +218,7 @@ func (m Manifest) stale(root fsroot.Root, env map[string]string) error {
 			return fmt.Errorf("%w: %s is %q, was %q", errStale, k, now[k], m.Env[k])
 		}
 	}
-	if sp := sitePackageDirs(root, env); !slices.Equal(sp, m.SitePackages) {
+	if sp := sitePackageDirs(root, env, command); !slices.Equal(sp, m.SitePackages) {
 		return fmt.Errorf("%w: Python package directories are %q, were %q", errStale, sp, m.SitePackages)
 	}
 	for _, l := range m.Libraries {

@@ -397,3 +397,20 @@ func TestManifestComparesTheEnvironmentsPWDFindsNotPWD(t *testing.T) {
 		t.Errorf("a pixi environment under PWD: source %q, warnings %q", source, warnings)
 	}
 }
+
+// The manifest, baked without a command, holds for a command whose Python
+// the bake found, and goes stale for one that runs a venv no row finds:
+// that venv's directories are not in it.
+func TestManifestGoesStaleOnlyForACommandsEnvironmentItLacks(t *testing.T) {
+	tr, env, _ := bakedImage(t)
+	if _, source, warnings := load(tr.Root(), env, defaultManifestPath, noScan(t), RuntimeScanBudget, "python3", "train.py"); source != facts.ScanFromManifest {
+		t.Fatalf("python3 on PATH made the manifest stale: %q", warnings)
+	}
+	tr.file("/usr/bin/python3.11", "")
+	tr.file("/opt/venv/pyvenv.cfg", "home = /usr/bin\ninclude-system-site-packages = false\nversion = 3.11.2\n")
+	tr.link("/opt/venv/bin/python", "/usr/bin/python3.11")
+	tr.dir("/opt/venv/lib/python3.11/site-packages")
+	if _, source, warnings := load(tr.Root(), env, defaultManifestPath, fatbin.ScanFile, RuntimeScanBudget, "/opt/venv/bin/python", "train.py"); source != facts.ScanFromImage || !strings.Contains(strings.Join(warnings, "\n"), "/opt/venv/lib/python3.11/site-packages") {
+		t.Errorf("a venv only the command names: source %q, warnings %q", source, warnings)
+	}
+}

@@ -9,12 +9,12 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/preflight/pyenv"
 )
 
-// paddleModules: fluid/ up to 2.5, base/ from 2.6, the 3.x libs/libphi*.so.
+// paddleModules: fluid/ to 2.5, base/ from 2.6, 3.x's libs/libphi*.so.
 var paddleModules = []string{"paddle/base/libpaddle.so", "paddle/fluid/libpaddle.so", "paddle/fluid/core_*.so", "paddle/libs/libphi*.so"}
 
-func (s *scanner) paddle(v *view) (facts.Framework, bool) {
-	d, hasDist := v.firstDist("paddlepaddle_gpu", "paddlepaddle")
-	pkgDir, found := v.pkg("paddle")
+func (s *scanner) paddle(env *view) (facts.Framework, bool) {
+	d, hasDist := env.firstDist("paddlepaddle_gpu", "paddlepaddle")
+	pkgDir, found := env.pkg("paddle")
 	sp, ok := home(pkgDir, found, d, hasDist)
 	if !ok {
 		return facts.Framework{}, false
@@ -37,7 +37,9 @@ func (s *scanner) paddle(v *view) (facts.Framework, bool) {
 		if v.CUDA != "" {
 			f.Build = facts.BuildCUDA
 		} else if v.CUDARecorded {
+			// The CPU wheel's files, whatever a GPU dist-info beside says.
 			f.Build = facts.BuildCPU
+			d, hasDist = env.firstDist("paddlepaddle", "paddlepaddle_gpu")
 		}
 		break
 	}
@@ -47,7 +49,7 @@ func (s *scanner) paddle(v *view) (facts.Framework, bool) {
 		if f.Version == "" || strings.HasPrefix(d.Version, f.Version) {
 			f.Version = d.Version
 		}
-		if f.CUDAVersion == "" {
+		if f.CUDAVersion == "" && f.Build != facts.BuildCPU {
 			f.CUDAVersion = paddlePostCUDA(d.Version)
 		}
 		switch {
@@ -79,8 +81,7 @@ type paddleVersion struct {
 	Archs                []string
 }
 
-// parsePaddleVersion reads the module Paddle's setup.py write_version_py
-// generates.
+// parsePaddleVersion reads what Paddle's setup.py write_version_py writes.
 func parsePaddleVersion(src []byte) (paddleVersion, error) {
 	f := pyenv.ModuleAssignments(src)
 	var v paddleVersion

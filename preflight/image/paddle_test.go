@@ -2,8 +2,10 @@ package image
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
+	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 	"github.com/gpu-preflight/gpu-preflight/preflight/gpuarch"
 )
 
@@ -134,4 +136,24 @@ func FuzzParsePaddleVersion(f *testing.F) {
 			}
 		}
 	})
+}
+
+// `pip install paddlepaddle` over paddlepaddle-gpu leaves both dist-infos
+// and the CPU wheel's files: its version module (cuda_version 'False',
+// Paddle's setup.py write_version_py) is what Python imports, so the copy
+// is a CPU build, named by the CPU distribution, whatever the GPU wheel's
+// .post120 says.
+func TestPaddleVersionModuleOutranksAGPUDistInfoLeftBeside(t *testing.T) {
+	tr := newTree(t)
+	baseCPython(tr, "/usr/local/bin", "python3.10")
+	sp := "/usr/local/lib/python3.10/site-packages"
+	tr.file(sp+"/paddle/__init__.py", "")
+	tr.file(sp+"/paddle/version/__init__.py", strings.NewReplacer("'11.8'", "'False'", "'8.6.0'", "'False'", "'2.6.0'", "'2.6.2'").Replace(paddleVersion26))
+	tr.dir(sp + "/paddlepaddle-2.6.2.dist-info")
+	tr.dir(sp + "/paddlepaddle_gpu-2.6.2.post120.dist-info")
+	env := map[string]string{"PATH": "/usr/local/bin:/usr/bin:/bin"}
+	_, _, f, _ := judgedOne(t, tr, env, []string{"python3", "train.py"}, "paddlepaddle")
+	if f.Build != facts.BuildCPU || f.CUDAVersion != "" || f.Version != "2.6.2" {
+		t.Errorf("paddle %s, build %q, CUDA %q; want the CPU wheel's 2.6.2", f.Version, f.Build, f.CUDAVersion)
+	}
 }

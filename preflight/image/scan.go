@@ -71,14 +71,14 @@ const (
 // fails: what cannot be read is missing, and the warnings say why. A
 // budget above zero stops it once that much time has passed.
 func scan(root fsroot.Root, env map[string]string, scanFile scanFileFunc, budget time.Duration) (Result, []string) {
-	return scanKnown(root, env, scanFile, budget, nil)
+	return scanKnown(root, env, nil, scanFile, budget, nil)
 }
 
 // scanKnown is scan reusing the kernel scans in known for the libraries
 // whose identity is unchanged.
-func scanKnown(root fsroot.Root, env map[string]string, scanFile scanFileFunc, budget time.Duration, known map[libraryKey]facts.KernelLibrary) (Result, []string) {
+func scanKnown(root fsroot.Root, env map[string]string, command []string, scanFile scanFileFunc, budget time.Duration, known map[libraryKey]facts.KernelLibrary) (Result, []string) {
 	env = envSubset(env) // what a manifest records, so it goes stale on any change
-	s := &scanner{root: root, env: env, scanFile: scanFile, seen: map[string]bool{}, views: map[string]*view{}, budget: budget, known: known}
+	s := &scanner{root: root, env: env, command: command, scanFile: scanFile, seen: map[string]bool{}, views: map[string]*view{}, budget: budget, known: known}
 	if budget > 0 {
 		s.deadline = time.Now().Add(budget)
 	}
@@ -97,6 +97,7 @@ func scanKnown(root fsroot.Root, env map[string]string, scanFile scanFileFunc, b
 type scanner struct {
 	root     fsroot.Root
 	env      map[string]string
+	command  []string
 	scanFile scanFileFunc
 	res      Result
 	warnings []string

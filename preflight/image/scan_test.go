@@ -302,7 +302,7 @@ func TestSitePackagesLinkedTwiceIsListedOnce(t *testing.T) {
 	tr := newTree(t)
 	tr.dir("/usr/lib/python3.10/site-packages")
 	tr.link("/usr/local/lib/python3.10/site-packages", "/usr/lib/python3.10/site-packages")
-	got := sitePackageDirs(tr.Root(), nil)
+	got := sitePackageDirs(tr.Root(), nil, nil)
 	if want := []string{"/usr/local/lib/python3.10/site-packages"}; !slices.Equal(got, want) {
 		t.Errorf("got %q, want %q", got, want)
 	}

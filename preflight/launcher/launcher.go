@@ -19,8 +19,8 @@ const (
 	maxDevices = 64
 )
 
-// Ranks returns every per-node process count argv and the launchers'
-// variables state.
+// Ranks returns every per-node process count that argv, the training
+// command, and the launchers' variables state.
 func Ranks(argv []string, o facts.Orchestrator) []facts.Ranks {
 	var out []facts.Ranks
 	name, args := command(argv)
@@ -40,10 +40,7 @@ func Ranks(argv []string, o facts.Orchestrator) []facts.Ranks {
 		// Kubeflow sets it for whatever the pod runs.
 		out = appendCount(out, facts.Ranks{Launcher: facts.LauncherTorchrun, Source: "PET_NPROC_PER_NODE=" + v}, v)
 	}
-	// With --gpus-per-task each task sees GPUs of its own.
-	if v := o.Slurm.NTasksPerNode; v != "" && o.Slurm.GPUsPerTask == "" {
-		out = appendCount(out, facts.Ranks{Launcher: facts.LauncherSlurm, Source: "SLURM_NTASKS_PER_NODE=" + v}, v)
-	}
+	out = append(out, slurm(o.Slurm)...)
 	if v := o.Torchrun.LocalWorldSize; v != "" {
 		out = appendCount(out, facts.Ranks{Launcher: facts.LauncherTorchWorker, Source: "LOCAL_WORLD_SIZE=" + v}, v)
 	}
@@ -150,7 +147,7 @@ func optionIn(args, match []string, flags []string, names ...string) (value, sou
 	return value, source, found
 }
 
-// appendCount adds r counting v; "gpu" or "auto" adds nothing.
+// appendCount adds r counting v; "gpu", "auto" or "cpu" add nothing.
 func appendCount(out []facts.Ranks, r facts.Ranks, v string) []facts.Ranks {
 	n, err := strconv.Atoi(strings.TrimSpace(v))
 	if err != nil || n < 1 || n > maxPerNode {
@@ -229,7 +226,8 @@ var accelerateFlags = []string{"-h", "--help", "--quiet", "-q", "--cpu", "--mult
 	"--use_megatron_lm", "--use_xpu", "--same_network", "-m", "--module", "--no_python", "--tpu_cluster",
 	"--no_tpu_cluster", "--tpu_use_sudo", "--downcast_bf16", "--fp8_use_autocast_during_eval", "--debug"}
 
-// accelerate's --num_processes counts all machines'; - and _ are alike.
+// accelerate starts --num_processes // --num_machines per machine
+// (utils/launch.py); options take hyphens or underscores alike.
 func accelerate(args []string) []facts.Ranks {
 	norm := make([]string, len(args))
 	for i, a := range args {
@@ -257,5 +255,5 @@ func accelerate(args []string) []facts.Ranks {
 	} else {
 		r.Assumed = "one machine: --num_machines is not given, and accelerate's config file may set it"
 	}
-	return appendCount(nil, r, strconv.Itoa((n+machines-1)/machines))
+	return appendCount(nil, r, strconv.Itoa(n/machines))
 }

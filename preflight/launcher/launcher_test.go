@@ -22,12 +22,7 @@ func r(launcher, source string, n int) facts.Ranks {
 // PaddlePaddle's launch and fleetrun, DeepSpeed's "Getting Started" and
 // accelerate's "Launching your Accelerate scripts".
 func TestRanks(t *testing.T) {
-	tests := []struct {
-		rule string
-		argv string
-		env  []string
-		want []facts.Ranks
-	}{
+	testRanks(t, []rankCase{
 		{"torchrun --nproc-per-node=N", "torchrun --standalone --nnodes=1 --nproc-per-node=8 train.py --lr 0.1", nil,
 			[]facts.Ranks{r("torchrun", "--nproc-per-node=8", 8)}},
 		{"torchrun --nproc_per_node N, after options with values", "torchrun --nnodes 2 --rdzv-backend c10d --rdzv-endpoint host:29400 --nproc_per_node 4 train.py", nil,
@@ -61,6 +56,8 @@ func TestRanks(t *testing.T) {
 				Assumed: "one machine: --num_machines is not given, and accelerate's config file may set it"}}},
 		{"accelerate divides --num-processes by --num-machines", "accelerate launch --num-processes 16 --num-machines 2 --machine_rank 0 train.py", nil,
 			[]facts.Ranks{r("accelerate", "--num-processes 16, --num-machines 2", 8)}},
+		{"accelerate rounds --num_processes / --num_machines down, as its launcher does", "accelerate launch --num_processes=17 --num_machines=2 train.py", nil,
+			[]facts.Ranks{r("accelerate", "--num_processes=17, --num_machines=2", 8)}},
 		{"SLURM_NTASKS_PER_NODE", "python train.py", []string{"SLURM_NTASKS_PER_NODE=8"},
 			[]facts.Ranks{r("slurm", "SLURM_NTASKS_PER_NODE=8", 8)}},
 		{"Slurm tasks with GPUs of their own", "python train.py", []string{"SLURM_NTASKS_PER_NODE=8", "SLURM_GPUS_PER_TASK=1"}, nil},
@@ -68,12 +65,24 @@ func TestRanks(t *testing.T) {
 			[]facts.Ranks{r("torch-worker", "LOCAL_WORLD_SIZE=4", 4)}},
 		{"a value that is no count is no statement", "torchrun --nproc-per-node=99999999999 train.py", []string{"LOCAL_WORLD_SIZE=x", "SLURM_NTASKS_PER_NODE=0"}, nil},
 		{"python running a script is no launcher", "python train.py --nproc_per_node 8", nil, nil},
-	}
+	})
+}
+
+// rankCase is a command line and environment, and the counts Ranks reads from them.
+type rankCase struct {
+	rule string
+	argv string
+	env  []string
+	want []facts.Ranks
+}
+
+func testRanks(t *testing.T, tests []rankCase) {
+	t.Helper()
 	for _, tt := range tests {
 		t.Run(tt.rule, func(t *testing.T) {
 			got := Ranks(strings.Fields(tt.argv), env(tt.env...))
 			if !reflect.DeepEqual(got, tt.want) {
-				t.Errorf("%s:\n got %+v\nwant %+v", tt.argv, got, tt.want)
+				t.Errorf("%s %s:\n got %+v\nwant %+v", tt.env, tt.argv, got, tt.want)
 			}
 		})
 	}

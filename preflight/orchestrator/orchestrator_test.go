@@ -86,6 +86,7 @@ func TestFromEnvReadsEveryLauncher(t *testing.T) {
 		"POD_UID=0b7e2a4c-1111-2222-3333-444455556666", "NODE_NAME=gpu-node-3", "JOB_COMPLETION_INDEX=1",
 		"SLURM_JOB_ID=77", "SLURM_STEP_ID=0", "SLURM_PROCID=5", "SLURM_LOCALID=1", "SLURM_NODEID=2",
 		"SLURMD_NODENAME=dgx02", "SLURM_NTASKS=16", "SLURM_CLUSTER_NAME=dgx", "SLURM_ARRAY_JOB_ID=70", "SLURM_ARRAY_TASK_ID=7",
+		"SLURM_TASKS_PER_NODE=8(x2)", "SLURM_STEP_TASKS_PER_NODE=8(x2)",
 		"RANK=5", "LOCAL_RANK=1", "WORLD_SIZE=16", "LOCAL_WORLD_SIZE=8", "TORCHELASTIC_RUN_ID=run-1",
 		"MASTER_ADDR=bert-master-0", "MASTER_PORT=23456",
 		"PADDLE_TRAINER_ID=5", "PADDLE_TRAINERS_NUM=16", "PADDLE_JOB_ID=pj", "PADDLE_NNODES=2", "PADDLE_MASTER=10.0.0.5:37777",
@@ -97,9 +98,10 @@ func TestFromEnvReadsEveryLauncher(t *testing.T) {
 		Detected:   []string{"kubernetes", "kubeflow", "slurm", "torchrun", "paddle"},
 		Kubernetes: facts.Kubernetes{InCluster: true, PodName: "bert-worker-1", Namespace: "ml", PodUID: "0b7e2a4c-1111-2222-3333-444455556666", NodeName: "gpu-node-3", CompletionIndex: "1"},
 		Kubeflow:   facts.Kubeflow{JobName: "pj", Kind: "PaddleJob"},
-		Slurm:      facts.Slurm{JobID: "77", StepID: "0", ProcID: "5", LocalID: "1", NodeID: "2", NodeName: "dgx02", NumTasks: "16", Cluster: "dgx", ArrayJobID: "70", ArrayTaskID: "7"},
-		Torchrun:   facts.Torchrun{Rank: "5", LocalRank: "1", WorldSize: "16", LocalWorldSize: "8", RunID: "run-1", MasterAddr: "bert-master-0", MasterPort: "23456"},
-		Paddle:     facts.Paddle{TrainerID: "5", TrainersNum: "16", JobID: "pj", NNodes: "2", Master: "10.0.0.5:37777"},
+		Slurm: facts.Slurm{JobID: "77", StepID: "0", ProcID: "5", LocalID: "1", NodeID: "2", NodeName: "dgx02", NumTasks: "16", Cluster: "dgx", ArrayJobID: "70", ArrayTaskID: "7",
+			TasksPerNode: "8(x2)", StepTasksPerNode: "8(x2)"},
+		Torchrun: facts.Torchrun{Rank: "5", LocalRank: "1", WorldSize: "16", LocalWorldSize: "8", RunID: "run-1", MasterAddr: "bert-master-0", MasterPort: "23456"},
+		Paddle:   facts.Paddle{TrainerID: "5", TrainersNum: "16", JobID: "pj", NNodes: "2", Master: "10.0.0.5:37777"},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("FromEnv =\n%+v\nwant\n%+v", got, want)

@@ -3,21 +3,23 @@ package pyenv
 import (
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/gpu-preflight/gpu-preflight/preflight/fsroot"
 )
 
-// maxShebang is the kernel's BINPRM_BUF_SIZE.
-const maxShebang = 256
+// maxShebang is the kernel's BINPRM_BUF_SIZE; maxTrampoline adds PATH_MAX.
+const (
+	maxShebang    = 256
+	maxTrampoline = 4096 + maxShebang
+)
 
-// maxArgsLooked bounds the arguments searched for the Python a wrapper
-// command (an entrypoint script, `micromamba run`) hands the rest to.
+// maxArgsLooked bounds the arguments searched for a wrapper's Python.
 const maxArgsLooked = 16
 
-// Choice is the Python a command runs and how that was decided, or, where
-// that cannot be told (several environments an entrypoint may activate),
-// the candidates one of which will run it.
+// Choice is the Python a command runs and how that was decided, or the
+// candidates when that cannot be told.
 type Choice struct {
 	Interpreter string
 	How         string
@@ -27,8 +29,8 @@ type Choice struct {
 // Choose returns the Python the command argv will run among envs (Find's):
 // argv[0] when it is a Python, or the one its "#!" line names (a console
 // script); else the first Python an argument names (an entrypoint script
-// that execs "$@"); else python3, then python. A bare name is looked up in
-// the bin of the environments an entrypoint activates, then on PATH.
+// that execs "$@"), `sh -c`'s script read alike; else python3, then python.
+// A bare name is looked up in the activated environments' bin, then PATH.
 func Choose(root fsroot.Root, env map[string]string, envs []Environment, argv []string) Choice {
 	c := chooser{finder: &finder{root: root, env: env, seen: map[string]bool{}, read: map[string]bool{}}}
 	for _, e := range envs {
@@ -36,13 +38,25 @@ func Choose(root fsroot.Root, env map[string]string, envs []Environment, argv []
 			c.activated = append(c.activated, e)
 		}
 	}
+	if p, how, ok := c.scriptActivation(argv); ok {
+		// What a manifest baked without the command cannot know.
+		c.activated = []Environment{{Prefix: p, Activation: how}}
+	}
+	how, missing := "the command", ""
+	if words, ok := shellScript(argv); ok {
+		argv, how = words, "the -c script of "+argv[0]
+	}
 	if len(argv) > 0 && argv[0] != "" {
-		if ch, ok := c.command(argv[0], "the command, "+argv[0]); ok {
+		ch, found, ok := c.command(argv[0], how+", "+argv[0])
+		if ok {
 			return ch
+		}
+		if !found {
+			missing = fmt.Sprintf(" (%s's %s is not found, so it cannot start)", how, argv[0])
 		}
 		for i, a := range argv[1:min(len(argv), maxArgsLooked)] {
 			if IsPythonName(path.Base(a)) {
-				if ch, ok := c.python(a, fmt.Sprintf("argument %d of the command, %s", i+1, a)); ok {
+				if ch, ok := c.python(a, fmt.Sprintf("argument %d of %s, %s", i+1, how, a)); ok {
 					return ch
 				}
 			}
@@ -50,46 +64,112 @@ func Choose(root fsroot.Root, env map[string]string, envs []Environment, argv []
 	}
 	for _, n := range []string{"python3", "python"} {
 		if ch, ok := c.python(n, n); ok {
+			ch.How += missing
 			return ch
 		}
 	}
 	return Choice{}
 }
 
+// shells are the programs whose -c script a command may hand Python to.
+var shells = []string{"sh", "bash", "dash", "zsh", "ash"}
+
+// setup are shell builtins and conda's activation, not the program run.
+var setup = []string{"cd", "source", ".", ":", "set", "export", "unset", "eval", "exit", "return", "trap", "ulimit", "umask",
+	"echo", "printf", "true", "false", "test", "[", "wait", "conda", "mamba", "micromamba"}
+
+// shellOperand is what a shell command runs: the script of `sh -c SCRIPT`
+// (-c also in a cluster, `bash -lc`) or, without -c, the file of `bash
+// FILE`; ok is false for any other command.
+func shellOperand(argv []string) (operand string, isScript, ok bool) {
+	if len(argv) < 2 || !slices.Contains(shells, path.Base(argv[0])) {
+		return "", false, false
+	}
+	for i, a := range argv[1:] {
+		switch {
+		case a == "--":
+			if i+2 < len(argv) {
+				return argv[i+2], isScript, true
+			}
+			return "", false, false
+		case strings.HasPrefix(a, "--"):
+		case strings.HasPrefix(a, "-") || strings.HasPrefix(a, "+"):
+			isScript = isScript || strings.ContainsRune(a[1:], 'c')
+		default:
+			return a, isScript, true
+		}
+	}
+	return "", false, false
+}
+
+// shellScript is the words of `sh -c SCRIPT`'s first program, without
+// assignments and exec; ok is false for any other command.
+func shellScript(argv []string) ([]string, bool) {
+	script, isScript, ok := shellOperand(argv)
+	if !ok || !isScript {
+		return nil, false
+	}
+	script = script[:min(len(script), maxShellScript)]
+	for cmd := range strings.FieldsFuncSeq(script, func(r rune) bool { return strings.ContainsRune(";&|\n()", r) }) {
+		var words []string
+		for _, w := range strings.Fields(cmd) {
+			w = strings.Trim(w, `"'`)
+			if len(words) == 0 && (w == "exec" || strings.Contains(w, "=") && !strings.Contains(w[:strings.Index(w, "=")], "/")) {
+				continue
+			}
+			words = append(words, w)
+		}
+		if len(words) > 0 && !slices.Contains(setup, words[0]) {
+			return words, true
+		}
+	}
+	return nil, false
+}
+
+const maxShellScript = 4096
+
 type chooser struct {
 	*finder
 	activated []Environment
 }
 
-// command resolves argv[0]: a Python, or a script whose #! line names one.
-func (c chooser) command(name, how string) (Choice, bool) {
+// command resolves argv[0], a Python or a script naming one; found is
+// false when argv[0] is not there.
+func (c chooser) command(name, how string) (ch Choice, found, ok bool) {
 	if IsPythonName(path.Base(name)) {
-		return c.python(name, how)
+		ch, ok = c.python(name, how)
+		return ch, ok, ok
 	}
 	exe, found := c.activatedBin(name)
 	if !found {
 		exe, found = c.lookPath(name)
 	}
 	if !found {
-		return Choice{}, false
+		return Choice{}, false, false
 	}
-	head, _ := c.root.ReadHead(exe, maxShebang)
-	sb, isScript := ParseShebang(head)
-	if !isScript || !IsPythonName(path.Base(sb.Interpreter)) {
-		return Choice{}, false
-	}
+	head, _ := c.root.ReadHead(exe, maxTrampoline)
+	sb, isScript := ParseShebang(head[:min(len(head), maxShebang)])
 	how = "the #! line of " + exe
+	if p, rel, ok := ParseExecTrampoline(head); ok && isScript && path.Base(sb.Interpreter) == "sh" {
+		if rel {
+			p = path.Join(path.Dir(c.root.RealPath(exe)), p)
+		}
+		sb, how = Shebang{Interpreter: p}, "the 'exec' line of "+exe
+	}
+	if !isScript || !IsPythonName(path.Base(sb.Interpreter)) {
+		return Choice{}, true, false
+	}
 	if sb.ViaEnv {
-		return c.python(sb.Interpreter, how)
+		ch, ok = c.python(sb.Interpreter, how)
+		return ch, true, ok
 	}
 	if !c.root.IsFile(sb.Interpreter) {
-		return Choice{}, false
+		return Choice{}, true, false
 	}
-	return Choice{Interpreter: sb.Interpreter, How: how}, true
+	return Choice{Interpreter: sb.Interpreter, How: how}, true, true
 }
 
-// python resolves a Python's name: a path as it is, a bare name in the
-// activated environments' bin first, then on PATH.
+// python resolves a Python's name, a bare one as Choose says.
 func (c chooser) python(name, how string) (Choice, bool) {
 	if !strings.Contains(name, "/") {
 		var in []Environment
@@ -117,8 +197,7 @@ func (c chooser) python(name, how string) (Choice, bool) {
 	return Choice{Interpreter: exe, How: how}, true
 }
 
-// activatedBin is bare name in the bin of the first activated environment
-// holding it.
+// activatedBin is name in the first activated environment's bin.
 func (c chooser) activatedBin(name string) (string, bool) {
 	if strings.Contains(name, "/") {
 		return "", false
@@ -131,11 +210,14 @@ func (c chooser) activatedBin(name string) (string, bool) {
 	return "", false
 }
 
-// lookPath finds name as execvp does; a relative path with a "/" is not
-// found, the working directory being unknown.
+// lookPath finds name as execvp does, a relative path from PWD.
 func (f *finder) lookPath(name string) (string, bool) {
 	if strings.Contains(name, "/") {
-		p := path.Clean(name)
+		p := name
+		if wd := f.env["PWD"]; !strings.HasPrefix(p, "/") && strings.HasPrefix(wd, "/") {
+			p = path.Join(wd, p)
+		}
+		p = path.Clean(p)
 		return p, strings.HasPrefix(p, "/") && f.root.IsFile(p)
 	}
 	for _, dir := range f.searchPath() {

@@ -36,18 +36,15 @@ type finder struct {
 }
 
 // Find returns the Python environments under root for the container's
-// environment env, in search order: VIRTUAL_ENV, CONDA_PREFIX, the
-// environments an entrypoint activates (activate.go), every interpreter in
-// PATH's directories, the system prefixes' interpreters, pyenv's versions,
-// conda's default prefixes and their envs, then the homes' user sites.
-func Find(root fsroot.Root, env map[string]string) Result {
+// environment env and command, in docs/python-environments.md's order.
+func Find(root fsroot.Root, env map[string]string, command ...string) Result {
 	f := &finder{root: root, env: env, seen: map[string]bool{}, read: map[string]bool{}}
 	for _, k := range []string{"VIRTUAL_ENV", "CONDA_PREFIX"} {
 		if p := env[k]; strings.HasPrefix(p, "/") {
 			f.addPrefix(path.Clean(p), "", k)
 		}
 	}
-	f.activated()
+	f.activated(command)
 	for _, dir := range f.searchPath() {
 		if f.pyenvShims(dir) {
 			continue
@@ -71,6 +68,11 @@ func Find(root fsroot.Root, env map[string]string) Result {
 		f.addPrefix(p, "", "conda root prefix")
 		for _, e := range f.listDirs(path.Join(p, "envs")) {
 			f.addPrefix(e, "", "conda env of "+p)
+		}
+	}
+	if len(command) > 0 {
+		if ch := Choose(root, env, f.res.Environments, command); ch.Interpreter != "" {
+			f.addInterpreter(ch.Interpreter, "the command's Python")
 		}
 	}
 	for _, home := range append([]string{"/root"}, f.glob("/home/*")...) {

@@ -296,3 +296,145 @@ func TestPixiEnvironmentsUnderTheWorkingDirectory(t *testing.T) {
 		t.Errorf("two pixi environments: %+v, want both candidates", c)
 	}
 }
+
+// What a command hands Python to, read as the shell and the kernel would:
+// a shell's -c script by its words (POSIX sh, "-c"), a relative script from
+// the working directory, a console script's 'exec' line (distlib's and uv's,
+// TestExecTrampolineNamesTheInterpreter), and, when the command's own
+// program is not there, a record that says it cannot start.
+func TestTheCommandsPythonThroughAShellScriptAndTheWorkingDirectory(t *testing.T) {
+	r := root(t, map[string]string{
+		"usr/bin/python3.12":      "",
+		"usr/bin/python3":         "->python3.12",
+		"opt/venv/pyvenv.cfg":     "home = /usr/bin\ninclude-system-site-packages = false\n",
+		"opt/venv/bin/python":     "->/usr/bin/python3.12",
+		"opt/venv/bin/torchrun":   "#!/opt/venv/bin/python\n# -*- coding: utf-8 -*-\nimport re\n",
+		"app/train.py":            "#!/opt/venv/bin/python\nimport torch\n",
+		"opt/venv/bin/accelerate": "#!/bin/sh\n'''exec' '/opt/venv/bin/python' \"$0\" \"$@\"\n' '''\n# -*- coding: utf-8 -*-\n",
+		"opt/venv/bin/deepspeed":  "#!/bin/sh\n'''exec' \"$(dirname -- \"$(realpath -- \"$0\")\")\"/'python' \"$0\" \"$@\"\n' '''\n",
+	})
+	env := map[string]string{"PATH": "/usr/local/bin:/usr/bin:/bin", "PWD": "/app"}
+	for _, tc := range []struct {
+		argv      []string
+		want, how string
+	}{
+		{[]string{"sh", "-c", "python3 train.py"}, "/usr/bin/python3", "the -c script of sh, python3 on PATH"},
+		{[]string{"/bin/bash", "-c", "cd /app && NCCL_DEBUG=INFO exec /opt/venv/bin/python train.py"}, "/opt/venv/bin/python", "the -c script of /bin/bash"},
+		{[]string{"bash", "-c", "/opt/venv/bin/torchrun --nproc-per-node=8 train.py"}, "/opt/venv/bin/python", "the #! line of /opt/venv/bin/torchrun"},
+		{[]string{"/bin/bash", "-lc", "python3 train.py"}, "/usr/bin/python3", "the -c script of /bin/bash, python3 on PATH"},
+		{[]string{"bash", "--login", "-e", "-c", "./train.py"}, "/opt/venv/bin/python", "the #! line of /app/train.py"},
+		{[]string{"./train.py"}, "/opt/venv/bin/python", "the #! line of /app/train.py"},
+		{[]string{"/opt/venv/bin/accelerate", "launch", "train.py"}, "/opt/venv/bin/python", "the 'exec' line of /opt/venv/bin/accelerate"},
+		{[]string{"/opt/venv/bin/deepspeed", "train.py"}, "/opt/venv/bin/python", "the 'exec' line of /opt/venv/bin/deepspeed"},
+		{[]string{"python", "train.py"}, "/usr/bin/python3", "the command's python is not found, so it cannot start"},
+		{[]string{"torchrun", "train.py"}, "/usr/bin/python3", "the command's torchrun is not found"},
+	} {
+		wantChoice(t, r, env, tc.argv, tc.want, tc.how)
+	}
+}
+
+// A venv no PATH entry or variable names is still an environment when the
+// command runs its Python (ENTRYPOINT ["/opt/venv/bin/python", ...], a
+// console script's #! line): Find builds it, last.
+func TestTheCommandsOwnEnvironmentIsFound(t *testing.T) {
+	r := root(t, map[string]string{
+		"usr/bin/python3.12":                      "",
+		"usr/bin/python3":                         "->python3.12",
+		"opt/venv/pyvenv.cfg":                     "home = /usr/bin\ninclude-system-site-packages = false\n",
+		"opt/venv/bin/python":                     "->/usr/bin/python3.12",
+		"opt/venv/bin/torchrun":                   "#!/opt/venv/bin/python\nimport sys\n",
+		"opt/venv/lib/python3.12/site-packages/":  "",
+		"usr/local/lib/python3.12/dist-packages/": "",
+		"usr/lib/python3/dist-packages/":          "",
+	})
+	env := map[string]string{"PATH": "/usr/local/bin:/usr/bin:/bin"}
+	if e := Find(r, env).Environments; slices.ContainsFunc(e, func(e Environment) bool { return e.Prefix == "/opt/venv" }) {
+		t.Fatalf("/opt/venv found without the command: %+v", e)
+	}
+	for _, argv := range [][]string{{"/opt/venv/bin/python", "train.py"}, {"/opt/venv/bin/torchrun", "train.py"}} {
+		envs := Find(r, env, argv...).Environments
+		last := envs[len(envs)-1]
+		if last.Prefix != "/opt/venv" || last.Kind != KindVenv || last.Via != "the command's Python" {
+			t.Errorf("%q: last environment %+v, want the venv the command runs", argv, last)
+		}
+	}
+}
+
+// An entrypoint script that activates an environment before `exec "$@"`
+// decides where a bare python is found: pixi's container guide writes
+// `pixi shell-hook -e prod -s bash` (exports of PATH and CONDA_PREFIX) into
+// /app/entrypoint.sh, venv's docs `source <venv>/bin/activate`, conda's
+// `conda activate NAME` and `source <root>/bin/activate NAME`; a runner
+// command (`conda run -n NAME`, `pixi run -e NAME`) does the same.
+func TestTheEnvironmentAnEntrypointScriptActivates(t *testing.T) {
+	files := map[string]string{
+		"usr/bin/python3.12":                     "",
+		"usr/bin/python3":                        "->python3.12",
+		"opt/venv/pyvenv.cfg":                    "home = /usr/bin\ninclude-system-site-packages = false\n",
+		"opt/venv/bin/python":                    "->/usr/bin/python3.12",
+		"opt/venv/lib/python3.12/site-packages/": "",
+		"app/.venv/pyvenv.cfg":                   "home = /usr/bin\nimplementation = CPython\nuv = 0.9.5\nversion_info = 3.12.3\ninclude-system-site-packages = false\n",
+		"app/.venv/bin/python":                   "->/usr/bin/python3.12",
+		"opt/conda/conda-meta/":                  "",
+		"opt/conda/bin/python3.11":               "",
+		"opt/conda/envs/train/conda-meta/":       "",
+		"opt/conda/envs/train/bin/python3.11":    "",
+		"opt/conda/envs/train/bin/python":        "->python3.11",
+		"app/.pixi/envs/default/conda-meta/":     "",
+		"app/.pixi/envs/default/bin/python3.12":  "",
+		"app/.pixi/envs/default/bin/python":      "->python3.12",
+		"app/.pixi/envs/prod/conda-meta/":        "",
+		"app/.pixi/envs/prod/bin/python3.12":     "",
+		"app/.pixi/envs/prod/bin/python":         "->python3.12",
+		"app/entrypoint.sh":                      "#!/bin/bash\nexport PATH=\"/app/.pixi/envs/prod/bin:/usr/local/bin:/usr/bin:/bin\"\nexport CONDA_PREFIX=\"/app/.pixi/envs/prod\"\nexport PIXI_ENVIRONMENT_NAME=\"prod\"\nexport PATH=/usr/local/nvidia/bin:$PATH\nexec \"$@\"\n",
+		"usr/local/bin/venv-entrypoint.sh":       "#!/bin/sh\nset -e\n. /opt/venv/bin/activate\nexec \"$@\"\n",
+		"usr/local/bin/conda-entrypoint.sh":      "#!/bin/bash\nsource /opt/conda/etc/profile.d/conda.sh\nconda activate train\nexec \"$@\"\n",
+		"usr/local/bin/micromamba-entrypoint.sh": "#!/bin/bash\neval \"$(micromamba shell hook --shell bash)\"\nmicromamba activate \"${ENV_NAME}\"\nexec \"$@\"\n",
+	}
+	r := root(t, files)
+	env := map[string]string{"PATH": "/usr/local/bin:/usr/bin:/bin"}
+	for _, tc := range []struct {
+		argv      []string
+		want, how string
+	}{
+		{[]string{"/app/entrypoint.sh", "python", "-m", "my_project"}, "/app/.pixi/envs/prod/bin/python", "/app/entrypoint.sh's `export CONDA_PREFIX=\"/app/.pixi/envs/prod\"`"},
+		{[]string{"venv-entrypoint.sh", "python", "train.py"}, "/opt/venv/bin/python", "`. /opt/venv/bin/activate`"},
+		{[]string{"conda-entrypoint.sh", "python", "train.py"}, "/opt/conda/envs/train/bin/python", "`conda activate train`"},
+		{[]string{"bash", "-c", "source /opt/conda/bin/activate train && python train.py"}, "/opt/conda/envs/train/bin/python", "the -c script of bash, python"},
+		{[]string{"/bin/bash", "--login", "/usr/local/bin/conda-entrypoint.sh", "python", "train.py"}, "/opt/conda/envs/train/bin/python", "`conda activate train`"},
+		{[]string{"micromamba-entrypoint.sh", "python3", "train.py"}, "/usr/bin/python3", "python3 on PATH"},
+		{[]string{"conda", "run", "--no-capture-output", "-n", "train", "python", "train.py"}, "/opt/conda/envs/train/bin/python", "the command's `conda run`"},
+		{[]string{"micromamba", "run", "-p", "/opt/conda/envs/train", "python", "train.py"}, "/opt/conda/envs/train/bin/python", "the command's `micromamba run`"},
+		{[]string{"pixi", "run", "-e", "prod", "python", "-m", "my_project"}, "/app/.pixi/envs/prod/bin/python", "the command's `pixi run`"},
+		{[]string{"pixi", "run", "python", "-m", "my_project"}, "/app/.pixi/envs/default/bin/python", "the command's `pixi run`"},
+		{[]string{"uv", "run", "--frozen", "python", "train.py"}, "/app/.venv/bin/python", "the command's `uv run`"},
+	} {
+		wantChoice(t, r, env, tc.argv, tc.want, tc.how)
+	}
+}
+
+// wantChoice holds Choose of argv, among the environments Find builds for
+// it, to the interpreter want, chosen as how (a substring) says.
+func wantChoice(t *testing.T, r fsroot.Root, env map[string]string, argv []string, want, how string) {
+	t.Helper()
+	c := Choose(r, env, Find(r, env, argv...).Environments, argv)
+	if c.Interpreter != want || !strings.Contains(c.How, how) {
+		t.Errorf("Choose(%q) = %q (%s), want %q (%s)", argv, c.Interpreter, c.How, want, how)
+	}
+}
+
+// What the record keeps of an activating statement is the activation, not
+// the rest of what the statement sets.
+func TestTheRecordKeepsOnlyTheActivatingWords(t *testing.T) {
+	r := root(t, map[string]string{
+		"usr/bin/python3.12":  "",
+		"opt/venv/pyvenv.cfg": "home = /usr/bin\ninclude-system-site-packages = false\n",
+		"opt/venv/bin/python": "->/usr/bin/python3.12",
+	})
+	argv := []string{"sh", "-c", "export VIRTUAL_ENV=/opt/venv HF_TOKEN=hf_example && python train.py"}
+	env := map[string]string{"PATH": "/usr/bin:/bin"}
+	c := Choose(r, env, Find(r, env, argv...).Environments, argv)
+	if c.Interpreter != "/opt/venv/bin/python" || strings.Contains(c.How, "HF_TOKEN") {
+		t.Errorf("Choose = %q (%s), want the venv's python and no other assignment", c.Interpreter, c.How)
+	}
+}

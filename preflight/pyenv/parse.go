@@ -48,8 +48,7 @@ type PthLine struct {
 	Line                int
 }
 
-// MaxPthLines bounds the lines read of one .pth file; real ones hold one
-// to a few hundred.
+// MaxPthLines bounds the lines read of one .pth file.
 const MaxPthLines = 4096
 
 // ParsePth reads a .pth file in sitedir as site.py's addpackage does: "#"
@@ -183,8 +182,7 @@ func CondaMetaName(file string) (name, version string, ok bool) {
 	return base[:j], base[j+1 : i], true
 }
 
-// Shebang is a script's interpreter line; through /usr/bin/env (ViaEnv)
-// Interpreter is the name env looks up on PATH.
+// Shebang is a script's interpreter; ViaEnv: a name /usr/bin/env looks up.
 type Shebang struct {
 	Interpreter string
 	ViaEnv      bool
@@ -211,9 +209,39 @@ func ParseShebang(src []byte) (Shebang, bool) {
 	return Shebang{Interpreter: path.Clean(f[0])}, true
 }
 
-// IsPythonName reports whether a program's file name is a CPython
-// interpreter's: "python", "python3", "python3.11", a free-threaded
-// "python3.13t", and their debug builds ("python3.11d", "python3.13td").
+const relocated = `"$(dirname -- "$(realpath -- "$0")")"/`
+
+// ParseExecTrampoline reads the Python a "#!/bin/sh" console script execs
+// from its second line (pypa/distlib's _build_shebang, uv's relocatable
+// venvs; dirRel: beside the script).
+func ParseExecTrampoline(src []byte) (interpreter string, dirRel, ok bool) {
+	_, rest, _ := bytes.Cut(src, []byte("\n"))
+	line, _, _ := bytes.Cut(rest, []byte("\n"))
+	word, found := strings.CutPrefix(string(line), "'''exec' ")
+	if !found {
+		return "", false, false
+	}
+	word, dirRel = strings.CutPrefix(word, relocated)
+	if word == "" {
+		return "", false, false
+	}
+	if q := word[0]; q == '"' || q == '\'' {
+		var closed bool
+		word, _, closed = strings.Cut(word[1:], string(q))
+		if !closed {
+			return "", false, false
+		}
+	} else {
+		word, _, _ = strings.Cut(word, " ")
+	}
+	if word == "" || dirRel == strings.HasPrefix(word, "/") || strings.ContainsAny(word, "$`") {
+		return "", false, false
+	}
+	return word, dirRel, true
+}
+
+// IsPythonName reports whether a file name is a CPython interpreter's:
+// python, python3, python3.11, python3.13t, python3.11d, python3.13td.
 func IsPythonName(name string) bool {
 	if name == "python" || name == "python3" {
 		return true

@@ -2,6 +2,7 @@ package pyenv
 
 import (
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -158,6 +159,32 @@ func TestPythonVersionReadsTheInterpretersName(t *testing.T) {
 		}
 		if v != want || ok != (want != "") {
 			t.Errorf("%s: %q %v, want %q", name, v, ok, want)
+		}
+	}
+}
+
+// The console scripts pip writes when a #! line cannot hold the path
+// (pypa/distlib scripts.py _build_shebang: longer than 127 bytes, or a
+// space) and uv writes for a relocatable venv (astral-sh/uv
+// crates/uv-install-wheel, format_shebang's tests) start "#!/bin/sh" and
+// exec Python from their second line.
+func TestExecTrampolineNamesTheInterpreter(t *testing.T) {
+	long := "/opt/build/" + strings.Repeat("placeholder_", 12) + "/env/bin/python3.12"
+	for _, tc := range []struct {
+		src, want string
+		rel, ok   bool
+	}{
+		{"#!/bin/sh\n'''exec' " + long + " \"$0\" \"$@\"\n' '''\n# -*- coding: utf-8 -*-\n", long, false, true},
+		{"#!/bin/sh\n'''exec' '/usr/bin/path to python3' \"$0\" \"$@\"\n' '''", "/usr/bin/path to python3", false, true},
+		{"#!/bin/sh\n'''exec' \"/opt/my env/bin/python\" \"$0\" \"$@\"\n' '''\n", "/opt/my env/bin/python", false, true},
+		{"#!/bin/sh\n'''exec' \"$(dirname -- \"$(realpath -- \"$0\")\")\"/'python3' \"$0\" \"$@\"\n' '''\n", "python3", true, true},
+		{"#!/bin/sh\nexec python3 \"$@\"\n", "", false, false},
+		{"#!/bin/sh\n'''exec' \"$PYTHON\" \"$0\" \"$@\"\n", "", false, false},
+		{"#!/bin/sh\n'''exec' python3 \"$0\" \"$@\"\n", "", false, false},
+	} {
+		got, rel, ok := ParseExecTrampoline([]byte(tc.src))
+		if got != tc.want || rel != tc.rel || ok != tc.ok {
+			t.Errorf("%q: %q %v %v, want %q %v %v", tc.src, got, rel, ok, tc.want, tc.rel, tc.ok)
 		}
 	}
 }

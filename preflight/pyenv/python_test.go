@@ -1,6 +1,8 @@
 package pyenv
 
 import (
+	"archive/zip"
+	"bytes"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -193,5 +195,83 @@ func TestEditableInstallsFromRealSetuptoolsAndPip(t *testing.T) {
 	}
 	if len(e.EggLinks) != 1 || e.EggLinks[0].Dir != filepath.Join(dir, "dev") {
 		t.Errorf("egg-links %+v, want the develop checkout", e.EggLinks)
+	}
+}
+
+// The real pip installs a console script into a venv whose path is too long
+// for a #! line (pypa/distlib's _build_shebang, > 127 bytes) as a
+// "#!/bin/sh" script that execs the venv's python from its second line; the
+// command that runs it runs that venv's Python, which Find then builds.
+func TestRealPipsLauncherForALongVenvPathNamesItsPython(t *testing.T) {
+	const python = "/usr/bin/python3"
+	if err := exec.Command(python, "-c", "import pip").Run(); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("%s with pip is needed (apt-get install python3-pip): %v", python, err)
+		}
+		t.Skipf("no %s with pip: %v", python, err)
+	}
+	dir := t.TempDir()
+	venv := filepath.Join(dir, strings.Repeat("long-prefix-", 12), "venv")
+	whl := filepath.Join(dir, "standin-1.0-py3-none-any.whl")
+	writeWheel(t, whl, map[string]string{
+		"standin.py":                             "def main():\n    pass\n",
+		"standin-1.0.dist-info/METADATA":         "Metadata-Version: 2.1\nName: standin\nVersion: 1.0\n",
+		"standin-1.0.dist-info/WHEEL":            "Wheel-Version: 1.0\nGenerator: gpu-preflight test\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+		"standin-1.0.dist-info/entry_points.txt": "[console_scripts]\ntorchrun = standin:main\n",
+	})
+	for _, args := range [][]string{
+		{"-m", "venv", "--without-pip", venv},
+		{"-m", "pip", "--python", filepath.Join(venv, "bin/python"), "install", "--no-index", "--no-deps", whl},
+	} {
+		if out, err := exec.Command(python, args...).CombinedOutput(); err != nil {
+			t.Fatalf("%s %q: %v\n%s", python, args, err, out)
+		}
+	}
+	script := filepath.Join(venv, "bin/torchrun")
+	head, err := os.ReadFile(script)
+	if err != nil || !strings.HasPrefix(string(head), "#!/bin/sh\n'''exec' ") {
+		t.Fatalf("pip wrote %q (%v), not distlib's launcher", head, err)
+	}
+	env := map[string]string{"PATH": "/usr/bin:/bin"}
+	argv := []string{script, "--nproc-per-node=8", "train.py"}
+	envs := Find(fsroot.Root(""), env, argv...).Environments
+	c := Choose(fsroot.Root(""), env, envs, argv)
+	if c.Interpreter != filepath.Join(venv, "bin/python") || !strings.Contains(c.How, "'exec' line of "+script) {
+		t.Errorf("Choose = %q (%s), want the venv's python from the launcher", c.Interpreter, c.How)
+	}
+	if !slices.ContainsFunc(envs, func(e Environment) bool { return e.Prefix == venv && e.Kind == KindVenv }) {
+		t.Errorf("the venv is not among the environments found for the command")
+	}
+}
+
+// writeWheel zips files into a wheel at p, with the RECORD pip checks.
+func writeWheel(t *testing.T, p string, files map[string]string) {
+	t.Helper()
+	var buf bytes.Buffer
+	z := zip.NewWriter(&buf)
+	var record strings.Builder
+	for name, content := range files {
+		w, err := z.Create(name)
+		if err == nil {
+			_, err = w.Write([]byte(content))
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		record.WriteString(name + ",,\n")
+	}
+	dist := strings.SplitN(filepath.Base(p), "-", 3)
+	w, err := z.Create(dist[0] + "-" + dist[1] + ".dist-info/RECORD")
+	if err == nil {
+		_, err = w.Write([]byte(record.String() + dist[0] + "-" + dist[1] + ".dist-info/RECORD,,\n"))
+	}
+	if err == nil {
+		err = z.Close()
+	}
+	if err == nil {
+		err = os.WriteFile(p, buf.Bytes(), 0o644)
+	}
+	if err != nil {
+		t.Fatal(err)
 	}
 }

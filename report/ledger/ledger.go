@@ -24,6 +24,7 @@ import (
 
 	"github.com/gpu-preflight/gpu-preflight/internal/safefile"
 	"github.com/gpu-preflight/gpu-preflight/report"
+	"github.com/gpu-preflight/gpu-preflight/report/store"
 )
 
 // MaxLineBytes bounds a ledger line. Linux writes at most 0x7ffff000 bytes in
@@ -67,7 +68,7 @@ func Append(path string, r report.Record) error {
 		f, err = safefile.OpenWrite(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o640)
 	}
 	if err != nil {
-		return fmt.Errorf("append to ledger %s: %w (point PREFLIGHT_LEDGER at a writable regular file of its own, or unset it)", path, err)
+		return fmt.Errorf("append to ledger %s: %w (%s)", path, err, remedy(err))
 	}
 	defer f.Close()
 	fd := int(f.Fd())
@@ -89,19 +90,19 @@ func Append(path string, r report.Record) error {
 		// A short write (disk full) leaves a torn line: cut it back, so
 		// the ledger holds whole lines only.
 		if cerr := cutBack(fd, n, locked); cerr != nil {
-			err = fmt.Errorf("short write (%d of %d bytes; the file system may be full), and the torn line could not be cut back (%v): the next append will end it", n, len(line), cerr)
+			err = fmt.Errorf("short write (%d of %d bytes: %w), and the torn line could not be cut back (%v): the next append will end it", n, len(line), unix.ENOSPC, cerr)
 		} else {
-			err = fmt.Errorf("short write (%d of %d bytes; the file system may be full): the partial line was cut back", n, len(line))
+			err = fmt.Errorf("short write (%d of %d bytes: %w): the partial line was cut back", n, len(line), unix.ENOSPC)
 		}
 	}
 	if locked {
 		unix.Flock(fd, unix.LOCK_UN) // the fdatasync below needs no lock
 	}
 	if err != nil {
-		return fmt.Errorf("append to ledger %s: %w", path, err)
+		return fmt.Errorf("append to ledger %s: %w (%s)", path, err, remedy(err))
 	}
 	if err := unix.Fdatasync(fd); err != nil {
-		return fmt.Errorf("append to ledger %s: fdatasync: %w", path, err)
+		return fmt.Errorf("append to ledger %s: fdatasync: %w (%s)", path, err, remedy(err))
 	}
 	return nil
 }
@@ -174,4 +175,11 @@ func writeOnce(fd int, b []byte) (int, error) {
 		}
 		return n, err
 	}
+}
+
+func remedy(err error) string {
+	if v := store.VolumeRemedy(err, "PREFLIGHT_LEDGER", "unset it"); v != "" {
+		return v
+	}
+	return "point PREFLIGHT_LEDGER at a writable regular file of its own, or unset it"
 }

@@ -305,7 +305,9 @@ func FuzzLogLine(f *testing.F) {
 	f.Add("k", "v", 1, 3)
 	f.Add("message", "\"", 1500, 3)
 	f.Add("check", "https://u:p@h/ --token t ", 400, 2)
-	f.Add("aAa", "", 0, 1) // empty message: zerolog writes no message key
+	f.Add("aAa", "", 0, 1)                    // empty message: zerolog writes no message key
+	f.Add("name", "\u0301", 1500, 3)          // combining marks past termsafe.MaxMarks are escaped, 6 bytes each
+	f.Add("name", "\u3164\u115f\x9b", 500, 3) // Hangul fillers and an 8-bit CSI
 	f.Fuzz(func(t *testing.T, key, piece string, rep, n int) {
 		if n < 0 || n > 3 || rep < 0 || rep > 3000 || len(piece) > 64 || len(key) > 64 {
 			return

@@ -36,8 +36,9 @@ func Cut(s string, limit int) string {
 	note := truncate.Note(len(s))
 	budget := limit - len(note)
 	n, i := 0, 0
+	var run termsafe.Run
 	for i < len(s) {
-		w, size := escapedWidth(s[i:])
+		w, size := escapedWidth(s[i:], &run)
 		if n+w > budget {
 			break
 		}
@@ -51,8 +52,9 @@ func Cut(s string, limit int) string {
 // jsonLen is the length of s as zerolog writes it, without the quotes.
 func jsonLen(s string) int {
 	n := 0
+	var run termsafe.Run
 	for i := 0; i < len(s); {
-		w, size := escapedWidth(s[i:])
+		w, size := escapedWidth(s[i:], &run)
 		n += w
 		i += size
 	}
@@ -64,15 +66,16 @@ func jsonLen(s string) int {
 // the C0 controls and DEL (internal/json/string.go, noEscapeTable) and
 // writes `\ufffd` for a byte that is not UTF-8; capWriter escapes what
 // termsafe does not show, above U+FFFF as a surrogate pair.
-func escapedWidth(s string) (width, size int) {
+func escapedWidth(s string, run *termsafe.Run) (width, size int) {
 	c := s[0]
+	r, size := utf8.DecodeRuneInString(s)
+	shown := run.Shown(r)
 	switch {
 	case c >= utf8.RuneSelf:
-		r, size := utf8.DecodeRuneInString(s)
 		switch {
 		case r == utf8.RuneError && size == 1:
 			return len(`\ufffd`), 1
-		case termsafe.Shown(r):
+		case shown:
 			return size, size
 		case r > 0xffff:
 			return len(`\ud800\udc00`), size

@@ -15,6 +15,7 @@ func Argv(argv []string) []string {
 	}
 	out := make([]string, len(argv))
 	c := commandLine{positional: true, literal: true}
+	paired := false // the element before ended in an AWS access key id
 	for i, a := range argv {
 		out[i] = c.step(a, func(a string) string {
 			if strings.IndexFunc(a, unicode.IsSpace) >= 0 {
@@ -22,6 +23,10 @@ func Argv(argv []string) []string {
 			}
 			return redactArgWord(a)
 		})
+		if paired && followingSecret(a, 0, awsSecretLen) == len(a) {
+			out[i] = Placeholder
+		}
+		paired = endsInPairedToken(a)
 	}
 	return out
 }

@@ -65,6 +65,10 @@ func Env(env envvars.Env) map[string]string {
 		} else {
 			out[name] = Value(value)
 		}
+		if r := redactTokens(name); r != name {
+			out[r] = Placeholder
+			delete(out, name)
+		}
 	}
 	return out
 }

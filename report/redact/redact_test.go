@@ -112,6 +112,14 @@ func TestEnvValuesLoseURLUserInfo(t *testing.T) {
 	}
 }
 
+// A variable's name is recorded too, so a token in it is hidden with its value.
+func TestEnvNamesLoseTokens(t *testing.T) {
+	got := Env(envvars.Parse([]string{"NCCL_ghp_Nx4QwTz9KmLpVr2XkWq7TzNm3PbVx6KqLw=1", "NCCL_DEBUG=INFO"}))
+	if want := map[string]string{"NCCL_[redacted]": Placeholder, "NCCL_DEBUG": "INFO"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("Env() = %v, want %v", got, want)
+	}
+}
+
 func TestArgvForms(t *testing.T) {
 	tests := []struct {
 		name string

@@ -4,16 +4,16 @@ import "strings"
 
 // tokenFormat is a credential known by its own shape: a prefix its issuer
 // puts on every token, then at least min characters of its alphabet, in at
-// least dots+1 '.'-separated parts.
+// least dots+1 '.'-separated parts, then maybe a secret of that length.
 type tokenFormat struct {
 	prefixes []string
 	min      int
 	body     func(byte) bool
 	dots     int
+	secret   int
 }
 
-// tokenFormats are redacted wherever they appear, one row a format with
-// its issuer's documentation (docs/redaction.md has each URL and section).
+// tokenFormats are redacted wherever they appear (docs/redaction.md).
 var tokenFormats = []tokenFormat{
 	{prefixes: []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_"}, min: 30, body: alnum}, // GitHub, "About authentication to GitHub"
 	{prefixes: []string{"github_pat_"}, min: 40, body: alnumUnderscore},                // GitHub fine-grained
@@ -22,7 +22,7 @@ var tokenFormats = []tokenFormat{
 	{prefixes: []string{"xoxa-", "xoxb-", "xoxe-", "xoxo-"}, min: 10, body: alnumDash},         // Slack, "Token types"
 	{prefixes: []string{"xoxp-", "xoxr-", "xoxs-", "xapp-"}, min: 10, body: alnumDash},         // Slack, "Token types" (xapp-: app-level)
 	{prefixes: []string{"hf_"}, min: 30, body: alnum},                                          // Hugging Face
-	{prefixes: []string{"AKIA", "ASIA"}, min: 16, body: upperDigit},                            // AWS access key ids
+	{prefixes: []string{"AKIA", "ASIA"}, min: 16, body: upperDigit, secret: awsSecretLen},      // AWS access key ids, then the secret key
 	{prefixes: []string{"AIza"}, min: 35, body: alnumDashUnderscore},                           // Google API keys
 	{prefixes: []string{"ya29."}, min: 20, body: dottedWord},                                   // Google OAuth 2.0 access tokens
 	{prefixes: []string{"npm_"}, min: 36, body: alnum},                                         // npm
@@ -36,14 +36,44 @@ var tokenFormats = []tokenFormat{
 	{prefixes: []string{"eyJ"}, min: 20, body: dottedWord, dots: 2},                            // JWT: base64url of '{"'
 }
 
-// webhookPaths are URLs whose path is the credential: whoever has it may
-// post (Slack's incoming webhooks, Discord's webhooks).
+// webhookPaths are URLs whose path is the credential (Slack's, Discord's).
 var webhookPaths = []string{"hooks.slack.com/services/", "hooks.slack.com/workflows/", "hooks.slack.com/triggers/",
 	"discord.com/api/webhooks/", "discordapp.com/api/webhooks/"}
 
 // channelToken is the path segment of a conda channel URL before its token
 // (https://host/t/<token>/<channel>), which conda masks in its own output.
 const channelToken = "/t/"
+
+// awsSecretLen is the length of an AWS secret access key.
+const awsSecretLen = 40
+
+// endsInPairedToken reports whether a secret may follow w.
+func endsInPairedToken(w string) bool {
+	for _, f := range tokenFormats {
+		for _, p := range f.prefixes {
+			if f.secret > 0 && strings.Contains(w, p) && strings.HasSuffix(redactTokenFormat(w, p, f), Placeholder) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// followingSecret returns the end of the n-character secret after s[:i], or i.
+func followingSecret(s string, i, n int) int {
+	k := i
+	for k < len(s) && k-i < 8 && strings.IndexByte(" \t\n\r,:;=\"'", s[k]) >= 0 {
+		k++
+	}
+	end := k
+	for end < len(s) && (alnum(s[end]) || s[end] == '/' || s[end] == '+') {
+		end++
+	}
+	if end-k != n {
+		return i
+	}
+	return end
+}
 
 func alnum(c byte) bool { return isLetter(c) || c >= '0' && c <= '9' }
 
@@ -80,8 +110,7 @@ func redactTokens(s string) string {
 	return s
 }
 
-// redactTokenFormat replaces each prefix that starts a word and is followed
-// by a body of format f.
+// redactTokenFormat replaces each token of format f that starts a word.
 func redactTokenFormat(s, prefix string, f tokenFormat) string {
 	var b strings.Builder
 	i := 0 // s[:i] is in b
@@ -105,6 +134,12 @@ func redactTokenFormat(s, prefix string, f tokenFormat) string {
 		}
 		b.WriteString(s[i:j])
 		b.WriteString(Placeholder)
+		if f.secret > 0 {
+			if k := followingSecret(s, end, f.secret); k > end {
+				b.WriteString(s[end:k-f.secret] + Placeholder)
+				end = k
+			}
+		}
 		i, from = end, end
 	}
 	if i == 0 {
@@ -171,8 +206,7 @@ func redactPEMBlocks(s string) string {
 	return b.String()
 }
 
-// redactChannelTokens replaces the path segment after each "/t/" that
-// follows "://" in the same word of s.
+// redactChannelTokens replaces the segment after each "/t/" in a URL of s.
 func redactChannelTokens(s string) string {
 	var b strings.Builder
 	i := 0       // s[:i] is in b

@@ -24,8 +24,7 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/report"
 )
 
-// FileTimeLayout is the UTC time at the start of a record's file name. It
-// sorts as a string in time order.
+// FileTimeLayout is the UTC time a record's file name starts with; it sorts in time order.
 const FileTimeLayout = "20060102T150405.000000000Z"
 
 // FileName is the name Write gives a record: "<UTC start time>-<run id>.json".
@@ -286,12 +285,25 @@ func ownFDDir(fdDir string, fd int, id fileID) (int, error) {
 	return procFD, nil
 }
 
-// remedy says what to do about err: a full volume wants space, not permissions.
 func remedy(err error) string {
-	if errors.Is(err, unix.ENOSPC) || errors.Is(err, unix.EDQUOT) {
-		return "the volume is full: free space on it, point PREFLIGHT_PROVENANCE_DIR at a larger volume, or set it to off"
+	if v := VolumeRemedy(err, "PREFLIGHT_PROVENANCE_DIR", "set it to off"); v != "" {
+		return v
 	}
 	return "make the directory writable by this user, point PREFLIGHT_PROVENANCE_DIR at a writable volume, or set it to off"
+}
+
+// VolumeRemedy says what to do when the volume setting points at refused
+// a write (ENOSPC, EDQUOT, EROFS), or "".
+func VolumeRemedy(err error, setting, disable string) string {
+	switch {
+	case errors.Is(err, unix.ENOSPC):
+		return "the volume is full: free space on it, point " + setting + " at a larger volume, or " + disable
+	case errors.Is(err, unix.EDQUOT):
+		return "the disk quota on the volume is used up: free space within it or raise it, point " + setting + " at another volume, or " + disable
+	case errors.Is(err, unix.EROFS):
+		return "the volume is mounted read-only: mount it read-write, point " + setting + " at a writable volume, or " + disable
+	}
+	return ""
 }
 
 // writeTemp creates tmp in the directory open as dfd, never following or

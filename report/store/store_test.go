@@ -622,3 +622,27 @@ func testCompleteReplacesOnlyItsOwnRecord(t *testing.T, fdDir string) {
 		t.Errorf("directory holds %q, want this run's record and the other's", names)
 	}
 }
+
+// A volume that refuses every write is named for what it is, each with its
+// own remedy, never the permissions one; other errors are not the volume's.
+func TestVolumeRemedyNamesTheVolume(t *testing.T) {
+	seen := map[string]bool{}
+	for errno, want := range map[unix.Errno]string{
+		unix.ENOSPC: "the volume is full",
+		unix.EDQUOT: "the disk quota on the volume is used up",
+		unix.EROFS:  "the volume is mounted read-only",
+	} {
+		err := fmt.Errorf("write temporary file: %w", errno)
+		got := VolumeRemedy(err, "PREFLIGHT_LEDGER", "unset it")
+		if !strings.HasPrefix(got, want) || !strings.Contains(got, "PREFLIGHT_LEDGER") || seen[got] {
+			t.Errorf("VolumeRemedy(%v) = %q, want %q... naming PREFLIGHT_LEDGER", errno, got, want)
+		}
+		seen[got] = true
+		if r := remedy(err); !strings.HasPrefix(r, want) || strings.Contains(r, "writable by this user") {
+			t.Errorf("remedy(%v) = %q", errno, r)
+		}
+	}
+	if got := VolumeRemedy(fmt.Errorf("open: %w", unix.EACCES), "PREFLIGHT_LEDGER", "unset it"); got != "" {
+		t.Errorf("EACCES is the file's, not the volume's: %q", got)
+	}
+}

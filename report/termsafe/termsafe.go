@@ -1,5 +1,4 @@
-// Package termsafe makes text from images, drivers and environments safe to show
-// on a terminal (docs/terminal-output.md), and tells whether output goes to one.
+// Package termsafe makes text safe to show on a terminal (docs/terminal-output.md).
 package termsafe
 
 import (
@@ -10,8 +9,7 @@ import (
 	"unicode/utf8"
 )
 
-// String returns s as one line, each rune of Unicode's Cc, Cf, Zl and Zp as an
-// escape (\n, \x1b, \u202e, \U000e0001) and each byte not UTF-8 as \xff.
+// String returns s as one line, each rune Run.Shown rejects and each byte not UTF-8 escaped.
 func String(s string) string { return escape(s, false) }
 
 // Lines is String keeping line feeds: for a message such as the termination log's.
@@ -34,20 +32,42 @@ func Shown(r rune) bool {
 	if r < utf8.RuneSelf {
 		return r >= 0x20 && r != 0x7f
 	}
-	return !unicode.In(r, unicode.Cc, unicode.Cf, unicode.Zl, unicode.Zp)
+	return !unicode.In(r, unicode.Cc, unicode.Cf, unicode.Zl, unicode.Zp, unicode.Other_Default_Ignorable_Code_Point)
+}
+
+// MaxMarks is UAX #15's limit on combining marks in a row.
+const MaxMarks = 30
+
+// Run is Shown for each rune of a text in turn, counting combining marks.
+type Run struct{ marks int }
+
+// Shown is the package's Shown for r after the runes given before.
+func (m *Run) Shown(r rune) bool {
+	switch {
+	case r < utf8.RuneSelf || !Shown(r):
+		m.marks = 0
+		return Shown(r)
+	case unicode.In(r, unicode.Mn, unicode.Me):
+		m.marks++
+		return m.marks <= MaxMarks
+	}
+	m.marks = 0
+	return true
 }
 
 const hexDigits = "0123456789abcdef"
 
 func escape(s string, keepNewlines bool) string {
+	var run Run
 	i := 0
 	for i < len(s) {
 		if c := s[i]; c >= 0x20 && c < 0x7f || c == '\n' && keepNewlines {
+			run.marks = 0
 			i++
 			continue
 		}
 		r, n := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && n == 1 || !Shown(r) {
+		if r == utf8.RuneError && n == 1 || !run.Shown(r) {
 			break
 		}
 		i += n
@@ -61,8 +81,9 @@ func escape(s string, keepNewlines bool) string {
 		r, n := utf8.DecodeRuneInString(s[i:])
 		switch {
 		case r == utf8.RuneError && n == 1:
+			run.marks = 0
 			b = appendHex(b, `\x`, rune(s[i]), 2)
-		case Shown(r) || r == '\n' && keepNewlines:
+		case run.Shown(r) || r == '\n' && keepNewlines:
 			b = append(b, s[i:i+n]...)
 		case r == '\n':
 			b = append(b, `\n`...)
@@ -90,19 +111,22 @@ func appendHex(b []byte, prefix string, r rune, digits int) []byte {
 	return b
 }
 
-// JSON returns JSON text b with each rune String escapes, but whitespace, as a \u
-// escape: outside ASCII it stands in a string, where the escape decodes the same.
+// JSON returns JSON text b with each rune String escapes, but whitespace, as a \u escape.
 func JSON(b []byte) []byte {
 	var out []byte
+	var run Run
 	done := 0
 	for i := 0; i < len(b); {
 		c := b[i]
 		if c >= 0x20 && c < 0x7f || c == '\n' || c == '\r' || c == '\t' {
+			run.marks = 0
 			i++
 			continue
 		}
 		r, n := utf8.DecodeRune(b[i:])
-		if r != utf8.RuneError && Shown(r) || r == utf8.RuneError && n == 3 {
+		if r == utf8.RuneError && n == 1 {
+			run.marks = 0
+		} else if run.Shown(r) {
 			i += n
 			continue
 		}

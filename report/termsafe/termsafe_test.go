@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"unicode"
@@ -54,6 +55,10 @@ var ecma48 = []string{
 // invisible characters that an image could use to make two names look alike.
 var bidi = []rune{0x202a, 0x202b, 0x202c, 0x202d, 0x202e, 0x2066, 0x2067, 0x2068, 0x2069, 0x200e, 0x200f, 0x061c}
 var invisible = []rune{0x200b, 0x200c, 0x200d, 0x2060, 0xfeff, 0x00ad, 0x2061, 0x180e, 0xe0001, 0xe0041}
+
+// fillers are the Hangul fillers (UAX #44's DerivedCoreProperties.txt,
+// Other_Default_Ignorable_Code_Point), letters a terminal shows as blank.
+var fillers = []rune{0x115f, 0x1160, 0x3164, 0xffa0}
 
 func TestStringShowsEveryControlOfAnEscapeSequence(t *testing.T) {
 	for _, s := range ecma48 {
@@ -231,26 +236,74 @@ func TestAllEscapesEveryStringInPlace(t *testing.T) {
 }
 
 // raw names the first byte or rune in out that a terminal would act on or
-// not show (a line feed allowed in JSON text), or "".
+// not show (a line feed allowed in JSON text), or a run of more than 30
+// combining marks, or "". It reads Unicode's tables itself, not Shown.
 func raw(out string, json bool) string {
+	marks := 0
 	for i, r := range out {
+		if unicode.In(r, unicode.Mn, unicode.Me) {
+			if marks++; marks > 30 {
+				return fmt.Sprintf("%d combining marks in a row", marks)
+			}
+		} else {
+			marks = 0
+		}
 		switch {
 		case r == utf8.RuneError && !strings.HasPrefix(out[i:], "\ufffd"):
 			return fmt.Sprintf("byte %#x", out[i])
 		case json && (r == '\n' || r == '\t' || r == '\r'):
-		case !Shown(r):
+		case unicode.In(r, unicode.Cc, unicode.Cf, unicode.Zl, unicode.Zp, unicode.Other_Default_Ignorable_Code_Point):
 			return fmt.Sprintf("%U", r)
 		}
 	}
 	return ""
 }
 
+// The Hangul fillers are letters (Lo) a terminal shows as blank space, which
+// Unicode lists as default ignorable: a name can hide behind them as behind
+// a zero-width space.
+func TestStringEscapesTheHangulFillers(t *testing.T) {
+	for _, r := range fillers {
+		if !unicode.Is(unicode.Lo, r) || !unicode.Is(unicode.Other_Default_Ignorable_Code_Point, r) {
+			t.Errorf("%U is not a default-ignorable letter in Go's tables", r)
+		}
+		escaped(t, r)
+	}
+	if got := String("\u034f\ufe0f"); got != `\u034f`+"\ufe0f" {
+		t.Errorf("the grapheme joiner escaped, a variation selector kept: %q", got)
+	}
+}
+
+// Combining marks stack over the lines above and below; past UAX #15's 30
+// in a row each is its escape, in terminal text and in JSON.
+func TestMarksPastThirtyInARowAreEscaped(t *testing.T) {
+	flood := "Z" + strings.Repeat("\u0301", 40) + " e\u0301"
+	want := "Z" + strings.Repeat("\u0301", 30) + strings.Repeat(`\u0301`, 10) + " e\u0301"
+	if got := String(flood); got != want {
+		t.Errorf("String(40 marks) = %q, want %q", got, want)
+	}
+	if got := String(want); got != want {
+		t.Errorf("not idempotent: %q", got)
+	}
+	enc, _ := json.Marshal(flood)
+	if got := string(JSON(enc)); got != `"`+want+`"` {
+		t.Errorf("JSON(40 marks) = %s", got)
+	}
+	if got := String(strings.Repeat("\u0301", 30) + "\x1b" + strings.Repeat("\u0301", 30)); raw(got, false) != "" {
+		t.Errorf("an escape ends a run of marks: %q", got)
+	}
+}
+
 func FuzzString(f *testing.F) {
 	for _, s := range append([]string{"ok\n{\"level\":\"error\"}", "\xff", "12.4", "中文 😀", "👩\u200d💻"}, ecma48...) {
 		f.Add(s)
 	}
-	for _, r := range append(bidi, invisible...) {
+	for _, r := range slices.Concat(bidi, invisible, fillers, []rune{0x7f, 0x85, 0x9b, 0x2028, 0x2029, 0x034f, 0xe007f}) {
 		f.Add("a" + string(r) + "b")
+	}
+	for _, s := range []string{"\x9b31m", "\x1b]0;x\a", "\x80\x9f\xc0\xff", "\xe2\x80", "\xed\xa0\x80",
+		"Z" + strings.Repeat("\u0301", 40), strings.Repeat("\u20dd", 31) + "\xff" + strings.Repeat("\u20dd", 31)} {
+		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		out := String(s)

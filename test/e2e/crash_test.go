@@ -369,32 +369,50 @@ func smallTmpfs(t *testing.T, mnt, size string) string {
 }
 
 // docs/schema/README.md: "no space" is a warning, never a reason to abort. On a
-// full tmpfs the command still runs, the log warns naming ENOSPC, and the
-// provenance directory holds no partial file.
-func TestFullDiskLeavesNoPartialRecordAndWarns(t *testing.T) {
+// full tmpfs, and on one mounted read-only, the command still runs, the log
+// warns naming the volume's state and its remedy, and the provenance
+// directory holds no partial file.
+func TestFullOrReadOnlyVolumeLeavesNoPartialRecordAndWarns(t *testing.T) {
 	if os.Getuid() != 0 {
-		t.Fatalf("this test needs root to mount a small tmpfs and fill it (uid %d); run 'make test-e2e' as root, as the CI does", os.Getuid())
+		t.Fatalf("this test needs root to mount a small tmpfs (uid %d); run 'make test-e2e' as root, as the CI does", os.Getuid())
 	}
-	bin := shimBin(t)
-	base := t.TempDir()
-	root := emptyRoot(t, base)
-	mnt := smallTmpfs(t, filepath.Join(base, "full"), "64k")
-	dir := filepath.Join(mnt, "provenance")
-	if err := os.Mkdir(dir, 0o750); err != nil {
-		t.Fatal(err)
+	for _, tt := range []struct{ name, reason, remedy string }{
+		{"full", "no space left on device", "the volume is full: free space on it"},
+		{"read-only", "read-only file system", "the volume is mounted read-only: mount it read-write"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			base := t.TempDir()
+			root := emptyRoot(t, base)
+			mnt := smallTmpfs(t, filepath.Join(base, "volume"), "64k")
+			dir := filepath.Join(mnt, "provenance")
+			if err := os.Mkdir(dir, 0o750); err != nil {
+				t.Fatal(err)
+			}
+			if tt.name == "full" {
+				fillUntilFull(t, mnt)
+			} else if err := unix.Mount("", mnt, "", unix.MS_REMOUNT|unix.MS_RDONLY, ""); err != nil {
+				t.Fatalf("remount %s read-only: %v", mnt, err)
+			}
+			wantVolumeNamed(t, base, root, dir, tt.reason, tt.remedy)
+		})
 	}
-	fillUntilFull(t, mnt)
+}
 
-	cmd := exec.Command(bin, "--provenance-dir="+dir, "--root="+root, "--host-root="+root, "--", "/bin/sh", "-c", "echo ran")
+// wantVolumeNamed runs the shim with its records in dir, on a volume that
+// refuses every write with reason: the command runs, dir holds nothing, and
+// the warning gives remedy, not the permissions one.
+func wantVolumeNamed(t *testing.T, base, root, dir, reason, remedy string) {
+	t.Helper()
+	cmd := exec.Command(shimBin(t), "--provenance-dir="+dir, "--root="+root, "--host-root="+root, "--", "/bin/sh", "-c", "echo ran")
 	cmd.Env = crashEnv(base)
 	r := runCmd(t, cmd, 30*time.Second)
-	t.Logf("shim on a full disk: exit %d after %v", r.code, r.elapsed)
+	t.Logf("shim on a volume that says %q: exit %d after %v", reason, r.code, r.elapsed)
 	if r.code != 0 || r.stdout != "ran\n" {
-		t.Fatalf("exit %d, stdout %q: the command must run despite the full disk\nstderr: %s", r.code, r.stdout, r.stderr)
+		t.Fatalf("exit %d, stdout %q: the command must run all the same\nstderr: %s", r.code, r.stdout, r.stderr)
 	}
-	assertWriteFailedCleanly(t, r, dir, "no space left on device")
-	if w := notWrittenWarning(t, r.stderr); !strings.Contains(w, "the volume is full") || strings.Contains(w, "writable") {
-		t.Errorf("the warning does not name a full disk and its remedy alone: %s", w)
+	assertWriteFailedCleanly(t, r, dir, reason)
+	if w := notWrittenWarning(t, r.stderr); !strings.Contains(w, remedy) || strings.Contains(w, "writable by this user") {
+		t.Errorf("the warning does not give %q alone: %s", remedy, w)
 	}
 }
 
@@ -515,5 +533,52 @@ func TestFullDiskMidRunIsNamedAndTheEndRecoverable(t *testing.T) {
 	tr := run(t, 30*time.Second, []string{"PATH=/usr/bin:/bin"}, shimBin(t), "trace", "--json", dir)
 	if !strings.Contains(tr.stdout, `"outcome":"end not recorded"`) || !strings.Contains(tr.stdout, `"failing":true`) {
 		t.Errorf("trace does not tell the run's end was not recorded (exit %d):\n%s\n%s", tr.code, tr.stdout, tr.stderr)
+	}
+}
+
+// A full ledger volume is named apart from the record's: the record is
+// written on its own volume, and only the ledger's warning names a full
+// volume, with PREFLIGHT_LEDGER's remedy; a read-only one likewise.
+func TestFullLedgerVolumeIsNamedApartFromTheRecords(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Fatalf("this test needs root to mount a small tmpfs (uid %d); run 'make test-e2e' as root, as the CI does", os.Getuid())
+	}
+	base := t.TempDir()
+	root := emptyRoot(t, base)
+	dir := filepath.Join(base, "provenance")
+	full := smallTmpfs(t, filepath.Join(base, "full"), "64k")
+	if err := os.WriteFile(filepath.Join(full, "ledger.jsonl"), nil, 0o640); err != nil {
+		t.Fatal(err)
+	}
+	fillUntilFull(t, full)
+	ro := smallTmpfs(t, filepath.Join(base, "ro"), "64k")
+	if err := unix.Mount("", ro, "", unix.MS_REMOUNT|unix.MS_RDONLY, ""); err != nil {
+		t.Fatalf("remount %s read-only: %v", ro, err)
+	}
+	for ledger, want := range map[string]string{
+		filepath.Join(full, "ledger.jsonl"): "the volume is full: free space on it, point PREFLIGHT_LEDGER at a larger volume, or unset it",
+		filepath.Join(ro, "ledger.jsonl"):   "the volume is mounted read-only: mount it read-write, point PREFLIGHT_LEDGER at a writable volume, or unset it",
+	} {
+		cmd := exec.Command(shimBin(t), "--provenance-dir="+dir, "--root="+root, "--host-root="+root, "--", "/bin/sh", "-c", "echo ran")
+		cmd.Env = append(crashEnv(base), "PREFLIGHT_LEDGER="+ledger)
+		r := runCmd(t, cmd, 30*time.Second)
+		if r.code != 0 || r.stdout != "ran\n" {
+			t.Fatalf("exit %d, stdout %q: the command must run\nstderr: %s", r.code, r.stdout, r.stderr)
+		}
+		var warning string
+		for _, line := range strings.Split(r.stderr, "\n") {
+			if strings.Contains(line, "ledger line not appended") {
+				warning = line
+			}
+			if strings.Contains(line, "provenance record not written") {
+				t.Errorf("the record's volume is not the ledger's, yet: %s", line)
+			}
+		}
+		if !strings.Contains(warning, want) || strings.Contains(warning, "regular file of its own") {
+			t.Errorf("the ledger's warning does not name its volume and the remedy %q alone: %q\n%s", want, warning, r.stderr)
+		}
+	}
+	if records, _ := filepath.Glob(filepath.Join(dir, "*.json")); len(records) != 2 {
+		t.Errorf("%d records in %s, want both runs'", len(records), dir)
 	}
 }

@@ -88,6 +88,57 @@ func TestNodeHealthFaultsEndToEnd(t *testing.T) {
 	}
 }
 
+// The case beside each fault, through the binary: which answers are
+// faults (and their exit code under the fail policy), which are the
+// server's design, and that an NVML error is said as info, neither pass
+// nor fault (docs/node-health.md, "Scenarios").
+func TestNodeHealthNeighbourCasesEndToEnd(t *testing.T) {
+	tests := []struct {
+		s      fakenvml.Scenario
+		env    []string
+		id     string
+		status string
+		code   int
+		says   []string
+	}{
+		{fakenvml.HeldByAnotherContainer(), nil, "gpu-in-use", "error", nodeFaultCode, []string{"GPU 5", "40960 MiB", "no process of this PID namespace", "another node"}},
+		{fakenvml.HeldByAnotherContainer(), []string{"CUDA_VISIBLE_DEVICES=0,1,2,3"}, "gpu-in-use", "pass", 0, nil},
+		{fakenvml.ExclusiveIdle(), nil, "gpu-in-use", "pass", 0, nil},
+		{fakenvml.ExclusiveBusy(), nil, "gpu-in-use", "error", nodeFaultCode, []string{"GPU 1", "PID 7741", "exclusive-process", "no second process"}},
+		{fakenvml.H100PCIeBridged(), nil, "gpu-degraded", "pass", 0, nil},
+		{fakenvml.H100PCIeBridged(), nil, "nvlink-fabric", "pass", 0, []string{"4 do not support it"}},
+		{fakenvml.A100PCIe(), nil, "gpu-degraded", "pass", 0, nil},
+		{fakenvml.H100Gen4Slots(), nil, "gpu-degraded", "info", 0, []string{"Gen4", "Gen5", "the server's slots"}},
+		{fakenvml.H100OneGen4Link(), nil, "gpu-degraded", "warn", 0, []string{"GPU 7", "reaches Gen4", "reaches Gen5"}},
+		{fakenvml.B200OneGen4Link(), nil, "gpu-degraded", "warn", 0, []string{"GPU 3", "reaches Gen4 where a peer", "reaches Gen5"}},
+		{fakenvml.ClocksSoftware(), nil, "gpu-degraded", "pass", 0, nil},
+		{fakenvml.ClocksPowerBrake(), nil, "gpu-degraded", "warn", 0, []string{"GPU 0", "hw-power-brake"}},
+		{fakenvml.ClocksSWThermal(), nil, "gpu-degraded", "warn", 0, []string{"GPU 0", "sw-thermal"}},
+		{fakenvml.FabricInProgress(), nil, "nvlink-fabric", "error", nodeFaultCode, []string{"GPU 0", "in-progress", "802"}},
+		{fakenvml.FabricRouteUnhealthy(), nil, "nvlink-fabric", "warn", 0, []string{"GPU 3", "route unhealthy"}},
+		{fakenvml.FabricInsufficientNVLinks(), nil, "nvlink-fabric", "warn", 0, []string{"GPU 3", "configuration"}},
+		{fakenvml.RemapCorrectable(), nil, "row-remap", "pass", 0, nil},
+		{fakenvml.RemapPendingAndFailed(), nil, "row-remap", "error", nodeFaultCode, []string{"GPU 4", "fail", "drain the node"}},
+		{fakenvml.RemapMIG(), nil, "row-remap", "pass", -1, []string{"1 do not support it"}},
+		{fakenvml.GPULost(), nil, "row-remap", "info", 0, []string{"GPU 6", "GPU is lost"}},
+		{fakenvml.HealthUnknown(), nil, "nvlink-fabric", "info", 0, []string{"GPU 6", "Unknown Error"}},
+	}
+	for _, tt := range tests {
+		t.Run(strings.TrimSpace(tt.s.Name+"/"+tt.id+" "+strings.Join(tt.env, " ")), func(t *testing.T) {
+			rec, r := checkJSON(t, shimEnv(t, fakeLibrary(t), &tt.s, tt.env...))
+			status, text := finding(t, rec, tt.id)
+			if status != tt.status || (tt.code >= 0 && r.code != tt.code) {
+				t.Fatalf("%s %s, exit %d; want %s, exit %d: %s", tt.id, status, r.code, tt.status, tt.code, text)
+			}
+			for _, want := range tt.says {
+				if !strings.Contains(text, want) {
+					t.Errorf("%s does not say %q: %s", tt.id, want, text)
+				}
+			}
+		})
+	}
+}
+
 // A kernel module at one version and an NVML library at another: the
 // library's file name and nvmlInit's own error say so. Bind-mounted, as
 // the NVIDIA Container Toolkit injects the host's libraries, it is the
@@ -138,7 +189,7 @@ func TestDriverLibraryMismatchEndToEnd(t *testing.T) {
 
 // Debian's real libnvidia-ml1 carries its driver version in its file
 // name: against a kernel module of that version nothing differs, against
-// another the image's mismatch is named with both versions.
+// a newer or an older one the image's mismatch is named with both versions.
 func TestDriverLibraryOnDebiansRealLibrary(t *testing.T) {
 	lib := realLibrary(t)
 	file, err := filepath.EvalSymlinks(lib)
@@ -152,7 +203,7 @@ func TestDriverLibraryOnDebiansRealLibrary(t *testing.T) {
 	for _, tt := range []struct {
 		module, status string
 		code           int
-	}{{version, "pass", 0}, {"550.54.15", "error", abortCode}} {
+	}{{version, "pass", 0}, {"550.54.15", "error", abortCode}, {"525.147.05", "error", abortCode}} {
 		env := shimEnv(t, lib, nil)
 		writeProcDriver(t, env, tt.module)
 		rec, r := checkJSON(t, env)
@@ -176,6 +227,11 @@ func TestRanksPerNodeEndToEnd(t *testing.T) {
 		}
 	}
 	torchrun, python := filepath.Join(bin, "torchrun"), filepath.Join(bin, "python3")
+	// srun's step environment (Slurm's src/common/env.c, env_array_for_step).
+	step := func(tasksPerNode, node string) []string {
+		return []string{"SLURM_JOB_ID=7", "SLURM_STEP_ID=0", "SLURM_TASKS_PER_NODE=" + tasksPerNode,
+			"SLURM_STEP_TASKS_PER_NODE=" + tasksPerNode, "SLURM_NODEID=" + node}
+	}
 	for _, tt := range []struct {
 		name string
 		argv []string
@@ -185,14 +241,27 @@ func TestRanksPerNodeEndToEnd(t *testing.T) {
 		{"torchrun --nproc-per-node=8 on 4 GPUs", []string{torchrun, "--standalone", "--nproc-per-node=8", "train.py"}, nil, abortCode},
 		{"Kubeflow's PET_NPROC_PER_NODE=8 on 4 GPUs", []string{torchrun, "train.py"}, []string{"PET_NPROC_PER_NODE=8"}, abortCode},
 		{"torchrun --nproc-per-node=4 on 4 GPUs", []string{torchrun, "--nproc-per-node=4", "train.py"}, nil, 0},
+		{"torchrun --nproc-per-node=gpu counts the GPUs itself", []string{torchrun, "--nproc-per-node=gpu", "train.py"}, nil, 0},
+		{"python -m torch.distributed.run --nproc_per_node 8 on 4 GPUs", []string{python, "-m", "torch.distributed.run", "--nproc_per_node", "8", "train.py"}, nil, abortCode},
 		{"srun --ntasks-per-node=8 on 4 GPUs", []string{torchrun, "train.py"}, []string{"SLURM_JOB_ID=7", "SLURM_NTASKS_PER_NODE=8"}, abortCode},
 		{"a torchrun worker with LOCAL_WORLD_SIZE=8 on 4 GPUs", []string{torchrun, "train.py"}, []string{"LOCAL_WORLD_SIZE=8", "WORLD_SIZE=16"}, abortCode},
+		{"srun -N2 -n16: 8(x2) tasks on 4 GPUs", []string{python, "train.py"}, step("8(x2)", "1"), abortCode},
+		{"srun -N2 -n8: 4(x2) tasks on 4 GPUs", []string{python, "train.py"}, step("4(x2)", "1"), 0},
+		{"srun -N3 -n8: the last node of 3(x2),2 runs 2", []string{python, "train.py"}, step("3(x2),2", "2"), 0},
+		{"srun -N3 -n22: the first node of 8,7(x2) runs 8", []string{python, "train.py"}, step("8,7(x2)", "0"), abortCode},
+		{"srun -N2 -n9: the second node of 5,4 runs 4", []string{python, "train.py"}, step("5,4", "1"), 0},
+		{"sbatch -N2 -n16: the batch script, one process, only warns of the job's 8(x2)", []string{python, "train.py"},
+			[]string{"SLURM_JOB_ID=7", "SLURM_TASKS_PER_NODE=8(x2)", "SLURM_NODEID=0"}, 0},
+		{"srun --ntasks-per-node=1 torchrun --nproc-per-node=4: one task, torchrun's 4", []string{torchrun, "--nproc-per-node=4", "train.py"},
+			append(step("1(x2)", "0"), "SLURM_NTASKS_PER_NODE=1"), 0},
+		{"srun -n8 --ntasks-per-gpu=2: two tasks bound to each GPU", []string{python, "train.py"}, append(step("8", "0"), "SLURM_NTASKS_PER_GPU=2"), 0},
 		{"srun --gpus-per-task: each task its own GPUs", []string{torchrun, "train.py"}, []string{"SLURM_NTASKS_PER_NODE=8", "SLURM_GPUS_PER_TASK=1"}, 0},
 		{"paddle.distributed.launch --gpus 0,...,7 on 4 GPUs", []string{python, "-m", "paddle.distributed.launch", "--gpus", "0,1,2,3,4,5,6,7", "train.py"}, nil, abortCode},
 		{"Paddle's PADDLE_DEVICES over --devices", []string{python, "-m", "paddle.distributed.launch", "--devices=0,1", "train.py"},
 			[]string{"PADDLE_DEVICES=0,1,2,3,4,5,6,7"}, abortCode},
 		{"deepspeed --num_gpus 8 on 4 GPUs", []string{filepath.Join(bin, "deepspeed"), "--num_gpus", "8", "train.py"}, nil, abortCode},
 		{"accelerate launch --num_machines 1 --num_processes=8 on 4 GPUs", []string{filepath.Join(bin, "accelerate"), "launch", "--num_machines", "1", "--num_processes=8", "train.py"}, nil, abortCode},
+		{"accelerate launch --num_processes 16 --num_machines 2: 8 on each of 4 GPUs", []string{filepath.Join(bin, "accelerate"), "launch", "--num_processes", "16", "--num_machines", "2", "train.py"}, nil, abortCode},
 		{"accelerate launch --num_processes=8 with its machines unknown warns", []string{filepath.Join(bin, "accelerate"), "launch", "--num_processes=8", "train.py"}, nil, 0},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

@@ -80,6 +80,24 @@ func runRecord(t *testing.T, env []string, prov string, argv ...string) (imageRe
 	return rec, r
 }
 
+// runActivated runs argv, which must exit 0 with cpu-build passing (the
+// CPU torch of an environment not activated is not judged), the Python
+// being interpreter, chosen as how says.
+func runActivated(t *testing.T, env []string, prov, interpreter, how string, argv ...string) imageRecord {
+	t.Helper()
+	rec, r := runRecord(t, env, prov, append([]string{"--"}, argv...)...)
+	if r.code != 0 {
+		t.Errorf("exit %d, want 0\nstderr: %s", r.code, r.stderr)
+	}
+	if status, msg := rec.status(t, "cpu-build"); status != "pass" {
+		t.Errorf("cpu-build %s: %s (a CPU torch that does not run was judged)", status, msg)
+	}
+	if py := rec.Image.Python; py.Interpreter != interpreter || !strings.Contains(py.How, how) {
+		t.Errorf("image.python = %+v, want %s, activated by %q", py, interpreter, how)
+	}
+	return rec
+}
+
 // PyPI's torch 2.11.0 (a CUDA 13.0 build) in a venv, with the wheels its
 // METADATA pins through cuda-toolkit[...] (docs/cuda-stack.md, "The
 // wheels"): the runtime in nvidia/cu13/lib, cuDNN and NCCL in their own.
@@ -158,16 +176,7 @@ func TestShimJudgesTheEnvironmentENVNAMEActivates(t *testing.T) {
 	}
 	imageTree(t, envValue(env, "PREFLIGHT_ROOT"), files)
 
-	rec, r := runRecord(t, env, prov, "--", "sh", "-c", "exit 0")
-	if r.code != 0 {
-		t.Errorf("exit %d, want 0\nstderr: %s", r.code, r.stderr)
-	}
-	if status, msg := rec.status(t, "cpu-build"); status != "pass" {
-		t.Errorf("cpu-build %s: %s (env1's CPU torch is not the one that runs)", status, msg)
-	}
-	if py := rec.Image.Python; py.Interpreter != "/opt/conda/envs/env2/bin/python" || !strings.Contains(py.How, "ENV_NAME=env2") {
-		t.Errorf("image.python = %+v, want env2's python, activated by ENV_NAME", py)
-	}
+	rec := runActivated(t, env, prov, "/opt/conda/envs/env2/bin/python", "ENV_NAME=env2", "sh", "-c", "exit 0")
 	judged := 0
 	for _, f := range rec.Image.Frameworks {
 		switch {
@@ -183,4 +192,85 @@ func TestShimJudgesTheEnvironmentENVNAMEActivates(t *testing.T) {
 	if judged != 1 {
 		t.Errorf("%d frameworks judged, want env2's torch alone: %+v", judged, rec.Image.Frameworks)
 	}
+}
+
+// torch 2.9.0+cu130 from PyTorch's cu130 index (its METADATA pins
+// nvidia-cuda-runtime==13.0.48 itself: pytorch/pytorch
+// .github/scripts/generate_binary_build_matrix.py) in a venv that no PATH
+// entry names, run through its torchrun console script, whose #! line pip
+// writes as the venv's python. The venv is scanned because the command
+// runs it; the CPU torch in the system site is not what runs, and driver
+// 550 cannot run CUDA 13.0.
+func TestShimScansTheVenvATorchrunShebangNames(t *testing.T) {
+	const sp = "opt/venv/lib/python3.12/site-packages"
+	prov := filepath.Join(t.TempDir(), "provenance")
+	env := shimEnv(t, fakeLibrary(t), ptr(fakenvml.H100x8("550.127.05", 12040)), "PREFLIGHT_PROVENANCE_DIR="+prov)
+	imageTree(t, envValue(env, "PREFLIGHT_ROOT"), map[string]string{
+		"usr/bin/python3.12":                             "#!ELF",
+		"usr/bin/python3":                                "->python3.12",
+		"opt/venv/pyvenv.cfg":                            "home = /usr/bin\ninclude-system-site-packages = false\nversion = 3.12.3\n",
+		"opt/venv/bin/python3":                           "->/usr/bin/python3.12",
+		"opt/venv/bin/python":                            "->python3",
+		"opt/venv/bin/torchrun":                          "#!/opt/venv/bin/python\n# -*- coding: utf-8 -*-\nimport re\nimport sys\nfrom torch.distributed.run import main\n",
+		sp + "/torch/__init__.py":                        "",
+		sp + "/torch/version.py":                         "__version__ = '2.9.0+cu130'\ncuda = '13.0'\nhip = None\n",
+		sp + "/torch/_C.cpython-312-x86_64-linux-gnu.so": "",
+		sp + "/torch-2.9.0+cu130.dist-info/METADATA": "Metadata-Version: 2.1\nName: torch\nVersion: 2.9.0+cu130\n" +
+			"Requires-Dist: nvidia-cuda-runtime==13.0.48; platform_system == 'Linux' and platform_machine == 'x86_64'\n",
+		sp + "/nvidia_cuda_runtime-13.0.48.dist-info/RECORD":                              "nvidia/cu13/lib/libcudart.so.13,sha256=AAAA,1024\n",
+		sp + "/nvidia/cu13/lib/libcudart.so.13":                                           "",
+		"usr/local/lib/python3.12/dist-packages/torch/__init__.py":                        "",
+		"usr/local/lib/python3.12/dist-packages/torch/version.py":                         "__version__ = '2.9.0+cpu'\ncuda = None\nhip = None\n",
+		"usr/local/lib/python3.12/dist-packages/torch/_C.cpython-312-x86_64-linux-gnu.so": "",
+	})
+
+	rec, r := runRecord(t, env, prov, "--", "/opt/venv/bin/torchrun", "--nproc-per-node=8", "train.py")
+	if r.code != abortCode {
+		t.Errorf("exit %d, want %d: driver 550 cannot run CUDA 13.0\nstderr: %s", r.code, abortCode, r.stderr)
+	}
+	if status, msg := rec.status(t, "cuda-driver"); status != "error" || !strings.Contains(msg, "13.0") {
+		t.Errorf("cuda-driver %s: %s", status, msg)
+	}
+	if py := rec.Image.Python; py.Interpreter != "/opt/venv/bin/python" || !strings.Contains(py.How, "#! line of /opt/venv/bin/torchrun") {
+		t.Errorf("image.python = %+v, want the venv's python, from torchrun's #! line", py)
+	}
+	for _, f := range rec.Image.Frameworks {
+		if judged := f.NotJudged == ""; judged != (f.Environment == "/opt/venv") {
+			t.Errorf("%s %s in %s: not judged %q", f.Name, f.Version, f.Environment, f.NotJudged)
+		}
+	}
+}
+
+// An entrypoint script that sources a venv's activate before exec "$@"
+// (venv's docs, "How venvs work") makes `python` the venv's, although the
+// image's PATH names only the system's: the CPU build there is not judged,
+// so cpu-build does not warn about it.
+func TestShimJudgesTheVenvAnEntrypointScriptActivates(t *testing.T) {
+	const sp = "opt/venv/lib/python3.11/site-packages"
+	prov := filepath.Join(t.TempDir(), "provenance")
+	// The command runs on this machine: a stand-in entrypoint.sh that
+	// only execs "$@" sits last on PATH, after the image's.
+	host := t.TempDir()
+	if err := os.WriteFile(filepath.Join(host, "entrypoint.sh"), []byte("#!/bin/sh\nexec \"$@\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	env := shimEnv(t, fakeLibrary(t), ptr(fakenvml.H100x8("570.172.08", 12080)),
+		"PATH=/usr/local/bin:/usr/bin:/bin:"+host, "PREFLIGHT_PROVENANCE_DIR="+prov)
+	imageTree(t, envValue(env, "PREFLIGHT_ROOT"), map[string]string{
+		"usr/bin/python3.11":                                       "#!ELF",
+		"usr/bin/python3":                                          "->python3.11",
+		"opt/venv/pyvenv.cfg":                                      "home = /usr/bin\ninclude-system-site-packages = false\nversion = 3.11.2\n",
+		"opt/venv/bin/python":                                      "->/usr/bin/python3.11",
+		"opt/venv/bin/python3":                                     "->python",
+		"opt/venv/bin/activate":                                    "# This file must be used with \"source bin/activate\" *from bash*\n",
+		"usr/local/bin/entrypoint.sh":                              "#!/bin/sh\nset -e\n. /opt/venv/bin/activate\nexec \"$@\"\n",
+		sp + "/torch/__init__.py":                                  "",
+		sp + "/torch/version.py":                                   "__version__ = '2.7.1+cu126'\ncuda = '12.6'\nhip = None\n",
+		sp + "/torch/_C.cpython-311-x86_64-linux-gnu.so":           "",
+		"usr/local/lib/python3.11/dist-packages/torch/__init__.py": "",
+		"usr/local/lib/python3.11/dist-packages/torch/version.py":  "__version__ = '2.7.1+cpu'\ncuda = None\nhip = None\n",
+		"usr/local/lib/python3.11/dist-packages/torch/_C.cpython-311-x86_64-linux-gnu.so": "",
+	})
+
+	runActivated(t, env, prov, "/opt/venv/bin/python3", ". /opt/venv/bin/activate", "entrypoint.sh", "sh", "-c", "exit 0")
 }

@@ -136,3 +136,48 @@ func TestRequirements32x1000StayUnder30MiB(t *testing.T) {
 		})
 	}
 }
+
+// Linux bounds what execve passes: one argument or variable at most
+// MAX_ARG_STRLEN, 32 pages (execve(2), "Limits on size of arguments and
+// environment"), all of them together a quarter of the stack limit. Each
+// input at that bound (a requirement term, 65 000 device entries, a PATH,
+// 100 000 arguments, an environment near 2 MiB): the job starts and the
+// peak stays under maxPeakRSS.
+func TestLongInputsStayUnder30MiB(t *testing.T) {
+	const maxArg = 32*4096 - 1 // MAX_ARG_STRLEN with its NUL
+	fill := func(name, unit string) string {
+		return name + "=" + strings.Repeat(unit, (maxArg-len(name)-1)/len(unit))
+	}
+	manyArgs := make([]string, 100_000)
+	for i := range manyArgs {
+		manyArgs[i] = strconv.Itoa(i)
+	}
+	var bigEnv []string
+	for i := range 15 {
+		bigEnv = append(bigEnv, fill(fmt.Sprintf("JOB_BLOB_%02d", i), "x"))
+	}
+	for _, tt := range []struct {
+		name string
+		env  []string
+		args []string
+	}{
+		{"OneRequirementTerm", []string{"NVIDIA_REQUIRE_CUDA=cuda>=12.0 brand=" + strings.Repeat("x", maxArg-64)}, nil},
+		{"CUDAVisibleDevices", []string{fill("CUDA_VISIBLE_DEVICES", "0,")}, nil},
+		{"NVIDIAVisibleDevices", []string{fill("NVIDIA_VISIBLE_DEVICES", "0,")}, nil},
+		{"PATH", []string{fill("PATH", "/usr/bin:")}, nil},
+		{"ManyArguments", nil, manyArgs},
+		{"Environment", bigEnv, nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			env := shimEnv(t, fakeLibrary(t), ptr(fakenvml.H100x8("580.65.06", 13000)), append([]string{"PREFLIGHT_PROVENANCE_DIR=" + t.TempDir()}, tt.env...)...)
+			r, peak := runMeasured(t, env, shimBin(t), append([]string{"--", "/bin/sh", "-c", "echo started"}, tt.args...)...)
+			t.Logf("exit %d, peak RSS %.1f MiB", r.code, float64(peak)/(1<<20))
+			if r.stdout != "started\n" {
+				t.Errorf("exit %d: the job did not start\nstderr: %.2000s", r.code, r.stderr)
+			}
+			if peak >= maxPeakRSS {
+				t.Errorf("peak RSS %.1f MiB, over the %d MiB promise", float64(peak)/(1<<20), maxPeakRSS>>20)
+			}
+		})
+	}
+}

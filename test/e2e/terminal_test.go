@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -59,12 +60,17 @@ func torchProbe(t *testing.T, root string) {
 // wantTerminalSafe fails unless out holds nothing a terminal acts on or
 // does not show: no control character but the line feed (Unicode Cc: C0,
 // DEL, C1), no format character (Cf), no line or paragraph separator, no
-// byte that is not UTF-8; and unless it shows each of the escapes in want.
+// default-ignorable filler, no byte that is not UTF-8, no more than 30
+// combining marks in a row; and unless it shows each of the escapes in want.
 func wantTerminalSafe(t *testing.T, what, out string, want ...string) {
 	t.Helper()
+	marks := 0
 	for i, r := range out {
-		if r == utf8.RuneError && !strings.HasPrefix(out[i:], "\ufffd") ||
-			r != '\n' && unicode.In(r, unicode.Cc, unicode.Cf, unicode.Zl, unicode.Zp) {
+		if marks = marks + 1; !unicode.In(r, unicode.Mn, unicode.Me) {
+			marks = 0
+		}
+		if r == utf8.RuneError && !strings.HasPrefix(out[i:], "\ufffd") || marks > 30 ||
+			r != '\n' && unicode.In(r, unicode.Cc, unicode.Cf, unicode.Zl, unicode.Zp, unicode.Other_Default_Ignorable_Code_Point) {
 			line := strings.Count(out[:i], "\n") + 1
 			t.Errorf("%s: line %d holds %q raw:\n%q", what, line, out[i:i+max(1, utf8.RuneLen(r))], strings.Split(out, "\n")[line-1])
 			return
@@ -240,7 +246,21 @@ func TestTerminationMessageShowsTheProbesEscaped(t *testing.T) {
 		t.Errorf("termination message is %d bytes, over Kubernetes' 4096", len(msg))
 	}
 	wantTerminalSafe(t, "termination message of a long requirement", string(msg), `\u202e\x1b\u202e\x1b`)
+	// The budget cuts between two escapes, whichever byte it falls on.
+	for pad := range 10 {
+		_, env = probedRun(t, "cuda>=99.0 brand=tesla"+strings.Repeat("x", pad)+strings.Repeat("\U000e0041\u202e\x1b", 400))
+		msg, err = os.ReadFile(envValue(env, "PREFLIGHT_TERMINATION_LOG"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if half := halfEscape.FindString(string(msg)); half != "" || len(msg) > 4096 {
+			t.Errorf("termination message of %d bytes cuts an escape in two (%q):\n%s", len(msg), half, msg)
+		}
+	}
 }
+
+// halfEscape matches an escape whose hex digits stop short.
+var halfEscape = regexp.MustCompile(`\\(x[0-9a-f]?|u[0-9a-f]{0,3}|U[0-9a-f]{0,7})([^0-9a-f]|$)`)
 
 // The JSON log escapes what a terminal acts on and keeps the exact bytes;
 // the escapes do not push the provenance line past journald's threshold.
@@ -287,4 +307,163 @@ func TestHumanReportShowsTheProbesEscaped(t *testing.T) {
 		t.Fatalf("check exit %d, want the report of 8 GPUs:\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
 	wantTerminalSafe(t, "check", r.stdout+r.stderr, `NVIDIA H100\x1b]0;PWNED\x07\x1b[2J\u202e`, `torch  2.9.0+cu130\x1b]0;PWNED\x07\x1b[2J`)
+}
+
+// everyEncoding is a value holding each way text can carry what a terminal
+// acts on or hides: a 7-bit OSC and CSI, CSI as a C1 character and as a raw
+// 8-bit byte, a byte that is not UTF-8, DEL, the line and paragraph
+// separators, the bidi isolates and marks, a byte-order mark, a tag
+// character, the Hangul fillers and 40 combining marks on one letter.
+var everyEncoding = "\x1b]0;PWNED\x07\x1b[2J\u009b31m\x9b31m\xff\x7f\u2028\u2029\u2066\u2069\u061c\u200e\u200f\ufeff" +
+	"\U000e0041\u115f\u3164Z" + combiningFlood
+
+var combiningFlood = strings.Repeat("\u0301", 40)
+
+// Each usage error and message that quotes what it was given (a flag, a
+// setting's value, a path, a command name) shows everyEncoding escaped.
+func TestUsageErrorsShowWhatTheyQuoteEscaped(t *testing.T) {
+	env := shimEnv(t, fakeLibrary(t), nil)
+	root := envValue(env, "PREFLIGHT_ROOT")
+	for name, args := range map[string][]string{
+		"unknown flag":            {"--x" + everyEncoding},
+		"unknown flag of check":   {"check", "--x" + everyEncoding},
+		"invalid --policy":        {"--policy=" + everyEncoding, "--", "true"},
+		"help of no command":      {"help", everyEncoding},
+		"diff of missing records": {"diff", "/nonexistent/" + everyEncoding, "/nonexistent/b.json"},
+		"diff of a missing dir":   {"diff", "/nonexistent/" + everyEncoding},
+		"trace of a missing dir":  {"trace", "/nonexistent/" + everyEncoding},
+		"trace --since":           {"trace", "--since", everyEncoding, root},
+		"advise --driver":         {"advise", "--driver", "580" + everyEncoding},
+		"advise --gpu":            {"advise", "--driver", "580.65.06", "--gpu", "9.0" + everyEncoding},
+		"advise --root":           {"advise", "--root", "/nonexistent/" + everyEncoding},
+		"affinity --root":         {"affinity", "--root", "/nonexistent/" + everyEncoding},
+		"bake --out":              {"bake", "--out", filepath.Join(t.TempDir(), everyEncoding)},
+	} {
+		r := run(t, 30*time.Second, env, shimBin(t), args...)
+		wantTerminalSafe(t, name, r.stdout+r.stderr, `\x1b]0;PWNED`)
+	}
+	r := run(t, 30*time.Second, append(env, "PREFLIGHT_POLICY="+everyEncoding), shimBin(t), "--", "true")
+	if r.code != 64 {
+		t.Errorf("PREFLIGHT_POLICY holding escapes: exit %d, want 64", r.code)
+	}
+	wantTerminalSafe(t, "invalid PREFLIGHT_POLICY", r.stdout+r.stderr, `\x1b]0;PWNED`)
+}
+
+// shortProbe fits NVML's 96-byte name buffer: an 8-bit CSI (which the
+// probe reads as U+FFFD, not being UTF-8), the Hangul fillers and a bidi
+// isolate.
+const shortProbe = "\x9b31m\u3164\u115f\u2066"
+
+// hostileImage is hostileNode whose GPUs' names end in shortProbe, a host
+// whose hostname and driver version file hold everyEncoding, and an image
+// at root whose CUDA version files, torch and a distribution's folder, Name
+// and Version hold it.
+func hostileImage(t *testing.T, extra ...string) []string {
+	t.Helper()
+	s := fakenvml.H100x8("580.65.06", 13000)
+	for _, g := range s.GPUs {
+		g["name"] = "NVIDIA H100" + shortProbe
+	}
+	env := shimEnv(t, fakeLibrary(t), &s, extra...)
+	root := envValue(env, "PREFLIGHT_ROOT")
+	torchProbe(t, root)
+	for p, content := range map[string]string{
+		"proc/sys/kernel/hostname":                                           "node-7" + everyEncoding + "\n",
+		"proc/driver/nvidia/version":                                         "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.65.06" + everyEncoding + "  Sun Jul 27 07:09:27 UTC 2025\n",
+		"usr/local/cuda/version.json":                                        `{"cuda":{"name":"CUDA SDK` + everyEncoding + `","version":"13.0.0` + everyEncoding + `"}}`,
+		"usr/local/cuda/version.txt":                                         "CUDA Version 13.0.0" + everyEncoding + "\n",
+		filepath.Join(e2eSP, "evil"+everyEncoding+"-1.0.dist-info/METADATA"): "Metadata-Version: 2.1\nName: evil" + everyEncoding + "\nVersion: 1.0" + everyEncoding + "\n",
+		filepath.Join(e2eSP, "torch-2.9.0.dist-info/METADATA"):               "Metadata-Version: 2.1\nName: torch" + everyEncoding + "\nVersion: 2.9.0" + everyEncoding + "\n",
+	} {
+		p = filepath.Join(root, p)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return env
+}
+
+// Text from the host (hostname, driver version file, GPU names), the image
+// (dist-info folders and their METADATA), the environment (a variable's
+// name as well as its value) and the command line reaches every output a
+// terminal shows escaped: check's report and --json, explain, advise
+// --root, affinity, the console and JSON logs and the termination message.
+func TestHostImageAndEnvironmentTextShowEscaped(t *testing.T) {
+	prov := t.TempDir()
+	env := hostileImage(t, "PREFLIGHT_PROVENANCE_DIR="+prov, "NVIDIA_X"+everyEncoding+"=1",
+		"NCCL_DEBUG=INFO"+everyEncoding, "NVIDIA_REQUIRE_CUDA=cuda>=99.0", "NVIDIA_REQUIRE_X="+everyEncoding)
+	root := envValue(env, "PREFLIGHT_ROOT")
+	outputs := map[string]string{}
+	for name, args := range map[string][]string{
+		"check":                {"check"},
+		"check --json":         {"check", "--json"},
+		"explain":              {"explain"},
+		"advise --root":        {"advise", "--root", root},
+		"advise --root --json": {"advise", "--root", root, "--json"},
+		"affinity --root":      {"affinity", "--root", root},
+	} {
+		r := run(t, 30*time.Second, env, shimBin(t), args...)
+		outputs[name] = r.stdout + r.stderr
+	}
+	for _, format := range []string{"json", "console"} {
+		r := run(t, 30*time.Second, append(env, "PREFLIGHT_LOG_FORMAT="+format, "PREFLIGHT_POLICY=strict"),
+			shimBin(t), "--", "sh", "-c", "exit 0", "arg"+everyEncoding)
+		if r.code != 78 {
+			t.Fatalf("exit %d, want 78 (the requirement blocks):\n%s", r.code, r.stderr)
+		}
+		outputs[format+" log"] = r.stdout + r.stderr
+		msg, err := os.ReadFile(envValue(env, "PREFLIGHT_TERMINATION_LOG"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		outputs["termination message ("+format+")"] = string(msg)
+	}
+	records, _ := filepath.Glob(filepath.Join(prov, "*.json"))
+	for _, p := range records {
+		b, _ := os.ReadFile(p)
+		outputs["record "+filepath.Base(p)] = string(b)
+	}
+	if len(records) == 0 {
+		t.Fatal("no record written")
+	}
+	for name, out := range outputs {
+		wantTerminalSafe(t, name, out)
+	}
+	for name, want := range map[string]string{
+		"check":                         `node-7\x1b]0;PWNED\x07`,
+		"check --json":                  `"hostname": "node-7\u001b]0;PWNED\u0007`,
+		"console log":                   "NVIDIA H100\ufffd31m\\u3164\\u115f\\u2066",
+		"json log":                      `"NCCL_DEBUG":"INFO\u001b]0;PWNED\u0007`,
+		"termination message (console)": `invalid expression "\x1b]0;PWNED\a\x1b[2J\u009b31m\x9b31m\xff\x7f\u2028\u2029\u2066`,
+	} {
+		if !strings.Contains(outputs[name], want) {
+			t.Errorf("%s does not show %s:\n%s", name, want, outputs[name])
+		}
+	}
+}
+
+// trace and diff show two ranks' records, one of them from hostileImage,
+// with every encoding escaped: the Hangul fillers in a GPU name too.
+func TestTraceAndDiffShowEveryEncodingEscaped(t *testing.T) {
+	prov := t.TempDir()
+	for rank := range 2 {
+		extra := []string{"PREFLIGHT_PROVENANCE_DIR=" + prov, "PREFLIGHT_POLICY=warn", "SLURM_JOB_ID=4242", "SLURM_NTASKS=2",
+			fmt.Sprintf("SLURM_PROCID=%d", rank), fmt.Sprintf("SLURMD_NODENAME=node-%d", rank)}
+		env := shimEnv(t, fakeLibrary(t), ptr(fakenvml.H100x8("580.65.06", 13000)), extra...)
+		if rank == 1 {
+			env = hostileImage(t, extra...)
+		}
+		if r := run(t, 30*time.Second, env, shimBin(t), "--", "true"); r.code != 0 {
+			t.Fatalf("exit %d:\n%s", r.code, r.stderr)
+		}
+	}
+	text := run(t, 30*time.Second, []string{"PATH=/usr/bin:/bin"}, shimBin(t), "trace", prov)
+	wantTerminalSafe(t, "trace", text.stdout+text.stderr, `\u3164\u115f\u2066`)
+	asJSON := run(t, 30*time.Second, []string{"PATH=/usr/bin:/bin"}, shimBin(t), "trace", "--json", prov)
+	wantTerminalSafe(t, "trace --json", asJSON.stdout+asJSON.stderr, `\u3164\u115f`)
+	d := run(t, 30*time.Second, []string{"PATH=/usr/bin:/bin"}, shimBin(t), "diff", prov)
+	wantTerminalSafe(t, "diff", d.stdout+d.stderr, `\u3164\u115f\u2066`)
 }

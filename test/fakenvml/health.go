@@ -29,9 +29,7 @@ const (
 )
 
 // fabricHealthy is a health mask with every field at its healthy value:
-// bandwidth not degraded, no route recovery, routes healthy, no access
-// timeout recovery (each 2, "false"), configuration correct (1), partition
-// assigned (1), global fabric manager connected (1).
+// each 2 ("false") up to bit 8, then 1 (correct, assigned, connected).
 const fabricHealthy = 2 | 2<<2 | 2<<4 | 2<<6 | 1<<8 | 1<<12 | 1<<14
 
 // idle is what every model answers alike: no row remapped, no process,
@@ -119,6 +117,15 @@ func sick(s Scenario, name string, i int, facts map[string]string) Scenario {
 	return s
 }
 
+// everyGPU is s with every GPU's facts changed alike.
+func everyGPU(s Scenario, name string, facts map[string]string) Scenario {
+	s.Name = name
+	for _, g := range s.GPUs {
+		maps.Copy(g, facts)
+	}
+	return s
+}
+
 // RemapPending is a DGX H100 whose GPU 3 remapped a row for an
 // uncorrectable error and waits for a reset to apply it (Xid 63).
 func RemapPending() Scenario {
@@ -134,12 +141,7 @@ func RemapFailed() Scenario {
 // FabricNotStarted is a DGX H100 whose fabric manager is not running: no
 // GPU has begun its registration.
 func FabricNotStarted() Scenario {
-	s := HealthyH100x8()
-	s.Name = "fabric-not-started"
-	for _, g := range s.GPUs {
-		g["fabric"] = fmt.Sprintf("%d 0 0 0", fabricNotStarted)
-	}
-	return s
+	return everyGPU(HealthyH100x8(), "fabric-not-started", map[string]string{"fabric": fmt.Sprintf("%d 0 0 0", fabricNotStarted)})
 }
 
 // FabricFailed is a GB200 tray whose GPU 2 completed its registration

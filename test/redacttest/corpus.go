@@ -126,6 +126,10 @@ var Forms = append([]Form{
 	{"aws-secret-string", []string{"aws", "secretsmanager", "create-secret", "--name", "db", "--secret-string", `{"username":"u","password":"Bn4KzWq8TxMp"}`}, []string{"Bn4KzWq8TxMp"}, []string{"aws", "secretsmanager", "create-secret", "--name", "db"}},
 	{"aws-master-user-password", []string{"aws", "rds", "create-db-instance", "--db-instance-identifier", "ml", "--master-user-password", "Cp9TwXk2QzLn"}, []string{"Cp9TwXk2QzLn"}, []string{"aws", "rds", "create-db-instance", "--db-instance-identifier", "ml"}},
 	{"aws-presigned-url", []string{"curl", "https://bucket.s3.us-east-1.amazonaws.com/m.pt?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=AKIAQZTWXKMPLVNRBQ7Z%2F20261201%2Fus-east-1%2Fs3%2Faws4_request&X-Amz-Security-Token=Dq2XwTz7KmVp&X-Amz-Signature=Ek8ZqTw3XmLpVnKr"}, []string{"AKIAQZTWXKMPLVNRBQ7Z", "Dq2XwTz7KmVp", "Ek8ZqTw3XmLpVnKr"}, []string{"curl"}},
+	// IAM User Guide, "Manage access keys for IAM users": an access key is
+	// an id and a 40-character secret, often written one after the other.
+	{"aws-key-pair-args", []string{"creds", "AKIAQZTWXKMPLVNRBQ7Z", "Kq7TzWx2Mp/VnLr6KzQw9TxBm3Pv+k7WzLq5XtRm", "s3://bucket"}, []string{"AKIAQZTWXKMPLVNRBQ7Z", "Kq7TzWx2Mp/VnLr6KzQw9TxBm3Pv+k7WzLq5XtRm"}, []string{"creds", "s3://bucket"}},
+	{"aws-key-pair-text", []string{"sh", "-c", "echo AKIAQZTWXKMPLVNRBQ7Z:Kq7TzWx2Mp/VnLr6KzQw9TxBm3Pv+k7WzLq5XtRm > creds"}, []string{"AKIAQZTWXKMPLVNRBQ7Z", "Kq7TzWx2Mp/VnLr6KzQw9TxBm3Pv+k7WzLq5XtRm"}, []string{"sh", "-c"}},
 	{"aws-env-in-shell", []string{"sh", "-c", "AWS_SECRET_ACCESS_KEY=Fr5TzKq9WxMpLv aws s3 sync s3://bucket/data /data"}, []string{"Fr5TzKq9WxMpLv"}, []string{"sh", "-c"}},
 
 	// gcloud reference: sql users set-password --password, sql instances
@@ -281,6 +285,13 @@ var Tokens = []Token{
 	{"stripe-test", "sk_test_", "BQokikJOvBiI2HlWgH4olfQ2"},
 	{"stripe-live", "sk_live_", "PhpBYnEU2Zes8jru4wfqzj5x"},
 	{"stripe-restricted", "rk_live_", "gaSZsEqHrBozdyACjYuSt5bB"},
+	// OpenAI "Authentication": project keys; Anthropic's keys as its Console issues them. Both are sk- keys.
+	{"openai-project", "sk-proj-", "Tz8KqWx3MpLnVr6KzQw9TxBm3PvNk7WzLq5XtRmZq4Tk8XwMp2VnLr6KzQw9TxBm"},
+	{"anthropic", "sk-ant-", "api03-Kq7TzWx2MpVnLr6KzQw9TxBm3Pvk7WzLq5XtRmZq4Tk8XwMp2VnLr6KzQw9TxBm-Zq4TkAA"},
+	// Hugging Face "User access tokens"; GitHub "GitHub's token formats".
+	{"huggingface", "hf_", "KqWxTzMpLnVrKzQwTxBmPvNkWzLqXtRmZq"},
+	{"github-oauth", "gho_", "Kq7TzWx2MpVnLr6KzQw9TxBm3Pvk7WzLq5Xt"},
+	{"github-fine-grained", "github_pat_", "11ABCDEFG0Kq7TzWx2MpVnLr6_KzQw9TxBm3Pvk7WzLq5XtRmZq4Tk8XwMp2VnLr6KzQw9TxBm"},
 }
 
 // tokenForms puts each token where only its shape gives it away: a
