@@ -57,6 +57,8 @@ type Config struct {
 	SignalGroup       boolValue     `envconfig:"PREFLIGHT_SIGNAL_GROUP" default:"false" desc:"when supervising, forward signals to the command's process group, not only to the command (tini -g)" part:"command"`
 	CUDACheck         cudaMode      `envconfig:"PREFLIGHT_CUDA_CHECK" default:"off" desc:"CUDA smoke test" part:"host"`
 	CUDATimeout       duration      `envconfig:"PREFLIGHT_CUDA_TIMEOUT" default:"15s" desc:"deadline for the CUDA smoke test" part:"host"`
+	RDMACheck         rdmaMode      `envconfig:"PREFLIGHT_RDMA_CHECK" default:"off" desc:"RDMA active tier" part:"host"`
+	RDMATimeout       duration      `envconfig:"PREFLIGHT_RDMA_TIMEOUT" default:"10s" desc:"deadline for the RDMA active tier" part:"host"`
 
 	given    map[string]string // the flags' values, by variable
 	ignore   map[string]bool
@@ -283,6 +285,8 @@ func (c Config) gatherOptions(env envvars.Env) gather.Options {
 		NVMLTimeout:  time.Duration(c.NVMLTimeout),
 		CUDAMode:     string(c.CUDACheck),
 		CUDATimeout:  time.Duration(c.CUDATimeout),
+		RDMAMode:     string(c.RDMACheck),
+		RDMATimeout:  time.Duration(c.RDMATimeout),
 		Manifest:     c.Manifest,
 	}
 }

@@ -168,8 +168,12 @@ type (
 	logLevel   string // zerolog's
 	argvMode   string // report's
 	cudaMode   string // the CUDA smoke test's
+	rdmaMode   string // the RDMA active tier's
 )
 
+func (rdmaMode) accepted() []string {
+	return []string{facts.RDMAModeOff, facts.RDMAModeOpen, facts.RDMAModeRegister}
+}
 func (policyName) accepted() []string { return policy.Names() }
 func (logFormat) accepted() []string {
 	return []string{logs.FormatJSON, logs.FormatConsole, logs.FormatAuto}
@@ -198,6 +202,7 @@ func (f *logFormat) Decode(s string) error { return decodeChoice((*string)(f), s
 func (l *logLevel) Decode(s string) error  { return decodeChoice((*string)(l), s, l.accepted()) }
 func (m *argvMode) Decode(s string) error  { return decodeChoice((*string)(m), s, m.accepted()) }
 func (m *cudaMode) Decode(s string) error  { return decodeChoice((*string)(m), s, m.accepted()) }
+func (m *rdmaMode) Decode(s string) error  { return decodeChoice((*string)(m), s, m.accepted()) }
 
 func decodeChoice(v *string, s string, accepted []string) error {
 	for _, a := range accepted {

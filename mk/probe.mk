@@ -14,7 +14,7 @@
 
 HOST_ARCH   := $(shell $(GO) env GOARCH)
 PROBE_BIN   := bin/gpu-preflight-nvml
-PROBE_SRCS  := $(shell find cmd/gpu-preflight-nvml preflight/nvml preflight/facts preflight/nccl preflight/cuda preflight/fatbin preflight/elfbound preflight/gpuarch internal/truncate internal/jsonenc \( -name '*.go' -o -name '*.[ch]' \) -not -name '*_test.go' 2>/dev/null)
+PROBE_SRCS  := $(shell find cmd/gpu-preflight-nvml preflight/nvml preflight/facts preflight/nccl preflight/rdmaprobe preflight/transport preflight/cuda preflight/fatbin preflight/elfbound preflight/gpuarch internal/truncate internal/jsonenc \( -name '*.go' -o -name '*.[ch]' \) -not -name '*_test.go' 2>/dev/null)
 PROBE_EMBED := preflight/nvml/gpu-preflight-nvml-$(HOST_ARCH).bin
 
 # The probe file too, beside the shim: suites run it directly, and it is

@@ -113,6 +113,7 @@ func (h *humanWriter) write(r Record) {
 		{"driver's CUDA", cuda},
 		{"NVML", nvml},
 		{"CUDA check", cudaSummary(r.Host.CUDA)},
+		{"RDMA check", rdmaSummary(r.Host.Transport.Active)},
 		{"/dev/shm", bytesOrUnknown(r.Host.ShmBytes)},
 		{"cgroup", cg},
 	})
@@ -225,8 +226,7 @@ func pythonSummary(p facts.Python) string {
 	return s
 }
 
-// cudaSummary is the CUDA check in one line: "kernel: ok, driver API
-// 12.4, 8 device(s)", and the failed devices' results.
+// cudaSummary is the CUDA check in one line, with the failed devices.
 func cudaSummary(c facts.CUDACheck) string {
 	if c.Mode == "" {
 		return "-"
@@ -250,6 +250,23 @@ func cudaSummary(c facts.CUDACheck) string {
 		s += ": " + c.Error
 	}
 	return s
+}
+
+// rdmaSummary is the RDMA active tier in one line.
+func rdmaSummary(c facts.RDMACheck) string {
+	s := or(c.Mode, "-")
+	if c.Outcome != "" && c.Outcome != facts.RDMANotRun {
+		s += fmt.Sprintf(": %s, %d device(s)", c.Outcome, len(c.Devices))
+	}
+	if c.List != nil && c.List.Failed() {
+		s += "; " + c.List.Step + ": " + c.List.Errno
+	}
+	for _, d := range c.Devices {
+		if f := d.Failed(); f != nil {
+			s += "; " + d.Name + " " + f.Step + ": " + or(f.Errno, f.Message)
+		}
+	}
+	return strings.TrimSuffix(s+": "+c.Error, ": ")
 }
 
 // ANSI colours for statuses.

@@ -5,7 +5,7 @@
 // as a child with a deadline: go-nvml needs the dynamic linker, and a hung
 // NVML call can only be stopped by killing the process. Every failure is a
 // fact in the document; the exit status is 0 whenever it was written.
-// `cuda init` or `cuda kernel [LIBRARY]` runs the CUDA smoke test instead.
+// `cuda MODE` runs the CUDA smoke test instead, `rdma MODE` the RDMA tier.
 // It needs cgo, so CGO_ENABLED=0 leaves it out.
 package main
 
@@ -18,6 +18,7 @@ import (
 
 	"github.com/gpu-preflight/gpu-preflight/preflight/cuda"
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
+	"github.com/gpu-preflight/gpu-preflight/preflight/rdmaprobe"
 )
 
 // defaultLibrary is the soname the NVIDIA Container Toolkit injects.
@@ -30,6 +31,9 @@ func main() {
 	}
 	if len(os.Args) > 1 && os.Args[1] == cuda.ProbeArg {
 		os.Exit(cudaMain(os.Args[2:]))
+	}
+	if len(os.Args) > 1 && os.Args[1] == rdmaprobe.ProbeArg {
+		os.Exit(rdmaMain(os.Args[2:]))
 	}
 	lib := os.Getenv("PREFLIGHT_NVML_LIBRARY")
 	if lib == "" {

@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -103,9 +104,9 @@ func TestNoSignalIsLostDuringThePreflight(t *testing.T) {
 			if mode.name == "no-record" {
 				env = []string{"PATH=/usr/bin:/bin", "PREFLIGHT_SUPERVISE=false", "PREFLIGHT_LOG_FORMAT=json", "PREFLIGHT_TERMINATION_LOG="}
 			}
-			// The command is a private copy of sleep, watched with inotify:
-			// execve(2) opens it, nothing else does, so an IN_OPEN says the
-			// command started even when the signal killed it at once.
+			// The command is a private copy of sleep, watched for its
+			// execve(2), which says the command started even when the
+			// signal killed it at once.
 			command := copyOfSleep(t, dir)
 			opens := watchOpens(t, command)
 			start := func(i int) (*exec.Cmd, string) {
@@ -275,27 +276,30 @@ func copyOfSleep(t *testing.T, dir string) string {
 	return dst
 }
 
-// opens reports the opens of one file, read from inotify.
+// opens reports the executions of one file, read from fanotify: the
+// preflight itself opens the command to read its "#!" line, so only an
+// open for execve(2) (FAN_OPEN_EXEC) says the command started.
 type opens struct {
 	fd  int
 	buf []byte
 }
 
-// watchOpens watches path with inotify for IN_OPEN.
+// watchOpens watches path with fanotify for FAN_OPEN_EXEC; it needs
+// CAP_SYS_ADMIN, so the test fails without root.
 func watchOpens(t *testing.T, path string) *opens {
 	t.Helper()
-	fd, err := unix.InotifyInit1(unix.IN_NONBLOCK | unix.IN_CLOEXEC)
+	fd, err := unix.FanotifyInit(unix.FAN_CLASS_NOTIF|unix.FAN_CLOEXEC|unix.FAN_NONBLOCK, unix.O_RDONLY|unix.O_CLOEXEC)
 	if err != nil {
-		t.Fatalf("inotify: %v", err)
+		t.Fatalf("fanotify (run as root): %v", err)
 	}
 	t.Cleanup(func() { unix.Close(fd) })
-	if _, err := unix.InotifyAddWatch(fd, path, unix.IN_OPEN); err != nil {
-		t.Fatalf("inotify watch %s: %v", path, err)
+	if err := unix.FanotifyMark(fd, unix.FAN_MARK_ADD, unix.FAN_OPEN_EXEC, unix.AT_FDCWD, path); err != nil {
+		t.Fatalf("fanotify mark %s: %v", path, err)
 	}
 	return &opens{fd: fd, buf: make([]byte, 4096)}
 }
 
-// seen reports whether the file was opened since the last call.
+// seen reports whether the file was executed since the last call.
 func (o *opens) seen() bool {
 	seen := false
 	for {
@@ -303,7 +307,14 @@ func (o *opens) seen() bool {
 		if n <= 0 || err != nil {
 			return seen
 		}
-		seen = true
+		for off := 0; off+int(unsafe.Sizeof(unix.FanotifyEventMetadata{})) <= n; {
+			meta := (*unix.FanotifyEventMetadata)(unsafe.Pointer(&o.buf[off]))
+			if meta.Fd >= 0 {
+				unix.Close(int(meta.Fd))
+			}
+			seen = true
+			off += int(meta.Event_len)
+		}
 	}
 }
 

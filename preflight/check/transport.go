@@ -15,6 +15,6 @@ func transportFinding(id string, in Input) Finding {
 	case t.Image.NCCL == "" && id != transport.CheckP2P:
 		return Finding{Status: Skip, Message: "no NCCL in the image: nothing uses the network"}
 	}
-	v := transport.Evaluate(id, t.Prediction, transport.JobOf(in.Facts.Orchestrator))
+	v := transport.Evaluate(id, t.Prediction, transport.JobOf(in.Facts.Orchestrator, in.Facts.Container))
 	return Finding{Status: Status(v.Status), NodeFault: v.NodeFault, Message: v.Message, Remedy: v.Remedy}
 }

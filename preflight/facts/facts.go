@@ -124,7 +124,9 @@ type Container struct {
 	Python          *Python           `json:"python,omitempty"`     // the interpreter the command runs, which decided what is judged
 	ScanSource      string            `json:"scanSource,omitempty"` // a ScanFrom* constant, or ""
 	Identity        Identity          `json:"identity"`
-	Ranks           []Ranks           `json:"ranks,omitempty"` // the launchers' process counts on this node
+	Ranks           []Ranks           `json:"ranks,omitempty"`       // the launchers' process counts on this node
+	Nodes           string            `json:"nodes,omitempty"`       // the command's --nnodes ("2", "1:4")
+	NodesSource     string            `json:"nodesSource,omitempty"` // that option as given
 }
 
 // Requirement is a NVIDIA_REQUIRE_* variable, PREFLIGHT_REQUIRE or CUDA_VERSION's rule.

@@ -393,7 +393,9 @@ func appendTransport(e *jsonenc.Encoder, b []byte, v *Transport) []byte {
 		}
 		b = appendHCA(e, b, &v.HCAs[i0])
 	}
-	b = append(b, `]}`...)
+	b = append(b, `],"active":`...)
+	b = appendRDMACheck(e, b, &v.Active)
+	b = append(b, '}')
 	return b
 }
 
@@ -735,6 +737,8 @@ func appendTransportPrediction(e *jsonenc.Encoder, b []byte, v *TransportPredict
 	}
 	b = append(b, `],"summary":`...)
 	b = jsonenc.AppendString(b, v.Summary)
+	b = append(b, `,"proved":`...)
+	b = jsonenc.AppendString(b, v.Proved)
 	b = append(b, `,"causes":[`...)
 	for i0 := range v.Causes {
 		if i0 > 0 {
@@ -771,6 +775,43 @@ func appendHCA(e *jsonenc.Encoder, b []byte, v *HCA) []byte {
 		b = appendHCAPort(e, b, &v.Ports[i0])
 	}
 	b = append(b, `]}`...)
+	return b
+}
+
+func appendRDMACheck(e *jsonenc.Encoder, b []byte, v *RDMACheck) []byte {
+	b = append(b, `{"mode":`...)
+	b = jsonenc.AppendString(b, v.Mode)
+	b = append(b, `,"outcome":`...)
+	b = jsonenc.AppendString(b, v.Outcome)
+	b = append(b, `,"error":`...)
+	b = jsonenc.AppendString(b, v.Error)
+	b = append(b, `,"via":`...)
+	b = jsonenc.AppendString(b, v.Via)
+	b = append(b, `,"library":`...)
+	b = jsonenc.AppendString(b, v.Library)
+	b = append(b, `,"list":`...)
+	if v.List == nil {
+		b = append(b, `null`...)
+	} else {
+		b = appendRDMAStep(e, b, v.List)
+	}
+	b = append(b, `,"listed":[`...)
+	for i0 := range v.Listed {
+		if i0 > 0 {
+			b = append(b, ',')
+		}
+		b = jsonenc.AppendString(b, v.Listed[i0])
+	}
+	b = append(b, `],"devices":[`...)
+	for i0 := range v.Devices {
+		if i0 > 0 {
+			b = append(b, ',')
+		}
+		b = appendRDMADevice(e, b, &v.Devices[i0])
+	}
+	b = append(b, `],"durationMillis":`...)
+	b = e.Float(b, v.DurationMillis, "facts.RDMACheck.durationMillis")
+	b = append(b, '}')
 	return b
 }
 
@@ -902,11 +943,56 @@ func appendHCAPort(e *jsonenc.Encoder, b []byte, v *HCAPort) []byte {
 	return b
 }
 
+func appendRDMAStep(e *jsonenc.Encoder, b []byte, v *RDMAStep) []byte {
+	b = append(b, `{"step":`...)
+	b = jsonenc.AppendString(b, v.Step)
+	b = append(b, `,"errno":`...)
+	b = jsonenc.AppendString(b, v.Errno)
+	b = append(b, `,"message":`...)
+	b = jsonenc.AppendString(b, v.Message)
+	b = append(b, `,"millis":`...)
+	b = e.Float(b, v.Millis, "facts.RDMAStep.millis")
+	b = append(b, '}')
+	return b
+}
+
+func appendRDMADevice(e *jsonenc.Encoder, b []byte, v *RDMADevice) []byte {
+	b = append(b, `{"name":`...)
+	b = jsonenc.AppendString(b, v.Name)
+	b = append(b, `,"ports":[`...)
+	for i0 := range v.Ports {
+		if i0 > 0 {
+			b = append(b, ',')
+		}
+		b = appendRDMAPort(e, b, &v.Ports[i0])
+	}
+	b = append(b, `],"steps":[`...)
+	for i0 := range v.Steps {
+		if i0 > 0 {
+			b = append(b, ',')
+		}
+		b = appendRDMAStep(e, b, &v.Steps[i0])
+	}
+	b = append(b, `]}`...)
+	return b
+}
+
 func appendProcess(e *jsonenc.Encoder, b []byte, v *Process) []byte {
 	b = append(b, `{"pid":`...)
 	b = strconv.AppendUint(b, uint64(v.PID), 10)
 	b = append(b, `,"usedBytes":`...)
 	b = strconv.AppendUint(b, v.UsedBytes, 10)
+	b = append(b, '}')
+	return b
+}
+
+func appendRDMAPort(e *jsonenc.Encoder, b []byte, v *RDMAPort) []byte {
+	b = append(b, `{"num":`...)
+	b = strconv.AppendInt(b, int64(v.Num), 10)
+	b = append(b, `,"state":`...)
+	b = jsonenc.AppendString(b, v.State)
+	b = append(b, `,"linkLayer":`...)
+	b = jsonenc.AppendString(b, v.LinkLayer)
 	b = append(b, '}')
 	return b
 }

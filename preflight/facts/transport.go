@@ -5,10 +5,12 @@ import "github.com/gpu-preflight/gpu-preflight/preflight/nccl"
 // Transport is what one rank sees of the network NCCL may use
 // (preflight/rdma) and NCCL's choice predicted from it (preflight/transport,
 // docs/transport.md). The record keeps the prediction and the HCAs; the
-// rest is the prediction's working data.
+// rest is the prediction's working data. Active (the opt-in active tier)
+// overrides sysfs's word.
 type Transport struct {
 	Prediction TransportPrediction `json:"prediction"`
 	HCAs       []HCA               `json:"hcas"`
+	Active     RDMACheck           `json:"active"`
 	// Addresses are in getifaddrs order.
 	Addresses []nccl.Address `json:"addresses" record:"-"`
 	Links     []Interface    `json:"links" record:"-"`
@@ -24,7 +26,8 @@ type Transport struct {
 // the image has none; Devices are the IB transport's ports ("mlx5_0:1")
 // or the EFA devices a plugin drives, LinkLayer theirs joined by "+"; GDR
 // is "peermem", "dmabuf" or "" (GPUDirect RDMA off); Bootstrap is the
-// socket interface NCCL's bootstrap uses, Interfaces NET/Socket's.
+// socket interface NCCL's bootstrap uses, Interfaces NET/Socket's; Proved
+// the active tier's passes.
 type TransportPrediction struct {
 	Network    string           `json:"network"`
 	Devices    []string         `json:"devices"`
@@ -33,6 +36,7 @@ type TransportPrediction struct {
 	Bootstrap  string           `json:"bootstrap"`
 	Interfaces []string         `json:"interfaces"`
 	Summary    string           `json:"summary"`
+	Proved     string           `json:"proved,omitempty"`
 	Causes     []TransportCause `json:"causes"`
 }
 
@@ -42,8 +46,7 @@ const (
 	NetSocket = "Socket"
 )
 
-// TransportCause is one reason the prediction found, a code of
-// transport.Causes.
+// TransportCause is one reason the prediction found (transport.Causes).
 type TransportCause struct {
 	Code    string `json:"code"`
 	Message string `json:"message"`
@@ -149,8 +152,7 @@ type RDMAImage struct {
 	Plugins    []NetPlugin     `json:"plugins,omitempty"`
 }
 
-// LoadedLibrary is what the loader model found for a library; Missing are
-// the libraries of its closure not found.
+// LoadedLibrary is what the loader model found; Missing, its closure's gaps.
 type LoadedLibrary struct {
 	Name    string   `json:"name"`
 	Path    string   `json:"path,omitempty"`
@@ -172,8 +174,7 @@ type NetPlugin struct {
 	Library LoadedLibrary `json:"library"`
 }
 
-// NCCLConfig is the image's NCCL release and its settings as it resolves
-// them.
+// NCCLConfig is the image's NCCL release and its resolved settings.
 type NCCLConfig struct {
 	Version   string        `json:"version"`
 	Settings  nccl.Settings `json:"settings"`

@@ -23,6 +23,7 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/preflight/nvml"
 	"github.com/gpu-preflight/gpu-preflight/preflight/orchestrator"
 	"github.com/gpu-preflight/gpu-preflight/preflight/rdma"
+	"github.com/gpu-preflight/gpu-preflight/preflight/rdmaprobe"
 	"github.com/gpu-preflight/gpu-preflight/preflight/require"
 	"github.com/gpu-preflight/gpu-preflight/preflight/transport"
 )
@@ -32,8 +33,7 @@ type Options struct {
 	// Root is where the image's files are; HostRoot the host's (procfs,
 	// sysfs, /dev, cgroup), Root when empty. Both are "/" in a container.
 	Root, HostRoot fsroot.Root
-	// ImageEnviron, when set, is the image config's Env, in place of Environ
-	// for everything the image declares.
+	// ImageEnviron, when set, is the image config's Env, in place of Environ.
 	ImageEnviron *envvars.Env
 	// Environ is the process environment; the probes get their share (nvml.ProbeEnviron).
 	Environ     envvars.Env
@@ -42,6 +42,8 @@ type Options struct {
 	NVMLTimeout time.Duration
 	CUDAMode    string // PREFLIGHT_CUDA_CHECK: off or "" starts nothing
 	CUDATimeout time.Duration
+	RDMAMode    string // PREFLIGHT_RDMA_CHECK: off or "" starts nothing
+	RDMATimeout time.Duration
 	Manifest    string // the baked manifest's path inside Root
 	// Command is the training argv, nil when not known; its Python decides what is judged.
 	Command []string
@@ -83,6 +85,7 @@ func Gather(ctx context.Context, o Options) (Result, []string) {
 	warnings = append(warnings, w...)
 
 	c.Ranks = launcher.Ranks(o.Command, f.Orchestrator)
+	c.Nodes, c.NodesSource = launcher.Nodes(o.Command)
 
 	reqs, disabled, err := require.Collect(c.Env)
 	c.Requirements, c.RequireDisabled = reqs, disabled
@@ -124,6 +127,12 @@ func Gather(ctx context.Context, o Options) (Result, []string) {
 	p.enter(ctx, step{"reading the RDMA devices, the network and NCCL's settings under " + o.HostRoot.Path("/"), true}, h, c)
 	h.Transport, w = transportFacts(o, h, c, visible)
 	warnings = append(warnings, w...)
+	h.Transport.Active = facts.RDMACheck{Mode: facts.RDMAModeOff, Outcome: facts.RDMANotRun}
+	if o.RDMAMode != "" && o.RDMAMode != facts.RDMAModeOff {
+		p.enter(ctx, step{"the RDMA active tier (PREFLIGHT_RDMA_CHECK=" + o.RDMAMode + ")", false}, h, c)
+		h.Transport.Active = activeTier(ctx, o, h.Transport)
+		h.Transport.Prediction = transport.Predict(h.Transport)
+	}
 	f.Host, f.Container = h, c
 	return Result{Facts: f, Visible: visible}, warnings
 }
@@ -152,9 +161,40 @@ func transportFacts(o Options, h facts.Host, c facts.Container, visible []facts.
 	return t, warnings
 }
 
-// completeDriver fills the driver's Source when no probe did, its CUDA
-// version from the branch table when NVML did not, and its branch's
-// lifecycle on the day now.
+// activeTier runs the RDMA active tier through the image's libibverbs.
+func activeTier(ctx context.Context, o Options, t facts.Transport) facts.RDMACheck {
+	c := facts.RDMACheck{Mode: o.RDMAMode, Outcome: facts.RDMANotRun}
+	targets := transport.Targets(t)
+	switch {
+	case t.Image.NCCL == "":
+		c.Error = "no NCCL in the image: nothing uses an HCA"
+		return c
+	case len(targets) == 0:
+		c.Error = "no HCA NCCL would use"
+		return c
+	case !t.Image.Verbs.Found():
+		c.Error = "the image has no libibverbs that loads (" + t.Image.Verbs.Name + ")"
+		return c
+	}
+	lib, err := o.Root.Resolve(t.Image.Verbs.Path)
+	if err != nil {
+		c.Error = err.Error()
+		return c
+	}
+	opts := rdmaprobe.Options{Mode: o.RDMAMode, Library: lib, Targets: targets,
+		Probe: nvml.Options{Timeout: probeBudget(ctx, o.RDMATimeout, rdmaprobe.DefaultTimeout, time.Now())}}
+	if l := o.Environ.List(); l != nil {
+		opts.Probe.Env = l
+	}
+	res, stderr := rdmaprobe.Run(ctx, opts)
+	if stderr != "" && o.ProbeStderr != nil {
+		o.ProbeStderr("rdma", stderr)
+	}
+	return res
+}
+
+// completeDriver fills the driver's Source, CUDA version and branch where
+// no probe did.
 func completeDriver(h *facts.Host, now time.Time) {
 	if h.Driver.Source == "" {
 		h.Driver.Source = facts.DriverFromNone
@@ -175,7 +215,7 @@ func completeDriver(h *facts.Host, now time.Time) {
 
 // smokeTest runs the CUDA smoke test within what is left of ctx's deadline.
 func smokeTest(ctx context.Context, o Options, frameworks []facts.Framework) facts.CUDACheck {
-	opts := cudaprobe.Options{Mode: o.CUDAMode, Probe: nvml.Options{Timeout: cudaBudget(ctx, o.CUDATimeout, time.Now())}}
+	opts := cudaprobe.Options{Mode: o.CUDAMode, Probe: nvml.Options{Timeout: probeBudget(ctx, o.CUDATimeout, cudaprobe.DefaultTimeout, time.Now())}}
 	if l := o.Environ.List(); l != nil {
 		opts.Probe.Env = l
 	}
@@ -207,11 +247,11 @@ func smokeTest(ctx context.Context, o Options, frameworks []facts.Framework) fac
 	return c
 }
 
-// cudaBudget is PREFLIGHT_CUDA_TIMEOUT, or less when ctx's deadline is nearer,
-// so the test ends with its own node-fault timeout; at least a millisecond.
-func cudaBudget(ctx context.Context, configured time.Duration, now time.Time) time.Duration {
+// probeBudget is a probe's deadline (configured, else def), or less when
+// ctx's is nearer, so the probe ends with its own timeout; at least 1 ms.
+func probeBudget(ctx context.Context, configured, def time.Duration, now time.Time) time.Duration {
 	if configured <= 0 {
-		configured = cudaprobe.DefaultTimeout
+		configured = def
 	}
 	if deadline, ok := ctx.Deadline(); ok {
 		configured = min(configured, deadline.Sub(now)-scanMargin)

@@ -129,7 +129,7 @@ func TestCUDABudgetEndsBeforeThePreflight(t *testing.T) {
 			ctx, cancel = context.WithDeadline(ctx, now.Add(tc.deadline))
 			defer cancel()
 		}
-		if got := cudaBudget(ctx, tc.configured, now); got != tc.want {
+		if got := probeBudget(ctx, tc.configured, cudaprobe.DefaultTimeout, now); got != tc.want {
 			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
 		}
 	}

@@ -47,6 +47,22 @@ func Ranks(argv []string, o facts.Orchestrator) []facts.Ranks {
 	return out
 }
 
+// Nodes is torchrun's or paddle's --nnodes ("2", "1:4") and the option as
+// given; "" when none.
+func Nodes(argv []string) (value, source string) {
+	name, args := command(argv)
+	flags := torchrunFlags
+	switch name {
+	case facts.LauncherPaddle:
+		flags = nil
+	case facts.LauncherTorchrun:
+	default:
+		return "", ""
+	}
+	value, source, _ = option(args, flags, "--nnodes")
+	return value, source
+}
+
 // command names the launcher argv runs, as its executable or python -m,
 // and the arguments it parses.
 func command(argv []string) (string, []string) {
@@ -102,9 +118,8 @@ func pythonModule(args []string) (string, []string) {
 	return "", nil
 }
 
-// option finds the last of names among the options before the training
-// script, as argparse reads "--name value" and "--name=value", flags
-// taking no value; it returns the value and the option as given.
+// option finds the last of names among the options before the script,
+// as argparse reads them; it returns the value and the option as given.
 func option(args []string, flags []string, names ...string) (value, source string, found bool) {
 	return optionIn(args, args, flags, names...)
 }
@@ -147,8 +162,7 @@ func appendCount(out []facts.Ranks, r facts.Ranks, v string) []facts.Ranks {
 var torchrunFlags = []string{"--standalone", "-m", "--module", "--no-python", "--no_python", "--run-path", "--run_path",
 	"--use-env", "--use_env", "-h", "--help"}
 
-// torchrun's --nproc-per-node defaults to PET_NPROC_PER_NODE
-// (torch/distributed/argparse_util.py, env).
+// torchrun's --nproc-per-node defaults to PET_NPROC_PER_NODE (argparse_util.py).
 func torchrun(args []string, petNProc string) []facts.Ranks {
 	r := facts.Ranks{Launcher: facts.LauncherTorchrun}
 	v, src, ok := option(args, torchrunFlags, "--nproc-per-node", "--nproc_per_node")

@@ -117,3 +117,24 @@ func FuzzRanks(f *testing.F) {
 		}
 	})
 }
+
+// Nodes reads --nnodes as torchrun's and paddle.distributed.launch's
+// parsers do, before the training script: torchrun's documented forms
+// ("--nnodes=2", "--nnodes=1:4" for elastic), python -m, and a script's own
+// --nnodes left to the script.
+func TestNodesIsTheLaunchersNNodes(t *testing.T) {
+	for _, tc := range []struct{ argv, value, source string }{
+		{"torchrun --nnodes=2 --nproc-per-node=8 train.py", "2", "--nnodes=2"},
+		{"torchrun --nnodes 1:4 --nproc-per-node=8 --rdzv-backend=c10d train.py", "1:4", "--nnodes 1:4"},
+		{"python -m torch.distributed.run --standalone --nnodes=1 train.py", "1", "--nnodes=1"},
+		{"python3 -m paddle.distributed.launch --nnodes 2 --devices 0,1 train.py", "2", "--nnodes 2"},
+		{"torchrun --nproc-per-node=8 train.py --nnodes 4", "", ""},
+		{"python train.py --nnodes 4", "", ""},
+		{"deepspeed --num_nodes 2 train.py", "", ""},
+	} {
+		v, src := Nodes(strings.Fields(tc.argv))
+		if v != tc.value || src != tc.source {
+			t.Errorf("%s: %q from %q, want %q from %q", tc.argv, v, src, tc.value, tc.source)
+		}
+	}
+}

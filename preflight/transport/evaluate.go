@@ -79,6 +79,9 @@ func Evaluate(check string, pred facts.TransportPrediction, job Job) Verdict {
 func passMessage(check string, pred facts.TransportPrediction, job Job) string {
 	switch check {
 	case CheckTransport:
+		if pred.Proved != "" {
+			return pred.Summary + "; " + pred.Proved + " (" + job.Evidence + ")"
+		}
 		return pred.Summary + " (" + job.Evidence + ")"
 	case CheckGPUDirect:
 		switch pred.Network {

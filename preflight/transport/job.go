@@ -29,33 +29,36 @@ type Job struct {
 	Launcher  Launcher `json:"launcher"`
 }
 
-// nodeCounts are the launchers' counts of a job's nodes, or of its ranks
-// against the ranks of this node (docs/transport.md, "The job's shape"):
-// the first pair that decides, decides.
+// nodeCounts are the launchers' counts of nodes, or of ranks against this
+// node's (docs/transport.md, "The job's shape"); the first set decides.
 var nodeCounts = []struct {
 	total, local string
-	get          func(o facts.Orchestrator) (total, local string)
+	get          func(o facts.Orchestrator, c facts.Container) (total, local string)
 }{
-	{"SLURM_STEP_NUM_NODES", "", func(o facts.Orchestrator) (string, string) { return o.Slurm.StepNumNodes, "" }},
-	{"SLURM_JOB_NUM_NODES", "", func(o facts.Orchestrator) (string, string) { return o.Slurm.JobNumNodes, "" }},
-	{"SLURM_NNODES", "", func(o facts.Orchestrator) (string, string) { return o.Slurm.NNodes, "" }},
-	{"PET_NNODES", "", func(o facts.Orchestrator) (string, string) { return o.Torchrun.NNodes, "" }},
-	{"PADDLE_NNODES", "", func(o facts.Orchestrator) (string, string) { return o.Paddle.NNodes, "" }},
-	{"GROUP_WORLD_SIZE", "", func(o facts.Orchestrator) (string, string) { return o.Torchrun.GroupWorldSize, "" }},
-	{"WORLD_SIZE", "LOCAL_WORLD_SIZE", func(o facts.Orchestrator) (string, string) {
+	{"SLURM_STEP_NUM_NODES", "", func(o facts.Orchestrator, _ facts.Container) (string, string) { return o.Slurm.StepNumNodes, "" }},
+	{"SLURM_JOB_NUM_NODES", "", func(o facts.Orchestrator, _ facts.Container) (string, string) { return o.Slurm.JobNumNodes, "" }},
+	{"SLURM_NNODES", "", func(o facts.Orchestrator, _ facts.Container) (string, string) { return o.Slurm.NNodes, "" }},
+	{"--nnodes", "", func(_ facts.Orchestrator, c facts.Container) (string, string) { return c.Nodes, "" }},
+	{"PET_NNODES", "", func(o facts.Orchestrator, _ facts.Container) (string, string) { return o.Torchrun.NNodes, "" }},
+	{"PADDLE_NNODES", "", func(o facts.Orchestrator, _ facts.Container) (string, string) { return o.Paddle.NNodes, "" }},
+	{"GROUP_WORLD_SIZE", "", func(o facts.Orchestrator, _ facts.Container) (string, string) { return o.Torchrun.GroupWorldSize, "" }},
+	{"WORLD_SIZE", "LOCAL_WORLD_SIZE", func(o facts.Orchestrator, _ facts.Container) (string, string) {
 		return o.Torchrun.WorldSize, o.Torchrun.LocalWorldSize
 	}},
-	{"OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_SIZE", func(o facts.Orchestrator) (string, string) {
+	{"OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_SIZE", func(o facts.Orchestrator, _ facts.Container) (string, string) {
 		return o.MPI.WorldSize, o.MPI.LocalSize
 	}},
-	{"PMI_SIZE", "MPI_LOCALNRANKS", func(o facts.Orchestrator) (string, string) { return o.MPI.PMISize, o.MPI.LocalNRanks }},
+	{"PMI_SIZE", "MPI_LOCALNRANKS", func(o facts.Orchestrator, _ facts.Container) (string, string) {
+		return o.MPI.PMISize, o.MPI.LocalNRanks
+	}},
 }
 
-// JobOf reads the job's shape from the launchers' variables. A count of
+// JobOf reads the job's shape from the launchers' variables and the
+// command's --nnodes. A count of
 // nodes is read up to a ":" ("1:4", torchrun's elastic range, counts its
 // maximum). Kubeflow's PyTorchJob without an elastic policy sets only
 // WORLD_SIZE, the number of pods, each taken as a node.
-func JobOf(o facts.Orchestrator) Job {
+func JobOf(o facts.Orchestrator, c facts.Container) Job {
 	j := Job{Launcher: Docker}
 	if o.Slurm.JobID != "" {
 		j.Launcher = Slurm
@@ -70,18 +73,21 @@ func JobOf(o facts.Orchestrator) Job {
 		n, err := strconv.Atoi(strings.TrimSpace(v))
 		return n, err == nil && n > 0
 	}
-	for _, c := range nodeCounts {
-		tv, lv := c.get(o)
+	for _, n := range nodeCounts {
+		tv, lv := n.get(o, c)
 		total, ok := count(tv)
 		if !ok {
 			continue
 		}
-		if c.local == "" {
-			j.MultiNode, j.Evidence = total > 1, fmt.Sprintf("%s=%d", c.total, total)
+		if n.local == "" {
+			j.MultiNode, j.Evidence = total > 1, fmt.Sprintf("%s=%d", n.total, total)
+			if n.total == "--nnodes" {
+				j.Evidence = "the command's " + c.NodesSource
+			}
 			return j
 		}
 		if local, ok := count(lv); ok {
-			j.MultiNode, j.Evidence = total > local, fmt.Sprintf("%s=%d, %s=%d", c.total, total, c.local, local)
+			j.MultiNode, j.Evidence = total > local, fmt.Sprintf("%s=%d, %s=%d", n.total, total, n.local, local)
 			return j
 		}
 	}

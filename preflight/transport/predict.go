@@ -33,6 +33,7 @@ func Predict(f facts.Transport) facts.TransportPrediction {
 	a := analysis{f: f, s: f.NCCL.Settings}
 	a.v, _ = nccl.ParseVersion(f.NCCL.Version)
 	a.run()
+	a.active()
 	return a.pred
 }
 
@@ -155,7 +156,7 @@ func (a *analysis) plugin() (string, []string) {
 			continue
 		}
 		efa = append(efa, h.Name)
-		if h.Node.Open == facts.UverbsOK && a.providerLoads("efa") && slices.ContainsFunc(h.Ports, active) {
+		if a.opens(h) && a.providerLoads("efa") && slices.ContainsFunc(h.Ports, active) {
 			efaUsable = append(efaUsable, h.Name)
 		}
 	}
@@ -216,7 +217,7 @@ func (a *analysis) ib() bool {
 	var candidates, down, unusable []string
 	var unusableHCAs []facts.HCA
 	for _, h := range a.f.HCAs {
-		usable := a.f.Image.Verbs.Found() && h.Node.Open == facts.UverbsOK && h.Verbs != "" &&
+		usable := a.f.Image.Verbs.Found() && a.opens(h) && h.Verbs != "" &&
 			(ProviderFor(h) == "" || a.providerLoads(ProviderFor(h)))
 		counted := false
 		for _, p := range h.Ports {
@@ -290,7 +291,7 @@ func (a *analysis) devicesUnusable(efa []string, hcas ...facts.HCA) {
 	}
 	byCode := map[string][]string{}
 	for _, h := range hcas {
-		code, why := nodeCause(h)
+		code, why := a.nodeCause(h)
 		if code == "" {
 			p := ProviderFor(h)
 			code, why = "rdma-provider-missing", a.providerWhy(p)
@@ -311,11 +312,22 @@ var nodeCauses = []struct{ code, words string }{
 	{"rdma-device-denied", "RDMA devices this container may not open (device cgroup)"},
 	{"rdma-driver-not-loaded", "RDMA devices without their kernel verbs driver (ib_uverbs)"},
 	{"rdma-provider-missing", "HCAs libibverbs has no provider for in this image"},
+	{"rdma-verbs-failed", "HCAs libibverbs could not open"},
 }
 
-// nodeCause is the cause of an HCA whose uverbs device does not open, ""
-// when it opens.
-func nodeCause(h facts.HCA) (code, why string) {
+// opens reports whether h opens, by the active tier, else by its node.
+func (a *analysis) opens(h facts.HCA) bool {
+	if t := a.activeResult(h); t.ran {
+		return t.opened
+	}
+	return h.Node.Open == facts.UverbsOK
+}
+
+// nodeCause is the cause of an HCA that does not open, "" when it opens.
+func (a *analysis) nodeCause(h facts.HCA) (code, why string) {
+	if t := a.activeResult(h); t.ran && !t.opened {
+		return t.code, t.why
+	}
 	switch {
 	case h.Verbs == "":
 		return "rdma-driver-not-loaded", "no /sys/class/infiniband_verbs entry"

@@ -97,6 +97,14 @@ var Causes = sync.OnceValue(func() map[string]Cause {
 			Docker:     "docker run --ulimit memlock=-1:-1 (as NCCL's documentation says), or run as root with --cap-add=IPC_LOCK",
 			Kubernetes: "raise the runtime's limit (LimitMEMLOCK=infinity in containerd's or CRI-O's systemd unit; Kubernetes has no per-pod setting), or run as root with securityContext.capabilities.add: [IPC_LOCK]",
 			Slurm:      "start slurmd with LimitMEMLOCK=infinity and keep PropagateResourceLimits from lowering it (PropagateResourceLimitsExcept=MEMLOCK), as NCCL's documentation asks"}},
+		"rdma-verbs-failed": {Check: CheckTransport, Class: Fails, Remedy: map[Launcher]string{
+			Any: "the HCA opened but a verbs call failed: use an rdma-core in the image as recent as the host's driver and firmware need (ibv_devinfo in the container shows what it sees), and read the host's kernel log for the device"}},
+		"rdma-check-hung": {Check: CheckTransport, Class: NodeFault, Remedy: map[Launcher]string{
+			Any:        "libibverbs hung on this node's HCAs: check the HCA and its driver (dmesg, ibstat) and run the job elsewhere meanwhile; if the node is merely slow, raise PREFLIGHT_RDMA_TIMEOUT",
+			Kubernetes: "cordon the node (kubectl cordon) and check its HCAs and their driver (dmesg, ibstat); if the node is merely slow, raise PREFLIGHT_RDMA_TIMEOUT",
+			Slurm:      "drain the node (scontrol update nodename=... state=drain reason=rdma-hung) and check its HCAs (dmesg, ibstat); if the node is merely slow, raise PREFLIGHT_RDMA_TIMEOUT"}},
+		"rdma-check-unavailable": {Check: CheckTransport, Class: Informational, Remedy: map[Launcher]string{
+			Any: "run the gpu-preflight binary with its embedded probe (it needs a glibc image), or set PREFLIGHT_RDMA_CHECK=off"}},
 		"iommu-translated": {Check: CheckP2P, Class: Slower, Remedy: map[Launcher]string{
 			Any: "boot the host with iommu=pt (or the IOMMU off), or disable ACS on the PCIe switches, as NCCL's troubleshooting guide says: translated peer traffic goes through the root complex, slowly or not at all"}},
 		"numa-remote": {Check: CheckP2P, Class: Informational, Remedy: map[Launcher]string{

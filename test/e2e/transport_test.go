@@ -377,3 +377,36 @@ func runInContainer(t *testing.T, env []string, bin string, args ...string) resu
 	t.Cleanup(func() { exec.Command("runc", "delete", "--force", id).Run() })
 	return runCmd(t, exec.Command("runc", "run", "--bundle", bundle, id), 30*time.Second)
 }
+
+// A job started by its command's launcher (torchrun --nnodes=2, the
+// ENTRYPOINT's argument) has no launcher variable yet: the command says
+// it spans nodes, and the transport's findings speak; --nnodes=1 says it
+// does not.
+func TestTorchrunNNodesMakesTheJobMultiNode(t *testing.T) {
+	img := ncclImage(t)
+	for _, tc := range []struct {
+		nnodes string
+		want   string
+	}{{"--nnodes=2", "warn"}, {"--nnodes=1:4", "warn"}, {"--nnodes=1", "skip"}} {
+		env := rankEnv(t, img, rdmatest.HGX(1, "InfiniBand", "400 Gb/sec (4X NDR)"), "PREFLIGHT_POLICY=warn")
+		dir := t.TempDir()
+		env = append(withoutVar(env, "PREFLIGHT_PROVENANCE_DIR"), "PREFLIGHT_PROVENANCE_DIR="+dir)
+		r := run(t, 30*time.Second, env, shimBin(t), "--", "torchrun", tc.nnodes, "--nproc-per-node=8", "train.py")
+		files, _ := filepath.Glob(filepath.Join(dir, "*.json"))
+		if len(files) != 1 {
+			t.Fatalf("%s: records %v (exit %d)\nstderr: %s", tc.nnodes, files, r.code, r.stderr)
+		}
+		b, err := os.ReadFile(files[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rec record
+		if err := json.Unmarshal(b, &rec); err != nil {
+			t.Fatal(err)
+		}
+		status, text := finding(t, rec, "nccl-transport")
+		if status != tc.want {
+			t.Errorf("torchrun %s: nccl-transport %s: %s", tc.nnodes, status, text)
+		}
+	}
+}

@@ -37,7 +37,7 @@ var layers = []layer{
 		"preflight/check/scenarios", "preflight/nccl", "preflight/transport"}, []string{"internal"}},
 	{"gatherers", []string{"preflight/fsroot", "preflight/host", "preflight/container", "preflight/image", "preflight/pyenv",
 		"preflight/ldso/...", "preflight/fatbin/...", "preflight/elfbound", "preflight/imageconfig", "preflight/identity",
-		"preflight/nvml", "preflight/cudaprobe", "preflight/gather", "preflight/launcher", "preflight/orchestrator", "preflight/rdma/..."}, []string{"internal", "data"}},
+		"preflight/nvml", "preflight/cudaprobe", "preflight/rdmaprobe", "preflight/gather", "preflight/launcher", "preflight/orchestrator", "preflight/rdma/..."}, []string{"internal", "data"}},
 	{"rules", []string{"preflight/check", "preflight/policy"}, []string{"internal", "data"}},
 	{"planners", []string{"preflight/advise", "preflight/affinity", "preflight/nodeclass"}, []string{"internal", "data", "rules"}},
 	{"report", []string{"report/..."}, []string{"internal", "data", "gatherers", "rules", "planners"}},

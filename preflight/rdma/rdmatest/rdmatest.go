@@ -1,14 +1,14 @@
 // Package rdmatest lays out a host's sysfs, /dev and /proc as a container
-// sees them: devices under /sys/devices with the driver core's relative
-// class links, the attributes of the kernel's
-// Documentation/ABI/stable/sysfs-class-infiniband in the formats
-// drivers/infiniband/core/sysfs.c prints, and real character devices.
+// sees them: the driver core's relative class links, the attributes of
+// Documentation/ABI/stable/sysfs-class-infiniband as
+// drivers/infiniband/core/sysfs.c prints them, real character devices.
 package rdmatest
 
 import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -149,6 +149,9 @@ func (w *writer) device(d Device, bridges map[string][4]string) string {
 
 func (w *writer) hca(h HCA, n Node) {
 	dev := w.device(h.Device, n.Bridges)
+	// libibverbs matches providers on these (pci-sysfs.c, uverbs_main.c).
+	w.file(dev+"/modalias", fmt.Sprintf("pci:v%08Xd%08Xsv%08Xsd%08Xbc02sc07i00\n", hex(h.Vendor), hex(h.Device.Device), hex(h.Vendor), 0))
+	w.file("/sys/class/infiniband_verbs/abi_version", "6\n")
 	dir := dev + "/infiniband/" + h.Name
 	w.link("/sys/class/infiniband/"+h.Name, dir)
 	w.link(dir+"/device", dev)
@@ -189,4 +192,9 @@ func (w *writer) hca(h HCA, n Node) {
 			w.err = unix.Mknod(p, unix.S_IFCHR|0o666, int(unix.Mkdev(major, minor)))
 		}
 	}
+}
+
+func hex(s string) uint64 {
+	v, _ := strconv.ParseUint(strings.TrimPrefix(s, "0x"), 16, 32)
+	return v
 }
