@@ -15,10 +15,16 @@ var probeEnv = []struct{ name, readBy string }{
 	{"LD_", "ld.so: which libcuda and libnvidia-ml load, what is preloaded or audited beside them"},
 	{"GLIBC_TUNABLES", "ld.so: the hardware capabilities that choose a library's subdirectory"},
 	{"QEMU_", "qemu-user, which binfmt_misc runs a probe of another architecture under: its sysroot, its CPU"},
+	{"RDMAV_", "libibverbs, in the RDMA check: fork and huge-page safety, the providers to load"},
+	{"IBV_", "libibverbs: the older names of the same"},
+	{"MLX5_", "the mlx5 provider's tuning"},
+	{"MLX4_", "the mlx4 provider's tuning"},
 	{"FAKE_NVML_SCENARIO", "test/fakenvml's library, in place of libnvidia-ml"},
 	{"FAKE_CUDA_SCENARIO", "test/fakecuda's library, in place of libcuda"},
 	{"FAKE_CUDA_COMPAT_SCENARIO", "test/fakecuda's library, in place of the compat libcuda"},
 	{"FAKE_CUDA_LOADED", "test/fakecuda's library: the file each load appends to"},
+	{"FAKE_VERBS_SCENARIO", "test/fakeverbs's library, in place of libibverbs"},
+	{"FAKE_VERBS_LOADED", "test/fakeverbs's library: the file each load appends to"},
 	{"GPU_PREFLIGHT_E2E_RUN", "test/e2e: the tag that finds a probe left running"},
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/gpu-preflight/gpu-preflight/test/fakecuda"
 	"github.com/gpu-preflight/gpu-preflight/test/fakenvml"
+	"github.com/gpu-preflight/gpu-preflight/test/fakeverbs"
 )
 
 // printEnv runs /usr/bin/env as the probe program with env, and returns what it was given.
@@ -29,6 +30,8 @@ func TestTheProbeGetsWhatItTheDriverAndTheLoaderReadAndNothingElse(t *testing.T)
 		"NVIDIA_MIG_CONFIG_DEVICES=all", "NVIDIA_MIG_MONITOR_DEVICES=all",
 		"LD_LIBRARY_PATH=/usr/local/cuda/compat", "LD_PRELOAD=/share.so", "LD_AUDIT=/audit.so", "GLIBC_TUNABLES=glibc.cpu.hwcaps=-AVX2",
 		"QEMU_LD_PREFIX=/usr/aarch64-linux-gnu",
+		"RDMAV_FORK_SAFE=1", "IBV_DRIVERS=mlx5", "MLX5_SINGLE_THREADED=1", "MLX4_SINGLE_THREADED=1",
+		fakeverbs.EnvScenario + "=/s", fakeverbs.EnvLoaded + "=/l",
 		fakenvml.EnvScenario + "=/s", fakecuda.EnvScenario + "=/s", fakecuda.EnvCompatScenario + "=/s", fakecuda.EnvLoaded + "=/l",
 		"GPU_PREFLIGHT_E2E_RUN=00",
 	}
