@@ -8,9 +8,13 @@ import (
 	"syscall"
 )
 
+// supervisedEnvironDrop is the least environment dropped under a supervised job:
+// a smaller one stays readable in /proc/1/environ.
+const supervisedEnvironDrop = 1 << 20
+
 // releaseKernelEnviron drops the environment execve(2) left on the stack, which the
-// runtime copied at start, before execve copies it once more.
-func releaseKernelEnviron() {
+// runtime copied at start, before a child gets a copy too; only one of atLeast bytes or more.
+func releaseKernelEnviron(atLeast uint64) {
 	stat, err := os.ReadFile("/proc/self/stat")
 	if err != nil {
 		return
@@ -24,7 +28,7 @@ func releaseKernelEnviron() {
 	end, err2 := strconv.ParseUint(f[48], 10, 64)
 	page := uint64(os.Getpagesize())
 	start, end = (start+page-1)&^(page-1), end&^(page-1)
-	if err1 == nil && err2 == nil && start < end {
+	if err1 == nil && err2 == nil && start < end && end-start >= atLeast {
 		_, _, _ = syscall.Syscall(syscall.SYS_MADVISE, uintptr(start), uintptr(end-start), syscall.MADV_DONTNEED)
 	}
 }

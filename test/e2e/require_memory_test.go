@@ -178,8 +178,9 @@ func TestLongInputsStayUnder30MiB(t *testing.T) {
 
 // wholeStackOfEnvironment: under a 64 MiB stack limit the kernel passes 46
 // variables of MAX_ARG_STRLEN (6 MB). The probe is given none of them and
-// execve's copy replaces the kernel's, so the job's run, check and check
-// --json stay under maxPeakRSS on 8 GPUs, and the job gets every byte.
+// the job's copy replaces the kernel's, so the job's run (exec'd or
+// supervised), check and check --json stay under maxPeakRSS on 8 GPUs, and
+// the job gets every byte.
 func wholeStackOfEnvironment(t *testing.T, maxArg int) {
 	var lim syscall.Rlimit
 	if err := syscall.Getrlimit(syscall.RLIMIT_STACK, &lim); err != nil {
@@ -199,14 +200,18 @@ func wholeStackOfEnvironment(t *testing.T, maxArg int) {
 		blobs = append(blobs, name+"="+strings.Repeat(string(rune('a'+i%26)), maxArg-len(name)-1))
 	}
 	env := shimEnv(t, fakeLibrary(t), ptr(fakenvml.H100x8("580.65.06", 13000)), blobs...)
-	for _, args := range [][]string{{"--", "true"}, {"check"}, {"check", "--json"}} {
+	for _, args := range [][]string{{"--", "true"}, {"check"}, {"check", "--json"}, {"supervised", "--", "true"}} {
+		env, label := env, args
+		if args[0] == "supervised" {
+			env, args = append(env[:len(env):len(env)], "PREFLIGHT_SUPERVISE=true"), args[1:]
+		}
 		r, peak := runMeasured(t, env, shimBin(t), args...)
-		t.Logf("%v: exit %d, peak RSS %.1f MiB", args, r.code, float64(peak)/(1<<20))
+		t.Logf("%v: exit %d, peak RSS %.1f MiB", label, r.code, float64(peak)/(1<<20))
 		if r.code != 0 {
-			t.Errorf("%v: exit %d, want 0\nstderr: %.2000s", args, r.code, r.stderr)
+			t.Errorf("%v: exit %d, want 0\nstderr: %.2000s", label, r.code, r.stderr)
 		}
 		if peak >= maxPeakRSS {
-			t.Errorf("%v: peak RSS %.1f MiB, over the %d MiB promise", args, float64(peak)/(1<<20), maxPeakRSS>>20)
+			t.Errorf("%v: peak RSS %.1f MiB, over the %d MiB promise", label, float64(peak)/(1<<20), maxPeakRSS>>20)
 		}
 	}
 	r := run(t, time.Minute, env, shimBin(t), "--", "/bin/cat", "/proc/self/environ")
