@@ -12,10 +12,10 @@ import (
 	"github.com/gpu-preflight/gpu-preflight/report/logs"
 )
 
-// execCommand replaces gpu-preflight with the command, same PID and all; it
-// returns only on failure (a bad format, a noexec mount).
+// execCommand replaces gpu-preflight with the command (same PID); it returns only on failure.
 func (r *run) execCommand() int {
 	r.out.Flush()
+	releaseKernelEnviron(0)
 	r.releaseForExec()
 	err := fmt.Errorf("%s: %w", r.path, syscall.Exec(r.path, r.argv, r.env.List()))
 	code := startFailure(err)

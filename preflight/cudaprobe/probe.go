@@ -23,7 +23,7 @@ const DefaultTimeout = 15 * time.Second
 type Options struct {
 	Mode          string       // facts.CUDAModeInit or facts.CUDAModeKernel
 	FatbinLibrary string       // kernel mode: the library (its path here) whose fatbin is loaded; "" for none
-	Probe         nvml.Options // how to start the probe; Env nil is this process's, which the job will have
+	Probe         nvml.Options // how to start the probe; Env nil is this process's
 }
 
 // Result is what one smoke test produced.

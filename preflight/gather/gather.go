@@ -35,7 +35,7 @@ type Options struct {
 	Root, HostRoot fsroot.Root
 	// ImageEnviron, when set, is the image config's Env, in place of Environ.
 	ImageEnviron *envvars.Env
-	// Environ is the process environment; the CUDA smoke test gets it as it is.
+	// Environ is the process environment; the probes get their share (nvml.ProbeEnviron).
 	Environ     envvars.Env
 	NVMLLibrary string
 	ForceProbe  bool // run the probe without driver evidence (a library was named)

@@ -35,7 +35,7 @@ type Options struct {
 	Timeout time.Duration // PREFLIGHT_NVML_TIMEOUT; 0 is DefaultTimeout
 	Path    string        // the one probe file tried after the memfd, instead of the fallbacks
 	NoMemfd bool          // skip the embedded copy
-	Env     []string      // the probe's environment; nil is this process's
+	Env     []string      // the environment the probe's share is taken from (ProbeEnviron); nil is this process's
 }
 
 // Result is what one probe run produced.
@@ -123,6 +123,7 @@ func Execute(ctx context.Context, args []string, opts Options) Execution {
 	if env == nil {
 		env = os.Environ()
 	}
+	env = ProbeEnviron(env)
 
 	var stdout, stderr boundedBuffer
 	stdout.limit, stderr.limit = maxStdout, MaxStderr

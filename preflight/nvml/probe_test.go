@@ -14,15 +14,17 @@ import (
 	"time"
 
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
+	"github.com/gpu-preflight/gpu-preflight/test/fakenvml"
 	"github.com/gpu-preflight/gpu-preflight/test/harness"
 )
 
-// helperEnv makes the test binary act as a probe (TestMain), so the runner
-// is tested against real processes without cgo.
-const helperEnv = "NVML_PROBE_TEST_HELPER"
+// helperScenario, the start of the fake NVML library's scenario variable,
+// makes the test binary act as a probe (TestMain), so the runner is tested
+// against real processes without cgo, through a variable the probe is given.
+const helperScenario = "nvml-probe-test:"
 
 func TestMain(m *testing.M) {
-	if mode := os.Getenv(helperEnv); mode != "" {
+	if mode, ok := strings.CutPrefix(os.Getenv(fakenvml.EnvScenario), helperScenario); ok {
 		os.Exit(helper(mode))
 	}
 	os.Exit(m.Run())
@@ -31,6 +33,7 @@ func TestMain(m *testing.M) {
 func helper(mode string) int {
 	doc := Document{Outcome: facts.ProbeOK, Library: os.Getenv("PREFLIGHT_NVML_LIBRARY"), NVMLVersion: "12.550.54.15",
 		DriverVersion: "550.54.15", CUDAVersion: "12.4", GPUs: []facts.GPU{{Index: 0, Brand: "Nvidia", ComputeCapability: "9.0"}}}
+	mode, pidfile, _ := strings.Cut(mode, ":")
 	switch mode {
 	case "ok":
 		fmt.Fprintln(os.Stderr, "probe says hello")
@@ -48,11 +51,11 @@ func helper(mode string) int {
 			return 2
 		}
 		child := exec.Command(self)
-		child.Env = append(os.Environ(), helperEnv+"=sleep")
+		child.Env = append(os.Environ(), fakenvml.EnvScenario+"="+helperScenario+"sleep")
 		if err := child.Start(); err != nil {
 			return 2
 		}
-		os.WriteFile(os.Getenv("HELPER_PIDFILE"), []byte(strconv.Itoa(child.Process.Pid)), 0o644)
+		os.WriteFile(pidfile, []byte(strconv.Itoa(child.Process.Pid)), 0o644)
 		time.Sleep(time.Hour)
 	case "sleep":
 		time.Sleep(time.Hour)
@@ -63,7 +66,11 @@ func helper(mode string) int {
 
 func helperOptions(t *testing.T, mode string) Options {
 	t.Helper()
-	return Options{Path: os.Args[0], NoMemfd: true, Timeout: 5 * time.Second, Env: append(os.Environ(), helperEnv+"="+mode)}
+	return Options{Path: os.Args[0], NoMemfd: true, Timeout: 5 * time.Second, Env: helperEnv(mode)}
+}
+
+func helperEnv(mode string) []string {
+	return append(os.Environ(), fakenvml.EnvScenario+"="+helperScenario+mode)
 }
 
 func TestProbeRunsFileAndParsesDocument(t *testing.T) {
@@ -130,8 +137,7 @@ func TestProbeTimeoutKillsTheWholeProcessGroup(t *testing.T) {
 	answered := answer()
 	for timeout := 500 * time.Millisecond; ; timeout *= 2 {
 		pidfile := filepath.Join(t.TempDir(), "pid")
-		opts := helperOptions(t, "hang")
-		opts.Env = append(opts.Env, "HELPER_PIDFILE="+pidfile)
+		opts := helperOptions(t, "hang:"+pidfile)
 		opts.Timeout = timeout
 		start := time.Now()
 		r := Probe(context.Background(), opts)
@@ -221,7 +227,7 @@ func TestProbeUnavailableNamesWhatItTried(t *testing.T) {
 }
 
 func BenchmarkProbeFromFile(b *testing.B) {
-	opts := Options{Path: os.Args[0], NoMemfd: true, Env: append(os.Environ(), helperEnv+"=ok")}
+	opts := Options{Path: os.Args[0], NoMemfd: true, Env: helperEnv("ok")}
 	for b.Loop() {
 		if r := Probe(context.Background(), opts); r.NVML.Outcome != facts.ProbeOK {
 			b.Fatal(r.NVML)
@@ -238,7 +244,7 @@ func BenchmarkProbeFromMemfd(b *testing.B) {
 	embedded = image
 	defer func() { embedded = saved }()
 	b.SetBytes(int64(len(image)))
-	opts := Options{Path: "/nonexistent", Env: append(os.Environ(), helperEnv+"=ok")}
+	opts := Options{Path: "/nonexistent", Env: helperEnv("ok")}
 	for b.Loop() {
 		if r := Probe(context.Background(), opts); r.NVML.Via != "memfd" {
 			b.Fatal(r.NVML)

@@ -9,63 +9,56 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/gpu-preflight/gpu-preflight/preflight/require"
 	"github.com/gpu-preflight/gpu-preflight/test/fakenvml"
+	"github.com/gpu-preflight/gpu-preflight/test/harness"
 )
 
 // maxPeakRSS is the promise: under 30 MiB on any input.
 const maxPeakRSS = 30 << 20
 
-// peakRSSEnv names the file where this test binary, started as a measuring
-// parent, writes the peak RSS of the command it runs.
-const peakRSSEnv = "GPU_PREFLIGHT_E2E_PEAK_RSS"
+var (
+	peakRSSOnce sync.Once
+	peakRSSBin  string
+	peakRSSErr  error
+)
 
-func init() {
-	if out := os.Getenv(peakRSSEnv); out != "" {
-		os.Exit(measure(out, os.Args[1:]))
-	}
-}
-
-// measure runs argv and writes its peak RSS in KiB to out. Linux charges a
-// child the RSS its parent had when it exec'd as well, so the parent is this
-// small process and not the test, which may have grown large.
-func measure(out string, argv []string) int {
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, peakRSSEnv+"=") {
-			cmd.Env = append(cmd.Env, kv)
+// peakRSSParent compiles testdata/peakrss.c once per test binary: a Go
+// parent would hold the environment three times (the kernel's, the
+// runtime's, the child's) and be charged to the child it measures.
+func peakRSSParent(t *testing.T) string {
+	t.Helper()
+	peakRSSOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "e2e-peakrss-")
+		if err != nil {
+			peakRSSErr = err
+			return
 		}
+		peakRSSBin = filepath.Join(dir, "peakrss")
+		out, err := exec.Command("gcc", "-O1", "-Wall", "-Werror", "-o", peakRSSBin, filepath.Join(harness.Root(t), "test", "e2e", "testdata", "peakrss.c")).CombinedOutput()
+		if err != nil {
+			peakRSSErr = fmt.Errorf("%w\n%s", err, out)
+		}
+	})
+	if peakRSSErr != nil {
+		t.Fatalf("compiling testdata/peakrss.c: %v", peakRSSErr)
 	}
-	err := cmd.Run()
-	if cmd.ProcessState == nil {
-		fmt.Fprintln(os.Stderr, "measure:", err)
-		return 125
-	}
-	kib := cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss
-	if err := os.WriteFile(out, []byte(strconv.FormatInt(kib, 10)), 0o644); err != nil {
-		fmt.Fprintln(os.Stderr, "measure:", err)
-		return 125
-	}
-	return cmd.ProcessState.ExitCode()
+	return peakRSSBin
 }
 
-// runMeasured runs bin with env and args under a measuring parent and a
-// 2 GiB address-space limit (a run that would take gigabytes fails here, not
-// the machine), and returns what it did and its peak RSS in bytes.
+// runMeasured runs bin with env and args under peakRSSParent and a 2 GiB
+// address-space limit (a run that would take gigabytes fails here, not the
+// machine), and returns what it did and its peak RSS in bytes.
 func runMeasured(t *testing.T, env []string, bin string, args ...string) (result, int64) {
 	t.Helper()
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
 	rss := filepath.Join(t.TempDir(), "peak-rss")
-	cmd := exec.Command("/bin/sh", append([]string{"-c", `ulimit -v 2097152; exec "$0" "$@"`, self, bin}, args...)...)
-	cmd.Env = append(append([]string{}, env...), peakRSSEnv+"="+rss)
+	cmd := exec.Command("/bin/sh", append([]string{"-c", `ulimit -v 2097152; exec "$0" "$@"`, peakRSSParent(t), rss, bin}, args...)...)
+	cmd.Env = env
 	r := runCmd(t, cmd, time.Minute)
 	b, err := os.ReadFile(rss)
 	if err != nil {
@@ -179,5 +172,50 @@ func TestLongInputsStayUnder30MiB(t *testing.T) {
 				t.Errorf("peak RSS %.1f MiB, over the %d MiB promise", float64(peak)/(1<<20), maxPeakRSS>>20)
 			}
 		})
+	}
+	t.Run("EnvironmentOfAWholeStack", func(t *testing.T) { wholeStackOfEnvironment(t, maxArg) })
+}
+
+// wholeStackOfEnvironment: under a 64 MiB stack limit the kernel passes 46
+// variables of MAX_ARG_STRLEN (6 MB). The probe is given none of them and
+// the job's copy replaces the kernel's, so the job's run (exec'd or
+// supervised), check and check --json stay under maxPeakRSS on 8 GPUs, and
+// the job gets every byte.
+func wholeStackOfEnvironment(t *testing.T, maxArg int) {
+	var lim syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_STACK, &lim); err != nil {
+		t.Fatal(err)
+	}
+	if want := uint64(64 << 20); lim.Cur < want {
+		raised := lim
+		raised.Cur = min(want, lim.Max)
+		if err := syscall.Setrlimit(syscall.RLIMIT_STACK, &raised); err != nil || raised.Cur < want {
+			t.Fatalf("raising the stack limit to 64 MiB (hard limit %d): %v", lim.Max, err)
+		}
+		t.Cleanup(func() { _ = syscall.Setrlimit(syscall.RLIMIT_STACK, &lim) })
+	}
+	var blobs []string
+	for i := range 46 {
+		name := fmt.Sprintf("JOB_BLOB_%02d", i)
+		blobs = append(blobs, name+"="+strings.Repeat(string(rune('a'+i%26)), maxArg-len(name)-1))
+	}
+	env := shimEnv(t, fakeLibrary(t), ptr(fakenvml.H100x8("580.65.06", 13000)), blobs...)
+	for _, args := range [][]string{{"--", "true"}, {"check"}, {"check", "--json"}, {"supervised", "--", "true"}} {
+		env, label := env, args
+		if args[0] == "supervised" {
+			env, args = append(env[:len(env):len(env)], "PREFLIGHT_SUPERVISE=true"), args[1:]
+		}
+		r, peak := runMeasured(t, env, shimBin(t), args...)
+		t.Logf("%v: exit %d, peak RSS %.1f MiB", label, r.code, float64(peak)/(1<<20))
+		if r.code != 0 {
+			t.Errorf("%v: exit %d, want 0\nstderr: %.2000s", label, r.code, r.stderr)
+		}
+		if peak >= maxPeakRSS {
+			t.Errorf("%v: peak RSS %.1f MiB, over the %d MiB promise", label, float64(peak)/(1<<20), maxPeakRSS>>20)
+		}
+	}
+	r := run(t, time.Minute, env, shimBin(t), "--", "/bin/cat", "/proc/self/environ")
+	if want := strings.Join(env, "\x00") + "\x00"; r.stdout != want {
+		t.Errorf("the job's environment is not the shim's (%d bytes, want %d; exit %d)\nstderr: %.2000s", len(r.stdout), len(want), r.code, r.stderr)
 	}
 }
