@@ -15,7 +15,7 @@ import (
 // execCommand replaces gpu-preflight with the command (same PID); it returns only on failure.
 func (r *run) execCommand() int {
 	r.out.Flush()
-	releaseKernelEnviron(0)
+	releaseKernelEnviron(environDrop)
 	r.releaseForExec()
 	err := fmt.Errorf("%s: %w", r.path, syscall.Exec(r.path, r.argv, r.env.List()))
 	code := startFailure(err)

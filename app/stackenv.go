@@ -8,12 +8,20 @@ import (
 	"syscall"
 )
 
-// supervisedEnvironDrop is the least dropped under a supervised job; less stays in /proc/1/environ.
-const supervisedEnvironDrop = 1 << 20
+// environDrop is the least environment dropped before the job starts: a
+// smaller one costs nothing worth a read of /proc and stays in /proc/PID/environ.
+const environDrop = 1 << 20
 
 // releaseKernelEnviron drops the environment execve(2) left on the stack, of atLeast bytes or more:
 // the runtime copied it at start, and a child is about to get a copy too.
 func releaseKernelEnviron(atLeast uint64) {
+	size := uint64(0)
+	for _, kv := range syscall.Environ() {
+		size += uint64(len(kv)) + 1
+	}
+	if size < atLeast {
+		return
+	}
 	stat, err := os.ReadFile("/proc/self/stat")
 	if err != nil {
 		return

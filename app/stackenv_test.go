@@ -24,9 +24,9 @@ func TestTheKernelsEnvironmentIsDroppedFromItsSizeAndTheRuntimesKept(t *testing.
 		return
 	}
 	before := os.Environ()
-	releaseKernelEnviron(supervisedEnvironDrop)
+	releaseKernelEnviron(environDrop)
 	if !kernelHolds(t, strings.Repeat("x", 64<<10)) {
-		t.Error("an environment under supervisedEnvironDrop was dropped")
+		t.Error("an environment under environDrop was dropped")
 	}
 	releaseKernelEnviron(0)
 	if !slices.Equal(os.Environ(), before) {

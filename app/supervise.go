@@ -12,7 +12,7 @@ import (
 func (r *run) supervise() int {
 	in := initproc.Catch(initLog{r.log}) // before the gate lets go: no signal is lost
 	r.release()
-	releaseKernelEnviron(supervisedEnvironDrop)
+	releaseKernelEnviron(environDrop)
 	exit, err := in.Run(initproc.Command{Path: r.path, Argv: r.argv, Env: r.env.List(), SignalGroup: bool(r.cfg.SignalGroup)})
 	if err != nil {
 		code := startFailure(err)
