@@ -39,6 +39,7 @@ func (t *Tracer) Read(sources []Source) []error {
 	}
 	read := func(in *input, emit func(item), problem func(Problem)) {
 		rd := newReader(&in.c, t.opt.Now, &t.held, bufSize, problem, emit)
+		rd.chunked = len(inputs) == 1 || len(inputs) > MaxMerged
 		in.err = in.g.each(func(part string, r io.Reader) error { return rd.read(part, r) },
 			func(err error) { problem(Problem{Position{Source: in.g.name}, ProblemMalformed, err.Error()}) })
 		t.mu.Lock()

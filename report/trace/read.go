@@ -96,6 +96,9 @@ type reader struct {
 	held       *atomic.Int64 // the bytes all readers hold of partial lines
 	bufSize    int
 	nulls      map[string]bool // a null part of a line came last under this key
+	chunked    bool            // lines are parsed in chunks on workers
+	inChunk    bool            // this reader parses one chunk
+	cut        bool            // a value ran into the chunk's end
 }
 
 func newReader(c *Counts, now time.Time, held *atomic.Int64, bufSize int, problem func(Problem), emit func(item)) *reader {
@@ -148,7 +151,11 @@ func (rd *reader) read(part string, r io.Reader) error {
 			err = rd.journalJSON(d)
 		default:
 			rd.setForm(form + "lines")
-			err = rd.lines(d, true)
+			if rd.chunked && chunkWorkers > 1 {
+				err = rd.linesInChunks(br)
+			} else {
+				err = rd.lines(d, true)
+			}
 		}
 	}
 	rd.flushPartials()
@@ -291,7 +298,7 @@ func (rd *reader) lines(d *jsonstream.Decoder, top bool) error {
 		if err == nil {
 			before := rd.counts.found
 			err = rd.search.value(d, k, rd.pos)
-			if err == nil && top && rd.counts.found == before && !rd.search.lastRecordy {
+			if err == nil && top && rd.counts.found == before && !rd.search.recordy() {
 				rd.counts.Skipped++
 			}
 		}
@@ -332,7 +339,8 @@ func (rd *reader) broken(d *jsonstream.Decoder, err error, top, marked bool) {
 		rd.counts.Malformed++
 		rd.report(ProblemMalformed, "a provenance record that is not valid JSON: "+err.Error())
 	}
-	rd.search.lastRecordy = false
+	rd.search.setRecordy(false)
+	rd.cut = rd.cut || rd.inChunk && d.AtEOF()
 	// A torn line before a whole one: the value that starts this line
 	// is read again.
 	if p := d.PeekLine(1); len(p) == 1 && (p[0] == '{' || p[0] == '[') && d.AtLineStart() && d.Offset() != rd.restarted {
@@ -381,7 +389,7 @@ func (rd *reader) message(b []byte) {
 	c := rd.counts
 	before := c.found + c.Truncated + c.Malformed
 	rd.lines(d, false)
-	if c.found+c.Truncated+c.Malformed == before && !rd.search.lastRecordy {
+	if c.found+c.Truncated+c.Malformed == before && !rd.search.recordy() {
 		c.Skipped++
 	}
 }

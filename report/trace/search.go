@@ -103,8 +103,18 @@ type searcher struct {
 	// lastRecordy is whether the last top-level value held a record or
 	// the marks of one.
 	lastRecordy bool
-	marks       int // the marks of a record seen: schemaVersion, a provenance message
+	lastSet     bool // lastRecordy was set since the reader started
+	lastUsed    bool // lastRecordy was read before it was set
+	marks       int  // the marks of a record seen: schemaVersion, a provenance message
 }
+
+// recordy is lastRecordy, noting a read of what came before the reader.
+func (s *searcher) recordy() bool {
+	s.lastUsed = s.lastUsed || !s.lastSet
+	return s.lastRecordy
+}
+
+func (s *searcher) setRecordy(v bool) { s.lastRecordy, s.lastSet = v, true }
 
 func (s *searcher) builder() *provline.Builder {
 	if n := len(s.pool); n > 0 {
@@ -491,7 +501,7 @@ func (s *searcher) closeUnit() {
 		s.units[i-1].recordy = true
 	}
 	if i == 0 {
-		s.lastRecordy = s.units[0].recordy
+		s.setRecordy(s.units[0].recordy)
 		s.scratch.Recycle()
 	}
 	s.units = s.units[:i]
