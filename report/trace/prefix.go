@@ -27,6 +27,9 @@ type prefix struct {
 // "TAG: " before its [TIME, RECORD].
 func prefixOf(p []byte) prefix {
 	var pre prefix
+	if len(p) > 0 && (p[0] == '{' || p[0] == '"') {
+		return pre // JSON: every prefix starts with a time, a bracket or a tag
+	}
 	if bytes.HasPrefix(p, []byte("[")) {
 		if i := bytes.Index(p, []byte("] ")); i > 0 && bytes.Count(p[:i], []byte("/")) >= 2 && bytes.IndexByte(p[:i], ' ') < 0 {
 			pre.n, pre.kind = i+2, "kubectl --prefix"
