@@ -677,12 +677,14 @@ func (b *Builder) readToken(d *jsonstream.Decoder, k jsonstream.Kind, n *node) e
 		if err != nil {
 			return err
 		}
-		if !more && b.last[n.id] == string(t) && len(t) > 0 {
+		if !more && !n.fresh && b.last[n.id] == string(t) && len(t) > 0 {
 			n.str(b, b.last[n.id])
 			return nil
 		}
 		v := b.value(t, more, sum, n)
-		b.last[n.id] = v
+		if !n.fresh { // a fresh value's bytes are the Scratch's, reused after Recycle
+			b.last[n.id] = v
+		}
 		n.str(b, v)
 	case jsonstream.Number:
 		if n != nil && n.num != nil {
