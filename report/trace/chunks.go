@@ -15,6 +15,10 @@ import (
 // chunkWorkers is how many chunks of a stream's lines are parsed at once.
 var chunkWorkers = min(runtime.GOMAXPROCS(0), 4)
 
+// chunksAhead is how many chunks may be read ahead of the one replayed:
+// few, as what they hold counts against the memory limit.
+var chunksAhead = chunkWorkers + 2
+
 // chunkBytes, when set, caps a chunk below the reader's buffer (tests).
 var chunkBytes = 0
 
@@ -49,7 +53,7 @@ func (rd *reader) linesInChunks(br *bufio.Reader) error {
 	if chunkBytes > 0 {
 		size = min(size, chunkBytes)
 	}
-	todo := make(chan *chunk)
+	todo := make(chan *chunk, chunksAhead)
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	defer close(todo)
@@ -60,8 +64,8 @@ func (rd *reader) linesInChunks(br *bufio.Reader) error {
 			rd.parseChunks(todo)
 		}()
 	}
-	free := make([]*chunk, 0, chunkWorkers+1)
-	for range chunkWorkers + 1 {
+	free := make([]*chunk, 0, chunksAhead)
+	for range chunksAhead {
 		free = append(free, &chunk{data: make([]byte, 0, size)})
 	}
 	var (
