@@ -38,7 +38,7 @@ type chunk struct {
 	counts   Counts
 	form     string
 	named    bool
-	fresh    bool // it read nothing left open by the lines before it
+	fresh    bool // it left nothing open past its end
 	recordy  bool // lastRecordy as it left it, when it set one
 	setRec   bool
 	usedRec  bool // it read the lastRecordy left before it
@@ -46,8 +46,9 @@ type chunk struct {
 }
 
 // linesInChunks reads what rd.lines reads, its chunks of whole lines parsed
-// on workers. From the first chunk whose reading could depend on what came
-// before it (a value or a partial line across its start), it reads alone.
+// on workers. From the first chunk that leaves a value or a partial line
+// open past its end, or reads what the one before left, it reads alone.
+// No chunk outgrows the reader's buffer: a line is buffered whole alike.
 func (rd *reader) linesInChunks(br *bufio.Reader) error {
 	size := rd.bufSize
 	if chunkBytes > 0 {
@@ -202,14 +203,15 @@ func (rd *reader) parseChunks(todo <-chan *chunk) {
 		c.events = append(c.events, it)
 	})
 	wr.part, wr.inChunk = rd.part, true
+	d := jsonstream.NewBytesDecoder(nil)
+	d.SplitSizes = splitSizes
 	for c = range todo {
 		c.events, c.problems, c.nr, c.ne, c.counts = c.events[:0], c.problems[:0], 0, 0, Counts{}
 		c.text.Recycle()
 		held.Store(rd.held.Load())
 		wr.counts, wr.form, wr.named, wr.cut = &c.counts, c.form, c.named, false
 		wr.search.lastRecordy, wr.search.lastSet, wr.search.lastUsed = false, false, false
-		d := jsonstream.NewBytesDecoder(c.data)
-		d.SplitSizes = splitSizes
+		d.ResetBytes(c.data)
 		d.At(c.offset, c.line)
 		wr.lines(d, true)
 		s := &wr.search

@@ -20,8 +20,7 @@ import (
 // MaxMessageBytes bounds a line joined from its parts; past it, truncated.
 const MaxMessageBytes = 512 << 10
 
-// maxPart bounds one part of a line a framer reads: runtimes write parts
-// of 16 KiB, journald fields of up to LineMax (48 KiB by default).
+// maxPart bounds one part of a line a framer reads (journald's LineMax is 48 KiB).
 const maxPart = 64 << 10
 
 // maxPartials bounds the bytes all readers hold of partial lines.
@@ -97,8 +96,8 @@ type reader struct {
 	bufSize    int
 	nulls      map[string]bool // a null part of a line came last under this key
 	chunked    bool            // lines are parsed in chunks on workers
-	inChunk    bool            // this reader parses one chunk
-	cut        bool            // a value ran into the chunk's end
+	inChunk    bool
+	cut        bool // a value ran into the chunk's end
 }
 
 func newReader(c *Counts, now time.Time, held *atomic.Int64, bufSize int, problem func(Problem), emit func(item)) *reader {
@@ -282,8 +281,7 @@ func (rd *reader) lines(d *jsonstream.Decoder, top bool) error {
 				d.SkipLine()
 				continue
 			}
-			// A prefix no writer above puts (syslog's, journalctl's short
-			// and verbose modes): the line's JSON starts at its first brace.
+			// A prefix no writer above puts (syslog's, journalctl's): JSON starts at the first brace.
 			if t := bytes.TrimLeft(line, " \t"); ok && len(t) > 0 && t[0] != '{' && t[0] != '[' && t[0] != '"' {
 				if i := bytes.IndexByte(line, '{'); i > 0 {
 					d.Discard(i)
@@ -311,9 +309,8 @@ func (rd *reader) lines(d *jsonstream.Decoder, top bool) error {
 	}
 }
 
-// noRecord reports whether a whole line can hold no record and no end of
-// a run: it names neither, and does not open a document that goes on
-// past it.
+// noRecord reports whether a whole line names no record nor end of a run
+// and opens no document that goes on past it.
 func noRecord(line []byte) bool {
 	if bytes.Contains(line, []byte("schemaVersion")) || bytes.Contains(line, []byte("finished")) {
 		return false

@@ -70,9 +70,8 @@ func classify(k []byte) keyKind {
 	return keyOther
 }
 
-// unit is a log entry: a top-level value, or an element of an array (a
-// search hit, a Loki entry, a CloudWatch event). Its records wait for its
-// end, where a "stream" member after them is known.
+// unit is a log entry: a top-level value or an array's element (a search
+// hit, a Loki entry). Its records wait for its end, where its stream is known.
 type unit struct {
 	stream  string
 	pending []found
@@ -91,19 +90,17 @@ type found struct {
 // searcher finds records at any depth of JSON values, inside string
 // members that hold log lines too.
 type searcher struct {
-	rd      *reader
-	levels  []level
-	units   []unit
-	pool    []*provline.Builder
-	decs    []*jsonstream.Decoder
-	runs    []*provline.Run // delivered, to be filled again
-	ends    []*provline.Finished
-	scratch provline.Scratch // recycled when no unit holds a record
-	records int              // open levels that are records
-	// lastRecordy is whether the last top-level value held a record or
-	// the marks of one.
-	lastRecordy bool
-	lastSet     bool // lastRecordy was set since the reader started
+	rd          *reader
+	levels      []level
+	units       []unit
+	pool        []*provline.Builder
+	decs        []*jsonstream.Decoder
+	runs        []*provline.Run // delivered, to be filled again
+	ends        []*provline.Finished
+	scratch     provline.Scratch // recycled when no unit holds a record
+	records     int              // open levels that are records
+	lastRecordy bool             // the last top-level value held a record or its marks
+	lastSet     bool
 	lastUsed    bool // lastRecordy was read before it was set
 	marks       int  // the marks of a record seen: schemaVersion, a provenance message
 }

@@ -65,8 +65,6 @@ func (e *SyntaxError) Error() string {
 	return fmt.Sprintf("line %d, byte %d: %s", e.Line, e.Offset, e.What)
 }
 
-// ErrCut is a string cut by a newline where a line-based writer split a
-// long line (SplitSizes): the rest of the value went on the next line.
 var errNewline = errors.New("a newline inside a string: a line was cut short")
 
 // Decoder reads JSON values from a stream.
@@ -105,7 +103,14 @@ func NewDecoderSize(r io.Reader, size int) *Decoder {
 
 // NewBytesDecoder returns a Decoder reading b, without a copy.
 func NewBytesDecoder(b []byte) *Decoder {
-	return &Decoder{buf: b, w: len(b), err: io.EOF, expect: 'v', line: 1}
+	d := &Decoder{}
+	d.ResetBytes(b)
+	return d
+}
+
+// ResetBytes makes d read b, without a copy, keeping its room.
+func (d *Decoder) ResetBytes(b []byte) {
+	*d = Decoder{buf: b, w: len(b), err: io.EOF, expect: 'v', line: 1, scratch: d.scratch[:0], stack: d.stack[:0], SplitSizes: d.SplitSizes}
 }
 
 // Reset makes d read r from its start, keeping its buffers.
@@ -113,8 +118,7 @@ func (d *Decoder) Reset(r io.Reader) {
 	*d = Decoder{src: r, buf: d.buf, scratch: d.scratch[:0], stack: d.stack[:0], expect: 'v', line: 1, SplitSizes: d.SplitSizes}
 }
 
-// At numbers d's input as starting at offset, on line: a piece of a
-// longer stream read on its own.
+// At numbers d's input as a longer stream's from offset, on line.
 func (d *Decoder) At(offset, line int64) {
 	d.base, d.lineOff, d.line = offset-int64(d.r), offset, line
 }
@@ -647,7 +651,7 @@ func (d *Decoder) plain() int {
 	return d.w
 }
 
-// stops marks the bytes that end a skipped string's run and a plain one.
+// stops marks the bytes that end a skipped string's run, a plain one, and a deep value's.
 var stops = func() (t [256]uint8) {
 	for c := range 256 {
 		switch {
@@ -666,7 +670,7 @@ var stops = func() (t [256]uint8) {
 const (
 	endsString = 1 << iota
 	endsPlain
-	endsDeep // a byte skipDeep looks at: nesting, strings, lines, a byte order mark
+	endsDeep
 )
 
 // decodeRune reads the next rune of the open string into p, returning its
