@@ -186,21 +186,17 @@ func (rd *reader) parseChunks(todo <-chan *chunk) {
 		c.problems = append(c.problems, p)
 		c.events = append(c.events, item{})
 	}, func(it item) {
+		var r *provline.Run
+		var f *provline.Finished
 		if it.run != nil {
-			r := takeAt(&c.runs, c.nr)
+			r = takeAt(&c.runs, c.nr)
 			c.nr++
-			r.Set(it.run)
-			r.Keep(c.text.String)
-			it.run = r
 		}
 		if it.finished != nil {
-			f := takeAt(&c.ends, c.ne)
+			f = takeAt(&c.ends, c.ne)
 			c.ne++
-			*f = *it.finished
-			f.Keep(c.text.String)
-			it.finished = f
 		}
-		c.events = append(c.events, it)
+		c.events = append(c.events, it.keep(r, f, &c.text))
 	})
 	wr.part, wr.inChunk = rd.part, true
 	d := jsonstream.NewBytesDecoder(nil)
