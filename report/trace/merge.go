@@ -39,6 +39,7 @@ func (t *Tracer) Read(sources []Source) []error {
 	}
 	read := func(in *input, emit func(item), problem func(Problem)) {
 		rd := newReader(&in.c, t.opt.Now, &t.held, bufSize, problem, emit)
+		rd.chunked = len(inputs) == 1 || len(inputs) > MaxMerged
 		in.err = in.g.each(func(part string, r io.Reader) error { return rd.read(part, r) },
 			func(err error) { problem(Problem{Position{Source: in.g.name}, ProblemMalformed, err.Error()}) })
 		t.mu.Lock()
@@ -117,6 +118,22 @@ type batch struct {
 	text     provline.Scratch
 }
 
+// keep is it with its run and end copied into r and f, their fresh values
+// into text: the reader fills its own again.
+func (it item) keep(r *provline.Run, f *provline.Finished, text *provline.Scratch) item {
+	if it.run != nil {
+		r.Set(it.run)
+		r.Keep(text.String)
+		it.run = r
+	}
+	if it.finished != nil {
+		*f = *it.finished
+		f.Keep(text.String)
+		it.finished = f
+	}
+	return it
+}
+
 // pipeline reads on a goroutine of its own and counts here, in order.
 func (t *Tracer) pipeline(src *SourceCounts, read func(emit func(item), problem func(Problem))) {
 	full, free := make(chan *batch, batches), make(chan *batch, batches)
@@ -137,17 +154,7 @@ func (t *Tracer) pipeline(src *SourceCounts, read func(emit func(item), problem 
 		read(func(it item) {
 			next()
 			i := len(b.items)
-			if it.run != nil {
-				b.runs[i].Set(it.run)
-				b.runs[i].Keep(b.text.String)
-				it.run = &b.runs[i]
-			}
-			if it.finished != nil {
-				b.ends[i] = *it.finished
-				b.ends[i].Keep(b.text.String)
-				it.finished = &b.ends[i]
-			}
-			b.items = append(b.items, it)
+			b.items = append(b.items, it.keep(&b.runs[i], &b.ends[i], &b.text))
 		}, func(p Problem) {
 			next()
 			b.problems = append(b.problems, p)

@@ -21,12 +21,15 @@ type prefix struct {
 }
 
 // prefixOf reads the prefixes writers put before a log line, in the order
-// they stack: kubectl logs --prefix's "[pod/NAME/CONTAINER] ", then either
-// the CRI format's "TIME STREAM TAG " or kubectl logs --timestamps'
-// "TIME "; Fluentd's out_file "TIME<TAB>TAG<TAB>"; Fluent Bit's out_file
-// "TAG: " before its [TIME, RECORD].
+// they stack: kubectl logs --prefix's "[pod/NAME/CONTAINER] ", then the
+// CRI format's "TIME STREAM TAG " or kubectl --timestamps' "TIME ";
+// Fluentd's "TIME<TAB>TAG<TAB>"; Fluent Bit's "TAG: " before [TIME, RECORD].
+// None starts as JSON does.
 func prefixOf(p []byte) prefix {
 	var pre prefix
+	if len(p) > 0 && (p[0] == '{' || p[0] == '"') {
+		return pre
+	}
 	if bytes.HasPrefix(p, []byte("[")) {
 		if i := bytes.Index(p, []byte("] ")); i > 0 && bytes.Count(p[:i], []byte("/")) >= 2 && bytes.IndexByte(p[:i], ' ') < 0 {
 			pre.n, pre.kind = i+2, "kubectl --prefix"

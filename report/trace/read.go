@@ -20,8 +20,7 @@ import (
 // MaxMessageBytes bounds a line joined from its parts; past it, truncated.
 const MaxMessageBytes = 512 << 10
 
-// maxPart bounds one part of a line a framer reads: runtimes write parts
-// of 16 KiB, journald fields of up to LineMax (48 KiB by default).
+// maxPart bounds one part of a line a framer reads (journald's LineMax is 48 KiB).
 const maxPart = 64 << 10
 
 // maxPartials bounds the bytes all readers hold of partial lines.
@@ -96,6 +95,9 @@ type reader struct {
 	held       *atomic.Int64 // the bytes all readers hold of partial lines
 	bufSize    int
 	nulls      map[string]bool // a null part of a line came last under this key
+	chunked    bool            // lines are parsed in chunks on workers
+	inChunk    bool
+	cut        bool // a value ran into the chunk's end
 }
 
 func newReader(c *Counts, now time.Time, held *atomic.Int64, bufSize int, problem func(Problem), emit func(item)) *reader {
@@ -148,7 +150,11 @@ func (rd *reader) read(part string, r io.Reader) error {
 			err = rd.journalJSON(d)
 		default:
 			rd.setForm(form + "lines")
-			err = rd.lines(d, true)
+			if rd.chunked && chunkWorkers > 1 {
+				err = rd.linesInChunks(br)
+			} else {
+				err = rd.lines(d, true)
+			}
 		}
 	}
 	rd.flushPartials()
@@ -275,8 +281,7 @@ func (rd *reader) lines(d *jsonstream.Decoder, top bool) error {
 				d.SkipLine()
 				continue
 			}
-			// A prefix no writer above puts (syslog's, journalctl's short
-			// and verbose modes): the line's JSON starts at its first brace.
+			// A prefix no writer above puts (syslog's, journalctl's): JSON starts at the first brace.
 			if t := bytes.TrimLeft(line, " \t"); ok && len(t) > 0 && t[0] != '{' && t[0] != '[' && t[0] != '"' {
 				if i := bytes.IndexByte(line, '{'); i > 0 {
 					d.Discard(i)
@@ -291,7 +296,7 @@ func (rd *reader) lines(d *jsonstream.Decoder, top bool) error {
 		if err == nil {
 			before := rd.counts.found
 			err = rd.search.value(d, k, rd.pos)
-			if err == nil && top && rd.counts.found == before && !rd.search.lastRecordy {
+			if err == nil && top && rd.counts.found == before && !rd.search.recordy() {
 				rd.counts.Skipped++
 			}
 		}
@@ -304,9 +309,8 @@ func (rd *reader) lines(d *jsonstream.Decoder, top bool) error {
 	}
 }
 
-// noRecord reports whether a whole line can hold no record and no end of
-// a run: it names neither, and does not open a document that goes on
-// past it.
+// noRecord reports whether a whole line names no record nor end of a run
+// and opens no document that goes on past it.
 func noRecord(line []byte) bool {
 	if bytes.Contains(line, []byte("schemaVersion")) || bytes.Contains(line, []byte("finished")) {
 		return false
@@ -332,7 +336,8 @@ func (rd *reader) broken(d *jsonstream.Decoder, err error, top, marked bool) {
 		rd.counts.Malformed++
 		rd.report(ProblemMalformed, "a provenance record that is not valid JSON: "+err.Error())
 	}
-	rd.search.lastRecordy = false
+	rd.search.setRecordy(false)
+	rd.cut = rd.cut || rd.inChunk && d.AtEOF()
 	// A torn line before a whole one: the value that starts this line
 	// is read again.
 	if p := d.PeekLine(1); len(p) == 1 && (p[0] == '{' || p[0] == '[') && d.AtLineStart() && d.Offset() != rd.restarted {
@@ -381,7 +386,7 @@ func (rd *reader) message(b []byte) {
 	c := rd.counts
 	before := c.found + c.Truncated + c.Malformed
 	rd.lines(d, false)
-	if c.found+c.Truncated+c.Malformed == before && !rd.search.lastRecordy {
+	if c.found+c.Truncated+c.Malformed == before && !rd.search.recordy() {
 		c.Skipped++
 	}
 }

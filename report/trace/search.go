@@ -70,9 +70,8 @@ func classify(k []byte) keyKind {
 	return keyOther
 }
 
-// unit is a log entry: a top-level value, or an element of an array (a
-// search hit, a Loki entry, a CloudWatch event). Its records wait for its
-// end, where a "stream" member after them is known.
+// unit is a log entry: a top-level value or an array's element (a search
+// hit, a Loki entry). Its records wait for its end, where its stream is known.
 type unit struct {
 	stream  string
 	pending []found
@@ -91,20 +90,28 @@ type found struct {
 // searcher finds records at any depth of JSON values, inside string
 // members that hold log lines too.
 type searcher struct {
-	rd      *reader
-	levels  []level
-	units   []unit
-	pool    []*provline.Builder
-	decs    []*jsonstream.Decoder
-	runs    []*provline.Run // delivered, to be filled again
-	ends    []*provline.Finished
-	scratch provline.Scratch // recycled when no unit holds a record
-	records int              // open levels that are records
-	// lastRecordy is whether the last top-level value held a record or
-	// the marks of one.
-	lastRecordy bool
-	marks       int // the marks of a record seen: schemaVersion, a provenance message
+	rd          *reader
+	levels      []level
+	units       []unit
+	pool        []*provline.Builder
+	decs        []*jsonstream.Decoder
+	runs        []*provline.Run // delivered, to be filled again
+	ends        []*provline.Finished
+	scratch     provline.Scratch // recycled when no unit holds a record
+	records     int              // open levels that are records
+	lastRecordy bool             // the last top-level value held a record or its marks
+	lastSet     bool
+	lastUsed    bool // lastRecordy was read before it was set
+	marks       int  // the marks of a record seen: schemaVersion, a provenance message
 }
+
+// recordy is lastRecordy, noting a read of what came before the reader.
+func (s *searcher) recordy() bool {
+	s.lastUsed = s.lastUsed || !s.lastSet
+	return s.lastRecordy
+}
+
+func (s *searcher) setRecordy(v bool) { s.lastRecordy, s.lastSet = v, true }
 
 func (s *searcher) builder() *provline.Builder {
 	if n := len(s.pool); n > 0 {
@@ -491,7 +498,7 @@ func (s *searcher) closeUnit() {
 		s.units[i-1].recordy = true
 	}
 	if i == 0 {
-		s.lastRecordy = s.units[0].recordy
+		s.setRecordy(s.units[0].recordy)
 		s.scratch.Recycle()
 	}
 	s.units = s.units[:i]

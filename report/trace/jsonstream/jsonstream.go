@@ -65,8 +65,6 @@ func (e *SyntaxError) Error() string {
 	return fmt.Sprintf("line %d, byte %d: %s", e.Line, e.Offset, e.What)
 }
 
-// ErrCut is a string cut by a newline where a line-based writer split a
-// long line (SplitSizes): the rest of the value went on the next line.
 var errNewline = errors.New("a newline inside a string: a line was cut short")
 
 // Decoder reads JSON values from a stream.
@@ -105,12 +103,24 @@ func NewDecoderSize(r io.Reader, size int) *Decoder {
 
 // NewBytesDecoder returns a Decoder reading b, without a copy.
 func NewBytesDecoder(b []byte) *Decoder {
-	return &Decoder{buf: b, w: len(b), err: io.EOF, expect: 'v', line: 1}
+	d := &Decoder{}
+	d.ResetBytes(b)
+	return d
+}
+
+// ResetBytes makes d read b, without a copy, keeping its room.
+func (d *Decoder) ResetBytes(b []byte) {
+	*d = Decoder{buf: b, w: len(b), err: io.EOF, expect: 'v', line: 1, scratch: d.scratch[:0], stack: d.stack[:0], SplitSizes: d.SplitSizes}
 }
 
 // Reset makes d read r from its start, keeping its buffers.
 func (d *Decoder) Reset(r io.Reader) {
 	*d = Decoder{src: r, buf: d.buf, scratch: d.scratch[:0], stack: d.stack[:0], expect: 'v', line: 1, SplitSizes: d.SplitSizes}
+}
+
+// At numbers d's input as a longer stream's from offset, on line.
+func (d *Decoder) At(offset, line int64) {
+	d.base, d.lineOff, d.line = offset-int64(d.r), offset, line
 }
 
 // Offset is the stream offset of the next unread byte.
@@ -319,13 +329,11 @@ func (d *Decoder) end(c byte) (Kind, error) {
 // scalar reads a number or a literal.
 func (d *Decoder) scalar(c byte) (Kind, error) {
 	for i := 0; ; i++ {
-		if d.r+i == d.w {
-			if i >= maxNumber || !d.fill() {
-				if i >= maxNumber {
-					return EOF, d.syntax("a number longer than 256 bytes")
-				}
-				break
-			}
+		if i > maxNumber {
+			return EOF, d.syntax("a number longer than 256 bytes")
+		}
+		if d.r+i == d.w && !d.fill() {
+			break
 		}
 		if !scalarByte(d.buf[d.r+i]) {
 			return d.literal(d.buf[d.r : d.r+i])
@@ -402,6 +410,9 @@ func (d *Decoder) Raw() []byte { return d.scratch }
 func (d *Decoder) skipDeep(c byte) error {
 	depth := 1
 	for depth > 0 {
+		for d.r < d.w && stops[d.buf[d.r]]&endsDeep == 0 {
+			d.r++
+		}
 		b, ok := d.skipSpace()
 		if !ok {
 			return d.syntax("unexpected end of input in a deeply nested value")
@@ -482,13 +493,11 @@ func (d *Decoder) SkipLine() {
 	d.stack = d.stack[:0]
 	d.expect = 'v'
 	for {
-		for i := d.r; i < d.w; i++ {
-			if d.buf[i] == '\n' {
-				d.r = i + 1
-				d.line++
-				d.lineOff = d.Offset()
-				return
-			}
+		if i := bytes.IndexByte(d.buf[d.r:d.w], '\n'); i >= 0 {
+			d.r += i + 1
+			d.line++
+			d.lineOff = d.Offset()
+			return
 		}
 		d.r = d.w
 		if !d.fill() {
@@ -523,13 +532,11 @@ func (d *Decoder) AtLineStart() bool {
 // current line's buffered part, without reading them.
 func (d *Decoder) PeekLine(n int) []byte {
 	d.ensure(n)
-	end := min(d.w, d.r+n)
-	for i := d.r; i < end; i++ {
-		if d.buf[i] == '\n' {
-			return d.buf[d.r:i]
-		}
+	b := d.buf[d.r:min(d.w, d.r+n)]
+	if i := bytes.IndexByte(b, '\n'); i >= 0 {
+		return b[:i]
 	}
-	return d.buf[d.r:end]
+	return b
 }
 
 // BufferedLine returns the rest of the current line, without reading it,
@@ -572,6 +579,11 @@ func (d *Decoder) TextSum(limit int) ([]byte, bool, [sha256.Size]byte, error) {
 func (d *Decoder) text(limit int, wantSum bool) ([]byte, bool, error) {
 	if !d.open {
 		return nil, false, errors.New("jsonstream: Text without an open string")
+	}
+	if j := d.plain(); j < d.w && d.buf[j] == '"' && j-d.r <= limit {
+		d.scratch = append(d.scratch[:0], d.buf[d.r:j]...)
+		d.r, d.open = j+1, false
+		return d.scratch, false, nil
 	}
 	d.scratch = d.scratch[:0]
 	more := false
@@ -639,7 +651,7 @@ func (d *Decoder) plain() int {
 	return d.w
 }
 
-// stops marks the bytes that end a skipped string's run and a plain one.
+// stops marks the bytes that end a skipped string's run, a plain one, and a deep value's.
 var stops = func() (t [256]uint8) {
 	for c := range 256 {
 		switch {
@@ -648,6 +660,9 @@ var stops = func() (t [256]uint8) {
 		case c >= utf8.RuneSelf:
 			t[c] = endsPlain
 		}
+		if strings.IndexByte("{}[]\"\n\xef", byte(c)) >= 0 {
+			t[c] |= endsDeep
+		}
 	}
 	return t
 }()
@@ -655,6 +670,7 @@ var stops = func() (t [256]uint8) {
 const (
 	endsString = 1 << iota
 	endsPlain
+	endsDeep
 )
 
 // decodeRune reads the next rune of the open string into p, returning its

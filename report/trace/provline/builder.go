@@ -428,8 +428,7 @@ func (b *Builder) value(s []byte, more bool, sum [sha256.Size]byte, n *node) str
 	return v
 }
 
-// Keeps reports whether b keeps anything of the value of the member whose
-// name came last.
+// Keeps reports whether b keeps any of the last-named member's value.
 func (b *Builder) Keeps() bool {
 	return b.depth == 0 && len(b.stack) > 0 && b.key != nil
 }
@@ -677,12 +676,14 @@ func (b *Builder) readToken(d *jsonstream.Decoder, k jsonstream.Kind, n *node) e
 		if err != nil {
 			return err
 		}
-		if !more && b.last[n.id] == string(t) && len(t) > 0 {
+		if !more && !n.fresh && b.last[n.id] == string(t) && len(t) > 0 {
 			n.str(b, b.last[n.id])
 			return nil
 		}
 		v := b.value(t, more, sum, n)
-		b.last[n.id] = v
+		if !n.fresh { // a fresh value's bytes are the Scratch's
+			b.last[n.id] = v
+		}
 		n.str(b, v)
 	case jsonstream.Number:
 		if n != nil && n.num != nil {
