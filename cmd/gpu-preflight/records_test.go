@@ -115,6 +115,14 @@ func bigRecordEnv() map[string]string {
 // stderr a one-page pipe nobody reads.
 func startStalled(t *testing.T, env map[string]string, argv ...string) *supervised {
 	t.Helper()
+	s := newStalled(t, env, argv...)
+	s.start(t)
+	return s
+}
+
+// newStalled is startStalled's shim, not started yet.
+func newStalled(t *testing.T, env map[string]string, argv ...string) *supervised {
+	t.Helper()
 	all := bigRecordEnv()
 	for k, v := range env {
 		all[k] = v
@@ -129,6 +137,11 @@ func startStalled(t *testing.T, env map[string]string, argv ...string) *supervis
 	}
 	s.cmd.Stdout = &s.stdout
 	s.cmd.Stderr = stalledStderr(t)
+	return s
+}
+
+func (s *supervised) start(t *testing.T) {
+	t.Helper()
 	if err := s.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +151,6 @@ func startStalled(t *testing.T, env map[string]string, argv ...string) *supervis
 			s.cmd.Wait()
 		}
 	})
-	return s
 }
 
 // waitBounded waits for the shim at most limit and returns its wait status,
@@ -162,27 +174,22 @@ func waitBounded(t *testing.T, s *supervised, limit time.Duration, what string) 
 	}
 }
 
-// TestSignalWhileTheRecordIsWrittenLeavesATrueRecord: SIGTERM while the
-// record is being written (here held up by a stalled stderr) ends the run
-// with 143 without starting the command, and the record and the ledger say
-// exactly that instead of "exec".
+// TestSignalWhileTheRecordIsWrittenLeavesATrueRecord: SIGTERM while a
+// large record is being written (held at its first open by fanotify), with
+// stderr stalled, ends the run with 143 without starting the command, and
+// the record and the ledger's two lines say exactly that instead of "exec".
 func TestSignalWhileTheRecordIsWrittenLeavesATrueRecord(t *testing.T) {
+	harness.NeedRoot(t, "fanotify permission events need CAP_SYS_ADMIN")
 	defaultSignals(t, unix.SIGTERM)
 	for _, mode := range []string{"false", "true"} {
 		t.Run("supervise="+mode, func(t *testing.T) {
 			marker := filepath.Join(t.TempDir(), "ran")
-			s := startStalled(t, map[string]string{"PREFLIGHT_SUPERVISE": mode}, "touch", marker)
-			// The record file is written before the provenance log line,
-			// which is what stalls.
-			for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
-				if files, _ := filepath.Glob(filepath.Join(s.prov, "*.json")); len(files) > 0 {
-					break
-				}
-				if time.Now().After(deadline) {
-					t.Fatal("no record written within 10 s")
-				}
-			}
+			s := newStalled(t, map[string]string{"PREFLIGHT_SUPERVISE": mode}, "touch", marker)
+			hold := holdFirstOpen(t, s.prov)
+			s.start(t)
+			hold.wait(t, s.cmd)
 			s.cmd.Process.Signal(unix.SIGTERM)
+			hold.release(t)
 			ws := waitBounded(t, s, 10*time.Second, "SIGTERM while the record is written")
 			if ws.ExitStatus() != 143 {
 				t.Fatalf("wait status %v, want exit 143", ws)
