@@ -1,9 +1,10 @@
 package trace
 
 import (
+	"cmp"
 	"fmt"
 	"hash/fnv"
-	"slices"
+	"sort"
 	"strings"
 
 	"github.com/gpu-preflight/gpu-preflight/report/trace/provline"
@@ -19,59 +20,69 @@ const (
 	stateBits      = 2
 )
 
-// runSet remembers every run seen: 8 bytes a run, a 64-bit key of its
-// runId (the top 12 bits pick a bucket, the next 48 are kept) and a
-// 16-bit value (a 14-bit digest of its host and start time, and its
-// state). Buckets are sorted, so a run is found by binary search, and grow
-// by an eighth, so that a million runs take about 8.5 MB.
+// runSet remembers every run seen in 7 bytes: 52 bits of its runId's
+// hash (the top 12 pick a bucket, the next 40 are kept) and a 16-bit value
+// (a 14-bit digest of its host and start time, and its state). Buckets are
+// sorted, so a run is found by binary search, and grow by an eighth, so
+// that a million runs take about 7.5 MB.
 type runSet struct {
-	buckets [1 << 12][]uint64
+	buckets [1 << 12][]byte
 }
 
+const entryLen = 7
+
 func (s *runSet) split(key uint64) (b int, rest uint64) {
-	return int(key >> 52), key << 12 >> 16 << 16
+	return int(key >> 52), key << 12 >> 24
+}
+
+// find returns the bucket, the entry's offset in it, and whether it holds
+// the run.
+func (s *runSet) find(key uint64) (b, at int, rest uint64, ok bool) {
+	b, rest = s.split(key)
+	xs := s.buckets[b]
+	i, ok := sort.Find(len(xs)/entryLen, func(i int) int {
+		return cmp.Compare(rest, entry(xs[i*entryLen:])>>16)
+	})
+	return b, i * entryLen, rest, ok
+}
+
+func entry(b []byte) uint64 {
+	_ = b[entryLen-1]
+	return uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
+		uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48
+}
+
+func putEntry(b []byte, e uint64) {
+	_ = b[entryLen-1]
+	for i := range entryLen {
+		b[i] = byte(e >> (8 * i))
+	}
 }
 
 // get returns the run's value, and whether it was seen.
 func (s *runSet) get(key uint64) (uint16, bool) {
-	b, rest := s.split(key)
-	xs := s.buckets[b]
-	i, ok := slices.BinarySearchFunc(xs, rest, func(x, r uint64) int {
-		return cmpUint(x>>16, r>>16)
-	})
+	b, at, _, ok := s.find(key)
 	if !ok {
 		return 0, false
 	}
-	return uint16(xs[i]), true
+	return uint16(entry(s.buckets[b][at:])), true
 }
 
 // put sets the run's value.
 func (s *runSet) put(key uint64, v uint16) {
-	b, rest := s.split(key)
+	b, at, rest, ok := s.find(key)
 	xs := s.buckets[b]
-	i, ok := slices.BinarySearchFunc(xs, rest, func(x, r uint64) int {
-		return cmpUint(x>>16, r>>16)
-	})
-	if ok {
-		xs[i] = rest | uint64(v)
-		return
+	if !ok {
+		if len(xs)+entryLen > cap(xs) {
+			grown := make([]byte, len(xs), len(xs)+len(xs)/8+4*entryLen)
+			copy(grown, xs)
+			xs = grown
+		}
+		xs = xs[:len(xs)+entryLen]
+		copy(xs[at+entryLen:], xs[at:])
+		s.buckets[b] = xs
 	}
-	if len(xs) == cap(xs) {
-		grown := make([]uint64, len(xs), len(xs)+len(xs)/8+4)
-		copy(grown, xs)
-		xs = grown
-	}
-	s.buckets[b] = slices.Insert(xs, i, rest|uint64(v))
-}
-
-func cmpUint(a, b uint64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
+	putEntry(xs[at:], rest<<16|uint64(v))
 }
 
 func runKey(runID string) uint64 {
