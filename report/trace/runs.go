@@ -22,31 +22,65 @@ const (
 
 // runSet remembers every run seen in 7 bytes: 52 bits of its runId's
 // hash (the top 12 pick a bucket, the next 40 are kept) and a 16-bit value
-// (a 14-bit digest of its host and start time, and its state). Buckets are
-// sorted, so a run is found by binary search, and grow by an eighth, so
-// that a million runs take about 7.5 MB.
+// (a 14-bit digest of its host and start time, and its state). A bucket is
+// sorted, so a run is found by binary search, and held in blocks of one
+// size that are never freed: buckets outgrowing their arrays together
+// would leave the collector's spans of each old size half empty.
 type runSet struct {
-	buckets [1 << 12][]byte
+	buckets [1 << 12]bucket
 }
 
-const entryLen = 7
+const (
+	entryLen     = 7
+	blockEntries = 36 // a block fills a 256-byte size class
+)
 
-func (s *runSet) split(key uint64) (b int, rest uint64) {
-	return int(key >> 52), key << 12 >> 24
+type block [blockEntries * entryLen]byte
+
+type bucket struct {
+	blocks []*block
+	n      int
 }
 
-// find returns the bucket, the entry's offset in it, and whether it holds
-// the run.
-func (s *runSet) find(key uint64) (b, at int, rest uint64, ok bool) {
-	b, rest = s.split(key)
-	xs := s.buckets[b]
-	i, ok := sort.Find(len(xs)/entryLen, func(i int) int {
-		return cmp.Compare(rest, entry(xs[i*entryLen:])>>16)
+func (b *bucket) entry(i int) []byte {
+	return b.blocks[i/blockEntries][i%blockEntries*entryLen:][:entryLen]
+}
+
+// insert puts e at i, moving the entries from i on by one.
+func (b *bucket) insert(i int, e uint64) {
+	if b.n == len(b.blocks)*blockEntries {
+		b.blocks = append(b.blocks, new(block))
+	}
+	for k := b.n / blockEntries; ; k-- {
+		lo, hi := 0, blockEntries-1
+		if k == i/blockEntries {
+			lo = i % blockEntries
+		}
+		if k == b.n/blockEntries {
+			hi = b.n % blockEntries
+		}
+		blk := b.blocks[k]
+		copy(blk[(lo+1)*entryLen:(hi+1)*entryLen], blk[lo*entryLen:hi*entryLen])
+		if k == i/blockEntries {
+			break
+		}
+		copy(blk[:entryLen], b.blocks[k-1][(blockEntries-1)*entryLen:])
+	}
+	b.n++
+	putEntry(b.entry(i), e)
+}
+
+// find returns the run's bucket, its place there, the bits kept of its
+// key, and whether the bucket holds it.
+func (s *runSet) find(key uint64) (b *bucket, i int, rest uint64, ok bool) {
+	b, rest = &s.buckets[key>>52], key<<12>>24
+	i, ok = sort.Find(b.n, func(i int) int {
+		return cmp.Compare(rest, getEntry(b.entry(i))>>16)
 	})
-	return b, i * entryLen, rest, ok
+	return b, i, rest, ok
 }
 
-func entry(b []byte) uint64 {
+func getEntry(b []byte) uint64 {
 	_ = b[entryLen-1]
 	return uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
 		uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48
@@ -61,28 +95,21 @@ func putEntry(b []byte, e uint64) {
 
 // get returns the run's value, and whether it was seen.
 func (s *runSet) get(key uint64) (uint16, bool) {
-	b, at, _, ok := s.find(key)
+	b, i, _, ok := s.find(key)
 	if !ok {
 		return 0, false
 	}
-	return uint16(entry(s.buckets[b][at:])), true
+	return uint16(getEntry(b.entry(i))), true
 }
 
 // put sets the run's value.
 func (s *runSet) put(key uint64, v uint16) {
-	b, at, rest, ok := s.find(key)
-	xs := s.buckets[b]
+	b, i, rest, ok := s.find(key)
 	if !ok {
-		if len(xs)+entryLen > cap(xs) {
-			grown := make([]byte, len(xs), len(xs)+len(xs)/8+4*entryLen)
-			copy(grown, xs)
-			xs = grown
-		}
-		xs = xs[:len(xs)+entryLen]
-		copy(xs[at+entryLen:], xs[at:])
-		s.buckets[b] = xs
+		b.insert(i, rest<<16|uint64(v))
+		return
 	}
-	putEntry(xs[at:], rest<<16|uint64(v))
+	putEntry(b.entry(i), rest<<16|uint64(v))
 }
 
 func runKey(runID string) uint64 {
