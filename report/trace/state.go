@@ -172,7 +172,7 @@ func (h *history) place(st int8, ref runRef) {
 
 func (h *history) insert(i int, s segment) {
 	if len(h.segs) == cap(h.segs) { // a quarter more: most histories are short
-		h.segs = append(make([]segment, 0, len(h.segs)+len(h.segs)/4+1), h.segs...)
+		h.segs = append(make([]segment, 0, max(4, len(h.segs)+len(h.segs)/4+1)), h.segs...)
 	}
 	h.segs = slices.Insert(h.segs, i, s)
 	for len(h.segs) > 2*MaxBoundaries+1 && h.segs[0].state != segPending {
