@@ -171,7 +171,9 @@ func (h *history) place(st int8, ref runRef) {
 }
 
 func (h *history) insert(i int, s segment) {
-	if len(h.segs) == cap(h.segs) { // a quarter more: most histories are short
+	// Room for four, then a quarter more: histories that outgrow small
+	// arrays together leave the collector's spans of the old size half empty.
+	if len(h.segs) == cap(h.segs) {
 		h.segs = append(make([]segment, 0, max(4, len(h.segs)+len(h.segs)/4+1)), h.segs...)
 	}
 	h.segs = slices.Insert(h.segs, i, s)
