@@ -20,12 +20,9 @@ const (
 	stateBits      = 2
 )
 
-// runSet remembers every run seen in 7 bytes: 52 bits of its runId's
-// hash (the top 12 pick a bucket, the next 40 are kept) and a 16-bit value
-// (a 14-bit digest of its host and start time, and its state). A bucket is
-// sorted, so a run is found by binary search, and held in blocks of one
-// size that are never freed: buckets outgrowing their arrays together
-// would leave the collector's spans of each old size half empty.
+// runSet keeps 7 bytes a run: 52 bits of its runId's hash (12 pick a
+// sorted bucket) and a 14-bit digest of its host and start time with its
+// state. Blocks of one size, never freed, leave no half-empty spans.
 type runSet struct {
 	buckets [1 << 12]bucket
 }
@@ -46,7 +43,6 @@ func (b *bucket) entry(i int) []byte {
 	return b.blocks[i/blockEntries][i%blockEntries*entryLen:][:entryLen]
 }
 
-// insert puts e at i, moving the entries from i on by one.
 func (b *bucket) insert(i int, e uint64) {
 	if b.n == len(b.blocks)*blockEntries {
 		b.blocks = append(b.blocks, new(block))
@@ -70,8 +66,7 @@ func (b *bucket) insert(i int, e uint64) {
 	putEntry(b.entry(i), e)
 }
 
-// find returns the run's bucket, its place there, the bits kept of its
-// key, and whether the bucket holds it.
+// find returns the run's bucket, its place there, and whether it is held.
 func (s *runSet) find(key uint64) (b *bucket, i int, rest uint64, ok bool) {
 	b, rest = &s.buckets[key>>52], key<<12>>24
 	i, ok = sort.Find(b.n, func(i int) int {

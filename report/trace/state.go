@@ -149,7 +149,6 @@ func (h *history) place(st int8, ref runRef) {
 	i := h.find(ref.at)
 	switch {
 	case i < len(h.segs) && h.segs[i].first <= ref.at && h.segs[i].state != segPending:
-		// Inside stretch i.
 		s := &h.segs[i]
 		if s.state != st {
 			h.misplaced++
@@ -171,9 +170,7 @@ func (h *history) place(st int8, ref runRef) {
 }
 
 func (h *history) insert(i int, s segment) {
-	// Room for four, then a quarter more: histories that outgrow small
-	// arrays together leave the collector's spans of the old size half empty.
-	if len(h.segs) == cap(h.segs) {
+	if len(h.segs) == cap(h.segs) { // small arrays outgrown together leave half-empty spans
 		h.segs = append(make([]segment, 0, max(4, len(h.segs)+len(h.segs)/4+1)), h.segs...)
 	}
 	h.segs = slices.Insert(h.segs, i, s)
