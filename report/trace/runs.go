@@ -1,9 +1,10 @@
 package trace
 
 import (
+	"cmp"
 	"fmt"
 	"hash/fnv"
-	"slices"
+	"sort"
 	"strings"
 
 	"github.com/gpu-preflight/gpu-preflight/report/trace/provline"
@@ -19,59 +20,91 @@ const (
 	stateBits      = 2
 )
 
-// runSet remembers every run seen: 8 bytes a run, a 64-bit key of its
-// runId (the top 12 bits pick a bucket, the next 48 are kept) and a
-// 16-bit value (a 14-bit digest of its host and start time, and its
-// state). Buckets are sorted, so a run is found by binary search, and grow
-// by an eighth, so that a million runs take about 8.5 MB.
+// runSet keeps 7 bytes a run: 52 bits of its runId's hash (12 pick a
+// sorted bucket) and a 14-bit digest of its host and start time with its
+// state. Blocks of one size, never freed, leave no half-empty spans.
 type runSet struct {
-	buckets [1 << 12][]uint64
+	buckets [1 << 12]bucket
 }
 
-func (s *runSet) split(key uint64) (b int, rest uint64) {
-	return int(key >> 52), key << 12 >> 16 << 16
+const (
+	entryLen     = 7
+	blockEntries = 36 // a block fills a 256-byte size class
+)
+
+type block [blockEntries * entryLen]byte
+
+type bucket struct {
+	blocks []*block
+	n      int
+}
+
+func (b *bucket) entry(i int) []byte {
+	return b.blocks[i/blockEntries][i%blockEntries*entryLen:][:entryLen]
+}
+
+func (b *bucket) insert(i int, e uint64) {
+	if b.n == len(b.blocks)*blockEntries {
+		b.blocks = append(b.blocks, new(block))
+	}
+	for k := b.n / blockEntries; ; k-- {
+		lo, hi := 0, blockEntries-1
+		if k == i/blockEntries {
+			lo = i % blockEntries
+		}
+		if k == b.n/blockEntries {
+			hi = b.n % blockEntries
+		}
+		blk := b.blocks[k]
+		copy(blk[(lo+1)*entryLen:(hi+1)*entryLen], blk[lo*entryLen:hi*entryLen])
+		if k == i/blockEntries {
+			break
+		}
+		copy(blk[:entryLen], b.blocks[k-1][(blockEntries-1)*entryLen:])
+	}
+	b.n++
+	putEntry(b.entry(i), e)
+}
+
+// find returns the run's bucket, its place there, and whether it is held.
+func (s *runSet) find(key uint64) (b *bucket, i int, rest uint64, ok bool) {
+	b, rest = &s.buckets[key>>52], key<<12>>24
+	i, ok = sort.Find(b.n, func(i int) int {
+		return cmp.Compare(rest, getEntry(b.entry(i))>>16)
+	})
+	return b, i, rest, ok
+}
+
+func getEntry(b []byte) uint64 {
+	_ = b[entryLen-1]
+	return uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
+		uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48
+}
+
+func putEntry(b []byte, e uint64) {
+	_ = b[entryLen-1]
+	for i := range entryLen {
+		b[i] = byte(e >> (8 * i))
+	}
 }
 
 // get returns the run's value, and whether it was seen.
 func (s *runSet) get(key uint64) (uint16, bool) {
-	b, rest := s.split(key)
-	xs := s.buckets[b]
-	i, ok := slices.BinarySearchFunc(xs, rest, func(x, r uint64) int {
-		return cmpUint(x>>16, r>>16)
-	})
+	b, i, _, ok := s.find(key)
 	if !ok {
 		return 0, false
 	}
-	return uint16(xs[i]), true
+	return uint16(getEntry(b.entry(i))), true
 }
 
 // put sets the run's value.
 func (s *runSet) put(key uint64, v uint16) {
-	b, rest := s.split(key)
-	xs := s.buckets[b]
-	i, ok := slices.BinarySearchFunc(xs, rest, func(x, r uint64) int {
-		return cmpUint(x>>16, r>>16)
-	})
-	if ok {
-		xs[i] = rest | uint64(v)
+	b, i, rest, ok := s.find(key)
+	if !ok {
+		b.insert(i, rest<<16|uint64(v))
 		return
 	}
-	if len(xs) == cap(xs) {
-		grown := make([]uint64, len(xs), len(xs)+len(xs)/8+4)
-		copy(grown, xs)
-		xs = grown
-	}
-	s.buckets[b] = slices.Insert(xs, i, rest|uint64(v))
-}
-
-func cmpUint(a, b uint64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
+	putEntry(b.entry(i), rest<<16|uint64(v))
 }
 
 func runKey(runID string) uint64 {

@@ -86,8 +86,8 @@ const (
 type runRef struct {
 	at              int64
 	runID           string
-	node, host, sum int32
 	abort           string // the abort, when gpu-preflight stopped the run
+	node, host, sum int32
 	exit, signal    int32
 	notStarted      bool
 	ended           bool // its outcome is known
@@ -149,7 +149,6 @@ func (h *history) place(st int8, ref runRef) {
 	i := h.find(ref.at)
 	switch {
 	case i < len(h.segs) && h.segs[i].first <= ref.at && h.segs[i].state != segPending:
-		// Inside stretch i.
 		s := &h.segs[i]
 		if s.state != st {
 			h.misplaced++
@@ -171,6 +170,9 @@ func (h *history) place(st int8, ref runRef) {
 }
 
 func (h *history) insert(i int, s segment) {
+	if len(h.segs) == cap(h.segs) { // small arrays outgrown together leave half-empty spans
+		h.segs = append(make([]segment, 0, max(4, len(h.segs)+len(h.segs)/4+1)), h.segs...)
+	}
 	h.segs = slices.Insert(h.segs, i, s)
 	for len(h.segs) > 2*MaxBoundaries+1 && h.segs[0].state != segPending {
 		h.dropped += h.segs[0].n
@@ -251,7 +253,7 @@ const maxFindingsPerNode = 64
 func (t *Tracer) addNode(r *provline.Run, at int64, name int32) {
 	n := t.nodes[name]
 	if n == nil {
-		n = &node{nodeFault: map[int32]int64{}, mismatch: map[int32]int64{}}
+		n = &node{}
 		t.nodes[name] = n
 	}
 	n.runs++
@@ -261,20 +263,24 @@ func (t *Tracer) addNode(r *provline.Run, at int64, name int32) {
 	if r.Decision.Action != "abort" {
 		return
 	}
-	by := n.mismatch
+	by := &n.mismatch
 	if r.Decision.NodeFault {
-		by = n.nodeFault
+		by = &n.nodeFault
 		n.aborts75++
 	} else {
 		n.aborts78++
 	}
+	if *by == nil {
+		*by = map[int32]int64{}
+	}
+	counts := *by
 	if len(r.Decision.Blocking) == 0 {
-		by[t.strs.id("")]++
+		counts[t.strs.id("")]++
 	}
 	for _, id := range r.Decision.Blocking {
 		k := t.strs.id(id)
-		if _, seen := by[k]; seen || len(by) < maxFindingsPerNode {
-			by[k]++
+		if _, seen := counts[k]; seen || len(counts) < maxFindingsPerNode {
+			counts[k]++
 		}
 	}
 }
