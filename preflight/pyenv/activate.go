@@ -156,7 +156,7 @@ func (f *finder) entrypointScript(command []string) (text, file string) {
 	if !ok {
 		return "", ""
 	}
-	head, _ := f.root.ReadHead(p, maxScript)
+	head := f.head(p)
 	if sb, ok := ParseShebang(head); !given && (!ok || !slices.Contains(shells, path.Base(sb.Interpreter))) {
 		return "", ""
 	}

@@ -147,7 +147,8 @@ func (c chooser) command(name, how string) (ch Choice, found, ok bool) {
 	if !found {
 		return Choice{}, false, false
 	}
-	head, _ := c.root.ReadHead(exe, maxTrampoline)
+	head := c.head(exe)
+	head = head[:min(len(head), maxTrampoline)]
 	sb, isScript := ParseShebang(head[:min(len(head), maxShebang)])
 	how = "the #! line of " + exe
 	if p, rel, ok := ParseExecTrampoline(head); ok && isScript && path.Base(sb.Interpreter) == "sh" {

@@ -33,6 +33,7 @@ type finder struct {
 	homePyenv []string
 	pyNames   map[string][]string
 	subdirs   map[string][]string
+	heads     map[string][]byte // the first maxScript bytes of each file read
 }
 
 // Find returns the Python environments under root for the container's
@@ -443,5 +444,19 @@ func (f *finder) readFile(p string) []byte {
 		}
 		return nil
 	}
+	return b
+}
+
+// head is the first maxScript bytes of the file p names, read once: the
+// command's file is both a script to read for activation and a "#!" line.
+func (f *finder) head(p string) []byte {
+	if b, ok := f.heads[p]; ok {
+		return b
+	}
+	b, _ := f.root.ReadHead(p, maxScript)
+	if f.heads == nil {
+		f.heads = map[string][]byte{}
+	}
+	f.heads[p] = b
 	return b
 }
