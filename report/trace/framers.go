@@ -50,7 +50,7 @@ func (rd *reader) entries(d *jsonstream.Decoder, what string, entry func() error
 			err = errors.New("not a " + what + " entry")
 		}
 		if err != nil {
-			if rerr := d.ReadErr(); rerr != nil {
+			if rerr := d.CutByRead(); rerr != nil {
 				return rerr
 			}
 			rd.counts.Skipped++

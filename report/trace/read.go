@@ -301,7 +301,7 @@ func (rd *reader) lines(d *jsonstream.Decoder, top bool) error {
 			}
 		}
 		if err != nil {
-			if rerr := d.ReadErr(); rerr != nil {
+			if rerr := d.CutByRead(); rerr != nil {
 				return rerr
 			}
 			rd.broken(d, err, top, rd.search.marks > marks)

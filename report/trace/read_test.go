@@ -55,6 +55,23 @@ func TestTruncatedGzipKeepsWhatCameBeforeAndSaysSo(t *testing.T) {
 	}
 }
 
+// A document broken by its own bytes (a string that runs past its line)
+// before a gzip stream fails further on costs itself only: the lines after
+// it are read and counted, and the failed read is reported where it
+// happened, not at the line that opened the document.
+func TestAValueBrokenBeforeAFailedReadCostsItselfOnly(t *testing.T) {
+	plain := "[\n  {\n    \"event\": \"summ\n      \"event\": \"summ\n"
+	z := gz([]byte(plain))
+	z[len(z)-8] ^= 0xff // the CRC-32 trailer (RFC 1952): every byte inflates, then the read fails
+	res, _, err := readAll(t, z)
+	if err == nil || !strings.Contains(err.Error(), "src:4: gzip: invalid checksum") {
+		t.Errorf("the failed read is reported as %v, want it after line 4", err)
+	}
+	if res.Totals.Skipped != 2 {
+		t.Errorf("%d values skipped, want 2: the broken document and the line after it", res.Totals.Skipped)
+	}
+}
+
 func TestLinesThatAreNoRecordsAreCountedAndSkipped(t *testing.T) {
 	rec, _ := json.Marshal(tracetest.Record(digestChange()[0]))
 	src := strings.Join([]string{

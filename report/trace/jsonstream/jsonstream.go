@@ -187,6 +187,16 @@ func (d *Decoder) ReadErr() error {
 	return d.err
 }
 
+// CutByRead is the error a read failed with, where the input ends there
+// at the next unread byte: a value broken at that point was cut by the
+// read; one broken before it, by its own bytes.
+func (d *Decoder) CutByRead() error {
+	if err := d.ReadErr(); err != nil && d.AtEOF() {
+		return err
+	}
+	return nil
+}
+
 func (d *Decoder) syntax(what string) error {
 	return &SyntaxError{Offset: d.Offset(), Line: d.line, What: what, cut: strings.HasPrefix(what, "unexpected end")}
 }
