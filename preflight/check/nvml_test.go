@@ -35,7 +35,7 @@ func TestNVMLCheck(t *testing.T) {
 			facts.NVML{Outcome: facts.ProbeDriverNotLoaded, Error: "Driver Not Loaded"}, Warn,
 			[]string{"2 /dev/nvidia* node(s)"}},
 		{"a timeout is an error", procfs, nil,
-			facts.NVML{Outcome: facts.ProbeTimeout, Error: "NVML probe gave no answer within 2s; killed it and its process group"}, Error,
+			facts.NVML{Outcome: facts.ProbeTimeout, Error: "the NVML probe gave no answer within 2s; killed it and its process group"}, Error,
 			[]string{"within 2s", "hung", "PREFLIGHT_NVML_TIMEOUT", "PREFLIGHT_IGNORE=nvml"}},
 		{"an init failure warns", procfs, nil,
 			facts.NVML{Outcome: facts.ProbeInitFailed, Error: "Driver/library version mismatch"}, Warn,

@@ -45,21 +45,20 @@ func Run(ctx context.Context, opts Options) Result {
 	x := nvml.Execute(ctx, args, opts.Probe)
 	res := Result{Stderr: x.Stderr}
 	c := facts.CUDACheck{Mode: opts.Mode, Via: x.Via, DurationMillis: float64(x.Duration.Microseconds()) / 1000}
-	switch {
-	case !x.Started():
+	ending, why := x.Ended("the CUDA check")
+	c.Error = why
+	switch ending {
+	case nvml.Unstarted:
 		c.Outcome = facts.CUDAUnavailable
-		c.Error = "no probe could be started for the CUDA check: " + strings.Join(x.Tried, "; ")
-	case x.Canceled != nil:
+	case nvml.Stopped:
 		c.Outcome = facts.CUDAProbeFailed
-		c.Error = "CUDA check stopped: " + x.Canceled.Error()
-	case x.TimedOut:
+	case nvml.TimedOut:
 		c.Outcome = facts.CUDATimeout
-		c.Error = fmt.Sprintf("the CUDA check gave no answer within PREFLIGHT_CUDA_TIMEOUT=%s; killed it and its process group", x.Timeout)
 	default:
 		doc, err := Decode(x.Stdout)
 		if err != nil {
 			c.Outcome = facts.CUDAProbeFailed
-			c.Error = nvml.Failure("CUDA check", x.WaitErr, err, x.Stderr)
+			c.Error = nvml.Failure("the CUDA check", x.WaitErr, err, x.Stderr)
 			break
 		}
 		if doc.Mode != opts.Mode {

@@ -60,28 +60,23 @@ func Probe(ctx context.Context, opts Options) Result {
 	opts.Env = env
 	x := Execute(ctx, nil, opts)
 	res := Result{NVML: facts.NVML{Via: x.Via, Embedded: Embedded()}, Stderr: x.Stderr}
-	if !x.Started() {
-		res.NVML.Outcome = facts.ProbeUnavailable
-		res.NVML.Error = "no NVML probe could be started: " + strings.Join(x.Tried, "; ")
-		return res
+	if x.Started() {
+		res.NVML.DurationMillis = float64(x.Duration.Microseconds()) / 1000
 	}
-	res.NVML.DurationMillis = float64(x.Duration.Microseconds()) / 1000
-	switch {
-	case x.Canceled != nil:
-		// The preflight's own deadline is a timeout too; a cancel is not.
+	ending, why := x.Ended("the NVML probe")
+	res.NVML.Error = why
+	switch ending {
+	case Unstarted:
+		res.NVML.Outcome = facts.ProbeUnavailable
+	case Stopped:
 		res.NVML.Outcome = facts.ProbeFailed
-		if errors.Is(x.Canceled, context.DeadlineExceeded) {
-			res.NVML.Outcome = facts.ProbeTimeout
-		}
-		res.NVML.Error = "NVML probe stopped: " + x.Canceled.Error()
-	case x.TimedOut:
+	case TimedOut:
 		res.NVML.Outcome = facts.ProbeTimeout
-		res.NVML.Error = fmt.Sprintf("NVML probe gave no answer within %s; killed it and its process group", x.Timeout)
 	default:
 		doc, err := Decode(x.Stdout)
 		if err != nil {
 			res.NVML.Outcome = facts.ProbeFailed
-			res.NVML.Error = Failure("NVML probe", x.WaitErr, err, res.Stderr)
+			res.NVML.Error = Failure("the NVML probe", x.WaitErr, err, res.Stderr)
 			return res
 		}
 		res.Document = doc
@@ -110,6 +105,32 @@ type Execution struct {
 
 // Started reports whether a probe program ran.
 func (x Execution) Started() bool { return x.Via != "" }
+
+// Ending is how a run of the probe program ended.
+type Ending int
+
+const (
+	Answered  Ending = iota // it exited: what it printed is its answer
+	Unstarted               // no candidate could be started
+	TimedOut                // killed at its timeout, or the preflight's deadline passed first
+	Stopped                 // the preflight was stopped
+)
+
+// Ended says how x ended and, unless it answered, why, for the check
+// named what. Every probe's check reads its run this way.
+func (x Execution) Ended(what string) (Ending, string) {
+	switch {
+	case !x.Started():
+		return Unstarted, what + " could not be started: " + strings.Join(x.Tried, "; ")
+	case errors.Is(x.Canceled, context.DeadlineExceeded):
+		return TimedOut, what + " stopped at the preflight's deadline: " + x.Canceled.Error()
+	case x.Canceled != nil:
+		return Stopped, what + " stopped: " + x.Canceled.Error()
+	case x.TimedOut:
+		return TimedOut, fmt.Sprintf("%s gave no answer within %s; killed it and its process group", what, x.Timeout)
+	}
+	return Answered, ""
+}
 
 // Execute runs the probe program with args and waits for it as Probe does,
 // at most opts.Timeout, in its own process group; opts.Library is not used.

@@ -269,3 +269,28 @@ func TestProbeFindsAProbeOnPATH(t *testing.T) {
 		t.Fatalf("NVML = %+v, want ok from %s", r.NVML, onPath)
 	}
 }
+
+// TestEndedIsOneReadingForEveryProbe: the preflight's deadline passing is a
+// timeout, a cancel is a stop, and a program that exited answered, for the
+// NVML, CUDA and RDMA checks alike.
+func TestEndedIsOneReadingForEveryProbe(t *testing.T) {
+	started := Execution{Via: "memfd", Timeout: 2 * time.Second}
+	cases := []struct {
+		name string
+		x    Execution
+		want Ending
+		why  string
+	}{
+		{"nothing started", Execution{Tried: []string{"memfd: ENOSYS"}}, Unstarted, "could not be started: memfd: ENOSYS"},
+		{"killed at its timeout", func() Execution { x := started; x.TimedOut = true; return x }(), TimedOut, "no answer within 2s"},
+		{"the preflight's deadline", func() Execution { x := started; x.Canceled = context.DeadlineExceeded; return x }(), TimedOut, "deadline"},
+		{"a cancel", func() Execution { x := started; x.Canceled = context.Canceled; return x }(), Stopped, "stopped: context canceled"},
+		{"exited", started, Answered, ""},
+	}
+	for _, c := range cases {
+		got, why := c.x.Ended("the X check")
+		if got != c.want || !strings.Contains(why, c.why) || (c.want == Answered) != (why == "") {
+			t.Errorf("%s: %v %q, want %v with %q", c.name, got, why, c.want, c.why)
+		}
+	}
+}

@@ -9,7 +9,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
@@ -47,19 +46,19 @@ func Run(ctx context.Context, opts Options) (facts.RDMACheck, string) {
 	}
 	x := nvml.Execute(ctx, args, opts.Probe)
 	c := facts.RDMACheck{Mode: opts.Mode, Via: x.Via, Library: opts.Library, DurationMillis: float64(x.Duration.Microseconds()) / 1000}
-	switch {
-	case !x.Started():
+	ending, why := x.Ended("the RDMA check")
+	c.Error = why
+	switch ending {
+	case nvml.Unstarted:
 		c.Outcome = facts.RDMAUnavailable
-		c.Error = "no probe could be started for the RDMA check: " + strings.Join(x.Tried, "; ")
-	case x.Canceled != nil:
-		c.Outcome, c.Error = facts.RDMAProbeFailed, "RDMA check stopped: "+x.Canceled.Error()
-	case x.TimedOut:
+	case nvml.Stopped:
+		c.Outcome = facts.RDMAProbeFailed
+	case nvml.TimedOut:
 		c.Outcome = facts.RDMATimeout
-		c.Error = fmt.Sprintf("no answer within PREFLIGHT_RDMA_TIMEOUT=%s; killed it and its process group", x.Timeout)
 	default:
 		doc, err := Decode(x.Stdout, opts.Mode)
 		if err != nil {
-			c.Outcome, c.Error = facts.RDMAProbeFailed, nvml.Failure("RDMA check", x.WaitErr, err, x.Stderr)
+			c.Outcome, c.Error = facts.RDMAProbeFailed, nvml.Failure("the RDMA check", x.WaitErr, err, x.Stderr)
 			break
 		}
 		doc.Via, doc.DurationMillis = c.Via, c.DurationMillis
