@@ -25,7 +25,8 @@ func rank(multiNode bool, causes ...string) Input {
 // Each check's severity comes from the cause's class and the job's shape:
 // a multi-node job's fallback warns (strict blocks it), a setting naming
 // what is missing is a mismatch, every port down a node fault; a
-// single-node job gets no transport finding beyond gpu-p2p.
+// single-node job gets no transport finding beyond gpu-p2p, but for a
+// libibverbs that hangs: NCCL opens the HCAs for every communicator.
 func TestTransportChecksTakeTheirSeverityFromTheCauseAndTheJob(t *testing.T) {
 	noNCCL := rank(true)
 	noNCCL.Facts.Host.Transport.Image.NCCL = ""
@@ -43,6 +44,7 @@ func TestTransportChecksTakeTheirSeverityFromTheCauseAndTheJob(t *testing.T) {
 		{"every port down is a node fault", NCCLTransport, rank(true, "ports-down", "port-down"), Error, true, "drain the node"},
 		{"a spare port down is reported, not a fault", NCCLTransport, rank(true, "port-down"), Info, false, "spare"},
 		{"single node: no transport finding", NCCLTransport, rank(false, "ports-down"), Skip, false, ""},
+		{"single node: hung libibverbs stops every communicator", NCCLTransport, rank(false, "rdma-check-hung", "ports-down"), Error, true, "libibverbs hung"},
 		{"single node: no GPUDirect finding", GPUDirectRDMA, rank(false, "gdr-off"), Skip, false, ""},
 		{"GPUDirect off warns", GPUDirectRDMA, rank(true, "gdr-off"), Warn, false, "nvidia_peermem"},
 		{"memlock warns", RDMAMemlock, rank(true, "memlock-limited"), Warn, false, "PropagateResourceLimitsExcept"},

@@ -45,7 +45,7 @@ func Run(ctx context.Context, opts Options) Result {
 	x := nvml.Execute(ctx, args, opts.Probe)
 	res := Result{Stderr: x.Stderr}
 	c := facts.CUDACheck{Mode: opts.Mode, Via: x.Via, DurationMillis: float64(x.Duration.Microseconds()) / 1000}
-	ending, why := x.Ended("the CUDA check")
+	ending, why := x.Ended("the CUDA check", "PREFLIGHT_CUDA_TIMEOUT")
 	c.Error = why
 	switch ending {
 	case nvml.Unstarted:

@@ -63,7 +63,7 @@ func Probe(ctx context.Context, opts Options) Result {
 	if x.Started() {
 		res.NVML.DurationMillis = float64(x.Duration.Microseconds()) / 1000
 	}
-	ending, why := x.Ended("the NVML probe")
+	ending, why := x.Ended("the NVML probe", "PREFLIGHT_NVML_TIMEOUT")
 	res.NVML.Error = why
 	switch ending {
 	case Unstarted:
@@ -117,8 +117,9 @@ const (
 )
 
 // Ended says how x ended and, unless it answered, why, for the check
-// named what. Every probe's check reads its run this way.
-func (x Execution) Ended(what string) (Ending, string) {
+// named what, whose timeout the variable setting sets. Every probe's check
+// reads its run this way.
+func (x Execution) Ended(what, setting string) (Ending, string) {
 	switch {
 	case !x.Started():
 		return Unstarted, what + " could not be started: " + strings.Join(x.Tried, "; ")
@@ -127,7 +128,7 @@ func (x Execution) Ended(what string) (Ending, string) {
 	case x.Canceled != nil:
 		return Stopped, what + " stopped: " + x.Canceled.Error()
 	case x.TimedOut:
-		return TimedOut, fmt.Sprintf("%s gave no answer within %s; killed it and its process group", what, x.Timeout)
+		return TimedOut, fmt.Sprintf("%s gave no answer within %s=%s; killed it and its process group", what, setting, x.Timeout)
 	}
 	return Answered, ""
 }

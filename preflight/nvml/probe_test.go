@@ -142,7 +142,7 @@ func TestProbeTimeoutKillsTheWholeProcessGroup(t *testing.T) {
 		start := time.Now()
 		r := Probe(context.Background(), opts)
 		elapsed := time.Since(start)
-		if r.NVML.Outcome != facts.ProbeTimeout || !strings.Contains(r.NVML.Error, "within "+timeout.String()) {
+		if r.NVML.Outcome != facts.ProbeTimeout || !strings.Contains(r.NVML.Error, "within PREFLIGHT_NVML_TIMEOUT="+timeout.String()) {
 			t.Fatalf("NVML = %+v, want timeout", r.NVML)
 		}
 		harness.WithinDeadline(t, "Probe", elapsed, timeout, answered, answer)
@@ -282,13 +282,13 @@ func TestEndedIsOneReadingForEveryProbe(t *testing.T) {
 		why  string
 	}{
 		{"nothing started", Execution{Tried: []string{"memfd: ENOSYS"}}, Unstarted, "could not be started: memfd: ENOSYS"},
-		{"killed at its timeout", func() Execution { x := started; x.TimedOut = true; return x }(), TimedOut, "no answer within 2s"},
+		{"killed at its timeout", func() Execution { x := started; x.TimedOut = true; return x }(), TimedOut, "no answer within X_TIMEOUT=2s"},
 		{"the preflight's deadline", func() Execution { x := started; x.Canceled = context.DeadlineExceeded; return x }(), TimedOut, "deadline"},
 		{"a cancel", func() Execution { x := started; x.Canceled = context.Canceled; return x }(), Stopped, "stopped: context canceled"},
 		{"exited", started, Answered, ""},
 	}
 	for _, c := range cases {
-		got, why := c.x.Ended("the X check")
+		got, why := c.x.Ended("the X check", "X_TIMEOUT")
 		if got != c.want || !strings.Contains(why, c.why) || (c.want == Answered) != (why == "") {
 			t.Errorf("%s: %v %q, want %v with %q", c.name, got, why, c.want, c.why)
 		}

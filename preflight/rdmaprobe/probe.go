@@ -46,7 +46,7 @@ func Run(ctx context.Context, opts Options) (facts.RDMACheck, string) {
 	}
 	x := nvml.Execute(ctx, args, opts.Probe)
 	c := facts.RDMACheck{Mode: opts.Mode, Via: x.Via, Library: opts.Library, DurationMillis: float64(x.Duration.Microseconds()) / 1000}
-	ending, why := x.Ended("the RDMA check")
+	ending, why := x.Ended("the RDMA check", "PREFLIGHT_RDMA_TIMEOUT")
 	c.Error = why
 	switch ending {
 	case nvml.Unstarted:

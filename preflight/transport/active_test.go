@@ -211,3 +211,22 @@ func TestActiveCodesAreCauses(t *testing.T) {
 		}
 	}
 }
+
+// TestOnOneNodeOnlyACauseThatStopsEveryJobSpeaks: a libibverbs that hangs
+// stops a job on one node (NCCL initialises its network for every
+// communicator); links that are down do not, since no traffic leaves it.
+func TestOnOneNodeOnlyACauseThatStopsEveryJobSpeaks(t *testing.T) {
+	pred := facts.TransportPrediction{Summary: "NET/IB", Causes: []facts.TransportCause{
+		{Code: "ports-down", Message: "every port is down"}, {Code: "rdma-check-hung", Message: "it hung"}}}
+	v := Evaluate(CheckTransport, pred, Job{})
+	if v.Status != StatusError || !v.NodeFault || !slices.Equal(v.Codes, []string{"rdma-check-hung"}) || strings.Contains(v.Message, "down") {
+		t.Errorf("one node: %+v", v)
+	}
+	pred.Causes = pred.Causes[:1]
+	if v := Evaluate(CheckTransport, pred, Job{}); v.Status != StatusSkip {
+		t.Errorf("one node, links down: %+v", v)
+	}
+	if v := Evaluate(CheckTransport, pred, Job{MultiNode: true}); v.Status != StatusError || !v.NodeFault {
+		t.Errorf("two nodes, links down: %+v", v)
+	}
+}

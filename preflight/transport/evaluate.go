@@ -30,10 +30,15 @@ type Verdict struct {
 var Checks = []string{CheckTransport, CheckGPUDirect, CheckMemlock, CheckP2P}
 
 // Evaluate is check's verdict on the prediction for job. A job on one node
-// needs no network: only CheckP2P speaks then.
+// needs no network: only CheckP2P and the causes that stop every job speak
+// then.
 func Evaluate(check string, pred facts.TransportPrediction, job Job) Verdict {
 	v := Verdict{Check: check, Status: StatusPass}
-	if check != CheckP2P && !job.MultiNode {
+	oneNode := check != CheckP2P && !job.MultiNode
+	if oneNode && !slices.ContainsFunc(pred.Causes, func(f facts.TransportCause) bool {
+		c := Causes()[f.Code]
+		return c.Check == check && c.EveryJob
+	}) {
 		v.Status, v.Message = StatusSkip, "a single-node job uses no network transport (prediction: "+pred.Summary+")"
 		return v
 	}
@@ -41,7 +46,7 @@ func Evaluate(check string, pred facts.TransportPrediction, job Job) Verdict {
 	var msgs, remedies []string
 	for _, f := range pred.Causes {
 		c := Causes()[f.Code]
-		if c.Check != check {
+		if c.Check != check || oneNode && !c.EveryJob {
 			continue
 		}
 		if c.Class > worst {

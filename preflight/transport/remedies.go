@@ -29,11 +29,14 @@ const (
 const Any Launcher = ""
 
 // Cause is one reason the prediction gives, with its remedy per launcher.
+// EveryJob marks a cause that stops a job on one node too: NCCL initialises
+// its network (ncclNetInit in init.cc's commAlloc) for every communicator.
 type Cause struct {
-	Code   string
-	Check  string
-	Class  Class
-	Remedy map[Launcher]string
+	Code     string
+	Check    string
+	Class    Class
+	EveryJob bool
+	Remedy   map[Launcher]string
 }
 
 // Causes is every cause, by code. The remedies cite their sources in
@@ -99,7 +102,7 @@ var Causes = sync.OnceValue(func() map[string]Cause {
 			Slurm:      "start slurmd with LimitMEMLOCK=infinity and keep PropagateResourceLimits from lowering it (PropagateResourceLimitsExcept=MEMLOCK), as NCCL's documentation asks"}},
 		"rdma-verbs-failed": {Check: CheckTransport, Class: Fails, Remedy: map[Launcher]string{
 			Any: "the HCA opened but a verbs call failed: use an rdma-core in the image as recent as the host's driver and firmware need (ibv_devinfo in the container shows what it sees), and read the host's kernel log for the device"}},
-		"rdma-check-hung": {Check: CheckTransport, Class: NodeFault, Remedy: map[Launcher]string{
+		"rdma-check-hung": {Check: CheckTransport, Class: NodeFault, EveryJob: true, Remedy: map[Launcher]string{
 			Any:        "libibverbs hung on this node's HCAs: check the HCA and its driver (dmesg, ibstat) and run the job elsewhere meanwhile; if the node is merely slow, raise PREFLIGHT_RDMA_TIMEOUT",
 			Kubernetes: "cordon the node (kubectl cordon) and check its HCAs and their driver (dmesg, ibstat); if the node is merely slow, raise PREFLIGHT_RDMA_TIMEOUT",
 			Slurm:      "drain the node (scontrol update nodename=... state=drain reason=rdma-hung) and check its HCAs (dmesg, ibstat); if the node is merely slow, raise PREFLIGHT_RDMA_TIMEOUT"}},
