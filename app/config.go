@@ -70,10 +70,8 @@ type Config struct {
 	nvmlLibrarySet, terminationLogSet, provenanceDirSet bool
 }
 
-// Load reads each setting from its flag's value in given (by variable),
-// else from env, else its default, through its field's decoder. (Not
-// envconfig.Process: it reads the process's environment, and stops at an
-// invalid variable a flag overrides.) An error is a usage error.
+// Load reads each setting from its flag's value in given, else env (not
+// envconfig.Process's os.Environ), else its default; an error is a usage error.
 func Load(env envvars.Env, given map[string]string) (Config, error) {
 	c := Config{given: given}
 	if err := c.decode(env); err != nil {
@@ -118,8 +116,7 @@ func (c *Config) decode(env envvars.Env) error {
 	return nil
 }
 
-// validate checks what no decoder can: ranges, check ids, the requirement,
-// the roots.
+// validate checks what no decoder can: ranges, ids, requirement, roots.
 func (c *Config) validate() error {
 	if err := c.readIgnore(); err != nil {
 		return err
@@ -214,8 +211,7 @@ func (c *Config) readImage() error {
 	return nil
 }
 
-// imageCommand is the command an unpacked image starts and where it came
-// from; with gpu-preflight as its ENTRYPOINT, the one after its "--".
+// imageCommand is the command the image starts, after gpu-preflight's "--".
 func (c Config) imageCommand() ([]string, string) {
 	argv, from := c.image.Command, c.image.CommandFrom
 	if len(argv) > 0 && path.Base(argv[0]) == "gpu-preflight" {
@@ -288,8 +284,7 @@ func (c Config) provenanceDir(env envvars.Env) string {
 	return filepath.Join(home, ".local", "state", "gpu-preflight")
 }
 
-// gatherOptions are the run's; an unpacked image's config gives the command
-// (the caller's argv replaces it) and its working directory.
+// gatherOptions take an unpacked image's command and working directory from its config.
 func (c Config) gatherOptions(env envvars.Env) gather.Options {
 	o := gather.Options{
 		Root:         fsroot.Root(c.Root),

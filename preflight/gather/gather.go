@@ -45,14 +45,11 @@ type Options struct {
 	RDMAMode    string // PREFLIGHT_RDMA_CHECK: off or "" starts nothing
 	RDMATimeout time.Duration
 	Manifest    string // the baked manifest's path inside Root
-	// Command is the training argv, nil when not known; its Python decides
-	// what is judged. CommandFrom names where it came from when not the
-	// preflight's own argv ("the image config's Entrypoint and Cmd").
+	// Command is the training argv, nil when not known; CommandFrom, where
+	// it came from when not the preflight's own argv.
 	Command     []string
 	CommandFrom string
-	// WorkDir is the command's working directory in an unpacked Root (the
-	// image config's WorkingDir); in the host root, this process's.
-	WorkDir string
+	WorkDir     string // the command's working directory in an unpacked Root
 	// ProbeStderr receives a probe's stderr and which probe ("nvml", "cuda").
 	ProbeStderr func(probe, stderr string)
 	// Progress follows Gather for a caller that stops waiting at the deadline.
@@ -66,8 +63,7 @@ type Result struct {
 	Visible []facts.GPU
 }
 
-// Gather returns the facts of this run and the GPUs it will see, and
-// warnings, including how the visible GPUs were chosen.
+// Gather returns this run's facts, the GPUs it will see, and warnings.
 func Gather(ctx context.Context, o Options) (Result, []string) {
 	var f facts.Facts
 	var warnings []string
@@ -202,8 +198,7 @@ func activeTier(ctx context.Context, o Options, t facts.Transport) facts.RDMAChe
 	return res
 }
 
-// completeDriver fills the driver's Source, CUDA version and branch where
-// no probe did.
+// completeDriver fills the driver's Source, CUDA version and branch.
 func completeDriver(h *facts.Host, now time.Time) {
 	if h.Driver.Source == "" {
 		h.Driver.Source = facts.DriverFromNone
@@ -289,9 +284,8 @@ func Bake(o Options, bi image.BuildInfo) (image.Manifest, []string, error) {
 	return m, warnings, err
 }
 
-// withWorkDir sets PWD (where a relative command and pixi's environments
-// are looked for), when no shell did, to the command's working directory:
-// o.WorkDir in an unpacked root, this process's, which it inherits, in the host's.
+// withWorkDir sets PWD, unless a shell did, to the command's working
+// directory: o.WorkDir, or in the host's root this process's, which it inherits.
 func withWorkDir(env map[string]string, o Options) map[string]string {
 	if _, ok := env["PWD"]; ok {
 		return env

@@ -1,8 +1,6 @@
-// Package imageconfig reads how an image's container starts from its
-// configuration: an OCI image layout directory (skopeo copy oci:DIR), a
-// config blob, a runtime bundle's config.json (umoci unpack) or `docker
-// image inspect` output. An unpacked root needs one: its Dockerfile's ENV,
-// ENTRYPOINT, CMD and WORKDIR live in the config, not in any file.
+// Package imageconfig reads how an unpacked image starts (its Dockerfile's
+// ENV, ENTRYPOINT, CMD, WORKDIR) from its OCI layout, config blob, runtime
+// bundle config.json or `docker image inspect` output.
 package imageconfig
 
 import (
@@ -24,8 +22,7 @@ import (
 // maxJSON bounds every file read: configs and manifests are a few KiB.
 const maxJSON = 8 << 20
 
-// limits bound every document's shape: an Env of a million empty strings
-// would decode into 16 MiB of string headers.
+// limits bound every document's shape, a million empty strings included.
 var limits = jsonbound.Limits{Bytes: maxJSON, Depth: 64, Values: 200_000}
 
 // Forms of configuration Read understands, as it names them.
@@ -36,9 +33,8 @@ const (
 	FormInspect       = "image inspect output"
 )
 
-// Image is the process a configuration starts: its environment (KEY=VALUE),
-// its argv and the fields that give it (CommandFrom), nil when none is set,
-// and its working directory, "/" when none is set.
+// Image is the process a configuration starts: its argv is nil when unset,
+// its working directory "/".
 type Image struct {
 	Env         []string
 	Command     []string
@@ -47,11 +43,9 @@ type Image struct {
 	Form        string
 }
 
-// Read returns the image whose configuration is at path (a file or an OCI
-// layout directory). No read can block or grow without bound: path is
-// opened O_NONBLOCK and must be a regular file or directory, every file is
-// read up to maxJSON, and no name in a layout is followed out of it. path
-// itself may be a symlink (a ConfigMap's file links into its ..data directory).
+// Read reads the configuration at path, a file or an OCI layout directory,
+// O_NONBLOCK, each file up to maxJSON, no name followed out of a layout;
+// path itself may be a symlink (a ConfigMap's file).
 func Read(path string) (Image, error) {
 	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	if err != nil {
@@ -82,8 +76,7 @@ func Read(path string) (Image, error) {
 	return im, nil
 }
 
-// imageFields are an image config's "config" and inspect output's "Config"
-// (OCI image-spec config.md): the argv is Entrypoint followed by Cmd.
+// imageFields are an image config's "config", inspect output's "Config".
 type imageFields struct {
 	Env        []string `json:"Env"`
 	Entrypoint words    `json:"Entrypoint"`
@@ -91,14 +84,12 @@ type imageFields struct {
 	WorkingDir string   `json:"WorkingDir"`
 }
 
-// processFields are a runtime config's "process" (OCI runtime-spec config.md).
 type processFields struct {
 	Env  []string `json:"env"`
 	Args []string `json:"args"`
 	Cwd  string   `json:"cwd"`
 }
 
-// config holds the fields of every accepted file form.
 type config struct {
 	Config  *imageFields   `json:"config"`
 	Process *processFields `json:"process"`
@@ -108,8 +99,7 @@ type inspected struct {
 	Config *imageFields `json:"Config"`
 }
 
-// words is Entrypoint or Cmd: an array, or one string as Docker's
-// strslice.StrSlice also accepts.
+// words is Entrypoint or Cmd: also one string, as Docker's strslice reads it.
 type words []string
 
 func (w *words) UnmarshalJSON(b []byte) error {
@@ -146,8 +136,6 @@ func (p processFields) image() Image {
 	return im
 }
 
-// workDir is "/" for an unset working directory, as Docker's WORKDIR
-// reference and umoci's process.cwd have it.
 func workDir(dir string) string {
 	return path.Join("/", dir)
 }
@@ -185,8 +173,7 @@ func Parse(data []byte) (Image, error) {
 	return Image{}, errNoEnv
 }
 
-// layoutImage follows an OCI layout from index.json to the config blob; it
-// must hold exactly one manifest, so no other platform's config is read.
+// layoutImage follows index.json, of exactly one manifest, to the config blob.
 func layoutImage(dir int) (Image, error) {
 	var index struct {
 		Manifests []descriptor `json:"manifests"`
@@ -243,10 +230,9 @@ func readJSON(dir int, name string, v any) error {
 	return nil
 }
 
-// readBeneath reads the regular file name inside the layout, at most
-// maxJSON bytes, refusing a symlink out of it or through /proc's magic
-// links: openat2(2) with RESOLVE_BENEATH, or where that is missing (before
-// Linux 5.6, a seccomp profile) O_NOFOLLOW on every component.
+// readBeneath reads the regular file name inside the layout, up to maxJSON:
+// openat2(2) RESOLVE_BENEATH, else (before Linux 5.6, seccomp) O_NOFOLLOW
+// on every component.
 func readBeneath(dir int, name string) ([]byte, error) {
 	fd, err := unix.Openat2(dir, name, &unix.OpenHow{
 		Flags:   unix.O_RDONLY | unix.O_NONBLOCK | unix.O_CLOEXEC,
