@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -48,7 +49,7 @@ type Config struct {
 	NVMLLibrary       string        `envconfig:"PREFLIGHT_NVML_LIBRARY" default:"libnvidia-ml.so.1" desc:"NVML library the probe loads" part:"host"`
 	Root              string        `envconfig:"PREFLIGHT_ROOT" default:"/" desc:"root of the image's files (an unpacked image, or an OCI bundle with rootfs/ and config.json)" part:"image"`
 	HostRoot          string        `envconfig:"PREFLIGHT_HOST_ROOT" default:"/" desc:"root of the host's files read for the driver, GPUs, /dev, /dev/shm, cgroup and kernel" part:"host"`
-	ImageConfig       string        `envconfig:"PREFLIGHT_IMAGE_CONFIG" desc:"the image's config, whose Env is its environment: OCI layout dir, OCI image or runtime config, docker/podman inspect" part:"image"`
+	ImageConfig       string        `envconfig:"PREFLIGHT_IMAGE_CONFIG" desc:"the image's config: its Env, and for --root the command and working directory it starts; OCI layout dir, OCI image or runtime config, docker/podman inspect" part:"image"`
 	Manifest          string        `envconfig:"PREFLIGHT_MANIFEST" default:"/etc/gpu-preflight/image.json" desc:"baked image manifest, inside the root" part:"image"`
 	TerminationLog    string        `envconfig:"PREFLIGHT_TERMINATION_LOG" default:"/dev/termination-log" desc:"written on abort: the default only when the file exists (the kubelet made it), a path set here when its directory does" part:"record"`
 	ExitCode          number        `envconfig:"PREFLIGHT_EXIT_CODE" default:"78" desc:"exit code on a mismatch abort: this driver cannot run this image" part:"decision"`
@@ -62,16 +63,15 @@ type Config struct {
 
 	given    map[string]string // the flags' values, by variable
 	ignore   map[string]bool
-	imageEnv *envvars.Env // ImageConfig's Env
+	imageEnv *envvars.Env      // ImageConfig's Env
+	image    imageconfig.Image // ImageConfig's command and working directory
 	warnings []string
 	// Set, not defaulted: a default means less (store.WriteTermination, gather.Options.ForceProbe).
 	nvmlLibrarySet, terminationLogSet, provenanceDirSet bool
 }
 
-// Load reads each setting from its flag's value in given (by variable),
-// else from env, else its default, through its field's decoder. (Not
-// envconfig.Process: it reads the process's environment, and stops at an
-// invalid variable a flag overrides.) An error is a usage error.
+// Load reads each setting from its flag's value in given, else env (not
+// envconfig.Process's os.Environ), else its default; an error is a usage error.
 func Load(env envvars.Env, given map[string]string) (Config, error) {
 	c := Config{given: given}
 	if err := c.decode(env); err != nil {
@@ -116,8 +116,7 @@ func (c *Config) decode(env envvars.Env) error {
 	return nil
 }
 
-// validate checks what no decoder can: ranges, check ids, the requirement,
-// the roots.
+// validate checks what no decoder can: ranges, ids, requirement, roots.
 func (c *Config) validate() error {
 	if err := c.readIgnore(); err != nil {
 		return err
@@ -193,23 +192,34 @@ func (c *Config) checkRoots() error {
 	return nil
 }
 
-// readImage reads ImageConfig's Env. A FIFO or a device there is the job's
-// file system, not the setting: a warning, and the process's own is read.
+// readImage reads ImageConfig. A FIFO or a device there is the job's file
+// system, not the setting: a warning, and the process's own Env is read.
 func (c *Config) readImage() error {
 	if c.ImageConfig == "" {
 		return nil
 	}
-	env, _, err := imageconfig.Env(c.ImageConfig)
+	im, err := imageconfig.Read(c.ImageConfig)
 	switch {
 	case errors.Is(err, safefile.ErrNotRegular):
 		c.warnings = append(c.warnings, fmt.Sprintf("PREFLIGHT_IMAGE_CONFIG: %v; it is not read, and the image's environment is this process's", err))
 	case err != nil:
 		return usagef("PREFLIGHT_IMAGE_CONFIG: %v", err)
 	default:
-		parsed := envvars.Parse(env)
-		c.imageEnv = &parsed
+		parsed := envvars.Parse(im.Env)
+		c.imageEnv, c.image = &parsed, im
 	}
 	return nil
+}
+
+// imageCommand is the command the image starts, after gpu-preflight's "--".
+func (c Config) imageCommand() ([]string, string) {
+	argv, from := c.image.Command, c.image.CommandFrom
+	if len(argv) > 0 && path.Base(argv[0]) == "gpu-preflight" {
+		if i := slices.Index(argv, "--"); i > 0 && i+1 < len(argv) {
+			return argv[i+1:], from + ", after gpu-preflight's --"
+		}
+	}
+	return argv, from
 }
 
 func (c Config) invalid(key, value, want string) error {
@@ -274,8 +284,9 @@ func (c Config) provenanceDir(env envvars.Env) string {
 	return filepath.Join(home, ".local", "state", "gpu-preflight")
 }
 
+// gatherOptions take an unpacked image's command and working directory from its config.
 func (c Config) gatherOptions(env envvars.Env) gather.Options {
-	return gather.Options{
+	o := gather.Options{
 		Root:         fsroot.Root(c.Root),
 		HostRoot:     fsroot.Root(c.HostRoot),
 		ImageEnviron: c.imageEnv,
@@ -289,6 +300,11 @@ func (c Config) gatherOptions(env envvars.Env) gather.Options {
 		RDMATimeout:  time.Duration(c.RDMATimeout),
 		Manifest:     c.Manifest,
 	}
+	if c.imageEnv != nil && !o.Root.IsHost() {
+		o.WorkDir = c.image.WorkDir
+		o.Command, o.CommandFrom = c.imageCommand()
+	}
+	return o
 }
 
 func (c Config) checkInput(g gather.Result) check.Input {

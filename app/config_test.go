@@ -11,6 +11,7 @@ import (
 	"github.com/kelseyhightower/envconfig"
 
 	"github.com/gpu-preflight/gpu-preflight/preflight/cudaprobe"
+	"github.com/gpu-preflight/gpu-preflight/preflight/envvars"
 	"github.com/gpu-preflight/gpu-preflight/preflight/facts"
 	"github.com/gpu-preflight/gpu-preflight/preflight/policy"
 )
@@ -86,5 +87,28 @@ func TestExitCodeDefaultsArePolicys(t *testing.T) {
 		if got := f.Tag.Get("default"); got != strconv.Itoa(want) {
 			t.Errorf("Config.%s defaults to %q, want %d", field, got, want)
 		}
+	}
+}
+
+// An unpacked image's config gives the command to judge and its working
+// directory; with gpu-preflight as the image's ENTRYPOINT (podman image
+// inspect of imageconfig's preflight.Containerfile) the command is the one
+// after its "--". The image's command stays out of a check of the host's root.
+func TestImageConfigGivesAnUnpackedRootsCommand(t *testing.T) {
+	const inspect = "../preflight/imageconfig/testdata/podman-inspect-preflight.json"
+	cfg, err := Load(envvars.Parse(nil), map[string]string{"PREFLIGHT_ROOT": t.TempDir(), "PREFLIGHT_IMAGE_CONFIG": inspect})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := cfg.gatherOptions(envvars.Parse(nil))
+	if !slices.Equal(o.Command, []string{"python", "train.py"}) || o.CommandFrom != "the image config's Entrypoint and Cmd, after gpu-preflight's --" || o.WorkDir != "/workspace" {
+		t.Errorf("gatherOptions = command %q from %q in %q", o.Command, o.CommandFrom, o.WorkDir)
+	}
+	cfg, err = Load(envvars.Parse(nil), map[string]string{"PREFLIGHT_IMAGE_CONFIG": inspect})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o := cfg.gatherOptions(envvars.Parse(nil)); o.Command != nil || o.WorkDir != "" {
+		t.Errorf("the host's root: command %q in %q, want neither", o.Command, o.WorkDir)
 	}
 }

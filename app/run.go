@@ -110,7 +110,9 @@ func newRun(cfg Config, env envvars.Env, argv []string, stderr io.Writer) (*run,
 	r.ctx, r.cancel = context.WithTimeout(context.Background(), time.Duration(cfg.Timeout))
 	r.opts = cfg.gatherOptions(env)
 	r.opts.Progress = new(gather.Progress)
-	r.opts.Command = argv
+	if argv != nil {
+		r.opts.Command, r.opts.CommandFrom = argv, ""
+	}
 	r.opts.ProbeStderr = r.logProbeStderr
 	if cfg.catchesSignals(argv, os.Getpid()) {
 		r.catchSignals()

@@ -45,8 +45,11 @@ type Options struct {
 	RDMAMode    string // PREFLIGHT_RDMA_CHECK: off or "" starts nothing
 	RDMATimeout time.Duration
 	Manifest    string // the baked manifest's path inside Root
-	// Command is the training argv, nil when not known; its Python decides what is judged.
-	Command []string
+	// Command is the training argv, nil when not known; CommandFrom, where
+	// it came from when not the preflight's own argv.
+	Command     []string
+	CommandFrom string
+	WorkDir     string // the command's working directory in an unpacked Root
 	// ProbeStderr receives a probe's stderr and which probe ("nvml", "cuda").
 	ProbeStderr func(probe, stderr string)
 	// Progress follows Gather for a caller that stops waiting at the deadline.
@@ -60,8 +63,7 @@ type Result struct {
 	Visible []facts.GPU
 }
 
-// Gather returns the facts of this run and the GPUs it will see, and
-// warnings, including how the visible GPUs were chosen.
+// Gather returns this run's facts, the GPUs it will see, and warnings.
 func Gather(ctx context.Context, o Options) (Result, []string) {
 	var f facts.Facts
 	var warnings []string
@@ -106,11 +108,14 @@ func Gather(ctx context.Context, o Options) (Result, []string) {
 	completeDriver(&h, time.Now())
 
 	p.enter(ctx, step{"the image scan under " + o.Root.Path("/"), true}, h, c)
-	scanEnv := withWorkDir(c.Env, o.Root)
+	scanEnv := withWorkDir(c.Env, o)
 	scan, source, w := image.LoadWithin(o.Root, scanEnv, o.Manifest, scanBudget(ctx, time.Now()), o.Command...)
 	warnings = append(warnings, w...)
 	c.Stack, c.ScanSource = scan.Stack, source
 	c.Frameworks, c.Python = image.Judge(o.Root, scanEnv, scan, o.Command)
+	if c.Python != nil && o.CommandFrom != "" {
+		c.Python.How += "; the command is " + o.CommandFrom
+	}
 	c.CUDALibraries = scan.CUDALibraries
 	c.CUDA = image.ImageCUDA(c.Judged(), scan.CUDASources, c.CUDA, c.Env)
 
@@ -193,8 +198,7 @@ func activeTier(ctx context.Context, o Options, t facts.Transport) facts.RDMAChe
 	return res
 }
 
-// completeDriver fills the driver's Source, CUDA version and branch where
-// no probe did.
+// completeDriver fills the driver's Source, CUDA version and branch.
 func completeDriver(h *facts.Host, now time.Time) {
 	if h.Driver.Source == "" {
 		h.Driver.Source = facts.DriverFromNone
@@ -276,18 +280,21 @@ func scanBudget(ctx context.Context, now time.Time) time.Duration {
 // environment as Gather reads it; the warnings are about that environment.
 func Bake(o Options, bi image.BuildInfo) (image.Manifest, []string, error) {
 	environ, warnings := imageEnviron(o)
-	m, err := image.Bake(o.Root, withWorkDir(container.Env(environ), o.Root), bi)
+	m, err := image.Bake(o.Root, withWorkDir(container.Env(environ), o), bi)
 	return m, warnings, err
 }
 
-// withWorkDir sets PWD (where pixi's environments are looked for) to this
-// process's working directory, which the command inherits, when no shell did.
-func withWorkDir(env map[string]string, root fsroot.Root) map[string]string {
-	if _, ok := env["PWD"]; ok || !root.IsHost() {
+// withWorkDir sets PWD, unless a shell did, to the command's working
+// directory: o.WorkDir, or in the host's root this process's, which it inherits.
+func withWorkDir(env map[string]string, o Options) map[string]string {
+	if _, ok := env["PWD"]; ok {
 		return env
 	}
-	wd, err := os.Getwd()
-	if err != nil {
+	wd := o.WorkDir
+	if o.Root.IsHost() {
+		wd, _ = os.Getwd()
+	}
+	if wd == "" {
 		return env
 	}
 	out := maps.Clone(env)

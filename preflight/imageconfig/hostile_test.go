@@ -34,7 +34,7 @@ func copyLayout(t *testing.T) (dir, manifest, config string) {
 	return dir, manifest, filepath.Join(dir, blobPath(m.Config.Digest))
 }
 
-// envWithin calls Env and fails the test when it takes more than 5 s: a
+// envWithin calls Read and fails the test when it takes more than 5 s: a
 // read blocked on a FIFO would hold the preflight before its deadline and
 // its signal handlers exist.
 func envWithin(t *testing.T, path string) ([]string, error) {
@@ -44,12 +44,12 @@ func envWithin(t *testing.T, path string) ([]string, error) {
 		err error
 	}
 	done := make(chan result, 1)
-	go func() { env, _, err := Env(path); done <- result{env, err} }()
+	go func() { im, err := Read(path); done <- result{im.Env, err} }()
 	select {
 	case r := <-done:
 		return r.env, r.err
 	case <-time.After(5 * time.Second):
-		t.Fatalf("Env(%s) blocked", path)
+		t.Fatalf("Read(%s) blocked", path)
 		return nil, nil
 	}
 }

@@ -1,8 +1,6 @@
-// Package imageconfig reads an image's environment from its configuration:
-// an OCI image layout directory (skopeo copy oci:DIR), a config blob, a
-// runtime bundle's config.json (umoci unpack) or `docker image inspect`
-// output. An unpacked root needs one: its Dockerfile's ENV, NVIDIA_REQUIRE_*
-// and CUDA_VERSION included, lives in the config, not in any file.
+// Package imageconfig reads how an unpacked image starts (its Dockerfile's
+// ENV, ENTRYPOINT, CMD, WORKDIR) from its OCI layout, config blob, runtime
+// bundle config.json or `docker image inspect` output.
 package imageconfig
 
 import (
@@ -11,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 
@@ -23,11 +22,10 @@ import (
 // maxJSON bounds every file read: configs and manifests are a few KiB.
 const maxJSON = 8 << 20
 
-// limits bound every document's shape: an Env of a million empty strings
-// would decode into 16 MiB of string headers.
+// limits bound every document's shape, a million empty strings included.
 var limits = jsonbound.Limits{Bytes: maxJSON, Depth: 64, Values: 200_000}
 
-// Forms of configuration Env understands, as it names them.
+// Forms of configuration Read understands, as it names them.
 const (
 	FormOCILayout     = "OCI image layout"
 	FormImageConfig   = "OCI image config"
@@ -35,126 +33,176 @@ const (
 	FormInspect       = "image inspect output"
 )
 
-// Env returns the environment, as KEY=VALUE strings, of the image whose
-// configuration is at path (a file or an OCI layout directory), and its form.
-// No read can block or grow without bound: path is opened O_NONBLOCK and
-// must be a regular file or directory, every file is read up to maxJSON,
-// and no name in a layout is followed out of it. path itself may be a
-// symlink (a ConfigMap's file links into its ..data directory).
-func Env(path string) (env []string, form string, err error) {
+// Image is the process a configuration starts: its argv is nil when unset,
+// its working directory "/".
+type Image struct {
+	Env         []string
+	Command     []string
+	CommandFrom string
+	WorkDir     string
+	Form        string
+}
+
+// Read reads the configuration at path, a file or an OCI layout directory,
+// O_NONBLOCK, each file up to maxJSON, no name followed out of a layout;
+// path itself may be a symlink (a ConfigMap's file).
+func Read(path string) (Image, error) {
 	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return nil, "", fmt.Errorf("image config: %w", &os.PathError{Op: "open", Path: path, Err: err})
+		return Image{}, fmt.Errorf("image config: %w", &os.PathError{Op: "open", Path: path, Err: err})
 	}
 	f := os.NewFile(uintptr(fd), path)
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
 		f.Close()
-		return nil, "", fmt.Errorf("image config: %w", err)
+		return Image{}, fmt.Errorf("image config: %w", err)
 	}
 	if st.Mode&unix.S_IFMT == unix.S_IFDIR {
 		defer f.Close()
-		env, err := layoutEnv(fd)
+		im, err := layoutImage(fd)
 		if err != nil {
-			return nil, "", fmt.Errorf("image config %s: %w", path, err)
+			return Image{}, fmt.Errorf("image config %s: %w", path, err)
 		}
-		return env, FormOCILayout, nil
+		return im, nil
 	}
 	data, err := safefile.ReadOpen(f, maxJSON)
 	if err != nil {
-		return nil, "", fmt.Errorf("image config: %w", err)
+		return Image{}, fmt.Errorf("image config: %w", err)
 	}
-	env, form, err = Parse(data)
+	im, err := Parse(data)
 	if err != nil {
-		return nil, "", fmt.Errorf("image config %s: %w", path, err)
+		return Image{}, fmt.Errorf("image config %s: %w", path, err)
 	}
-	return env, form, nil
+	return im, nil
 }
 
-// config holds the fields of every accepted file form.
+// imageFields are an image config's "config", inspect output's "Config".
+type imageFields struct {
+	Env        []string `json:"Env"`
+	Entrypoint words    `json:"Entrypoint"`
+	Cmd        words    `json:"Cmd"`
+	WorkingDir string   `json:"WorkingDir"`
+}
+
+type processFields struct {
+	Env  []string `json:"env"`
+	Args []string `json:"args"`
+	Cwd  string   `json:"cwd"`
+}
+
 type config struct {
-	Config *struct {
-		Env []string `json:"Env"`
-	} `json:"config"`
-	Process *struct {
-		Env []string `json:"env"`
-	} `json:"process"`
+	Config  *imageFields   `json:"config"`
+	Process *processFields `json:"process"`
 }
 
 type inspected struct {
-	Config *struct {
-		Env []string `json:"Env"`
-	} `json:"Config"`
+	Config *imageFields `json:"Config"`
+}
+
+// words is Entrypoint or Cmd: also one string, as Docker's strslice reads it.
+type words []string
+
+func (w *words) UnmarshalJSON(b []byte) error {
+	var s string
+	if bytes.HasPrefix(b, []byte(`"`)) {
+		if err := json.Unmarshal(b, &s); err != nil {
+			return err
+		}
+		*w = words{s}
+		return nil
+	}
+	return json.Unmarshal(b, (*[]string)(w))
+}
+
+func (f imageFields) image(form string) Image {
+	im := Image{Env: f.Env, WorkDir: workDir(f.WorkingDir), Form: form}
+	im.Command = append(append(im.Command, f.Entrypoint...), f.Cmd...)
+	switch {
+	case len(f.Entrypoint) > 0 && len(f.Cmd) > 0:
+		im.CommandFrom = "the image config's Entrypoint and Cmd"
+	case len(f.Entrypoint) > 0:
+		im.CommandFrom = "the image config's Entrypoint"
+	case len(f.Cmd) > 0:
+		im.CommandFrom = "the image config's Cmd"
+	}
+	return im
+}
+
+func (p processFields) image() Image {
+	im := Image{Env: p.Env, WorkDir: workDir(p.Cwd), Form: FormRuntimeConfig}
+	if len(p.Args) > 0 {
+		im.Command, im.CommandFrom = p.Args, "the runtime config's process.args"
+	}
+	return im
+}
+
+func workDir(dir string) string {
+	return path.Join("/", dir)
 }
 
 var errNoEnv = errors.New(`no environment in it: want an OCI image config ("config": {"Env": [...]}), an OCI runtime config ("process": {"env": [...]}), docker/podman image inspect output, or an OCI image layout directory`)
 
-// Parse reads the environment from one configuration file's contents.
-func Parse(data []byte) (env []string, form string, err error) {
+// Parse reads one configuration file's contents.
+func Parse(data []byte) (Image, error) {
 	if err := jsonbound.Check(data, limits); err != nil {
-		return nil, "", err
+		return Image{}, err
 	}
 	if bytes.HasPrefix(bytes.TrimLeft(data, " \t\r\n"), []byte("[")) {
 		var list []inspected
 		if err := json.Unmarshal(data, &list); err != nil {
-			return nil, "", fmt.Errorf("not JSON image inspect output: %w", err)
+			return Image{}, fmt.Errorf("not JSON image inspect output: %w", err)
 		}
 		if len(list) == 0 || list[0].Config == nil {
-			return nil, "", errNoEnv
+			return Image{}, errNoEnv
 		}
 		if len(list) > 1 {
-			return nil, "", fmt.Errorf("inspect output of %d images: inspect the one image to check", len(list))
+			return Image{}, fmt.Errorf("inspect output of %d images: inspect the one image to check", len(list))
 		}
-		return list[0].Config.Env, FormInspect, nil
+		return list[0].Config.image(FormInspect), nil
 	}
 	var c config
 	if err := json.Unmarshal(data, &c); err != nil {
-		return nil, "", fmt.Errorf("not a JSON image or runtime config: %w", err)
+		return Image{}, fmt.Errorf("not a JSON image or runtime config: %w", err)
 	}
 	switch {
 	case c.Process != nil:
-		return c.Process.Env, FormRuntimeConfig, nil
+		return c.Process.image(), nil
 	case c.Config != nil:
-		return c.Config.Env, FormImageConfig, nil
+		return c.Config.image(FormImageConfig), nil
 	}
-	// docker inspect of one image without the surrounding array.
-	var one inspected
-	if json.Unmarshal(data, &one) == nil && one.Config != nil {
-		return one.Config.Env, FormInspect, nil
-	}
-	return nil, "", errNoEnv
+	return Image{}, errNoEnv
 }
 
-// layoutEnv follows an OCI layout from index.json to the config blob; it
-// must hold exactly one manifest, so no other platform's config is read.
-func layoutEnv(dir int) ([]string, error) {
+// layoutImage follows index.json, of exactly one manifest, to the config blob.
+func layoutImage(dir int) (Image, error) {
 	var index struct {
 		Manifests []descriptor `json:"manifests"`
 	}
 	if err := readJSON(dir, "index.json", &index); err != nil {
-		return nil, fmt.Errorf("not an OCI image layout: %w", err)
+		return Image{}, fmt.Errorf("not an OCI image layout: %w", err)
 	}
 	if len(index.Manifests) != 1 {
-		return nil, fmt.Errorf("index.json lists %d manifests: copy the one image to check into its own layout", len(index.Manifests))
+		return Image{}, fmt.Errorf("index.json lists %d manifests: copy the one image to check into its own layout", len(index.Manifests))
 	}
 	var manifest struct {
 		Config descriptor `json:"config"`
 	}
 	if err := readJSON(dir, blobPath(index.Manifests[0].Digest), &manifest); err != nil {
-		return nil, fmt.Errorf("its manifest: %w", err)
+		return Image{}, fmt.Errorf("its manifest: %w", err)
 	}
 	data, err := readBeneath(dir, blobPath(manifest.Config.Digest))
 	if err != nil {
-		return nil, fmt.Errorf("its config: %w", err)
+		return Image{}, fmt.Errorf("its config: %w", err)
 	}
-	env, form, err := Parse(data)
+	im, err := Parse(data)
 	if err != nil {
-		return nil, fmt.Errorf("its config: %w", err)
+		return Image{}, fmt.Errorf("its config: %w", err)
 	}
-	if form != FormImageConfig {
-		return nil, fmt.Errorf("its config blob is %s, not an OCI image config", form)
+	if im.Form != FormImageConfig {
+		return Image{}, fmt.Errorf("its config blob is %s, not an OCI image config", im.Form)
 	}
-	return env, nil
+	im.Form = FormOCILayout
+	return im, nil
 }
 
 type descriptor struct {
@@ -182,10 +230,9 @@ func readJSON(dir int, name string, v any) error {
 	return nil
 }
 
-// readBeneath reads the regular file name inside the layout, at most
-// maxJSON bytes, refusing a symlink out of it or through /proc's magic
-// links: openat2(2) with RESOLVE_BENEATH, or where that is missing (before
-// Linux 5.6, a seccomp profile) O_NOFOLLOW on every component.
+// readBeneath reads the regular file name inside the layout, up to maxJSON:
+// openat2(2) RESOLVE_BENEATH, else (before Linux 5.6, seccomp) O_NOFOLLOW
+// on every component.
 func readBeneath(dir int, name string) ([]byte, error) {
 	fd, err := unix.Openat2(dir, name, &unix.OpenHow{
 		Flags:   unix.O_RDONLY | unix.O_NONBLOCK | unix.O_CLOEXEC,

@@ -16,9 +16,8 @@ const pixiAppDir = "/app"
 
 // activated adds what an entrypoint activates: the command's or its
 // script's environment, else a variable's, else pixi's.
-func (f *finder) activated(command []string) {
-	prefix, scriptHow, scripted := f.scriptActivation(command)
-	scripted = scripted && f.addActivated(prefix, scriptHow)
+func (f *finder) activated(script scriptEnv) {
+	scripted := script.ok && f.addActivated(script.prefix, script.how)
 	if !scripted && f.varActivated() {
 		return
 	}
@@ -107,10 +106,14 @@ func (f *finder) addActivated(prefix, how string) bool {
 
 const maxScript = 64 << 10 // bytes of an entrypoint script read
 
-// scriptActivation is the environment holding a Python that the last
-// activating statement of the command's script, else the runner command,
-// names, and how.
-func (f *finder) scriptActivation(command []string) (prefix, how string, ok bool) {
+// scriptEnv is the environment holding a Python that the last activating
+// statement of the command's script, else the runner command, names, and how.
+type scriptEnv struct {
+	prefix, how string
+	ok          bool
+}
+
+func (f *finder) scriptActivation(command []string) scriptEnv {
 	type found struct {
 		prefixes []string
 		how      string
@@ -133,11 +136,11 @@ func (f *finder) scriptActivation(command []string) (prefix, how string, ok bool
 	for _, a := range slices.Backward(all) {
 		for _, p := range a.prefixes {
 			if f.prefixInterpreter(p) != "" {
-				return p, a.how, true
+				return scriptEnv{p, a.how, true}
 			}
 		}
 	}
-	return "", "", false
+	return scriptEnv{}
 }
 
 func (f *finder) entrypointScript(command []string) (text, file string) {

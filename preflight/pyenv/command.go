@@ -32,15 +32,21 @@ type Choice struct {
 // that execs "$@"), `sh -c`'s script read alike; else python3, then python.
 // A bare name is looked up in the activated environments' bin, then PATH.
 func Choose(root fsroot.Root, env map[string]string, envs []Environment, argv []string) Choice {
-	c := chooser{finder: &finder{root: root, env: env, seen: map[string]bool{}, read: map[string]bool{}}}
+	f := newFinder(root, env)
+	return f.choose(envs, argv, f.scriptActivation(argv))
+}
+
+// choose is Choose given argv's script activation, as Find read it.
+func (f *finder) choose(envs []Environment, argv []string, script scriptEnv) Choice {
+	c := chooser{finder: f}
 	for _, e := range envs {
 		if e.Activation != "" {
 			c.activated = append(c.activated, e)
 		}
 	}
-	if p, how, ok := c.scriptActivation(argv); ok {
+	if script.ok {
 		// What a manifest baked without the command cannot know.
-		c.activated = []Environment{{Prefix: p, Activation: how}}
+		c.activated = []Environment{{Prefix: script.prefix, Activation: script.how}}
 	}
 	how, missing := "the command", ""
 	if words, ok := shellScript(argv); ok {
@@ -102,8 +108,7 @@ func shellOperand(argv []string) (operand string, isScript, ok bool) {
 	return "", false, false
 }
 
-// shellScript is the words of `sh -c SCRIPT`'s first program, without
-// assignments and exec; ok is false for any other command.
+// shellScript is the words of `sh -c SCRIPT`'s first program, without assignments and exec.
 func shellScript(argv []string) ([]string, bool) {
 	script, isScript, ok := shellOperand(argv)
 	if !ok || !isScript {
@@ -133,8 +138,7 @@ type chooser struct {
 	activated []Environment
 }
 
-// command resolves argv[0], a Python or a script naming one; found is
-// false when argv[0] is not there.
+// command resolves argv[0], a Python or a script naming one; found is false when it is not there.
 func (c chooser) command(name, how string) (ch Choice, found, ok bool) {
 	if IsPythonName(path.Base(name)) {
 		ch, ok = c.python(name, how)

@@ -36,16 +36,21 @@ type finder struct {
 	heads     map[string][]byte // the first maxScript bytes of each file read
 }
 
+func newFinder(root fsroot.Root, env map[string]string) *finder {
+	return &finder{root: root, env: env, seen: map[string]bool{}, read: map[string]bool{}}
+}
+
 // Find returns the Python environments under root for the container's
 // environment env and command, in docs/python-environments.md's order.
 func Find(root fsroot.Root, env map[string]string, command ...string) Result {
-	f := &finder{root: root, env: env, seen: map[string]bool{}, read: map[string]bool{}}
+	f := newFinder(root, env)
 	for _, k := range []string{"VIRTUAL_ENV", "CONDA_PREFIX"} {
 		if p := env[k]; strings.HasPrefix(p, "/") {
 			f.addPrefix(path.Clean(p), "", k)
 		}
 	}
-	f.activated(command)
+	script := f.scriptActivation(command)
+	f.activated(script)
 	for _, dir := range f.searchPath() {
 		if f.pyenvShims(dir) {
 			continue
@@ -72,7 +77,7 @@ func Find(root fsroot.Root, env map[string]string, command ...string) Result {
 		}
 	}
 	if len(command) > 0 {
-		if ch := Choose(root, env, f.res.Environments, command); ch.Interpreter != "" {
+		if ch := f.choose(f.res.Environments, command, script); ch.Interpreter != "" {
 			f.addInterpreter(ch.Interpreter, "the command's Python")
 		}
 	}
@@ -204,7 +209,7 @@ func (f *finder) addInterpreter(p, via string) {
 // ForInterpreter returns the environment interpreter p runs in, with its
 // sys.path, whether or not Find would list it.
 func ForInterpreter(root fsroot.Root, env map[string]string, p string) (Environment, bool) {
-	f := &finder{root: root, env: env, seen: map[string]bool{}, read: map[string]bool{}}
+	f := newFinder(root, env)
 	return f.forInterpreter(p, "command")
 }
 
@@ -269,8 +274,7 @@ func (f *finder) add(e Environment) {
 	f.res.Environments = append(f.res.Environments, e)
 }
 
-// environment builds the environment at prefix; ok is false when it holds
-// no Python.
+// environment builds the environment at prefix; ok is false without a Python.
 func (f *finder) environment(prefix, interpreter, via string) (Environment, bool) {
 	e := Environment{Prefix: prefix, Interpreter: interpreter, Via: via}
 	var cfg PyvenvCfg
@@ -355,8 +359,7 @@ func lessVersion(a, b string) bool {
 	return am < bm
 }
 
-// debian reports whether prefix is Debian's or Ubuntu's /usr, whose site
-// directories are dist-packages.
+// debian reports whether prefix is Debian's or Ubuntu's /usr (dist-packages).
 func (f *finder) debian(prefix string) bool {
 	if prefix != "/usr" {
 		return false

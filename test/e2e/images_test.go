@@ -274,3 +274,68 @@ func TestShimJudgesTheVenvAnEntrypointScriptActivates(t *testing.T) {
 
 	runActivated(t, env, prov, "/opt/venv/bin/python3", ". /opt/venv/bin/activate", "entrypoint.sh", "sh", "-c", "exit 0")
 }
+
+// `check --root IMAGE --image-config CONFIG` judges the Python the image's
+// own command runs: a CPU torch for /usr/bin/python3, and a CUDA one in a
+// venv no PATH entry names. The configs are imageconfig's testdata, made
+// by buildah and umoci from its *.Containerfile: without a command,
+// python3 on PATH decides and the CPU build is judged; with `ENTRYPOINT
+// ["/opt/venv/bin/python", "train.py"]`, or `CMD ["./train.py"]` under
+// `WORKDIR /app` with the venv's python on its #! line (umoci's bundle,
+// --root BUNDLE), the venv's CUDA build is judged, and the record says
+// whose command that is.
+func TestShimCheckJudgesThePythonTheImageConfigsCommandRuns(t *testing.T) {
+	const testdata = "../../preflight/imageconfig/testdata/"
+	const sp = "opt/venv/lib/python3.12/site-packages"
+	files := map[string]string{
+		"usr/bin/python3.12":                             "#!ELF",
+		"usr/bin/python3":                                "->python3.12",
+		"opt/venv/pyvenv.cfg":                            "home = /usr/bin\ninclude-system-site-packages = false\nversion = 3.12.3\n",
+		"opt/venv/bin/python3":                           "->/usr/bin/python3.12",
+		"opt/venv/bin/python":                            "->python3",
+		"app/train.py":                                   "#!/opt/venv/bin/python\nimport torch\n",
+		sp + "/torch/__init__.py":                        "",
+		sp + "/torch/version.py":                         "__version__ = '2.7.1+cu126'\ncuda = '12.6'\nhip = None\n",
+		sp + "/torch/_C.cpython-312-x86_64-linux-gnu.so": "",
+		"usr/local/lib/python3.12/dist-packages/torch/__init__.py":                        "",
+		"usr/local/lib/python3.12/dist-packages/torch/version.py":                         "__version__ = '2.7.1+cpu'\ncuda = None\nhip = None\n",
+		"usr/local/lib/python3.12/dist-packages/torch/_C.cpython-312-x86_64-linux-gnu.so": "",
+	}
+	for _, tc := range []struct {
+		name, config, interpreter, how string
+		bundle                         bool
+	}{
+		{"NoCommand", "oci-image-config.json", "/usr/bin/python3", "python3 on PATH", false},
+		{"Entrypoint", "buildah-entrypoint-config.json", "/opt/venv/bin/python", "the command, /opt/venv/bin/python; the command is the image config's Entrypoint and Cmd", false},
+		{"CmdInWorkingDir", "umoci-cmd-config.json", "/opt/venv/bin/python", "the #! line of /app/train.py; the command is the runtime config's process.args", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			env := shimEnv(t, fakeLibrary(t), ptr(fakenvml.H100x8("570.172.08", 12080)))
+			root := envValue(env, "PREFLIGHT_ROOT")
+			args := []string{"check", "--json", "--image-config", testdata + tc.config}
+			if tc.bundle {
+				root = filepath.Join(t.TempDir(), "bundle")
+				b, err := os.ReadFile(testdata + tc.config)
+				if err != nil {
+					t.Fatal(err)
+				}
+				imageTree(t, root, map[string]string{"config.json": string(b)})
+				args = []string{"check", "--json", "--root", root}
+				root = filepath.Join(root, "rootfs")
+			}
+			imageTree(t, root, files)
+			r := run(t, 30*time.Second, env, shimBin(t), args...)
+			var rec imageRecord
+			if err := json.Unmarshal([]byte(r.stdout), &rec); err != nil {
+				t.Fatalf("exit %d, no record: %v\nstderr: %s", r.code, err, r.stderr)
+			}
+			if py := rec.Image.Python; py.Interpreter != tc.interpreter || py.How != tc.how {
+				t.Errorf("image.python = %+v, want %s: %s", py, tc.interpreter, tc.how)
+			}
+			status, msg := rec.status(t, "cpu-build")
+			if cpu := tc.interpreter == "/usr/bin/python3"; (status == "pass") == cpu {
+				t.Errorf("cpu-build %s: %s (judging the CPU torch: %v)", status, msg, cpu)
+			}
+		})
+	}
+}
