@@ -2,7 +2,9 @@ package trace
 
 import (
 	"cmp"
+	"encoding/hex"
 	"slices"
+	"strings"
 
 	"github.com/gpu-preflight/gpu-preflight/report/trace/provline"
 )
@@ -85,13 +87,52 @@ const (
 // runRef names a run of a history, and how it ended.
 type runRef struct {
 	at              int64
-	runID           string
+	id              runID
 	abort           string // the abort, when gpu-preflight stopped the run
 	node, host, sum int32
 	exit, signal    int32
 	notStarted      bool
 	ended           bool // its outcome is known
 	supervised      bool
+}
+
+// runID is a run's id, gpu-preflight's own (32 lower-case hex digits)
+// packed inline so that counting a run allocates nothing, any other cloned.
+type runID struct {
+	packed [16]byte
+	other  string // the id when not packed; never empty
+}
+
+func makeRunID(s string) runID {
+	var id runID
+	if len(s) != 2*len(id.packed) {
+		return runID{other: strings.Clone(s)}
+	}
+	for i := range id.packed {
+		hi, lo := hexDigit(s[2*i]), hexDigit(s[2*i+1])
+		if hi < 0 || lo < 0 {
+			return runID{other: strings.Clone(s)}
+		}
+		id.packed[i] = byte(hi<<4 | lo)
+	}
+	return id
+}
+
+func hexDigit(c byte) int {
+	switch {
+	case '0' <= c && c <= '9':
+		return int(c - '0')
+	case 'a' <= c && c <= 'f':
+		return int(c - 'a' + 10)
+	}
+	return -1
+}
+
+func (id runID) String() string {
+	if id.other != "" {
+		return id.other
+	}
+	return hex.EncodeToString(id.packed[:])
 }
 
 func (r *runRef) setOutcome(run *provline.Run) {
