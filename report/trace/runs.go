@@ -356,4 +356,5 @@ func (t *Tracer) settle() {
 	for len(t.orphans.ends) > 0 {
 		t.dropOrphan()
 	}
+	t.runs = runSet{} // the answers need it no more: room for writing them
 }

@@ -100,7 +100,8 @@ type SourceCounts struct {
 	named    bool // Form names where a record was found
 }
 
-// Tracer accumulates runs. Its zero value is not usable: call New.
+// Tracer accumulates the runs read before its first Result, Summary or
+// WriteJSON. Its zero value is not usable: call New.
 type Tracer struct {
 	opt     Options
 	sources []*SourceCounts
