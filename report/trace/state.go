@@ -52,8 +52,7 @@ const (
 
 type historyKey struct{ kind, key string }
 
-// MaxBoundaries bounds the boundaries kept per history: the newest are
-// kept, and the runs of the older stretches counted.
+// MaxBoundaries bounds the boundaries kept per history, the newest; older stretches' runs are counted.
 const MaxBoundaries = 16
 
 // history is one image repository's or job name's runs as stretches of
@@ -96,36 +95,20 @@ type runRef struct {
 	supervised      bool
 }
 
-// runID is a run's id, gpu-preflight's own (32 lower-case hex digits)
-// packed inline so that counting a run allocates nothing, any other cloned.
+// runID packs gpu-preflight's own ids (32 lower-case hex digits); others are cloned.
 type runID struct {
 	packed [16]byte
-	other  string // the id when not packed; never empty
+	other  string
 }
 
 func makeRunID(s string) runID {
 	var id runID
-	if len(s) != 2*len(id.packed) {
-		return runID{other: strings.Clone(s)}
-	}
-	for i := range id.packed {
-		hi, lo := hexDigit(s[2*i]), hexDigit(s[2*i+1])
-		if hi < 0 || lo < 0 {
-			return runID{other: strings.Clone(s)}
+	if len(s) == 2*len(id.packed) && !strings.ContainsAny(s, "ABCDEF") {
+		if _, err := hex.Decode(id.packed[:], []byte(s)); err == nil {
+			return id
 		}
-		id.packed[i] = byte(hi<<4 | lo)
 	}
-	return id
-}
-
-func hexDigit(c byte) int {
-	switch {
-	case '0' <= c && c <= '9':
-		return int(c - '0')
-	case 'a' <= c && c <= 'f':
-		return int(c - 'a' + 10)
-	}
-	return -1
+	return runID{other: strings.Clone(s)}
 }
 
 func (id runID) String() string {
