@@ -25,7 +25,7 @@ const (
 // traceMemoryLimit is trace's soft memory limit: what it keeps is bounded,
 // and each record it decodes is garbage once counted, so the collector
 // returns it before the heap doubles. GOMEMLIMIT, when set, wins.
-const traceMemoryLimit = 20 << 20
+const traceMemoryLimit = 24 << 20
 
 // cmdTrace is `gpu-preflight trace [--json] [--job ID] [--image REF]
 // [--since T] [--until T] SOURCE...`.

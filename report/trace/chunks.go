@@ -67,7 +67,7 @@ func (rd *reader) linesInChunks(br *bufio.Reader) error {
 	}
 	free := make([]*chunk, 0, chunksAhead)
 	for range chunksAhead {
-		free = append(free, &chunk{data: make([]byte, 0, size)})
+		free = append(free, &chunk{data: make([]byte, 0, size), done: make(chan struct{}, 1)})
 	}
 	var (
 		queue  []*chunk
@@ -105,7 +105,7 @@ func (rd *reader) linesInChunks(br *bufio.Reader) error {
 			}
 			return true, alone(c.offset, c.line, append(pieces, carry)...)
 		}
-		queue = queue[1:]
+		queue = queue[:copy(queue, queue[1:])]
 		p := 0
 		for _, it := range c.events {
 			if it.run == nil && it.finished == nil {
@@ -162,7 +162,6 @@ func (rd *reader) linesInChunks(br *bufio.Reader) error {
 		c.data = c.data[:end]
 		c.offset, c.line = offset, line
 		c.form, c.named = rd.form, rd.named
-		c.done = make(chan struct{})
 		offset += int64(end)
 		line += int64(bytes.Count(c.data, []byte{'\n'}))
 		queue = append(queue, c)
@@ -217,7 +216,7 @@ func (rd *reader) parseChunks(todo <-chan *chunk) {
 		if !c.fresh {
 			wr = wr.fresh()
 		}
-		close(c.done)
+		c.done <- struct{}{}
 	}
 }
 

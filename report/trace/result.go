@@ -450,7 +450,7 @@ func (t *Tracer) historyOut(k historyKey, h *history) History {
 }
 
 func (t *Tracer) run(ref runRef) Run {
-	return Run{RunID: Visible(ref.runID), StartedAt: formatTime(ref.at), Node: t.strs.str(ref.node), Outcome: outcomeText(ref)}
+	return Run{RunID: Visible(ref.id.String()), StartedAt: formatTime(ref.at), Node: t.strs.str(ref.node), Outcome: outcomeText(ref)}
 }
 
 // outcomeText says how a run ended: "exit 1", "not started (exit 127)".
@@ -496,7 +496,7 @@ func (t *Tracer) rebuild(ref runRef) report.Record {
 	}
 	// r shares its lists with its summary's other runs: diff changes none.
 	r.Host.Hostname = jsonText(t.strs.str(ref.host))
-	r.RunID = jsonText(ref.runID)
+	r.RunID = jsonText(ref.id.String())
 	r.StartedAt = formatTime(ref.at)
 	r.Orchestrator = facts.Orchestrator{Kubernetes: facts.Kubernetes{NodeName: jsonText(t.strs.str(ref.node))}}
 	if ref.ended {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"hash/fnv"
 	"sort"
-	"strings"
 
 	"github.com/gpu-preflight/gpu-preflight/report/trace/provline"
 )
@@ -209,7 +208,7 @@ func (t *Tracer) add(it item, src *SourceCounts) {
 	if r.Orchestrator.JobID != "" {
 		t.addJob(r, nano, t.signature(r), nodeName)
 	}
-	ref := runRef{at: nano, runID: strings.Clone(r.RunID), node: nodeName, host: t.strs.id(r.Host.Hostname), sum: t.sums.id(r)}
+	ref := runRef{at: nano, id: makeRunID(r.RunID), node: nodeName, host: t.strs.id(r.Host.Hostname), sum: t.sums.id(r)}
 	ref.setOutcome(r)
 	img := t.history(KindImage, Repository(r))
 	job := t.history(KindJob, JobName(r))
@@ -357,4 +356,5 @@ func (t *Tracer) settle() {
 	for len(t.orphans.ends) > 0 {
 		t.dropOrphan()
 	}
+	t.runs = runSet{} // the answers need it no more: room for writing them
 }

@@ -41,3 +41,21 @@ func TestRunSetKeepsEveryRunApart(t *testing.T) {
 		}
 	}
 }
+
+// A run's id reads back as it was given, packed (gpu-preflight's own) or
+// not (upper-case, another length, not hex), without allocating when packed.
+func TestARunIDReadsBackAsGiven(t *testing.T) {
+	for _, id := range []string{
+		"350ca8af00000000350ca8af00000000", "0123456789abcdef0123456789abcdef", "00000000000000000000000000000000",
+		"350CA8AF00000000350CA8AF00000000", "350ca8af00000000350ca8af0000000", "350ca8af00000000350ca8af000000000",
+		"350ca8af00000000350ca8af0000000g", "ab", "run-1", "\xff\xfe",
+	} {
+		if got := makeRunID(id).String(); got != id {
+			t.Errorf("makeRunID(%q).String() = %q", id, got)
+		}
+	}
+	own := "0123456789abcdef0123456789abcdef"
+	if n := testing.AllocsPerRun(10, func() { _ = makeRunID(own) }); n != 0 {
+		t.Errorf("packing gpu-preflight's own run id allocates %v times", n)
+	}
+}

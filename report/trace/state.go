@@ -2,7 +2,9 @@ package trace
 
 import (
 	"cmp"
+	"encoding/hex"
 	"slices"
+	"strings"
 
 	"github.com/gpu-preflight/gpu-preflight/report/trace/provline"
 )
@@ -50,8 +52,7 @@ const (
 
 type historyKey struct{ kind, key string }
 
-// MaxBoundaries bounds the boundaries kept per history: the newest are
-// kept, and the runs of the older stretches counted.
+// MaxBoundaries bounds the boundaries kept per history, the newest; older stretches' runs are counted.
 const MaxBoundaries = 16
 
 // history is one image repository's or job name's runs as stretches of
@@ -85,13 +86,36 @@ const (
 // runRef names a run of a history, and how it ended.
 type runRef struct {
 	at              int64
-	runID           string
+	id              runID
 	abort           string // the abort, when gpu-preflight stopped the run
 	node, host, sum int32
 	exit, signal    int32
 	notStarted      bool
 	ended           bool // its outcome is known
 	supervised      bool
+}
+
+// runID packs gpu-preflight's own ids (32 lower-case hex digits); others are cloned.
+type runID struct {
+	packed [16]byte
+	other  string
+}
+
+func makeRunID(s string) runID {
+	var id runID
+	if len(s) == 2*len(id.packed) && !strings.ContainsAny(s, "ABCDEF") {
+		if _, err := hex.Decode(id.packed[:], []byte(s)); err == nil {
+			return id
+		}
+	}
+	return runID{other: strings.Clone(s)}
+}
+
+func (id runID) String() string {
+	if id.other != "" {
+		return id.other
+	}
+	return hex.EncodeToString(id.packed[:])
 }
 
 func (r *runRef) setOutcome(run *provline.Run) {

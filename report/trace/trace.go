@@ -100,7 +100,7 @@ type SourceCounts struct {
 	named    bool // Form names where a record was found
 }
 
-// Tracer accumulates runs. Its zero value is not usable: call New.
+// Tracer accumulates runs until its first answer. Its zero value is not usable: call New.
 type Tracer struct {
 	opt     Options
 	sources []*SourceCounts

@@ -560,7 +560,7 @@ func (b *Builder) spareArchs() []string {
 }
 
 func (b *Builder) endFramework() {
-	b.fw.Archs = fit(b.fw.Archs, &b.lists[lArchs], budgetArchs, appendString, markerString)
+	b.fw.Archs = fit(b.fw.Archs, &b.lists[lArchs], budgetArchs, &b.buf, appendString, markerString)
 	b.run.Image.Frameworks = held(b, lFrameworks, b.run.Image.Frameworks, b.fw, appendFramework)
 }
 

@@ -17,13 +17,14 @@ func (r *Run) finish(ls *[nLists]list, tight bool) {
 		return budgets[l]
 	}
 	sortVars(r.Env)
-	r.Host.GPUs = fit(r.Host.GPUs, &ls[lGPUs], budget(lGPUs), appendGPU, func(m string, n int) GPU { return GPU{Name: m, Count: n} })
-	r.Image.Requirements = fit(r.Image.Requirements, &ls[lRequirements], budget(lRequirements), appendRequirement, func(m string, _ int) Var { return Var{Name: m} })
-	r.Image.Compat = fit(r.Image.Compat, &ls[lCompat], budget(lCompat), appendString, markerString)
-	r.Image.Frameworks = fit(r.Image.Frameworks, &ls[lFrameworks], budget(lFrameworks), appendFramework, func(m string, _ int) Framework { return Framework{Name: m} })
-	r.Checks = fit(r.Checks, &ls[lChecks], budget(lChecks), appendCheck, func(m string, _ int) Check { return Check{ID: m} })
-	r.Decision.Blocking = fit(r.Decision.Blocking, &ls[lBlocking], budget(lBlocking), appendString, markerString)
-	r.Env = fit(r.Env, &ls[lEnv], budget(lEnv), appendEnvVar, func(m string, _ int) Var { return Var{Name: m} })
+	var scratch []byte
+	r.Host.GPUs = fit(r.Host.GPUs, &ls[lGPUs], budget(lGPUs), &scratch, appendGPU, func(m string, n int) GPU { return GPU{Name: m, Count: n} })
+	r.Image.Requirements = fit(r.Image.Requirements, &ls[lRequirements], budget(lRequirements), &scratch, appendRequirement, func(m string, _ int) Var { return Var{Name: m} })
+	r.Image.Compat = fit(r.Image.Compat, &ls[lCompat], budget(lCompat), &scratch, appendString, markerString)
+	r.Image.Frameworks = fit(r.Image.Frameworks, &ls[lFrameworks], budget(lFrameworks), &scratch, appendFramework, func(m string, _ int) Framework { return Framework{Name: m} })
+	r.Checks = fit(r.Checks, &ls[lChecks], budget(lChecks), &scratch, appendCheck, func(m string, _ int) Check { return Check{ID: m} })
+	r.Decision.Blocking = fit(r.Decision.Blocking, &ls[lBlocking], budget(lBlocking), &scratch, appendString, markerString)
+	r.Env = fit(r.Env, &ls[lEnv], budget(lEnv), &scratch, appendEnvVar, func(m string, _ int) Var { return Var{Name: m} })
 }
 
 // Set makes r a copy of src that shares no list with it, in r's own room.
@@ -112,9 +113,8 @@ func isMarker(s string) bool {
 // fit keeps xs within budget encoded bytes: when they do not fit (or some
 // were folded already), elements are dropped from the end, folded into
 // l, until a marker of them all fits after the rest.
-func fit[T any](xs []T, l *list, budget int, enc func([]byte, T) []byte, mark func(string, int) T) []T {
-	var scratch []byte
-	size := func(xs []T) int { return listSize(&scratch, xs, enc) }
+func fit[T any](xs []T, l *list, budget int, scratch *[]byte, enc func([]byte, T) []byte, mark func(string, int) T) []T {
+	size := func(xs []T) int { return listSize(scratch, xs, enc) }
 	if l.over == 0 && size(xs) <= budget {
 		return xs
 	}
