@@ -35,13 +35,6 @@ var Checks = []string{CheckTransport, CheckGPUDirect, CheckMemlock, CheckP2P}
 func Evaluate(check string, pred facts.TransportPrediction, job Job) Verdict {
 	v := Verdict{Check: check, Status: StatusPass}
 	oneNode := check != CheckP2P && !job.MultiNode
-	if oneNode && !slices.ContainsFunc(pred.Causes, func(f facts.TransportCause) bool {
-		c := Causes()[f.Code]
-		return c.Check == check && c.EveryJob
-	}) {
-		v.Status, v.Message = StatusSkip, "a single-node job uses no network transport (prediction: "+pred.Summary+")"
-		return v
-	}
 	var worst Class = -1
 	var msgs, remedies []string
 	for _, f := range pred.Causes {
@@ -59,6 +52,10 @@ func Evaluate(check string, pred facts.TransportPrediction, job Job) Verdict {
 		if r := c.RemedyFor(job.Launcher); r != "" && !slices.Contains(remedies, r) {
 			remedies = append(remedies, r)
 		}
+	}
+	if worst == -1 && oneNode {
+		v.Status, v.Message = StatusSkip, "a single-node job uses no network transport (prediction: "+pred.Summary+")"
+		return v
 	}
 	switch worst {
 	case -1:
